@@ -1,0 +1,26 @@
+"""Exceptions and warnings raised by polfair."""
+
+from __future__ import annotations
+
+__all__ = [
+    "ColumnNotFoundError",
+    "InvalidInputError",
+    "MissingValuesWarning",
+    "PolfairError",
+]
+
+
+class PolfairError(ValueError):
+    """Base class of polfair's errors (a ``ValueError``, so generic handlers still catch it)."""
+
+
+class ColumnNotFoundError(PolfairError):
+    """A column named in an argument is not in the input; the message suggests close names."""
+
+
+class InvalidInputError(PolfairError):
+    """The input data violates a precondition (labels, scores, weights, empty input ...)."""
+
+
+class MissingValuesWarning(UserWarning):
+    """Rows with a null label, prediction, score or weight were excluded from the rates."""

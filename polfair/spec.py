@@ -1,0 +1,417 @@
+"""Stage 1, *spec*: validate the user's columns and options once and turn them into expressions.
+
+The output of this stage is a :class:`Spec`: a lazy frame holding only the normalised columns the
+counting pass needs (``by`` keys, protected keys, one ``UInt8`` outcome code and, when needed, the
+weight and weighted score columns), plus the facts later stages need to name things in messages.
+Nothing here reads the data: every check that needs the data is folded into the outcome code and
+checked on the (small) result of the counting pass, so the whole report still reads the input once.
+
+Outcome code (``__pf_o``, UInt8), one value per row::
+
+    label state      = code % 4          0 unfavorable, 1 favorable, 2 null, 3 neither (invalid)
+    prediction state = code // 4 % 4    same values for the predicted label
+    flags            = code // 16        bit 0: score NaN or outside [0, 1]   (invalid)
+                                         bit 1: weight NaN, infinite or < 0   (invalid)
+                                         bit 2: weight null                   (missing)
+                                         bit 3: score null                    (missing)
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Sequence, Union
+
+import polars as pl
+
+from polfair.exceptions import ColumnNotFoundError, InvalidInputError, PolfairError
+
+__all__ = ["IntoExpr", "Spec", "build_spec", "to_lazyframe"]
+
+IntoExpr = Union[str, pl.Expr]
+
+#: Private column names of the normalised frame. They never reach the user.
+CODE = "__pf_o"
+W = "__pf_w"
+WS = "__pf_ws"
+W1S = "__pf_w1s"
+ONE = "__pf_one"
+
+#: Names that keys may not take, because the cell table or the report uses them.
+RESERVED = frozenset(
+    {
+        "n", "n_missing", "n_invalid", "w", "tp", "fp", "tn", "fn", "tp_n", "fp_n", "tn_n",
+        "fn_n", "gtp", "gfp", "gtn", "gfn", "attribute", "group", "metric", "value",
+        "reference_group", "difference", "ratio",
+    }
+)  # fmt: skip
+
+FLAG_BAD_SCORE, FLAG_BAD_WEIGHT, FLAG_NULL_WEIGHT, FLAG_NULL_SCORE = 1, 2, 4, 8
+
+OnMissing = Literal["warn", "raise", "ignore"]
+
+
+@dataclass(frozen=True)
+class Spec:
+    """The validated, normalised form of a report request (output of :func:`build_spec`).
+
+    Attributes
+    ----------
+    lf
+        Lazy frame with columns ``by + keys + [CODE]`` and, where needed, ``W``, ``WS``, ``W1S``.
+    source
+        The user's input as a lazy frame (used only to build error messages on the error path).
+    by, keys
+        Output names of the ``by`` columns and of the protected attributes, in the order given.
+    has_predictions, has_scores, weighted
+        Which inputs were given. Without predictions the prediction state mirrors the label.
+    roles
+        Role name (``"y_true"``, ``"y_pred"``, ``"y_score"``, ``"weight"``) -> expression, for messages.
+    favorable, unfavorable
+        The label values taken as favorable / unfavorable (``unfavorable=None``: everything else).
+    threshold
+        Score threshold used when predictions come from ``y_score``.
+    """
+
+    lf: pl.LazyFrame
+    source: pl.LazyFrame
+    by: tuple[str, ...]
+    keys: tuple[str, ...]
+    has_predictions: bool
+    has_scores: bool
+    weighted: bool
+    roles: dict[str, pl.Expr]
+    favorable: tuple[Any, ...]
+    unfavorable: tuple[Any, ...] | None
+    threshold: float
+
+
+def to_lazyframe(data: Any) -> pl.LazyFrame:
+    """Turn supported inputs into a ``pl.LazyFrame`` without reading a file eagerly.
+
+    Parameters
+    ----------
+    data
+        ``pl.LazyFrame`` (used as is), ``pl.DataFrame``, a pandas DataFrame, a pyarrow Table, a
+        mapping of column name to values, or a path / glob / hive directory of parquet, CSV or IPC
+        files (scanned lazily; a directory is read as a hive-partitioned parquet dataset).
+
+    Returns
+    -------
+    pl.LazyFrame
+
+    Raises
+    ------
+    TypeError
+        If the object is none of the above.
+    PolfairError
+        If a path has an extension polfair cannot scan.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> to_lazyframe({"a": [1, 2]}).collect().shape
+    (2, 1)
+    """
+    if isinstance(data, pl.LazyFrame):
+        return data
+    if isinstance(data, pl.DataFrame):
+        return data.lazy()
+    if isinstance(data, (str, Path)):
+        return _scan_path(str(data))
+    module = type(data).__module__.split(".")[0]
+    if module == "pyspark" or module == "duckdb":
+        msg = (
+            f"{type(data).__name__} inputs are computed by their own engine; pass them to "
+            "polfair.confusion_counts / fairness_report through a polars frame for now"
+        )
+        raise TypeError(msg)
+    if module == "pyarrow":
+        out = pl.from_arrow(data)
+        if isinstance(out, pl.Series):
+            out = out.to_frame()
+        return out.lazy()
+    if module == "pandas":
+        return pl.from_pandas(data).lazy()
+    if isinstance(data, dict):
+        return pl.DataFrame(data).lazy()
+    msg = (
+        "data must be a polars DataFrame/LazyFrame, a pandas DataFrame, a pyarrow Table, a dict "
+        f"of columns, or a path to parquet/CSV files; got {type(data).__name__}"
+    )
+    raise TypeError(msg)
+
+
+def _scan_path(path: str) -> pl.LazyFrame:
+    lower = path.lower()
+    p = Path(path)
+    if lower.endswith((".csv", ".csv.gz", ".tsv")):
+        sep = "\t" if lower.endswith(".tsv") else ","
+        return pl.scan_csv(path, separator=sep)
+    if lower.endswith((".ipc", ".arrow", ".feather")):
+        return pl.scan_ipc(path)
+    if lower.endswith(".parquet") or p.is_dir() or any(c in path for c in "*?["):
+        return pl.scan_parquet(path, hive_partitioning=p.is_dir() or None)
+    msg = (
+        f"cannot tell the format of {path!r}: use a path ending in .parquet, .csv, .tsv, .ipc/"
+        ".arrow, a glob, or a directory of parquet files; or read it with polars and pass the frame"
+    )
+    raise PolfairError(msg)
+
+
+def _as_expr(x: IntoExpr, role: str) -> pl.Expr:
+    if isinstance(x, str):
+        return pl.col(x)
+    if isinstance(x, pl.Expr):
+        return x
+    msg = f"{role} must be a column name (str) or a polars expression, got {type(x).__name__}: {x!r}"
+    raise TypeError(msg)
+
+
+def _as_list(x: IntoExpr | Sequence[IntoExpr] | None) -> list[IntoExpr]:
+    if x is None:
+        return []
+    if isinstance(x, (str, pl.Expr)):
+        return [x]
+    return list(x)
+
+
+def _check_columns(expr: pl.Expr, role: str, names: list[str]) -> None:
+    for root in expr.meta.root_names():
+        if root not in names:
+            close = difflib.get_close_matches(root, names, n=3, cutoff=0.5)
+            hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+            shown = ", ".join(names[:20]) + (", ..." if len(names) > 20 else "")
+            msg = f"{role}: column {root!r} is not in the input.{hint} Available columns: {shown}"
+            raise ColumnNotFoundError(msg)
+
+
+def _output_name(expr: pl.Expr, role: str) -> str:
+    try:
+        return expr.meta.output_name()
+    except Exception as exc:  # polars raises ComputeError for nameless expressions
+        msg = f"{role}: cannot name the expression {expr}; give it a name with .alias('name')"
+        raise PolfairError(msg) from exc
+
+
+def _as_values(v: Any) -> tuple[Any, ...]:
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return tuple(v)
+    return (v,)
+
+
+def _is_bool_like(v: Any) -> bool:
+    return isinstance(v, bool) or (isinstance(v, int) and v in (0, 1)) or (
+        isinstance(v, float) and v in (0.0, 1.0)
+    )
+
+
+def _match(expr: pl.Expr, dtype: pl.DataType, values: tuple[Any, ...], role: str, arg: str) -> pl.Expr:
+    """Boolean expression: the label in ``expr`` is one of ``values``. Raises on a type mismatch."""
+    def mismatch() -> PolfairError:
+        msg = (
+            f"{arg}={list(values)!r} cannot match {role} of dtype {dtype}: give {arg} as values of "
+            f"the column's type (found dtype {dtype}), e.g. {arg}=1 for 0/1 labels or "
+            f"{arg}='Yes' for string labels"
+        )
+        return InvalidInputError(msg)
+
+    if dtype == pl.Boolean:
+        if not all(_is_bool_like(v) for v in values):
+            raise mismatch()
+        wanted = {bool(v) for v in values}
+        if wanted == {True, False}:
+            return expr.is_not_null()
+        return expr if True in wanted else ~expr
+    if dtype.is_numeric():
+        if not all(isinstance(v, (int, float)) for v in values):
+            raise mismatch()
+        return expr.is_in([float(v) for v in values]) if dtype.is_float() else expr.is_in(list(values))
+    if isinstance(dtype, (pl.String, pl.Categorical, pl.Enum)) or dtype == pl.String:
+        if not all(isinstance(v, str) for v in values):
+            raise mismatch()
+        if isinstance(dtype, pl.Enum):
+            cats = set(dtype.categories.to_list())
+            values = tuple(v for v in values if v in cats)
+            if not values:
+                return pl.lit(False)
+        out = expr == values[0]
+        for v in values[1:]:
+            out = out | (expr == v)
+        return out
+    return expr.is_in(list(values))
+
+
+def _state(expr: pl.Expr, fav: pl.Expr, unfav: pl.Expr | None) -> pl.Expr:
+    """0 unfavorable, 1 favorable, 2 null, 3 neither."""
+    out = pl.when(expr.is_null()).then(pl.lit(2, pl.UInt8)).when(fav).then(pl.lit(1, pl.UInt8))
+    if unfav is None:
+        return out.otherwise(pl.lit(0, pl.UInt8))
+    return out.when(unfav).then(pl.lit(0, pl.UInt8)).otherwise(pl.lit(3, pl.UInt8))
+
+
+def build_spec(
+    data: Any,
+    *,
+    y_true: IntoExpr,
+    y_pred: IntoExpr | None = None,
+    y_score: IntoExpr | None = None,
+    threshold: float = 0.5,
+    protected: IntoExpr | Sequence[IntoExpr],
+    favorable: Any = 1,
+    unfavorable: Any = None,
+    weight: IntoExpr | None = None,
+    by: IntoExpr | Sequence[IntoExpr] | None = None,
+) -> Spec:
+    """Validate a report request and build the normalised lazy frame (stage 1).
+
+    Parameters are those of :func:`polfair.confusion_counts`; see there.
+
+    Returns
+    -------
+    Spec
+
+    Raises
+    ------
+    ColumnNotFoundError
+        A named column is missing (the message suggests close names).
+    PolfairError
+        An option is invalid, a protected attribute is the label, names collide, or
+        ``favorable`` does not match the label dtype.
+    TypeError
+        An argument is neither a column name nor an expression.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"y": [1, 0], "p": [1, 1], "g": ["a", "b"]})
+    >>> build_spec(df, y_true="y", y_pred="p", protected="g").keys
+    ('g',)
+    """
+    source = to_lazyframe(data)
+    names = source.collect_schema().names()
+    if not 0.0 <= float(threshold) <= 1.0:
+        msg = f"threshold must be in [0, 1], got {threshold!r}"
+        raise PolfairError(msg)
+
+    roles: dict[str, pl.Expr] = {"y_true": _as_expr(y_true, "y_true")}
+    if y_pred is not None:
+        roles["y_pred"] = _as_expr(y_pred, "y_pred")
+    if y_score is not None:
+        roles["y_score"] = _as_expr(y_score, "y_score")
+    if weight is not None:
+        roles["weight"] = _as_expr(weight, "weight")
+    key_exprs = [_as_expr(p, "protected") for p in _as_list(protected)]
+    by_exprs = [_as_expr(b, "by") for b in _as_list(by)]
+    if not key_exprs:
+        msg = "protected must name at least one column or expression, e.g. protected=['sex']"
+        raise PolfairError(msg)
+    for role, e in roles.items():
+        _check_columns(e, role, names)
+    for e in key_exprs:
+        _check_columns(e, "protected", names)
+    for e in by_exprs:
+        _check_columns(e, "by", names)
+
+    keys = tuple(_output_name(e, "protected") for e in key_exprs)
+    by_names = tuple(_output_name(e, "by") for e in by_exprs)
+    label_name = _output_name(roles["y_true"], "y_true")
+    for k, e in zip(keys, key_exprs):
+        if k == label_name or e.meta.eq(roles["y_true"]):
+            msg = (
+                f"protected attribute {k!r} is the label column y_true={label_name!r}; a label "
+                "cannot be its own protected attribute: pass the demographic columns as protected="
+            )
+            raise PolfairError(msg)
+    seen: set[str] = set()
+    for k in (*by_names, *keys):
+        if k in seen:
+            msg = f"column {k!r} is given twice among by= and protected=; give each once (or .alias() one)"
+            raise PolfairError(msg)
+        if k in RESERVED or k.startswith("__pf_"):
+            msg = (
+                f"key name {k!r} is reserved for polfair's output columns; rename it, e.g. "
+                f"pl.col({k!r}).alias('{k}_attr')"
+            )
+            raise PolfairError(msg)
+        seen.add(k)
+
+    probe = source.select([e.alias(r) for r, e in roles.items()]).collect_schema()
+    fav = _as_values(favorable)
+    unfav = None if unfavorable is None else _as_values(unfavorable)
+    if unfav is not None and set(fav) & set(unfav):
+        msg = f"favorable={list(fav)!r} and unfavorable={list(unfav)!r} overlap; a label is one or the other"
+        raise PolfairError(msg)
+
+    yt = roles["y_true"]
+    yt_desc = f"y_true ({label_name!r})"
+    label_state = _state(
+        yt,
+        _match(yt, probe["y_true"], fav, yt_desc, "favorable"),
+        None if unfav is None else _match(yt, probe["y_true"], unfav, yt_desc, "unfavorable"),
+    )
+
+    flags: list[pl.Expr] = []
+    score = None
+    if "y_score" in roles:
+        if not probe["y_score"].is_numeric():
+            msg = f"y_score must be numeric probabilities in [0, 1]; found dtype {probe['y_score']}"
+            raise InvalidInputError(msg)
+        score = roles["y_score"].cast(pl.Float64)
+        bad = score.is_nan() | (score < 0.0) | (score > 1.0)
+        flags.append(pl.when(score.is_null()).then(FLAG_NULL_SCORE).when(bad).then(FLAG_BAD_SCORE).otherwise(0))
+
+    if "y_pred" in roles:
+        yp = roles["y_pred"]
+        yp_desc = f"y_pred ({_output_name(yp, 'y_pred')!r})"
+        dtype = probe["y_pred"]
+        if dtype == pl.Boolean and not all(_is_bool_like(v) for v in fav):
+            # A boolean prediction next to non-0/1 labels (e.g. "Yes"/"No") means "predicted favorable".
+            pred_state = _state(yp, yp, None)
+        else:
+            pred_state = _state(
+                yp,
+                _match(yp, dtype, fav, yp_desc, "favorable"),
+                None if unfav is None else _match(yp, dtype, unfav, yp_desc, "unfavorable"),
+            )
+    elif score is not None:
+        pred_state = _state(score, score >= float(threshold), None)
+    else:
+        pred_state = label_state  # labels only: the prediction mirrors the label
+
+    weighted = "weight" in roles
+    w = None
+    if weighted:
+        if not probe["weight"].is_numeric():
+            msg = f"weight must be numeric and >= 0; found dtype {probe['weight']}"
+            raise InvalidInputError(msg)
+        w = roles["weight"].cast(pl.Float64)
+        badw = w.is_nan() | w.is_infinite() | (w < 0.0)
+        flags.append(pl.when(w.is_null()).then(FLAG_NULL_WEIGHT).when(badw).then(FLAG_BAD_WEIGHT).otherwise(0))
+
+    code = label_state.cast(pl.UInt8) + pl.lit(4, pl.UInt8) * pred_state.cast(pl.UInt8)
+    for f in flags:
+        code = code + pl.lit(16, pl.UInt8) * f.cast(pl.UInt8)
+
+    cols = [*(e.alias(n) for e, n in zip(by_exprs, by_names)), *(e.alias(k) for e, k in zip(key_exprs, keys))]
+    cols.append(code.alias(CODE))
+    if w is not None:
+        cols.append(w.alias(W))
+    if score is not None:
+        ws = score if w is None else w * score
+        w1s = (1.0 - score) if w is None else w * (1.0 - score)
+        cols += [ws.alias(WS), w1s.alias(W1S)]
+    return Spec(
+        lf=source.select(cols),
+        source=source,
+        by=by_names,
+        keys=keys,
+        has_predictions=("y_pred" in roles or "y_score" in roles),
+        has_scores=score is not None,
+        weighted=weighted,
+        roles=roles,
+        favorable=fav,
+        unfavorable=unfav,
+        threshold=float(threshold),
+    )
