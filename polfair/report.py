@@ -72,7 +72,7 @@ _POP_METRICS = (
 
 
 def _metric_order() -> dict[str, int]:
-    names = ["n_missing", *METRICS, *DISPARITIES, *_ATTR_METRICS, *_POP_METRICS]
+    names = ["n_missing", *METRICS, *DISPARITIES, *_POP_METRICS, *_ATTR_METRICS]
     out: dict[str, int] = {}
     for name in names:
         out.setdefault(name, len(out))

@@ -1,0 +1,5 @@
+"""``python -m polfair``: the command line."""
+
+from polfair.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,252 @@
+"""Command line: ``polfair demo`` and ``polfair report PATH ...``.
+
+``polfair demo`` audits ProPublica's COMPAS data shipped with polfair (standard filter, prediction
+``decile_score >= 5``) and prints a summary. ``polfair report`` does the same for any parquet/CSV
+file and writes the full report (parquet, CSV, JSON or NDJSON, chosen by the output's extension).
+Column arguments are column names or SQL expressions (``"decile_score >= 5"``,
+``"CASE WHEN age < 25 THEN 'young' ELSE 'older' END AS age_band"``), parsed by ``polars.sql_expr``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+import polars as pl
+
+from polfair.exceptions import PolfairError
+from polfair.report import fairness_report
+from polfair.spec import to_lazyframe
+
+__all__ = ["main", "summarize"]
+
+_SUMMARY_METRICS = (
+    "base_rate", "selection_rate", "false_positive_rate", "false_negative_rate",
+    "positive_predictive_value", "accuracy",
+)  # fmt: skip
+_DISPARITY_METRICS = (
+    "statistical_parity_difference", "disparate_impact", "equal_opportunity_difference",
+    "average_odds_difference", "false_positive_rate_ratio", "false_negative_rate_ratio",
+)  # fmt: skip
+
+
+def _column_or_sql(text: str, names: Sequence[str]) -> pl.Expr:
+    if text in names:
+        return pl.col(text)
+    try:
+        return pl.sql_expr(text)
+    except Exception as exc:
+        msg = f"{text!r} is neither a column of the input ({', '.join(names[:15])} ...) nor a SQL expression: {exc}"
+        raise PolfairError(msg) from exc
+
+
+def _coerce(value: str, dtype: pl.DataType | None) -> Any:
+    """Turn a command-line string into a value of the column's type."""
+    if dtype is None:
+        return value
+    if dtype == pl.Boolean:
+        low = value.lower()
+        if low in ("true", "1", "yes"):
+            return True
+        if low in ("false", "0", "no"):
+            return False
+    if dtype.is_integer():
+        try:
+            return int(value)
+        except ValueError:
+            pass
+    if dtype.is_float():
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    return value
+
+
+def _privileged(pairs: Sequence[str], schema: pl.Schema) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        if "=" not in pair:
+            msg = f"--privileged takes ATTRIBUTE=VALUE (e.g. race=Caucasian), got {pair!r}"
+            raise PolfairError(msg)
+        k, v = pair.split("=", 1)
+        out.setdefault(k, []).append(_coerce(v, schema.get(k)))
+    return {k: v[0] if len(v) == 1 else v for k, v in out.items()}
+
+
+def write_report(report: pl.DataFrame, path: str) -> None:
+    """Write ``report`` to ``path``; the format follows the extension (.parquet/.csv/.json/.ndjson)."""
+    lower = path.lower()
+    if lower.endswith(".parquet"):
+        report.write_parquet(path)
+    elif lower.endswith(".csv"):
+        report.write_csv(path)
+    elif lower.endswith(".ndjson") or lower.endswith(".jsonl"):
+        report.write_ndjson(path)
+    elif lower.endswith(".json"):
+        report.write_json(path)
+    else:
+        msg = f"--out {path!r}: use a .parquet, .csv, .json or .ndjson file name"
+        raise PolfairError(msg)
+
+
+def summarize(report: pl.DataFrame, *, attributes: Sequence[str] | None = None) -> str:
+    """A readable text summary of a report: group rates and disparities per single attribute.
+
+    Parameters
+    ----------
+    report
+        A report from :func:`polfair.fairness_report` (without ``by`` columns).
+    attributes
+        Attribute sets to show (default: every single attribute).
+
+    Returns
+    -------
+    str
+        Plain text with one table of rates and one of disparities per attribute set, then the
+        population-level entropy and differential-fairness values.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> df = pl.DataFrame({"y": [1, 0, 1, 0], "p": [1, 0, 0, 0], "g": ["a", "a", "b", "b"]})
+    >>> "selection_rate" in summarize(pf.fairness_report(df, y_true="y", y_pred="p", protected="g"))
+    True
+    """
+    lines: list[str] = []
+    attrs = list(attributes) if attributes else [
+        a for a in report["attribute"].unique(maintain_order=True).drop_nulls() if " & " not in a
+    ]
+    groups = report.filter(pl.col("group").is_not_null())
+    present = set(report["metric"].unique())
+    with pl.Config(tbl_rows=100, tbl_cols=20, tbl_width_chars=200, float_precision=4, fmt_str_lengths=60,
+                   tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):  # fmt: skip
+        for a in attrs:
+            sub = groups.filter(pl.col("attribute") == a)
+            rates = [m for m in _SUMMARY_METRICS if m in present]
+            wide = sub.filter(pl.col("metric").is_in(rates)).pivot(
+                on="metric", index=["group", "n"], values="value"
+            )
+            ref = sub["reference_group"].drop_nulls()
+            lines.append(f"\n== {a}: group rates (reference group: {ref[0] if len(ref) else '-'})")
+            lines.append(str(wide.select("group", "n", *[m for m in rates if m in wide.columns])))
+            disp = [m for m in _DISPARITY_METRICS if m in present]
+            if disp:
+                dw = sub.filter(pl.col("metric").is_in(disp)).pivot(on="metric", index="group", values="value")
+                lines.append(f"-- {a}: disparities vs the reference group (difference: group − ref; ratio: group / ref)")
+                lines.append(str(dw.select("group", *[m for m in disp if m in dw.columns])))
+        pop = report.filter(pl.col("attribute").is_null(), pl.col("metric").is_in([
+            "generalized_entropy_index", "theil_index", "between_all_groups_theil_index",
+            "smoothed_empirical_differential_fairness", "smoothed_empirical_differential_fairness_predictions",
+            "differential_fairness_bias_amplification",
+        ]))  # fmt: skip
+        lines.append("\n== whole population: entropy indices and differential fairness (all attributes jointly)")
+        lines.append(str(pop.select("metric", "value")))
+    lines.append(f"\n{report.height} report rows; write them all with --out report.parquet")
+    return "\n".join(lines)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="polfair", description="Fairness audits as one Polars group-by.")
+    sub = p.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="audit COMPAS (bundled): race, sex, age band; prediction decile_score >= 5")
+    demo.add_argument("--out", help="also write the full report (.parquet/.csv/.json/.ndjson)")
+    rep = sub.add_parser("report", help="audit a parquet/CSV file and write the report")
+    rep.add_argument("path", help="parquet/CSV file, glob, or hive-partitioned directory")
+    rep.add_argument("--y-true", required=True, help="label column")
+    rep.add_argument("--y-pred", help="predicted-label column or SQL expression (e.g. 'score >= 0.5')")
+    rep.add_argument("--y-score", help="score column, P(favorable) in [0, 1]")
+    rep.add_argument("--threshold", type=float, default=0.5, help="threshold for --y-score (default 0.5)")
+    rep.add_argument("--protected", nargs="+", required=True, help="protected columns or SQL expressions")
+    rep.add_argument("--favorable", nargs="+", default=["1"], help="favorable label value(s) (default 1)")
+    rep.add_argument("--unfavorable", nargs="+", help="unfavorable label value(s); others then raise")
+    rep.add_argument("--privileged", nargs="+", default=[], metavar="ATTR=VALUE", help="reference groups")
+    rep.add_argument("--reference", choices=["privileged", "largest", "overall", "best"])
+    rep.add_argument("--weight", help="instance-weight column")
+    rep.add_argument("--by", nargs="+", default=[], help="one report per value of these columns")
+    rep.add_argument("--intersections", type=int, help="largest attribute-set size (default: all)")
+    rep.add_argument("--on-missing", choices=["warn", "raise", "ignore"], default="warn")
+    rep.add_argument("--out", help="output file (.parquet/.csv/.json/.ndjson); default: print a summary")
+    return p
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    from polfair.datasets import load_compas
+
+    df = load_compas()
+    age_band = (
+        pl.when(pl.col("age") < 25).then(pl.lit("<25")).when(pl.col("age") <= 45).then(pl.lit("25-45"))
+        .otherwise(pl.lit(">45")).alias("age_band")
+    )  # fmt: skip
+    report = df.pipe(
+        fairness_report,
+        y_true="two_year_recid",
+        y_pred=pl.col("decile_score") >= 5,
+        protected=["race", "sex", age_band],
+        favorable=1,
+        privileged={"race": "Caucasian", "sex": "Male", "age_band": "25-45"},
+    )
+    print("polfair demo: ProPublica COMPAS two-year recidivism, Broward County 2013-14")
+    print(f"{df.height} defendants (ProPublica's filter); label two_year_recid (1 = re-arrested within two")
+    print("years, the 'positive' class here); prediction: COMPAS decile_score >= 5 (medium or high risk).")
+    print("ProPublica's finding: black defendants who did not reoffend were flagged high risk about twice")
+    print("as often as white ones (false_positive_rate_ratio ~1.9), and white reoffenders were missed more")
+    print("often (false_negative_rate).")
+    print(summarize(report, attributes=["race", "sex", "age_band"]))
+    if args.out:
+        write_report(report, args.out)
+        print(f"wrote {report.height} rows to {args.out}")
+    return 0
+
+
+def _run_report(args: argparse.Namespace) -> int:
+    lf = to_lazyframe(args.path)
+    schema = lf.collect_schema()
+    names = schema.names()
+    protected = [_column_or_sql(t, names) for t in args.protected]
+    label_dtype = schema.get(args.y_true)
+    kwargs: dict[str, Any] = {
+        "y_true": args.y_true,
+        "y_pred": None if args.y_pred is None else _column_or_sql(args.y_pred, names),
+        "y_score": args.y_score,
+        "threshold": args.threshold,
+        "protected": protected,
+        "favorable": [_coerce(v, label_dtype) for v in args.favorable],
+        "unfavorable": None if not args.unfavorable else [_coerce(v, label_dtype) for v in args.unfavorable],
+        "privileged": _privileged(args.privileged, schema) or None,
+        "reference": args.reference,
+        "weight": args.weight,
+        "by": args.by or None,
+        "intersections": args.intersections,
+        "on_missing": args.on_missing,
+    }
+    report = fairness_report(lf, **kwargs)
+    if args.out:
+        write_report(report, args.out)
+        print(f"wrote {report.height} report rows to {args.out}")
+    elif args.by:
+        with pl.Config(tbl_rows=40, tbl_width_chars=160):
+            print(report.filter(pl.col("group").is_not_null(), pl.col("metric") == "selection_rate"))
+        print(f"{report.height} report rows (one report per {', '.join(args.by)}); write them with --out")
+    else:
+        print(summarize(report))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``polfair`` command; returns the exit status (2 on bad input)."""
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "demo":
+            return _run_demo(args)
+        return _run_report(args)
+    except (PolfairError, TypeError, FileNotFoundError) as exc:
+        print(f"polfair: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
