@@ -52,6 +52,7 @@ REPORT_COLUMNS = ("attribute", "group", "metric", "value", "reference_group", "d
 Reference = Literal["privileged", "largest", "overall", "best"]
 
 _G = "__pf_group"
+_PRIV, _MODE, _PLABEL = "__pf_priv", "__pf_mode", "__pf_plabel"
 _SORT_A, _SORT_G, _SORT_M = "__pf_sa", "__pf_sg", "__pf_sm"
 _SUMS = [c for c in COUNT_COLUMNS]
 
@@ -355,11 +356,11 @@ def _group_str(keys: Sequence[str]) -> pl.Expr:
     return pl.concat_str([pl.col(k).cast(pl.String).fill_null("null") for k in keys], separator=" & ")
 
 
-def _rollup(cells: pl.DataFrame, group: Sequence[str]) -> pl.DataFrame:
-    sums = [pl.col(c).sum() for c in _SUMS]
-    if not group:
-        return cells.select(sums)
-    return cells.group_by(list(group)).agg(sums).sort(list(group), nulls_last=False)
+_ALLKEY = "__pf_all"
+
+
+def _rollup(cells: pl.LazyFrame, group: Sequence[str]) -> pl.LazyFrame:
+    return cells.group_by(list(group)).agg([pl.col(c).sum() for c in _SUMS])
 
 
 def report_from_counts(
@@ -409,7 +410,8 @@ def report_from_counts(
     >>> rep.filter(metric="true_positive_rate", group="b")["value"].item()
     0.0
     """
-    cells = cells.collect() if isinstance(cells, pl.LazyFrame) else cells
+    # All attribute sets are rolled up into ONE small table keyed by a set index (grouping sets), so
+    # metrics, references, spreads, entropy and EDF are computed once over it, not once per set.
     keys, by = list(protected), list(by)
     if reference not in (None, "privileged", "largest", "overall", "best"):
         msg = f"reference must be one of {{None, 'privileged', 'largest', 'overall', 'best'}}, got {reference!r}"
@@ -419,21 +421,51 @@ def report_from_counts(
         if k not in keys:
             msg = f"privileged names {k!r}, which is not a protected attribute {keys}"
             raise PolfairError(msg)
+    lf = cells.lazy()
+    ib = by or [_ALLKEY]  # an internal constant key keeps one code path for "no by"
+    if not by:
+        lf = lf.with_columns(pl.lit(0, pl.Int8).alias(_ALLKEY))
     metric_names = [m.name for m in METRICS.values() if has_predictions or m.needs == "labels"]
     disparities = list(DISPARITIES.values()) if has_predictions else label_disparities()
+    sets = _attribute_sets(keys, intersections)
 
-    pop = _rollup(cells, by).with_columns(group_metrics(has_predictions))
-    parts = [_population_rows(cells, pop, keys, by, has_predictions, metric_names, alpha, concentration)]
-    for ai, attrs in enumerate(_attribute_sets(keys, intersections)):
-        rolled = _rollup(cells, [*by, *attrs]).with_columns(group_metrics(has_predictions))
-        rolled = rolled.with_columns(_group_str(attrs).alias(_G)).with_row_index(_SORT_G)
-        ref = _reference(rolled, pop, attrs, by, privileged, reference, metric_names)
-        name = " & ".join(attrs)
-        parts.append(_group_rows(rolled, ref, by, metric_names, disparities, name, ai))
-        parts.append(_attribute_rows(rolled, pop, by, metric_names, has_predictions, alpha, concentration, name, ai))
-    out = pl.concat([p for p in parts if p.height], how="diagonal_relaxed")
+    pop = _rollup(lf, ib).with_columns(group_metrics(has_predictions)).collect()
+    frames = []
+    for ai, attrs in enumerate(sets):
+        covered = all(a in privileged for a in attrs)
+        mode = reference or ("privileged" if privileged and covered else "largest")
+        is_priv = pl.lit(False)
+        label = None
+        if mode == "privileged" and covered:
+            is_priv = pl.lit(True)
+            for a in attrs:
+                is_priv = is_priv & pl.col(a).cast(pl.String).fill_null("null").is_in(_privileged_values(privileged[a]))
+            label = " & ".join("|".join(_privileged_values(privileged[a])) for a in attrs)
+        frames.append(
+            _rollup(lf, [*ib, *attrs])
+            .sort([*ib, *attrs], nulls_last=False)
+            .select(
+                *ib, pl.lit(ai, pl.Int64).alias(_SORT_A), pl.lit(" & ".join(attrs)).alias("attribute"),
+                _group_str(attrs).alias(_G), is_priv.alias(_PRIV), pl.lit(mode).alias(_MODE),
+                pl.lit(label, pl.String).alias(_PLABEL), *_SUMS,
+            )  # fmt: skip
+        )
+    sk = [*ib, _SORT_A]  # the key of one (by group, attribute set)
+    groups = (
+        pl.concat(frames).with_row_index(_SORT_G).with_columns(pl.col(_SORT_G).cast(pl.Int64))
+        .with_columns(group_metrics(has_predictions)).collect()
+    )  # fmt: skip
+    ref = _reference(groups.lazy(), pop.lazy(), sk, ib, metric_names)
+    out = pl.concat(
+        [
+            _population_rows(lf, pop.lazy(), keys, ib, has_predictions, metric_names, alpha, concentration),
+            _group_rows(groups.lazy(), ref, sk, metric_names, disparities),
+            _attribute_rows(groups.lazy(), pop.lazy(), sk, ib, metric_names, has_predictions, alpha, concentration),
+        ],
+        how="diagonal_relaxed",
+    )
     out = out.with_columns(pl.col("metric").replace_strict(_ORDER, default=len(_ORDER)).alias(_SORT_M))
-    out = out.sort([*by, _SORT_A, _SORT_G, _SORT_M], nulls_last=False)
+    out = out.sort([*ib, _SORT_A, _SORT_G, _SORT_M], nulls_last=False)
     return out.select(
         *by,
         pl.col("attribute").cast(pl.String),
@@ -444,224 +476,194 @@ def report_from_counts(
         pl.col("difference").cast(pl.Float64),
         pl.col("ratio").cast(pl.Float64),
         pl.col("n").cast(pl.Int64),
-    )
+    ).collect(engine="in-memory")
+
+
+def _privileged_values(v: Any) -> list[str]:
+    return [_value_str(x) for x in (v if isinstance(v, (list, tuple, set, frozenset)) else [v])]
 
 
 def _reference(
-    rolled: pl.DataFrame,
-    pop: pl.DataFrame,
-    attrs: Sequence[str],
-    by: list[str],
-    privileged: dict[str, Any],
-    reference: Reference | None,
-    metric_names: list[str],
-) -> pl.DataFrame:
-    """One row per ``by`` group: ``<metric>__ref`` values and ``<metric>__refname`` group names."""
-    mode = reference
-    if mode is None:
-        mode = "privileged" if privileged and all(a in privileged for a in attrs) else "largest"
-    if mode == "privileged":
-        if not all(a in privileged for a in attrs):
-            ref = pop.select(*by).with_columns([pl.lit(None, pl.Float64).alias(m) for m in metric_names])
-            return _named(ref, by, metric_names, pl.lit(None, pl.String))
-        cond = pl.lit(True)
-        labels = []
-        for a in attrs:
-            vals = [_value_str(v) for v in (privileged[a] if isinstance(privileged[a], (list, tuple, set)) else [privileged[a]])]
-            cond = cond & pl.col(a).cast(pl.String).fill_null("null").is_in(vals)
-            labels.append("|".join(vals))
-        chosen = rolled.filter(cond)
-        sums = [pl.col(c).sum() for c in _SUMS]
-        agg = chosen.group_by(by).agg(sums) if by else chosen.select(sums)
-        agg = pop.select(*by).join(agg, on=by, how="left", nulls_equal=True) if by else agg
-        agg = agg.with_columns(group_metrics(True)) if "tp" in agg.columns else agg
-        ref = agg.select(*by, *metric_names)
-        return _named(ref, by, metric_names, pl.lit(" & ".join(labels)))
-    if mode == "overall":
-        return _named(pop.select(*by, *metric_names), by, metric_names, pl.lit("overall"))
-    if mode == "largest":
-        best = rolled.sort([*by, "w", _SORT_G], descending=[False] * len(by) + [True, False], nulls_last=False)
-        first = best.group_by(by, maintain_order=True).first() if by else best.head(1)
-        return _named(first.select(*by, *metric_names, _G), by, metric_names, pl.col(_G))
-    # best: per metric
+    groups: pl.LazyFrame, pop: pl.LazyFrame, sk: list[str], ib: list[str], metric_names: list[str]
+) -> pl.LazyFrame:
+    """One row per (by group, attribute set): ``<metric>__ref`` values and ``<metric>__refname``."""
+    mode = pl.col(_MODE)
+    # privileged: the rows flagged privileged, summed; a by group without any gets null metrics
+    priv = (
+        groups.filter(mode == "privileged")
+        .group_by(sk)
+        .agg(pl.col(_PLABEL).first(), pl.col(_PRIV).any().alias("__pf_has"),
+             *[pl.col(c).filter(pl.col(_PRIV)).sum() for c in _SUMS])  # fmt: skip
+        .with_columns(group_metrics(True))
+        .with_columns([pl.when(pl.col("__pf_has")).then(pl.col(m)).alias(m) for m in metric_names])
+    )
+    parts = [_named(priv, sk, metric_names, pl.when(pl.col(_PLABEL).is_not_null()).then(pl.col(_PLABEL)))]
+    overall = groups.filter(mode == "overall").select(*sk).unique().join(pop, on=ib, how="left", nulls_equal=True)
+    parts.append(_named(overall, sk, metric_names, pl.lit("overall")))
+    largest = (
+        groups.filter(mode == "largest")
+        .sort([*sk, "w", _SORT_G], descending=[False] * len(sk) + [True, False], nulls_last=False)
+        .group_by(sk, maintain_order=True)
+        .first()
+    )  # largest total weight; ties go to the first group in key order
+    parts.append(_named(largest, sk, metric_names, pl.col(_G)))
     cols = []
-    for m in metric_names:
+    for m in metric_names:  # best: per metric
         hib = METRICS[m].higher_is_better
         pick = pl.col(m).max() if hib in (True, None) else pl.col(m).min()
         cols += [pick.alias(f"{m}__ref"), pl.col(_G).filter(pl.col(m) == pick).first().alias(f"{m}__refname")]
-    return rolled.group_by(by).agg(cols) if by else rolled.select(cols)
+    parts.append(groups.filter(mode == "best").group_by(sk).agg(cols))
+    return pl.concat(parts, how="diagonal_relaxed")
 
 
-def _named(ref: pl.DataFrame, by: list[str], metric_names: list[str], name: pl.Expr) -> pl.DataFrame:
+def _named(ref: pl.LazyFrame, sk: list[str], metric_names: list[str], name: pl.Expr) -> pl.LazyFrame:
     return ref.select(
-        *by,
+        *sk,
         *[pl.col(m).alias(f"{m}__ref") for m in metric_names],
         *[name.alias(f"{m}__refname") for m in metric_names],
     )
 
 
-def _join_ref(rolled: pl.DataFrame, ref: pl.DataFrame, by: list[str]) -> pl.DataFrame:
-    if by:
-        return rolled.join(ref, on=by, how="left", nulls_equal=True)
-    return rolled.join(ref, how="cross")
+def _long(
+    wide: pl.LazyFrame, idx: list[str], values: dict[str, pl.Expr], **others: dict[str, pl.Expr]
+) -> pl.LazyFrame:
+    """Unpivot ``values`` (name -> expr) to (metric, value) rows; each ``others`` family, keyed by
+    the same names (missing names -> null), becomes one more column of the same rows."""
+    frames = [wide.select(*idx, *[e.alias(k) for k, e in values.items()]).unpivot(
+        index=idx, variable_name="metric", value_name="value")]  # fmt: skip
+    for col, family in others.items():
+        exprs = [family.get(k, pl.lit(None)).alias(k) for k in values]
+        frames.append(wide.select(exprs).unpivot(value_name=col).select(col))
+    return pl.concat(frames, how="horizontal")
 
 
 def _group_rows(
-    rolled: pl.DataFrame,
-    ref: pl.DataFrame,
-    by: list[str],
-    metric_names: list[str],
-    disparities: list[Disparity],
-    attribute: str,
-    ai: int,
-) -> pl.DataFrame:
-    wide = _join_ref(rolled, ref, by)
-    common = [*by, pl.lit(attribute).alias("attribute"), pl.col(_G).alias("group"),
-              pl.col("n").cast(pl.Int64), pl.lit(ai).alias(_SORT_A), pl.col(_SORT_G).cast(pl.Int64)]  # fmt: skip
-    frames = [
-        wide.select(*common, metric=pl.lit("n_missing"), value=pl.col("n_missing").cast(pl.Float64))
-    ]
-    for m in metric_names:
-        frames.append(
-            wide.select(
-                *common,
-                metric=pl.lit(m),
-                value=pl.col(m),
-                reference_group=pl.col(f"{m}__refname"),
-                difference=pl.col(m) - pl.col(f"{m}__ref"),
-                ratio=rate(pl.col(m), pl.col(f"{m}__ref")),
-            )
-        )
-    for d in disparities:
-        g = pl.col
-        r = lambda m: pl.col(f"{m}__ref")  # noqa: E731
+    groups: pl.LazyFrame, ref: pl.LazyFrame, sk: list[str], metric_names: list[str], disparities: list[Disparity]
+) -> pl.LazyFrame:
+    wide = groups.join(ref, on=sk, how="left", nulls_equal=True).with_columns(
+        pl.col(_G).alias("group"), pl.col("n").cast(pl.Int64)
+    )
+    idx = [*sk, _SORT_G, "attribute", "group", "n"]
+
+    def r(m: str) -> pl.Expr:
+        return pl.col(f"{m}__ref")
+
+    def refname(d: Disparity) -> pl.Expr:
         names = [pl.col(f"{m}__refname") for m in d.rates]
-        refname = names[0]
-        for other in names[1:]:
-            refname = pl.when(refname == other).then(refname).otherwise(
-                pl.concat_str([refname, other], separator=" / ")
-            )
-        frames.append(
-            wide.select(*common, metric=pl.lit(d.name), value=d.formula(g, r), reference_group=refname)
-        )
-    return pl.concat(frames, how="diagonal_relaxed")
+        out = names[0]
+        for other in names[1:]:  # "best" may pick a different group per rate
+            out = pl.when(out == other).then(out).otherwise(pl.concat_str([out, other], separator=" / "))
+        return out
+
+    values = {"n_missing": pl.col("n_missing").cast(pl.Float64)}
+    values |= {m: pl.col(m) for m in metric_names}
+    values |= {d.name: d.formula(pl.col, r) for d in disparities}
+    names = {m: pl.col(f"{m}__refname") for m in metric_names} | {d.name: refname(d) for d in disparities}
+    diffs = {m: pl.col(m) - r(m) for m in metric_names}
+    ratios = {m: rate(pl.col(m), r(m)) for m in metric_names}
+    return _long(wide, idx, values, reference_group=names, difference=diffs, ratio=ratios)
 
 
 def _attribute_rows(
-    rolled: pl.DataFrame,
-    pop: pl.DataFrame,
-    by: list[str],
+    groups: pl.LazyFrame,
+    pop: pl.LazyFrame,
+    sk: list[str],
+    ib: list[str],
     metric_names: list[str],
     has_predictions: bool,
     alpha: float,
     concentration: float,
-    attribute: str,
-    ai: int,
-) -> pl.DataFrame:
-    def spread(m: str) -> tuple[pl.Expr, pl.Expr]:
+) -> pl.LazyFrame:
+    aggs = [pl.col("attribute").first()]
+    for m in metric_names:  # fairlearn's between_groups; null if any group's value is undefined
         ok = pl.col(m).null_count() == 0
-        return (
-            pl.when(ok).then(pl.col(m).max() - pl.col(m).min()),
-            pl.when(ok).then(rate(pl.col(m).min(), pl.col(m).max())),
-        )
-
-    aggs = []
-    for m in metric_names:
-        d, r = spread(m)
-        aggs += [d.alias(f"{m}__d"), r.alias(f"{m}__r")]
-    spreads = rolled.group_by(by).agg(aggs) if by else rolled.select(aggs)
-    base = pop.select(*by, pl.col("n").cast(pl.Int64))
-    spreads = base.join(spreads, on=by, how="left", nulls_equal=True) if by else base.join(spreads, how="cross")
-    common = [*by, pl.lit(attribute).alias("attribute"), pl.lit(None, pl.String).alias("group"), "n",
-              pl.lit(ai).alias(_SORT_A), pl.lit(-1, pl.Int64).alias(_SORT_G)]  # fmt: skip
-    frames = [
-        spreads.select(*common, metric=pl.lit(m), difference=pl.col(f"{m}__d"), ratio=pl.col(f"{m}__r"))
-        for m in metric_names
-    ]
-    values: dict[str, pl.Expr] = {}
+        aggs += [
+            pl.when(ok).then(pl.col(m).max() - pl.col(m).min()).alias(f"{m}__d"),
+            pl.when(ok).then(rate(pl.col(m).min(), pl.col(m).max())).alias(f"{m}__r"),
+        ]
+    spreads = groups.group_by(sk).agg(aggs)
+    extra, extra_names = _indices(groups, sk, has_predictions, alpha, concentration, prefix="between_group_")
+    wide = (
+        spreads.join(pop.select(*ib, pl.col("n").cast(pl.Int64)), on=ib, how="left", nulls_equal=True)
+        .join(extra, on=sk, how="left", nulls_equal=True)
+        .with_columns(pl.lit(None, pl.String).alias("group"), pl.lit(-1, pl.Int64).alias(_SORT_G))
+    )
+    idx = [*sk, _SORT_G, "attribute", "group", "n"]
+    values: dict[str, pl.Expr] = {m: pl.lit(None, pl.Float64) for m in metric_names}
     if has_predictions:
-        values["demographic_parity_difference"] = pl.col("selection_rate__d")
-        values["demographic_parity_ratio"] = pl.col("selection_rate__r")
         tpr_d, fpr_d = pl.col("true_positive_rate__d"), pl.col("false_positive_rate__d")
         tpr_r, fpr_r = pl.col("true_positive_rate__r"), pl.col("false_positive_rate__r")
-        values["equalized_odds_difference"] = pl.when(tpr_d.is_not_null() & fpr_d.is_not_null()).then(
-            pl.max_horizontal(tpr_d, fpr_d)
-        )
-        values["equalized_odds_ratio"] = pl.when(tpr_r.is_not_null() & fpr_r.is_not_null()).then(
-            pl.min_horizontal(tpr_r, fpr_r)
-        )
-    named = spreads.select(*common, *[v.alias(k) for k, v in values.items()])
-    extra = _indices(rolled, by, has_predictions, alpha, concentration, prefix="between_group_", edf=True)
-    named = named.join(extra, on=by, how="left", nulls_equal=True) if by else named.join(extra, how="cross")
-    frames.append(named.unpivot(index=[*by, "attribute", "group", "n", _SORT_A, _SORT_G],
-                                variable_name="metric", value_name="value"))  # fmt: skip
-    return pl.concat(frames, how="diagonal_relaxed")
+        values["demographic_parity_difference"] = pl.col("selection_rate__d")
+        values["demographic_parity_ratio"] = pl.col("selection_rate__r")
+        both_d, both_r = tpr_d.is_not_null() & fpr_d.is_not_null(), tpr_r.is_not_null() & fpr_r.is_not_null()
+        values["equalized_odds_difference"] = pl.when(both_d).then(pl.max_horizontal(tpr_d, fpr_d))
+        values["equalized_odds_ratio"] = pl.when(both_r).then(pl.min_horizontal(tpr_r, fpr_r))
+    values |= {k: pl.col(k) for k in extra_names}
+    diffs = {m: pl.col(f"{m}__d") for m in metric_names}
+    ratios = {m: pl.col(f"{m}__r") for m in metric_names}
+    return _long(wide, idx, values, difference=diffs, ratio=ratios)
 
 
 def _indices(
-    table: pl.DataFrame,
-    by: list[str],
-    has_predictions: bool,
-    alpha: float,
-    concentration: float,
-    *,
-    prefix: str,
-    edf: bool,
-) -> pl.DataFrame:
-    """Between-group entropy indices (and EDF) of ``table``'s groups, one row per ``by`` group."""
-    benefits = entropy.benefit_of_groups(table, by)
-    out = _entropy_family(benefits, by, alpha, prefix) if has_predictions else None
-    if edf:
-        c = pl.col
-        lab = entropy.smoothed_empirical_differential_fairness(
-            table, c("tp") + c("fn"), c("tp") + c("fn") + c("fp") + c("tn"), concentration, by
-        ).rename({"value": "smoothed_empirical_differential_fairness"})
-        out = lab if out is None else _join(out, lab, by)
-        if has_predictions:
-            pred = entropy.smoothed_empirical_differential_fairness(
-                table, c("tp") + c("fp"), c("tp") + c("fn") + c("fp") + c("tn"), concentration, by
-            ).rename({"value": "smoothed_empirical_differential_fairness_predictions"})
-            out = _join(out, pred, by)
-    return out if out is not None else pl.DataFrame()
+    table: pl.LazyFrame, ib: list[str], has_predictions: bool, alpha: float, concentration: float, *, prefix: str
+) -> tuple[pl.LazyFrame, list[str]]:
+    """Between-group entropy indices and EDF of ``table``'s groups, one row per ``by`` group."""
+    c = pl.col
+    total = c("tp") + c("fn") + c("fp") + c("tn")
+    edf = "smoothed_empirical_differential_fairness"
+    out = entropy.smoothed_empirical_differential_fairness(
+        table, c("tp") + c("fn"), total, concentration, ib
+    ).rename({"value": edf})
+    names = [edf]
+    if has_predictions:
+        pred = entropy.smoothed_empirical_differential_fairness(
+            table, c("tp") + c("fp"), total, concentration, ib
+        ).rename({"value": f"{edf}_predictions"})
+        fam, fam_names = _entropy_family(entropy.benefit_of_groups(table, ib), ib, alpha, prefix)
+        out = _join(_join(out, pred, ib), fam, ib)
+        names = [*fam_names, edf, f"{edf}_predictions"]
+    return out, names
 
 
-def _join(a: pl.DataFrame, b: pl.DataFrame, by: list[str]) -> pl.DataFrame:
-    return a.join(b, on=by, how="full", coalesce=True, nulls_equal=True) if by else a.join(b, how="cross")
+def _join(a: pl.LazyFrame, b: pl.LazyFrame, ib: list[str]) -> pl.LazyFrame:
+    return a.join(b, on=ib, how="full", coalesce=True, nulls_equal=True)
 
 
-def _entropy_family(benefits: pl.DataFrame, by: list[str], alpha: float, prefix: str) -> pl.DataFrame:
-    ge = entropy.generalized_entropy_index(benefits, alpha, by).rename({"value": f"{prefix}generalized_entropy_index"})
-    th = entropy.generalized_entropy_index(benefits, 1.0, by).rename({"value": f"{prefix}theil_index"})
-    ge2 = entropy.generalized_entropy_index(benefits, 2.0, by)
-    cv = ge2.select(*by, (2.0 * pl.col("value")).sqrt().alias(f"{prefix}coefficient_of_variation"))
-    return _join(_join(ge, th, by), cv, by)
+def _entropy_family(benefits: pl.LazyFrame, ib: list[str], alpha: float, prefix: str) -> tuple[pl.LazyFrame, list[str]]:
+    names = [f"{prefix}generalized_entropy_index", f"{prefix}theil_index", f"{prefix}coefficient_of_variation"]
+    ge = entropy.generalized_entropy_index(benefits, alpha, ib).rename({"value": names[0]})
+    th = entropy.generalized_entropy_index(benefits, 1.0, ib).rename({"value": names[1]})
+    ge2 = entropy.generalized_entropy_index(benefits, 2.0, ib)
+    cv = ge2.select(*ib, (2.0 * pl.col("value")).sqrt().alias(names[2]))
+    return _join(_join(ge, th, ib), cv, ib), names
 
 
 def _population_rows(
-    cells: pl.DataFrame,
-    pop: pl.DataFrame,
+    cells: pl.LazyFrame,
+    pop: pl.LazyFrame,
     keys: list[str],
-    by: list[str],
+    ib: list[str],
     has_predictions: bool,
     metric_names: list[str],
     alpha: float,
     concentration: float,
-) -> pl.DataFrame:
-    common = [*by, pl.lit(None, pl.String).alias("attribute"), pl.lit(None, pl.String).alias("group"),
-              pl.col("n").cast(pl.Int64), pl.lit(-1).alias(_SORT_A), pl.lit(-1, pl.Int64).alias(_SORT_G)]  # fmt: skip
-    frames = [pop.select(*common, metric=pl.lit("n_missing"), value=pl.col("n_missing").cast(pl.Float64))]
-    frames += [pop.select(*common, metric=pl.lit(m), value=pl.col(m)) for m in metric_names]
-    index_cols = [*by, "attribute", "group", "n", _SORT_A, _SORT_G]
-    full = _rollup(cells, [*by, *keys])
-    vals = _indices(full, by, has_predictions, alpha, concentration, prefix="between_all_groups_", edf=True)
+) -> pl.LazyFrame:
+    vals, names = _indices(_rollup(cells, [*ib, *keys]), ib, has_predictions, alpha, concentration,
+                           prefix="between_all_groups_")  # fmt: skip
     if has_predictions:
-        ind = _entropy_family(entropy.benefit_of_individuals(cells, by), by, alpha, prefix="")
-        vals = _join(vals, ind, by)
-        vals = vals.with_columns(
+        ind, ind_names = _entropy_family(entropy.benefit_of_individuals(cells, ib), ib, alpha, prefix="")
+        vals = _join(vals, ind, ib)
+        names = [*ind_names, *names, "differential_fairness_bias_amplification"]
+    wide = pop.join(vals, on=ib, how="left", nulls_equal=True).with_columns(
+        pl.lit(None, pl.String).alias("attribute"), pl.lit(None, pl.String).alias("group"),
+        pl.col("n").cast(pl.Int64), pl.lit(-1).alias(_SORT_A), pl.lit(-1, pl.Int64).alias(_SORT_G),
+    )  # fmt: skip
+    if has_predictions:
+        wide = wide.with_columns(
             differential_fairness_bias_amplification=pl.col("smoothed_empirical_differential_fairness_predictions")
             - pl.col("smoothed_empirical_differential_fairness")
         )
-    head = pop.select(*common)
-    wide = head.join(vals, on=by, how="left", nulls_equal=True) if by else head.join(vals, how="cross")
-    frames.append(wide.unpivot(index=index_cols, variable_name="metric", value_name="value"))
-    return pl.concat(frames, how="diagonal_relaxed")
+    idx = [*ib, "attribute", "group", "n", _SORT_A, _SORT_G]
+    values = {"n_missing": pl.col("n_missing").cast(pl.Float64)} | {m: pl.col(m) for m in metric_names}
+    values |= {k: pl.col(k) for k in names}
+    return _long(wide, idx, values)
