@@ -164,8 +164,10 @@ def confusion_counts(
     Parameters
     ----------
     data
-        ``pl.DataFrame``, ``pl.LazyFrame``, pandas DataFrame, pyarrow Table, dict of columns, or a
-        path/glob/hive directory of parquet or CSV files (scanned lazily).
+        ``pl.DataFrame``, ``pl.LazyFrame``, pandas DataFrame, pyarrow Table, dict of columns, a
+        path/glob/hive directory of parquet or CSV files (scanned lazily), or a PySpark DataFrame /
+        DuckDB relation (the pass then runs inside that engine at call time, via narwhals, and only
+        the small result is collected; column arguments must be names; see :mod:`polfair.backends`).
     y_true
         Column name or expression of the true labels, one per row. Integer, boolean or string.
     y_pred
@@ -231,10 +233,14 @@ def confusion_counts(
     │ m   ┆ 2   ┆ 1.0 ┆ 0.0 ┆ 0.0 ┆ 1.0 │
     └─────┴─────┴─────┴─────┴─────┴─────┘
     """
-    spec = build_spec(
-        data, y_true=y_true, y_pred=y_pred, y_score=y_score, threshold=threshold,
-        protected=protected, favorable=favorable, unfavorable=unfavorable, weight=weight, by=by,
-    )  # fmt: skip
+    from polfair.backends import foreign_code_table, is_foreign
+
+    kwargs = dict(y_true=y_true, y_pred=y_pred, y_score=y_score, threshold=threshold, protected=protected,
+                  favorable=favorable, unfavorable=unfavorable, weight=weight, by=by)  # fmt: skip
+    if is_foreign(data):  # Spark, DuckDB, ...: the pass runs now, in that engine
+        codes, fspec = foreign_code_table(data, **kwargs)  # type: ignore[arg-type]
+        return pivot_codes(codes.lazy(), fspec)  # type: ignore[arg-type]
+    spec = build_spec(data, **kwargs)  # type: ignore[arg-type]
     return pivot_codes(code_counts(spec), spec)
 
 

@@ -1,0 +1,228 @@
+"""The counting pass on engines other than Polars (PySpark, DuckDB, sqlframe, Dask, ...), via narwhals.
+
+For a frame that lives in another engine, polfair runs the same single pass *inside that engine*:
+the outcome code of :mod:`polfair.spec` is written once with narwhals expressions, the engine runs
+one ``group_by(by + protected keys + [code]).agg(sums)``, and only that small code table is
+collected into Polars. The pivot to the cell table, the validation and every metric then run in
+Polars exactly as for a Polars input, so results are identical.
+
+Column arguments must be column names here (Polars expressions cannot run in another engine).
+Optional dependency: ``narwhals`` (``pip install 'polfair[spark]'`` installs it with pyspark).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import polars as pl
+
+from polfair.exceptions import InvalidInputError, PolfairError
+from polfair.spec import (
+    CODE,
+    FLAG_BAD_SCORE,
+    FLAG_BAD_WEIGHT,
+    FLAG_NULL_SCORE,
+    FLAG_NULL_WEIGHT,
+    RESERVED,
+    W,
+    W1S,
+    WS,
+    _as_values,
+    _check_columns,
+    _is_bool_like,
+)
+
+__all__ = ["ForeignSpec", "foreign_code_table", "is_foreign"]
+
+#: Top-level modules whose frames are computed by their own engine.
+FOREIGN_MODULES = frozenset({"pyspark", "duckdb", "sqlframe", "dask", "ibis", "modin", "daft"})
+
+_N = "__pf_n"
+_ONE = "__pf_one"
+
+
+def is_foreign(data: Any) -> bool:
+    """True when ``data`` is a frame of another engine (PySpark, DuckDB, sqlframe, Dask, ...)."""
+    return type(data).__module__.split(".")[0] in FOREIGN_MODULES
+
+
+@dataclass(frozen=True)
+class ForeignSpec:
+    """What later stages need to know about a request on a foreign frame (cf. :class:`polfair.spec.Spec`)."""
+
+    by: tuple[str, ...]
+    keys: tuple[str, ...]
+    has_predictions: bool
+    has_scores: bool
+    weighted: bool
+    roles: dict[str, pl.Expr]
+    favorable: tuple[Any, ...]
+    unfavorable: tuple[Any, ...] | None
+    threshold: float
+    source: None = None  # no Polars source: error messages carry counts, not example values
+
+
+def _names(x: str | Sequence[str] | None, role: str) -> list[str]:
+    items = [] if x is None else [x] if isinstance(x, str) else list(x)
+    for item in items:
+        if not isinstance(item, str):
+            msg = (
+                f"{role}: with a {{Spark, DuckDB, ...}} frame, pass column names (str), not "
+                f"{type(item).__name__}; compute derived columns in that engine first"
+            )
+            raise TypeError(msg)
+    return items
+
+
+def foreign_code_table(
+    data: Any,
+    *,
+    y_true: str,
+    y_pred: str | None = None,
+    y_score: str | None = None,
+    threshold: float = 0.5,
+    protected: str | Sequence[str],
+    favorable: Any = 1,
+    unfavorable: Any = None,
+    weight: str | None = None,
+    by: str | Sequence[str] | None = None,
+) -> tuple[pl.DataFrame, ForeignSpec]:
+    """Run the counting pass inside the frame's own engine; return the code table and the spec.
+
+    Parameters
+    ----------
+    data
+        A PySpark DataFrame, DuckDB relation, or another frame narwhals supports lazily.
+    y_true, y_pred, y_score, threshold, protected, favorable, unfavorable, weight, by
+        As in :func:`polfair.confusion_counts`, but column names only.
+
+    Returns
+    -------
+    (pl.DataFrame, ForeignSpec)
+        The per-(by, keys, outcome code) counts, collected into Polars (small), and the spec.
+
+    Raises
+    ------
+    ImportError
+        narwhals is not installed.
+    ColumnNotFoundError, PolfairError, TypeError
+        As for Polars inputs; expressions instead of names raise ``TypeError``.
+
+    Examples
+    --------
+    >>> import duckdb  # doctest: +SKIP
+    >>> rel = duckdb.sql("select * from (values (1, 1, 'a'), (0, 1, 'b')) t(y, p, g)")  # doctest: +SKIP
+    >>> codes, spec = foreign_code_table(rel, y_true="y", y_pred="p", protected="g")  # doctest: +SKIP
+    """
+    try:
+        import narwhals as nw
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        msg = "Spark/DuckDB inputs need narwhals: pip install 'polfair[spark]' (or pip install narwhals)"
+        raise ImportError(msg) from exc
+
+    if not 0.0 <= float(threshold) <= 1.0:
+        msg = f"threshold must be in [0, 1], got {threshold!r}"
+        raise PolfairError(msg)
+    nf = nw.from_native(data)
+    schema = nf.collect_schema()
+    names = list(schema.names())
+    roles = {"y_true": y_true, "y_pred": y_pred, "y_score": y_score, "weight": weight}
+    roles = {r: _names(v, r)[0] for r, v in roles.items() if v is not None}
+    keys, by_names = _names(protected, "protected"), _names(by, "by")
+    if not keys:
+        msg = "protected must name at least one column, e.g. protected=['sex']"
+        raise PolfairError(msg)
+    for role, name in [*roles.items(), *(("protected", k) for k in keys), *(("by", b) for b in by_names)]:
+        _check_columns(pl.col(name), role, names)
+    if y_true in keys:
+        msg = f"protected attribute {y_true!r} is the label column y_true; pass the demographic columns as protected="
+        raise PolfairError(msg)
+    for k in [*by_names, *keys]:
+        if k in RESERVED or k.startswith("__pf_"):
+            msg = f"key name {k!r} is reserved for polfair's output columns; rename it in the source"
+            raise PolfairError(msg)
+    if len(set(by_names + keys)) != len(by_names + keys):
+        msg = "a column is given twice among by= and protected=; give each once"
+        raise PolfairError(msg)
+
+    fav = _as_values(favorable)
+    unfav = None if unfavorable is None else _as_values(unfavorable)
+
+    def match(col: str, values: tuple[Any, ...], arg: str) -> Any:
+        dtype = schema[col]
+        if dtype == nw.Boolean:
+            if not all(_is_bool_like(v) for v in values):
+                raise InvalidInputError(f"{arg}={list(values)!r} cannot match boolean column {col!r}")
+            wanted = {bool(v) for v in values}
+            return nw.col(col).is_not_null() if wanted == {True, False} else (
+                nw.col(col) if True in wanted else ~nw.col(col)
+            )
+        if dtype.is_numeric() and not all(isinstance(v, (int, float)) for v in values):
+            raise InvalidInputError(f"{arg}={list(values)!r} cannot match column {col!r} of dtype {dtype}")
+        if dtype == nw.String and not all(isinstance(v, str) for v in values):
+            raise InvalidInputError(f"{arg}={list(values)!r} cannot match string column {col!r}")
+        return nw.col(col).is_in(list(values))
+
+    def state(col: str, fav_mask: Any, unf_mask: Any | None) -> Any:
+        inner = nw.lit(0) if unf_mask is None else nw.when(unf_mask).then(nw.lit(0)).otherwise(nw.lit(3))
+        return nw.when(nw.col(col).is_null()).then(nw.lit(2)).otherwise(
+            nw.when(fav_mask).then(nw.lit(1)).otherwise(inner)
+        )
+
+    label = state(y_true, match(y_true, fav, "favorable"), None if unfav is None else match(y_true, unfav, "unfavorable"))
+    flags = []
+    score = None
+    if y_score is not None:
+        score = nw.col(y_score).cast(nw.Float64)
+        bad = score.is_nan() | (score < 0.0) | (score > 1.0)
+        flags.append(nw.when(score.is_null()).then(nw.lit(FLAG_NULL_SCORE)).otherwise(
+            nw.when(bad).then(nw.lit(FLAG_BAD_SCORE)).otherwise(nw.lit(0))))  # fmt: skip
+    if y_pred is not None:
+        if schema[y_pred] == nw.Boolean and not all(_is_bool_like(v) for v in fav):
+            pred = state(y_pred, nw.col(y_pred), None)
+        else:
+            pred = state(y_pred, match(y_pred, fav, "favorable"),
+                         None if unfav is None else match(y_pred, unfav, "unfavorable"))  # fmt: skip
+    elif score is not None:
+        pred = nw.when(score.is_null()).then(nw.lit(2)).otherwise(
+            nw.when(score >= float(threshold)).then(nw.lit(1)).otherwise(nw.lit(0)))  # fmt: skip
+    else:
+        pred = label
+    w = None
+    if weight is not None:
+        w = nw.col(weight).cast(nw.Float64)
+        badw = w.is_nan() | (w < 0.0) | (w == float("inf"))
+        flags.append(nw.when(w.is_null()).then(nw.lit(FLAG_NULL_WEIGHT)).otherwise(
+            nw.when(badw).then(nw.lit(FLAG_BAD_WEIGHT)).otherwise(nw.lit(0))))  # fmt: skip
+    code = label + 4 * pred
+    for f in flags:
+        code = code + 16 * f
+
+    cols = {CODE: code, _ONE: nw.lit(1).cast(nw.Int64)}
+    aggs = [nw.col(_ONE).sum().alias(_N)]
+    if w is not None:
+        cols[W] = w
+        aggs.append(nw.col(W).sum())
+    if score is not None:
+        cols[WS] = score if w is None else w * score
+        cols[W1S] = (1.0 - score) if w is None else w * (1.0 - score)
+        aggs += [nw.col(WS).sum(), nw.col(W1S).sum()]
+    # the portable two-step form: indicator columns first, then plain sums (runs on every backend)
+    lazy = nf.lazy() if hasattr(nf, "lazy") else nf
+    table = lazy.with_columns(**cols).group_by(*by_names, *keys, CODE).agg(*aggs)
+    native = table.collect(backend="polars").to_native()
+    casts = {CODE: pl.UInt8, _N: pl.UInt64, W: pl.Float64, WS: pl.Float64, W1S: pl.Float64}
+    codes = native.with_columns([pl.col(c).cast(t) for c, t in casts.items() if c in native.columns])
+    spec = ForeignSpec(
+        by=tuple(by_names),
+        keys=tuple(keys),
+        has_predictions=y_pred is not None or y_score is not None,
+        has_scores=score is not None,
+        weighted=w is not None,
+        roles={r: pl.col(n) for r, n in roles.items()},
+        favorable=fav,
+        unfavorable=unfav,
+        threshold=float(threshold),
+    )
+    return codes, spec
