@@ -83,7 +83,9 @@ def _metric_order() -> dict[str, int]:
 _ORDER = _metric_order()
 
 
-def collect_cells(spec: Spec, *, on_missing: OnMissing = "warn", engine: str = "streaming") -> pl.DataFrame:
+def collect_cells(
+    spec: Spec, *, on_missing: OnMissing = "warn", engine: str = "streaming", codes: pl.DataFrame | None = None
+) -> pl.DataFrame:
     """Run the one pass for ``spec``, validate the data, and return the cell table.
 
     Parameters
@@ -96,6 +98,9 @@ def collect_cells(spec: Spec, *, on_missing: OnMissing = "warn", engine: str = "
         way such rows are counted in ``n_missing`` and excluded from every rate.
     engine
         Polars engine for the pass (``"streaming"`` default, ``"in-memory"``, ``"auto"``).
+    codes
+        The pass's result when it already ran elsewhere (a Spark/DuckDB engine,
+        :func:`polfair.backends.foreign_code_table`); then ``spec`` only describes it.
 
     Returns
     -------
@@ -113,7 +118,8 @@ def collect_cells(spec: Spec, *, on_missing: OnMissing = "warn", engine: str = "
     if on_missing not in ("warn", "raise", "ignore"):
         msg = f"on_missing must be one of {{'warn', 'raise', 'ignore'}}, got {on_missing!r}"
         raise PolfairError(msg)
-    codes = code_counts(spec).collect(engine=engine)  # type: ignore[arg-type]
+    if codes is None:
+        codes = code_counts(spec).collect(engine=engine)  # type: ignore[arg-type]
     total = int(codes["__pf_n"].sum() or 0)
     if total == 0:
         msg = "the input has no rows: there is nothing to audit (check filters applied before the report)"
@@ -156,10 +162,13 @@ def _describe(spec: Spec, role: str) -> str:
         return str(e)
 
 
-def _examples(spec: Spec, role: str, cond: pl.Expr) -> list[Any]:
+def _examples(spec: Spec, role: str, cond: pl.Expr) -> str:
+    """A few offending values, fetched by a second query that runs only on this error path."""
+    if spec.source is None:  # the pass ran in another engine (Spark, DuckDB): counts only
+        return "(see the column in its engine)"
     e = spec.roles[role]
     rows = spec.source.select(e.alias("v"), cond.alias("bad")).filter(pl.col("bad")).select("v")
-    return rows.unique().head(5).collect()["v"].to_list()
+    return str(rows.unique().head(5).collect()["v"].to_list())
 
 
 def _raise_invalid(spec: Spec, problems: dict[str, int]) -> None:
@@ -206,11 +215,11 @@ def _raise_invalid(spec: Spec, problems: dict[str, int]) -> None:
 def fairness_report(
     data: Any,
     *,
-    y_true: IntoExpr,
+    y_true: IntoExpr | None = None,
     y_pred: IntoExpr | None = None,
     y_score: IntoExpr | None = None,
     threshold: float = 0.5,
-    protected: IntoExpr | Sequence[IntoExpr],
+    protected: IntoExpr | Sequence[IntoExpr] | None = None,
     favorable: Any = 1,
     unfavorable: Any = None,
     privileged: Mapping[str, Any] | None = None,
@@ -222,6 +231,11 @@ def fairness_report(
     concentration: float = 1.0,
     on_missing: OnMissing = "warn",
     engine: str = "streaming",
+    thresholds: Mapping[str, Any] | None = None,
+    min_sample_size: int | None = None,
+    max_sample_size: int | None = None,
+    config: Any = None,
+    metrics: Sequence[Any] | None = None,
 ) -> pl.DataFrame:
     """Audit a classifier's decisions (or a dataset's labels) for group fairness, in one pass.
 
@@ -262,13 +276,32 @@ def fairness_report(
         prediction, score or weight (always counted in ``n_missing`` and excluded from rates).
     engine
         Polars engine for the pass; default ``"streaming"`` (bounded memory).
+    thresholds
+        Optional mapping metric -> inclusive band ``[lo, hi]`` (or ``{"min": lo}``/``{"max": hi}``),
+        e.g. ``{"disparate_impact": [0.8, 1.25]}``; adds ``threshold`` and ``status`` columns
+        (:func:`polfair.monitor.apply_thresholds`; list violations with :func:`polfair.monitor.alerts`).
+    min_sample_size
+        Optional int: groups with fewer rows get ``status="insufficient_data"``, never ok/violation.
+    max_sample_size
+        Optional int: above it, audit a seeded uniform sample of this many rows
+        (:func:`polfair.monitor.sample_rows`, seed from ``config`` or 0).
+    config
+        Optional :class:`polfair.monitor.FairnessConfig`, mapping, or ``.toml``/``.json`` path:
+        favorable outcomes, monitored/reference groups (value sets or numeric ranges; they become
+        protected keys and ``privileged``), thresholds, sample sizes, groupwise metrics and column
+        names. Keywords given here win; see ``docs/monitoring.md``.
+    metrics
+        Optional list of :class:`polfair.groupwise.GroupwiseMetric` (or built-in names such as
+        ``"equalized_odds"``); each adds one attribute-level row per attribute set and ``by`` group.
 
     Returns
     -------
     pl.DataFrame
         Long/tidy report with columns ``*by, attribute, group, metric, value, reference_group,
         difference, ratio, n``; see :mod:`polfair.report` for the schema and row kinds. Rates
-        are fractions in [0, 1]; counts are weighted when ``weight`` is given.
+        are fractions in [0, 1]; counts are weighted when ``weight`` is given. With
+        ``thresholds``/``min_sample_size``/``config``, also ``threshold`` (String) and ``status``
+        (``"ok" | "violation" | "insufficient_data"``, null where no threshold applies).
 
     Raises
     ------
@@ -316,16 +349,25 @@ def fairness_report(
     │ m     ┆ 0.666667 ┆ m               ┆ 0.0        ┆ 1.0   │
     └───────┴──────────┴─────────────────┴────────────┴───────┘
     """
+    from polfair.monitor import plan_report  # monitoring options (config, thresholds, samples, metrics)
+
+    plan = plan_report(
+        data, config=config, y_true=y_true, y_pred=y_pred, y_score=y_score, weight=weight, by=by,
+        protected=protected, favorable=favorable, privileged=privileged, intersections=intersections,
+        thresholds=thresholds, min_sample_size=min_sample_size, max_sample_size=max_sample_size,
+        metrics=metrics,
+    )  # fmt: skip
     spec = build_spec(
-        data, y_true=y_true, y_pred=y_pred, y_score=y_score, threshold=threshold,
-        protected=protected, favorable=favorable, unfavorable=unfavorable, weight=weight, by=by,
+        plan.data, y_true=plan.y_true, y_pred=plan.y_pred, y_score=plan.y_score, threshold=threshold,
+        protected=plan.protected, favorable=plan.favorable, unfavorable=unfavorable, weight=plan.weight,
+        by=plan.by,
     )  # fmt: skip
     cells = collect_cells(spec, on_missing=on_missing, engine=engine)
-    return report_from_counts(
+    return plan.finish(report_from_counts(
         cells, protected=spec.keys, by=spec.by, has_predictions=spec.has_predictions,
-        privileged=privileged, reference=reference, intersections=intersections,
+        privileged=plan.privileged, reference=reference, intersections=plan.intersections,
         alpha=alpha, concentration=concentration,
-    )  # fmt: skip
+    ))  # fmt: skip
 
 
 def _attribute_sets(keys: Sequence[str], intersections: int | Sequence[Sequence[str]] | None) -> list[tuple[str, ...]]:
