@@ -21,6 +21,7 @@ __all__ = [
     "benefit_of_groups",
     "benefit_of_individuals",
     "generalized_entropy_index",
+    "generalized_entropy_indices",
     "smoothed_empirical_differential_fairness",
 ]
 
@@ -134,23 +135,60 @@ def generalized_entropy_index(benefits: pl.DataFrame, alpha: float = 2.0, by: Se
     >>> generalized_entropy_index(b, 2.0)["value"].item()
     0.2
     """
-    df, keys = _with_key(benefits.filter(pl.col("cnt") > 0), by)
+    return generalized_entropy_indices(benefits, {"value": alpha}, by)
+
+
+def _ge_term(alpha: float) -> pl.Expr:
+    """Per distinct-benefit term of GE(alpha) times its count, in aif360's operation order."""
     b, cnt = pl.col("b"), pl.col("cnt")
-    mu = ((b * cnt).sum() / cnt.sum()).over(keys)
-    alpha = float(alpha)
+    mu = pl.col("__pf_mu")
     if alpha == 1.0:
         term = ((b / mu) ** b).log() / mu
     elif alpha == 0.0:
         term = -((b / mu).log() / mu)
     else:
         term = (b / mu) ** alpha - 1.0
-    out = df.with_columns(t=term * cnt).group_by(keys).agg(
-        value=pl.col("t").sum() / pl.col("cnt").sum()
-    )
-    if alpha not in (0.0, 1.0):
-        out = out.with_columns(pl.col("value") / (alpha * (alpha - 1.0)))
-    out = out.with_columns(pl.col("value").fill_nan(None))
-    return out.select(*by, "value") if by else out.select("value")
+    return term * cnt
+
+
+def generalized_entropy_indices(
+    benefits: pl.DataFrame | pl.LazyFrame, alphas: dict[str, float], by: Sequence[str] = ()
+) -> pl.DataFrame | pl.LazyFrame:
+    """Several generalized entropy indices of the same benefit vectors in one aggregation.
+
+    Parameters
+    ----------
+    benefits
+        Columns ``*by, b, cnt`` as for :func:`generalized_entropy_index`.
+    alphas
+        Output column name -> α.
+    by
+        Outer group columns.
+
+    Returns
+    -------
+    pl.DataFrame or pl.LazyFrame (as ``benefits``)
+        Columns ``*by`` and one Float64 column per entry of ``alphas`` (null when no rows).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> b = pl.DataFrame({"b": [0.0, 1.0, 2.0], "cnt": [2.0, 6.0, 2.0]})
+    >>> generalized_entropy_indices(b, {"ge2": 2.0, "theil": 1.0}).row(0)
+    (0.2, 0.2772588722239781)
+    """
+    df, keys = _with_key(benefits.filter(pl.col("cnt") > 0), by)
+    b, cnt = pl.col("b"), pl.col("cnt")
+    df = df.with_columns(((b * cnt).sum() / cnt.sum()).over(keys).alias("__pf_mu"))
+    aggs = []
+    for name, alpha in alphas.items():
+        alpha = float(alpha)
+        value = _ge_term(alpha).sum() / cnt.sum()
+        if alpha not in (0.0, 1.0):
+            value = value / (alpha * (alpha - 1.0))
+        aggs.append(value.fill_nan(None).alias(name))
+    out = df.group_by(keys).agg(aggs)
+    return out.select(*by, *alphas) if by else out.select(*alphas)
 
 
 def smoothed_empirical_differential_fairness(

@@ -15,6 +15,7 @@ Aliases (``recall``, ``sensitivity``, ``precision``, ``specificity``, ...) are e
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Callable, Literal
 
@@ -218,10 +219,15 @@ def group_metrics(needs_predictions: bool = True, c: Counts | None = None) -> li
     >>> t.select(group_metrics()).select("selection_rate", "true_negative_rate").row(0)
     (1.0, None)
     """
-    c = c or Counts()
-    return [
-        _metric_expr(m, c) for m in _METRIC_LIST if needs_predictions or m.needs == "labels"
-    ]
+    if c is None:
+        return list(_cell_metrics(needs_predictions))
+    return [_metric_expr(m, c) for m in _METRIC_LIST if needs_predictions or m.needs == "labels"]
+
+
+@functools.lru_cache(maxsize=2)
+def _cell_metrics(needs_predictions: bool) -> tuple[pl.Expr, ...]:
+    # expressions are immutable: build the cell-table ones once per process
+    return tuple(group_metrics(needs_predictions, Counts()))
 
 
 @dataclass(frozen=True)

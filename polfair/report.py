@@ -655,12 +655,12 @@ def _indices(
     edf = "smoothed_empirical_differential_fairness"
     out = entropy.smoothed_empirical_differential_fairness(
         table, c("tp") + c("fn"), total, concentration, ib
-    ).rename({"value": edf})
+    ).select(*ib, pl.col("value").alias(edf))
     names = [edf]
     if has_predictions:
         pred = entropy.smoothed_empirical_differential_fairness(
             table, c("tp") + c("fp"), total, concentration, ib
-        ).rename({"value": f"{edf}_predictions"})
+        ).select(*ib, pl.col("value").alias(f"{edf}_predictions"))
         fam, fam_names = _entropy_family(entropy.benefit_of_groups(table, ib), ib, alpha, prefix)
         out = _join(_join(out, pred, ib), fam, ib)
         names = [*fam_names, edf, f"{edf}_predictions"]
@@ -673,11 +673,9 @@ def _join(a: pl.LazyFrame, b: pl.LazyFrame, ib: list[str]) -> pl.LazyFrame:
 
 def _entropy_family(benefits: pl.LazyFrame, ib: list[str], alpha: float, prefix: str) -> tuple[pl.LazyFrame, list[str]]:
     names = [f"{prefix}generalized_entropy_index", f"{prefix}theil_index", f"{prefix}coefficient_of_variation"]
-    ge = entropy.generalized_entropy_index(benefits, alpha, ib).rename({"value": names[0]})
-    th = entropy.generalized_entropy_index(benefits, 1.0, ib).rename({"value": names[1]})
-    ge2 = entropy.generalized_entropy_index(benefits, 2.0, ib)
-    cv = ge2.select(*ib, (2.0 * pl.col("value")).sqrt().alias(names[2]))
-    return _join(_join(ge, th, ib), cv, ib), names
+    ge = entropy.generalized_entropy_indices(benefits, {names[0]: alpha, names[1]: 1.0, "__pf_ge2": 2.0}, ib)
+    cv = (2.0 * pl.col("__pf_ge2")).sqrt().alias(names[2])  # aif360: sqrt(2 * GE(2))
+    return ge.select(*ib, names[0], names[1], cv), names
 
 
 def _population_rows(
