@@ -156,12 +156,12 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--out", help="also write the full report (.parquet/.csv/.json/.ndjson)")
     rep = sub.add_parser("report", help="audit a parquet/CSV file and write the report")
     rep.add_argument("path", help="parquet/CSV file, glob, or hive-partitioned directory")
-    rep.add_argument("--y-true", required=True, help="label column")
+    rep.add_argument("--y-true", help="label column (required unless the --config file names y_true)")
     rep.add_argument("--y-pred", help="predicted-label column or SQL expression (e.g. 'score >= 0.5')")
     rep.add_argument("--y-score", help="score column, P(favorable) in [0, 1]")
     rep.add_argument("--threshold", type=float, default=0.5, help="threshold for --y-score (default 0.5)")
-    rep.add_argument("--protected", nargs="+", required=True, help="protected columns or SQL expressions")
-    rep.add_argument("--favorable", nargs="+", default=["1"], help="favorable label value(s) (default 1)")
+    rep.add_argument("--protected", nargs="+", default=[], help="protected columns or SQL expressions")
+    rep.add_argument("--favorable", nargs="+", help="favorable label value(s) (default 1)")
     rep.add_argument("--unfavorable", nargs="+", help="unfavorable label value(s); others then raise")
     rep.add_argument("--privileged", nargs="+", default=[], metavar="ATTR=VALUE", help="reference groups")
     rep.add_argument("--reference", choices=["privileged", "largest", "overall", "best"])
@@ -170,6 +170,9 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--intersections", type=int, help="largest attribute-set size (default: all)")
     rep.add_argument("--on-missing", choices=["warn", "raise", "ignore"], default="warn")
     rep.add_argument("--out", help="output file (.parquet/.csv/.json/.ndjson); default: print a summary")
+    rep.add_argument("--config", help="fairness monitor config (.toml/.json): groups, thresholds, sample sizes")
+    rep.add_argument("--fail-on-violation", action="store_true",
+                     help="exit with status 1 when a threshold is violated (needs thresholds in --config)")
     return p
 
 
@@ -207,14 +210,14 @@ def _run_report(args: argparse.Namespace) -> int:
     schema = lf.collect_schema()
     names = schema.names()
     protected = [_column_or_sql(t, names) for t in args.protected]
-    label_dtype = schema.get(args.y_true)
+    label_dtype = schema.get(args.y_true) if args.y_true else None
     kwargs: dict[str, Any] = {
         "y_true": args.y_true,
         "y_pred": None if args.y_pred is None else _column_or_sql(args.y_pred, names),
         "y_score": args.y_score,
         "threshold": args.threshold,
-        "protected": protected,
-        "favorable": [_coerce(v, label_dtype) for v in args.favorable],
+        "protected": protected or None,
+        "favorable": [_coerce(v, label_dtype) for v in args.favorable] if args.favorable else 1,
         "unfavorable": None if not args.unfavorable else [_coerce(v, label_dtype) for v in args.unfavorable],
         "privileged": _privileged(args.privileged, schema) or None,
         "reference": args.reference,
@@ -222,8 +225,10 @@ def _run_report(args: argparse.Namespace) -> int:
         "by": args.by or None,
         "intersections": args.intersections,
         "on_missing": args.on_missing,
+        "config": args.config,
     }
     report = fairness_report(lf, **kwargs)
+    violations = _violations(report, args)
     if args.out:
         write_report(report, args.out)
         print(f"wrote {report.height} report rows to {args.out}")
@@ -233,7 +238,26 @@ def _run_report(args: argparse.Namespace) -> int:
         print(f"{report.height} report rows (one report per {', '.join(args.by)}); write them with --out")
     else:
         print(summarize(report))
+    if violations is not None:
+        print(f"{violations.height} threshold violation(s)")
+        if violations.height:
+            with pl.Config(tbl_rows=50, tbl_width_chars=200, fmt_str_lengths=60):
+                print(violations.select(*[c for c in violations.columns if c not in ("difference", "ratio")]))
+        if args.fail_on_violation and violations.height:
+            return 1
     return 0
+
+
+def _violations(report: pl.DataFrame, args: argparse.Namespace) -> pl.DataFrame | None:
+    """The report's violations when thresholds were applied (``--config``), else ``None``."""
+    from polfair.monitor import alerts
+
+    if "status" not in report.columns:
+        if args.fail_on_violation:
+            msg = "--fail-on-violation needs thresholds: give a --config file with a [thresholds] table"
+            raise PolfairError(msg)
+        return None
+    return alerts(report)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
