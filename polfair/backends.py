@@ -64,7 +64,7 @@ class ForeignSpec:
 
 
 def _names(x: str | Sequence[str] | None, role: str) -> list[str]:
-    items = [] if x is None else [x] if isinstance(x, str) else list(x)
+    items = [] if x is None else [x] if isinstance(x, (str, pl.Expr)) else list(x)
     for item in items:
         if not isinstance(item, str):
             msg = (

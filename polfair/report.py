@@ -41,6 +41,7 @@ from typing import Any, Literal, Mapping, Sequence
 import polars as pl
 
 from polfair import entropy
+from polfair.backends import foreign_code_table, is_foreign
 from polfair.counts import COUNT_COLUMNS, code_counts, describe_code_problems, pivot_codes
 from polfair.exceptions import InvalidInputError, MissingValuesWarning, PolfairError
 from polfair.metrics import DISPARITIES, METRICS, Disparity, group_metrics, label_disparities, rate
@@ -248,8 +249,9 @@ def fairness_report(
     Parameters
     ----------
     data
-        ``pl.DataFrame``, ``pl.LazyFrame``, pandas DataFrame, pyarrow Table, or a parquet/CSV path
-        (scanned lazily).
+        ``pl.DataFrame``, ``pl.LazyFrame``, pandas DataFrame, pyarrow Table, a parquet/CSV path
+        (scanned lazily), or a PySpark DataFrame / DuckDB relation (the counting pass runs inside
+        that engine; only the cell table is collected; column arguments must be names).
     y_true, y_pred, y_score, threshold, protected, favorable, unfavorable, weight, by
         As in :func:`polfair.confusion_counts`. Without ``y_pred`` and ``y_score`` the report audits
         the labels alone (base rates; statistical parity and disparate impact on base rates; EDF),
@@ -357,12 +359,15 @@ def fairness_report(
         thresholds=thresholds, min_sample_size=min_sample_size, max_sample_size=max_sample_size,
         metrics=metrics,
     )  # fmt: skip
-    spec = build_spec(
-        plan.data, y_true=plan.y_true, y_pred=plan.y_pred, y_score=plan.y_score, threshold=threshold,
-        protected=plan.protected, favorable=plan.favorable, unfavorable=unfavorable, weight=plan.weight,
-        by=plan.by,
-    )  # fmt: skip
-    cells = collect_cells(spec, on_missing=on_missing, engine=engine)
+    kwargs = dict(y_true=plan.y_true, y_pred=plan.y_pred, y_score=plan.y_score, threshold=threshold,
+                  protected=plan.protected, favorable=plan.favorable, unfavorable=unfavorable,
+                  weight=plan.weight, by=plan.by)  # fmt: skip
+    if is_foreign(plan.data):  # Spark, DuckDB, ...: the pass runs in that engine, the rest here
+        codes, spec = foreign_code_table(plan.data, **kwargs)  # type: ignore[arg-type]
+        cells = collect_cells(spec, on_missing=on_missing, engine=engine, codes=codes)  # type: ignore[arg-type]
+    else:
+        spec = build_spec(plan.data, **kwargs)  # type: ignore[arg-type]
+        cells = collect_cells(spec, on_missing=on_missing, engine=engine)
     return plan.finish(report_from_counts(
         cells, protected=spec.keys, by=spec.by, has_predictions=spec.has_predictions,
         privileged=plan.privileged, reference=reference, intersections=plan.intersections,

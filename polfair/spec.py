@@ -121,10 +121,11 @@ def to_lazyframe(data: Any) -> pl.LazyFrame:
     if isinstance(data, (str, Path)):
         return _scan_path(str(data))
     module = type(data).__module__.split(".")[0]
-    if module == "pyspark" or module == "duckdb":
+    if module in ("pyspark", "duckdb", "sqlframe", "dask", "ibis", "modin", "daft"):
         msg = (
-            f"{type(data).__name__} inputs are computed by their own engine; pass them to "
-            "polfair.confusion_counts / fairness_report through a polars frame for now"
+            f"{type(data).__name__} frames are computed by their own engine: pass them directly to "
+            "polfair.confusion_counts / fairness_report with column names (no polars expressions, "
+            "config ranges or max_sample_size), or convert them to polars first"
         )
         raise TypeError(msg)
     if module == "pyarrow":

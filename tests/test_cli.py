@@ -1,0 +1,66 @@
+"""The command line: ``polfair demo`` and ``polfair report``."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+import polfair as pf
+from polfair.cli import main
+
+
+def test_demo_reproduces_propublica(capsys, tmp_path):
+    out = tmp_path / "demo.parquet"
+    assert main(["demo", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "African-American" in text and "false_positive_rate" in text
+    rep = pl.read_parquet(out)
+    race = rep.filter(pl.col("attribute") == "race", pl.col("group").is_not_null(),
+                      pl.col("metric").is_in(["false_positive_rate", "false_negative_rate"]))
+    got = {(g, m): round(v, 4) for g, m, v in race.select("group", "metric", "value").iter_rows()}
+    assert got[("African-American", "false_positive_rate")] == 0.4234
+    assert got[("African-American", "false_negative_rate")] == 0.2848
+    assert got[("Caucasian", "false_positive_rate")] == 0.2201
+    assert got[("Caucasian", "false_negative_rate")] == 0.4964
+
+
+@pytest.mark.parametrize("ext", ["parquet", "csv", "json", "ndjson"])
+def test_report_writes_by_extension(tmp_path, ext):
+    src = tmp_path / "compas.parquet"
+    pf.load_compas().write_parquet(src)
+    out = tmp_path / f"r.{ext}"
+    code = main([
+        "report", str(src), "--y-true", "two_year_recid", "--y-pred", "decile_score >= 5",
+        "--protected", "race", "sex", "--privileged", "race=Caucasian", "sex=Male", "--out", str(out),
+    ])  # fmt: skip
+    assert code == 0
+    read = {"parquet": pl.read_parquet, "csv": pl.read_csv, "json": pl.read_json, "ndjson": pl.read_ndjson}[ext]
+    rep = read(out)
+    row = rep.filter(
+        (pl.col("attribute") == "race") & (pl.col("group") == "African-American")
+        & (pl.col("metric") == "false_positive_rate_ratio")
+    )  # fmt: skip
+    assert row["reference_group"].item() == "Caucasian"
+    assert abs(row["value"].item() - 0.4233817701453104 / 0.22014051522248243) < 1e-12
+
+
+def test_report_csv_input_sql_protected_and_summary(tmp_path, capsys):
+    src = tmp_path / "c.csv"
+    pf.load_compas().select("race", "age", "two_year_recid", "decile_score").write_csv(src)
+    code = main([
+        "report", str(src), "--y-true", "two_year_recid", "--y-pred", "decile_score >= 5",
+        "--protected", "race", "CASE WHEN age < 25 THEN 'young' ELSE 'older' END AS age_band",
+    ])  # fmt: skip
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "== age_band" in text and "young" in text
+
+
+def test_bad_input_exits_2_with_a_clear_message(tmp_path, capsys):
+    src = tmp_path / "c.parquet"
+    pf.load_compas().write_parquet(src)
+    code = main(["report", str(src), "--y-true", "two_year_recid", "--y-pred", "decile_score >= 5",
+                 "--protected", "rac"])  # fmt: skip
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "rac" in err and "race" in err

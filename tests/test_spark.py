@@ -1,0 +1,76 @@
+"""The cluster path: the counting pass runs inside a local Spark session (``local[2]``).
+
+Needs ``pyspark`` and a Java runtime; skipped with the reason otherwise. The DuckDB test in
+``test_scale.py`` covers the same narwhals code path without a JVM.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import polfair as pf
+
+pyspark = pytest.importorskip("pyspark")
+pytest.importorskip("narwhals")
+if shutil.which("java") is None:  # pragma: no cover
+    pytest.skip("no Java runtime for Spark", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("polfair-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.driver.memory", "1g")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def _frame(n: int = 4_000, seed: int = 1) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    return pl.DataFrame(
+        {
+            "sex": rng.choice(["F", "M"], n),
+            "race": rng.choice(list("ABC"), n),
+            "label": np.where(y == 1, "yes", "no"),
+            "pred": np.where(rng.random(n) < 0.5, "yes", "no"),
+            "score": rng.random(n),
+            "w": rng.integers(1, 5, n).astype(float),
+            "month": rng.integers(1, 4, n),
+        }
+    ).with_columns(pl.when(pl.int_range(pl.len()) % 97 == 0).then(None).otherwise(pl.col("label")).alias("label"))
+
+
+def test_spark_counts_and_report_equal_polars(spark):
+    df = _frame()
+    sdf = spark.createDataFrame(df.to_arrow())
+    kw = dict(y_true="label", y_pred="pred", y_score="score", weight="w", protected=["sex", "race"],
+              favorable="yes", on_missing="ignore")  # fmt: skip
+    cells_kw = {k: v for k, v in kw.items() if k != "on_missing"}
+    got = pf.confusion_counts(sdf, **cells_kw, by="month").collect()
+    want = pf.confusion_counts(df, **cells_kw, by="month").collect()
+    assert_frame_equal(got.with_columns(pl.col("month").cast(pl.Int64)), want)  # integer weights: exact
+    rep_s = pf.fairness_report(sdf, **kw, privileged={"sex": "M"})
+    rep_p = pf.fairness_report(df, **kw, privileged={"sex": "M"})
+    assert_frame_equal(rep_s, rep_p)
+    assert rep_s.filter(pl.col("attribute").is_null(), metric="n_missing")["value"].item() > 0
+
+
+def test_spark_invalid_labels_raise(spark):
+    sdf = spark.createDataFrame(_frame(200).to_arrow())
+    with pytest.raises(pf.InvalidInputError, match="neither favorable"):
+        pf.fairness_report(sdf, y_true="label", y_pred="pred", protected="sex", favorable="yes",
+                           unfavorable="nope", on_missing="ignore")  # fmt: skip
