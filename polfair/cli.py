@@ -170,10 +170,59 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--intersections", type=int, help="largest attribute-set size (default: all)")
     rep.add_argument("--on-missing", choices=["warn", "raise", "ignore"], default="warn")
     rep.add_argument("--out", help="output file (.parquet/.csv/.json/.ndjson); default: print a summary")
+    rep.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                     help="spinner with elapsed time and rows/s on stderr (default: when stderr is a terminal)")
     rep.add_argument("--config", help="fairness monitor config (.toml/.json): groups, thresholds, sample sizes")
     rep.add_argument("--fail-on-violation", action="store_true",
                      help="exit with status 1 when a threshold is violated (needs thresholds in --config)")
     return p
+
+
+def _known_rows(path: str, lf: pl.LazyFrame) -> int | None:
+    """Row count from parquet metadata (no data read); None for other sources."""
+    if not (path.lower().endswith(".parquet") or Path(path).is_dir() or "*" in path):
+        return None
+    try:
+        return int(lf.select(pl.len()).collect().item())
+    except Exception:  # unreadable metadata: just no rate
+        return None
+
+
+def _with_progress(run: Any, path: str, lf: pl.LazyFrame, progress: bool | None) -> pl.DataFrame:
+    """Run ``run()`` (the report) while a spinner shows elapsed time on stderr; then rows/s."""
+    import threading
+    import time
+
+    show = sys.stderr.isatty() if progress is None else progress
+    if not show:
+        return run()
+    rows = _known_rows(path, lf)
+    done = threading.Event()
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["out"] = run()
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["err"] = exc
+        finally:
+            done.set()
+
+    t0 = time.perf_counter()
+    threading.Thread(target=work, daemon=True).start()
+    frames = "|/-\\"
+    i = 0
+    size = f"{rows:,} rows" if rows is not None else "rows"
+    while not done.wait(0.2):
+        print(f"\r{frames[i % 4]} polfair: counting {size} ... {time.perf_counter() - t0:6.1f} s",
+              end="", file=sys.stderr, flush=True)  # fmt: skip
+        i += 1
+    elapsed = time.perf_counter() - t0
+    rate = f" ({rows / elapsed:,.0f} rows/s)" if rows else ""
+    print(f"\rpolfair: audited {size} in {elapsed:.1f} s{rate}" + " " * 10, file=sys.stderr, flush=True)
+    if "err" in box:
+        raise box["err"]
+    return box["out"]
 
 
 def _run_demo(args: argparse.Namespace) -> int:
@@ -227,7 +276,7 @@ def _run_report(args: argparse.Namespace) -> int:
         "on_missing": args.on_missing,
         "config": args.config,
     }
-    report = fairness_report(lf, **kwargs)
+    report = _with_progress(lambda: fairness_report(lf, **kwargs), args.path, lf, args.progress)
     violations = _violations(report, args)
     if args.out:
         write_report(report, args.out)

@@ -64,3 +64,15 @@ def test_bad_input_exits_2_with_a_clear_message(tmp_path, capsys):
     assert code == 2
     err = capsys.readouterr().err
     assert "rac" in err and "race" in err
+
+
+def test_progress_reports_rows_per_second_on_stderr(tmp_path, capsys):
+    src = tmp_path / "c.parquet"
+    pf.load_compas().write_parquet(src)
+    args = ["report", str(src), "--y-true", "two_year_recid", "--y-pred", "decile_score >= 5",
+            "--protected", "sex", "--out", str(tmp_path / "r.parquet")]  # fmt: skip
+    assert main([*args, "--progress"]) == 0
+    err = capsys.readouterr().err
+    assert "audited 6,172 rows" in err and "rows/s" in err
+    assert main([*args, "--no-progress"]) == 0
+    assert capsys.readouterr().err == ""
