@@ -3,35 +3,82 @@
 One pass over the data yields the cell table (weighted confusion counts per cell of every
 protected-attribute combination, :func:`confusion_counts`); every metric, roll-up, comparison,
 entropy index and differential-fairness value is arithmetic on that small table
-(:func:`fairness_report`).
+(:func:`fairness_report`). The same metric definitions serve Polars expressions
+(:func:`selection_rate`, :func:`equalized_odds_difference`, ...), the streaming
+:class:`FairnessAccumulator`, and the monitoring layer (:class:`FairnessConfig`, :func:`alerts`).
 """
 
 from __future__ import annotations
 
+import polfair.namespace  # noqa: F401  (registers the ``df.fair`` / ``lf.fair`` namespaces)
+from polfair.accumulator import FairnessAccumulator
 from polfair.counts import COUNT_COLUMNS, confusion_counts, merge_counts
 from polfair.datasets import load_adult, load_compas, load_german_credit
 from polfair.exceptions import ColumnNotFoundError, InvalidInputError, MissingValuesWarning, PolfairError
+from polfair.expr import (
+    accuracy,
+    base_rate,
+    demographic_parity_difference,
+    demographic_parity_ratio,
+    equal_opportunity_difference,
+    equal_opportunity_ratio,
+    equalized_odds_difference,
+    equalized_odds_ratio,
+    error_rate,
+    false_discovery_rate,
+    false_negative_rate,
+    false_omission_rate,
+    false_positive_rate,
+    group_difference,
+    group_max,
+    group_min,
+    group_ratio,
+    negative_predictive_value,
+    positive_predictive_value,
+    selection_rate,
+    true_negative_rate,
+    true_positive_rate,
+)
+from polfair.groupwise import (
+    GroupwiseMetric,
+    demographic_parity,
+    diff_range,
+    equal_opportunity,
+    equalized_odds,
+    groupwise_metric,
+    max_abs_difference_to_reference,
+    ratio_range,
+)
 from polfair.metrics import ALIASES, DISPARITIES, METRICS
+from polfair.monitor import FairnessConfig, alerts, apply_thresholds
+from polfair.multiclass import multiclass_report, subgroup_accuracy_difference
 from polfair.report import REPORT_COLUMNS, fairness_report, report_from_counts
 
 __version__ = "0.1.0"
 
+_core = ["confusion_counts", "merge_counts", "fairness_report", "report_from_counts", "COUNT_COLUMNS", "REPORT_COLUMNS"]
+_registry = ["METRICS", "ALIASES", "DISPARITIES"]
+_rates = [
+    "selection_rate", "base_rate", "true_positive_rate", "true_negative_rate", "false_positive_rate",
+    "false_negative_rate", "positive_predictive_value", "negative_predictive_value", "false_discovery_rate",
+    "false_omission_rate", "accuracy", "error_rate",
+]  # fmt: skip
+_fairness = [
+    "demographic_parity_difference", "demographic_parity_ratio", "equalized_odds_difference",
+    "equalized_odds_ratio", "equal_opportunity_difference", "equal_opportunity_ratio",
+    "group_difference", "group_ratio", "group_min", "group_max",
+]  # fmt: skip
+_groupwise = [
+    "GroupwiseMetric", "groupwise_metric", "diff_range", "ratio_range", "max_abs_difference_to_reference",
+    "demographic_parity", "equal_opportunity", "equalized_odds",
+]  # fmt: skip
+_monitoring = ["FairnessConfig", "alerts", "apply_thresholds"]
+_streaming = ["FairnessAccumulator"]
+_multiclass = ["multiclass_report", "subgroup_accuracy_difference"]
+_data = ["load_compas", "load_adult", "load_german_credit"]
+_errors = ["PolfairError", "ColumnNotFoundError", "InvalidInputError", "MissingValuesWarning"]
+
 __all__ = [
-    "ALIASES",
-    "COUNT_COLUMNS",
-    "DISPARITIES",
-    "METRICS",
-    "REPORT_COLUMNS",
-    "ColumnNotFoundError",
-    "InvalidInputError",
-    "MissingValuesWarning",
-    "PolfairError",
-    "__version__",
-    "confusion_counts",
-    "fairness_report",
-    "load_adult",
-    "load_compas",
-    "load_german_credit",
-    "merge_counts",
-    "report_from_counts",
-]
+    *_core, *_registry, *_rates, *_fairness, *_groupwise, *_monitoring, *_streaming, *_multiclass,
+    *_data, *_errors, "__version__",
+]  # fmt: skip
