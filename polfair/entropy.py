@@ -226,7 +226,8 @@ def smoothed_empirical_differential_fairness(
 
     Notes
     -----
-    Cells without any counted row are left out (aif360 only sees observed cells). Reference:
+    Cells without any counted row, and cells whose smoothed rate is 0/0 (zero total weight at
+    concentration 0), are left out (aif360 only sees observed cells; it would return NaN there). Reference:
     Foulds, Islam, Keya & Pan (2020), "An intersectional definition of fairness"; aif360
     ``BinaryLabelDatasetMetric.smoothed_empirical_differential_fairness``.
 
@@ -251,7 +252,9 @@ def smoothed_empirical_differential_fairness(
     df = df.with_columns(lp=sbr.log(), ln=(1.0 - sbr).log())
     lp, ln = pl.col("lp"), pl.col("ln")
     out = df.group_by(keys).agg(
-        k=pl.len(),
+        # cells with an undefined smoothed rate (0/0: zero total weight at concentration 0) are
+        # left out like empty cells; polars' max/min skip their NaN, so they must not count in k
+        k=lp.is_not_nan().sum(),
         value=pl.max_horizontal((lp.max() - lp.min()).fill_nan(None), (ln.max() - ln.min()).fill_nan(None)),
     )
     out = out.with_columns(value=pl.when(pl.col("k") >= 2).then(pl.col("value")))
