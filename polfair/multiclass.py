@@ -235,7 +235,7 @@ def multiclass_counts(
         small = rows.group_by([*group, _K, _T, _P, _EX, _ST]).agg(
             pl.len().cast(pl.UInt64).alias(_N), pl.col(_W).sum()
         ).collect()
-        width = small.filter(pl.col(_K).is_not_null()).select(pl.col(_K).max() + 1, pl.col(_K).count())
+        width = small.filter(pl.col(_K).is_not_null()).select((pl.col(_K).max() + 1).alias("k"), pl.col(_K).count().alias("c"))
     else:
         scores = _is_list(pdt)
         if scores:
@@ -316,7 +316,7 @@ def multiclass_counts(
             (pl.col(_T) == pl.col(CLASS)).fill_null(False).alias(_T),
             (pl.col(_P) == pl.col(CLASS)).fill_null(False).alias(_P),
         )
-    _check_states(per_row, on_missing, total)
+    _check_states(per_row, small, on_missing, total)
     t, p, v = pl.col(_T), pl.col(_P), pl.col(_ST) == _VALID
     n, wt = pl.col(_N), pl.col(_W)
 
@@ -347,11 +347,11 @@ def multiclass_counts(
     return out.select(*group, CLASS, *COUNT_COLUMNS, "n_correct", "w_correct")
 
 
-def _check_states(per_row: pl.DataFrame, on_missing: str, total: int) -> None:
-    invalid = int(per_row.filter(pl.col(_ST) == _INVALID)[_N].sum() or 0)
+def _check_states(per_row: pl.DataFrame, small: pl.DataFrame, on_missing: str, total: int) -> None:
+    invalid = int(small.filter(pl.col(_ST) == _INVALID)[_N].sum() or 0)  # multilabel: (row, label) pairs
     if invalid:
         msg = (
-            f"{invalid} of {total} rows are invalid: negative/NaN/infinite weights, empty or "
+            f"{invalid} rows (multilabel: row-label pairs) of {total} are invalid: negative/NaN/infinite weights, empty or "
             "null-holding score lists, negative class indices, multilabel values other than 0/1, or "
             "label lists whose lengths differ between y_true and y_pred. Fix or filter them"
         )
