@@ -344,3 +344,22 @@ def test_cli_fail_on_violation(compas, tmp_path, capsys):
     assert cli_main(["report", str(data), "--y-true", "two_year_recid", "--protected", "sex",
                      "--fail-on-violation"]) == 2  # fmt: skip
     assert "needs thresholds" in capsys.readouterr().err
+
+
+# ---- docs --------------------------------------------------------------------------------------
+
+
+def test_docs_examples_run(monkeypatch, capsys):
+    """Every ```python block of docs/monitoring.md runs, in order, from the repository root."""
+    pytest.importorskip("sklearn")
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "docs" / "monitoring.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert len(blocks) >= 6
+    monkeypatch.chdir(root)
+    ns: dict = {}
+    for i, block in enumerate(blocks):
+        exec(compile(block, f"docs/monitoring.md[block {i}]", "exec"), ns)  # noqa: S102
+    assert "violation" in capsys.readouterr().out
