@@ -34,6 +34,7 @@ import polars as pl
 
 from polfair.exceptions import PolfairError
 from polfair.metrics import ALIASES, METRICS, rate
+from polfair.report import REPORT_COLUMNS as _REPORT_COLUMNS
 
 __all__ = [
     "GROUPWISE",
@@ -52,8 +53,6 @@ __all__ = [
 Combine = Literal["max", "min", "mean"]
 Direction = Literal["minimize", "maximize", "zero"]
 
-#: Columns of the report that are not ``by`` columns.
-_REPORT_COLUMNS = ("attribute", "group", "metric", "value", "reference_group", "difference", "ratio", "n")
 _MONITOR_COLUMNS = ("threshold", "status")
 _AI, _IS_GROUP = "__pf_gw_ai", "__pf_gw_isgroup"
 

@@ -41,6 +41,7 @@ import polars as pl
 from polfair import groupwise
 from polfair.exceptions import ColumnNotFoundError, PolfairError
 from polfair.metrics import METRICS
+from polfair.report import REPORT_COLUMNS as _REPORT_COLUMNS
 from polfair.spec import to_lazyframe
 
 __all__ = [
@@ -60,7 +61,6 @@ OTHER = "other"
 #: Values of the ``status`` column (null where no threshold applies).
 STATUS_VALUES = ("ok", "violation", "insufficient_data")
 
-_REPORT_COLUMNS = ("attribute", "group", "metric", "value", "reference_group", "difference", "ratio", "n")
 _KEYS = (
     "favorable", "monitored", "reference", "thresholds", "min_sample_size", "max_sample_size",
     "seed", "metrics", "y_true", "y_pred", "y_score", "weight", "by",
