@@ -1,0 +1,148 @@
+"""Shared fixtures and hypothesis strategies: random audit cases as (Polars frame, reference rows)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+import pytest
+from hypothesis import strategies as st
+
+from reference import Rows
+
+#: label encodings: name -> (value of the favorable state, value of the unfavorable state, dtype)
+LABEL_KINDS = {
+    "int": (1, 0, pl.Int64),
+    "int_fav0": (0, 1, pl.Int64),
+    "bool": (True, False, pl.Boolean),
+    "str": ("yes", "no", pl.String),
+}
+
+SCORES = [0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0]
+WEIGHTS = [0.0, 0.5, 1.0, 2.0, 3.25]
+
+
+@dataclass
+class Case:
+    """One random audit: the frame, its reference rows, and the keyword arguments of the report."""
+
+    df: pl.DataFrame
+    rows: Rows
+    kwargs: dict[str, Any]  # data columns: y_true, y_pred, y_score, weight, protected, by, favorable
+    options: dict[str, Any]  # privileged, reference, intersections, alpha, concentration
+    label_kind: str
+
+    @property
+    def by(self) -> list[str]:
+        return list(self.rows.by)
+
+
+def _encode(states: list, kind: str) -> list:
+    fav, unf, _ = LABEL_KINDS[kind]
+    return [None if s is None else (fav if s == 1 else unf) for s in states]
+
+
+@st.composite
+def audit_cases(
+    draw: st.DrawFn,
+    *,
+    min_rows: int = 1,
+    max_rows: int = 40,
+    by: bool | None = None,
+    predictions: str | None = None,
+    nulls: bool | None = None,
+    weights: bool | None = None,
+    label_kinds: tuple[str, ...] = tuple(LABEL_KINDS),
+    options: bool = True,
+) -> Case:
+    """A random frame with 1-4 protected attributes of 2-6 levels (some unobserved), optional null
+    keys, labels of any kind, optional predictions/scores/weights/by, optional null values."""
+    n = draw(st.integers(min_rows, max_rows))
+    allow_nulls = draw(st.booleans()) if nulls is None else nulls
+    k = draw(st.integers(1, 4))
+    keys: dict[str, list] = {}
+    schema: dict[str, pl.DataType] = {}
+    for j in range(k):
+        levels = draw(st.integers(2, 6))
+        if draw(st.booleans()):
+            pool: list = [f"{chr(97 + j)}{i}" for i in range(levels)]
+            schema[f"k{j}"] = pl.String
+        else:
+            pool = list(range(levels))
+            schema[f"k{j}"] = pl.Int64
+        if allow_nulls and draw(st.booleans()):
+            pool = [*pool, None]
+        keys[f"k{j}"] = draw(st.lists(st.sampled_from(pool), min_size=n, max_size=n))
+
+    kind = draw(st.sampled_from(label_kinds))
+    state_pool = [0, 1, None] if allow_nulls and draw(st.booleans()) else [0, 1]
+    y = draw(st.lists(st.sampled_from(state_pool), min_size=n, max_size=n))
+    data: dict[str, list] = {**keys, "y": _encode(y, kind)}
+    schema["y"] = LABEL_KINDS[kind][2]
+    kwargs: dict[str, Any] = {"y_true": "y", "protected": list(keys), "favorable": LABEL_KINDS[kind][0]}
+
+    mode = predictions or draw(st.sampled_from(["none", "pred", "score", "pred+score"]))
+    p = s = None
+    if "pred" in mode:
+        pool = [0, 1, None] if allow_nulls and draw(st.booleans()) else [0, 1]
+        p = draw(st.lists(st.sampled_from(pool), min_size=n, max_size=n))
+        data["yhat"], schema["yhat"] = _encode(p, kind), LABEL_KINDS[kind][2]
+        kwargs["y_pred"] = "yhat"
+    if "score" in mode:
+        pool = [*SCORES, None] if allow_nulls and draw(st.booleans()) else SCORES
+        s = draw(st.lists(st.sampled_from(pool), min_size=n, max_size=n))
+        data["score"], schema["score"] = s, pl.Float64
+        kwargs["y_score"] = "score"
+    threshold = draw(st.sampled_from([0.5, 0.25, 0.75])) if mode == "score" else 0.5
+    if mode == "score":
+        kwargs["threshold"] = threshold
+
+    wt = None
+    if weights if weights is not None else draw(st.booleans()):
+        pool = [*WEIGHTS, None] if allow_nulls and draw(st.booleans()) else WEIGHTS
+        wt = draw(st.lists(st.sampled_from(pool), min_size=n, max_size=n))
+        data["wt"], schema["wt"] = wt, pl.Float64
+        kwargs["weight"] = "wt"
+
+    by_cols: dict[str, list] = {}
+    if by if by is not None else draw(st.booleans()):
+        pool = ["x", "y", "z"][: draw(st.integers(1, 3))]
+        if allow_nulls and draw(st.booleans()):
+            pool = [*pool, None]
+        by_cols["bcol"] = draw(st.lists(st.sampled_from(pool), min_size=n, max_size=n))
+        data["bcol"], schema["bcol"] = by_cols["bcol"], pl.String
+        kwargs["by"] = ["bcol"]
+
+    opts: dict[str, Any] = {}
+    if options:
+        reference = draw(st.sampled_from([None, None, "largest", "overall", "best", "privileged"]))
+        privileged: dict[str, Any] = {}
+        for name in keys:
+            if draw(st.booleans()):
+                values = sorted({v for v in keys[name] if v is not None}) or [None]
+                choice = draw(st.sampled_from([*values, "list"]))
+                privileged[name] = values[:2] if choice == "list" else choice
+        intersections = draw(st.sampled_from([None, None, 1, 2, "explicit"]))
+        if intersections == "explicit":
+            names = list(keys)
+            intersections = [draw(st.sampled_from(names)), names]
+        opts = {
+            "privileged": privileged or None,
+            "reference": reference,
+            "intersections": intersections,
+            "alpha": draw(st.sampled_from([2.0, 1.0, 0.5, 3.0, 0.0])),
+            "concentration": draw(st.sampled_from([1.0, 0.5, 2.0, 0.0])),
+        }
+
+    df = pl.DataFrame(data, schema=schema)
+    rows = Rows(y=y, p=p, s=s, wt=wt, keys=keys, by=by_cols, threshold=threshold)
+    return Case(df=df, rows=rows, kwargs=kwargs, options=opts, label_kind=kind)
+
+
+@pytest.fixture(scope="session")
+def compas() -> pl.DataFrame:
+    """COMPAS two-year data with ProPublica's filter (6,172 rows), bundled with polfair."""
+    import polfair as pf
+
+    return pf.load_compas()
