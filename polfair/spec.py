@@ -319,7 +319,8 @@ def build_spec(
     by_names = tuple(_output_name(e, "by") for e in by_exprs)
     label_name = _output_name(roles["y_true"], "y_true")
     for k, e in zip(keys, key_exprs):
-        if k == label_name or e.meta.eq(roles["y_true"]):
+        # undo_aliases: pl.col("label").alias("x") is still the label column
+        if k == label_name or e.meta.undo_aliases().meta.eq(roles["y_true"].meta.undo_aliases()):
             msg = (
                 f"protected attribute {k!r} is the label column y_true={label_name!r}; a label "
                 "cannot be its own protected attribute: pass the demographic columns as protected="
