@@ -1,0 +1,58 @@
+"""The ``fair`` namespace forwards to the functions; the examples of docs/expressions.md run."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import polfair as pf
+import polfair.expr as pfx
+import polfair.namespace  # noqa: F401  (registers df.fair / lf.fair)
+from polfair.multiclass import multiclass_report
+
+DF = pl.DataFrame({"y": [1, 0, 1, 1, 0, 0, 1, 0], "p": [1, 1, 0, 1, 0, 1, 1, 0],
+                   "sex": ["f", "f", "f", "m", "m", "m", "f", "m"], "w": [1.0, 2, 1, 1, 3, 1, 1, 2]})
+
+
+def test_dataframe_namespace_forwards() -> None:
+    kw = dict(y_true="y", y_pred="p", protected="sex")
+    assert DF.fair.report(**kw).equals(pf.fairness_report(DF, **kw))
+    assert DF.fair.counts(**kw, weight="w").equals(pf.confusion_counts(DF, **kw, weight="w").collect())
+    assert DF.fair.multiclass_report(**kw).equals(multiclass_report(DF, **kw))
+    e = pfx.demographic_parity_difference("y", "p", sensitive_features="sex", sample_weight="w")
+    assert DF.fair.demographic_parity_difference("y", "p", sensitive_features="sex", sample_weight="w") \
+        == DF.select(e).item()  # fmt: skip
+    e = pfx.equalized_odds_difference("y", "p", sensitive_features="sex", agg="mean")
+    assert DF.fair.equalized_odds_difference("y", "p", sensitive_features="sex", agg="mean") == DF.select(e).item()
+
+
+def test_lazyframe_namespace_stays_lazy() -> None:
+    lf = DF.lazy()
+    counts = lf.fair.counts(y_true="y", y_pred="p", protected="sex")
+    assert isinstance(counts, pl.LazyFrame)
+    assert counts.collect().equals(pf.confusion_counts(DF, y_true="y", y_pred="p", protected="sex").collect())
+    assert lf.fair.report(y_true="y", y_pred="p", protected="sex").equals(
+        pf.fairness_report(DF, y_true="y", y_pred="p", protected="sex"))  # fmt: skip
+
+
+def test_namespace_methods_are_explicit() -> None:
+    from polfair.namespace import FairFrame, FairLazyFrame
+
+    for cls in (FairFrame, FairLazyFrame):
+        assert "__getattr__" not in vars(cls)
+        with pytest.raises(AttributeError):
+            getattr(DF.fair if cls is FairFrame else DF.lazy().fair, "selection_ratee")
+
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "expressions.md"
+
+
+def test_docs_examples_run() -> None:
+    blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)
+    assert len(blocks) >= 3
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, str(DOC), "exec"), namespace)  # noqa: S102  (asserts inside the docs)
