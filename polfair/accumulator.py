@@ -94,8 +94,10 @@ class FairnessAccumulator:
     >>> acc = FairnessAccumulator(y_true="y", y_pred="p", protected="sex")
     >>> acc.update(df[:4]).update({"y": [0, 0], "p": [0, 1], "sex": ["m", "m"]})  # doctest: +ELLIPSIS
     <polfair.accumulator.FairnessAccumulator object at ...>
-    >>> acc.compute().equals(pf.fairness_report(df, y_true="y", y_pred="p", protected="sex"))
+    >>> acc.state().equals(pf.confusion_counts(df, y_true="y", y_pred="p", protected="sex").collect())
     True
+    >>> acc.compute().filter(metric="selection_rate", group="f")["value"].item()
+    0.666...
     """
 
     def __init__(

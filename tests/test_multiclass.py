@@ -10,6 +10,7 @@ import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
 
 import polfair as pf
 import polfair.expr as pfx
@@ -125,7 +126,11 @@ def test_binary_labels_equal_binary_report() -> None:
     rep = multiclass_report(df, y_true="y", y_pred="p", protected="g")
     binary = pf.fairness_report(df, y_true="y", y_pred="p", protected="g")
     ours = rep.filter(pl.col(CLASS) == 1).drop(CLASS)
-    assert ours.equals(binary)
+    # bit-identical except the entropy indices, which report_from_counts sums in a run-dependent
+    # order (last-bit noise; see the accumulator tests)
+    exact = pl.col("metric").str.contains("entropy|theil|coefficient_of_variation").not_()
+    assert_frame_equal(ours.filter(exact), binary.filter(exact), check_exact=True)
+    assert_frame_equal(ours.filter(~exact), binary.filter(~exact), rel_tol=1e-12, abs_tol=1e-15)
     dpd = rep.filter(pl.col(CLASS).is_null(), metric="demographic_parity_difference")["value"].item()
     assert dpd == binary.filter(metric="demographic_parity_difference")["value"].item()
 
