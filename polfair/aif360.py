@@ -248,6 +248,8 @@ class BinaryLabelDatasetMetric:
             data, y_true=y_true, y_pred=y_pred, y_score=y_score, protected=protected,
             favorable=favorable_label, unfavorable=unfavorable_label, weight=weight,
         )  # fmt: skip
+        plist = [protected] if isinstance(protected, (str, pl.Expr)) else list(protected)
+        self._protected_exprs = [pl.col(e) if isinstance(e, str) else e for e in plist]
         self.favorable_label = favorable_label
         self.unfavorable_label = unfavorable_label
         self.protected_attribute_names = list(self._spec.keys)
@@ -463,16 +465,9 @@ class BinaryLabelDatasetMetric:
             else:  # MulticlassLabelDataset mapping (or non-numeric labels): 1 = favorable, 0 = not
                 fav = list(self.favorable_label) if isinstance(self.favorable_label, (list, tuple)) else [self.favorable_label]
                 ylab = y.is_in(fav).cast(pl.Float64)
-            keys = [pl.col(k) for k in spec.keys]
-            prot = spec.lf.select(keys)
-            frame = pl.concat(
-                [
-                    source.select([pl.col(f).cast(pl.Float64).alias(f"__pf_f{i}") for i, f in enumerate(feats)]
-                                  + [ylab.alias("__pf_y")]),
-                    prot.select([pl.col(k).alias(f"__pf_k{i}") for i, k in enumerate(spec.keys)]),
-                ],
-                how="horizontal",
-            ).collect()  # fmt: skip
+            keys = [e.alias(f"__pf_k{i}") for i, e in enumerate(self._protected_exprs)]
+            feat_cols = [pl.col(f).cast(pl.Float64).alias(f"__pf_f{i}") for i, f in enumerate(feats)]
+            frame = source.select([*feat_cols, ylab.alias("__pf_y"), *keys]).collect()  # one scan
             self._rows = {
                 "features": frame.select([f"__pf_f{i}" for i in range(len(feats))]).to_numpy().astype(np.float64)
                 if feats
@@ -653,7 +648,8 @@ class BinaryLabelDatasetMetric:
         notes="Reproduces aif360 0.6.1 including its complement-group bug (spec §9 step 6) and its "
         "assumption that raw labels are 0/1 whatever ``favorable_label`` is. Unweighted, ignores the "
         "groups. Unlike aif360 (memoised, so a positional ndarray raises ``TypeError: unhashable``), "
-        "arrays may be passed positionally. Kearns, Neel, Roth & Wu (2018), 'Preventing fairness "
+        "arrays may be passed positionally. A column name or expression is read with one more small "
+        "select over the data; an array is not. Kearns, Neel, Roth & Wu (2018), 'Preventing fairness "
         "gerrymandering'.",
         example=">>> print(round(dm.rich_subgroup([1, 1, 0, 0, 1, 1, 1, 1], fairness_def='FP'), 6))\n0.0625",
         setup=_SETUP_BL,
