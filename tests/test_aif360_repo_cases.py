@@ -52,14 +52,14 @@ def test_generalized_entropy_index() -> None:
 def test_theil_index() -> None:
     df = pl.DataFrame({"feat": FEAT, "label": LABEL, "pred": _pred(LABEL, [3, 9], [4, 5])})
     cm = ClassificationMetric(df, y_true="label", y_pred="pred", protected="feat")
-    assert cm.theil_index() == pytest.approx(4 * np.log(2) / 10, rel=1e-15)
+    assert cm.theil_index() == pytest.approx(4 * np.log(2) / 10, rel=1e-12)
 
 
 def test_between_all_groups() -> None:
     df = pl.DataFrame({"feat": FEAT, "label": LABEL, "pred": _pred(LABEL, [3, 9], [4, 5])})
     cm = ClassificationMetric(df, y_true="label", y_pred="pred", protected="feat")
     b = np.array([1, 1, 1.25, 1.25, 1.25, 1.25, 0.75, 0.75, 0.75, 0.75])
-    assert cm.between_all_groups_generalized_entropy_index() == pytest.approx(1 / 20 * np.sum(b**2 - 1), rel=1e-14)
+    assert cm.between_all_groups_generalized_entropy_index() == pytest.approx(1 / 20 * np.sum(b**2 - 1), rel=1e-12)
 
 
 def test_between_group() -> None:
@@ -73,7 +73,7 @@ def test_between_group() -> None:
         unprivileged_groups=[{"feat": 0}], privileged_groups=[{"feat": 1}],
     )  # fmt: skip
     b = np.array([0.5, 0.5, 1.25, 1.25, 1.25, 1.25])
-    assert cm.between_group_generalized_entropy_index() == pytest.approx(1 / 12 * np.sum(b**2 - 1), rel=1e-14)
+    assert cm.between_group_generalized_entropy_index() == pytest.approx(1 / 12 * np.sum(b**2 - 1), rel=1e-12)
 
 
 def test_multiclass_confusion_matrix() -> None:
@@ -164,8 +164,12 @@ def test_r_package_case(r_case: ClassificationMetric, key: Any) -> None:
     name, args = (key[0], {"privileged": key[1]}) if isinstance(key, tuple) else (key, {})
     got = getattr(r_case, name)(**args)
     assert isinstance(got, np.float64)
-    # exact for counts and plain rates; the entropy indices sum in another order (~1e-16 relative)
-    assert got == pytest.approx(R_EXPECTED[key], rel=2e-15, abs=0)
+    if any(w in name for w in ("entropy", "theil", "coefficient")):
+        # summed over the cell table's distinct benefits, not over rows: equal to 1e-12 relative
+        # (between-group indices are small differences of O(1) terms, so last-bit noise is amplified)
+        assert got == pytest.approx(R_EXPECTED[key], rel=1e-12, abs=0)
+    else:  # unweighted counts and the rates made of them: bit-identical to aif360
+        assert got == R_EXPECTED[key]
 
 
 def test_r_package_case_integer_counts_are_exact(r_case: ClassificationMetric) -> None:
