@@ -114,11 +114,13 @@ def pivot_codes(codes: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
             s(wt, yt1 & (pred == 0)).alias("gfn"),
         ]
     group = [*spec.by, *spec.keys]
+    # sort the (small) code table first so the weighted sums below add in the same order every run
+    codes = codes.sort([*group, CODE], nulls_last=False)
     if group:
-        out = codes.group_by(group).agg(aggs)
+        out = codes.group_by(group, maintain_order=True).agg(aggs)
     else:
         out = codes.select(aggs)
-    return out.sort(group, nulls_last=False) if group else out
+    return out
 
 
 def describe_code_problems(codes: pl.DataFrame) -> dict[str, int]:

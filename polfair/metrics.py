@@ -215,7 +215,8 @@ def group_metrics(needs_predictions: bool = True, c: Counts | None = None) -> li
     Examples
     --------
     >>> import polars as pl
-    >>> t = pl.DataFrame({"tp": [1.0], "fp": [1.0], "tn": [0.0], "fn": [0.0]})
+    >>> c = {"tp": 1.0, "fp": 0.0, "tn": 0.0, "fn": 0.0, "gtp": 0.9, "gfp": 0.0, "gtn": 0.0, "gfn": 0.1}
+    >>> t = pl.DataFrame({k: [v] for k, v in c.items()})
     >>> t.select(group_metrics()).select("selection_rate", "true_negative_rate").row(0)
     (1.0, None)
     """

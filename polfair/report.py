@@ -407,7 +407,9 @@ _ALLKEY = "__pf_all"
 
 
 def _rollup(cells: pl.LazyFrame, group: Sequence[str]) -> pl.LazyFrame:
-    return cells.group_by(list(group)).agg([pl.col(c).sum() for c in _SUMS])
+    # maintain_order: groups come out in cell-table order, so every later float sum (entropy,
+    # EDF) adds the same numbers in the same order on every run
+    return cells.group_by(list(group), maintain_order=True).agg([pl.col(c).sum() for c in _SUMS])
 
 
 def report_from_counts(
@@ -468,8 +470,10 @@ def report_from_counts(
         if k not in keys:
             msg = f"privileged names {k!r}, which is not a protected attribute {keys}"
             raise PolfairError(msg)
-    lf = cells.lazy()
-    ib = by or [_ALLKEY]  # an internal constant key keeps one code path for "no by"
+    # internally the by columns get private names (no clash with any working column), and a
+    # constant key stands in for "no by", so there is one code path
+    ib = [f"__pf_by{i}" for i in range(len(by))] or [_ALLKEY]
+    lf = cells.lazy().rename(dict(zip(by, ib)))
     if not by:
         lf = lf.with_columns(pl.lit(0, pl.Int8).alias(_ALLKEY))
     metric_names = [m.name for m in METRICS.values() if has_predictions or m.needs == "labels"]
@@ -514,7 +518,7 @@ def report_from_counts(
     out = out.with_columns(pl.col("metric").replace_strict(_ORDER, default=len(_ORDER)).alias(_SORT_M))
     out = out.sort([*ib, _SORT_A, _SORT_G, _SORT_M], nulls_last=False)
     return out.select(
-        *by,
+        *[pl.col(i).alias(b) for i, b in zip(ib, by)],
         pl.col("attribute").cast(pl.String),
         pl.col("group").cast(pl.String),
         pl.col("metric").cast(pl.String),
@@ -693,8 +697,9 @@ def _population_rows(
     alpha: float,
     concentration: float,
 ) -> pl.LazyFrame:
-    vals, names = _indices(_rollup(cells, [*ib, *keys]), ib, has_predictions, alpha, concentration,
-                           prefix="between_all_groups_")  # fmt: skip
+    # materialised as one chunk: sums over a multi-chunk frame may add in a run-dependent order
+    full = _rollup(cells, [*ib, *keys]).collect().rechunk().lazy()
+    vals, names = _indices(full, ib, has_predictions, alpha, concentration, prefix="between_all_groups_")
     if has_predictions:
         ind, ind_names = _entropy_family(entropy.benefit_of_individuals(cells, ib), ib, alpha, prefix="")
         vals = _join(vals, ind, ib)

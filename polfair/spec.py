@@ -43,7 +43,7 @@ RESERVED = frozenset(
     {
         "n", "n_missing", "n_invalid", "w", "tp", "fp", "tn", "fn", "tp_n", "fp_n", "tn_n",
         "fn_n", "gtp", "gfp", "gtn", "gfn", "attribute", "group", "metric", "value",
-        "reference_group", "difference", "ratio",
+        "reference_group", "difference", "ratio", "threshold", "status",
     }
 )  # fmt: skip
 
