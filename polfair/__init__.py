@@ -3,7 +3,8 @@
 One pass over the data yields the cell table (weighted confusion counts per cell of every
 protected-attribute combination, :func:`confusion_counts`); every metric, roll-up, comparison,
 entropy index and differential-fairness value is arithmetic on that small table
-(:func:`fairness_report`). The same metric definitions serve Polars expressions
+(:func:`fairness_report`). The same metric definitions serve aif360-compatible classes
+(:class:`ClassificationMetric`, :class:`BinaryLabelDatasetMetric`), Polars expressions
 (:func:`selection_rate`, :func:`equalized_odds_difference`, ...), the streaming
 :class:`FairnessAccumulator`, and the monitoring layer (:class:`FairnessConfig`, :func:`alerts`).
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import polfair.namespace  # noqa: F401  (registers the ``df.fair`` / ``lf.fair`` namespaces)
 from polfair.accumulator import FairnessAccumulator
+from polfair.aif360 import BinaryLabelDatasetMetric, ClassificationMetric
 from polfair.counts import COUNT_COLUMNS, confusion_counts, merge_counts
 from polfair.datasets import load_adult, load_compas, load_german_credit
 from polfair.exceptions import ColumnNotFoundError, InvalidInputError, MissingValuesWarning, PolfairError
@@ -73,12 +75,13 @@ _groupwise = [
     "demographic_parity", "equal_opportunity", "equalized_odds",
 ]  # fmt: skip
 _monitoring = ["FairnessConfig", "alerts", "apply_thresholds"]
+_aif360 = ["ClassificationMetric", "BinaryLabelDatasetMetric"]
 _streaming = ["FairnessAccumulator"]
 _multiclass = ["multiclass_report", "subgroup_accuracy_difference"]
 _data = ["load_compas", "load_adult", "load_german_credit"]
 _errors = ["PolfairError", "ColumnNotFoundError", "InvalidInputError", "MissingValuesWarning"]
 
 __all__ = [
-    *_core, *_registry, *_rates, *_fairness, *_groupwise, *_monitoring, *_streaming, *_multiclass,
+    *_core, *_registry, *_rates, *_fairness, *_groupwise, *_monitoring, *_aif360, *_streaming, *_multiclass,
     *_data, *_errors, "__version__",
 ]  # fmt: skip
