@@ -929,7 +929,10 @@ def plan_report(
         msg = "y_true is required: name the label column (y_true='label'), or set y_true in the config"
         raise PolfairError(msg)
     if not protected_list:
-        msg = "protected is required: name the protected attributes, or give monitored/reference groups in the config"
+        msg = (
+            "protected is required: protected= must name at least one column or expression, e.g. "
+            "protected=['sex'] (with a config, its monitored/reference groups can supply them)"
+        )
         raise PolfairError(msg)
     if max_sample_size is not None:
         data = sample_rows(data, max_sample_size, seed)
