@@ -34,6 +34,7 @@ Row kinds:
 
 from __future__ import annotations
 
+import functools
 import itertools
 import warnings
 from typing import Any, Literal, Mapping, Sequence
@@ -476,15 +477,16 @@ def report_from_counts(
     lf = cells.lazy().rename(dict(zip(by, ib)))
     if not by:
         lf = lf.with_columns(pl.lit(0, pl.Int8).alias(_ALLKEY))
-    metric_names = [m.name for m in METRICS.values() if has_predictions or m.needs == "labels"]
-    disparities = list(DISPARITIES.values()) if has_predictions else label_disparities()
+    metric_names = _metric_names(has_predictions)
     sets = _attribute_sets(keys, intersections)
 
     pop = _rollup(lf, ib).with_columns(group_metrics(has_predictions)).collect()
     frames = []
+    modes: set[str] = set()
     for ai, attrs in enumerate(sets):
         covered = all(a in privileged for a in attrs)
         mode = reference or ("privileged" if privileged and covered else "largest")
+        modes.add(mode)
         is_priv = pl.lit(False)
         label = None
         if mode == "privileged" and covered:
@@ -506,12 +508,12 @@ def report_from_counts(
         pl.concat(frames).with_row_index(_SORT_G).with_columns(pl.col(_SORT_G).cast(pl.Int64))
         .with_columns(group_metrics(has_predictions)).collect()
     )  # fmt: skip
-    ref = _reference(groups.lazy(), pop.lazy(), sk, ib, metric_names)
+    ref = _reference(groups.lazy(), pop.lazy(), sk, ib, metric_names, modes)
     out = pl.concat(
         [
             _population_rows(lf, pop.lazy(), keys, ib, has_predictions, metric_names, alpha, concentration),
-            _group_rows(groups.lazy(), ref, sk, metric_names, disparities),
-            _attribute_rows(groups.lazy(), pop.lazy(), sk, ib, metric_names, has_predictions, alpha, concentration),
+            _group_rows(groups.lazy(), ref, sk, has_predictions),
+            _attribute_rows(groups.lazy(), pop.lazy(), sk, ib, has_predictions, alpha, concentration),
         ],
         how="diagonal_relaxed",
     )
@@ -535,36 +537,50 @@ def _privileged_values(v: Any) -> list[str]:
 
 
 def _reference(
-    groups: pl.LazyFrame, pop: pl.LazyFrame, sk: list[str], ib: list[str], metric_names: list[str]
+    groups: pl.LazyFrame,
+    pop: pl.LazyFrame,
+    sk: list[str],
+    ib: list[str],
+    metric_names: list[str],
+    modes: set[str],
 ) -> pl.LazyFrame:
-    """One row per (by group, attribute set): ``<metric>__ref`` values and ``<metric>__refname``."""
-    mode = pl.col(_MODE)
-    # privileged: the rows flagged privileged, summed; a by group without any gets null metrics
-    priv = (
-        groups.filter(mode == "privileged")
-        .group_by(sk)
-        .agg(pl.col(_PLABEL).first(), pl.col(_PRIV).any().alias("__pf_has"),
-             *[pl.col(c).filter(pl.col(_PRIV)).sum() for c in _SUMS])  # fmt: skip
-        .with_columns(group_metrics(True))
-        .with_columns([pl.when(pl.col("__pf_has")).then(pl.col(m)).alias(m) for m in metric_names])
-    )
-    parts = [_named(priv, sk, metric_names, pl.when(pl.col(_PLABEL).is_not_null()).then(pl.col(_PLABEL)))]
-    overall = groups.filter(mode == "overall").select(*sk).unique().join(pop, on=ib, how="left", nulls_equal=True)
-    parts.append(_named(overall, sk, metric_names, pl.lit("overall")))
-    largest = (
-        groups.filter(mode == "largest")
-        .sort([*sk, "w", _SORT_G], descending=[False] * len(sk) + [True, False], nulls_last=False)
-        .group_by(sk, maintain_order=True)
-        .first()
-    )  # largest total weight; ties go to the first group in key order
-    parts.append(_named(largest, sk, metric_names, pl.col(_G)))
-    cols = []
-    for m in metric_names:  # best: per metric
-        hib = METRICS[m].higher_is_better
-        pick = pl.col(m).max() if hib in (True, None) else pl.col(m).min()
-        cols += [pick.alias(f"{m}__ref"), pl.col(_G).filter(pl.col(m) == pick).first().alias(f"{m}__refname")]
-    parts.append(groups.filter(mode == "best").group_by(sk).agg(cols))
-    return pl.concat(parts, how="diagonal_relaxed")
+    """One row per (by group, attribute set): ``<metric>__ref`` values and ``<metric>__refname``.
+
+    Only the branches of the reference ``modes`` in use are built."""
+
+    def of(m: str) -> pl.LazyFrame:
+        return groups.filter(pl.col(_MODE) == m) if len(modes) > 1 else groups
+
+    parts = []
+    if "privileged" in modes:  # the rows flagged privileged, summed; none in a by group -> null
+        priv = (
+            of("privileged")
+            .group_by(sk)
+            .agg(pl.col(_PLABEL).first(), pl.col(_PRIV).any().alias("__pf_has"),
+                 *[pl.col(c).filter(pl.col(_PRIV)).sum() for c in _SUMS])  # fmt: skip
+            .with_columns(group_metrics(True))
+            .with_columns([pl.when(pl.col("__pf_has")).then(pl.col(m)).alias(m) for m in metric_names])
+        )
+        parts.append(_named(priv, sk, metric_names, pl.when(pl.col(_PLABEL).is_not_null()).then(pl.col(_PLABEL))))
+    if "overall" in modes:
+        overall = of("overall").select(*sk).unique().join(pop, on=ib, how="left", nulls_equal=True)
+        parts.append(_named(overall, sk, metric_names, pl.lit("overall")))
+    if "largest" in modes:  # largest total weight; ties go to the first group in key order
+        largest = (
+            of("largest")
+            .sort([*sk, "w", _SORT_G], descending=[False] * len(sk) + [True, False], nulls_last=False)
+            .group_by(sk, maintain_order=True)
+            .first()
+        )
+        parts.append(_named(largest, sk, metric_names, pl.col(_G)))
+    if "best" in modes:  # per metric: the best value of the attribute set's groups
+        cols = []
+        for m in metric_names:
+            hib = METRICS[m].higher_is_better
+            pick = pl.col(m).max() if hib in (True, None) else pl.col(m).min()
+            cols += [pick.alias(f"{m}__ref"), pl.col(_G).filter(pl.col(m) == pick).first().alias(f"{m}__refname")]
+        parts.append(of("best").group_by(sk).agg(cols))
+    return parts[0] if len(parts) == 1 else pl.concat(parts, how="diagonal_relaxed")
 
 
 def _named(ref: pl.LazyFrame, sk: list[str], metric_names: list[str], name: pl.Expr) -> pl.LazyFrame:
@@ -575,26 +591,42 @@ def _named(ref: pl.LazyFrame, sk: list[str], metric_names: list[str], name: pl.E
     )
 
 
-def _long(
-    wide: pl.LazyFrame, idx: list[str], values: dict[str, pl.Expr], **others: dict[str, pl.Expr]
-) -> pl.LazyFrame:
-    """Unpivot ``values`` (name -> expr) to (metric, value) rows; each ``others`` family, keyed by
-    the same names (missing names -> null), becomes one more column of the same rows."""
-    frames = [wide.select(*idx, *[e.alias(k) for k, e in values.items()]).unpivot(
-        index=idx, variable_name="metric", value_name="value")]  # fmt: skip
-    for col, family in others.items():
-        exprs = [family.get(k, pl.lit(None)).alias(k) for k in values]
-        frames.append(wide.select(exprs).unpivot(value_name=col).select(col))
-    return pl.concat(frames, how="horizontal")
+_LONG_TYPES = {"value": pl.Float64, "reference_group": pl.String, "difference": pl.Float64, "ratio": pl.Float64}
 
 
-def _group_rows(
-    groups: pl.LazyFrame, ref: pl.LazyFrame, sk: list[str], metric_names: list[str], disparities: list[Disparity]
-) -> pl.LazyFrame:
-    wide = groups.join(ref, on=sk, how="left", nulls_equal=True).with_columns(
-        pl.col(_G).alias("group"), pl.col("n").cast(pl.Int64)
+def _cells(values: dict[str, pl.Expr], **others: dict[str, pl.Expr]) -> tuple[pl.Expr, ...]:
+    """One struct per metric: ``value`` from ``values`` and one field per ``others`` family (keyed
+    by the same names; missing names give null)."""
+    fields = {"value": values, **others}
+    return tuple(
+        pl.struct(
+            [fam.get(name, pl.lit(None)).cast(_LONG_TYPES[col]).alias(col) for col, fam in fields.items()]
+        ).alias(name)
+        for name in values
     )
-    idx = [*sk, _SORT_G, "attribute", "group", "n"]
+
+
+def _long(wide: pl.LazyFrame, idx: list[str], cells: tuple[pl.Expr, ...]) -> pl.LazyFrame:
+    """Long rows (metric, value, ...) from :func:`_cells`: one select, one unpivot, one unnest."""
+    return (
+        wide.select(*idx, *cells)
+        .unpivot(index=idx, variable_name="metric", value_name="__pf_cell")
+        .unnest("__pf_cell")
+    )
+
+
+def _metric_names(has_predictions: bool) -> list[str]:
+    return [m.name for m in METRICS.values() if has_predictions or m.needs == "labels"]
+
+
+def _disparity_list(has_predictions: bool) -> list[Disparity]:
+    return list(DISPARITIES.values()) if has_predictions else label_disparities()
+
+
+@functools.lru_cache(maxsize=4)
+def _group_cells(has_predictions: bool) -> tuple[pl.Expr, ...]:
+    """Group rows: metrics vs the reference, and the named disparities (built once per process)."""
+    metric_names, disparities = _metric_names(has_predictions), _disparity_list(has_predictions)
 
     def r(m: str) -> pl.Expr:
         return pl.col(f"{m}__ref")
@@ -612,34 +644,25 @@ def _group_rows(
     names = {m: pl.col(f"{m}__refname") for m in metric_names} | {d.name: refname(d) for d in disparities}
     diffs = {m: pl.col(m) - r(m) for m in metric_names}
     ratios = {m: rate(pl.col(m), r(m)) for m in metric_names}
-    return _long(wide, idx, values, reference_group=names, difference=diffs, ratio=ratios)
+    return _cells(values, reference_group=names, difference=diffs, ratio=ratios)
 
 
-def _attribute_rows(
-    groups: pl.LazyFrame,
-    pop: pl.LazyFrame,
-    sk: list[str],
-    ib: list[str],
-    metric_names: list[str],
-    has_predictions: bool,
-    alpha: float,
-    concentration: float,
-) -> pl.LazyFrame:
+@functools.lru_cache(maxsize=4)
+def _spread_aggs(has_predictions: bool) -> tuple[pl.Expr, ...]:
     aggs = [pl.col("attribute").first()]
-    for m in metric_names:  # fairlearn's between_groups; null if any group's value is undefined
+    for m in _metric_names(has_predictions):  # fairlearn's between_groups; null if any group is undefined
         ok = pl.col(m).null_count() == 0
         aggs += [
             pl.when(ok).then(pl.col(m).max() - pl.col(m).min()).alias(f"{m}__d"),
             pl.when(ok).then(rate(pl.col(m).min(), pl.col(m).max())).alias(f"{m}__r"),
         ]
-    spreads = groups.group_by(sk).agg(aggs)
-    extra, extra_names = _indices(groups, sk, has_predictions, alpha, concentration, prefix="between_group_")
-    wide = (
-        spreads.join(pop.select(*ib, pl.col("n").cast(pl.Int64)), on=ib, how="left", nulls_equal=True)
-        .join(extra, on=sk, how="left", nulls_equal=True)
-        .with_columns(pl.lit(None, pl.String).alias("group"), pl.lit(-1, pl.Int64).alias(_SORT_G))
-    )
-    idx = [*sk, _SORT_G, "attribute", "group", "n"]
+    return tuple(aggs)
+
+
+@functools.lru_cache(maxsize=8)
+def _attribute_cells(has_predictions: bool, extra_names: tuple[str, ...]) -> tuple[pl.Expr, ...]:
+    """Attribute rows: spreads of every metric, fairlearn's named disparities, entropy and EDF."""
+    metric_names = _metric_names(has_predictions)
     values: dict[str, pl.Expr] = {m: pl.lit(None, pl.Float64) for m in metric_names}
     if has_predictions:
         tpr_d, fpr_d = pl.col("true_positive_rate__d"), pl.col("false_positive_rate__d")
@@ -652,7 +675,43 @@ def _attribute_rows(
     values |= {k: pl.col(k) for k in extra_names}
     diffs = {m: pl.col(f"{m}__d") for m in metric_names}
     ratios = {m: pl.col(f"{m}__r") for m in metric_names}
-    return _long(wide, idx, values, difference=diffs, ratio=ratios)
+    return _cells(values, difference=diffs, ratio=ratios)
+
+
+@functools.lru_cache(maxsize=8)
+def _population_cells(has_predictions: bool, names: tuple[str, ...]) -> tuple[pl.Expr, ...]:
+    """Population rows: every metric of everyone, and the population-level indices."""
+    values = {"n_missing": pl.col("n_missing").cast(pl.Float64)}
+    values |= {m: pl.col(m) for m in _metric_names(has_predictions)}
+    values |= {k: pl.col(k) for k in names}
+    return _cells(values)
+
+
+def _group_rows(groups: pl.LazyFrame, ref: pl.LazyFrame, sk: list[str], has_predictions: bool) -> pl.LazyFrame:
+    wide = groups.join(ref, on=sk, how="left", nulls_equal=True).with_columns(
+        pl.col(_G).alias("group"), pl.col("n").cast(pl.Int64)
+    )
+    return _long(wide, [*sk, _SORT_G, "attribute", "group", "n"], _group_cells(has_predictions))
+
+
+def _attribute_rows(
+    groups: pl.LazyFrame,
+    pop: pl.LazyFrame,
+    sk: list[str],
+    ib: list[str],
+    has_predictions: bool,
+    alpha: float,
+    concentration: float,
+) -> pl.LazyFrame:
+    spreads = groups.group_by(sk).agg(_spread_aggs(has_predictions))
+    extra, extra_names = _indices(groups, sk, has_predictions, alpha, concentration, prefix="between_group_")
+    wide = (
+        spreads.join(pop.select(*ib, pl.col("n").cast(pl.Int64)), on=ib, how="left", nulls_equal=True)
+        .join(extra, on=sk, how="left", nulls_equal=True)
+        .with_columns(pl.lit(None, pl.String).alias("group"), pl.lit(-1, pl.Int64).alias(_SORT_G))
+    )
+    idx = [*sk, _SORT_G, "attribute", "group", "n"]
+    return _long(wide, idx, _attribute_cells(has_predictions, tuple(extra_names)))
 
 
 def _indices(
@@ -714,6 +773,4 @@ def _population_rows(
             - pl.col("smoothed_empirical_differential_fairness")
         )
     idx = [*ib, "attribute", "group", "n", _SORT_A, _SORT_G]
-    values = {"n_missing": pl.col("n_missing").cast(pl.Float64)} | {m: pl.col(m) for m in metric_names}
-    values |= {k: pl.col(k) for k in names}
-    return _long(wide, idx, values)
+    return _long(wide, idx, _population_cells(has_predictions, tuple(names)))
