@@ -67,7 +67,7 @@ _N = "__pf_n"
 def code_counts(spec: Spec) -> pl.LazyFrame:
     """The pass over the data: counts per (by, keys, outcome code). Internal, see module doc."""
     aggs = [pl.len().cast(pl.UInt64).alias(_N)]
-    if spec.weighted:
+    if spec.weighted:  # a sum of its own, so integer weights give exact integer totals
         aggs.append(pl.col(W).sum())
     if spec.has_scores:
         aggs += [pl.col(WS).sum(), pl.col(W1S).sum()]

@@ -742,8 +742,11 @@ def _join(a: pl.LazyFrame, b: pl.LazyFrame, ib: list[str]) -> pl.LazyFrame:
 def _entropy_family(benefits: pl.LazyFrame, ib: list[str], alpha: float, prefix: str) -> tuple[pl.LazyFrame, list[str]]:
     names = [f"{prefix}generalized_entropy_index", f"{prefix}theil_index", f"{prefix}coefficient_of_variation"]
     ge = entropy.generalized_entropy_indices(benefits, {names[0]: alpha, names[1]: 1.0, "__pf_ge2": 2.0}, ib)
+    # GE >= 0 in exact arithmetic (Jensen): the report clamps rounding noise such as -1e-17 (groups
+    # with equal mean benefit), where aif360 returns the tiny negative and a NaN CV
+    clamp = [pl.col(c).clip(lower_bound=0.0) for c in (names[0], names[1], "__pf_ge2")]
     cv = (2.0 * pl.col("__pf_ge2")).sqrt().alias(names[2])  # aif360: sqrt(2 * GE(2))
-    return ge.select(*ib, names[0], names[1], cv), names
+    return ge.with_columns(clamp).select(*ib, names[0], names[1], cv), names
 
 
 def _population_rows(

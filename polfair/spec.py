@@ -244,6 +244,12 @@ def _match(expr: pl.Expr, dtype: pl.DataType, values: tuple[Any, ...], role: str
     return expr.is_in(list(values))
 
 
+def _flag(x: pl.Expr, if_null: int, ok: pl.Expr, if_bad: int) -> pl.Expr:
+    """UInt8 flag bits of a score or weight: ``if_null``, ``if_bad`` (not ``ok``), or 0."""
+    u8 = pl.UInt8
+    return pl.when(x.is_null()).then(pl.lit(if_null, u8)).when(ok).then(pl.lit(0, u8)).otherwise(pl.lit(if_bad, u8))
+
+
 def _state(expr: pl.Expr, fav: pl.Expr, unfav: pl.Expr | None) -> pl.Expr:
     """0 unfavorable, 1 favorable, 2 null, 3 neither."""
     out = pl.when(expr.is_null()).then(pl.lit(2, pl.UInt8)).when(fav).then(pl.lit(1, pl.UInt8))
@@ -361,8 +367,8 @@ def build_spec(
             msg = f"y_score must be numeric probabilities in [0, 1]; found dtype {probe['y_score']}"
             raise InvalidInputError(msg)
         score = roles["y_score"].cast(pl.Float64)
-        bad = score.is_nan() | (score < 0.0) | (score > 1.0)
-        flags.append(pl.when(score.is_null()).then(FLAG_NULL_SCORE).when(bad).then(FLAG_BAD_SCORE).otherwise(0))
+        ok = (score >= 0.0) & (score <= 1.0)  # False for NaN too (NaN sorts above every number)
+        flags.append(_flag(score, FLAG_NULL_SCORE, ok, FLAG_BAD_SCORE))
 
     if "y_pred" in roles:
         yp = roles["y_pred"]
@@ -389,12 +395,12 @@ def build_spec(
             msg = f"weight must be numeric and >= 0; found dtype {probe['weight']}"
             raise InvalidInputError(msg)
         w = roles["weight"].cast(pl.Float64)
-        badw = w.is_nan() | w.is_infinite() | (w < 0.0)
-        flags.append(pl.when(w.is_null()).then(FLAG_NULL_WEIGHT).when(badw).then(FLAG_BAD_WEIGHT).otherwise(0))
+        ok = (w >= 0.0) & (w < float("inf"))  # False for NaN, negative and infinite weights
+        flags.append(_flag(w, FLAG_NULL_WEIGHT, ok, FLAG_BAD_WEIGHT))
 
-    code = label_state.cast(pl.UInt8) + pl.lit(4, pl.UInt8) * pred_state.cast(pl.UInt8)
-    for f in flags:
-        code = code + pl.lit(16, pl.UInt8) * f.cast(pl.UInt8)
+    code = label_state + pl.lit(4, pl.UInt8) * pred_state
+    if flags:
+        code = code + pl.lit(16, pl.UInt8) * (flags[0] if len(flags) == 1 else flags[0] + flags[1])
 
     cols = [*(e.alias(n) for e, n in zip(by_exprs, by_names)), *(e.alias(k) for e, k in zip(key_exprs, keys))]
     cols.append(code.alias(CODE))

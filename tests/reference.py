@@ -403,12 +403,12 @@ def ref_report(
             ge2 = ge_index(b, 2.0)
             put(bt, None, None, "generalized_entropy_index", ge_index(b, alpha), n=N)
             put(bt, None, None, "theil_index", ge_index(b, 1.0), n=N)
-            put(bt, None, None, "coefficient_of_variation", None if ge2 is None else math.sqrt(2 * ge2), n=N)
+            put(bt, None, None, "coefficient_of_variation", None if ge2 is None else math.sqrt(max(2 * ge2, 0.0)), n=N)
             bg2 = between(full, 2.0)
             put(bt, None, None, "between_all_groups_generalized_entropy_index", between(full, alpha), n=N)
             put(bt, None, None, "between_all_groups_theil_index", between(full, 1.0), n=N)
             put(bt, None, None, "between_all_groups_coefficient_of_variation",
-                None if bg2 is None else math.sqrt(2 * bg2), n=N)  # fmt: skip
+                None if bg2 is None else math.sqrt(max(2 * bg2, 0.0)), n=N)  # fmt: skip
             e_pred = edf_of(full, "predictions")
             put(bt, None, None, "smoothed_empirical_differential_fairness_predictions", e_pred, n=N)
             put(bt, None, None, "differential_fairness_bias_amplification", sub(e_pred, e_lab), n=N)
@@ -493,7 +493,7 @@ def ref_report(
                 put(bt, attr, None, "between_group_generalized_entropy_index", between(groups, alpha), n=N)
                 put(bt, attr, None, "between_group_theil_index", between(groups, 1.0), n=N)
                 put(bt, attr, None, "between_group_coefficient_of_variation",
-                    None if bg2 is None else math.sqrt(2 * bg2), n=N)  # fmt: skip
+                    None if bg2 is None else math.sqrt(max(2 * bg2, 0.0)), n=N)  # fmt: skip
                 put(bt, attr, None, "smoothed_empirical_differential_fairness_predictions",
                     edf_of(groups, "predictions"), n=N)  # fmt: skip
             put(bt, attr, None, "smoothed_empirical_differential_fairness", edf_of(groups, "labels"), n=N)

@@ -183,7 +183,13 @@ def _abs_tol(name: str) -> float:
     if name.endswith("coefficient_of_variation"):
         return 1e-7
     # a difference of two EDFs of size O(1) that are equal up to the weighted sums' rounding
-    return 1e-12 if name == "differential_fairness_bias_amplification" else 1e-15
+    if name == "differential_fairness_bias_amplification":
+        return 1e-12
+    # an index that is 0 in exact arithmetic (one cell, equal benefits): aif360's numpy mean over
+    # its row vector leaves ~n·eps of noise (seen: -1.55e-15 with 7 rows, alpha=0), polfair 0
+    if "entropy_index" in name or "theil_index" in name:
+        return 1e-14
+    return 1e-15
 
 
 def _cv_of_rounding_noise(theirs: Any, name: str, ours: Any) -> bool:
