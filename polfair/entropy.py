@@ -20,6 +20,8 @@ import polars as pl
 __all__ = [
     "benefit_of_groups",
     "benefit_of_individuals",
+    "edf_agg",
+    "ge_agg",
     "generalized_entropy_index",
     "generalized_entropy_indices",
     "smoothed_empirical_differential_fairness",
@@ -138,9 +140,8 @@ def generalized_entropy_index(benefits: pl.DataFrame, alpha: float = 2.0, by: Se
     return generalized_entropy_indices(benefits, {"value": alpha}, by)
 
 
-def _ge_term(alpha: float, mu: pl.Expr) -> pl.Expr:
+def _ge_term(alpha: float, mu: pl.Expr, b: pl.Expr, cnt: pl.Expr) -> pl.Expr:
     """Per distinct-benefit term of GE(alpha) times its count, in aif360's operation order."""
-    b, cnt = pl.col("b"), pl.col("cnt")
     if alpha == 1.0:
         term = ((b / mu) ** b).log() / mu
     elif alpha == 0.0:
@@ -177,18 +178,31 @@ def generalized_entropy_indices(
     (0.2, 0.2772588722239781)
     """
     df, keys = _with_key(benefits.filter(pl.col("cnt") > 0), by)
-    b, cnt = pl.col("b"), pl.col("cnt")
-    mu = (b * cnt).sum() / cnt.sum()  # a scalar per group, broadcast inside the aggregation
-    aggs = []
-    for name, alpha in alphas.items():
-        alpha = float(alpha)
-        value = _ge_term(alpha, mu).sum() / cnt.sum()
-        if alpha not in (0.0, 1.0):
-            value = value / (alpha * (alpha - 1.0))
-        aggs.append(value.fill_nan(None).alias(name))
+    aggs = [ge_agg(alpha, pl.col("b"), pl.col("cnt")).alias(name) for name, alpha in alphas.items()]
     # one aggregation, groups in input order: the same sums in the same order on every run
     out = df.group_by(keys, maintain_order=True).agg(aggs)
     return out.select(*by, *alphas) if by else out.select(*alphas)
+
+
+def ge_agg(alpha: float, b: pl.Expr, cnt: pl.Expr) -> pl.Expr:
+    """Aggregation expression: GE(alpha) of the benefits ``b`` with counts ``cnt`` of one group.
+
+    The formula of :func:`generalized_entropy_index`, as an expression for ``group_by().agg()``
+    (rows with ``cnt == 0`` must be filtered out first). Null when the group has no rows.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> b = pl.DataFrame({"b": [0.0, 1.0, 2.0], "cnt": [2.0, 6.0, 2.0]})
+    >>> b.select(ge_agg(2.0, pl.col("b"), pl.col("cnt"))).item()
+    0.2
+    """
+    mu = (b * cnt).sum() / cnt.sum()  # a scalar per group, broadcast inside the aggregation
+    alpha = float(alpha)
+    value = _ge_term(alpha, mu, b, cnt).sum() / cnt.sum()
+    if alpha not in (0.0, 1.0):
+        value = value / (alpha * (alpha - 1.0))
+    return value.fill_nan(None)
 
 
 def smoothed_empirical_differential_fairness(
@@ -247,15 +261,28 @@ def smoothed_empirical_differential_fairness(
         raise PolfairError(msg)
     nv = pl.col("tp_n") + pl.col("fp_n") + pl.col("tn_n") + pl.col("fn_n")
     df, keys = _with_key(cells.filter(nv > 0), by)
+    out = df.group_by(keys, maintain_order=True).agg(edf_agg(positives, total, concentration).alias("value"))
+    return out.select(*by, "value") if by else out.select("value")
+
+
+def edf_agg(positives: pl.Expr, total: pl.Expr, concentration: float = 1.0) -> pl.Expr:
+    """Aggregation expression: smoothed EDF over the cells (rows) of one group.
+
+    The formula of :func:`smoothed_empirical_differential_fairness`, as an expression for
+    ``group_by().agg()`` (cells without counted rows must be filtered out first).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> cells = pl.DataFrame({"pos": [1.0, 3.0], "tot": [4.0, 4.0]})
+    >>> round(cells.select(edf_agg(pl.col("pos"), pl.col("tot"))).item(), 6)
+    0.847298
+    """
     c = float(concentration)
     sbr = (positives + c / 2.0) / (total + c)
-    df = df.with_columns(lp=sbr.log(), ln=(1.0 - sbr).log())
-    lp, ln = pl.col("lp"), pl.col("ln")
-    out = df.group_by(keys).agg(
-        # cells with an undefined smoothed rate (0/0: zero total weight at concentration 0) are
-        # left out like empty cells; polars' max/min skip their NaN, so they must not count in k
-        k=lp.is_not_nan().sum(),
-        value=pl.max_horizontal((lp.max() - lp.min()).fill_nan(None), (ln.max() - ln.min()).fill_nan(None)),
-    )
-    out = out.with_columns(value=pl.when(pl.col("k") >= 2).then(pl.col("value")))
-    return out.select(*by, "value") if by else out.select("value")
+    lp, ln = sbr.log(), (1.0 - sbr).log()
+    # cells with an undefined smoothed rate (0/0: zero total weight at concentration 0) are
+    # left out like empty cells; polars' max/min skip their NaN, so they must not count in k
+    k = lp.is_not_nan().sum()
+    value = pl.max_horizontal((lp.max() - lp.min()).fill_nan(None), (ln.max() - ln.min()).fill_nan(None))
+    return pl.when(k >= 2).then(value)

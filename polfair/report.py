@@ -140,7 +140,7 @@ def collect_cells(
         if on_missing == "raise":
             raise InvalidInputError(msg.replace("Fill or drop", "on_missing='raise': fill or drop"))
         warnings.warn(msg, MissingValuesWarning, stacklevel=3)
-    return pivot_codes(codes.lazy(), spec).collect()
+    return pivot_codes(codes.lazy(), spec).collect(engine="in-memory")  # small: no streaming overhead
 
 
 def _roles_for(kinds: Mapping[str, int]) -> list[str]:
@@ -466,6 +466,9 @@ def report_from_counts(
     if reference not in (None, "privileged", "largest", "overall", "best"):
         msg = f"reference must be one of {{None, 'privileged', 'largest', 'overall', 'best'}}, got {reference!r}"
         raise PolfairError(msg)
+    if concentration < 0:
+        msg = f"concentration must be non-negative, got {concentration!r}"
+        raise PolfairError(msg)
     privileged = dict(privileged or {})
     for k in privileged:
         if k not in keys:
@@ -480,7 +483,7 @@ def report_from_counts(
     metric_names = _metric_names(has_predictions)
     sets = _attribute_sets(keys, intersections)
 
-    pop = _rollup(lf, ib).with_columns(group_metrics(has_predictions)).collect()
+    pop = _rollup(lf, ib).with_columns(group_metrics(has_predictions)).collect(engine="in-memory")
     frames = []
     modes: set[str] = set()
     for ai, attrs in enumerate(sets):
@@ -506,7 +509,7 @@ def report_from_counts(
     sk = [*ib, _SORT_A]  # the key of one (by group, attribute set)
     groups = (
         pl.concat(frames).with_row_index(_SORT_G).with_columns(pl.col(_SORT_G).cast(pl.Int64))
-        .with_columns(group_metrics(has_predictions)).collect()
+        .with_columns(group_metrics(has_predictions)).collect(engine="in-memory")
     )  # fmt: skip
     ref = _reference(groups.lazy(), pop.lazy(), sk, ib, metric_names, modes)
     out = pl.concat(
@@ -717,22 +720,42 @@ def _attribute_rows(
 def _indices(
     table: pl.LazyFrame, ib: list[str], has_predictions: bool, alpha: float, concentration: float, *, prefix: str
 ) -> tuple[pl.LazyFrame, list[str]]:
-    """Between-group entropy indices and EDF of ``table``'s groups, one row per ``by`` group."""
+    """Between-group entropy indices and EDF of ``table``'s groups, one row per ``by`` group.
+
+    One aggregation over the groups with counted rows (the formulas are :mod:`polfair.entropy`'s)."""
     c = pl.col
-    total = c("tp") + c("fn") + c("fp") + c("tn")
+    nv = c("tp_n") + c("fp_n") + c("tn_n") + c("fn_n")
+    inputs = [  # plain columns first: aggregations over plain columns take polars' fast path
+        (c("tp") + c("fn")).alias("__pf_pos"),
+        (c("tp") + c("fn") + c("fp") + c("tn")).alias("__pf_tot"),
+        (c("tp") + c("fp")).alias("__pf_ppos"),
+        ((c("tp_n") + c("tn_n") + 2 * c("fp_n")).cast(pl.Float64) / nv.cast(pl.Float64)).alias("__pf_b"),
+        nv.cast(pl.Float64).alias("__pf_cnt"),
+    ]
+    pos, tot, ppos, b, cnt = (c(e.meta.output_name()) for e in inputs)
     edf = "smoothed_empirical_differential_fairness"
-    out = entropy.smoothed_empirical_differential_fairness(
-        table, c("tp") + c("fn"), total, concentration, ib
-    ).select(*ib, pl.col("value").alias(edf))
+    aggs = [entropy.edf_agg(pos, tot, concentration).alias(edf)]
     names = [edf]
     if has_predictions:
-        pred = entropy.smoothed_empirical_differential_fairness(
-            table, c("tp") + c("fp"), total, concentration, ib
-        ).select(*ib, pl.col("value").alias(f"{edf}_predictions"))
-        fam, fam_names = _entropy_family(entropy.benefit_of_groups(table, ib), ib, alpha, prefix)
-        out = _join(_join(out, pred, ib), fam, ib)
-        names = [*fam_names, edf, f"{edf}_predictions"]
-    return out, names
+        ge = [f"{prefix}generalized_entropy_index", f"{prefix}theil_index"]
+        aggs += [
+            entropy.ge_agg(alpha, b, cnt).alias(ge[0]),
+            entropy.ge_agg(1.0, b, cnt).alias(ge[1]),
+            entropy.ge_agg(2.0, b, cnt).alias("__pf_ge2"),
+            entropy.edf_agg(ppos, tot, concentration).alias(f"{edf}_predictions"),
+        ]
+        names = [*ge, f"{prefix}coefficient_of_variation", edf, f"{edf}_predictions"]
+    out = table.filter(nv > 0).select(*ib, *inputs).group_by(ib).agg(aggs)
+    if has_predictions:
+        out = _clamp_and_cv(out, ge, f"{prefix}coefficient_of_variation")
+    return out.select(*ib, *names), names
+
+
+def _clamp_and_cv(frame: pl.LazyFrame, ge: list[str], cv: str) -> pl.LazyFrame:
+    # GE >= 0 in exact arithmetic (Jensen): the report clamps rounding noise such as -1e-17 (groups
+    # with equal mean benefit), where aif360 returns the tiny negative and a NaN CV
+    frame = frame.with_columns([pl.col(x).clip(lower_bound=0.0) for x in (*ge, "__pf_ge2")])
+    return frame.with_columns((2.0 * pl.col("__pf_ge2")).sqrt().alias(cv))  # aif360: sqrt(2 * GE(2))
 
 
 def _join(a: pl.LazyFrame, b: pl.LazyFrame, ib: list[str]) -> pl.LazyFrame:
@@ -742,11 +765,7 @@ def _join(a: pl.LazyFrame, b: pl.LazyFrame, ib: list[str]) -> pl.LazyFrame:
 def _entropy_family(benefits: pl.LazyFrame, ib: list[str], alpha: float, prefix: str) -> tuple[pl.LazyFrame, list[str]]:
     names = [f"{prefix}generalized_entropy_index", f"{prefix}theil_index", f"{prefix}coefficient_of_variation"]
     ge = entropy.generalized_entropy_indices(benefits, {names[0]: alpha, names[1]: 1.0, "__pf_ge2": 2.0}, ib)
-    # GE >= 0 in exact arithmetic (Jensen): the report clamps rounding noise such as -1e-17 (groups
-    # with equal mean benefit), where aif360 returns the tiny negative and a NaN CV
-    clamp = [pl.col(c).clip(lower_bound=0.0) for c in (names[0], names[1], "__pf_ge2")]
-    cv = (2.0 * pl.col("__pf_ge2")).sqrt().alias(names[2])  # aif360: sqrt(2 * GE(2))
-    return ge.with_columns(clamp).select(*ib, names[0], names[1], cv), names
+    return _clamp_and_cv(ge, names[:2], names[2]).select(*ib, *names), names
 
 
 def _population_rows(
@@ -760,7 +779,7 @@ def _population_rows(
     concentration: float,
 ) -> pl.LazyFrame:
     # materialised as one chunk: sums over a multi-chunk frame may add in a run-dependent order
-    full = _rollup(cells, [*ib, *keys]).collect().rechunk().lazy()
+    full = _rollup(cells, [*ib, *keys]).collect(engine="in-memory").rechunk().lazy()
     vals, names = _indices(full, ib, has_predictions, alpha, concentration, prefix="between_all_groups_")
     if has_predictions:
         ind, ind_names = _entropy_family(entropy.benefit_of_individuals(cells, ib), ib, alpha, prefix="")
