@@ -36,7 +36,7 @@ def _with_key(df: pl.DataFrame, by: Sequence[str]) -> tuple[pl.DataFrame, list[s
     return df.with_columns(pl.lit(0).alias(_ALL)), [_ALL]
 
 
-def benefit_of_individuals(cells: pl.DataFrame, by: Sequence[str] = ()) -> pl.DataFrame:
+def benefit_of_individuals(cells: pl.DataFrame, by: Sequence[str] = (), *, summed: bool = False) -> pl.DataFrame:
     """The distinct benefits ``b ∈ {0, 1, 2}`` of all individuals and how many rows have each.
 
     Parameters
@@ -45,6 +45,8 @@ def benefit_of_individuals(cells: pl.DataFrame, by: Sequence[str] = ()) -> pl.Da
         A cell table (or any roll-up of it) with ``tp_n, fp_n, tn_n, fn_n``.
     by
         Outer group columns of ``cells``.
+    summed
+        ``True`` when ``cells`` already has exactly one row per ``by`` group (skips the sum).
 
     Returns
     -------
@@ -58,11 +60,12 @@ def benefit_of_individuals(cells: pl.DataFrame, by: Sequence[str] = ()) -> pl.Da
     >>> benefit_of_individuals(c)["cnt"].to_list()
     [0.0, 3.0, 1.0]
     """
-    sums = (
-        cells.group_by(list(by)).agg(pl.col("tp_n", "fp_n", "tn_n", "fn_n").sum())
-        if by
-        else cells.select(pl.col("tp_n", "fp_n", "tn_n", "fn_n").sum())
-    )
+    if summed:
+        sums = cells
+    elif by:
+        sums = cells.group_by(list(by), maintain_order=True).agg(pl.col("tp_n", "fp_n", "tn_n", "fn_n").sum())
+    else:
+        sums = cells.select(pl.col("tp_n", "fp_n", "tn_n", "fn_n").sum())
     parts = [
         sums.select(*by, b=pl.lit(0.0), cnt=pl.col("fn_n").cast(pl.Float64)),
         sums.select(*by, b=pl.lit(1.0), cnt=(pl.col("tp_n") + pl.col("tn_n")).cast(pl.Float64)),

@@ -477,7 +477,8 @@ def report_from_counts(
     # internally the by columns get private names (no clash with any working column), and a
     # constant key stands in for "no by", so there is one code path
     ib = [f"__pf_by{i}" for i in range(len(by))] or [_ALLKEY]
-    lf = cells.lazy().rename(dict(zip(by, ib)))
+    # one chunk: sums over a multi-chunk frame may add in a run-dependent order
+    lf = cells.rechunk().lazy().rename(dict(zip(by, ib)))
     if not by:
         lf = lf.with_columns(pl.lit(0, pl.Int8).alias(_ALLKEY))
     metric_names = _metric_names(has_predictions)
@@ -509,7 +510,7 @@ def report_from_counts(
     sk = [*ib, _SORT_A]  # the key of one (by group, attribute set)
     groups = (
         pl.concat(frames).with_row_index(_SORT_G).with_columns(pl.col(_SORT_G).cast(pl.Int64))
-        .with_columns(group_metrics(has_predictions)).collect(engine="in-memory")
+        .with_columns(group_metrics(has_predictions)).collect(engine="in-memory").rechunk()
     )  # fmt: skip
     ref = _reference(groups.lazy(), pop.lazy(), sk, ib, metric_names, modes)
     out = pl.concat(
@@ -706,49 +707,55 @@ def _attribute_rows(
     alpha: float,
     concentration: float,
 ) -> pl.LazyFrame:
-    spreads = groups.group_by(sk).agg(_spread_aggs(has_predictions))
-    extra, extra_names = _indices(groups, sk, has_predictions, alpha, concentration, prefix="between_group_")
-    wide = (
-        spreads.join(pop.select(*ib, pl.col("n").cast(pl.Int64)), on=ib, how="left", nulls_equal=True)
-        .join(extra, on=sk, how="left", nulls_equal=True)
-        .with_columns(pl.lit(None, pl.String).alias("group"), pl.lit(-1, pl.Int64).alias(_SORT_G))
+    aggs, names, ge = _index_aggs(has_predictions, alpha, concentration, "between_group_")
+    # spreads, entropy indices and EDF of each attribute set: one aggregation over its groups
+    spreads = groups.with_columns(_index_inputs()).group_by(sk).agg(*_spread_aggs(has_predictions), *aggs)
+    if ge:
+        spreads = _clamp_and_cv(spreads, ge, "between_group_coefficient_of_variation")
+    wide = spreads.join(pop.select(*ib, pl.col("n").cast(pl.Int64)), on=ib, how="left", nulls_equal=True).with_columns(
+        pl.lit(None, pl.String).alias("group"), pl.lit(-1, pl.Int64).alias(_SORT_G)
     )
     idx = [*sk, _SORT_G, "attribute", "group", "n"]
-    return _long(wide, idx, _attribute_cells(has_predictions, tuple(extra_names)))
+    return _long(wide, idx, _attribute_cells(has_predictions, tuple(names)))
 
 
-def _indices(
-    table: pl.LazyFrame, ib: list[str], has_predictions: bool, alpha: float, concentration: float, *, prefix: str
-) -> tuple[pl.LazyFrame, list[str]]:
-    """Between-group entropy indices and EDF of ``table``'s groups, one row per ``by`` group.
+_IDX = ("__pf_pos", "__pf_tot", "__pf_ppos", "__pf_b", "__pf_cnt")
 
-    One aggregation over the groups with counted rows (the formulas are :mod:`polfair.entropy`'s)."""
+
+@functools.lru_cache(maxsize=1)
+def _index_inputs() -> tuple[pl.Expr, ...]:
+    """Per-group inputs of the entropy indices and EDF; null for groups without counted rows,
+    which every aggregation then skips (as aif360 skips empty groups and unobserved cells)."""
     c = pl.col
     nv = c("tp_n") + c("fp_n") + c("tn_n") + c("fn_n")
-    inputs = [  # plain columns first: aggregations over plain columns take polars' fast path
-        (c("tp") + c("fn")).alias("__pf_pos"),
-        (c("tp") + c("fn") + c("fp") + c("tn")).alias("__pf_tot"),
-        (c("tp") + c("fp")).alias("__pf_ppos"),
-        ((c("tp_n") + c("tn_n") + 2 * c("fp_n")).cast(pl.Float64) / nv.cast(pl.Float64)).alias("__pf_b"),
-        nv.cast(pl.Float64).alias("__pf_cnt"),
-    ]
-    pos, tot, ppos, b, cnt = (c(e.meta.output_name()) for e in inputs)
+    exprs = (
+        c("tp") + c("fn"),  # positives (labels)
+        c("tp") + c("fn") + c("fp") + c("tn"),  # total
+        c("tp") + c("fp"),  # predicted positives
+        (c("tp_n") + c("tn_n") + 2 * c("fp_n")).cast(pl.Float64) / nv.cast(pl.Float64),  # mean benefit
+        nv.cast(pl.Float64),  # rows
+    )
+    return tuple(pl.when(nv > 0).then(e).alias(name) for e, name in zip(exprs, _IDX))
+
+
+def _index_aggs(
+    has_predictions: bool, alpha: float, concentration: float, prefix: str
+) -> tuple[list[pl.Expr], list[str], list[str]]:
+    """Aggregations (over :func:`_index_inputs` columns) of the between-group entropy indices and
+    EDF; their output names; and the GE names to clamp (:func:`_clamp_and_cv`)."""
+    pos, tot, ppos, b, cnt = (pl.col(x) for x in _IDX)
     edf = "smoothed_empirical_differential_fairness"
     aggs = [entropy.edf_agg(pos, tot, concentration).alias(edf)]
-    names = [edf]
-    if has_predictions:
-        ge = [f"{prefix}generalized_entropy_index", f"{prefix}theil_index"]
-        aggs += [
-            entropy.ge_agg(alpha, b, cnt).alias(ge[0]),
-            entropy.ge_agg(1.0, b, cnt).alias(ge[1]),
-            entropy.ge_agg(2.0, b, cnt).alias("__pf_ge2"),
-            entropy.edf_agg(ppos, tot, concentration).alias(f"{edf}_predictions"),
-        ]
-        names = [*ge, f"{prefix}coefficient_of_variation", edf, f"{edf}_predictions"]
-    out = table.filter(nv > 0).select(*ib, *inputs).group_by(ib).agg(aggs)
-    if has_predictions:
-        out = _clamp_and_cv(out, ge, f"{prefix}coefficient_of_variation")
-    return out.select(*ib, *names), names
+    if not has_predictions:
+        return aggs, [edf], []
+    ge = [f"{prefix}generalized_entropy_index", f"{prefix}theil_index"]
+    aggs += [
+        entropy.ge_agg(alpha, b, cnt).alias(ge[0]),
+        entropy.ge_agg(1.0, b, cnt).alias(ge[1]),
+        entropy.ge_agg(2.0, b, cnt).alias("__pf_ge2"),
+        entropy.edf_agg(ppos, tot, concentration).alias(f"{edf}_predictions"),
+    ]
+    return aggs, [*ge, f"{prefix}coefficient_of_variation", edf, f"{edf}_predictions"], ge
 
 
 def _clamp_and_cv(frame: pl.LazyFrame, ge: list[str], cv: str) -> pl.LazyFrame:
@@ -778,11 +785,15 @@ def _population_rows(
     alpha: float,
     concentration: float,
 ) -> pl.LazyFrame:
-    # materialised as one chunk: sums over a multi-chunk frame may add in a run-dependent order
-    full = _rollup(cells, [*ib, *keys]).collect(engine="in-memory").rechunk().lazy()
-    vals, names = _indices(full, ib, has_predictions, alpha, concentration, prefix="between_all_groups_")
+    # the cell table is already the full intersection (one row per by + all keys)
+    aggs, names, ge = _index_aggs(has_predictions, alpha, concentration, "between_all_groups_")
+    vals = cells.with_columns(_index_inputs()).group_by(ib).agg(aggs)
+    if ge:
+        vals = _clamp_and_cv(vals, ge, "between_all_groups_coefficient_of_variation")
+    vals = vals.select(*ib, *names)
     if has_predictions:
-        ind, ind_names = _entropy_family(entropy.benefit_of_individuals(cells, ib), ib, alpha, prefix="")
+        benefits = entropy.benefit_of_individuals(pop, ib, summed=True)  # pop: one row per by group
+        ind, ind_names = _entropy_family(benefits, ib, alpha, prefix="")
         vals = _join(vals, ind, ib)
         names = [*ind_names, *names, "differential_fairness_bias_amplification"]
     wide = pop.join(vals, on=ib, how="left", nulls_equal=True).with_columns(
