@@ -633,7 +633,10 @@ def _group_cells(has_predictions: bool) -> tuple[pl.Expr, ...]:
     metric_names, disparities = _metric_names(has_predictions), _disparity_list(has_predictions)
 
     def r(m: str) -> pl.Expr:
-        return pl.col(f"{m}__ref")
+        # Polars may hold a reference value that is the same on every row as a broadcast scalar,
+        # and divides by a scalar via its reciprocal (a·(1/b), one ulp off a/b). Adding 0·row
+        # index makes it a per-row column (exactly equal), so every ratio is the rounded a/b.
+        return pl.col(f"{m}__ref") + 0.0 * pl.col(_SORT_G)
 
     def refname(d: Disparity) -> pl.Expr:
         names = [pl.col(f"{m}__refname") for m in d.rates]
