@@ -130,14 +130,13 @@ def describe_code_problems(codes: pl.DataFrame) -> dict[str, int]:
     kinds = {
         "invalid_label": label == 3,
         "invalid_prediction": pred == 3,
-        "invalid_score": (flags % 2) == 1,
+        "invalid_score": ((flags // FLAG_BAD_SCORE) % 2) == 1,
         "invalid_weight": ((flags // FLAG_BAD_WEIGHT) % 2) == 1,
         "null_label": label == 2,
         "null_prediction": pred == 2,
         "null_weight": ((flags // FLAG_NULL_WEIGHT) % 2) == 1,
         "null_score": ((flags // FLAG_NULL_SCORE) % 2) == 1,
     }
-    assert FLAG_BAD_SCORE == 1
     row = codes.select(
         [pl.col(_N).filter(mask).sum().alias(k) for k, mask in kinds.items()]
     ).row(0, named=True)

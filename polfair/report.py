@@ -46,7 +46,7 @@ from polfair.backends import foreign_code_table, is_foreign
 from polfair.counts import COUNT_COLUMNS, code_counts, describe_code_problems, pivot_codes
 from polfair.exceptions import InvalidInputError, MissingValuesWarning, PolfairError
 from polfair.metrics import DISPARITIES, METRICS, Disparity, group_metrics, label_disparities, rate
-from polfair.spec import CODE, IntoExpr, OnMissing, Spec, build_spec
+from polfair.spec import IntoExpr, OnMissing, Spec, build_spec
 
 __all__ = ["REPORT_COLUMNS", "collect_cells", "fairness_report", "report_from_counts"]
 
@@ -56,7 +56,7 @@ Reference = Literal["privileged", "largest", "overall", "best"]
 _G = "__pf_group"
 _PRIV, _MODE, _PLABEL = "__pf_priv", "__pf_mode", "__pf_plabel"
 _SORT_A, _SORT_G, _SORT_M = "__pf_sa", "__pf_sg", "__pf_sm"
-_SUMS = [c for c in COUNT_COLUMNS]
+_SUMS = list(COUNT_COLUMNS)
 
 _ATTR_METRICS = (
     "demographic_parity_difference", "demographic_parity_ratio",
@@ -145,11 +145,7 @@ def collect_cells(
 
 def _roles_for(kinds: Mapping[str, int]) -> list[str]:
     role = {"label": "y_true", "prediction": "y_pred", "weight": "weight", "score": "y_score"}
-    out = []
-    for k in kinds:
-        r = role[k.split("_", 1)[1]]
-        out.append(r)
-    return list(dict.fromkeys(out))
+    return list(dict.fromkeys(role[k.split("_", 1)[1]] for k in kinds))
 
 
 def _describe(spec: Spec, role: str) -> str:

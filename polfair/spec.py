@@ -36,7 +36,6 @@ CODE = "__pf_o"
 W = "__pf_w"
 WS = "__pf_ws"
 W1S = "__pf_w1s"
-ONE = "__pf_one"
 
 #: Names that keys may not take, because the cell table or the report uses them.
 RESERVED = frozenset(
