@@ -18,10 +18,10 @@ from typing import Any, Mapping, Sequence
 
 import polars as pl
 
-from polfair.counts import merge_counts
+from polfair.counts import COUNT_DTYPES, merge_counts
 from polfair.exceptions import InvalidInputError, PolfairError
-from polfair.report import collect_cells, report_from_counts
-from polfair.spec import IntoExpr, _as_expr, _as_list, _output_name, build_spec, to_lazyframe
+from polfair.report import check_reference, collect_cells, report_from_counts
+from polfair.spec import IntoExpr, _as_expr, _as_list, _output_name, build_spec, protected_exprs, to_lazyframe
 
 __all__ = ["FairnessAccumulator"]
 
@@ -126,15 +126,10 @@ class FairnessAccumulator:
         )  # fmt: skip
         self._report = dict(privileged=dict(privileged or {}), reference=reference, intersections=intersections,
                             alpha=alpha, concentration=concentration)  # fmt: skip
-        if reference not in (None, "privileged", "largest", "overall", "best"):
-            msg = f"reference must be one of {{None, 'privileged', 'largest', 'overall', 'best'}}, got {reference!r}"
-            raise PolfairError(msg)
+        check_reference(reference)
         self._on_missing = on_missing
         self._engine = engine
-        keys = [_as_expr(p, "protected") for p in _as_list(protected)]
-        if not keys:
-            msg = "protected must name at least one column or expression, e.g. protected=['sex']"
-            raise PolfairError(msg)
+        keys = protected_exprs(protected)
         self.protected: tuple[str, ...] = tuple(_output_name(e, "protected") for e in keys)
         self.by: tuple[str, ...] = tuple(_output_name(_as_expr(b, "by"), "by") for b in _as_list(by))
         self.has_predictions: bool = y_pred is not None or y_score is not None
@@ -298,11 +293,7 @@ class FairnessAccumulator:
         0
         """
         if self._cells is None:
-            from polfair.counts import COUNT_COLUMNS
-
-            return pl.DataFrame(schema={**{k: pl.Null for k in (*self.by, *self.protected)},
-                                        **{c: (pl.UInt64 if c.startswith("n") or c.endswith("_n") else pl.Float64)
-                                           for c in COUNT_COLUMNS}})  # fmt: skip
+            return pl.DataFrame(schema={**{k: pl.Null for k in (*self.by, *self.protected)}, **COUNT_DTYPES})
         return self._cells
 
     def _meta(self) -> dict[str, Any]:

@@ -24,13 +24,14 @@ from polfair.spec import (
     FLAG_BAD_WEIGHT,
     FLAG_NULL_SCORE,
     FLAG_NULL_WEIGHT,
-    RESERVED,
     W,
     W1S,
     WS,
-    _as_values,
     _check_columns,
     _is_bool_like,
+    check_key_names,
+    check_threshold,
+    label_values,
 )
 
 __all__ = ["ForeignSpec", "foreign_code_table", "is_foreign"]
@@ -121,9 +122,7 @@ def foreign_code_table(
         msg = "Spark/DuckDB inputs need narwhals: pip install 'polfair[spark]' (or pip install narwhals)"
         raise ImportError(msg) from exc
 
-    if not 0.0 <= float(threshold) <= 1.0:
-        msg = f"threshold must be in [0, 1], got {threshold!r}"
-        raise PolfairError(msg)
+    check_threshold(threshold)
     nf = nw.from_native(data)
     schema = nf.collect_schema()
     names = list(schema.names())
@@ -138,16 +137,8 @@ def foreign_code_table(
     if y_true in keys:
         msg = f"protected attribute {y_true!r} is the label column y_true; pass the demographic columns as protected="
         raise PolfairError(msg)
-    for k in [*by_names, *keys]:
-        if k in RESERVED or k.startswith("__pf_"):
-            msg = f"key name {k!r} is reserved for polfair's output columns; rename it in the source"
-            raise PolfairError(msg)
-    if len(set(by_names + keys)) != len(by_names + keys):
-        msg = "a column is given twice among by= and protected=; give each once"
-        raise PolfairError(msg)
-
-    fav = _as_values(favorable)
-    unfav = None if unfavorable is None else _as_values(unfavorable)
+    check_key_names(by_names, keys)
+    fav, unfav = label_values(favorable, unfavorable)
 
     def match(col: str, values: tuple[Any, ...], arg: str) -> Any:
         dtype = schema[col]

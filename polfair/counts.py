@@ -50,6 +50,7 @@ from polfair.spec import (
 __all__ = [
     "CONFUSION_COLUMNS",
     "COUNT_COLUMNS",
+    "COUNT_DTYPES",
     "confusion_counts",
     "merge_counts",
 ]
@@ -60,6 +61,11 @@ COUNT_COLUMNS = (
     "tp_n", "fp_n", "tn_n", "fn_n", "gtp", "gfp", "gtn", "gfn",
 )  # fmt: skip
 CONFUSION_COLUMNS = COUNT_COLUMNS[3:]
+#: The dtype of every count column (unweighted counts UInt64, weighted sums Float64).
+COUNT_DTYPES: dict[str, pl.DataType] = {
+    c: pl.UInt64() if c in ("n", "n_missing", "n_invalid") or c.endswith("_n") else pl.Float64()
+    for c in COUNT_COLUMNS
+}
 
 _N = "__pf_n"
 

@@ -35,11 +35,21 @@ from typing import Any, Sequence
 
 import polars as pl
 
-from polfair.counts import COUNT_COLUMNS
+from polfair.counts import COUNT_COLUMNS, COUNT_DTYPES
 from polfair.exceptions import InvalidInputError, MissingValuesWarning, PolfairError
 from polfair.metrics import rate
 from polfair.report import REPORT_COLUMNS, _attribute_sets, _group_str, report_from_counts
-from polfair.spec import RESERVED, IntoExpr, _as_expr, _as_list, _check_columns, _output_name, to_lazyframe
+from polfair.spec import (
+    IntoExpr,
+    _as_expr,
+    _as_list,
+    _check_columns,
+    _output_name,
+    check_key_names,
+    check_on_missing,
+    protected_exprs,
+    to_lazyframe,
+)
 
 __all__ = [
     "CLASS",
@@ -162,18 +172,13 @@ def multiclass_counts(
     │ a   ┆ 2     ┆ 2   ┆ 0.0 ┆ 0.0 ┆ 0.0 ┆ 2         │
     └─────┴───────┴─────┴─────┴─────┴─────┴───────────┘
     """
-    if on_missing not in ("warn", "raise", "ignore"):
-        msg = f"on_missing must be one of {{'warn', 'raise', 'ignore'}}, got {on_missing!r}"
-        raise PolfairError(msg)
+    check_on_missing(on_missing)
     lf = to_lazyframe(data)
     names = lf.collect_schema().names()
     yt, yp = _as_expr(y_true, "y_true"), _as_expr(y_pred, "y_pred")
     w = None if weight is None else _as_expr(weight, "weight")
-    key_exprs = [_as_expr(p, "protected") for p in _as_list(protected)]
+    key_exprs = protected_exprs(protected)
     by_exprs = [_as_expr(b, "by") for b in _as_list(by)]
-    if not key_exprs:
-        msg = "protected must name at least one column or expression, e.g. protected=['sex']"
-        raise PolfairError(msg)
     for role, e in (("y_true", yt), ("y_pred", yp), ("weight", w)):
         if e is not None:
             _check_columns(e, role, names)
@@ -183,15 +188,7 @@ def multiclass_counts(
         _check_columns(e, "by", names)
     keys = [_output_name(e, "protected") for e in key_exprs]
     by_names = [_output_name(e, "by") for e in by_exprs]
-    seen: set[str] = set()
-    for k in (*by_names, *keys):
-        if k in seen:
-            msg = f"column {k!r} is given twice among by= and protected=; give each once (or .alias() one)"
-            raise PolfairError(msg)
-        if k in RESERVED or k == CLASS or k.startswith("__pf_") or k in ("n_correct", "w_correct"):
-            msg = f"key name {k!r} is reserved for polfair's output columns; rename it, e.g. pl.col({k!r}).alias('{k}_attr')"
-            raise PolfairError(msg)
-        seen.add(k)
+    check_key_names(by_names, keys, also_reserved=(CLASS, "n_correct", "w_correct"))
 
     probe = lf.select(yt.alias("t"), yp.alias("p"), *([w.alias("w")] if w is not None else [])).collect_schema()
     tdt, pdt = probe["t"], probe["p"]
@@ -336,7 +333,7 @@ def multiclass_counts(
     out = grid.join(per_class, on=[*group, CLASS], how="left", nulls_equal=True)
     counts = [c for c in COUNT_COLUMNS if c not in ("n", "n_missing", "n_invalid", "gtp", "gfp", "gtn", "gfn")]
     out = out.with_columns(
-        *[pl.col(c).fill_null(0).cast(pl.Float64 if c in ("w", "tp", "fp", "tn", "fn") else pl.UInt64) for c in counts],
+        *[pl.col(c).fill_null(0).cast(COUNT_DTYPES[c]) for c in counts],
         pl.col("n", "n_missing", "n_invalid").cast(pl.UInt64),
         pl.col("n_correct").fill_null(0).cast(pl.UInt64),
         pl.col("w_correct").fill_null(0).cast(pl.Float64),

@@ -46,7 +46,7 @@ from polfair.backends import foreign_code_table, is_foreign
 from polfair.counts import COUNT_COLUMNS, code_counts, describe_code_problems, pivot_codes
 from polfair.exceptions import InvalidInputError, MissingValuesWarning, PolfairError
 from polfair.metrics import DISPARITIES, METRICS, Disparity, group_metrics, label_disparities, rate
-from polfair.spec import IntoExpr, OnMissing, Spec, build_spec
+from polfair.spec import IntoExpr, OnMissing, Spec, build_spec, check_on_missing
 
 __all__ = ["REPORT_COLUMNS", "collect_cells", "fairness_report", "report_from_counts"]
 
@@ -117,9 +117,7 @@ def collect_cells(
         values with ``on_missing="raise"``. The message names the column, counts the rows and
         shows example values (fetched by a second query that only runs on this error path).
     """
-    if on_missing not in ("warn", "raise", "ignore"):
-        msg = f"on_missing must be one of {{'warn', 'raise', 'ignore'}}, got {on_missing!r}"
-        raise PolfairError(msg)
+    check_on_missing(on_missing)
     if codes is None:
         codes = code_counts(spec).collect(engine=engine)  # type: ignore[arg-type]
     total = int(codes["__pf_n"].sum() or 0)
@@ -372,6 +370,13 @@ def fairness_report(
     ))  # fmt: skip
 
 
+def check_reference(reference: Any) -> None:
+    """Raise unless ``reference`` is one of the reference modes of :func:`fairness_report`."""
+    if reference not in (None, "privileged", "largest", "overall", "best"):
+        msg = f"reference must be one of {{None, 'privileged', 'largest', 'overall', 'best'}}, got {reference!r}"
+        raise PolfairError(msg)
+
+
 def _attribute_sets(keys: Sequence[str], intersections: int | Sequence[Sequence[str]] | None) -> list[tuple[str, ...]]:
     if intersections is None or isinstance(intersections, int):
         top = len(keys) if intersections is None else int(intersections)
@@ -462,9 +467,7 @@ def report_from_counts(
     # All attribute sets are rolled up into ONE small table keyed by a set index (grouping sets), so
     # metrics, references, spreads, entropy and EDF are computed once over it, not once per set.
     keys, by = list(protected), list(by)
-    if reference not in (None, "privileged", "largest", "overall", "best"):
-        msg = f"reference must be one of {{None, 'privileged', 'largest', 'overall', 'best'}}, got {reference!r}"
-        raise PolfairError(msg)
+    check_reference(reference)
     if concentration < 0:
         msg = f"concentration must be non-negative, got {concentration!r}"
         raise PolfairError(msg)

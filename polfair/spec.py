@@ -257,6 +257,56 @@ def _state(expr: pl.Expr, fav: pl.Expr, unfav: pl.Expr | None) -> pl.Expr:
     return out.when(unfav).then(pl.lit(0, pl.UInt8)).otherwise(pl.lit(3, pl.UInt8))
 
 
+def protected_exprs(protected: IntoExpr | Sequence[IntoExpr]) -> list[pl.Expr]:
+    """The protected attributes as expressions; raise if there are none."""
+    key_exprs = [_as_expr(p, "protected") for p in _as_list(protected)]
+    if not key_exprs:
+        msg = "protected must name at least one column or expression, e.g. protected=['sex']"
+        raise PolfairError(msg)
+    return key_exprs
+
+
+def check_on_missing(on_missing: str) -> None:
+    """Raise unless ``on_missing`` is ``"warn"``, ``"raise"`` or ``"ignore"``."""
+    if on_missing not in ("warn", "raise", "ignore"):
+        msg = f"on_missing must be one of {{'warn', 'raise', 'ignore'}}, got {on_missing!r}"
+        raise PolfairError(msg)
+
+
+def check_threshold(threshold: float) -> None:
+    """Raise unless ``threshold`` is in [0, 1] (shared by every backend)."""
+    if not 0.0 <= float(threshold) <= 1.0:
+        msg = f"threshold must be in [0, 1], got {threshold!r}"
+        raise PolfairError(msg)
+
+
+def check_key_names(by_names: Sequence[str], keys: Sequence[str], also_reserved: Sequence[str] = ()) -> None:
+    """Raise if a ``by``/protected name is given twice or is reserved for polfair's columns
+    (:data:`RESERVED`, ``__pf_*``, and ``also_reserved`` for callers with more output columns)."""
+    seen: set[str] = set()
+    for k in (*by_names, *keys):
+        if k in seen:
+            msg = f"column {k!r} is given twice among by= and protected=; give each once (or .alias() one)"
+            raise PolfairError(msg)
+        if k in RESERVED or k in also_reserved or k.startswith("__pf_"):
+            msg = (
+                f"key name {k!r} is reserved for polfair's output columns; rename it, e.g. "
+                f"pl.col({k!r}).alias('{k}_attr') (or in the source engine)"
+            )
+            raise PolfairError(msg)
+        seen.add(k)
+
+
+def label_values(favorable: Any, unfavorable: Any) -> tuple[tuple[Any, ...], tuple[Any, ...] | None]:
+    """``favorable`` / ``unfavorable`` as tuples; raise if they overlap."""
+    fav = _as_values(favorable)
+    unfav = None if unfavorable is None else _as_values(unfavorable)
+    if unfav is not None and set(fav) & set(unfav):
+        msg = f"favorable={list(fav)!r} and unfavorable={list(unfav)!r} overlap; a label is one or the other"
+        raise PolfairError(msg)
+    return fav, unfav
+
+
 def build_spec(
     data: Any,
     *,
@@ -297,9 +347,7 @@ def build_spec(
     """
     source = to_lazyframe(data)
     names = source.collect_schema().names()
-    if not 0.0 <= float(threshold) <= 1.0:
-        msg = f"threshold must be in [0, 1], got {threshold!r}"
-        raise PolfairError(msg)
+    check_threshold(threshold)
 
     roles: dict[str, pl.Expr] = {"y_true": _as_expr(y_true, "y_true")}
     if y_pred is not None:
@@ -308,11 +356,8 @@ def build_spec(
         roles["y_score"] = _as_expr(y_score, "y_score")
     if weight is not None:
         roles["weight"] = _as_expr(weight, "weight")
-    key_exprs = [_as_expr(p, "protected") for p in _as_list(protected)]
+    key_exprs = protected_exprs(protected)
     by_exprs = [_as_expr(b, "by") for b in _as_list(by)]
-    if not key_exprs:
-        msg = "protected must name at least one column or expression, e.g. protected=['sex']"
-        raise PolfairError(msg)
     for role, e in roles.items():
         _check_columns(e, role, names)
     for e in key_exprs:
@@ -331,25 +376,10 @@ def build_spec(
                 "cannot be its own protected attribute: pass the demographic columns as protected="
             )
             raise PolfairError(msg)
-    seen: set[str] = set()
-    for k in (*by_names, *keys):
-        if k in seen:
-            msg = f"column {k!r} is given twice among by= and protected=; give each once (or .alias() one)"
-            raise PolfairError(msg)
-        if k in RESERVED or k.startswith("__pf_"):
-            msg = (
-                f"key name {k!r} is reserved for polfair's output columns; rename it, e.g. "
-                f"pl.col({k!r}).alias('{k}_attr')"
-            )
-            raise PolfairError(msg)
-        seen.add(k)
+    check_key_names(by_names, keys)
 
     probe = source.select([e.alias(r) for r, e in roles.items()]).collect_schema()
-    fav = _as_values(favorable)
-    unfav = None if unfavorable is None else _as_values(unfavorable)
-    if unfav is not None and set(fav) & set(unfav):
-        msg = f"favorable={list(fav)!r} and unfavorable={list(unfav)!r} overlap; a label is one or the other"
-        raise PolfairError(msg)
+    fav, unfav = label_values(favorable, unfavorable)
 
     yt = roles["y_true"]
     yt_desc = f"y_true ({label_name!r})"
