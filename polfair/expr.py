@@ -38,6 +38,7 @@ import polars as pl
 
 from polfair.exceptions import PolfairError
 from polfair.metrics import ALIASES, METRICS, Counts, rate
+from polfair.spec import _as_expr
 
 __all__ = [
     "EXPR_METRICS",
@@ -76,15 +77,6 @@ SensitiveFeatures = Union[IntoExpr, Sequence[IntoExpr]]
 EXPR_METRICS: tuple[str, ...] = tuple(n for n in METRICS if "generalized" not in n)
 
 _CELLS = ("tp", "fp", "tn", "fn")
-
-
-def _as_expr(x: Any, role: str) -> pl.Expr:
-    if isinstance(x, str):
-        return pl.col(x)
-    if isinstance(x, pl.Expr):
-        return x
-    msg = f"{role} must be a column name (str) or a polars expression, got {type(x).__name__}: {x!r}"
-    raise TypeError(msg)
 
 
 def _features(sensitive_features: SensitiveFeatures | None, role: str = "sensitive_features") -> list[pl.Expr]:

@@ -39,10 +39,10 @@ import numpy as np
 import polars as pl
 
 from polfair import groupwise
-from polfair.exceptions import ColumnNotFoundError, PolfairError
+from polfair.exceptions import PolfairError
 from polfair.metrics import METRICS
 from polfair.report import REPORT_COLUMNS as _REPORT_COLUMNS
-from polfair.spec import to_lazyframe
+from polfair.spec import _check_columns, to_lazyframe
 
 __all__ = [
     "OTHER",
@@ -947,12 +947,7 @@ def plan_report(
 
 
 def _check_attribute(a: str, schema: pl.Schema, cfg: FairnessConfig) -> None:
-    names = list(schema.names())
-    if a not in schema:
-        close = difflib.get_close_matches(a, names, n=3, cutoff=0.5)
-        hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
-        msg = f"config: monitored/reference attribute {a!r} is not a column of the input.{hint}"
-        raise ColumnNotFoundError(msg)
+    _check_columns(pl.col(a), "config: monitored/reference attribute", list(schema.names()))
     dtype = schema[a]
     for side, g in (("monitored", cfg.monitored[a]), ("reference", cfg.reference[a])):
         numeric_needed = bool(g.ranges) or any(_is_number(v) for v in g.values)
