@@ -33,7 +33,7 @@ from typing import Any, Literal, Sequence
 import polars as pl
 
 from polfair.exceptions import PolfairError
-from polfair.metrics import ALIASES, METRICS, rate
+from polfair.metrics import ALIASES, METRICS, between_groups_difference, between_groups_ratio
 from polfair.report import REPORT_COLUMNS as _REPORT_COLUMNS
 
 __all__ = [
@@ -93,15 +93,11 @@ def _all_defined(col: str, e: pl.Expr) -> pl.Expr:
 
 #: ``max(value) − min(value)`` over the groups (yardstick's ``diff_range``; fairlearn's
 #: ``difference(method="between_groups")``); null if any group's value is null.
-diff_range = Aggregate(
-    "diff_range", _all_defined("value", pl.col("value").max() - pl.col("value").min()), "max", "minimize"
-)
+diff_range = Aggregate("diff_range", between_groups_difference(pl.col("value")), "max", "minimize")
 
 #: ``min(value) / max(value)`` over the groups (fairlearn's ``ratio(method="between_groups")``);
 #: null if any group's value is null or the max is 0. Sets of metrics combine with ``min``.
-ratio_range = Aggregate(
-    "ratio_range", _all_defined("value", rate(pl.col("value").min(), pl.col("value").max())), "min", "maximize"
-)
+ratio_range = Aggregate("ratio_range", between_groups_ratio(pl.col("value")), "min", "maximize")
 
 #: ``max_g |value_g − value_ref|`` over the groups, against the report's reference group (the
 #: ``privileged=``/``reference=`` choice of :func:`polfair.fairness_report`); null if any group's

@@ -23,6 +23,8 @@ import polars as pl
 
 __all__ = [
     "ALIASES",
+    "between_groups_difference",
+    "between_groups_ratio",
     "DISPARITIES",
     "METRICS",
     "Counts",
@@ -124,6 +126,35 @@ class Metric:
 def rate(num: pl.Expr, den: pl.Expr) -> pl.Expr:
     """``num / den``, null where ``den`` is 0 or null (the report's undefined-value policy)."""
     return pl.when(den > 0).then(num / den)
+
+
+def between_groups_difference(values: pl.Expr) -> pl.Expr:
+    """Aggregation: ``max − min`` of a metric over groups; null if any group's value is undefined.
+
+    fairlearn's ``MetricFrame.difference(method="between_groups")`` and yardstick's ``diff_range``,
+    except that an undefined (null) group makes the result null instead of being skipped.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> pl.DataFrame({"v": [0.2, 0.5]}).select(between_groups_difference(pl.col("v"))).item()
+    0.3
+    """
+    return pl.when(values.null_count() == 0).then(values.max() - values.min())
+
+
+def between_groups_ratio(values: pl.Expr) -> pl.Expr:
+    """Aggregation: ``min / max`` of a metric over groups; null if any group is undefined or max is 0.
+
+    fairlearn's ``MetricFrame.ratio(method="between_groups")``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> pl.DataFrame({"v": [0.2, 0.5]}).select(between_groups_ratio(pl.col("v"))).item()
+    0.4
+    """
+    return pl.when(values.null_count() == 0).then(rate(values.min(), values.max()))
 
 
 def _count(name: str, f: Callable[[Counts], pl.Expr], needs: Needs, desc: str) -> Metric:

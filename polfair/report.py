@@ -45,7 +45,16 @@ from polfair import entropy
 from polfair.backends import foreign_code_table, is_foreign
 from polfair.counts import COUNT_COLUMNS, code_counts, describe_code_problems, pivot_codes
 from polfair.exceptions import InvalidInputError, MissingValuesWarning, PolfairError
-from polfair.metrics import DISPARITIES, METRICS, Disparity, group_metrics, label_disparities, rate
+from polfair.metrics import (
+    DISPARITIES,
+    METRICS,
+    Disparity,
+    between_groups_difference,
+    between_groups_ratio,
+    group_metrics,
+    label_disparities,
+    rate,
+)
 from polfair.spec import IntoExpr, OnMissing, Spec, build_spec, check_on_missing
 
 __all__ = ["REPORT_COLUMNS", "collect_cells", "fairness_report", "report_from_counts"]
@@ -660,10 +669,9 @@ def _group_cells(has_predictions: bool) -> tuple[pl.Expr, ...]:
 def _spread_aggs(has_predictions: bool) -> tuple[pl.Expr, ...]:
     aggs = [pl.col("attribute").first()]
     for m in _metric_names(has_predictions):  # fairlearn's between_groups; null if any group is undefined
-        ok = pl.col(m).null_count() == 0
         aggs += [
-            pl.when(ok).then(pl.col(m).max() - pl.col(m).min()).alias(f"{m}__d"),
-            pl.when(ok).then(rate(pl.col(m).min(), pl.col(m).max())).alias(f"{m}__r"),
+            between_groups_difference(pl.col(m)).alias(f"{m}__d"),
+            between_groups_ratio(pl.col(m)).alias(f"{m}__r"),
         ]
     return tuple(aggs)
 
