@@ -37,7 +37,7 @@ from typing import Any, Callable, Literal, Sequence, Union
 import polars as pl
 
 from polfair.exceptions import PolfairError
-from polfair.metrics import ALIASES, METRICS, Counts, rate
+from polfair.metrics import ALIASES, METRICS, Counts, between_groups_difference, between_groups_ratio, rate
 from polfair.spec import _as_expr
 
 __all__ = [
@@ -347,20 +347,17 @@ def _all_defined(v: pl.Expr) -> pl.Expr:
 
 def _difference(v: pl.Expr, overall: pl.Expr, method: str) -> pl.Expr:
     if method == "between_groups":
-        out = v.max() - v.min()
-    else:
-        out = (v - overall).abs().max()
-        out = pl.when(overall.is_not_null()).then(out)
+        return between_groups_difference(v)
+    out = pl.when(overall.is_not_null()).then((v - overall).abs().max())
     return pl.when(_all_defined(v)).then(out)
 
 
 def _ratio(v: pl.Expr, overall: pl.Expr, method: str) -> pl.Expr:
     if method == "between_groups":
-        out = rate(v.min(), v.max())
-    else:
-        r = rate(v, overall)
-        # fairlearn's ratio_sub_one: a ratio above 1 is inverted; null where overall is 0
-        out = pl.when(_all_defined(r)).then(pl.when(r > 1.0).then(1.0 / r).otherwise(r).min())
+        return between_groups_ratio(v)
+    r = rate(v, overall)
+    # fairlearn's ratio_sub_one: a ratio above 1 is inverted; null where overall is 0
+    out = pl.when(_all_defined(r)).then(pl.when(r > 1.0).then(1.0 / r).otherwise(r).min())
     return pl.when(_all_defined(v)).then(out)
 
 
