@@ -22,6 +22,7 @@ __all__ = [
     "benefit_of_individuals",
     "edf_agg",
     "ge_agg",
+    "group_benefit",
     "generalized_entropy_index",
     "generalized_entropy_indices",
     "smoothed_empirical_differential_fairness",
@@ -97,12 +98,23 @@ def benefit_of_groups(rolled: pl.DataFrame, by: Sequence[str] = ()) -> pl.DataFr
     >>> benefit_of_groups(r)["b"].to_list()
     [1.5, 0.5]
     """
-    nv = pl.col("tp_n") + pl.col("fp_n") + pl.col("tn_n") + pl.col("fn_n")
-    return rolled.filter(nv > 0).select(
-        *by,
-        b=(pl.col("tp_n") + pl.col("tn_n") + 2 * pl.col("fp_n")).cast(pl.Float64) / nv.cast(pl.Float64),
-        cnt=nv.cast(pl.Float64),
-    )
+    b, cnt = group_benefit()
+    return rolled.filter(cnt > 0).select(*by, b.alias("b"), cnt.alias("cnt"))
+
+
+def group_benefit() -> tuple[pl.Expr, pl.Expr]:
+    """Expressions over unweighted counts: a group's mean benefit ``(TP + TN + 2·FP) / n`` and its
+    counted rows ``n`` (both Float64; the mean is NaN for ``n == 0``, which callers filter out).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> b, cnt = group_benefit()
+    >>> pl.DataFrame({"tp_n": [1], "fp_n": [1], "tn_n": [0], "fn_n": [0]}).select(b.alias("b"), cnt.alias("n")).row(0)
+    (1.5, 2.0)
+    """
+    nv = (pl.col("tp_n") + pl.col("fp_n") + pl.col("tn_n") + pl.col("fn_n")).cast(pl.Float64)
+    return (pl.col("tp_n") + pl.col("tn_n") + 2 * pl.col("fp_n")).cast(pl.Float64) / nv, nv
 
 
 def generalized_entropy_index(benefits: pl.DataFrame, alpha: float = 2.0, by: Sequence[str] = ()) -> pl.DataFrame:

@@ -740,15 +740,15 @@ def _index_inputs() -> tuple[pl.Expr, ...]:
     """Per-group inputs of the entropy indices and EDF; null for groups without counted rows,
     which every aggregation then skips (as aif360 skips empty groups and unobserved cells)."""
     c = pl.col
-    nv = c("tp_n") + c("fp_n") + c("tn_n") + c("fn_n")
+    b, cnt = entropy.group_benefit()
     exprs = (
         c("tp") + c("fn"),  # positives (labels)
         c("tp") + c("fn") + c("fp") + c("tn"),  # total
         c("tp") + c("fp"),  # predicted positives
-        (c("tp_n") + c("tn_n") + 2 * c("fp_n")).cast(pl.Float64) / nv.cast(pl.Float64),  # mean benefit
-        nv.cast(pl.Float64),  # rows
+        b,  # mean benefit
+        cnt,  # counted rows
     )
-    return tuple(pl.when(nv > 0).then(e).alias(name) for e, name in zip(exprs, _IDX))
+    return tuple(pl.when(cnt > 0).then(e).alias(name) for e, name in zip(exprs, _IDX))
 
 
 def _index_aggs(
@@ -782,8 +782,9 @@ def _join(a: pl.LazyFrame, b: pl.LazyFrame, ib: list[str]) -> pl.LazyFrame:
     return a.join(b, on=ib, how="full", coalesce=True, nulls_equal=True)
 
 
-def _entropy_family(benefits: pl.LazyFrame, ib: list[str], alpha: float, prefix: str) -> tuple[pl.LazyFrame, list[str]]:
-    names = [f"{prefix}generalized_entropy_index", f"{prefix}theil_index", f"{prefix}coefficient_of_variation"]
+def _entropy_family(benefits: pl.LazyFrame, ib: list[str], alpha: float) -> tuple[pl.LazyFrame, list[str]]:
+    """GE(alpha), Theil and CV of all individuals (benefits as distinct values and counts)."""
+    names = ["generalized_entropy_index", "theil_index", "coefficient_of_variation"]
     ge = entropy.generalized_entropy_indices(benefits, {names[0]: alpha, names[1]: 1.0, "__pf_ge2": 2.0}, ib)
     return _clamp_and_cv(ge, names[:2], names[2]).select(*ib, *names), names
 
@@ -806,7 +807,7 @@ def _population_rows(
     vals = vals.select(*ib, *names)
     if has_predictions:
         benefits = entropy.benefit_of_individuals(pop, ib, summed=True)  # pop: one row per by group
-        ind, ind_names = _entropy_family(benefits, ib, alpha, prefix="")
+        ind, ind_names = _entropy_family(benefits, ib, alpha)
         vals = _join(vals, ind, ib)
         names = [*ind_names, *names, "differential_fairness_bias_amplification"]
     wide = pop.join(vals, on=ib, how="left", nulls_equal=True).with_columns(
