@@ -68,6 +68,7 @@ COUNT_DTYPES: dict[str, pl.DataType] = {
 }
 
 _N = "__pf_n"
+_K = "__pf_k"
 
 
 def code_counts(spec: Spec) -> pl.LazyFrame:
@@ -77,7 +78,34 @@ def code_counts(spec: Spec) -> pl.LazyFrame:
         aggs.append(pl.col(W).sum())
     if spec.has_scores:
         aggs += [pl.col(WS).sum(), pl.col(W1S).sum()]
-    return spec.lf.group_by([*spec.by, *spec.keys, CODE]).agg(aggs)
+    group = [*spec.by, *spec.keys]
+    if not spec.fold:
+        return spec.lf.group_by([*group, CODE]).agg(aggs)
+    # Small-domain keys: group on ONE integer holding every key's value slot and the outcome
+    # code (a single-integer hash is cheaper than hashing several columns), then decode the keys
+    # on the small result. Slot = physical value, or `size` for null.
+    total = 256
+    for size, _ in spec.fold:
+        total *= size + 1
+    dt = pl.UInt32 if total <= 2**32 else pl.UInt64
+    folded = None
+    for name, (size, dtype) in zip(group, spec.fold):
+        phys = pl.col(name) if dtype == pl.Boolean else pl.col(name).to_physical()
+        slot = phys.cast(dt).fill_null(size)
+        folded = slot if folded is None else folded * (size + 1) + slot
+    folded = pl.col(CODE).cast(dt) + 256 * folded
+    decoded, step = [], 256
+    for name, (size, dtype) in reversed(list(zip(group, spec.fold))):
+        slot = (pl.col(_K) // step) % (size + 1)
+        known = pl.when(slot < size)
+        if dtype == pl.Boolean:
+            decoded.append(known.then(slot == 1).alias(name))
+        else:
+            physical = pl.Series(dtype=dtype).to_physical().dtype
+            decoded.append(known.then(slot).cast(physical).cat.to(dtype).alias(name))
+        step *= size + 1
+    code = (pl.col(_K) % 256).cast(pl.UInt8).alias(CODE)
+    return spec.lf.group_by(folded.alias(_K)).agg(aggs).select(*reversed(decoded), code, *[a.meta.output_name() for a in aggs])
 
 
 def pivot_codes(codes: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:

@@ -71,6 +71,11 @@ class Spec:
         The label values taken as favorable / unfavorable (``unfavorable=None``: everything else).
     threshold
         Score threshold used when predictions come from ``y_score``.
+    fold
+        When every ``by`` and protected key has a small known set of values (Enum, Boolean, or a
+        Categorical column of an in-memory frame), ``(number of values, dtype)`` per key, in
+        ``by + keys`` order: the pass then groups on ONE integer folded from the keys and the
+        outcome code (about 15% cheaper, see ``docs/design.md``). Empty otherwise.
     """
 
     lf: pl.LazyFrame
@@ -84,6 +89,44 @@ class Spec:
     favorable: tuple[Any, ...]
     unfavorable: tuple[Any, ...] | None
     threshold: float
+    fold: tuple[tuple[int, pl.DataType], ...] = ()
+
+
+#: The folded key (keys' value slots and the outcome code in one integer) must fit in UInt64.
+_FOLD_LIMIT = 2**64
+
+
+def _value_count(expr: pl.Expr, dtype: pl.DataType, in_memory: bool) -> int | None:
+    """How many distinct non-null physical values a key can hold, if known without reading it."""
+    if isinstance(dtype, pl.Enum):
+        return len(dtype.categories)
+    if dtype == pl.Boolean:
+        return 2
+    if isinstance(dtype, pl.Categorical) and in_memory and expr.meta.undo_aliases().meta.is_column():
+        # an in-memory column's values are already interned: their ids are below the bound.
+        # (A scan or a derived expression may intern new values while it runs: not foldable.)
+        try:
+            return int(dtype.categories._categories.num_cats_upper_bound())
+        except AttributeError:  # pragma: no cover - a Polars without this internal
+            return None
+    return None
+
+
+def fold_layout(
+    source: pl.LazyFrame, exprs: Sequence[pl.Expr], in_memory: bool
+) -> tuple[tuple[int, pl.DataType], ...]:
+    """``Spec.fold`` for the key expressions ``exprs`` of ``source`` (empty: do not fold)."""
+    if not exprs:
+        return ()
+    schema = source.select(exprs).collect_schema()
+    out, total = [], 256  # 256: the outcome code's values
+    for e, dtype in zip(exprs, schema.values()):
+        size = _value_count(e, dtype, in_memory)
+        if size is None:
+            return ()
+        total *= size + 1  # + 1: the null slot
+        out.append((size, dtype))
+    return tuple(out) if total <= _FOLD_LIMIT else ()
 
 
 def to_lazyframe(data: Any) -> pl.LazyFrame:
@@ -451,4 +494,5 @@ def build_spec(
         favorable=fav,
         unfavorable=unfav,
         threshold=float(threshold),
+        fold=fold_layout(source, [*by_exprs, *key_exprs], in_memory=isinstance(data, pl.DataFrame)),
     )

@@ -1,0 +1,105 @@
+"""The folded-key pass (Enum / Boolean / in-memory Categorical keys) equals the general pass."""
+
+from __future__ import annotations
+
+import hypothesis.strategies as st
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from polars.testing import assert_frame_equal
+
+import polfair as pf
+from polfair.counts import code_counts
+from polfair.spec import build_spec, fold_layout
+
+KW = dict(y_true="y", y_pred="p", y_score="s", weight="w", protected=["a", "b", "c"])
+COUNTS = ["n", "n_missing", "n_invalid", "tp_n", "fp_n", "tn_n", "fn_n"]
+
+
+def _frame(n: int, seed: int, null_rate: float = 0.1) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+
+    def nulls(values: np.ndarray) -> list:
+        return [None if u < null_rate else v for v, u in zip(values.tolist(), rng.random(n))]
+
+    return pl.DataFrame(
+        {
+            "a": pl.Series(nulls(rng.choice(["x", "y"], n)), dtype=pl.Categorical),
+            "b": pl.Series(nulls(rng.choice(["r", "q", "p"], n)), dtype=pl.Enum(["r", "q", "p", "unused"])),
+            "c": pl.Series(nulls(rng.integers(0, 2, n).astype(bool)), dtype=pl.Boolean),
+            "d": pl.Series(rng.integers(0, 3, n).astype(bool)),  # a by column
+            "y": pl.Series(nulls(rng.integers(0, 2, n)), dtype=pl.Int64),
+            "p": rng.integers(0, 2, n),
+            "s": pl.Series(nulls(rng.random(n)), dtype=pl.Float64),  # null scores: outcome codes >= 128
+            "w": pl.Series(nulls(rng.integers(1, 4, n).astype(float)), dtype=pl.Float64),  # integer weights
+        }
+    )
+
+
+def test_fold_layout_is_chosen_only_where_values_are_known() -> None:
+    df = _frame(50, 0)
+    assert [size for size, _ in build_spec(df, **KW).fold] == [2, 4, 2]  # Enum counts its categories
+    assert build_spec(df.lazy(), **KW).fold == ()  # a lazy Categorical may intern new values
+    lazy_enum = dict(KW, protected=["b", "c"])
+    assert [size for size, _ in build_spec(df.lazy(), **lazy_enum).fold] == [4, 2]
+    as_string = df.with_columns(pl.col("a").cast(pl.String))
+    assert build_spec(as_string, **KW).fold == ()  # String keys: the general pass
+    derived = dict(KW, protected=[pl.col("a").cast(pl.String).cast(pl.Categorical).alias("a2"), "b"])
+    assert build_spec(df, **derived).fold == ()
+
+
+def test_fold_layout_width_limit() -> None:
+    big = pl.Enum([f"v{i}" for i in range(70_000)])
+    lf = pl.LazyFrame(schema={"k1": big, "k2": big, "k3": big})
+    keys = [pl.col("k1"), pl.col("k2"), pl.col("k3")]
+    assert len(fold_layout(lf, keys, in_memory=True)) == 3  # 70001^3 * 256 < 2^64: UInt64 key
+    huge = pl.Enum([f"v{i}" for i in range(500_000)])
+    lf = pl.LazyFrame(schema={"k1": huge, "k2": huge, "k3": huge})
+    assert fold_layout(lf, keys, in_memory=True) == ()  # would overflow UInt64: general pass
+
+
+@pytest.mark.parametrize("by", [None, "d"])
+def test_folded_cells_equal_general_cells(by: str | None) -> None:
+    df = _frame(3000, 1)
+    folded = pf.confusion_counts(df, by=by, **KW).collect()
+    general = pf.confusion_counts(df.lazy(), by=by, **KW).collect()
+    assert build_spec(df, by=by, **KW).fold and not build_spec(df.lazy(), by=by, **KW).fold
+    assert_frame_equal(folded, general)  # integer weights, per-cell sums of scores: exact up to order
+    assert folded.schema == general.schema
+    assert folded["n"].sum() == df.height
+    assert folded.filter(pl.col("a").is_null(), pl.col("b").is_null(), pl.col("c").is_null()).height == (
+        df.filter(pl.col("a").is_null(), pl.col("b").is_null(), pl.col("c").is_null()).select("d").n_unique()
+        if by
+        else 1
+    )
+
+
+def test_folded_report_equals_general_report() -> None:
+    df = _frame(3000, 2)
+    a = pf.fairness_report(df, on_missing="ignore", **KW)
+    b = pf.fairness_report(df.lazy(), on_missing="ignore", **KW)
+    assert_frame_equal(a, b, rel_tol=1e-12)
+
+
+def test_fold_keeps_unobserved_and_reordered_categories() -> None:
+    # Enum values keep their dtype (order of categories) and unobserved ones do not appear
+    df = pl.DataFrame(
+        {"g": pl.Series(["q", "q", "r"], dtype=pl.Enum(["r", "q", "p"])), "y": [1, 0, 1], "p": [1, 1, 0]}
+    )
+    cells = pf.confusion_counts(df, y_true="y", y_pred="p", protected="g").collect()
+    assert cells.schema["g"] == pl.Enum(["r", "q", "p"])
+    assert cells["g"].to_list() == ["r", "q"]  # sorted by the Enum's order
+    assert cells["n"].to_list() == [1, 2]
+    assert cells["tp_n"].to_list() == [0, 1]
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 400), seed=st.integers(0, 10_000), null_rate=st.sampled_from([0.0, 0.3, 1.0]))
+def test_fold_property(n: int, seed: int, null_rate: float) -> None:
+    df = _frame(n, seed, null_rate)
+    kw = dict(KW, y_true="p")
+    folded = pf.confusion_counts(df, **kw).collect()
+    general = pf.confusion_counts(df.lazy(), **kw).collect()
+    assert_frame_equal(folded, general)
+    assert folded.select(COUNTS).sum().row(0) == general.select(COUNTS).sum().row(0)
