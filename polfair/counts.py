@@ -108,53 +108,49 @@ def code_counts(spec: Spec) -> pl.LazyFrame:
     return spec.lf.group_by(folded.alias(_K)).agg(aggs).select(*reversed(decoded), code, *[a.meta.output_name() for a in aggs])
 
 
+def _slot(code: int) -> int:
+    """Where rows with outcome ``code`` go: 0 tp, 1 fp, 2 tn, 3 fn, 4 missing, 5 invalid."""
+    label, pred, flags = code % 4, code // 4 % 4, code // 16
+    if label == 3 or pred == 3 or flags % 4:  # flag bits 0, 1: invalid score / weight
+        return 5
+    if label == 2 or pred == 2 or flags >= 4:  # bits 2, 3: null weight / score
+        return 4
+    return {(1, 1): 0, (0, 1): 1, (0, 0): 2, (1, 0): 3}[(label, pred)]
+
+
+#: The slot of every possible outcome code (a UInt8 code indexes it directly).
+_SLOTS = pl.Series("__pf_slot", [_slot(c) for c in range(256)], dtype=pl.UInt8)
+
+
 def pivot_codes(codes: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
     """Turn per-code counts into the cell table (runs on the small result of :func:`code_counts`)."""
-    o = pl.col(CODE).cast(pl.Int32)
-    label, pred, flags = o % 4, (o // 4) % 4, o // 16
-    invalid = (label == 3) | (pred == 3) | ((flags % 4) != 0)  # flag bits 0, 1
-    missing = ~invalid & ((label == 2) | (pred == 2) | (flags >= 4))  # bits 2, 3
-    valid = ~invalid & ~missing
-    yt1, yt0 = valid & (label == 1), valid & (label == 0)
-
-    n = pl.col(_N)
+    n, slot = pl.col(_N), pl.col(_SLOTS.name)
     wt = pl.col(W) if spec.weighted else n.cast(pl.Float64)
+    # default scores are 1[ŷ = fav] (aif360), so then the generalized counts are the hard ones
+    ws = pl.col(WS) if spec.has_scores else pl.when(slot.is_in([0, 1])).then(wt).otherwise(0.0)
+    w1s = pl.col(W1S) if spec.has_scores else pl.when(slot.is_in([2, 3])).then(wt).otherwise(0.0)
 
-    def s(x: pl.Expr, mask: pl.Expr) -> pl.Expr:
-        return x.filter(mask).sum()
+    def at(x: pl.Expr, *slots: int) -> pl.Expr:
+        zero = pl.lit(0, pl.UInt64) if x is n else pl.lit(0.0)
+        return pl.when(slot.is_in(list(slots)) if len(slots) > 1 else slot == slots[0]).then(x).otherwise(zero)
 
-    aggs = [
-        s(n, pl.lit(True)).alias("n"),
-        s(n, missing).alias("n_missing"),
-        s(n, invalid).alias("n_invalid"),
-        s(wt, valid).alias("w"),
-        s(wt, yt1 & (pred == 1)).alias("tp"),
-        s(wt, yt0 & (pred == 1)).alias("fp"),
-        s(wt, yt0 & (pred == 0)).alias("tn"),
-        s(wt, yt1 & (pred == 0)).alias("fn"),
-        s(n, yt1 & (pred == 1)).alias("tp_n"),
-        s(n, yt0 & (pred == 1)).alias("fp_n"),
-        s(n, yt0 & (pred == 0)).alias("tn_n"),
-        s(n, yt1 & (pred == 0)).alias("fn_n"),
-    ]
-    if spec.has_scores:
-        ws, w1s = pl.col(WS), pl.col(W1S)
-        aggs += [s(ws, yt1).alias("gtp"), s(ws, yt0).alias("gfp"), s(w1s, yt0).alias("gtn"), s(w1s, yt1).alias("gfn")]
-    else:  # default scores are 1[ŷ = fav] (aif360), so the generalized counts are the hard ones
-        aggs += [
-            s(wt, yt1 & (pred == 1)).alias("gtp"),
-            s(wt, yt0 & (pred == 1)).alias("gfp"),
-            s(wt, yt0 & (pred == 0)).alias("gtn"),
-            s(wt, yt1 & (pred == 0)).alias("gfn"),
-        ]
+    columns = {
+        "n": n, "n_missing": at(n, 4), "n_invalid": at(n, 5), "w": at(wt, 0, 1, 2, 3),
+        "tp": at(wt, 0), "fp": at(wt, 1), "tn": at(wt, 2), "fn": at(wt, 3),
+        "tp_n": at(n, 0), "fp_n": at(n, 1), "tn_n": at(n, 2), "fn_n": at(n, 3),
+        "gtp": at(ws, 0, 3), "gfp": at(ws, 1, 2), "gtn": at(w1s, 1, 2), "gfn": at(w1s, 0, 3),
+    }  # fmt: skip
     group = [*spec.by, *spec.keys]
-    # sort the (small) code table first so the weighted sums below add in the same order every run
-    codes = codes.sort([*group, CODE], nulls_last=False)
+    # sort the (small) code table first so the weighted sums below add in the same order every run;
+    # each row's amounts go to its slot's columns (zeros elsewhere), then one plain sum per column
+    out = (
+        codes.sort([*group, CODE], nulls_last=False)
+        .with_columns(pl.lit(_SLOTS).gather(pl.col(CODE)))
+        .select(*group, *[e.alias(c) for c, e in columns.items()])
+    )
     if group:
-        out = codes.group_by(group, maintain_order=True).agg(aggs)
-    else:
-        out = codes.select(aggs)
-    return out
+        return out.group_by(group, maintain_order=True).agg(pl.all().sum())
+    return out.select(pl.all().sum())
 
 
 def describe_code_problems(codes: pl.DataFrame) -> dict[str, int]:
