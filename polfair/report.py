@@ -606,7 +606,10 @@ def _named(ref: pl.LazyFrame, sk: list[str], metric_names: list[str], name: pl.E
     )
 
 
-_LONG_TYPES = {"value": pl.Float64, "reference_group": pl.String, "difference": pl.Float64, "ratio": pl.Float64}
+_REF = "__pf_ref"
+_LONG_TYPES = {
+    "value": pl.Float64, "reference_group": pl.String, "difference": pl.Float64, "ratio": pl.Float64, _REF: pl.Float64,
+}  # fmt: skip
 
 
 def _cells(values: dict[str, pl.Expr], **others: dict[str, pl.Expr]) -> tuple[pl.Expr, ...]:
@@ -660,27 +663,27 @@ def _group_cells(has_predictions: bool) -> tuple[pl.Expr, ...]:
     values |= {m: pl.col(m) for m in metric_names}
     values |= {d.name: d.formula(pl.col, r) for d in disparities}
     names = {m: pl.col(f"{m}__refname") for m in metric_names} | {d.name: refname(d) for d in disparities}
-    diffs = {m: pl.col(m) - r(m) for m in metric_names}
-    ratios = {m: rate(pl.col(m), r(m)) for m in metric_names}
-    return _cells(values, reference_group=names, difference=diffs, ratio=ratios)
+    # each metric's reference value rides along in the long rows; difference and ratio are then
+    # two expressions over the long rows (not two per metric), see _group_rows
+    refs = {m: pl.col(f"{m}__ref") for m in metric_names}
+    return _cells(values, reference_group=names, **{_REF: refs})
 
 
-@functools.lru_cache(maxsize=4)
-def _spread_aggs(has_predictions: bool) -> tuple[pl.Expr, ...]:
-    aggs = [pl.col("attribute").first()]
-    for m in _metric_names(has_predictions):  # fairlearn's between_groups; null if any group is undefined
-        aggs += [
-            between_groups_difference(pl.col(m)).alias(f"{m}__d"),
-            between_groups_ratio(pl.col(m)).alias(f"{m}__r"),
-        ]
-    return tuple(aggs)
+#: The metrics whose spreads fairlearn's named disparities read (demographic parity, equalized odds).
+_NAMED_SPREADS = ("selection_rate", "true_positive_rate", "false_positive_rate")
+
+
+def _spreads(name: str) -> tuple[pl.Expr, pl.Expr]:
+    """fairlearn's between_groups difference and ratio of column ``name`` (null if any group is
+    undefined), as ``<name>__d`` and ``<name>__r``."""
+    values = pl.col(name)
+    return between_groups_difference(values).alias(f"{name}__d"), between_groups_ratio(values).alias(f"{name}__r")
 
 
 @functools.lru_cache(maxsize=8)
 def _attribute_cells(has_predictions: bool, extra_names: tuple[str, ...]) -> tuple[pl.Expr, ...]:
-    """Attribute rows: spreads of every metric, fairlearn's named disparities, entropy and EDF."""
-    metric_names = _metric_names(has_predictions)
-    values: dict[str, pl.Expr] = {m: pl.lit(None, pl.Float64) for m in metric_names}
+    """Attribute rows other than the per-metric spreads: fairlearn's named disparities, entropy and EDF."""
+    values: dict[str, pl.Expr] = {}
     if has_predictions:
         tpr_d, fpr_d = pl.col("true_positive_rate__d"), pl.col("false_positive_rate__d")
         tpr_r, fpr_r = pl.col("true_positive_rate__r"), pl.col("false_positive_rate__r")
@@ -690,9 +693,7 @@ def _attribute_cells(has_predictions: bool, extra_names: tuple[str, ...]) -> tup
         values["equalized_odds_difference"] = pl.when(both_d).then(pl.max_horizontal(tpr_d, fpr_d))
         values["equalized_odds_ratio"] = pl.when(both_r).then(pl.min_horizontal(tpr_r, fpr_r))
     values |= {k: pl.col(k) for k in extra_names}
-    diffs = {m: pl.col(f"{m}__d") for m in metric_names}
-    ratios = {m: pl.col(f"{m}__r") for m in metric_names}
-    return _cells(values, difference=diffs, ratio=ratios)
+    return _cells(values)
 
 
 @functools.lru_cache(maxsize=8)
@@ -708,7 +709,10 @@ def _group_rows(groups: pl.LazyFrame, ref: pl.LazyFrame, sk: list[str], has_pred
     wide = groups.join(ref, on=sk, how="left", nulls_equal=True).with_columns(
         pl.col(_G).alias("group"), pl.col("n").cast(pl.Int64)
     )
-    return _long(wide, [*sk, _SORT_G, "attribute", "group", "n"], _group_cells(has_predictions))
+    rows = _long(wide, [*sk, _SORT_G, "attribute", "group", "n"], _group_cells(has_predictions))
+    # metric rows carry their reference value; other rows (n_missing, disparities) carry null
+    value, ref = pl.col("value"), pl.col(_REF)
+    return rows.with_columns((value - ref).alias("difference"), rate(value, ref).alias("ratio")).drop(_REF)
 
 
 def _attribute_rows(
@@ -721,15 +725,26 @@ def _attribute_rows(
     concentration: float,
 ) -> pl.LazyFrame:
     aggs, names, ge = _index_aggs(has_predictions, alpha, concentration, "between_group_")
-    # spreads, entropy indices and EDF of each attribute set: one aggregation over its groups
-    spreads = groups.with_columns(_index_inputs()).group_by(sk).agg(*_spread_aggs(has_predictions), *aggs)
+    idx = [*sk, "attribute"]
+    # every metric's spread over the groups of an attribute set, in long form: one unpivot and
+    # one aggregation with two expressions (not two per metric)
+    spreads = (
+        groups.select(*idx, *_metric_names(has_predictions))
+        .unpivot(index=idx, variable_name="metric", value_name="value")
+        .group_by([*idx, "metric"], maintain_order=True)
+        .agg(*_spreads("value"))
+        .select(*idx, "metric", pl.lit(None, pl.Float64).alias("value"),
+                pl.col("value__d").alias("difference"), pl.col("value__r").alias("ratio"))  # fmt: skip
+    )
+    # fairlearn's named disparities, entropy indices and EDF of each attribute set: one aggregation
+    named = [e for m in _NAMED_SPREADS for e in _spreads(m)] if has_predictions else []
+    wide = groups.with_columns(_index_inputs()).group_by(idx).agg(*named, *aggs)
     if ge:
-        spreads = _clamp_and_cv(spreads, ge, "between_group_coefficient_of_variation")
-    wide = spreads.join(pop.select(*ib, pl.col("n").cast(pl.Int64)), on=ib, how="left", nulls_equal=True).with_columns(
+        wide = _clamp_and_cv(wide, ge, "between_group_coefficient_of_variation")
+    rows = pl.concat([spreads, _long(wide, idx, _attribute_cells(has_predictions, tuple(names)))], how="diagonal")
+    return rows.join(pop.select(*ib, pl.col("n").cast(pl.Int64)), on=ib, how="left", nulls_equal=True).with_columns(
         pl.lit(None, pl.String).alias("group"), pl.lit(-1, pl.Int64).alias(_SORT_G)
     )
-    idx = [*sk, _SORT_G, "attribute", "group", "n"]
-    return _long(wide, idx, _attribute_cells(has_predictions, tuple(names)))
 
 
 _IDX = ("__pf_pos", "__pf_tot", "__pf_ppos", "__pf_b", "__pf_cnt")
