@@ -724,7 +724,7 @@ def _attribute_rows(
     alpha: float,
     concentration: float,
 ) -> pl.LazyFrame:
-    aggs, names, ge = _index_aggs(has_predictions, alpha, concentration, "between_group_")
+    aggs, finish, names = _index_aggs(has_predictions, alpha, "between_group_")
     idx = [*sk, "attribute"]
     # every metric's spread over the groups of an attribute set, in long form: one unpivot and
     # one aggregation with two expressions (not two per metric)
@@ -738,52 +738,54 @@ def _attribute_rows(
     )
     # fairlearn's named disparities, entropy indices and EDF of each attribute set: one aggregation
     named = [e for m in _NAMED_SPREADS for e in _spreads(m)] if has_predictions else []
-    wide = groups.with_columns(_index_inputs()).group_by(idx).agg(*named, *aggs)
-    if ge:
-        wide = _clamp_and_cv(wide, ge, "between_group_coefficient_of_variation")
+    wide = groups.with_columns(_index_inputs(concentration)).group_by(idx).agg(*named, *aggs).with_columns(finish)
     rows = pl.concat([spreads, _long(wide, idx, _attribute_cells(has_predictions, tuple(names)))], how="diagonal")
     return rows.join(pop.select(*ib, pl.col("n").cast(pl.Int64)), on=ib, how="left", nulls_equal=True).with_columns(
         pl.lit(None, pl.String).alias("group"), pl.lit(-1, pl.Int64).alias(_SORT_G)
     )
 
 
-_IDX = ("__pf_pos", "__pf_tot", "__pf_ppos", "__pf_b", "__pf_cnt")
+_B, _CNT = "__pf_b", "__pf_cnt"
+_LOGS = ("__pf_lp", "__pf_ln", "__pf_plp", "__pf_pln")  # EDF's log rates: labels, then predictions
 
 
-@functools.lru_cache(maxsize=1)
-def _index_inputs() -> tuple[pl.Expr, ...]:
+@functools.lru_cache(maxsize=4)
+def _index_inputs(concentration: float) -> tuple[pl.Expr, ...]:
     """Per-group inputs of the entropy indices and EDF; null for groups without counted rows,
     which every aggregation then skips (as aif360 skips empty groups and unobserved cells)."""
     c = pl.col
     b, cnt = entropy.group_benefit()
-    exprs = (
-        c("tp") + c("fn"),  # positives (labels)
-        c("tp") + c("fn") + c("fp") + c("tn"),  # total
-        c("tp") + c("fp"),  # predicted positives
-        b,  # mean benefit
-        cnt,  # counted rows
-    )
-    return tuple(pl.when(cnt > 0).then(e).alias(name) for e, name in zip(exprs, _IDX))
+    tot = c("tp") + c("fn") + c("fp") + c("tn")
+    lp, ln = entropy.edf_log_rates(c("tp") + c("fn"), tot, concentration)  # positives (labels)
+    plp, pln = entropy.edf_log_rates(c("tp") + c("fp"), tot, concentration)  # predicted positives
+    exprs = (b, cnt, lp, ln, plp, pln)
+    return tuple(pl.when(cnt > 0).then(e).alias(name) for e, name in zip(exprs, (_B, _CNT, *_LOGS)))
 
 
 def _index_aggs(
-    has_predictions: bool, alpha: float, concentration: float, prefix: str
-) -> tuple[list[pl.Expr], list[str], list[str]]:
-    """Aggregations (over :func:`_index_inputs` columns) of the between-group entropy indices and
-    EDF; their output names; and the GE names to clamp (:func:`_clamp_and_cv`)."""
-    pos, tot, ppos, b, cnt = (pl.col(x) for x in _IDX)
+    has_predictions: bool, alpha: float, prefix: str
+) -> tuple[list[pl.Expr], list[pl.Expr], list[str]]:
+    """The between-group entropy indices and EDF over :func:`_index_inputs` columns: plain
+    aggregations, the expressions that finish them on the aggregated rows, and the output names."""
+    b, cnt = pl.col(_B), pl.col(_CNT)
     edf = "smoothed_empirical_differential_fairness"
-    aggs = [entropy.edf_agg(pos, tot, concentration).alias(edf)]
+    aggs, finish, names = [], [], []
+    for logs, name in ((_LOGS[:2], edf), (_LOGS[2:], f"{edf}_predictions"))[: 2 if has_predictions else 1]:
+        parts = [f"{name}__{i}" for i in range(5)]
+        aggs += [e.alias(p) for e, p in zip(entropy.edf_parts(pl.col(logs[0]), pl.col(logs[1])), parts)]
+        finish.append(entropy.edf_from_parts(*(pl.col(p) for p in parts)).alias(name))
+        names.append(name)
     if not has_predictions:
-        return aggs, [edf], []
-    ge = [f"{prefix}generalized_entropy_index", f"{prefix}theil_index"]
-    aggs += [
-        entropy.ge_agg(alpha, b, cnt).alias(ge[0]),
-        entropy.ge_agg(1.0, b, cnt).alias(ge[1]),
-        entropy.ge_agg(2.0, b, cnt).alias("__pf_ge2"),
-        entropy.edf_agg(ppos, tot, concentration).alias(f"{edf}_predictions"),
-    ]
-    return aggs, [*ge, f"{prefix}coefficient_of_variation", edf, f"{edf}_predictions"], ge
+        return aggs, finish, names
+    ge = [f"{prefix}generalized_entropy_index", f"{prefix}theil_index", "__pf_ge2"]
+    aggs += [entropy.ge_agg_with_nan(a, b, cnt).alias(g) for a, g in zip((alpha, 1.0, 2.0), ge)]
+    # GE >= 0 in exact arithmetic (Jensen): the report clamps rounding noise such as -1e-17 (groups
+    # with equal mean benefit), where aif360 returns the tiny negative and a NaN CV
+    clamped = {g: pl.col(g).fill_nan(None).clip(lower_bound=0.0) for g in ge}
+    finish += [clamped[g].alias(g) for g in ge[:2]]
+    cv = f"{prefix}coefficient_of_variation"
+    finish.append((2.0 * clamped["__pf_ge2"]).sqrt().alias(cv))  # aif360: sqrt(2 * GE(2))
+    return aggs, finish, [*ge[:2], cv, *names]
 
 
 def _clamp_and_cv(frame: pl.LazyFrame, ge: list[str], cv: str) -> pl.LazyFrame:
@@ -815,11 +817,8 @@ def _population_rows(
     concentration: float,
 ) -> pl.LazyFrame:
     # the cell table is already the full intersection (one row per by + all keys)
-    aggs, names, ge = _index_aggs(has_predictions, alpha, concentration, "between_all_groups_")
-    vals = cells.with_columns(_index_inputs()).group_by(ib).agg(aggs)
-    if ge:
-        vals = _clamp_and_cv(vals, ge, "between_all_groups_coefficient_of_variation")
-    vals = vals.select(*ib, *names)
+    aggs, finish, names = _index_aggs(has_predictions, alpha, "between_all_groups_")
+    vals = cells.with_columns(_index_inputs(concentration)).group_by(ib).agg(aggs).select(*ib, *finish)
     if has_predictions:
         benefits = entropy.benefit_of_individuals(pop, ib, summed=True)  # pop: one row per by group
         ind, ind_names = _entropy_family(benefits, ib, alpha)
