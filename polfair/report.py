@@ -777,22 +777,21 @@ def _index_aggs(
         names.append(name)
     if not has_predictions:
         return aggs, finish, names
+    ge_aggs, ge_finish, ge_names = _entropy_aggs(alpha, b, cnt, prefix)
+    return [*aggs, *ge_aggs], [*finish, *ge_finish], [*ge_names, *names]
+
+
+def _entropy_aggs(alpha: float, b: pl.Expr, cnt: pl.Expr, prefix: str) -> tuple[list[pl.Expr], list[pl.Expr], list[str]]:
+    """GE(alpha), Theil and CV of benefits ``b`` with counts ``cnt``: aggregations, finishing
+    expressions and names (``<prefix>generalized_entropy_index``, ...)."""
     ge = [f"{prefix}generalized_entropy_index", f"{prefix}theil_index", "__pf_ge2"]
-    aggs += [entropy.ge_agg_with_nan(a, b, cnt).alias(g) for a, g in zip((alpha, 1.0, 2.0), ge)]
+    aggs = [entropy.ge_agg_with_nan(a, b, cnt).alias(g) for a, g in zip((alpha, 1.0, 2.0), ge)]
     # GE >= 0 in exact arithmetic (Jensen): the report clamps rounding noise such as -1e-17 (groups
     # with equal mean benefit), where aif360 returns the tiny negative and a NaN CV
     clamped = {g: pl.col(g).fill_nan(None).clip(lower_bound=0.0) for g in ge}
-    finish += [clamped[g].alias(g) for g in ge[:2]]
     cv = f"{prefix}coefficient_of_variation"
-    finish.append((2.0 * clamped["__pf_ge2"]).sqrt().alias(cv))  # aif360: sqrt(2 * GE(2))
-    return aggs, finish, [*ge[:2], cv, *names]
-
-
-def _clamp_and_cv(frame: pl.LazyFrame, ge: list[str], cv: str) -> pl.LazyFrame:
-    # GE >= 0 in exact arithmetic (Jensen): the report clamps rounding noise such as -1e-17 (groups
-    # with equal mean benefit), where aif360 returns the tiny negative and a NaN CV
-    frame = frame.with_columns([pl.col(x).clip(lower_bound=0.0) for x in (*ge, "__pf_ge2")])
-    return frame.with_columns((2.0 * pl.col("__pf_ge2")).sqrt().alias(cv))  # aif360: sqrt(2 * GE(2))
+    finish = [*(clamped[g].alias(g) for g in ge[:2]), (2.0 * clamped["__pf_ge2"]).sqrt().alias(cv)]  # aif360: sqrt(2·GE(2))
+    return aggs, finish, [*ge[:2], cv]
 
 
 def _join(a: pl.LazyFrame, b: pl.LazyFrame, ib: list[str]) -> pl.LazyFrame:
@@ -801,9 +800,10 @@ def _join(a: pl.LazyFrame, b: pl.LazyFrame, ib: list[str]) -> pl.LazyFrame:
 
 def _entropy_family(benefits: pl.LazyFrame, ib: list[str], alpha: float) -> tuple[pl.LazyFrame, list[str]]:
     """GE(alpha), Theil and CV of all individuals (benefits as distinct values and counts)."""
-    names = ["generalized_entropy_index", "theil_index", "coefficient_of_variation"]
-    ge = entropy.generalized_entropy_indices(benefits, {names[0]: alpha, names[1]: 1.0, "__pf_ge2": 2.0}, ib)
-    return _clamp_and_cv(ge, names[:2], names[2]).select(*ib, *names), names
+    aggs, finish, names = _entropy_aggs(alpha, pl.col("b"), pl.col("cnt"), "")
+    # groups in input order: the same sums in the same order on every run
+    ge = benefits.filter(pl.col("cnt") > 0).group_by(ib, maintain_order=True).agg(aggs)
+    return ge.select(*ib, *finish), names
 
 
 def _population_rows(
