@@ -103,3 +103,20 @@ def test_fold_property(n: int, seed: int, null_rate: float) -> None:
     general = pf.confusion_counts(df.lazy(), **kw).collect()
     assert_frame_equal(folded, general)
     assert folded.select(COUNTS).sum().row(0) == general.select(COUNTS).sum().row(0)
+
+
+def test_folded_enum_pass_streams_without_fallback(tmp_path) -> None:
+    from test_scale import FALLBACK  # Polars' colour for an in-memory-engine fallback node
+
+    path = tmp_path / "d.parquet"
+    _frame(2000, 3).with_columns(pl.col("a", "b").cast(pl.String)).write_parquet(path)
+    lf = pl.scan_parquet(path).with_columns(pl.col("b").cast(pl.Enum(["r", "q", "p", "unused"])))
+    kw = dict(KW, protected=["b", "c"])
+    spec = build_spec(lf, **kw)
+    assert spec.fold  # Enum and Boolean keys fold even from a scan
+    graph = code_counts(spec).show_graph(engine="streaming", plan_stage="physical", raw_output=True, show=False)
+    assert "group-by" in graph and FALLBACK not in graph
+    folded = pf.confusion_counts(lf, **kw).collect(engine="streaming")
+    general = pf.confusion_counts(lf.with_columns(pl.col("b").cast(pl.String)), **kw).collect()
+    folded = folded.with_columns(pl.col("b").cast(pl.String)).sort("b", "c", nulls_last=False)
+    assert_frame_equal(folded, general.sort("b", "c", nulls_last=False))  # rows ordered by the Enum vs by string
