@@ -756,8 +756,8 @@ def _index_inputs(concentration: float) -> tuple[pl.Expr, ...]:
     c = pl.col
     b, cnt = entropy.group_benefit()
     tot = c("tp") + c("fn") + c("fp") + c("tn")
-    lp, ln = entropy.edf_log_rates(c("tp") + c("fn"), tot, concentration)  # positives (labels)
-    plp, pln = entropy.edf_log_rates(c("tp") + c("fp"), tot, concentration)  # predicted positives
+    lp, ln = entropy._edf_log_rates(c("tp") + c("fn"), tot, concentration)  # positives (labels)
+    plp, pln = entropy._edf_log_rates(c("tp") + c("fp"), tot, concentration)  # predicted positives
     exprs = (b, cnt, lp, ln, plp, pln)
     return tuple(pl.when(cnt > 0).then(e).alias(name) for e, name in zip(exprs, (_B, _CNT, *_LOGS)))
 
@@ -772,8 +772,8 @@ def _index_aggs(
     aggs, finish, names = [], [], []
     for logs, name in ((_LOGS[:2], edf), (_LOGS[2:], f"{edf}_predictions"))[: 2 if has_predictions else 1]:
         parts = [f"{name}__{i}" for i in range(5)]
-        aggs += [e.alias(p) for e, p in zip(entropy.edf_parts(pl.col(logs[0]), pl.col(logs[1])), parts)]
-        finish.append(entropy.edf_from_parts(*(pl.col(p) for p in parts)).alias(name))
+        aggs += [e.alias(p) for e, p in zip(entropy._edf_parts(pl.col(logs[0]), pl.col(logs[1])), parts)]
+        finish.append(entropy._edf_from_parts(*(pl.col(p) for p in parts)).alias(name))
         names.append(name)
     if not has_predictions:
         return aggs, finish, names
@@ -785,7 +785,7 @@ def _entropy_aggs(alpha: float, b: pl.Expr, cnt: pl.Expr, prefix: str) -> tuple[
     """GE(alpha), Theil and CV of benefits ``b`` with counts ``cnt``: aggregations, finishing
     expressions and names (``<prefix>generalized_entropy_index``, ...)."""
     ge = [f"{prefix}generalized_entropy_index", f"{prefix}theil_index", "__pf_ge2"]
-    aggs = [entropy.ge_agg_with_nan(a, b, cnt).alias(g) for a, g in zip((alpha, 1.0, 2.0), ge)]
+    aggs = [entropy._ge_agg_with_nan(a, b, cnt).alias(g) for a, g in zip((alpha, 1.0, 2.0), ge)]
     # GE >= 0 in exact arithmetic (Jensen): the report clamps rounding noise such as -1e-17 (groups
     # with equal mean benefit), where aif360 returns the tiny negative and a NaN CV
     clamped = {g: pl.col(g).fill_nan(None).clip(lower_bound=0.0) for g in ge}

@@ -115,7 +115,33 @@ def _value_count(expr: pl.Expr, dtype: pl.DataType, in_memory: bool) -> int | No
 def fold_layout(
     source: pl.LazyFrame, exprs: Sequence[pl.Expr], in_memory: bool
 ) -> tuple[tuple[int, pl.DataType], ...]:
-    """``Spec.fold`` for the key expressions ``exprs`` of ``source`` (empty: do not fold)."""
+    """``Spec.fold`` for the key expressions ``exprs`` of ``source`` (empty: do not fold).
+
+    Parameters
+    ----------
+    source
+        The user's input as a lazy frame (only its schema is read).
+    exprs
+        The ``by`` and protected key expressions, in that order.
+    in_memory
+        Whether ``source`` is an in-memory frame (then its Categorical columns can be folded).
+
+    Returns
+    -------
+    tuple of (int, pl.DataType)
+        Per key: its number of non-null values and its dtype; ``()`` when some key is not
+        foldable (String, numeric, a derived or scanned Categorical) or when the folded key,
+        ``256 · Π(size + 1)`` values, would not fit in UInt64.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> lf = pl.LazyFrame(schema={"g": pl.Enum(["a", "b"]), "s": pl.String})
+    >>> fold_layout(lf, [pl.col("g")], in_memory=False)
+    ((2, Enum(categories=['a', 'b'])),)
+    >>> fold_layout(lf, [pl.col("g"), pl.col("s")], in_memory=True)
+    ()
+    """
     if not exprs:
         return ()
     schema = source.select(exprs).collect_schema()
