@@ -35,6 +35,7 @@ import polars as pl
 
 from polfair.spec import (
     CODE,
+    CODE_VALUES,
     FLAG_BAD_SCORE,
     FLAG_BAD_WEIGHT,
     FLAG_NULL_SCORE,
@@ -45,6 +46,7 @@ from polfair.spec import (
     IntoExpr,
     Spec,
     build_spec,
+    fold_values,
 )
 
 __all__ = [
@@ -84,17 +86,14 @@ def code_counts(spec: Spec) -> pl.LazyFrame:
     # Small-domain keys: group on ONE integer holding every key's value slot and the outcome
     # code (a single-integer hash is cheaper than hashing several columns), then decode the keys
     # on the small result. Slot = physical value, or `size` for null.
-    total = 256
-    for size, _ in spec.fold:
-        total *= size + 1
-    dt = pl.UInt32 if total <= 2**32 else pl.UInt64
+    dt = pl.UInt32 if fold_values(spec.fold) <= 2**32 else pl.UInt64
     folded = None
     for name, (size, dtype) in zip(group, spec.fold):
         phys = pl.col(name) if dtype == pl.Boolean else pl.col(name).to_physical()
         slot = phys.cast(dt).fill_null(size)
         folded = slot if folded is None else folded * (size + 1) + slot
-    folded = pl.col(CODE).cast(dt) + 256 * folded
-    decoded, step = [], 256
+    folded = pl.col(CODE).cast(dt) + CODE_VALUES * folded
+    decoded, step = [], CODE_VALUES
     for name, (size, dtype) in reversed(list(zip(group, spec.fold))):
         slot = (pl.col(_K) // step) % (size + 1)
         known = pl.when(slot < size)
@@ -104,7 +103,7 @@ def code_counts(spec: Spec) -> pl.LazyFrame:
             physical = pl.Series(dtype=dtype).to_physical().dtype
             decoded.append(known.then(slot).cast(physical).cat.to(dtype).alias(name))
         step *= size + 1
-    code = (pl.col(_K) % 256).cast(pl.UInt8).alias(CODE)
+    code = (pl.col(_K) % CODE_VALUES).cast(pl.UInt8).alias(CODE)
     return spec.lf.group_by(folded.alias(_K)).agg(aggs).select(*reversed(decoded), code, *[a.meta.output_name() for a in aggs])
 
 
@@ -119,7 +118,7 @@ def _slot(code: int) -> int:
 
 
 #: The slot of every possible outcome code (a UInt8 code indexes it directly).
-_SLOTS = pl.Series("__pf_slot", [_slot(c) for c in range(256)], dtype=pl.UInt8)
+_SLOTS = pl.Series("__pf_slot", [_slot(c) for c in range(CODE_VALUES)], dtype=pl.UInt8)
 
 
 def pivot_codes(codes: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:

@@ -94,6 +94,17 @@ class Spec:
 
 #: The folded key (keys' value slots and the outcome code in one integer) must fit in UInt64.
 _FOLD_LIMIT = 2**64
+#: How many values the UInt8 outcome code can take.
+CODE_VALUES = 256
+
+
+def fold_values(fold: Sequence[tuple[int, pl.DataType]]) -> int:
+    """How many values the folded key of a ``Spec.fold`` layout takes: the outcome codes times,
+    per key, its values plus a null slot."""
+    total = CODE_VALUES
+    for size, _ in fold:
+        total *= size + 1
+    return total
 
 
 def _value_count(expr: pl.Expr, dtype: pl.DataType, in_memory: bool) -> int | None:
@@ -145,14 +156,13 @@ def fold_layout(
     if not exprs:
         return ()
     schema = source.select(exprs).collect_schema()
-    out, total = [], 256  # 256: the outcome code's values
+    out = []
     for e, dtype in zip(exprs, schema.values()):
         size = _value_count(e, dtype, in_memory)
         if size is None:
             return ()
-        total *= size + 1  # + 1: the null slot
         out.append((size, dtype))
-    return tuple(out) if total <= _FOLD_LIMIT else ()
+    return tuple(out) if fold_values(out) <= _FOLD_LIMIT else ()
 
 
 def to_lazyframe(data: Any) -> pl.LazyFrame:
