@@ -607,9 +607,7 @@ def _named(ref: pl.LazyFrame, sk: list[str], metric_names: list[str], name: pl.E
 
 
 _REF = "__pf_ref"
-_LONG_TYPES = {
-    "value": pl.Float64, "reference_group": pl.String, "difference": pl.Float64, "ratio": pl.Float64, _REF: pl.Float64,
-}  # fmt: skip
+_LONG_TYPES = {"value": pl.Float64, "reference_group": pl.String, _REF: pl.Float64}
 
 
 def _cells(values: dict[str, pl.Expr], **others: dict[str, pl.Expr]) -> tuple[pl.Expr, ...]:
@@ -777,21 +775,21 @@ def _index_aggs(
         names.append(name)
     if not has_predictions:
         return aggs, finish, names
-    ge_aggs, ge_finish, ge_names = _entropy_aggs(alpha, b, cnt, prefix)
-    return [*aggs, *ge_aggs], [*finish, *ge_finish], [*ge_names, *names]
+    alphas, ge_finish, ge_names = _entropy_family_parts(alpha, prefix)
+    aggs += [entropy._ge_agg_with_nan(a, b, cnt).alias(g) for g, a in alphas.items()]
+    return aggs, [*finish, *ge_finish], [*ge_names, *names]
 
 
-def _entropy_aggs(alpha: float, b: pl.Expr, cnt: pl.Expr, prefix: str) -> tuple[list[pl.Expr], list[pl.Expr], list[str]]:
-    """GE(alpha), Theil and CV of benefits ``b`` with counts ``cnt``: aggregations, finishing
-    expressions and names (``<prefix>generalized_entropy_index``, ...)."""
-    ge = [f"{prefix}generalized_entropy_index", f"{prefix}theil_index", "__pf_ge2"]
-    aggs = [entropy._ge_agg_with_nan(a, b, cnt).alias(g) for a, g in zip((alpha, 1.0, 2.0), ge)]
+def _entropy_family_parts(alpha: float, prefix: str) -> tuple[dict[str, float], list[pl.Expr], list[str]]:
+    """GE(alpha), Theil and CV: the GE columns to aggregate (name -> α), the expressions that
+    finish them on the aggregated rows, and the output names (``<prefix>generalized_entropy_index``, ...)."""
+    alphas = {f"{prefix}generalized_entropy_index": alpha, f"{prefix}theil_index": 1.0, "__pf_ge2": 2.0}
     # GE >= 0 in exact arithmetic (Jensen): the report clamps rounding noise such as -1e-17 (groups
     # with equal mean benefit), where aif360 returns the tiny negative and a NaN CV
-    clamped = {g: pl.col(g).fill_nan(None).clip(lower_bound=0.0) for g in ge}
-    cv = f"{prefix}coefficient_of_variation"
-    finish = [*(clamped[g].alias(g) for g in ge[:2]), (2.0 * clamped["__pf_ge2"]).sqrt().alias(cv)]  # aif360: sqrt(2·GE(2))
-    return aggs, finish, [*ge[:2], cv]
+    clamped = {g: pl.col(g).fill_nan(None).clip(lower_bound=0.0) for g in alphas}
+    ge, theil, cv = (f"{prefix}{x}" for x in ("generalized_entropy_index", "theil_index", "coefficient_of_variation"))
+    finish = [clamped[ge].alias(ge), clamped[theil].alias(theil), (2.0 * clamped["__pf_ge2"]).sqrt().alias(cv)]  # aif360: sqrt(2·GE(2))
+    return alphas, finish, [ge, theil, cv]
 
 
 def _join(a: pl.LazyFrame, b: pl.LazyFrame, ib: list[str]) -> pl.LazyFrame:
@@ -800,10 +798,8 @@ def _join(a: pl.LazyFrame, b: pl.LazyFrame, ib: list[str]) -> pl.LazyFrame:
 
 def _entropy_family(benefits: pl.LazyFrame, ib: list[str], alpha: float) -> tuple[pl.LazyFrame, list[str]]:
     """GE(alpha), Theil and CV of all individuals (benefits as distinct values and counts)."""
-    aggs, finish, names = _entropy_aggs(alpha, pl.col("b"), pl.col("cnt"), "")
-    # groups in input order: the same sums in the same order on every run
-    ge = benefits.filter(pl.col("cnt") > 0).group_by(ib, maintain_order=True).agg(aggs)
-    return ge.select(*ib, *finish), names
+    alphas, finish, names = _entropy_family_parts(alpha, "")
+    return entropy.generalized_entropy_indices(benefits, alphas, ib).select(*ib, *finish), names
 
 
 def _population_rows(
