@@ -12,12 +12,13 @@ entropy index and differential-fairness value is arithmetic on that small table
 from __future__ import annotations
 
 import polfair.namespace  # noqa: F401  (registers the ``df.fair`` / ``lf.fair`` namespaces)
-from polfair.accumulator import FairnessAccumulator
-from polfair.aif360 import BinaryLabelDatasetMetric, ClassificationMetric
-from polfair.counts import COUNT_COLUMNS, confusion_counts, merge_counts
+from polfair.engines.accumulator import FairnessAccumulator
+from polfair.compat.aif360 import BinaryLabelDatasetMetric, ClassificationMetric
+from polfair.api import confusion_counts, fairness_report
+from polfair.core.counts import COUNT_COLUMNS, merge_counts
 from polfair.datasets import load_adult, load_compas, load_german_credit
 from polfair.exceptions import ColumnNotFoundError, InvalidInputError, MissingValuesWarning, PolfairError
-from polfair.expr import (
+from polfair.compat.fairlearn import (
     accuracy,
     base_rate,
     demographic_parity_difference,
@@ -41,7 +42,7 @@ from polfair.expr import (
     true_negative_rate,
     true_positive_rate,
 )
-from polfair.groupwise import (
+from polfair.compat.yardstick import (
     GroupwiseMetric,
     demographic_parity,
     diff_range,
@@ -51,10 +52,10 @@ from polfair.groupwise import (
     max_abs_difference_to_reference,
     ratio_range,
 )
-from polfair.metrics import ALIASES, DISPARITIES, METRICS
+from polfair.core.metrics import ALIASES, DISPARITIES, METRICS
 from polfair.monitor import FairnessConfig, alerts, apply_thresholds
-from polfair.multiclass import multiclass_report, subgroup_accuracy_difference
-from polfair.report import REPORT_COLUMNS, fairness_report, report_from_counts
+from polfair.compat.ignite import multiclass_report, subgroup_accuracy_difference
+from polfair.core.report import REPORT_COLUMNS, report_from_counts
 
 __version__ = "0.1.0"
 

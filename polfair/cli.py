@@ -17,8 +17,8 @@ from typing import Any, Sequence
 import polars as pl
 
 from polfair.exceptions import PolfairError
-from polfair.report import fairness_report
-from polfair.spec import to_lazyframe
+from polfair.api import fairness_report
+from polfair.core.spec import to_lazyframe
 
 __all__ = ["main", "summarize"]
 

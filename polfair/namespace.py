@@ -21,11 +21,10 @@ from typing import Any, Mapping, Sequence
 
 import polars as pl
 
-from polfair import expr as _expr
-from polfair.counts import confusion_counts
-from polfair.multiclass import multiclass_report
-from polfair.report import fairness_report
-from polfair.spec import IntoExpr
+from polfair.compat import fairlearn as _expr
+from polfair.api import confusion_counts, fairness_report
+from polfair.compat.ignite import multiclass_report
+from polfair.core.spec import IntoExpr
 
 __all__ = ["FairFrame", "FairLazyFrame"]
 
@@ -58,7 +57,7 @@ class _Common:
         Returns
         -------
         pl.DataFrame
-            The long report (schema in :mod:`polfair.report`).
+            The long report (schema in :mod:`polfair.core.report`).
 
         Examples
         --------
@@ -86,7 +85,7 @@ class _Common:
         by: IntoExpr | Sequence[IntoExpr] | None = None,
         weight: IntoExpr | None = None,
     ) -> pl.DataFrame:
-        """:func:`polfair.multiclass.multiclass_report` of this frame.
+        """:func:`polfair.compat.ignite.multiclass_report` of this frame.
 
         Returns
         -------
@@ -150,7 +149,7 @@ class FairFrame(_Common):
         Returns
         -------
         pl.DataFrame
-            The cell table (schema in :mod:`polfair.counts`).
+            The cell table (schema in :mod:`polfair.core.counts`).
 
         Examples
         --------
@@ -171,7 +170,7 @@ class FairFrame(_Common):
         sample_weight: IntoExpr | None = None,
         pos_label: Any = 1,
     ) -> float | None:
-        """:func:`polfair.expr.demographic_parity_difference` evaluated on this frame.
+        """:func:`polfair.compat.fairlearn.demographic_parity_difference` evaluated on this frame.
 
         Returns
         -------
@@ -197,7 +196,7 @@ class FairFrame(_Common):
         agg: _expr.Agg = "worst_case",
         pos_label: Any = 1,
     ) -> float | None:
-        """:func:`polfair.expr.equalized_odds_difference` evaluated on this frame.
+        """:func:`polfair.compat.fairlearn.equalized_odds_difference` evaluated on this frame.
 
         Returns
         -------

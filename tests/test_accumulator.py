@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import polfair as pf
-from polfair.accumulator import FairnessAccumulator
+from polfair.engines.accumulator import FairnessAccumulator
 from polfair.exceptions import InvalidInputError, PolfairError
 
 KW = dict(y_true="y", y_pred="p", protected=["sex", "race"])
@@ -110,7 +110,7 @@ def test_state_roundtrips(tmp_path) -> None:
     assert loaded.state().equals(acc.state())
     _assert_same_report(loaded.compute(), acc.compute())
     table = acc.to_arrow()
-    assert isinstance(table, pa.Table) and b"polfair.accumulator" in table.schema.metadata
+    assert isinstance(table, pa.Table) and b"polfair.engines.accumulator" in table.schema.metadata
     _assert_same_report(FairnessAccumulator.from_state(table, **KW).compute(), acc.compute())
     # the state is exactly the cell table of confusion_counts
     assert acc.state().equals(pf.confusion_counts(df, **KW).collect())

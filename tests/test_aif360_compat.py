@@ -1,4 +1,4 @@
-"""Differential tests: polfair.aif360 against aif360 0.6.1 itself, on random datasets.
+"""Differential tests: polfair.compat.aif360 against aif360 0.6.1 itself, on random datasets.
 
 Every public method of aif360's ``ClassificationMetric`` (72) and ``BinaryLabelDatasetMetric`` (12)
 is called on both libraries with the same arguments (``privileged`` None/True/False, several
@@ -35,7 +35,7 @@ with warnings.catch_warnings():
     from aif360.metrics import BinaryLabelDatasetMetric as ABLDM  # noqa: E402
     from aif360.metrics import ClassificationMetric as ACM  # noqa: E402
 
-from polfair.aif360 import BinaryLabelDatasetMetric, ClassificationMetric  # noqa: E402
+from polfair.compat.aif360 import BinaryLabelDatasetMetric, ClassificationMetric  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 

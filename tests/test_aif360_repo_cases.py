@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from polfair.aif360 import BinaryLabelDatasetMetric, ClassificationMetric
+from polfair.compat.aif360 import BinaryLabelDatasetMetric, ClassificationMetric
 from polfair.exceptions import InvalidInputError
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")

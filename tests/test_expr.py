@@ -1,4 +1,4 @@
-"""polfair.expr against a naive NumPy reference; contexts (select, group_by, over, lazy); edge cases."""
+"""polfair.compat.fairlearn against a naive NumPy reference; contexts (select, group_by, over, lazy); edge cases."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-import polfair.expr as pfx
+import polfair.compat.fairlearn as pfx
 from polfair.exceptions import PolfairError
-from polfair.metrics import METRICS
+from polfair.core.metrics import METRICS
 
 SETTINGS = settings(max_examples=60, deadline=None)
 
@@ -22,7 +22,7 @@ RATES = ["selection_rate", "base_rate", "true_positive_rate", "true_negative_rat
          "false_discovery_rate", "false_omission_rate", "accuracy", "error_rate"]  # fmt: skip
 
 
-# ---- naive NumPy reference (written independently of polfair.metrics) ----------------------
+# ---- naive NumPy reference (written independently of polfair.core.metrics) ----------------------
 
 
 def np_rate(name: str, y: np.ndarray, p: np.ndarray, w: np.ndarray) -> float | None:

@@ -1,4 +1,4 @@
-"""Differential tests: polfair.expr against fairlearn 0.15 itself (functions and MetricFrame)."""
+"""Differential tests: polfair.compat.fairlearn against fairlearn 0.15 itself (functions and MetricFrame)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import polfair.expr as pfx
+import polfair.compat.fairlearn as pfx
 
 fm = pytest.importorskip("fairlearn.metrics")
 

@@ -1,4 +1,4 @@
-"""polfair.groupwise: yardstick-style groupwise metrics against NumPy references and fairlearn."""
+"""polfair.compat.yardstick: yardstick-style groupwise metrics against NumPy references and fairlearn."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from polars.testing import assert_frame_equal
 
 import polfair as pf
 from polfair.exceptions import PolfairError
-from polfair.groupwise import (
+from polfair.compat.yardstick import (
     GROUPWISE,
     add_groupwise_rows,
     demographic_parity,

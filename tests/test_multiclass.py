@@ -1,4 +1,4 @@
-"""polfair.multiclass against a NumPy reference, ignite's documented examples, and ignite itself."""
+"""polfair.compat.ignite against a NumPy reference, ignite's documented examples, and ignite itself."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import polfair as pf
-import polfair.expr as pfx
-from polfair.counts import COUNT_COLUMNS
+import polfair.compat.fairlearn as pfx
+from polfair.core.counts import COUNT_COLUMNS
 from polfair.exceptions import InvalidInputError, MissingValuesWarning, PolfairError
-from polfair.multiclass import (
+from polfair.compat.ignite import (
     CLASS,
     multiclass_counts,
     multiclass_demographic_parity_difference,

@@ -9,9 +9,9 @@ import polars as pl
 import pytest
 
 import polfair as pf
-import polfair.expr as pfx
+import polfair.compat.fairlearn as pfx
 import polfair.namespace  # noqa: F401  (registers df.fair / lf.fair)
-from polfair.multiclass import multiclass_report
+from polfair.compat.ignite import multiclass_report
 from polars.testing import assert_frame_equal
 
 

@@ -8,8 +8,8 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polfair as pf
-from polfair.counts import code_counts
-from polfair.spec import build_spec
+from polfair.core.counts import code_counts
+from polfair.core.spec import build_spec
 
 FALLBACK = 'fillcolor="0.0 0.3 1.0"'  # Polars' colour for an in-memory-engine fallback node
 KW = dict(y_true="y", y_pred="p", y_score="s", weight="w", protected=["sex", "race", "age"])
@@ -96,7 +96,7 @@ def test_row_order_and_engine_do_not_change_integer_counts(engine):
     base = pf.confusion_counts(df, **KW).collect()
     shuffled = df.sample(fraction=1.0, shuffle=True, seed=3)
     spec = build_spec(shuffled, **KW)
-    from polfair.report import collect_cells
+    from polfair.core.collect import collect_cells
 
     got = collect_cells(spec, engine=engine)
     assert_frame_equal(got, base)

@@ -1,4 +1,4 @@
-"""polfair.sklearn scorers: naive NumPy references, scikit-lego itself, GridSearchCV, edge cases."""
+"""polfair.compat.sklego scorers: naive NumPy references, scikit-lego itself, GridSearchCV, edge cases."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from polfair.exceptions import PolfairError
-from polfair.sklearn import correlation_score, equal_opportunity_score, p_percent_score, subset_score
+from polfair.compat.sklego import correlation_score, equal_opportunity_score, p_percent_score, subset_score
 
 
 class Fixed:

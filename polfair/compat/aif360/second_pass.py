@@ -12,7 +12,7 @@ themselves, so they live here and select only the columns they need, then collec
   computes it in one step (two ordinary least-squares fits), with NumPy least squares.
 
 Both functions take plain NumPy arrays (the collected columns) so that the aif360-compatible
-classes (:mod:`polfair.aif360`) can collect once and call them many times. Both are unweighted
+classes (:mod:`polfair.compat.aif360`) can collect once and call them many times. Both are unweighted
 and ignore any group definition, as in aif360.
 """
 

@@ -25,11 +25,12 @@ from typing import Any, Literal, Sequence, Union
 
 import polars as pl
 
-from polfair.exceptions import ColumnNotFoundError, InvalidInputError, PolfairError
+from polfair.core._args import as_expr, as_list, as_values, check_columns, is_bool_like, output_name
+from polfair.core._typing import IntoExpr, OnMissing
+from polfair.core.inputs import to_lazyframe
+from polfair.exceptions import InvalidInputError, PolfairError
 
 __all__ = ["IntoExpr", "Spec", "build_spec", "to_lazyframe"]
-
-IntoExpr = Union[str, pl.Expr]
 
 #: Private column names of the normalised frame. They never reach the user.
 CODE = "__pf_o"
@@ -47,8 +48,6 @@ RESERVED = frozenset(
 )  # fmt: skip
 
 FLAG_BAD_SCORE, FLAG_BAD_WEIGHT, FLAG_NULL_WEIGHT, FLAG_NULL_SCORE = 1, 2, 4, 8
-
-OnMissing = Literal["warn", "raise", "ignore"]
 
 
 @dataclass(frozen=True)
@@ -165,127 +164,6 @@ def fold_layout(
     return tuple(out) if fold_values(out) <= _FOLD_LIMIT else ()
 
 
-def to_lazyframe(data: Any) -> pl.LazyFrame:
-    """Turn supported inputs into a ``pl.LazyFrame`` without reading a file eagerly.
-
-    Parameters
-    ----------
-    data
-        ``pl.LazyFrame`` (used as is), ``pl.DataFrame``, a pandas DataFrame, a pyarrow Table, a
-        mapping of column name to values, or a path / glob / hive directory of parquet, CSV or IPC
-        files (scanned lazily; a directory is read as a hive-partitioned parquet dataset).
-
-    Returns
-    -------
-    pl.LazyFrame
-
-    Raises
-    ------
-    TypeError
-        If the object is none of the above.
-    PolfairError
-        If a path has an extension polfair cannot scan.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> to_lazyframe({"a": [1, 2]}).collect().shape
-    (2, 1)
-    """
-    if isinstance(data, pl.LazyFrame):
-        return data
-    if isinstance(data, pl.DataFrame):
-        return data.lazy()
-    if isinstance(data, (str, Path)):
-        return _scan_path(str(data))
-    module = type(data).__module__.split(".")[0]
-    if module in ("pyspark", "duckdb", "sqlframe", "dask", "ibis", "modin", "daft"):
-        msg = (
-            f"{type(data).__name__} frames are computed by their own engine: pass them directly to "
-            "polfair.confusion_counts / fairness_report with column names (no polars expressions, "
-            "config ranges or max_sample_size), or convert them to polars first"
-        )
-        raise TypeError(msg)
-    if module == "pyarrow":
-        out = pl.from_arrow(data)
-        if isinstance(out, pl.Series):
-            out = out.to_frame()
-        return out.lazy()
-    if module == "pandas":
-        return pl.from_pandas(data).lazy()
-    if isinstance(data, dict):
-        return pl.DataFrame(data).lazy()
-    msg = (
-        "data must be a polars DataFrame/LazyFrame, a pandas DataFrame, a pyarrow Table, a dict "
-        f"of columns, or a path to parquet/CSV files; got {type(data).__name__}"
-    )
-    raise TypeError(msg)
-
-
-def _scan_path(path: str) -> pl.LazyFrame:
-    lower = path.lower()
-    p = Path(path)
-    if lower.endswith((".csv", ".csv.gz", ".tsv")):
-        sep = "\t" if lower.endswith(".tsv") else ","
-        return pl.scan_csv(path, separator=sep)
-    if lower.endswith((".ipc", ".arrow", ".feather")):
-        return pl.scan_ipc(path)
-    if lower.endswith(".parquet") or p.is_dir() or any(c in path for c in "*?["):
-        return pl.scan_parquet(path, hive_partitioning=p.is_dir() or None)
-    msg = (
-        f"cannot tell the format of {path!r}: use a path ending in .parquet, .csv, .tsv, .ipc/"
-        ".arrow, a glob, or a directory of parquet files; or read it with polars and pass the frame"
-    )
-    raise PolfairError(msg)
-
-
-def _as_expr(x: IntoExpr, role: str) -> pl.Expr:
-    if isinstance(x, str):
-        return pl.col(x)
-    if isinstance(x, pl.Expr):
-        return x
-    msg = f"{role} must be a column name (str) or a polars expression, got {type(x).__name__}: {x!r}"
-    raise TypeError(msg)
-
-
-def _as_list(x: IntoExpr | Sequence[IntoExpr] | None) -> list[IntoExpr]:
-    if x is None:
-        return []
-    if isinstance(x, (str, pl.Expr)):
-        return [x]
-    return list(x)
-
-
-def _check_columns(expr: pl.Expr, role: str, names: list[str]) -> None:
-    for root in expr.meta.root_names():
-        if root not in names:
-            close = difflib.get_close_matches(root, names, n=3, cutoff=0.5)
-            hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
-            shown = ", ".join(names[:20]) + (", ..." if len(names) > 20 else "")
-            msg = f"{role}: column {root!r} is not in the input.{hint} Available columns: {shown}"
-            raise ColumnNotFoundError(msg)
-
-
-def _output_name(expr: pl.Expr, role: str) -> str:
-    try:
-        return expr.meta.output_name()
-    except Exception as exc:  # polars raises ComputeError for nameless expressions
-        msg = f"{role}: cannot name the expression {expr}; give it a name with .alias('name')"
-        raise PolfairError(msg) from exc
-
-
-def _as_values(v: Any) -> tuple[Any, ...]:
-    if isinstance(v, (list, tuple, set, frozenset)):
-        return tuple(v)
-    return (v,)
-
-
-def _is_bool_like(v: Any) -> bool:
-    return isinstance(v, bool) or (isinstance(v, int) and v in (0, 1)) or (
-        isinstance(v, float) and v in (0.0, 1.0)
-    )
-
-
 def _match(expr: pl.Expr, dtype: pl.DataType, values: tuple[Any, ...], role: str, arg: str) -> pl.Expr:
     """Boolean expression: the label in ``expr`` is one of ``values``. Raises on a type mismatch."""
     def mismatch() -> PolfairError:
@@ -297,7 +175,7 @@ def _match(expr: pl.Expr, dtype: pl.DataType, values: tuple[Any, ...], role: str
         return InvalidInputError(msg)
 
     if dtype == pl.Boolean:
-        if not all(_is_bool_like(v) for v in values):
+        if not all(is_bool_like(v) for v in values):
             raise mismatch()
         wanted = {bool(v) for v in values}
         if wanted == {True, False}:
@@ -338,7 +216,7 @@ def _state(expr: pl.Expr, fav: pl.Expr, unfav: pl.Expr | None) -> pl.Expr:
 
 def protected_exprs(protected: IntoExpr | Sequence[IntoExpr]) -> list[pl.Expr]:
     """The protected attributes as expressions; raise if there are none."""
-    key_exprs = [_as_expr(p, "protected") for p in _as_list(protected)]
+    key_exprs = [as_expr(p, "protected") for p in as_list(protected)]
     if not key_exprs:
         msg = "protected must name at least one column or expression, e.g. protected=['sex']"
         raise PolfairError(msg)
@@ -378,8 +256,8 @@ def check_key_names(by_names: Sequence[str], keys: Sequence[str], also_reserved:
 
 def label_values(favorable: Any, unfavorable: Any) -> tuple[tuple[Any, ...], tuple[Any, ...] | None]:
     """``favorable`` / ``unfavorable`` as tuples; raise if they overlap."""
-    fav = _as_values(favorable)
-    unfav = None if unfavorable is None else _as_values(unfavorable)
+    fav = as_values(favorable)
+    unfav = None if unfavorable is None else as_values(unfavorable)
     if unfav is not None and set(fav) & set(unfav):
         msg = f"favorable={list(fav)!r} and unfavorable={list(unfav)!r} overlap; a label is one or the other"
         raise PolfairError(msg)
@@ -428,25 +306,25 @@ def build_spec(
     names = source.collect_schema().names()
     check_threshold(threshold)
 
-    roles: dict[str, pl.Expr] = {"y_true": _as_expr(y_true, "y_true")}
+    roles: dict[str, pl.Expr] = {"y_true": as_expr(y_true, "y_true")}
     if y_pred is not None:
-        roles["y_pred"] = _as_expr(y_pred, "y_pred")
+        roles["y_pred"] = as_expr(y_pred, "y_pred")
     if y_score is not None:
-        roles["y_score"] = _as_expr(y_score, "y_score")
+        roles["y_score"] = as_expr(y_score, "y_score")
     if weight is not None:
-        roles["weight"] = _as_expr(weight, "weight")
+        roles["weight"] = as_expr(weight, "weight")
     key_exprs = protected_exprs(protected)
-    by_exprs = [_as_expr(b, "by") for b in _as_list(by)]
+    by_exprs = [as_expr(b, "by") for b in as_list(by)]
     for role, e in roles.items():
-        _check_columns(e, role, names)
+        check_columns(e, role, names)
     for e in key_exprs:
-        _check_columns(e, "protected", names)
+        check_columns(e, "protected", names)
     for e in by_exprs:
-        _check_columns(e, "by", names)
+        check_columns(e, "by", names)
 
-    keys = tuple(_output_name(e, "protected") for e in key_exprs)
-    by_names = tuple(_output_name(e, "by") for e in by_exprs)
-    label_name = _output_name(roles["y_true"], "y_true")
+    keys = tuple(output_name(e, "protected") for e in key_exprs)
+    by_names = tuple(output_name(e, "by") for e in by_exprs)
+    label_name = output_name(roles["y_true"], "y_true")
     for k, e in zip(keys, key_exprs):
         # undo_aliases: pl.col("label").alias("x") is still the label column
         if k == label_name or e.meta.undo_aliases().meta.eq(roles["y_true"].meta.undo_aliases()):
@@ -480,9 +358,9 @@ def build_spec(
 
     if "y_pred" in roles:
         yp = roles["y_pred"]
-        yp_desc = f"y_pred ({_output_name(yp, 'y_pred')!r})"
+        yp_desc = f"y_pred ({output_name(yp, 'y_pred')!r})"
         dtype = probe["y_pred"]
-        if dtype == pl.Boolean and not all(_is_bool_like(v) for v in fav):
+        if dtype == pl.Boolean and not all(is_bool_like(v) for v in fav):
             # A boolean prediction next to non-0/1 labels (e.g. "Yes"/"No") means "predicted favorable".
             pred_state = _state(yp, yp, None)
         else:

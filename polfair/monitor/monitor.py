@@ -38,11 +38,12 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import polars as pl
 
-from polfair import groupwise
+from polfair.compat import yardstick as groupwise
 from polfair.exceptions import PolfairError
-from polfair.metrics import METRICS
-from polfair.report import REPORT_COLUMNS as _REPORT_COLUMNS
-from polfair.spec import _check_columns, to_lazyframe
+from polfair.core.metrics import METRICS
+from polfair.core.report import REPORT_COLUMNS as _REPORT_COLUMNS
+from polfair.core._args import check_columns
+from polfair.core.inputs import to_lazyframe
 
 __all__ = [
     "OTHER",
@@ -311,7 +312,7 @@ class FairnessConfig:
     seed
         Int seed of that sample (default 0).
     metrics
-        Names of built-in groupwise metrics to add (:data:`polfair.groupwise.GROUPWISE`).
+        Names of built-in groupwise metrics to add (:data:`polfair.compat.yardstick.GROUPWISE`).
     y_true, y_pred, y_score, weight
         Optional column names, used when ``fairness_report`` is not given them.
     by
@@ -592,7 +593,7 @@ def apply_thresholds(
         ``"ok"`` if ``lo <= value <= hi``, ``"violation"`` otherwise, ``"insufficient_data"`` as
         above or when ``value`` is null; null where no threshold applies). Which rows are checked:
         every row of a threshold's metric, except the attribute-level rows of per-group metrics
-        (:data:`polfair.metrics.METRICS`, whose ``value`` is null by design).
+        (:data:`polfair.core.metrics.METRICS`, whose ``value`` is null by design).
 
     Raises
     ------
@@ -742,7 +743,7 @@ def sample_rows(data: Any, max_sample_size: int, seed: int = 0) -> pl.LazyFrame:
     Parameters
     ----------
     data
-        Any input of :func:`polfair.spec.to_lazyframe` (frame, pandas, arrow, path).
+        Any input of :func:`polfair.core.spec.to_lazyframe` (frame, pandas, arrow, path).
     max_sample_size
         Positive int. Inputs with at most this many rows are returned whole.
     seed
@@ -947,7 +948,7 @@ def plan_report(
 
 
 def _check_attribute(a: str, schema: pl.Schema, cfg: FairnessConfig) -> None:
-    _check_columns(pl.col(a), "config: monitored/reference attribute", list(schema.names()))
+    check_columns(pl.col(a), "config: monitored/reference attribute", list(schema.names()))
     dtype = schema[a]
     for side, g in (("monitored", cfg.monitored[a]), ("reference", cfg.reference[a])):
         numeric_needed = bool(g.ranges) or any(_is_number(v) for v in g.values)

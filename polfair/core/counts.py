@@ -1,7 +1,7 @@
 """Stage 2, *counts*: the one pass over the data that produces the cell table.
 
 The pass is a single ``group_by(by + protected keys + [outcome code]).agg(n, Σw, Σw·s, Σw·(1-s))``
-over the user's rows (the outcome code is described in :mod:`polfair.spec`). The outcome code is a
+over the user's rows (the outcome code is described in :mod:`polfair.core.spec`). The outcome code is a
 tiny integer key, so this is much cheaper than one conditional sum per confusion cell (see
 ``docs/design.md``). Pivoting the code into the confusion columns then happens on that result,
 which has at most 16 rows per cell. Everything after this module reads only the cell table.
@@ -33,7 +33,7 @@ from typing import Any, Sequence
 
 import polars as pl
 
-from polfair.spec import (
+from polfair.core.spec import (
     CODE,
     CODE_VALUES,
     FLAG_BAD_SCORE,
@@ -53,8 +53,11 @@ __all__ = [
     "CONFUSION_COLUMNS",
     "COUNT_COLUMNS",
     "COUNT_DTYPES",
-    "confusion_counts",
+    "cell_table",
+    "code_counts",
+    "describe_code_problems",
     "merge_counts",
+    "pivot_codes",
 ]
 
 #: Count columns of the cell table, in schema order.
@@ -172,105 +175,38 @@ def describe_code_problems(codes: pl.DataFrame) -> dict[str, int]:
     return {k: int(v or 0) for k, v in row.items()}
 
 
-def confusion_counts(
-    data: Any,
-    *,
-    y_true: IntoExpr,
-    y_pred: IntoExpr | None = None,
-    y_score: IntoExpr | None = None,
-    threshold: float = 0.5,
-    protected: IntoExpr | Sequence[IntoExpr],
-    favorable: Any = 1,
-    unfavorable: Any = None,
-    weight: IntoExpr | None = None,
-    by: IntoExpr | Sequence[IntoExpr] | None = None,
-) -> pl.LazyFrame:
-    """Weighted confusion counts per cell of every protected-attribute combination, in one pass.
+def cell_table(data: Any, **request: Any) -> pl.LazyFrame:
+    """The cell table of a Polars-readable input (the plan of the ONE pass; nothing runs yet).
 
-    Builds (does not run) ONE ``group_by`` over the input that yields the sufficient statistics
-    of every group metric polfair computes: the *cell table*. Collect it with
-    ``.collect(engine="streaming")`` to run out of core.
+    The in-process half of :func:`polfair.confusion_counts` (which also dispatches PySpark/DuckDB
+    frames to :mod:`polfair.engines.narwhals`): ``build_spec`` -> ``code_counts`` -> ``pivot_codes``.
 
     Parameters
     ----------
     data
-        ``pl.DataFrame``, ``pl.LazyFrame``, pandas DataFrame, pyarrow Table, dict of columns, a
-        path/glob/hive directory of parquet or CSV files (scanned lazily), or a PySpark DataFrame /
-        DuckDB relation (the pass then runs inside that engine at call time, via narwhals, and only
-        the small result is collected; column arguments must be names; see :mod:`polfair.backends`).
-    y_true
-        Column name or expression of the true labels, one per row. Integer, boolean or string.
-    y_pred
-        Column name or expression of the predicted labels (same values as ``y_true``), or a boolean
-        expression such as ``pl.col("decile_score") >= 5``. A boolean next to 0/1 labels is read
-        as the label (True = 1); next to other labels (strings) True means "predicted favorable".
-    y_score
-        Column name or expression of scores, P(favorable label), Float in [0, 1]. Used for the
-        generalized counts and, when ``y_pred`` is not given, for ``ŷ = score >= threshold``.
-    threshold
-        Float in [0, 1]; the decision threshold for ``y_score``. Default 0.5.
-    protected
-        One or more column names or named expressions (bin numerics with e.g.
-        ``pl.col("age").cut([25, 45]).alias("age_band")``). Null values are kept as a group.
-    favorable
-        Label value, or list of values, that is the favorable outcome. Default ``1``.
-    unfavorable
-        Optional label value(s) that are unfavorable. When given, a label that is neither is an
-        error (counted in ``n_invalid``); when omitted every other value is unfavorable.
-    weight
-        Optional column name or expression of non-negative instance weights (Float64).
-    by
-        Optional column name(s) or expressions; one independent set of cells per ``by`` value.
+        Anything :func:`polfair.core.inputs.to_lazyframe` reads (frames, pandas, pyarrow, paths).
+    **request
+        The keywords of :func:`polfair.core.spec.build_spec` (``y_true``, ``y_pred``, ``y_score``,
+        ``threshold``, ``protected``, ``favorable``, ``unfavorable``, ``weight``, ``by``).
 
     Returns
     -------
     pl.LazyFrame
-        The cell table. Columns: ``*by``, ``*protected`` (input dtypes), then
-        ``n, n_missing, n_invalid`` (UInt64), ``w, tp, fp, tn, fn`` (Float64),
-        ``tp_n, fp_n, tn_n, fn_n`` (UInt64), ``gtp, gfp, gtn, gfn`` (Float64); one row per
-        observed cell, sorted by the keys (nulls first). See :mod:`polfair.counts`.
+        The cell table (schema in this module's docstring).
 
     Raises
     ------
-    ColumnNotFoundError
-        A named column is missing (at call time).
-    PolfairError
-        Invalid options (at call time). Data problems (labels outside favorable/unfavorable,
-        scores outside [0, 1], negative weights) are *counted* in ``n_invalid`` here;
-        :func:`polfair.fairness_report` raises on them.
-
-    Notes
-    -----
-    Counts are exact 64-bit integers when unweighted; weighted sums are Float64 and may differ in
-    the last bits between runs of the streaming engine (summation order). With
-    ``y_pred`` and ``y_score`` both absent, the prediction mirrors the label (``fp = fn = 0``), so
-    the label-side metrics (base rates) are what remains meaningful.
+    ColumnNotFoundError, PolfairError
+        As :func:`polfair.core.spec.build_spec`.
 
     Examples
     --------
     >>> import polars as pl
-    >>> import polfair as pf
-    >>> df = pl.DataFrame({"y": [1, 0, 1, 1], "p": [1, 1, 0, 1], "sex": ["f", "f", "m", "m"]})
-    >>> cells = pf.confusion_counts(df, y_true="y", y_pred="p", protected="sex").collect()
-    >>> cells.select("sex", "n", "tp", "fp", "tn", "fn")
-    shape: (2, 6)
-    ┌─────┬─────┬─────┬─────┬─────┬─────┐
-    │ sex ┆ n   ┆ tp  ┆ fp  ┆ tn  ┆ fn  │
-    │ --- ┆ --- ┆ --- ┆ --- ┆ --- ┆ --- │
-    │ str ┆ u64 ┆ f64 ┆ f64 ┆ f64 ┆ f64 │
-    ╞═════╪═════╪═════╪═════╪═════╪═════╡
-    │ f   ┆ 2   ┆ 1.0 ┆ 1.0 ┆ 0.0 ┆ 0.0 │
-    │ m   ┆ 2   ┆ 1.0 ┆ 0.0 ┆ 0.0 ┆ 1.0 │
-    └─────┴─────┴─────┴─────┴─────┴─────┘
+    >>> df = pl.DataFrame({"y": [1, 0], "p": [1, 1], "g": ["a", "b"]})
+    >>> cell_table(df, y_true="y", y_pred="p", protected="g").collect()["fp"].to_list()
+    [0.0, 1.0]
     """
-    from polfair.backends import foreign_code_table, is_foreign
-
-    kwargs = dict(y_true=y_true, y_pred=y_pred, y_score=y_score, threshold=threshold, protected=protected,
-                  favorable=favorable, unfavorable=unfavorable, weight=weight, by=by)  # fmt: skip
-    if is_foreign(data):  # Spark, DuckDB, ...: the pass runs now, in that engine
-        codes, fspec = foreign_code_table(data, **kwargs)  # type: ignore[arg-type]
-        return pivot_codes(codes.lazy(), fspec)  # type: ignore[arg-type]
-    spec = build_spec(data, **kwargs)  # type: ignore[arg-type]
+    spec = build_spec(data, **request)
     return pivot_codes(code_counts(spec), spec)
 
 

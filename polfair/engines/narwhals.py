@@ -1,7 +1,7 @@
 """The counting pass on engines other than Polars (PySpark, DuckDB, sqlframe, Dask, ...), via narwhals.
 
 For a frame that lives in another engine, polfair runs the same single pass *inside that engine*:
-the outcome code of :mod:`polfair.spec` is written once with narwhals expressions, the engine runs
+the outcome code of :mod:`polfair.core.spec` is written once with narwhals expressions, the engine runs
 one ``group_by(by + protected keys + [code]).agg(sums)``, and only that small code table is
 collected into Polars. The pivot to the cell table, the validation and every metric then run in
 Polars exactly as for a Polars input, so results are identical.
@@ -18,7 +18,9 @@ from typing import Any, Sequence
 import polars as pl
 
 from polfair.exceptions import InvalidInputError, PolfairError
-from polfair.spec import (
+from polfair.core._args import check_columns, is_bool_like
+from polfair.core.inputs import FOREIGN_MODULES, is_foreign
+from polfair.core.spec import (
     CODE,
     FLAG_BAD_SCORE,
     FLAG_BAD_WEIGHT,
@@ -27,8 +29,6 @@ from polfair.spec import (
     W,
     W1S,
     WS,
-    _check_columns,
-    _is_bool_like,
     check_key_names,
     check_threshold,
     label_values,
@@ -37,20 +37,13 @@ from polfair.spec import (
 __all__ = ["ForeignSpec", "foreign_code_table", "is_foreign"]
 
 #: Top-level modules whose frames are computed by their own engine.
-FOREIGN_MODULES = frozenset({"pyspark", "duckdb", "sqlframe", "dask", "ibis", "modin", "daft"})
-
 _N = "__pf_n"
 _ONE = "__pf_one"
 
 
-def is_foreign(data: Any) -> bool:
-    """True when ``data`` is a frame of another engine (PySpark, DuckDB, sqlframe, Dask, ...)."""
-    return type(data).__module__.split(".")[0] in FOREIGN_MODULES
-
-
 @dataclass(frozen=True)
 class ForeignSpec:
-    """What later stages need to know about a request on a foreign frame (cf. :class:`polfair.spec.Spec`)."""
+    """What later stages need to know about a request on a foreign frame (cf. :class:`polfair.core.spec.Spec`)."""
 
     by: tuple[str, ...]
     keys: tuple[str, ...]
@@ -133,7 +126,7 @@ def foreign_code_table(
         msg = "protected must name at least one column, e.g. protected=['sex']"
         raise PolfairError(msg)
     for role, name in [*roles.items(), *(("protected", k) for k in keys), *(("by", b) for b in by_names)]:
-        _check_columns(pl.col(name), role, names)
+        check_columns(pl.col(name), role, names)
     if y_true in keys:
         msg = f"protected attribute {y_true!r} is the label column y_true; pass the demographic columns as protected="
         raise PolfairError(msg)
@@ -143,7 +136,7 @@ def foreign_code_table(
     def match(col: str, values: tuple[Any, ...], arg: str) -> Any:
         dtype = schema[col]
         if dtype == nw.Boolean:
-            if not all(_is_bool_like(v) for v in values):
+            if not all(is_bool_like(v) for v in values):
                 raise InvalidInputError(f"{arg}={list(values)!r} cannot match boolean column {col!r}")
             wanted = {bool(v) for v in values}
             return nw.col(col).is_not_null() if wanted == {True, False} else (
@@ -170,7 +163,7 @@ def foreign_code_table(
         flags.append(nw.when(score.is_null()).then(nw.lit(FLAG_NULL_SCORE)).otherwise(
             nw.when(bad).then(nw.lit(FLAG_BAD_SCORE)).otherwise(nw.lit(0))))  # fmt: skip
     if y_pred is not None:
-        if schema[y_pred] == nw.Boolean and not all(_is_bool_like(v) for v in fav):
+        if schema[y_pred] == nw.Boolean and not all(is_bool_like(v) for v in fav):
             pred = state(y_pred, nw.col(y_pred), None)
         else:
             pred = state(y_pred, match(y_pred, fav, "favorable"),

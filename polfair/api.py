@@ -1,0 +1,284 @@
+"""The front doors: :func:`fairness_report` and :func:`confusion_counts` (thin orchestrators).
+
+``fairness_report`` = monitor plan (config, monitored groups, sampling; :mod:`polfair.monitor`) ->
+spec (:mod:`polfair.core.spec`) -> ONE pass (in Polars, or in Spark/DuckDB via
+:mod:`polfair.engines.narwhals`) -> the core report (:func:`polfair.core.report.report_from_counts`) ->
+optional monitor annotations (thresholds, statuses, groupwise rows). The core knows nothing of the
+monitor or of foreign engines; this module is where they meet.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import polars as pl
+
+from polfair.core._typing import IntoExpr, OnMissing, Reference
+from polfair.core.collect import collect_cells
+from polfair.core.counts import cell_table, pivot_codes
+from polfair.core.inputs import is_foreign
+from polfair.core.report import report_from_counts
+from polfair.core.spec import build_spec
+from polfair.engines.narwhals import foreign_code_table
+from polfair.monitor.monitor import plan_report
+
+__all__ = ["confusion_counts", "fairness_report"]
+
+
+def confusion_counts(
+    data: Any,
+    *,
+    y_true: IntoExpr,
+    y_pred: IntoExpr | None = None,
+    y_score: IntoExpr | None = None,
+    threshold: float = 0.5,
+    protected: IntoExpr | Sequence[IntoExpr],
+    favorable: Any = 1,
+    unfavorable: Any = None,
+    weight: IntoExpr | None = None,
+    by: IntoExpr | Sequence[IntoExpr] | None = None,
+) -> pl.LazyFrame:
+    """Weighted confusion counts per cell of every protected-attribute combination, in one pass.
+
+    Builds (does not run) ONE ``group_by`` over the input that yields the sufficient statistics
+    of every group metric polfair computes: the *cell table*. Collect it with
+    ``.collect(engine="streaming")`` to run out of core.
+
+    Parameters
+    ----------
+    data
+        ``pl.DataFrame``, ``pl.LazyFrame``, pandas DataFrame, pyarrow Table, dict of columns, a
+        path/glob/hive directory of parquet or CSV files (scanned lazily), or a PySpark DataFrame /
+        DuckDB relation (the pass then runs inside that engine at call time, via narwhals, and only
+        the small result is collected; column arguments must be names; see :mod:`polfair.engines.narwhals`).
+    y_true
+        Column name or expression of the true labels, one per row. Integer, boolean or string.
+    y_pred
+        Column name or expression of the predicted labels (same values as ``y_true``), or a boolean
+        expression such as ``pl.col("decile_score") >= 5``. A boolean next to 0/1 labels is read
+        as the label (True = 1); next to other labels (strings) True means "predicted favorable".
+    y_score
+        Column name or expression of scores, P(favorable label), Float in [0, 1]. Used for the
+        generalized counts and, when ``y_pred`` is not given, for ``ŷ = score >= threshold``.
+    threshold
+        Float in [0, 1]; the decision threshold for ``y_score``. Default 0.5.
+    protected
+        One or more column names or named expressions (bin numerics with e.g.
+        ``pl.col("age").cut([25, 45]).alias("age_band")``). Null values are kept as a group.
+    favorable
+        Label value, or list of values, that is the favorable outcome. Default ``1``.
+    unfavorable
+        Optional label value(s) that are unfavorable. When given, a label that is neither is an
+        error (counted in ``n_invalid``); when omitted every other value is unfavorable.
+    weight
+        Optional column name or expression of non-negative instance weights (Float64).
+    by
+        Optional column name(s) or expressions; one independent set of cells per ``by`` value.
+
+    Returns
+    -------
+    pl.LazyFrame
+        The cell table. Columns: ``*by``, ``*protected`` (input dtypes), then
+        ``n, n_missing, n_invalid`` (UInt64), ``w, tp, fp, tn, fn`` (Float64),
+        ``tp_n, fp_n, tn_n, fn_n`` (UInt64), ``gtp, gfp, gtn, gfn`` (Float64); one row per
+        observed cell, sorted by the keys (nulls first). See :mod:`polfair.core.counts`.
+
+    Raises
+    ------
+    ColumnNotFoundError
+        A named column is missing (at call time).
+    PolfairError
+        Invalid options (at call time). Data problems (labels outside favorable/unfavorable,
+        scores outside [0, 1], negative weights) are *counted* in ``n_invalid`` here;
+        :func:`polfair.fairness_report` raises on them.
+
+    Notes
+    -----
+    Counts are exact 64-bit integers when unweighted; weighted sums are Float64 and may differ in
+    the last bits between runs of the streaming engine (summation order). With
+    ``y_pred`` and ``y_score`` both absent, the prediction mirrors the label (``fp = fn = 0``), so
+    the label-side metrics (base rates) are what remains meaningful.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> df = pl.DataFrame({"y": [1, 0, 1, 1], "p": [1, 1, 0, 1], "sex": ["f", "f", "m", "m"]})
+    >>> cells = pf.confusion_counts(df, y_true="y", y_pred="p", protected="sex").collect()
+    >>> cells.select("sex", "n", "tp", "fp", "tn", "fn")
+    shape: (2, 6)
+    ┌─────┬─────┬─────┬─────┬─────┬─────┐
+    │ sex ┆ n   ┆ tp  ┆ fp  ┆ tn  ┆ fn  │
+    │ --- ┆ --- ┆ --- ┆ --- ┆ --- ┆ --- │
+    │ str ┆ u64 ┆ f64 ┆ f64 ┆ f64 ┆ f64 │
+    ╞═════╪═════╪═════╪═════╪═════╪═════╡
+    │ f   ┆ 2   ┆ 1.0 ┆ 1.0 ┆ 0.0 ┆ 0.0 │
+    │ m   ┆ 2   ┆ 1.0 ┆ 0.0 ┆ 0.0 ┆ 1.0 │
+    └─────┴─────┴─────┴─────┴─────┴─────┘
+    """
+    kwargs = dict(y_true=y_true, y_pred=y_pred, y_score=y_score, threshold=threshold, protected=protected,
+                  favorable=favorable, unfavorable=unfavorable, weight=weight, by=by)  # fmt: skip
+    if is_foreign(data):  # Spark, DuckDB, ...: the pass runs now, in that engine
+        codes, fspec = foreign_code_table(data, **kwargs)  # type: ignore[arg-type]
+        return pivot_codes(codes.lazy(), fspec)  # type: ignore[arg-type]
+    return cell_table(data, **kwargs)
+
+
+def fairness_report(
+    data: Any,
+    *,
+    y_true: IntoExpr | None = None,
+    y_pred: IntoExpr | None = None,
+    y_score: IntoExpr | None = None,
+    threshold: float = 0.5,
+    protected: IntoExpr | Sequence[IntoExpr] | None = None,
+    favorable: Any = 1,
+    unfavorable: Any = None,
+    privileged: Mapping[str, Any] | None = None,
+    reference: Reference | None = None,
+    weight: IntoExpr | None = None,
+    by: IntoExpr | Sequence[IntoExpr] | None = None,
+    intersections: int | Sequence[Sequence[str]] | None = None,
+    alpha: float = 2.0,
+    concentration: float = 1.0,
+    on_missing: OnMissing = "warn",
+    engine: str = "streaming",
+    thresholds: Mapping[str, Any] | None = None,
+    min_sample_size: int | None = None,
+    max_sample_size: int | None = None,
+    config: Any = None,
+    metrics: Sequence[Any] | None = None,
+) -> pl.DataFrame:
+    """Audit a classifier's decisions (or a dataset's labels) for group fairness, in one pass.
+
+    Reads the input once (one ``group_by`` to the cell table, :func:`polfair.confusion_counts`),
+    then computes every group metric for every protected attribute, every intersection of them and
+    the whole population, compares each group with a reference group, and adds the entropy
+    indices and differential fairness, all from the cell table. Use it as
+    ``df.pipe(pf.fairness_report, ...)``.
+
+    Parameters
+    ----------
+    data
+        ``pl.DataFrame``, ``pl.LazyFrame``, pandas DataFrame, pyarrow Table, a parquet/CSV path
+        (scanned lazily), or a PySpark DataFrame / DuckDB relation (the counting pass runs inside
+        that engine; only the cell table is collected; column arguments must be names).
+    y_true, y_pred, y_score, threshold, protected, favorable, unfavorable, weight, by
+        As in :func:`polfair.confusion_counts`. Without ``y_pred`` and ``y_score`` the report audits
+        the labels alone (base rates; statistical parity and disparate impact on base rates; EDF),
+        as aif360's ``BinaryLabelDatasetMetric`` does.
+    privileged
+        Optional mapping attribute -> privileged value (or list of values), e.g.
+        ``{"race": "Caucasian", "sex": "Male"}``. An attribute set whose attributes all have a
+        privileged value is compared with that group; others fall back to the largest group.
+    reference
+        ``None`` (default: privileged where given, else largest), ``"privileged"`` (require
+        ``privileged`` for every attribute set; others get null comparisons), ``"largest"``
+        (the group with the largest total weight), ``"overall"`` (the whole population), or
+        ``"best"`` (per metric, the group with the best value: highest for rates where higher is
+        better, lowest for error rates; highest for counts).
+    intersections
+        ``None`` (all non-empty subsets of the protected attributes), an int ``k`` (subsets of at
+        most ``k`` attributes), or an explicit list of attribute-name lists.
+    alpha
+        Float, the α of ``generalized_entropy_index`` (default 2).
+    concentration
+        Float ≥ 0, the smoothing of ``smoothed_empirical_differential_fairness`` (default 1).
+    on_missing
+        ``"warn"`` | ``"raise"`` | ``"ignore"``: what to do about rows with a null label,
+        prediction, score or weight (always counted in ``n_missing`` and excluded from rates).
+    engine
+        Polars engine for the pass; default ``"streaming"`` (bounded memory).
+    thresholds
+        Optional mapping metric -> inclusive band ``[lo, hi]`` (or ``{"min": lo}``/``{"max": hi}``),
+        e.g. ``{"disparate_impact": [0.8, 1.25]}``; adds ``threshold`` and ``status`` columns
+        (:func:`polfair.monitor.apply_thresholds`; list violations with :func:`polfair.monitor.alerts`).
+    min_sample_size
+        Optional int: groups with fewer rows get ``status="insufficient_data"``, never ok/violation.
+    max_sample_size
+        Optional int: above it, audit a seeded uniform sample of this many rows
+        (:func:`polfair.monitor.sample_rows`, seed from ``config`` or 0).
+    config
+        Optional :class:`polfair.monitor.FairnessConfig`, mapping, or ``.toml``/``.json`` path:
+        favorable outcomes, monitored/reference groups (value sets or numeric ranges; they become
+        protected keys and ``privileged``), thresholds, sample sizes, groupwise metrics and column
+        names. Keywords given here win; see ``docs/monitoring.md``.
+    metrics
+        Optional list of :class:`polfair.compat.yardstick.GroupwiseMetric` (or built-in names such as
+        ``"equalized_odds"``); each adds one attribute-level row per attribute set and ``by`` group.
+
+    Returns
+    -------
+    pl.DataFrame
+        Long/tidy report with columns ``*by, attribute, group, metric, value, reference_group,
+        difference, ratio, n``; see :mod:`polfair.core.report` for the schema and row kinds. Rates
+        are fractions in [0, 1]; counts are weighted when ``weight`` is given. With
+        ``thresholds``/``min_sample_size``/``config``, also ``threshold`` (String) and ``status``
+        (``"ok" | "violation" | "insufficient_data"``, null where no threshold applies).
+
+    Raises
+    ------
+    ColumnNotFoundError
+        A named column is missing (suggests close names).
+    InvalidInputError
+        Empty input, invalid labels/scores/weights, or missing values with ``on_missing="raise"``.
+    PolfairError
+        Invalid options, or a protected attribute that is the label.
+
+    Warns
+    -----
+    MissingValuesWarning
+        Rows with a null label, prediction, score or weight (with ``on_missing="warn"``).
+
+    Notes
+    -----
+    Policies. Signs: ``difference = group − reference``, ``ratio = group / reference`` (aif360's
+    unprivileged − privileged when the reference is the privileged group). Undefined values
+    (zero denominators, ratios to a 0 reference) are null, never 0 or inf; where aif360 returns
+    0.0 (PPV/NPV/FDR/FOR/accuracy of an empty group) or inf (x/0 ratios), the report returns null
+    on purpose; the aif360-compatible classes reproduce aif360. ``equalized_odds_difference`` is
+    null when either rate difference is undefined (aif360's builtin ``max`` would return one of
+    them depending on argument order). The entropy indices are unweighted and use hard
+    predictions (as aif360). A null protected value is its own group, shown as ``"null"``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> df = pl.DataFrame({
+    ...     "y": [1, 0, 1, 1, 0, 0], "p": [1, 1, 0, 1, 0, 1],
+    ...     "sex": ["f", "f", "f", "m", "m", "m"]})
+    >>> rep = df.pipe(pf.fairness_report, y_true="y", y_pred="p", protected="sex",
+    ...               privileged={"sex": "m"})
+    >>> rep.filter(pl.col("metric") == "selection_rate", pl.col("group").is_not_null()).select(
+    ...     "group", "value", "reference_group", "difference", "ratio")
+    shape: (2, 5)
+    ┌───────┬──────────┬─────────────────┬────────────┬───────┐
+    │ group ┆ value    ┆ reference_group ┆ difference ┆ ratio │
+    │ ---   ┆ ---      ┆ ---             ┆ ---        ┆ ---   │
+    │ str   ┆ f64      ┆ str             ┆ f64        ┆ f64   │
+    ╞═══════╪══════════╪═════════════════╪════════════╪═══════╡
+    │ f     ┆ 0.666667 ┆ m               ┆ 0.0        ┆ 1.0   │
+    │ m     ┆ 0.666667 ┆ m               ┆ 0.0        ┆ 1.0   │
+    └───────┴──────────┴─────────────────┴────────────┴───────┘
+    """
+    plan = plan_report(
+        data, config=config, y_true=y_true, y_pred=y_pred, y_score=y_score, weight=weight, by=by,
+        protected=protected, favorable=favorable, privileged=privileged, intersections=intersections,
+        thresholds=thresholds, min_sample_size=min_sample_size, max_sample_size=max_sample_size,
+        metrics=metrics,
+    )  # fmt: skip
+    kwargs = dict(y_true=plan.y_true, y_pred=plan.y_pred, y_score=plan.y_score, threshold=threshold,
+                  protected=plan.protected, favorable=plan.favorable, unfavorable=unfavorable,
+                  weight=plan.weight, by=plan.by)  # fmt: skip
+    if is_foreign(plan.data):  # Spark, DuckDB, ...: the pass runs in that engine, the rest here
+        codes, spec = foreign_code_table(plan.data, **kwargs)  # type: ignore[arg-type]
+        cells = collect_cells(spec, on_missing=on_missing, engine=engine, codes=codes)  # type: ignore[arg-type]
+    else:
+        spec = build_spec(plan.data, **kwargs)  # type: ignore[arg-type]
+        cells = collect_cells(spec, on_missing=on_missing, engine=engine)
+    return plan.finish(report_from_counts(
+        cells, protected=spec.keys, by=spec.by, has_predictions=spec.has_predictions,
+        privileged=plan.privileged, reference=reference, intersections=plan.intersections,
+        alpha=alpha, concentration=concentration,
+    ))  # fmt: skip

@@ -1,0 +1,9 @@
+"""The engine: options -> expressions (spec), ONE pass to the cell table (counts, collect), metrics and
+disparities (metrics), entropy indices and differential fairness (entropy), and the cell table ->
+long report computation (report).
+
+Everything here is arithmetic on the small cell table after one ``group_by``. The core imports only
+polars, numpy, pyarrow, the standard library, ``polfair.core.*`` and ``polfair.exceptions``; the
+rooms around it (``polfair.engines``, ``polfair.compat``, ``polfair.monitor``, ``polfair.outputs``)
+import the core, never the reverse (``tests/meta/test_layering.py`` enforces it).
+"""

@@ -1,0 +1,145 @@
+"""Stage 2, *run*: execute the one pass for a :class:`~polfair.core.spec.Spec`, check the data, return the cell table.
+
+The checks read only the pass's small result (the outcome-code table): invalid labels, predictions,
+scores and weights raise :class:`~polfair.exceptions.InvalidInputError` with examples fetched by a
+second query that runs only on that error path; null labels/predictions/scores/weights are counted
+in ``n_missing`` and reported by a :class:`~polfair.exceptions.MissingValuesWarning`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Mapping
+
+import polars as pl
+
+from polfair.core._args import SMALL_COLLECT as _SMALL
+from polfair.core._typing import OnMissing
+from polfair.core.counts import code_counts, describe_code_problems, pivot_codes
+from polfair.core.spec import Spec, check_on_missing
+from polfair.exceptions import InvalidInputError, MissingValuesWarning
+
+__all__ = ["collect_cells"]
+
+
+def collect_cells(
+    spec: Spec, *, on_missing: OnMissing = "warn", engine: str = "streaming", codes: pl.DataFrame | None = None
+) -> pl.DataFrame:
+    """Run the one pass for ``spec``, validate the data, and return the cell table.
+
+    Parameters
+    ----------
+    spec
+        From :func:`polfair.core.spec.build_spec`.
+    on_missing
+        ``"warn"`` (default): warn with :class:`MissingValuesWarning` when rows have a null label,
+        prediction, score or weight; ``"raise"``: raise instead; ``"ignore"``: say nothing. Either
+        way such rows are counted in ``n_missing`` and excluded from every rate.
+    engine
+        Polars engine for the pass (``"streaming"`` default, ``"in-memory"``, ``"auto"``).
+    codes
+        The pass's result when it already ran elsewhere (a Spark/DuckDB engine,
+        :func:`polfair.engines.narwhals.foreign_code_table`); then ``spec`` only describes it.
+
+    Returns
+    -------
+    pl.DataFrame
+        The cell table (schema in :mod:`polfair.core.counts`).
+
+    Raises
+    ------
+    InvalidInputError
+        Empty input; labels neither favorable nor unfavorable (with ``unfavorable=``); predicted
+        labels likewise; scores NaN or outside [0, 1]; weights negative, NaN or infinite; missing
+        values with ``on_missing="raise"``. The message names the column, counts the rows and
+        shows example values (fetched by a second query that only runs on this error path).
+    """
+    check_on_missing(on_missing)
+    if codes is None:
+        codes = code_counts(spec).collect(engine=engine)  # type: ignore[arg-type]
+    total = int(codes["__pf_n"].sum() or 0)
+    if total == 0:
+        msg = "the input has no rows: there is nothing to audit (check filters applied before the report)"
+        raise InvalidInputError(msg)
+    problems = describe_code_problems(codes)
+    _raise_invalid(spec, problems)
+    missing = {k: v for k, v in problems.items() if k.startswith("null_") and v}
+    if missing and on_missing != "ignore":
+        parts = ", ".join(f"{v} with a null {k[5:]}" for k, v in missing.items())
+        cols = ", ".join(f"{r}={_describe(spec, r)}" for r in _roles_for(missing))
+        msg = (
+            f"{parts} (of {total} rows): these rows are counted in n_missing and excluded from all "
+            f"rates ({cols}). Fill or drop them before the report to silence this, or pass "
+            "on_missing='ignore'"
+        )
+        if on_missing == "raise":
+            raise InvalidInputError(msg.replace("Fill or drop", "on_missing='raise': fill or drop"))
+        warnings.warn(msg, MissingValuesWarning, stacklevel=3)
+    return pivot_codes(codes.lazy(), spec).collect(**_SMALL)  # small: no streaming overhead
+
+
+def _roles_for(kinds: Mapping[str, int]) -> list[str]:
+    role = {"label": "y_true", "prediction": "y_pred", "weight": "weight", "score": "y_score"}
+    return list(dict.fromkeys(role[k.split("_", 1)[1]] for k in kinds))
+
+
+def _describe(spec: Spec, role: str) -> str:
+    e = spec.roles.get(role)
+    if e is None and role == "y_pred":
+        e = spec.roles.get("y_score")
+    if e is None:
+        return "?"
+    try:
+        return repr(e.meta.output_name())
+    except Exception:
+        return str(e)
+
+
+def _examples(spec: Spec, role: str, cond: pl.Expr) -> str:
+    """A few offending values, fetched by a second query that runs only on this error path."""
+    if spec.source is None:  # the pass ran in another engine (Spark, DuckDB): counts only
+        return "(see the column in its engine)"
+    e = spec.roles[role]
+    rows = spec.source.select(e.alias("v"), cond.alias("bad")).filter(pl.col("bad")).select("v")
+    return str(rows.unique().head(5).collect()["v"].to_list())
+
+
+def _raise_invalid(spec: Spec, problems: dict[str, int]) -> None:
+    fav, unf = list(spec.favorable), list(spec.unfavorable or [])
+    if problems["invalid_label"]:
+        e = spec.roles["y_true"]
+        bad = e.is_not_null() & ~e.is_in(fav + unf)
+        msg = (
+            f"y_true={_describe(spec, 'y_true')}: {problems['invalid_label']} rows have labels that are "
+            f"neither favorable {fav} nor unfavorable {unf}; found e.g. {_examples(spec, 'y_true', bad)}. "
+            "Map them to one of the two, filter them out, or drop unfavorable= to treat every "
+            "non-favorable label as unfavorable"
+        )
+        raise InvalidInputError(msg)
+    if problems["invalid_prediction"]:
+        e = spec.roles["y_pred"]
+        bad = e.is_not_null() & ~e.is_in(fav + unf)
+        msg = (
+            f"y_pred={_describe(spec, 'y_pred')}: {problems['invalid_prediction']} rows have predicted "
+            f"labels that are neither favorable {fav} nor unfavorable {unf}; found e.g. "
+            f"{_examples(spec, 'y_pred', bad)}. Map them to one of the two or drop unfavorable="
+        )
+        raise InvalidInputError(msg)
+    if problems["invalid_score"]:
+        s = spec.roles["y_score"].cast(pl.Float64)
+        bad = s.is_nan() | (s < 0) | (s > 1)
+        msg = (
+            f"y_score={_describe(spec, 'y_score')}: {problems['invalid_score']} rows have scores that are "
+            f"NaN or outside [0, 1]; found e.g. {_examples(spec, 'y_score', bad)}. Scores are "
+            "probabilities of the favorable label: rescale them (e.g. a sigmoid of logits) or clip"
+        )
+        raise InvalidInputError(msg)
+    if problems["invalid_weight"]:
+        w = spec.roles["weight"].cast(pl.Float64)
+        bad = w.is_nan() | w.is_infinite() | (w < 0)
+        msg = (
+            f"weight={_describe(spec, 'weight')}: {problems['invalid_weight']} rows have weights that "
+            f"are negative, NaN or infinite; found e.g. {_examples(spec, 'weight', bad)}. Weights must "
+            "be finite and >= 0"
+        )
+        raise InvalidInputError(msg)

@@ -1,0 +1,344 @@
+"""Stage 3, *metrics*: every group metric, defined once, as arithmetic on cell-table counts.
+
+A :class:`Metric` is a name, a numerator and (for rates) a denominator, written as functions of a
+:class:`Counts` accessor. The same definition serves
+
+* the report, with the accessor bound to columns of a rolled-up cell table (:func:`group_metrics`);
+* the Polars expression API, with the accessor bound to aggregations over raw rows;
+* the aif360-compatible classes, which apply aif360's own zero-division conventions to the same
+  numerator and denominator.
+
+Policy of this module: a rate whose denominator is 0 is **null** (undefined), never a silent 0.
+Aliases (``recall``, ``sensitivity``, ``precision``, ``specificity``, ...) are entries of
+:data:`ALIASES` that point at the one definition.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Callable, Literal
+
+import polars as pl
+
+__all__ = [
+    "ALIASES",
+    "between_groups_difference",
+    "between_groups_ratio",
+    "DISPARITIES",
+    "METRICS",
+    "Counts",
+    "Disparity",
+    "Metric",
+    "group_metrics",
+    "rate",
+]
+
+
+class Counts:
+    """Named count expressions (``tp``, ``fp``, ... of the cell table) that formulas are written in.
+
+    Parameters
+    ----------
+    get
+        Maps a cell-table column name to the expression that holds it, e.g. ``pl.col``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> c = Counts(pl.col)
+    >>> pl.DataFrame({"tp": [3.0], "fn": [1.0]}).select(c.positives).item()
+    4.0
+    """
+
+    def __init__(self, get: Callable[[str], pl.Expr] = pl.col) -> None:
+        self._get = get
+
+    def __getattr__(self, name: str) -> pl.Expr:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self._get(name)
+
+    # derived totals (weighted)
+    @property
+    def positives(self) -> pl.Expr:
+        return self.tp + self.fn
+
+    @property
+    def negatives(self) -> pl.Expr:
+        return self.fp + self.tn
+
+    @property
+    def pred_positives(self) -> pl.Expr:
+        return self.tp + self.fp
+
+    @property
+    def pred_negatives(self) -> pl.Expr:
+        return self.tn + self.fn
+
+    @property
+    def total(self) -> pl.Expr:
+        return self.positives + self.negatives
+
+
+Needs = Literal["labels", "predictions"]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One group metric.
+
+    Attributes
+    ----------
+    name
+        Standard name (aif360 spelling).
+    numerator
+        Counts -> Expr. For a count metric, the value itself.
+    denominator
+        Counts -> Expr for a rate, ``None`` for a count.
+    needs
+        ``"labels"`` if defined on labels alone, ``"predictions"`` if it needs ŷ.
+    higher_is_better
+        Direction used by ``reference="best"``; ``None`` for counts.
+    description
+        One line with the formula, used in docs.
+    """
+
+    name: str
+    numerator: Callable[[Counts], pl.Expr]
+    denominator: Callable[[Counts], pl.Expr] | None
+    needs: Needs
+    higher_is_better: bool | None
+    description: str
+
+    @property
+    def is_rate(self) -> bool:
+        return self.denominator is not None
+
+    def expr(self, c: Counts) -> pl.Expr:
+        """Value expression under the report policy (null on a zero denominator)."""
+        num = self.numerator(c).cast(pl.Float64)
+        if self.denominator is None:
+            return num
+        return rate(num, self.denominator(c).cast(pl.Float64))
+
+
+def rate(num: pl.Expr, den: pl.Expr) -> pl.Expr:
+    """``num / den``, null where ``den`` is 0 or null (the report's undefined-value policy)."""
+    return pl.when(den > 0).then(num / den)
+
+
+def between_groups_difference(values: pl.Expr) -> pl.Expr:
+    """Aggregation: ``max − min`` of a metric over groups; null if any group's value is undefined.
+
+    fairlearn's ``MetricFrame.difference(method="between_groups")`` and yardstick's ``diff_range``,
+    except that an undefined (null) group makes the result null instead of being skipped.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> pl.DataFrame({"v": [0.2, 0.5]}).select(between_groups_difference(pl.col("v"))).item()
+    0.3
+    """
+    return pl.when(values.null_count() == 0).then(values.max() - values.min())
+
+
+def between_groups_ratio(values: pl.Expr) -> pl.Expr:
+    """Aggregation: ``min / max`` of a metric over groups; null if any group is undefined or max is 0.
+
+    fairlearn's ``MetricFrame.ratio(method="between_groups")``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> pl.DataFrame({"v": [0.2, 0.5]}).select(between_groups_ratio(pl.col("v"))).item()
+    0.4
+    """
+    return pl.when(values.null_count() == 0).then(rate(values.min(), values.max()))
+
+
+def _count(name: str, f: Callable[[Counts], pl.Expr], needs: Needs, desc: str) -> Metric:
+    return Metric(name, f, None, needs, None, desc)
+
+
+def _rate(name: str, num: Callable[[Counts], pl.Expr], den: Callable[[Counts], pl.Expr],
+          needs: Needs, hib: bool, desc: str) -> Metric:  # fmt: skip
+    return Metric(name, num, den, needs, hib, desc)
+
+
+_METRIC_LIST: list[Metric] = [
+    _count("num_instances", lambda c: c.total, "labels", "Σw over counted rows"),
+    _count("num_positives", lambda c: c.positives, "labels", "P = Σw[y = fav]"),
+    _count("num_negatives", lambda c: c.negatives, "labels", "N = Σw[y = unf]"),
+    _rate("base_rate", lambda c: c.positives, lambda c: c.total, "labels", True, "P / (P + N)"),
+    _count("num_pred_positives", lambda c: c.pred_positives, "predictions", "TP + FP"),
+    _count("num_pred_negatives", lambda c: c.pred_negatives, "predictions", "TN + FN"),
+    _rate("selection_rate", lambda c: c.pred_positives, lambda c: c.total, "predictions", True,
+          "(TP + FP) / (P + N)"),
+    _count("num_true_positives", lambda c: c.tp, "predictions", "TP = Σw[y = fav, ŷ = fav]"),
+    _count("num_false_positives", lambda c: c.fp, "predictions", "FP = Σw[y = unf, ŷ = fav]"),
+    _count("num_true_negatives", lambda c: c.tn, "predictions", "TN = Σw[y = unf, ŷ = unf]"),
+    _count("num_false_negatives", lambda c: c.fn, "predictions", "FN = Σw[y = fav, ŷ = unf]"),
+    _rate("true_positive_rate", lambda c: c.tp, lambda c: c.positives, "predictions", True, "TP / P"),
+    _rate("true_negative_rate", lambda c: c.tn, lambda c: c.negatives, "predictions", True, "TN / N"),
+    _rate("false_positive_rate", lambda c: c.fp, lambda c: c.negatives, "predictions", False, "FP / N"),
+    _rate("false_negative_rate", lambda c: c.fn, lambda c: c.positives, "predictions", False, "FN / P"),
+    _rate("positive_predictive_value", lambda c: c.tp, lambda c: c.pred_positives, "predictions", True,
+          "TP / (TP + FP)"),
+    _rate("negative_predictive_value", lambda c: c.tn, lambda c: c.pred_negatives, "predictions", True,
+          "TN / (TN + FN)"),
+    _rate("false_discovery_rate", lambda c: c.fp, lambda c: c.pred_positives, "predictions", False,
+          "FP / (TP + FP)"),
+    _rate("false_omission_rate", lambda c: c.fn, lambda c: c.pred_negatives, "predictions", False,
+          "FN / (TN + FN)"),
+    _rate("accuracy", lambda c: c.tp + c.tn, lambda c: c.total, "predictions", True, "(TP + TN) / (P + N)"),
+    # error_rate = 1 - accuracy, computed as aif360 does (so the last bits agree); see group_metrics
+    _rate("error_rate", lambda c: c.fp + c.fn, lambda c: c.total, "predictions", False, "1 - accuracy"),
+    _count("num_generalized_true_positives", lambda c: c.gtp, "predictions", "GTP = Σ w·s [y = fav]"),
+    _count("num_generalized_false_positives", lambda c: c.gfp, "predictions", "GFP = Σ w·s [y = unf]"),
+    _count("num_generalized_true_negatives", lambda c: c.gtn, "predictions", "GTN = Σ w·(1-s) [y = unf]"),
+    _count("num_generalized_false_negatives", lambda c: c.gfn, "predictions", "GFN = Σ w·(1-s) [y = fav]"),
+    _rate("generalized_true_positive_rate", lambda c: c.gtp, lambda c: c.positives, "predictions", True,
+          "GTP / P"),
+    _rate("generalized_true_negative_rate", lambda c: c.gtn, lambda c: c.negatives, "predictions", True,
+          "GTN / N"),
+    _rate("generalized_false_positive_rate", lambda c: c.gfp, lambda c: c.negatives, "predictions", False,
+          "GFP / N"),
+    _rate("generalized_false_negative_rate", lambda c: c.gfn, lambda c: c.positives, "predictions", False,
+          "GFN / P"),
+]  # fmt: skip
+
+#: name -> Metric, in report order.
+METRICS: dict[str, Metric] = {m.name: m for m in _METRIC_LIST}
+
+#: alias -> canonical metric name (the alias computes exactly the canonical metric).
+ALIASES: dict[str, str] = {
+    "recall": "true_positive_rate",
+    "sensitivity": "true_positive_rate",
+    "specificity": "true_negative_rate",
+    "precision": "positive_predictive_value",
+    "power": "num_true_positives",
+}
+
+
+def _metric_expr(m: Metric, c: Counts) -> pl.Expr:
+    if m.name == "error_rate":  # aif360: 1. - accuracy
+        return (1.0 - METRICS["accuracy"].expr(c)).alias("error_rate")
+    return m.expr(c).alias(m.name)
+
+
+def group_metrics(needs_predictions: bool = True, c: Counts | None = None) -> list[pl.Expr]:
+    """Expressions for every group metric, named by metric, over a (rolled-up) cell table.
+
+    Parameters
+    ----------
+    needs_predictions
+        ``False`` for labels-only audits: only the label metrics are returned.
+    c
+        Counts accessor; default binds to the cell-table columns.
+
+    Returns
+    -------
+    list of pl.Expr
+        One Float64 expression per metric, aliased to the metric name. Rates are fractions in
+        [0, 1], null where the denominator is 0.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> c = {"tp": 1.0, "fp": 0.0, "tn": 0.0, "fn": 0.0, "gtp": 0.9, "gfp": 0.0, "gtn": 0.0, "gfn": 0.1}
+    >>> t = pl.DataFrame({k: [v] for k, v in c.items()})
+    >>> t.select(group_metrics()).select("selection_rate", "true_negative_rate").row(0)
+    (1.0, None)
+    """
+    if c is None:
+        return list(_cell_metrics(needs_predictions))
+    return [_metric_expr(m, c) for m in _METRIC_LIST if needs_predictions or m.needs == "labels"]
+
+
+@functools.lru_cache(maxsize=2)
+def _cell_metrics(needs_predictions: bool) -> tuple[pl.Expr, ...]:
+    # expressions are immutable: build the cell-table ones once per process
+    return tuple(group_metrics(needs_predictions, Counts()))
+
+
+@dataclass(frozen=True)
+class Disparity:
+    """A named comparison of a group with its reference group.
+
+    ``formula(g, r)`` gets two functions mapping a metric name to the group's and the reference's
+    value expressions. ``rates`` lists the metrics it reads (for ``reference="best"``).
+    """
+
+    name: str
+    rates: tuple[str, ...]
+    formula: Callable[[Callable[[str], pl.Expr], Callable[[str], pl.Expr]], pl.Expr]
+    needs: Needs
+    description: str
+
+
+def _diff(m: str) -> Callable[[Callable[[str], pl.Expr], Callable[[str], pl.Expr]], pl.Expr]:
+    return lambda g, r: g(m) - r(m)
+
+
+def _ratio(m: str) -> Callable[[Callable[[str], pl.Expr], Callable[[str], pl.Expr]], pl.Expr]:
+    return lambda g, r: rate(g(m), r(m))
+
+
+def _max_abs(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    # null if either is null (the report never hides an undefined rate behind the other one)
+    return pl.when(a.is_not_null() & b.is_not_null()).then(pl.max_horizontal(a.abs(), b.abs()))
+
+
+def _disparities() -> list[Disparity]:
+    d = Disparity
+    out = [
+        d("statistical_parity_difference", ("selection_rate",), _diff("selection_rate"), "predictions",
+          "selection_rate(group) - selection_rate(reference)"),
+        d("disparate_impact", ("selection_rate",), _ratio("selection_rate"), "predictions",
+          "selection_rate(group) / selection_rate(reference)"),
+        d("equal_opportunity_difference", ("true_positive_rate",), _diff("true_positive_rate"), "predictions",
+          "TPR(group) - TPR(reference)"),
+        d("average_odds_difference", ("false_positive_rate", "true_positive_rate"),
+          lambda g, r: 0.5 * ((g("false_positive_rate") - r("false_positive_rate"))
+                              + (g("true_positive_rate") - r("true_positive_rate"))),
+          "predictions", "(ΔFPR + ΔTPR) / 2"),
+        d("average_abs_odds_difference", ("false_positive_rate", "true_positive_rate"),
+          lambda g, r: 0.5 * ((g("false_positive_rate") - r("false_positive_rate")).abs()
+                              + (g("true_positive_rate") - r("true_positive_rate")).abs()),
+          "predictions", "(|ΔFPR| + |ΔTPR|) / 2"),
+        d("equalized_odds_difference", ("false_positive_rate", "true_positive_rate"),
+          lambda g, r: _max_abs(g("false_positive_rate") - r("false_positive_rate"),
+                                g("true_positive_rate") - r("true_positive_rate")),
+          "predictions", "max(|ΔFPR|, |ΔTPR|), null if either is undefined"),
+        d("average_predictive_value_difference", ("positive_predictive_value", "false_omission_rate"),
+          lambda g, r: 0.5 * ((g("positive_predictive_value") - r("positive_predictive_value"))
+                              + (g("false_omission_rate") - r("false_omission_rate"))),
+          "predictions", "(ΔPPV + ΔFOR) / 2 (aif360's definition: FOR, not NPV)"),
+        d("generalized_equalized_odds_difference",
+          ("generalized_false_positive_rate", "generalized_true_positive_rate"),
+          lambda g, r: _max_abs(g("generalized_false_positive_rate") - r("generalized_false_positive_rate"),
+                                g("generalized_true_positive_rate") - r("generalized_true_positive_rate")),
+          "predictions", "max(|ΔGFPR|, |ΔGTPR|)"),
+    ]  # fmt: skip
+    for m in ("error_rate", "false_positive_rate", "false_negative_rate", "false_discovery_rate",
+              "false_omission_rate"):  # fmt: skip
+        out.append(d(f"{m}_difference", (m,), _diff(m), "predictions", f"{m}(group) - {m}(reference)"))
+        out.append(d(f"{m}_ratio", (m,), _ratio(m), "predictions", f"{m}(group) / {m}(reference)"))
+    return out
+
+
+#: name -> Disparity, in report order. With labels only, the report computes
+#: statistical_parity_difference and disparate_impact on ``base_rate`` (aif360's
+#: BinaryLabelDatasetMetric) via :func:`label_disparities`.
+DISPARITIES: dict[str, Disparity] = {d.name: d for d in _disparities()}
+
+
+def label_disparities() -> list[Disparity]:
+    """statistical_parity_difference and disparate_impact on base rates (labels-only audits)."""
+    return [
+        Disparity("statistical_parity_difference", ("base_rate",), _diff("base_rate"), "labels",
+                  "base_rate(group) - base_rate(reference)"),
+        Disparity("disparate_impact", ("base_rate",), _ratio("base_rate"), "labels",
+                  "base_rate(group) / base_rate(reference)"),
+    ]  # fmt: skip

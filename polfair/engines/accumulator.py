@@ -1,0 +1,448 @@
+"""Streaming accumulation: update a fairness audit batch by batch, merge partial audits, save them.
+
+:class:`FairnessAccumulator` keeps only the cell table (:mod:`polfair.core.counts`), the sufficient
+statistic of every metric of the report. Each ``update`` runs the one pass over its batch and adds
+the batch's cell table with :func:`polfair.merge_counts`; ``compute`` runs
+:func:`polfair.report_from_counts`. Because cell tables are additive, any split of the data into
+batches, in any order, and any tree of ``merge`` calls gives the cell table of the whole data:
+exactly for integer counts (unweighted data, integer weights), and up to floating-point summation
+order for real weights. This is the ``update / compute / reset / state_dict`` protocol of
+pytorch-ignite's metrics and of TFMA's combiners, with an Arrow/parquet state.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import polars as pl
+
+from polfair.core.counts import COUNT_DTYPES, merge_counts
+from polfair.exceptions import InvalidInputError, PolfairError
+from polfair.core.collect import collect_cells
+from polfair.core.report import check_reference, report_from_counts
+from polfair.core._args import as_expr, as_list, output_name
+from polfair.core._typing import IntoExpr
+from polfair.core.inputs import to_lazyframe
+from polfair.core.spec import build_spec, protected_exprs
+
+__all__ = ["FairnessAccumulator"]
+
+_META_KEY = b"polfair.engines.accumulator"
+
+
+def _to_frame(batch: Any) -> pl.DataFrame | pl.LazyFrame:
+    """A batch as a polars frame: frames and Arrow tables as they are, mappings of arrays column-wise."""
+    if isinstance(batch, (pl.DataFrame, pl.LazyFrame)):
+        return batch
+    if isinstance(batch, Mapping):
+        import numpy as np
+
+        cols = {}
+        for name, v in batch.items():
+            if hasattr(v, "detach"):  # torch tensors (possibly on GPU, possibly requiring grad)
+                v = v.detach().cpu().numpy()
+            elif not isinstance(v, (list, tuple, pl.Series)) and hasattr(v, "__array__"):
+                v = np.asarray(v)
+            if isinstance(v, np.ndarray) and v.ndim != 1:
+                msg = f"batch column {name!r} has shape {v.shape}; columns must be 1-D (one value per row)"
+                raise InvalidInputError(msg)
+            cols[str(name)] = v
+        return pl.DataFrame(cols)
+    lf = to_lazyframe(batch)
+    return lf
+
+
+class FairnessAccumulator:
+    """Accumulate a fairness report over batches (streams, epochs, partitions), then compute it.
+
+    Parameters
+    ----------
+    y_true, y_pred, y_score, threshold, protected, favorable, unfavorable, weight, by
+        As in :func:`polfair.fairness_report`; they say how to read each batch.
+    privileged, reference, intersections, alpha, concentration
+        As in :func:`polfair.fairness_report`; used by :meth:`compute`.
+    on_missing
+        ``"warn"`` | ``"raise"`` | ``"ignore"``, applied to each batch (see
+        :func:`polfair.fairness_report`).
+    engine
+        Polars engine for each batch's pass (default ``"streaming"``).
+
+    Attributes
+    ----------
+    protected, by : tuple of str
+        Output names of the protected attributes and ``by`` keys (the cell table's key columns).
+    has_predictions : bool
+        Whether ``y_pred`` or ``y_score`` was given.
+
+    Raises
+    ------
+    PolfairError
+        Invalid options (no protected attribute, unnamed expressions, bad ``reference``).
+
+    Notes
+    -----
+    ``update(batch) ... compute()`` equals ``fairness_report(concat(batches))`` exactly when the
+    counts are integers (unweighted or integer weights); real weights agree up to summation order.
+    A batch is validated like the report's input: invalid labels, scores or weights raise in
+    ``update`` (the state is left unchanged). Empty eager batches are skipped.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> from polfair.engines.accumulator import FairnessAccumulator
+    >>> df = pl.DataFrame({"y": [1, 0, 1, 1, 0, 0], "p": [1, 1, 0, 1, 0, 1],
+    ...                    "sex": ["f", "f", "f", "m", "m", "m"]})
+    >>> acc = FairnessAccumulator(y_true="y", y_pred="p", protected="sex")
+    >>> acc.update(df[:4]).update({"y": [0, 0], "p": [0, 1], "sex": ["m", "m"]})  # doctest: +ELLIPSIS
+    <polfair.engines.accumulator.FairnessAccumulator object at ...>
+    >>> acc.state().equals(pf.confusion_counts(df, y_true="y", y_pred="p", protected="sex").collect())
+    True
+    >>> acc.compute().filter(metric="selection_rate", group="f")["value"].item()
+    0.666...
+    """
+
+    def __init__(
+        self,
+        *,
+        y_true: IntoExpr,
+        y_pred: IntoExpr | None = None,
+        y_score: IntoExpr | None = None,
+        threshold: float = 0.5,
+        protected: IntoExpr | Sequence[IntoExpr],
+        favorable: Any = 1,
+        unfavorable: Any = None,
+        privileged: Mapping[str, Any] | None = None,
+        reference: str | None = None,
+        weight: IntoExpr | None = None,
+        by: IntoExpr | Sequence[IntoExpr] | None = None,
+        intersections: int | Sequence[Sequence[str]] | None = None,
+        alpha: float = 2.0,
+        concentration: float = 1.0,
+        on_missing: str = "warn",
+        engine: str = "streaming",
+    ) -> None:
+        self._read = dict(
+            y_true=y_true, y_pred=y_pred, y_score=y_score, threshold=threshold, protected=protected,
+            favorable=favorable, unfavorable=unfavorable, weight=weight, by=by,
+        )  # fmt: skip
+        self._report = dict(privileged=dict(privileged or {}), reference=reference, intersections=intersections,
+                            alpha=alpha, concentration=concentration)  # fmt: skip
+        check_reference(reference)
+        self._on_missing = on_missing
+        self._engine = engine
+        keys = protected_exprs(protected)
+        self.protected: tuple[str, ...] = tuple(output_name(e, "protected") for e in keys)
+        self.by: tuple[str, ...] = tuple(output_name(as_expr(b, "by"), "by") for b in as_list(by))
+        self.has_predictions: bool = y_pred is not None or y_score is not None
+        self._cells: pl.DataFrame | None = None
+
+    # -- accumulation ------------------------------------------------------------------------
+
+    def update(self, batch: Any) -> FairnessAccumulator:
+        """Add one batch of rows.
+
+        Parameters
+        ----------
+        batch
+            ``pl.DataFrame`` / ``pl.LazyFrame``, pandas DataFrame, pyarrow Table, or a mapping of
+            column name to 1-D values (lists, NumPy arrays, anything with ``__array__``, torch
+            tensors on any device).
+
+        Returns
+        -------
+        FairnessAccumulator
+            ``self``, for chaining.
+
+        Raises
+        ------
+        InvalidInputError
+            Invalid labels/scores/weights in the batch, a non-1-D column, or missing values with
+            ``on_missing="raise"``; the state is unchanged.
+        ColumnNotFoundError
+            A named column is missing from the batch.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> acc = FairnessAccumulator(y_true="y", y_pred="p", protected="g")
+        >>> _ = acc.update({"y": np.array([1, 0]), "p": np.array([1, 1]), "g": np.array(["a", "b"])})
+        >>> acc.state()["n"].to_list()
+        [1, 1]
+        """
+        frame = _to_frame(batch)
+        if isinstance(frame, pl.DataFrame) and frame.height == 0:
+            return self
+        spec = build_spec(frame, **self._read)  # type: ignore[arg-type]
+        cells = collect_cells(spec, on_missing=self._on_missing, engine=self._engine)  # type: ignore[arg-type]
+        self._add(cells)
+        return self
+
+    def _add(self, cells: pl.DataFrame) -> None:
+        if self._cells is None:
+            self._cells = cells
+        else:
+            self._cells = merge_counts([self._cells, cells]).collect()
+
+    def merge(self, other: FairnessAccumulator) -> FairnessAccumulator:
+        """Add another accumulator's data (e.g. from another worker or file) to this one.
+
+        Parameters
+        ----------
+        other
+            An accumulator over the same keys (``protected``, ``by``) and prediction mode.
+
+        Returns
+        -------
+        FairnessAccumulator
+            ``self``, for chaining; ``other`` is unchanged.
+
+        Raises
+        ------
+        PolfairError
+            The accumulators have different keys or one has predictions and the other not.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> a = FairnessAccumulator(y_true="y", y_pred="p", protected="g")
+        >>> b = FairnessAccumulator(y_true="y", y_pred="p", protected="g")
+        >>> _ = a.update(pl.DataFrame({"y": [1], "p": [1], "g": ["x"]}))
+        >>> _ = b.update(pl.DataFrame({"y": [0], "p": [1], "g": ["x"]}))
+        >>> a.merge(b).state().select("n", "tp", "fp").row(0)
+        (2, 1.0, 1.0)
+        """
+        if not isinstance(other, FairnessAccumulator):
+            msg = f"merge() takes a FairnessAccumulator, got {type(other).__name__}"
+            raise TypeError(msg)
+        self._check_compatible(other.protected, other.by, other.has_predictions, "other")
+        if other._cells is not None:
+            self._add(other._cells)
+        return self
+
+    def _check_compatible(self, protected: Sequence[str], by: Sequence[str], has_predictions: bool, what: str) -> None:
+        if tuple(protected) != self.protected or tuple(by) != self.by or has_predictions != self.has_predictions:
+            msg = (
+                f"{what} has protected={list(protected)}, by={list(by)}, has_predictions={has_predictions}; "
+                f"this accumulator has protected={list(self.protected)}, by={list(self.by)}, "
+                f"has_predictions={self.has_predictions}. Only audits of the same keys can be combined"
+            )
+            raise PolfairError(msg)
+
+    def reset(self) -> FairnessAccumulator:
+        """Forget every batch (keep the options).
+
+        Returns
+        -------
+        FairnessAccumulator
+            ``self``.
+
+        Examples
+        --------
+        >>> acc = FairnessAccumulator(y_true="y", protected="g")
+        >>> acc.update({"y": [1], "g": ["a"]}).reset().is_empty
+        True
+        """
+        self._cells = None
+        return self
+
+    @property
+    def is_empty(self) -> bool:
+        """``True`` until a non-empty batch has been added."""
+        return self._cells is None
+
+    def compute(self) -> pl.DataFrame:
+        """The fairness report of every row seen so far (:func:`polfair.report_from_counts`).
+
+        Returns
+        -------
+        pl.DataFrame
+            The report schema of :mod:`polfair.core.report`.
+
+        Raises
+        ------
+        InvalidInputError
+            No rows have been added yet.
+
+        Examples
+        --------
+        >>> acc = FairnessAccumulator(y_true="y", y_pred="p", protected="g")
+        >>> rep = acc.update({"y": [1, 0, 1, 1], "p": [1, 1, 0, 1], "g": ["a", "a", "b", "b"]}).compute()
+        >>> rep.filter(metric="selection_rate", group="a")["value"].item()
+        1.0
+        """
+        if self._cells is None:
+            msg = "the accumulator has no rows yet: call update(batch) (or merge/load a state) before compute()"
+            raise InvalidInputError(msg)
+        return report_from_counts(
+            self._cells, protected=self.protected, by=self.by, has_predictions=self.has_predictions,
+            **self._report,  # type: ignore[arg-type]
+        )  # fmt: skip
+
+    # -- state -------------------------------------------------------------------------------
+
+    def state(self) -> pl.DataFrame:
+        """The accumulated cell table (schema of :mod:`polfair.core.counts`); empty (0 rows) if no data.
+
+        Returns
+        -------
+        pl.DataFrame
+            A copy-free view of the cell table; write it anywhere (parquet, Arrow IPC, a database).
+
+        Examples
+        --------
+        >>> FairnessAccumulator(y_true="y", protected="g").state().height
+        0
+        """
+        if self._cells is None:
+            return pl.DataFrame(schema={**{k: pl.Null for k in (*self.by, *self.protected)}, **COUNT_DTYPES})
+        return self._cells
+
+    def _meta(self) -> dict[str, Any]:
+        return {"version": 1, "protected": list(self.protected), "by": list(self.by),
+                "has_predictions": self.has_predictions}  # fmt: skip
+
+    def to_arrow(self) -> Any:
+        """The state as a ``pyarrow.Table`` whose schema metadata names the keys.
+
+        Returns
+        -------
+        pyarrow.Table
+            The cell table, with metadata ``b"polfair.engines.accumulator"`` (JSON: protected, by,
+            has_predictions).
+
+        Examples
+        --------
+        >>> acc = FairnessAccumulator(y_true="y", protected="g").update({"y": [1], "g": ["a"]})
+        >>> acc.to_arrow().num_rows
+        1
+        """
+        table = self.state().to_arrow()
+        meta = dict(table.schema.metadata or {})
+        meta[_META_KEY] = json.dumps(self._meta()).encode()
+        return table.replace_schema_metadata(meta)
+
+    def load_state(self, state: Any) -> FairnessAccumulator:
+        """Replace the accumulated data by a saved state (a cell table).
+
+        Parameters
+        ----------
+        state
+            A ``pl.DataFrame`` / ``pyarrow.Table`` cell table with this accumulator's key columns
+            (from :meth:`state`, :meth:`to_arrow`, or :func:`polfair.confusion_counts`).
+
+        Returns
+        -------
+        FairnessAccumulator
+            ``self``.
+
+        Raises
+        ------
+        PolfairError
+            The table's metadata or key columns do not match this accumulator.
+
+        Examples
+        --------
+        >>> a = FairnessAccumulator(y_true="y", protected="g").update({"y": [1, 0], "g": ["a", "a"]})
+        >>> b = FairnessAccumulator(y_true="y", protected="g").load_state(a.to_arrow())
+        >>> b.state().equals(a.state())
+        True
+        """
+        meta = None
+        if not isinstance(state, pl.DataFrame):
+            raw = (state.schema.metadata or {}).get(_META_KEY) if hasattr(state, "schema") else None
+            meta = None if raw is None else json.loads(raw)
+            out = pl.from_arrow(state)
+            state = out.to_frame() if isinstance(out, pl.Series) else out
+        if meta is not None:
+            self._check_compatible(meta["protected"], meta["by"], meta["has_predictions"], "the state")
+        from polfair.core.counts import COUNT_COLUMNS
+
+        keys = [c for c in state.columns if c not in COUNT_COLUMNS]
+        if keys != [*self.by, *self.protected] or [c for c in state.columns if c in COUNT_COLUMNS] != list(COUNT_COLUMNS):
+            msg = (
+                f"the state has columns {state.columns}; this accumulator expects the keys "
+                f"{[*self.by, *self.protected]} followed by the count columns {list(COUNT_COLUMNS)}"
+            )
+            raise PolfairError(msg)
+        self._cells = None if state.height == 0 else state
+        return self
+
+    @classmethod
+    def from_state(cls, state: Any, **options: Any) -> FairnessAccumulator:
+        """Build an accumulator from a saved state and the options of :class:`FairnessAccumulator`.
+
+        Parameters
+        ----------
+        state
+            A cell table (``pl.DataFrame`` or ``pyarrow.Table``), e.g. from :meth:`to_arrow`.
+        **options
+            The keywords of :class:`FairnessAccumulator` (``y_true``, ``protected``, ...).
+
+        Returns
+        -------
+        FairnessAccumulator
+
+        Raises
+        ------
+        PolfairError
+            The state does not match the options' keys.
+
+        Examples
+        --------
+        >>> a = FairnessAccumulator(y_true="y", protected="g").update({"y": [1], "g": ["a"]})
+        >>> FairnessAccumulator.from_state(a.state(), y_true="y", protected="g").state().height
+        1
+        """
+        return cls(**options).load_state(state)
+
+    def save(self, path: str | Path) -> None:
+        """Write the state to a parquet file (keys recorded in the file's metadata).
+
+        Parameters
+        ----------
+        path
+            Destination file path.
+
+        Examples
+        --------
+        >>> import tempfile, os
+        >>> acc = FairnessAccumulator(y_true="y", protected="g").update({"y": [1], "g": ["a"]})
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     acc.save(os.path.join(d, "s.parquet"))
+        ...     FairnessAccumulator.load(os.path.join(d, "s.parquet"), y_true="y", protected="g").state().height
+        1
+        """
+        import pyarrow.parquet as pq
+
+        pq.write_table(self.to_arrow(), str(path))
+
+    @classmethod
+    def load(cls, path: str | Path, **options: Any) -> FairnessAccumulator:
+        """Read a state written by :meth:`save` (or any parquet cell table).
+
+        Parameters
+        ----------
+        path
+            A parquet file.
+        **options
+            The keywords of :class:`FairnessAccumulator`.
+
+        Returns
+        -------
+        FairnessAccumulator
+
+        Raises
+        ------
+        PolfairError
+            The file's keys do not match ``options``.
+
+        Examples
+        --------
+        See :meth:`save`.
+        """
+        import pyarrow.parquet as pq
+
+        return cls.from_state(pq.read_table(str(path)), **options)
