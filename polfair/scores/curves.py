@@ -1,0 +1,656 @@
+"""ROC, precision–recall and reliability curves, AUC, AP, Brier, ECE and ABROCA by group.
+
+Everything here is arithmetic on a score histogram (:func:`polfair.scores.counts.score_counts`):
+the histogram is rolled up to every attribute set (each protected attribute alone and their
+intersections, as in the fairness report) and the population; each group's cells are sorted by
+score, descending, and cumulated. The decision at threshold ``t`` is ``score >= t``.
+
+Definitions (``w`` weights, ``y`` 1 for the favorable label, ``s`` the score):
+
+* ROC points: ``(FPR, TPR)`` at every distinct score (bin), from ``(0, 0)``; **roc_auc** =
+  trapezoidal area, ties counted as half (equal to scikit-learn's ``roc_auc_score``, 1.x).
+* **average_precision** = Σ_k (R_k − R_{k−1}) P_k over distinct scores, descending (scikit-learn's
+  ``average_precision_score``: no interpolation).
+* **brier_score** = Σw(s − y)² / Σw (scikit-learn's ``brier_score_loss``); exact under any binning.
+* reliability curve: ``calibration_bins`` equal-width bins on [0, 1] with scikit-learn's
+  ``calibration_curve(strategy="uniform")`` assignment (a score equal to an interior edge goes to the
+  lower bin); per bin the mean score and the fraction of favorable labels (weighted).
+  **expected_calibration_error** = Σ_b (W_b / W) |mean score_b − fraction favorable_b| (Naeini et
+  al. 2015; Guo et al. 2017) over those bins. Brier, ECE and reliability need scores in [0, 1]
+  (else the value is null).
+* **abroca** (Gardner, Brooks & Baker 2019, "Evaluating the Fairness of Predictive Student Models
+  Through Slicing Analysis"): ∫₀¹ |TPR_g(f) − TPR_ref(f)| df between a group's ROC curve and the
+  reference group's, computed exactly on the piecewise-linear curves (holisticai's ``abroca``
+  approximates the same integral on a grid).
+
+The binning error of a binned histogram's AUC is at most ``½ Σ_b P_b N_b / (P N)`` (ties inside a
+bin count as half-concordant); the exact-value histogram has no error.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import polars as pl
+
+from polfair.core._args import as_list, as_values
+from polfair.core._typing import IntoExpr
+from polfair.core.report import attribute_sets, group_label, value_label
+from polfair.exceptions import PolfairError
+from polfair.scores.counts import SCORE_COUNT_COLUMNS, score_counts
+
+__all__ = [
+    "SCORE_METRICS",
+    "group_histograms",
+    "precision_recall_curve",
+    "reliability_curve",
+    "roc_curve",
+    "score_report",
+    "score_report_from_counts",
+]
+
+#: Metrics of :func:`score_report`, in order.
+SCORE_METRICS = ("roc_auc", "average_precision", "brier_score", "expected_calibration_error", "abroca")
+
+_SET = "__pf_set"  # attribute-set index, -1 on population rows
+_GID = "__pf_gid"
+
+
+def _keys_of(hist: pl.DataFrame, by: Sequence[str]) -> list[str]:
+    missing = [b for b in by if b not in hist.columns]
+    if missing or not set(SCORE_COUNT_COLUMNS) | {"score", "label"} <= set(hist.columns):
+        msg = f"not a score_counts table with by columns {list(by)} (missing {missing or 'score/label/n/...'})"
+        raise PolfairError(msg)
+    return [c for c in hist.columns if c not in (*by, "score", "label", *SCORE_COUNT_COLUMNS)]
+
+
+def group_histograms(
+    hist: pl.DataFrame | pl.LazyFrame,
+    *,
+    by: str | Sequence[str] | None = None,
+    intersections: int | Sequence[Sequence[str]] | None = None,
+    population: bool = True,
+) -> pl.DataFrame:
+    """Roll a score histogram up to every attribute set, group and score.
+
+    Parameters
+    ----------
+    hist
+        Output of :func:`~polfair.scores.counts.score_counts` (or a merge of them).
+    by
+        Its ``by`` column names (every other key column is a protected attribute).
+    intersections
+        Largest attribute-set size, or explicit attribute sets (as in the fairness report).
+    population
+        Add the population rows (``attribute`` and ``group`` null).
+
+    Returns
+    -------
+    pl.DataFrame
+        ``*by``, ``attribute`` (String, names joined by ``" & "``), ``group`` (String, values joined
+        by ``" & "``), ``score`` (Float64), ``n`` (Int64 rows), ``pos`` / ``neg`` (Float64 Σw over
+        favorable / unfavorable labels), ``pos_score`` / ``neg_score`` (Σw·s), ``score_sq`` (Σw·s²),
+        ``score_min``, ``score_max``; sorted by ``by``, attribute set (report order), group, score.
+
+    Examples
+    --------
+    >>> import polfair as pf
+    >>> from polfair.scores import score_counts, group_histograms
+    >>> h = score_counts(pf.load_compas(), y_true="two_year_recid", y_score="decile_score", protected="sex")
+    >>> g = group_histograms(h)
+    >>> g.filter(attribute="sex", group="Male", score=10.0).select("n", "pos").row(0)
+    (262, 214.0)
+    """
+    h = hist.collect() if isinstance(hist, pl.LazyFrame) else hist
+    by_n = [str(b) for b in as_list(by)]
+    keys = _keys_of(h, by_n)
+    sets: list[tuple[str, ...]] = attribute_sets(keys, intersections) if keys else []
+    lab = pl.col("label")
+    aggs = [
+        pl.col("n").sum(),
+        pl.col("weight").filter(lab).sum().alias("pos"),
+        pl.col("weight").filter(~lab).sum().alias("neg"),
+        pl.col("score_sum").filter(lab).sum().alias("pos_score"),
+        pl.col("score_sum").filter(~lab).sum().alias("neg_score"),
+        pl.col("score_sq_sum").sum().alias("score_sq"),
+        pl.col("score_min").min(),
+        pl.col("score_max").max(),
+    ]
+    parts = []
+    for i, s in enumerate(sets):
+        parts.append(
+            h.with_columns(group_label(list(s)).alias("group"))
+            .group_by([*by_n, "group", "score"])
+            .agg(aggs)
+            .with_columns(pl.lit(" & ".join(s)).alias("attribute"), pl.lit(i).alias(_SET))
+        )
+    if population or not parts:
+        parts.append(
+            h.group_by([*by_n, "score"])
+            .agg(aggs)
+            .with_columns(
+                pl.lit(None, pl.String).alias("attribute"), pl.lit(None, pl.String).alias("group"), pl.lit(-1).alias(_SET)
+            )
+        )
+    cols = [*by_n, "attribute", "group", "score", "n", "pos", "neg", "pos_score", "neg_score", "score_sq",
+            "score_min", "score_max"]  # fmt: skip
+    out = pl.concat([p.select(*cols, _SET) for p in parts])
+    return out.sort([*by_n, _SET, "group", "score"], nulls_last=True).drop(_SET)
+
+
+def _gid(by: Sequence[str]) -> list[str]:
+    return [*by, "attribute", "group"]
+
+
+def _with_gid(gh: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
+    """Number the groups 0, 1, ... in the (sorted) order of ``gh``."""
+    key = pl.struct(_gid(by))
+    return gh.with_columns(key.ne_missing(key.shift(1)).fill_null(True).cum_sum().cast(pl.UInt32).alias(_GID))
+
+
+def _cumulative(gh: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
+    """Per group, scores descending with cumulative TP/FP (weighted) and the group's totals."""
+    g = _gid(by)
+    return (
+        _with_gid(gh, by)
+        .sort([_GID, "score"], descending=[False, True])
+        .with_columns(
+            pl.col("pos").cum_sum().over(_GID).alias("tp"),
+            pl.col("neg").cum_sum().over(_GID).alias("fp"),
+            pl.col("pos").sum().over(_GID).alias("P"),
+            pl.col("neg").sum().over(_GID).alias("N"),
+        )
+    )
+
+
+def roc_curve(
+    data: Any,
+    *,
+    y_true: IntoExpr | None = None,
+    y_score: IntoExpr | None = None,
+    protected: IntoExpr | Sequence[IntoExpr] | None = None,
+    favorable: Any = 1,
+    weight: IntoExpr | None = None,
+    by: IntoExpr | Sequence[IntoExpr] | None = None,
+    bins: int | Sequence[float] | str | None = "exact",
+    intersections: int | Sequence[Sequence[str]] | None = None,
+) -> pl.DataFrame:
+    """ROC curve of every group (and the population) as a tidy frame.
+
+    Parameters
+    ----------
+    data
+        Rows (as :func:`~polfair.scores.counts.score_counts`), or a score histogram; with a
+        histogram give only ``by`` (its by-column names) and ``intersections``.
+    y_true, y_score, protected, favorable, weight, by, bins
+        As :func:`~polfair.scores.counts.score_counts`.
+    intersections
+        As the fairness report.
+
+    Returns
+    -------
+    pl.DataFrame
+        ``*by``, ``attribute``, ``group`` (String), ``threshold`` (Float64; ``inf`` for the first
+        point), ``fpr``, ``tpr`` (Float64 in [0, 1]; null when the group has no negatives /
+        positives), ``tp``, ``fp`` (Float64 weighted counts). One row per distinct score plus the
+        ``(0, 0)`` start, thresholds descending: scikit-learn's ``roc_curve(...,
+        drop_intermediate=False)`` per group.
+
+    Examples
+    --------
+    >>> import polfair as pf
+    >>> from polfair.scores import roc_curve
+    >>> r = roc_curve(pf.load_compas(), y_true="two_year_recid", y_score="decile_score", protected="race")
+    >>> r.filter(attribute="race", group="Caucasian").select("threshold", "fpr", "tpr").head(2).rows()
+    [(inf, 0.0, 0.0), (10.0, 0.0117096018735363, 0.04257907542579075)]
+    """
+    hist, by_n = _histogram(data, y_true, y_score, protected, favorable, weight, by, bins)
+    c = _cumulative(group_histograms(hist, by=by_n, intersections=intersections), by_n)
+    start = c.group_by(_GID, maintain_order=True).first().with_columns(
+        pl.lit(float("inf")).alias("score"), pl.lit(0.0).alias("tp"), pl.lit(0.0).alias("fp")
+    )
+    cols = [*_gid(by_n), _GID, "score", "tp", "fp", "P", "N"]
+    out = pl.concat([start.select(cols), c.select(cols)]).sort([_GID, "score"], descending=[False, True])
+    return out.select(
+        *_gid(by_n),
+        pl.col("score").alias("threshold"),
+        (pl.col("fp") / pl.when(pl.col("N") > 0).then(pl.col("N"))).alias("fpr"),
+        (pl.col("tp") / pl.when(pl.col("P") > 0).then(pl.col("P"))).alias("tpr"),
+        "tp",
+        "fp",
+    )
+
+
+def precision_recall_curve(
+    data: Any,
+    *,
+    y_true: IntoExpr | None = None,
+    y_score: IntoExpr | None = None,
+    protected: IntoExpr | Sequence[IntoExpr] | None = None,
+    favorable: Any = 1,
+    weight: IntoExpr | None = None,
+    by: IntoExpr | Sequence[IntoExpr] | None = None,
+    bins: int | Sequence[float] | str | None = "exact",
+    intersections: int | Sequence[Sequence[str]] | None = None,
+) -> pl.DataFrame:
+    """Precision–recall curve of every group (and the population) as a tidy frame.
+
+    Parameters are those of :func:`roc_curve`.
+
+    Returns
+    -------
+    pl.DataFrame
+        ``*by``, ``attribute``, ``group``, ``threshold`` (Float64, descending), ``precision`` =
+        TP / (TP + FP), ``recall`` = TP / P (Float64; null on a zero denominator). One row per
+        distinct score: scikit-learn's ``precision_recall_curve`` points (without its final
+        ``(recall 0, precision 1)`` point).
+
+    Examples
+    --------
+    >>> import polfair as pf
+    >>> from polfair.scores import precision_recall_curve
+    >>> pr = precision_recall_curve(pf.load_compas(), y_true="two_year_recid", y_score="decile_score", protected="sex")
+    >>> pr.filter(attribute="sex", group="Male").select("threshold", "precision").head(1).rows()
+    [(10.0, 0.816793893129771)]
+    """
+    hist, by_n = _histogram(data, y_true, y_score, protected, favorable, weight, by, bins)
+    c = _cumulative(group_histograms(hist, by=by_n, intersections=intersections), by_n)
+    den = pl.col("tp") + pl.col("fp")
+    return c.select(
+        *_gid(by_n),
+        pl.col("score").alias("threshold"),
+        (pl.col("tp") / pl.when(den > 0).then(den)).alias("precision"),
+        (pl.col("tp") / pl.when(pl.col("P") > 0).then(pl.col("P"))).alias("recall"),
+    )
+
+
+def _calibration_bin(n_bins: int) -> pl.Expr:
+    edges = np.linspace(0.0, 1.0, n_bins + 1)[1:-1]  # scikit-learn's edges, bit for bit
+    v = pl.col("score_max")
+    out = pl.lit(0, pl.Int64)
+    for e in edges:
+        out = out + (v > float(e)).cast(pl.Int64)
+    return out
+
+
+def _reliability(gh: pl.DataFrame, by: Sequence[str], n_bins: int) -> pl.DataFrame:
+    b = _calibration_bin(n_bins)
+    w = pl.col("pos") + pl.col("neg")
+    return (
+        _with_gid(gh, by).with_columns(b.alias("bin"))
+        .group_by([_GID, *_gid(by), "bin"])
+        .agg(pl.col("n").sum(), w.sum().alias("weight"), (pl.col("pos_score") + pl.col("neg_score")).sum().alias("ws"),
+             pl.col("pos").sum())  # fmt: skip
+        .sort([_GID, "bin"])
+    )
+
+
+def reliability_curve(
+    data: Any,
+    *,
+    y_true: IntoExpr | None = None,
+    y_score: IntoExpr | None = None,
+    protected: IntoExpr | Sequence[IntoExpr] | None = None,
+    favorable: Any = 1,
+    weight: IntoExpr | None = None,
+    by: IntoExpr | Sequence[IntoExpr] | None = None,
+    bins: int | Sequence[float] | str | None = "exact",
+    intersections: int | Sequence[Sequence[str]] | None = None,
+    calibration_bins: int = 10,
+) -> pl.DataFrame:
+    """Reliability (calibration) curve of every group: mean score vs fraction favorable per bin.
+
+    Parameters
+    ----------
+    data, y_true, y_score, protected, favorable, weight, by, bins, intersections
+        As :func:`roc_curve`.
+    calibration_bins
+        Number of equal-width bins on [0, 1] (scikit-learn's ``n_bins``, default 10). With a binned
+        histogram, its bins should nest in these (e.g. ``bins=100``); a histogram bin is assigned by
+        its largest score.
+
+    Returns
+    -------
+    pl.DataFrame
+        ``*by``, ``attribute``, ``group``, ``bin`` (Int64, 0-based), ``bin_lower``, ``bin_upper``
+        (Float64 edges), ``n`` (Int64), ``weight`` (Float64 Σw), ``mean_predicted`` (Float64, Σw·s /
+        Σw), ``fraction_positive`` (Float64, Σw·y / Σw). Empty bins are left out, as scikit-learn's
+        ``calibration_curve(y, s, n_bins=calibration_bins)`` does (its ``prob_pred`` and
+        ``prob_true``).
+
+    Raises
+    ------
+    InvalidInputError
+        If a score is outside [0, 1].
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> from polfair.scores import reliability_curve
+    >>> df = pf.load_compas().with_columns(p=pl.col("decile_score") / 10)
+    >>> rc = reliability_curve(df, y_true="two_year_recid", y_score="p", protected="race")
+    >>> rc.filter(attribute="race", group="Caucasian", bin=0).select(pl.col("mean_predicted", "fraction_positive").round(4)).row(0)
+    (0.1, 0.2116)
+    """
+    from polfair.exceptions import InvalidInputError
+
+    hist, by_n = _histogram(data, y_true, y_score, protected, favorable, weight, by, bins)
+    if _check_calibration_bins(calibration_bins) and hist.height and (
+        hist["score_min"].min() < 0 or hist["score_max"].max() > 1  # type: ignore[operator]
+    ):
+        msg = "reliability_curve needs scores in [0, 1] (probabilities); rescale y_score, e.g. pl.col('decile') / 10"
+        raise InvalidInputError(msg)
+    r = _reliability(group_histograms(hist, by=by_n, intersections=intersections), by_n, calibration_bins)
+    edges = np.linspace(0.0, 1.0, calibration_bins + 1).tolist()
+    lo = pl.Series(edges[:-1])
+    hi = pl.Series(edges[1:])
+    return r.select(
+        *_gid(by_n), "bin",
+        pl.col("bin").map_elements(lambda i: lo[i], return_dtype=pl.Float64).alias("bin_lower"),
+        pl.col("bin").map_elements(lambda i: hi[i], return_dtype=pl.Float64).alias("bin_upper"),
+        "n", "weight",
+        (pl.col("ws") / pl.col("weight")).alias("mean_predicted"),
+        (pl.col("pos") / pl.col("weight")).alias("fraction_positive"),
+    ).filter(pl.col("weight") > 0)  # fmt: skip
+
+
+def _check_calibration_bins(n: Any) -> bool:
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        msg = f"calibration_bins must be an int >= 1, got {n!r}"
+        raise PolfairError(msg)
+    return True
+
+
+def _histogram(
+    data: Any, y_true: Any, y_score: Any, protected: Any, favorable: Any, weight: Any, by: Any, bins: Any
+) -> tuple[pl.DataFrame, list[str]]:
+    """Rows -> histogram, or a histogram as is (when ``y_score`` is None)."""
+    if y_score is None:
+        h = data.collect() if isinstance(data, pl.LazyFrame) else data
+        if not isinstance(h, pl.DataFrame):
+            msg = "give y_score= (and y_true=, protected=) for rows, or pass a score_counts table"
+            raise PolfairError(msg)
+        by_n = [str(b) for b in as_list(by)]
+        _keys_of(h, by_n)
+        return h, by_n
+    h = score_counts(
+        data, y_true=y_true, y_score=y_score, protected=protected, favorable=favorable, weight=weight, by=by, bins=bins
+    )
+    by_n = [c for c in h.columns[: len(as_list(by))]]
+    return h, by_n
+
+
+def _abroca_pair(f1: np.ndarray, t1: np.ndarray, f2: np.ndarray, t2: np.ndarray) -> float:
+    """Exact ∫₀¹ |TPR₁(f) − TPR₂(f)| df between two piecewise-linear ROC curves (FPR ascending)."""
+    grid = np.union1d(f1, f2)
+    grid = grid[(grid >= 0) & (grid <= 1)]
+
+    a, b = grid[:-1], grid[1:]
+
+    def ends(f: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # the curve's linear piece over (a, b): it starts at the highest TPR at its left FPR (after
+        # a vertical jump) and ends at the lowest TPR at its right FPR (before the next jump)
+        uf, first = np.unique(f, return_index=True)
+        last = np.r_[first[1:] - 1, len(f) - 1]
+        k = np.clip(np.searchsorted(uf, a, side="right") - 1, 0, len(uf) - 2)
+        x0, x1, y0, y1 = uf[k], uf[k + 1], t[last[k]], t[first[k + 1]]
+        slope = (y1 - y0) / (x1 - x0)
+        return y0 + (a - x0) * slope, y0 + (b - x0) * slope
+
+    s1, e1 = ends(f1, t1)
+    s2, e2 = ends(f2, t2)
+    d0 = s1 - s2  # difference just right of each grid point
+    d1 = e1 - e2  # difference just left of the next grid point
+    dx = np.diff(grid)
+    same = d0 * d1 >= 0
+    a0, a1 = np.abs(d0), np.abs(d1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cross = np.where(a0 + a1 > 0, (d0 * d0 + d1 * d1) / (2 * (a0 + a1)), 0.0)
+    area = np.where(same, (a0 + a1) / 2, cross) * dx
+    return float(area.sum())
+
+
+def _privileged_label(attrs: Sequence[str], privileged: Mapping[str, Any] | None) -> str | None:
+    if not privileged:
+        return None
+    vals = []
+    for a in attrs:
+        if a not in privileged or len(as_values(privileged[a])) != 1:
+            return None
+        vals.append(value_label(as_values(privileged[a])[0]))
+    return " & ".join(vals)
+
+
+def score_report_from_counts(
+    hist: pl.DataFrame | pl.LazyFrame,
+    *,
+    by: str | Sequence[str] | None = None,
+    intersections: int | Sequence[Sequence[str]] | None = None,
+    privileged: Mapping[str, Any] | None = None,
+    calibration_bins: int = 10,
+) -> pl.DataFrame:
+    """The score report (:func:`score_report`) from a (merged) score histogram.
+
+    Parameters
+    ----------
+    hist
+        Output of :func:`~polfair.scores.counts.score_counts` / ``merge_score_counts``.
+    by
+        Its ``by`` column names.
+    intersections, privileged, calibration_bins
+        As :func:`score_report`.
+
+    Returns
+    -------
+    pl.DataFrame
+        As :func:`score_report`.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> from polfair.scores import score_counts, score_report_from_counts
+    >>> h = score_counts(pf.load_compas(), y_true="two_year_recid", y_score="decile_score", protected="sex")
+    >>> r = score_report_from_counts(h)
+    >>> round(r.filter(pl.col("attribute").is_null(), metric="roc_auc")["value"].item(), 4)
+    0.7098
+    """
+    _check_calibration_bins(calibration_bins)
+    h = hist.collect() if isinstance(hist, pl.LazyFrame) else hist
+    by_n = [str(b) for b in as_list(by)]
+    gh = group_histograms(h, by=by_n, intersections=intersections)
+    c = _cumulative(gh, by_n)
+    tp_prev = pl.col("tp").shift(1, fill_value=0.0).over(_GID)
+    fp_prev = pl.col("fp").shift(1, fill_value=0.0).over(_GID)
+    P, N = pl.col("P").first(), pl.col("N").first()
+    W = P + N
+    prec = pl.col("tp") / (pl.col("tp") + pl.col("fp"))
+    in01 = (pl.col("score_min").min() >= 0) & (pl.col("score_max").max() <= 1)
+    per = (
+        c.with_columns(tp_prev.alias("tp_prev"), fp_prev.alias("fp_prev"))
+        .group_by([_GID, *_gid(by_n)], maintain_order=True)
+        .agg(
+            pl.col("n").sum(),
+            W.alias("__pf_W"),
+            pl.when((P > 0) & (N > 0)).then(
+                ((pl.col("fp") - pl.col("fp_prev")) * (pl.col("tp") + pl.col("tp_prev"))).sum() / 2 / (P * N)
+            ).alias("roc_auc"),
+            pl.when(P > 0).then(
+                ((pl.col("tp") - pl.col("tp_prev")) * prec.fill_nan(0.0)).sum() / P
+            ).alias("average_precision"),
+            pl.when(in01 & (W > 0)).then(
+                (pl.col("score_sq").sum() - 2 * pl.col("pos_score").sum() + P) / W
+            ).alias("brier_score"),
+        )
+    )
+    rel = _reliability(gh, by_n, calibration_bins)
+    ece = rel.group_by(_GID).agg(((pl.col("ws") - pl.col("pos")).abs().sum() / pl.col("weight").sum()).alias("__pf_ece"))
+    per = per.join(ece, on=_GID, how="left").with_columns(
+        pl.when(pl.col("brier_score").is_not_null()).then(pl.col("__pf_ece")).alias("expected_calibration_error")
+    )
+    # reference group per (by, attribute): privileged if given, else the largest by weight
+    groups = per.filter(pl.col("attribute").is_not_null())
+    ref_rows = []
+    for key, part in groups.group_by([*by_n, "attribute"], maintain_order=True):
+        attrs = str(key[-1]).split(" & ")
+        ref = _privileged_label(attrs, privileged)
+        if ref is None or ref not in part["group"].to_list():
+            ref = part.sort("__pf_W", descending=True, maintain_order=True)["group"][0]
+        ref_rows.append({**dict(zip([*by_n, "attribute"], key)), "reference_group": ref})
+    abro = _abroca(c, by_n, ref_rows)
+    per = per.join(abro, on=_GID, how="left")
+    metrics = list(SCORE_METRICS)
+    long = per.unpivot(index=[_GID, *_gid(by_n), "n"], on=metrics, variable_name="metric", value_name="value")
+    if ref_rows:
+        refs = pl.DataFrame(ref_rows, schema={**{b: h.schema[b] for b in by_n}, "attribute": pl.String,
+                                               "reference_group": pl.String})  # fmt: skip
+    else:
+        refs = pl.DataFrame(schema={**{b: h.schema[b] for b in by_n}, "attribute": pl.String, "reference_group": pl.String})
+    ref_vals = long.join(refs, left_on=[*by_n, "attribute", "group"], right_on=[*by_n, "attribute", "reference_group"],
+                         nulls_equal=True).select(*by_n, "attribute", "metric", pl.col("value").alias("__pf_ref"))  # fmt: skip
+    grp = (
+        long.filter(pl.col("attribute").is_not_null())
+        .join(refs, on=[*by_n, "attribute"], how="left", nulls_equal=True)
+        .join(ref_vals, on=[*by_n, "attribute", "metric"], how="left", nulls_equal=True)
+        .with_columns(
+            pl.when(pl.col("metric") != "abroca").then(pl.col("value") - pl.col("__pf_ref")).alias("difference")
+        )
+    )
+    spread = pl.when(pl.col("value").null_count() == 0).then(pl.col("value").max() - pl.col("value").min())
+    att = (
+        grp.group_by([*by_n, "attribute", "metric"], maintain_order=True)
+        .agg(
+            pl.when(pl.col("metric").first() == "abroca").then(pl.col("value").max()).alias("value"),
+            pl.col("reference_group").first(),
+            spread.alias("difference"),
+            pl.col("n").sum(),
+            pl.col(_GID).min(),
+        )
+        .with_columns(pl.lit(None, pl.String).alias("group"))
+    )
+    pop = long.filter(pl.col("attribute").is_null() & (pl.col("metric") != "abroca")).with_columns(
+        pl.lit(None, pl.String).alias("reference_group"), pl.lit(None, pl.Float64).alias("difference")
+    )
+    cols = [*by_n, "attribute", "group", "metric", "value", "reference_group", "difference", "n"]
+    order = {m: i for i, m in enumerate(metrics)}
+    att = att.with_columns((pl.col(_GID) - 0.5).alias(_GID))  # attribute rows before their groups
+    out = pl.concat(
+        [
+            x.select(*cols, pl.col(_GID).cast(pl.Float64))
+            for x in (grp, att, pop)
+        ]
+    )
+    return (
+        out.with_columns(pl.col("metric").replace_strict(order, return_dtype=pl.Int64).alias("__pf_m"))
+        .sort([*by_n, _GID, "__pf_m"], nulls_last=True)
+        .select(*cols[:-1], pl.col("n").cast(pl.Int64))
+    )
+
+
+def _abroca(c: pl.DataFrame, by: Sequence[str], refs: list[dict[str, Any]]) -> pl.DataFrame:
+    """ABROCA of every group vs its attribute set's reference group (0 for the reference)."""
+    fpr = pl.when(pl.col("N") > 0).then(pl.col("fp") / pl.col("N"))
+    tpr = pl.when(pl.col("P") > 0).then(pl.col("tp") / pl.col("P"))
+    pts = c.select(_GID, *_gid(by), fpr.alias("f"), tpr.alias("t"))
+    curves: dict[tuple[Any, ...], tuple[int, np.ndarray, np.ndarray]] = {}
+    for key, part in pts.group_by([_GID, *_gid(by)], maintain_order=True):
+        f = np.r_[0.0, part["f"].to_numpy()]
+        t = np.r_[0.0, part["t"].to_numpy()]
+        curves[tuple(key[1:])] = (int(key[0]), f, t)  # type: ignore[arg-type]
+    out_gid, out_val = [], []
+    ref_of = {tuple(r[b] for b in (*by, "attribute")): r["reference_group"] for r in refs}
+    for k, (gid, f, t) in curves.items():
+        if k[-2] is None:  # population
+            continue
+        ref = curves.get((*k[:-1], ref_of.get(k[:-1])))
+        val = None
+        if ref is not None and not (np.isnan(f).any() or np.isnan(t).any() or np.isnan(ref[1]).any() or np.isnan(ref[2]).any()):
+            val = _abroca_pair(f, t, ref[1], ref[2])
+        out_gid.append(gid)
+        out_val.append(val)
+    return pl.DataFrame({_GID: out_gid, "abroca": out_val}, schema={_GID: pl.UInt32, "abroca": pl.Float64})
+
+
+def score_report(
+    data: Any,
+    *,
+    y_true: IntoExpr,
+    y_score: IntoExpr,
+    protected: IntoExpr | Sequence[IntoExpr],
+    favorable: Any = 1,
+    weight: IntoExpr | None = None,
+    by: IntoExpr | Sequence[IntoExpr] | None = None,
+    bins: int | Sequence[float] | str | None = "exact",
+    intersections: int | Sequence[Sequence[str]] | None = None,
+    privileged: Mapping[str, Any] | None = None,
+    calibration_bins: int = 10,
+) -> pl.DataFrame:
+    """Score-based fairness report: ROC AUC, AP, Brier, ECE and ABROCA by group, from one pass.
+
+    Parameters
+    ----------
+    data
+        Rows: polars/pandas/pyarrow frame, dict or parquet/CSV path.
+    y_true
+        Label column or expression; ``favorable`` is its favorable value(s) (default ``1``).
+    y_score
+        Numeric score (probabilities for Brier/ECE; any real score for AUC/AP/ABROCA).
+    protected
+        Protected attribute(s), names or named expressions.
+    favorable
+        Favorable label value(s).
+    weight
+        Optional non-negative weights.
+    by
+        Optional column(s): one report per value, same pass.
+    bins
+        ``"exact"`` (default; every value exact), an int of equal-width bins on [0, 1], or edges.
+    intersections
+        Largest attribute-set size or explicit attribute sets (default: all intersections).
+    privileged
+        ``{attribute: value}``: the reference group of each attribute set whose attributes all
+        have one privileged value (else the largest group by weight).
+    calibration_bins
+        Number of equal-width bins on [0, 1] of the ECE (default 10).
+
+    Returns
+    -------
+    pl.DataFrame
+        The fairness report's key columns: ``*by``, ``attribute`` (String; null on population
+        rows), ``group`` (String; null on attribute-level and population rows), ``metric``
+        (String, in :data:`SCORE_METRICS` order), ``value`` (Float64), ``reference_group``
+        (String), ``difference`` (Float64: on group rows value − reference value (null for
+        ``abroca``); on attribute rows max − min over groups), ``n`` (Int64 rows).
+        On attribute rows ``value`` is null except ``abroca`` (the largest ABROCA of a group vs the
+        reference). Values are null where undefined (AUC of a group without positives or
+        negatives; Brier/ECE of scores outside [0, 1]).
+
+    Raises
+    ------
+    ColumnNotFoundError, InvalidInputError, PolfairError
+        As :func:`~polfair.scores.counts.score_counts`.
+
+    Notes
+    -----
+    ``roc_auc`` equals scikit-learn's ``roc_auc_score`` per group (``bins="exact"``),
+    ``average_precision`` its ``average_precision_score``, ``brier_score`` its
+    ``brier_score_loss``; see the module docstring for the formulas and sources.
+
+    Examples
+    --------
+    >>> import polfair as pf
+    >>> from polfair.scores import score_report
+    >>> rep = score_report(pf.load_compas(), y_true="two_year_recid", y_score="decile_score",
+    ...                    protected=["race", "sex"], privileged={"race": "Caucasian"})
+    >>> rep.filter(attribute="race", group="African-American", metric="roc_auc").select("value", "difference").row(0)
+    (0.7042527817830293, 0.011490227437370937)
+    """
+    h = score_counts(
+        data, y_true=y_true, y_score=y_score, protected=protected, favorable=favorable, weight=weight, by=by, bins=bins
+    )
+    by_n = h.columns[: len(as_list(by))]
+    return score_report_from_counts(
+        h, by=by_n, intersections=intersections, privileged=privileged, calibration_bins=calibration_bins
+    )
