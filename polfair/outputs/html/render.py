@@ -1,0 +1,489 @@
+"""A fairness report as one self-contained HTML file: verdict, forest plots, tables, methods.
+
+``to_html(report)`` returns the page as a string, ``write_html(report, path)`` writes it, and
+``HtmlReport(report)`` shows it inline in Jupyter (``_repr_html_``). The page is built from the
+long report alone (no second pass over the data) with jinja2 (autoescaping on: group values are
+user data) and matplotlib (charts as inline SVG). Both are the optional extra
+``pip install 'polfair[report]'``; ``import polfair`` never imports them.
+
+The file has no external reference of any kind (no CDN, no ``src``/``href`` outside the page,
+no web fonts): it opens offline, can be mailed or archived, and renders the same with scripting
+disabled (a few lines of inline JavaScript only make the group tables sortable).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+from importlib import resources
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from polfair.exceptions import PolfairError
+from polfair.outputs.html import _view
+from polfair.outputs.html._view import ViewOptions, build_view
+
+__all__ = ["HtmlReport", "to_html", "write_html"]
+
+_EXTRA = "pip install 'polfair[report]'"
+
+#: Sources and definitions of the attribute- and population-level indices (not in METRICS).
+_INDEX_DOCS = {
+    "smoothed_empirical_differential_fairness": (
+        "ε of smoothed empirical differential fairness on the labels: the largest |log ratio| of the "
+        "(Dirichlet-smoothed, concentration 1 by default) favorable or unfavorable rates over every pair of groups",
+        "Foulds, Islam, Keya & Pan, 'An Intersectional Definition of Fairness', ICDE 2020; aif360 0.6.1",
+    ),
+    "smoothed_empirical_differential_fairness_predictions": (
+        "the same ε on the predictions (selection rates)", "Foulds et al. 2020; aif360 0.6.1",
+    ),
+    "differential_fairness_bias_amplification": (
+        "ε on the predictions minus ε on the labels (all attributes jointly)", "Foulds et al. 2020; aif360 0.6.1",
+    ),
+    "between_group_generalized_entropy_index": (
+        "generalized entropy index GE(α) of the benefits b = ŷ − y + 1 when every individual gets the mean "
+        "benefit of their group", "Speicher et al., 'A Unified Approach to Quantifying Algorithmic "
+        "Unfairness', KDD 2018; aif360 0.6.1",
+    ),
+    "between_group_theil_index": ("GE(1) of the group-mean benefits", "Speicher et al. 2018; aif360 0.6.1"),
+    "between_group_coefficient_of_variation": (
+        "2·sqrt(GE(2)) of the group-mean benefits", "Speicher et al. 2018; aif360 0.6.1",
+    ),
+    "between_all_groups_generalized_entropy_index": (
+        "GE(α) of the group-mean benefits over the intersection of all attributes", "Speicher et al. 2018; aif360",
+    ),
+    "between_all_groups_theil_index": ("GE(1), intersection of all attributes", "Speicher et al. 2018; aif360"),
+    "between_all_groups_coefficient_of_variation": (
+        "2·sqrt(GE(2)), intersection of all attributes", "Speicher et al. 2018; aif360",
+    ),
+    "generalized_entropy_index": ("GE(α) of the individual benefits", "Speicher et al. 2018; aif360 0.6.1"),
+    "theil_index": ("GE(1) of the individual benefits", "Speicher et al. 2018; aif360 0.6.1"),
+    "coefficient_of_variation": ("2·sqrt(GE(2)) of the individual benefits", "Speicher et al. 2018; aif360"),
+}
+_CI_METHODS = {
+    "score": "score intervals: Wilson for rates, Newcombe's hybrid score for differences, MOVER-R with "
+    "Wilson limits for ratios (Newcombe 1998; Donner & Zou 2012)",
+    "score_ess": "score intervals on the Kish effective sample size (weighted data)",
+    "mover": "MOVER: the disparity's interval recovered from its parts' score intervals (Zou & Donner 2008)",
+    "projection": "projection: the range of the quantity over the group intervals (conservative)",
+    "bootstrap_bc": "bias-corrected bootstrap over cells",
+    "bootstrap_percentile": "percentile bootstrap",
+    "jackknife_t": "delete-a-group jackknife with t quantiles over cluster buckets",
+    "bound": "bound from the interval of the hard-prediction rate",
+}
+_TESTS = {
+    "chi2_n1": "'N−1' χ² test of two proportions (Campbell 2007)",
+    "fisher": "Fisher's exact test (small expected counts)",
+    "z_ess": "z test on the effective sample size (weighted data)",
+    "chi2_2df": "2-df χ² test (odds-based disparities)",
+    "chi2_homogeneity": "χ² test of homogeneity over the groups",
+    "mc_exact": "Monte Carlo exact test of homogeneity",
+    "jackknife_t": "jackknife t test",
+}
+_POLICIES = (
+    "Signs: difference = group − reference, ratio = group / reference (aif360's unprivileged − "
+    "privileged when the reference is the privileged group); a ratio below 1 means the group has the "
+    "lower rate.",
+    "Undefined values are null, never a silent 0 or ∞: a rate with an empty denominator, a ratio to a "
+    "reference rate of 0. Charts and tables show them greyed with the reason.",
+    "A null protected value is its own group, shown as \"null\"; rows with a null label, prediction, "
+    "score or weight are counted in n and n_missing and excluded from every rate.",
+)
+
+
+def _require_extra() -> Any:
+    try:
+        import jinja2
+        import matplotlib  # noqa: F401
+    except ImportError as exc:
+        msg = f"the HTML report needs jinja2 and matplotlib: {_EXTRA} (missing: {exc.name})"
+        raise ImportError(msg) from exc
+    return jinja2
+
+
+def _env() -> Any:
+    jinja2 = _require_extra()
+    loader = jinja2.FunctionLoader(_template_source)
+    env = jinja2.Environment(loader=loader, autoescape=True, trim_blocks=True, lstrip_blocks=True,
+                             undefined=jinja2.StrictUndefined)  # fmt: skip
+    env.filters.update(
+        ratio=_view.fmt_ratio, diff=_view.fmt_diff, pct=_view.fmt_pct, num=_view.fmt_num, idx=_view.fmt_index,
+        metric=_view.fmt_metric, interval=_view.fmt_interval, band=_view.fmt_band, sortkey=_sortkey,
+    )  # fmt: skip
+    return env
+
+
+def _template_source(name: str) -> str:
+    return resources.files("polfair.outputs.html").joinpath("templates", name).read_text(encoding="utf-8")
+
+
+def _sortkey(x: Any) -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return ""
+    return repr(float(x)) if isinstance(x, (int, float)) and not isinstance(x, bool) else str(x)
+
+
+def _stringify(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_stringify(v) for v in value)
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k} = {_stringify(v)}" for k, v in value.items())
+    return str(value)
+
+
+def _provenance(view: dict[str, Any], given: Mapping[str, Any], title: str) -> list[tuple[str, str]]:
+    rows: list[tuple[str, str]] = []
+    labels = (
+        ("source", "input"), ("rows", "rows"), ("y_true", "label (y_true)"), ("y_pred", "prediction (y_pred)"),
+        ("y_score", "score (y_score)"), ("favorable", "favorable label value(s)"), ("weight", "weight"),
+        ("privileged", "privileged / reference groups"), ("reference", "reference policy"),
+    )  # fmt: skip
+    for key, label in labels:
+        v = given.get(key)
+        if key == "rows" and v is None and view["population_n"] is not None:
+            v = view["population_n"]
+        if v is not None:
+            rows.append((label, f"{v:,}" if isinstance(v, int) else _stringify(v)))
+    if view["by"]:
+        rows.append(("by", ", ".join(view["by"]) + f" ({view['n_by_values']} value(s))"))
+        rows.append(("snapshot shown", _stringify(view["snapshot"])))
+    for key, vals in view["metadata"].items():
+        if vals:
+            rows.append((key, ", ".join(vals)))
+    from importlib.metadata import PackageNotFoundError, version
+
+    if not view["metadata"].get("polfair_version"):
+        try:
+            rows.append(("polfair version", version("polfair")))
+        except PackageNotFoundError:  # pragma: no cover - running from a source tree
+            pass
+    rows.append(("report rows", f"{view['report_rows']:,}"))
+    return rows
+
+
+def _generated_at(value: Any, view: dict[str, Any]) -> str:
+    if value is None:
+        run_at = view["metadata"].get("run_at")
+        if run_at:
+            return run_at[0]
+        value = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0)
+    if isinstance(value, _dt.datetime):
+        return value.isoformat(sep=" ")
+    return str(value)
+
+
+def _charts(view: dict[str, Any]) -> dict[str, Any]:
+    from polfair.outputs.html import _charts as ch
+
+    forest: dict[str, list[dict[str, str]]] = {}
+    for s in view["sets"]:
+        if not s["charted"]:
+            continue
+        forest[s["id"]] = [
+            {"metric": m, "svg": ch.forest_svg(s["chart_rows"][m], metric=m, attribute=s["attribute"],
+                                                uid=f"{s['id']}-{j}")}
+            for j, m in enumerate(view["headline"]) if s["chart_rows"][m]
+        ]  # fmt: skip
+    heat = [ch.heatmap_svg(hm, uid=f"heat-{i}") for i, hm in enumerate(view["intersections"])]
+    time = [ch.over_time_svg(ot, uid=f"time-{i}") for i, ot in enumerate(view["over_time"] or [])]
+    return {"forest": forest, "heat": heat, "time": time, "legend": ch.STATUS_STYLE}
+
+
+def _methods(view: dict[str, Any]) -> list[dict[str, str]]:
+    from polfair.core.metrics import DISPARITIES, METRICS
+
+    shown = list(view["headline"]) + list(view["table_rates"]) + list(view["indices"]["metrics"])
+    shown += [p["metric"] for p in view["indices"]["population"]]
+    out, seen = [], set()
+    for m in shown:
+        if m in seen:
+            continue
+        seen.add(m)
+        if m in METRICS:
+            d = METRICS[m]
+            out.append({"metric": m, "definition": d.description, "kind": "group rate" if d.is_rate else "count",
+                        "source": "aif360 0.6.1 ClassificationMetric / BinaryLabelDatasetMetric"})  # fmt: skip
+        elif m in DISPARITIES:
+            desc = DISPARITIES[m].description
+            if "selection_rate" not in view["present"] and m in ("disparate_impact", "statistical_parity_difference"):
+                desc = desc.replace("selection_rate", "base_rate") + " (labels-only audit: on base rates)"
+            out.append({"metric": m, "definition": desc, "kind": "disparity vs the reference group",
+                        "source": "aif360 0.6.1 ClassificationMetric"})  # fmt: skip
+        elif m in _INDEX_DOCS:
+            d, src = _INDEX_DOCS[m]
+            out.append({"metric": m, "definition": d, "kind": "index", "source": src})
+        else:
+            out.append({"metric": m, "definition": "see the polfair documentation", "kind": "", "source": ""})
+    return out
+
+
+def _render(report: Any, opts: ViewOptions, title: str, fragment: bool) -> str:
+    env = _env()
+    view = build_view(report, opts)
+    given = opts.provenance
+    config = given.get("config")
+    config_text = None
+    if config is not None:
+        raw = config if isinstance(config, Mapping) else getattr(config, "__dict__", str(config))
+        config_text = json.dumps(raw, indent=2, sort_keys=True, default=str) if isinstance(raw, Mapping) else str(raw)
+    ctx = {
+        "title": title, "view": view, "charts": _charts(view), "methods": _methods(view),
+        "provenance": _provenance(view, given, title), "generated_at": _generated_at(given.get("generated_at"), view),
+        "config_text": config_text, "ci_methods": [(c, _CI_METHODS.get(c, c)) for c in view["ci_methods"]],
+        "tests": [(t, _TESTS.get(t, t)) for t in view["tests"]], "policies": _POLICIES, "fragment": fragment,
+        "short": _view.SHORT, "four_fifths": _view.FOUR_FIFTHS, "is_ratio": _view.is_ratio_metric,
+    }  # fmt: skip
+    return env.get_template("report.html.j2").render(**ctx).strip() + "\n"
+
+
+def _options(
+    metrics: Sequence[str] | None, top_k: int, table_rows: int, min_n: int, max_sets: int,
+    by: Sequence[str] | None, snapshot: Mapping[str, Any] | None, provenance: dict[str, Any],
+) -> ViewOptions:  # fmt: skip
+    for name, v, low in (("top_k", top_k, 2), ("table_rows", table_rows, 1), ("min_n", min_n, 0), ("max_sets", max_sets, 0)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < low:
+            msg = f"{name} must be an integer >= {low}, got {v!r}"
+            raise ValueError(msg)
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    if isinstance(by, str):
+        by = [by]
+    return ViewOptions(metrics=metrics, top_k=top_k, table_rows=table_rows, min_n=min_n, max_sets=max_sets,
+                       by=by, snapshot=snapshot, provenance=provenance)  # fmt: skip
+
+
+def to_html(
+    report: Any,
+    *,
+    title: str = "Fairness report",
+    metrics: Sequence[str] | None = None,
+    source: Any = None,
+    rows: int | None = None,
+    y_true: Any = None,
+    y_pred: Any = None,
+    y_score: Any = None,
+    favorable: Any = None,
+    weight: Any = None,
+    privileged: Mapping[str, Any] | None = None,
+    reference: str | None = None,
+    config: Any = None,
+    generated_at: Any = None,
+    top_k: int = 20,
+    table_rows: int = 50,
+    min_n: int = 30,
+    max_sets: int = 40,
+    by: Sequence[str] | None = None,
+    snapshot: Mapping[str, Any] | None = None,
+    fragment: bool = False,
+) -> str:
+    """Render a fairness report as one self-contained HTML page (a string).
+
+    Sections: provenance; verdict per attribute set × headline metric with one sentence per flagged
+    group; a forest plot per attribute set and headline metric (ratios on a log axis, intervals as
+    whiskers, the band shaded, the reference marked, marker area by n, undefined/small groups greyed
+    with the reason); group tables; intersections (heatmap over attribute pairs, EDF and
+    between-group entropy indices with the groups that drive them); over time (when ``by`` holds a
+    date/period column); methods (definitions and sources of every metric shown, policies, the
+    interval method). Charts are inline SVG (matplotlib); nothing is loaded from the network.
+
+    Parameters
+    ----------
+    report : pl.DataFrame or pl.LazyFrame
+        The long report of :func:`polfair.fairness_report` / ``report_from_counts``: columns
+        ``*by, attribute, group, metric, value, reference_group, difference, ratio, n`` (String /
+        Float64 / Int64), read by name. Optional columns are used when present: ``threshold`` and
+        ``status`` (the monitor's bands and ok / violation / inconclusive / insufficient_data),
+        the interval columns ``value_lo, value_hi`` (whiskers; ``difference_*``, ``ratio_*``,
+        ``p_value``, ``p_value_adjusted``), ``ci_method``, ``test``, a Struct ``group_key`` (to place
+        intersections whose values contain ``" & "``), and run metadata (``run_id``, ``run_at``,
+        ``polfair_version``, ``schema_version``, ``config_hash``).
+    title : str
+        Page title and heading.
+    metrics : list of str, optional
+        Headline disparities (named group-row metrics such as ``"disparate_impact"`` or
+        ``"equal_opportunity_difference"``). Default: the metrics with a threshold in the report,
+        else ``disparate_impact``, ``false_positive_rate_ratio`` and ``false_negative_rate_ratio``
+        (those present; a labels-only report has ``disparate_impact`` on base rates).
+    source, rows, y_true, y_pred, y_score, favorable, weight, privileged, reference, config
+        Provenance shown in the header (the report does not carry it): the input's description
+        (path or frame), its row count (default: the population's ``n``), the label / prediction /
+        score definitions (strings or Polars expressions), the favorable value(s), the weight, the
+        privileged groups, the reference policy and a config (mapping, shown as JSON).
+    generated_at : str or datetime, optional
+        Timestamp printed in the header; default the report's ``run_at``, else now (UTC). Pass a
+        fixed value for byte-identical output.
+    top_k : int
+        Groups per chart (default 20): the reference, then flagged groups, then the most extreme;
+        the rest are summarised in one line.
+    table_rows : int
+        Rows per group table (default 50), chosen the same way; the rest are counted.
+    min_n : int
+        Groups (or references) with fewer input rows are greyed as "small" and, where the report
+        has no ``status``, judged ``insufficient_data`` (default 30).
+    max_sets : int
+        Attribute sets with charts (default 40; single attributes first, then pairs, ...).
+    by : list of str, optional
+        The report's ``by`` columns (default: the unknown columns before ``attribute``).
+    snapshot : mapping, optional
+        ``by`` values whose report the verdict, charts and tables show (default: the last ``by``
+        value in sort order, e.g. the latest month). The over-time section shows all periods.
+    fragment : bool
+        ``True``: a ``<div>`` for embedding (Jupyter) instead of a whole document.
+
+    Returns
+    -------
+    str
+        The HTML page (UTF-8 text). Verdict statuses: the report's ``status`` where present; else
+        ``ok`` inside the band (the report's ``threshold``, or the four-fifths band [0.8, 1.25] for
+        ratio metrics), ``violation`` outside it, ``inconclusive`` outside it with an interval
+        reaching into it, ``insufficient_data`` for undefined values and groups smaller than
+        ``min_n``; differences without a threshold are not judged.
+
+    Raises
+    ------
+    ImportError
+        jinja2 or matplotlib is missing; the message names ``pip install 'polfair[report]'``.
+    TypeError
+        ``report`` is not a Polars DataFrame/LazyFrame.
+    ValueError
+        The report lacks a required column or is empty; ``metrics`` names a metric without group
+        rows; ``by``/``snapshot`` name unknown columns or select nothing; a size option below its
+        minimum.
+
+    Notes
+    -----
+    Scales with the report, not the data: a 10,000-level attribute shows ``top_k`` groups per chart
+    and ``table_rows`` per table. The output is deterministic for a fixed ``generated_at``
+    (matplotlib's ``svg.hashsalt`` is fixed and the SVG carries no date). Colours are the
+    Okabe–Ito colour-blind-safe palette and every status is also written as text.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> df = pl.DataFrame({"y": [1, 0, 1, 0, 1, 0], "p": [1, 0, 1, 1, 0, 0],
+    ...                    "sex": ["f", "f", "f", "m", "m", "m"]})
+    >>> report = df.pipe(pf.fairness_report, y_true="y", y_pred="p", protected="sex")
+    >>> page = to_html(report, title="Toy model", min_n=1, generated_at="2026-01-01")
+    >>> page.startswith("<!DOCTYPE html>"), "disparate_impact by sex" in page
+    (True, True)
+    """
+    given = dict(source=source, rows=rows, y_true=y_true, y_pred=y_pred, y_score=y_score, favorable=favorable,
+                 weight=weight, privileged=privileged, reference=reference, config=config,
+                 generated_at=generated_at)  # fmt: skip
+    opts = _options(metrics, top_k, table_rows, min_n, max_sets, by, snapshot, given)
+    return _render(report, opts, title, fragment)
+
+
+def write_html(report: Any, path: str | Path, *, title: str = "Fairness report", **kwargs: Any) -> Path:
+    """Write a fairness report as one self-contained HTML file.
+
+    Parameters
+    ----------
+    report : pl.DataFrame or pl.LazyFrame
+        The report of :func:`polfair.fairness_report` (see :func:`to_html`).
+    path : str or pathlib.Path
+        Output file (UTF-8); its folder must exist; an existing file is replaced.
+    title : str
+        Page title.
+    **kwargs
+        Every other keyword of :func:`to_html` (provenance, ``metrics``, ``top_k``, ...).
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    Raises
+    ------
+    ImportError
+        jinja2 or matplotlib is missing (names ``pip install 'polfair[report]'``).
+    PolfairError
+        The folder of ``path`` does not exist.
+    TypeError, ValueError
+        As :func:`to_html`.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> df = pl.DataFrame({"y": [1, 0, 1, 0], "p": [1, 0, 0, 0], "g": ["a", "a", "b", "b"]})
+    >>> report = df.pipe(pf.fairness_report, y_true="y", y_pred="p", protected="g")
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     out = write_html(report, pathlib.Path(d) / "fairness.html", title="Toy", min_n=1)
+    ...     out.read_text(encoding="utf-8").count("<svg") >= 1
+    True
+    """
+    path = Path(path)
+    if not path.parent.exists():
+        msg = f"write_html: the folder {str(path.parent)!r} does not exist (create it first)"
+        raise PolfairError(msg)
+    html = to_html(report, title=title, **kwargs)
+    path.write_text(html, encoding="utf-8")
+    return path
+
+
+class HtmlReport:
+    """A fairness report that displays as the HTML report in Jupyter (``_repr_html_``).
+
+    Parameters
+    ----------
+    report : pl.DataFrame or pl.LazyFrame
+        The report of :func:`polfair.fairness_report`.
+    **kwargs
+        Keywords of :func:`to_html` (``title``, provenance, ``metrics``, ...).
+
+    Attributes
+    ----------
+    report : pl.DataFrame
+        The report.
+
+    Notes
+    -----
+    The page is rendered on first use and cached. In a notebook the report shows as a ``<div>``
+    whose styles are scoped to it; ``str(obj)`` / :meth:`to_html` give the whole document and
+    :meth:`save` writes it (as :func:`write_html`).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> df = pl.DataFrame({"y": [1, 0, 1, 0], "p": [1, 0, 0, 0], "g": ["a", "a", "b", "b"]})
+    >>> view = HtmlReport(df.pipe(pf.fairness_report, y_true="y", y_pred="p", protected="g"), min_n=1)
+    >>> view._repr_html_().startswith('<div class="pf-report"')
+    True
+    """
+
+    def __init__(self, report: Any, **kwargs: Any) -> None:
+        self.report = _view.normalize(report) if report is not None else report
+        self._kwargs = kwargs
+        self._cache: dict[bool, str] = {}
+
+    def to_html(self, *, fragment: bool = False) -> str:
+        """The page (``fragment=False``) or an embeddable ``<div>`` (``fragment=True``)."""
+        if fragment not in self._cache:
+            self._cache[fragment] = to_html(self.report, fragment=fragment, **self._kwargs)
+        return self._cache[fragment]
+
+    def _repr_html_(self) -> str:
+        return self.to_html(fragment=True)
+
+    def save(self, path: str | Path) -> Path:
+        """Write the page to ``path`` (as :func:`write_html`); returns the path."""
+        path = Path(path)
+        if not path.parent.exists():
+            msg = f"save: the folder {str(path.parent)!r} does not exist (create it first)"
+            raise PolfairError(msg)
+        path.write_text(self.to_html(), encoding="utf-8")
+        return path
+
+    def __str__(self) -> str:
+        return self.to_html()
+
+    def __repr__(self) -> str:
+        rows = self.report.height if self.report is not None else 0
+        return f"HtmlReport(<report with {rows} rows>, {', '.join(f'{k}={v!r}' for k, v in self._kwargs.items())})"
