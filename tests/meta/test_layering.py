@@ -1,0 +1,196 @@
+"""The package's layering, checked by parsing its imports (as polars and narwhals check their import hygiene).
+
+Rules (documented in ``docs/design.md``, "Layout"):
+
+* R1 the core (``polfair.core.*``) imports from polfair only ``polfair.core.*`` and
+  ``polfair.exceptions``, and from third parties only polars, numpy and pyarrow;
+* R2 a room (``engines``, ``compat.<peer>``, ``monitor``, ``outputs``, ``scores``, ...) imports the core
+  and ``polfair.exceptions``/``polfair.datasets``, not another room, except the documented edges in
+  :data:`ROOM_EDGES`;
+* R3 no import cycles among polfair modules, counting imports inside functions;
+* R4 no ``from polfair.x import _name`` across modules (underscore *modules* such as
+  ``polfair.core._args`` are package-internal and may be imported anywhere in polfair);
+* R5 third-party packages other than polars, numpy and pyarrow are imported inside functions only
+  (optional extras load lazily);
+* R6 at run time, ``import polfair`` loads no optional extra, and ``import polfair.core`` loads no room.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+PKG = Path(__file__).resolve().parents[2] / "polfair"
+
+#: Modules on top of the rooms: they may import anything of polfair.
+TOP = {"polfair", "polfair.__main__", "polfair.api", "polfair.cli", "polfair.namespace"}
+#: One-line shims that keep documented import paths working.
+SHIMS = {f"polfair.{m}" for m in ("aif360", "expr", "sklearn", "groupwise", "multiclass", "accumulator", "metrics")}
+#: Modules every room may use besides the core.
+SHARED = {"exceptions", "datasets"}
+#: Documented room -> room edges (docs/design.md): the monitor's config names yardstick's groupwise
+#: metrics; mitigation builds per-group thresholds, and the NYC LL144 preset its scoring rate, on the score
+#: histograms of ``scores``; the HTML report reads the monitor's statuses.
+ROOM_EDGES = {
+    ("monitor", "compat.yardstick"),
+    ("mitigation", "scores"),
+    ("regulatory", "scores"),
+    ("outputs", "monitor"),
+}
+#: Third-party packages a module may import at module level.
+EAGER_THIRD_PARTY = {"polars", "numpy", "pyarrow"}
+#: Optional extras that ``import polfair`` must not load.
+OPTIONAL = ("pandas", "sklearn", "pyspark", "narwhals", "jinja2", "matplotlib", "scipy", "statsmodels", "duckdb")
+
+
+def modules() -> Iterator[tuple[str, Path]]:
+    """Every module of the package as (dotted name, path)."""
+    for path in sorted(PKG.rglob("*.py")):
+        parts = path.relative_to(PKG.parent).with_suffix("").parts
+        yield ".".join(parts[:-1] if parts[-1] == "__init__" else parts), path
+
+
+def imports(path: Path) -> Iterator[tuple[str, list[str], int, bool]]:
+    """(imported module, imported names, line, at module level) for every import, functions included."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    top_level = {id(n) for n in tree.body}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node.module, [a.name for a in node.names], node.lineno, id(node) in top_level
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                yield a.name, [], node.lineno, id(node) in top_level
+
+
+def room(mod: str) -> str:
+    """The room of a polfair module: ``core``, ``compat.aif360``, ``monitor``, ``api``, ..."""
+    parts = mod.split(".")[1:] or ["__init__"]
+    if parts[0] == "compat" and len(parts) > 1:
+        return "compat." + parts[1]
+    return parts[0]
+
+
+def _resolve(target: str, names: list[str]) -> list[str]:
+    """``from polfair.core import entropy`` imports the module ``polfair.core.entropy``."""
+    known = {m for m, _ in modules()}
+    subs = [f"{target}.{n}" for n in names if f"{target}.{n}" in known]
+    return subs or [target]
+
+
+def test_core_and_rooms_import_in_the_allowed_directions():
+    bad = []
+    for mod, path in modules():
+        me = room(mod)
+        for target, names, line, _ in imports(path):
+            if not target.startswith("polfair"):
+                continue
+            for tgt in _resolve(target, names):
+                them = room(tgt)
+                if mod in TOP | SHIMS or them == me or them in SHARED:
+                    continue
+                if me == "core":
+                    bad.append(f"R1 {mod}:{line} the core imports {tgt}")
+                elif me in SHARED:
+                    bad.append(f"R2 {mod}:{line} {me} is shared by every room and imports {tgt}")
+                elif them != "core" and (me, them) not in ROOM_EDGES:
+                    bad.append(f"R2 {mod}:{line} room {me} imports room {them} ({tgt})")
+    assert not bad, "\n".join(bad)
+
+
+def test_no_private_names_across_modules():
+    bad = []
+    for mod, path in modules():
+        for target, names, line, _ in imports(path):
+            if not target.startswith("polfair") or target == mod:
+                continue
+            private = [n for n in names if n.startswith("_") and not n.startswith("__")]
+            if private and f"{target}.{private[0]}" not in {m for m, _ in modules()}:
+                bad.append(f"R4 {mod}:{line} imports private {private} from {target}")
+    assert not bad, "\n".join(bad)
+
+
+def test_no_import_cycles():
+    graph: dict[str, set[str]] = {}
+    for mod, path in modules():
+        edges = graph.setdefault(mod, set())
+        for target, names, _, _ in imports(path):
+            if target.startswith("polfair"):
+                for tgt in _resolve(target, names):
+                    # a package __init__ importing its own children (re-exports) is not a cycle
+                    if tgt != mod and not tgt.startswith(mod + ".") and not mod.startswith(tgt + "."):
+                        edges.add(tgt)
+    seen: dict[str, int] = {}  # 1 on the stack, 2 done
+    cycles: list[str] = []
+
+    def visit(node: str, stack: list[str]) -> None:
+        seen[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in graph:
+                continue
+            if seen.get(nxt) == 1:
+                cycles.append(" -> ".join([*stack[stack.index(nxt):], nxt]))
+            elif nxt not in seen:
+                visit(nxt, [*stack, nxt])
+        seen[node] = 2
+
+    for start in sorted(graph):
+        if start not in seen:
+            visit(start, [start])
+    assert not cycles, "import cycles:\n" + "\n".join(cycles)
+
+
+def test_optional_extras_are_imported_lazily():
+    stdlib = set(sys.stdlib_module_names)
+    bad = []
+    for mod, path in modules():
+        for target, _, line, top in imports(path):
+            root = target.split(".")[0]
+            if top and root not in stdlib and root != "polfair" and root not in EAGER_THIRD_PARTY:
+                bad.append(f"R5 {mod}:{line} imports {target} at module level (optional: import it inside the function)")
+    assert not bad, "\n".join(bad)
+
+
+def _loaded_after(statement: str, prefixes: tuple[str, ...]) -> list[str]:
+    code = f"import sys; {statement}; print(sorted(m for m in sys.modules if m.split('.')[0] in {prefixes!r} or m.startswith({prefixes!r})))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return eval(out.stdout)  # a printed list of module names
+
+
+def test_import_polfair_loads_no_optional_extra():
+    assert _loaded_after("import polfair", OPTIONAL) == []
+
+
+def test_the_core_imports_alone():
+    # a bare ``polfair`` package object (its __init__ would load the rooms): importing the core then
+    # loads nothing outside it
+    stub = (
+        f"import types; p = types.ModuleType('polfair'); p.__path__ = [{str(PKG)!r}]; sys.modules['polfair'] = p; "
+        "import polfair.core.report, polfair.core.collect, polfair.core.counts"
+    )
+    loaded = _loaded_after(stub, ("polfair", "narwhals", "pandas"))
+    outside = [m for m in loaded if m != "polfair" and not m.startswith(("polfair.core", "polfair.exceptions"))]
+    assert outside == []
+    assert "polfair.core.report" in loaded
+
+
+def test_documented_module_paths_keep_working():
+    import polfair as pf
+    import polfair.accumulator
+    import polfair.aif360
+    import polfair.expr
+    import polfair.groupwise
+    import polfair.metrics
+    import polfair.multiclass
+    import polfair.sklearn
+
+    assert polfair.aif360.ClassificationMetric is pf.ClassificationMetric
+    assert polfair.expr.selection_rate is pf.selection_rate
+    assert polfair.accumulator.FairnessAccumulator is pf.FairnessAccumulator
+    assert polfair.groupwise.GroupwiseMetric is pf.GroupwiseMetric
+    assert polfair.metrics.METRICS is pf.METRICS
+    assert polfair.multiclass.multiclass_report is pf.multiclass_report
+    assert callable(polfair.sklearn.p_percent_score)
+    assert {"FairnessConfig", "alerts", "apply_thresholds"} <= set(dir(__import__("polfair.monitor").monitor))
