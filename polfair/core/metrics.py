@@ -31,6 +31,7 @@ __all__ = [
     "Disparity",
     "Metric",
     "group_metrics",
+    "label_disparities",
     "rate",
 ]
 

@@ -194,3 +194,22 @@ def test_documented_module_paths_keep_working():
     assert polfair.multiclass.multiclass_report is pf.multiclass_report
     assert callable(polfair.sklearn.p_percent_score)
     assert {"FairnessConfig", "alerts", "apply_thresholds"} <= set(dir(__import__("polfair.monitor").monitor))
+
+
+def test_public_names_are_in_all():
+    # every public top-level function/class of a module is in its __all__ (underscore names are private)
+    bad = []
+    for mod, path in modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        listed = None
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+                listed = set(ast.literal_eval(node.value))
+        public = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and not n.name.startswith("_")]
+        if public and listed is None:
+            bad.append(f"{mod}: no __all__ but public {public}")
+        elif public:
+            missing = [n for n in public if n not in listed]
+            if missing:
+                bad.append(f"{mod}: public but not in __all__: {missing} (add them, or make them _private)")
+    assert not bad, "\n".join(bad)
