@@ -7,6 +7,7 @@ __all__ = [
     "InvalidInputError",
     "MissingValuesWarning",
     "PolfairError",
+    "SchemaMismatchError",
 ]
 
 
@@ -20,6 +21,10 @@ class ColumnNotFoundError(PolfairError):
 
 class InvalidInputError(PolfairError):
     """The input data violates a precondition (labels, scores, weights, empty input ...)."""
+
+
+class SchemaMismatchError(PolfairError):
+    """A report does not match the schema of the table it is appended to (columns or dtypes differ)."""
 
 
 class MissingValuesWarning(UserWarning):

@@ -1,0 +1,116 @@
+"""Atomic report files, appends with schema enforcement, nested columns in text formats."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import polfair as pf
+from polfair.core.run_metadata import with_run_metadata
+from polfair.exceptions import PolfairError, SchemaMismatchError
+from polfair.outputs.writers import (
+    append_report,
+    for_text_formats,
+    write_atomic,
+    write_report,
+)
+
+_COMPAS = {"y_true": "two_year_recid", "y_pred": pl.col("decile_score") >= 5, "protected": ["race", "sex"]}
+
+
+@pytest.fixture(scope="module")
+def report(compas: pl.DataFrame) -> pl.DataFrame:
+    return pf.fairness_report(compas, **_COMPAS)
+
+
+@pytest.mark.parametrize("ext", ["parquet", "csv", "json", "ndjson"])
+def test_write_report_formats_leave_no_temporary_file(tmp_path: Path, report: pl.DataFrame, ext: str) -> None:
+    path = tmp_path / f"r.{ext}"
+    write_report(report, str(path))
+    assert os.listdir(tmp_path) == [f"r.{ext}"]
+    back = {"parquet": pl.read_parquet, "csv": pl.read_csv, "json": pl.read_json, "ndjson": pl.read_ndjson}[ext](path)
+    assert back.height == report.height
+    assert back["metric"].to_list() == report["metric"].to_list()
+
+
+def test_failed_write_keeps_the_old_file(tmp_path: Path) -> None:
+    path = tmp_path / "r.parquet"
+    old = pl.DataFrame({"a": [1]})
+    write_report(old, str(path))
+
+    def boom(tmp: str) -> None:
+        Path(tmp).write_bytes(b"partial")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        write_atomic(path, boom)
+    assert pl.read_parquet(path).equals(old)
+    assert os.listdir(tmp_path) == ["r.parquet"]
+
+
+def test_write_errors(tmp_path: Path, report: pl.DataFrame) -> None:
+    with pytest.raises(PolfairError, match="use a .parquet"):
+        write_report(report, str(tmp_path / "r.xlsx"))
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        write_report(report, str(tmp_path / "missing" / "r.parquet"))
+
+
+def test_struct_group_key_in_csv_is_json(tmp_path: Path) -> None:
+    df = pl.DataFrame({"group_key": [{"race": "Caucasian", "sex": "Male"}, None], "value": [0.5, None]})
+    write_report(df, str(tmp_path / "r.csv"))
+    back = pl.read_csv(tmp_path / "r.csv")
+    assert json.loads(back["group_key"][0]) == {"race": "Caucasian", "sex": "Male"}
+    assert back["group_key"][1] is None
+    assert for_text_formats(pl.DataFrame({"v": [1]})).equals(pl.DataFrame({"v": [1]}))
+
+
+@pytest.mark.parametrize("layout", ["file", "directory"])
+def test_append_twice_and_read_back(tmp_path: Path, report: pl.DataFrame, layout: str) -> None:
+    table = tmp_path / ("fairness.parquet" if layout == "file" else "fairness")
+    first = with_run_metadata(report, run_id="run-1")
+    second = with_run_metadata(report, run_id="run-2")
+    append_report(first, table)
+    written = append_report(second, table)
+    assert written.exists()
+    glob = str(table) if layout == "file" else str(table / "*.parquet")
+    back = pl.read_parquet(glob)
+    assert back.height == 2 * report.height
+    assert back.schema == first.schema
+    assert sorted(back["run_id"].unique().to_list()) == ["run-1", "run-2"]
+    got = back.filter(run_id="run-2").drop(*[c for c in back.columns if c.startswith("run") or c in (
+        "polfair_version", "schema_version", "config_hash")])  # fmt: skip
+    assert got.equals(report)
+    assert not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
+
+
+@pytest.mark.parametrize("layout", ["file", "directory"])
+def test_append_refuses_a_schema_mismatch(tmp_path: Path, report: pl.DataFrame, layout: str) -> None:
+    table = tmp_path / ("t.parquet" if layout == "file" else "t")
+    append_report(report, table)
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    bad = report.with_columns(pl.col("n").cast(pl.Int32)).drop("ratio").with_columns(pl.lit(1.0).alias("p_value"))
+    with pytest.raises(SchemaMismatchError) as err:
+        append_report(bad, table)
+    msg = str(err.value)
+    assert "column 'n': Int32 here, Int64 expected" in msg
+    assert "column 'ratio': absent here, Float64 expected" in msg
+    assert "column 'p_value': Float64 here, absent expected" in msg
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before
+
+
+def test_append_reorders_columns_to_the_table(tmp_path: Path, report: pl.DataFrame) -> None:
+    table = tmp_path / "t.parquet"
+    append_report(report, table)
+    append_report(report.select(reversed(report.columns)), table)
+    assert pl.read_parquet(table).columns == report.columns
+
+
+def test_append_to_a_non_parquet_file(tmp_path: Path, report: pl.DataFrame) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text("a\n1\n")
+    with pytest.raises(PolfairError, match="use a .parquet file or a directory"):
+        append_report(report, path)
