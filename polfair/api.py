@@ -20,7 +20,7 @@ from polfair.core.inputs import is_foreign
 from polfair.core.report import report_from_counts
 from polfair.core.spec import build_spec
 from polfair.engines.narwhals import foreign_code_table
-from polfair.monitor.monitor import plan_report
+from polfair.monitor.plan import plan_report
 
 __all__ = ["confusion_counts", "fairness_report"]
 

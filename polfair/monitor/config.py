@@ -1,0 +1,487 @@
+"""The monitor's policy: :class:`FairnessConfig` (TOML/JSON), :class:`GroupSpec`, :func:`parse_thresholds`.
+
+A config says which outcome is favorable, which groups of each attribute are monitored and which are
+the reference (value sets or inclusive numeric ranges), the thresholds per metric and the sample
+sizes. Every field is validated on construction; ``polfair.fairness_report(config=...)`` reads it
+through :func:`polfair.monitor.plan.plan_report`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import polars as pl
+
+from polfair.compat import yardstick as groupwise
+from polfair.exceptions import PolfairError
+from polfair.monitor._values import check_size, format_number, is_number
+
+__all__ = ["OTHER", "FairnessConfig", "GroupSpec", "parse_thresholds"]
+
+#: Group label of rows in neither the monitored nor the reference group of a config attribute.
+OTHER = "other"
+
+_KEYS = (
+    "favorable", "monitored", "reference", "thresholds", "min_sample_size", "max_sample_size",
+    "seed", "metrics", "y_true", "y_pred", "y_score", "weight", "by",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class GroupSpec:
+    """A monitored or reference group of one attribute: a set of values and/or inclusive ranges.
+
+    Attributes
+    ----------
+    values
+        Attribute values in the group (strings, numbers or booleans).
+    ranges
+        Inclusive numeric ranges ``(lo, hi)``; a value ``x`` is in the group if ``lo <= x <= hi``
+        for one of them.
+
+    Examples
+    --------
+    >>> GroupSpec.parse([18, 25]).label
+    '[18, 25]'
+    >>> GroupSpec.parse(["Female", "Non-Binary"]).label
+    'Female|Non-Binary'
+    >>> GroupSpec.parse({"values": [1, 3]}).values
+    (1, 3)
+    """
+
+    values: tuple[Any, ...] = ()
+    ranges: tuple[tuple[float, float], ...] = ()
+
+    @classmethod
+    def parse(cls, raw: Any, where: str = "group") -> GroupSpec:
+        """Read a group from config syntax.
+
+        Parameters
+        ----------
+        raw
+            A scalar (one value); a list of two numbers (an inclusive range ``[lo, hi]``, as
+            OpenScale's numeric features); a list of two-number lists (a union of ranges); a list
+            of strings/booleans or of more than two numbers (a value set); or a table
+            ``{values = [...]}`` / ``{range = [lo, hi]}`` / ``{ranges = [[lo, hi], ...]}`` to say
+            which explicitly (``{values = [1, 3]}`` for two numeric codes).
+        where
+            Where the group sits in the config, for messages (e.g. ``"monitored.age"``).
+
+        Returns
+        -------
+        GroupSpec
+
+        Raises
+        ------
+        PolfairError
+            Empty group, ``lo > hi``, a range that is not two numbers, unknown table keys, or
+            values of mixed kinds (strings with numbers).
+        """
+        if isinstance(raw, GroupSpec):
+            return raw
+        if isinstance(raw, Mapping):
+            unknown = set(raw) - {"values", "range", "ranges"}
+            if unknown or not raw:
+                msg = (
+                    f"{where}: a group table takes the keys 'values', 'range' or 'ranges'; got "
+                    f"{sorted(map(str, raw))}"
+                )
+                raise PolfairError(msg)
+            vals = raw.get("values", ())
+            vals = list(vals) if isinstance(vals, (list, tuple)) else [vals]
+            ranges = list(raw.get("ranges", ()))
+            if "range" in raw:
+                ranges.append(raw["range"])
+            return cls._make(vals, ranges, where)
+        if isinstance(raw, (list, tuple)):
+            items = list(raw)
+            if items and all(isinstance(x, (list, tuple)) for x in items):
+                return cls._make([], items, where)
+            if len(items) == 2 and all(is_number(x) for x in items):
+                return cls._make([], [items], where)
+            return cls._make(items, [], where)
+        return cls._make([raw], [], where)
+
+    @classmethod
+    def _make(cls, vals: list[Any], ranges: list[Any], where: str) -> GroupSpec:
+        if not vals and not ranges:
+            msg = f"{where}: the group is empty; give values (e.g. ['Female']) or a range (e.g. [18, 25])"
+            raise PolfairError(msg)
+        for v in vals:
+            if not isinstance(v, (str, int, float, bool)) or (isinstance(v, float) and math.isnan(v)):
+                msg = f"{where}: group values must be strings, numbers or booleans, got {v!r}"
+                raise PolfairError(msg)
+        kinds = {"str" if isinstance(v, str) else "bool" if isinstance(v, bool) else "num" for v in vals}
+        if len(kinds) > 1:
+            msg = f"{where}: values {vals!r} mix strings, numbers and booleans; use the column's type"
+            raise PolfairError(msg)
+        out = []
+        for r in ranges:
+            if not (isinstance(r, (list, tuple)) and len(r) == 2 and all(is_number(x) for x in r)):
+                msg = f"{where}: a range must be two numbers [lo, hi], got {r!r}"
+                raise PolfairError(msg)
+            lo, hi = r
+            if math.isnan(lo) or math.isnan(hi) or lo > hi:
+                msg = f"{where}: range [{lo}, {hi}] needs lo <= hi"
+                raise PolfairError(msg)
+            out.append((lo, hi))
+        if ranges and kinds - {"num"}:
+            msg = f"{where}: numeric ranges cannot be mixed with non-numeric values {vals!r}"
+            raise PolfairError(msg)
+        return cls(tuple(dict.fromkeys(vals)), tuple(out))
+
+    @property
+    def label(self) -> str:
+        """The group's name in the report: values and ``[lo, hi]`` ranges joined by ``"|"``."""
+        parts = [v if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else format_number(v) for v in self.values]
+        parts += [f"[{format_number(lo)}, {format_number(hi)}]" for lo, hi in self.ranges]
+        return "|".join(parts)
+
+    def overlaps(self, other: GroupSpec) -> bool:
+        """Whether a value could belong to both groups."""
+        if set(self.values) & set(other.values):
+            return True
+        for a, b in ((self, other), (other, self)):
+            for v in a.values:
+                if is_number(v) and any(lo <= v <= hi for lo, hi in b.ranges):
+                    return True
+        return any(lo1 <= hi2 and lo2 <= hi1 for lo1, hi1 in self.ranges for lo2, hi2 in other.ranges)
+
+    def condition(self, col: pl.Expr) -> pl.Expr:
+        """Boolean expression: the value in ``col`` belongs to the group."""
+        conds = []
+        if self.values:
+            if isinstance(self.values[0], str):
+                conds.append(col.cast(pl.String).is_in(list(self.values)))
+            else:
+                conds.append(col.is_in(list(self.values)))
+        conds += [(col >= lo) & (col <= hi) for lo, hi in self.ranges]
+        out = conds[0]
+        for c in conds[1:]:
+            out = out | c
+        return out
+
+
+
+def parse_thresholds(raw: Mapping[str, Any] | None, where: str = "thresholds") -> dict[str, tuple[float, float]]:
+    """Validate thresholds: metric name -> inclusive band ``(lo, hi)``.
+
+    Parameters
+    ----------
+    raw
+        Mapping metric name -> ``[lo, hi]`` (two numbers, ``lo <= hi``; ``inf`` allowed) or a table
+        ``{min = lo}`` / ``{max = hi}`` / ``{min = lo, max = hi}`` for one-sided bands.
+    where
+        Prefix for messages.
+
+    Returns
+    -------
+    dict of str to (float, float)
+        One-sided bands are filled with ``-inf`` / ``inf``.
+
+    Raises
+    ------
+    PolfairError
+        A band that is not two numbers, ``lo > hi``, NaN, or unknown table keys.
+
+    Examples
+    --------
+    >>> parse_thresholds({"disparate_impact": [0.8, 1.25], "accuracy": {"min": 0.7}})
+    {'disparate_impact': (0.8, 1.25), 'accuracy': (0.7, inf)}
+    """
+    out: dict[str, tuple[float, float]] = {}
+    for name, band in dict(raw or {}).items():
+        w = f"{where}.{name}"
+        if not isinstance(name, str):
+            msg = f"{where}: metric names must be strings, got {name!r}"
+            raise PolfairError(msg)
+        if isinstance(band, Mapping):
+            unknown = set(band) - {"min", "max"}
+            if unknown or not band:
+                msg = f"{w}: a one-sided band is a table with 'min' and/or 'max', got keys {sorted(map(str, band))}"
+                raise PolfairError(msg)
+            lo, hi = band.get("min", -math.inf), band.get("max", math.inf)
+        elif isinstance(band, (list, tuple)) and len(band) == 2:
+            lo, hi = band
+        else:
+            msg = f"{w}: a threshold is [lo, hi] (e.g. [0.8, 1.25]) or {{min = lo, max = hi}}, got {band!r}"
+            raise PolfairError(msg)
+        if not (is_number(lo) and is_number(hi)) or math.isnan(lo) or math.isnan(hi) or lo > hi:
+            msg = f"{w}: the band needs two numbers with lo <= hi, got [{lo!r}, {hi!r}]"
+            raise PolfairError(msg)
+        out[name] = (float(lo), float(hi))
+    return out
+
+
+
+@dataclass
+class FairnessConfig:
+    """A fairness monitor's policy: favorable outcomes, groups, thresholds and sample sizes.
+
+    Construct it directly, or with :meth:`from_toml`, :meth:`from_json` or :meth:`from_dict`; every
+    field is validated and normalised on construction (clear :class:`~polfair.PolfairError` messages
+    naming the key). Pass it as ``fairness_report(data, config=cfg, ...)``.
+
+    Attributes
+    ----------
+    favorable
+        Tuple of label values that are the favorable outcome (e.g. ``(0,)``), or ``None`` to keep
+        ``fairness_report``'s ``favorable=``.
+    monitored, reference
+        Attribute name -> :class:`GroupSpec` (raw config syntax is accepted and parsed, see
+        :meth:`GroupSpec.parse`). Every monitored attribute needs a reference and vice versa; the
+        two must not overlap. Each attribute becomes a protected key whose groups are the
+        monitored label, the reference label, ``"other"`` and ``"null"``.
+    thresholds
+        Metric name -> inclusive band ``(lo, hi)`` (see :func:`parse_thresholds`).
+    min_sample_size
+        Positive int or ``None``: rows a group needs before a threshold is judged.
+    max_sample_size
+        Positive int or ``None``: above it, the report runs on a seeded sample of this many rows.
+    seed
+        Int seed of that sample (default 0).
+    metrics
+        Names of built-in groupwise metrics to add (:data:`polfair.compat.yardstick.GROUPWISE`).
+    y_true, y_pred, y_score, weight
+        Optional column names, used when ``fairness_report`` is not given them.
+    by
+        Optional tuple of ``by`` column names, likewise.
+
+    Raises
+    ------
+    PolfairError
+        On construction, for any invalid field.
+
+    Examples
+    --------
+    >>> cfg = FairnessConfig.from_dict({
+    ...     "favorable": [0],
+    ...     "monitored": {"age": [18, 25]}, "reference": {"age": [26, 100]},
+    ...     "thresholds": {"disparate_impact": [0.8, 1.25]},
+    ...     "min_sample_size": 100,
+    ... })
+    >>> cfg.monitored["age"].label, cfg.reference["age"].label, cfg.thresholds
+    ('[18, 25]', '[26, 100]', {'disparate_impact': (0.8, 1.25)})
+    """
+
+    favorable: tuple[Any, ...] | None = None
+    monitored: dict[str, GroupSpec] = field(default_factory=dict)
+    reference: dict[str, GroupSpec] = field(default_factory=dict)
+    thresholds: dict[str, tuple[float, float]] = field(default_factory=dict)
+    min_sample_size: int | None = None
+    max_sample_size: int | None = None
+    seed: int = 0
+    metrics: tuple[str, ...] = ()
+    y_true: str | None = None
+    y_pred: str | None = None
+    y_score: str | None = None
+    weight: str | None = None
+    by: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.favorable is not None:
+            fav = list(self.favorable) if isinstance(self.favorable, (list, tuple, set, frozenset)) else [self.favorable]
+            if not fav or not all(isinstance(v, (str, int, float, bool)) for v in fav):
+                msg = f"favorable must be a value or a non-empty list of values (e.g. [0]), got {self.favorable!r}"
+                raise PolfairError(msg)
+            self.favorable = tuple(fav)
+        for name in ("monitored", "reference"):
+            raw = getattr(self, name)
+            if not isinstance(raw, Mapping):
+                msg = f"{name} must be a table attribute -> group (e.g. {{age = [18, 25]}}), got {raw!r}"
+                raise PolfairError(msg)
+            setattr(self, name, {str(a): GroupSpec.parse(g, f"{name}.{a}") for a, g in raw.items()})
+        only_m = sorted(set(self.monitored) - set(self.reference))
+        only_r = sorted(set(self.reference) - set(self.monitored))
+        if only_m or only_r:
+            which = only_m or only_r
+            side, other = ("monitored", "reference") if only_m else ("reference", "monitored")
+            msg = f"{side} names {which} but {other} does not: give both groups for each attribute"
+            raise PolfairError(msg)
+        for a in self.monitored:
+            if self.monitored[a].overlaps(self.reference[a]):
+                msg = (
+                    f"monitored.{a} ({self.monitored[a].label}) and reference.{a} "
+                    f"({self.reference[a].label}) overlap: a row must belong to one group only"
+                )
+                raise PolfairError(msg)
+        if not isinstance(self.thresholds, Mapping):
+            msg = f"thresholds must be a table metric -> [lo, hi], got {self.thresholds!r}"
+            raise PolfairError(msg)
+        self.thresholds = parse_thresholds(self.thresholds)
+        self.min_sample_size = check_size(self.min_sample_size, "min_sample_size")
+        self.max_sample_size = check_size(self.max_sample_size, "max_sample_size")
+        if self.min_sample_size and self.max_sample_size and self.max_sample_size < self.min_sample_size:
+            msg = (
+                f"max_sample_size ({self.max_sample_size}) is below min_sample_size ({self.min_sample_size}): "
+                "every group would be insufficient_data"
+            )
+            raise PolfairError(msg)
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool):
+            msg = f"seed must be an integer, got {self.seed!r}"
+            raise PolfairError(msg)
+        mets = [self.metrics] if isinstance(self.metrics, str) else list(self.metrics)
+        groupwise.resolve(mets)  # validates names
+        self.metrics = tuple(mets)
+        for name in ("y_true", "y_pred", "y_score", "weight"):
+            v = getattr(self, name)
+            if v is not None and not isinstance(v, str):
+                msg = f"{name} must be a column name (string), got {v!r}"
+                raise PolfairError(msg)
+        by = [self.by] if isinstance(self.by, str) else list(self.by)
+        if not all(isinstance(b, str) for b in by):
+            msg = f"by must be a column name or a list of them, got {self.by!r}"
+            raise PolfairError(msg)
+        self.by = tuple(by)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, source: str = "config") -> FairnessConfig:
+        """Build from a mapping (parsed TOML/JSON); unknown keys are errors.
+
+        Parameters
+        ----------
+        data
+            Mapping with the keys ``favorable``, ``monitored``, ``reference``, ``thresholds``,
+            ``min_sample_size``, ``max_sample_size``, ``seed``, ``metrics``, ``y_true``, ``y_pred``,
+            ``y_score``, ``weight``, ``by`` (all optional).
+        source
+            Name used in error messages (e.g. the file path).
+
+        Returns
+        -------
+        FairnessConfig
+
+        Raises
+        ------
+        PolfairError
+            Unknown keys (with close names) or invalid values; the message starts with ``source``.
+
+        Examples
+        --------
+        >>> FairnessConfig.from_dict({"favorable": 1, "min_sample_size": 30}).min_sample_size
+        30
+        """
+        if not isinstance(data, Mapping):
+            msg = f"{source}: the config must be a table/object, got {type(data).__name__}"
+            raise PolfairError(msg)
+        unknown = [k for k in data if k not in _KEYS]
+        if unknown:
+            hints = []
+            for k in unknown:
+                close = difflib.get_close_matches(str(k), _KEYS, n=1, cutoff=0.6)
+                hints.append(f"{k!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+            msg = f"{source}: unknown key(s) {', '.join(hints)}; known keys: {', '.join(_KEYS)}"
+            raise PolfairError(msg)
+        try:
+            return cls(**dict(data))
+        except PolfairError as exc:
+            raise PolfairError(f"{source}: {exc}") from None
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> FairnessConfig:
+        """Load from a TOML file (stdlib ``tomllib``; Python < 3.11 needs the ``tomli`` package).
+
+        Parameters
+        ----------
+        path
+            Path to the file (see ``examples/fairness.toml``).
+
+        Returns
+        -------
+        FairnessConfig
+
+        Raises
+        ------
+        PolfairError
+            Invalid TOML (with the parser's line/column) or invalid config.
+        FileNotFoundError
+            The file does not exist.
+
+        Examples
+        --------
+        >>> import tempfile, os
+        >>> p = os.path.join(tempfile.mkdtemp(), "f.toml")
+        >>> _ = open(p, "w").write('favorable = [0]\\n[monitored]\\nage = [18, 25]\\n[reference]\\nage = [26, 100]\\n')
+        >>> FairnessConfig.from_toml(p).reference["age"].ranges
+        ((26, 100),)
+        """
+        try:
+            import tomllib
+        except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+            try:
+                import tomli as tomllib  # type: ignore[no-redef]
+            except ModuleNotFoundError as exc:
+                msg = "reading TOML on Python < 3.11 needs tomli: pip install tomli (or use from_json)"
+                raise ImportError(msg) from exc
+        text = Path(path).read_bytes()
+        try:
+            data = tomllib.loads(text.decode("utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise PolfairError(f"{path}: invalid TOML: {exc}") from None
+        return cls.from_dict(data, source=str(path))
+
+    @classmethod
+    def from_json(cls, path_or_text: str | Path) -> FairnessConfig:
+        """Load from a JSON file, or from a JSON string (one that starts with ``{``).
+
+        Parameters
+        ----------
+        path_or_text
+            Path to a ``.json`` file, or the JSON text itself. JSON has no ``inf``: write one-sided
+            thresholds as ``{"min": 0.8}``.
+
+        Returns
+        -------
+        FairnessConfig
+
+        Raises
+        ------
+        PolfairError
+            Invalid JSON (with line/column) or invalid config.
+
+        Examples
+        --------
+        >>> FairnessConfig.from_json('{"favorable": [1], "thresholds": {"disparate_impact": [0.8, 1.25]}}').favorable
+        (1,)
+        """
+        s = str(path_or_text)
+        is_text = s.lstrip().startswith("{")
+        text = s if is_text else Path(s).read_text(encoding="utf-8")
+        source = "config" if is_text else s
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise PolfairError(f"{source}: invalid JSON: {exc}") from None
+        return cls.from_dict(data, source=source)
+
+    def protected_exprs(self) -> list[pl.Expr]:
+        """One protected-key expression per attribute: monitored / reference label, ``"other"``, null.
+
+        Returns
+        -------
+        list of pl.Expr
+            String expressions aliased to the attribute names.
+
+        Examples
+        --------
+        >>> cfg = FairnessConfig(monitored={"age": [18, 25]}, reference={"age": [26, 100]})
+        >>> pl.DataFrame({"age": [20, 30, 10, None]}).select(cfg.protected_exprs())["age"].to_list()
+        ['[18, 25]', '[26, 100]', 'other', None]
+        """
+        out = []
+        for a, m in self.monitored.items():
+            r, col = self.reference[a], pl.col(a)
+            e = (
+                pl.when(col.is_null()).then(pl.lit(None, pl.String))
+                .when(m.condition(col)).then(pl.lit(m.label))
+                .when(r.condition(col)).then(pl.lit(r.label))
+                .otherwise(pl.lit(OTHER))
+            )  # fmt: skip
+            out.append(e.alias(a))
+        return out
+

@@ -1,0 +1,243 @@
+"""Thresholds on a fairness report: :func:`apply_thresholds` (``threshold``/``status``) and :func:`alerts`.
+
+A threshold is an inclusive band per metric; each checked row of the report gets ``status`` ``"ok"``,
+``"violation"`` or ``"insufficient_data"`` (a group, or its reference group, below
+``min_sample_size`` rows, or an undefined value), as IBM Watson OpenScale's fairness monitor does.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, Mapping, Sequence
+
+import polars as pl
+
+from polfair.core.metrics import METRICS
+from polfair.core.report import REPORT_COLUMNS as _REPORT_COLUMNS
+from polfair.exceptions import PolfairError
+from polfair.monitor._values import check_size, format_number
+from polfair.monitor.config import parse_thresholds
+
+__all__ = ["STATUS_VALUES", "alerts", "apply_thresholds", "format_threshold"]
+
+#: Values of the ``status`` column (null where no threshold applies).
+STATUS_VALUES = ("ok", "violation", "insufficient_data")
+
+
+def format_threshold(lo: float, hi: float) -> str:
+    """The ``threshold`` column's text for an inclusive band, e.g. ``"[0.8, 1.25]"``.
+
+    Examples
+    --------
+    >>> format_threshold(0.8, 1.25), format_threshold(-0.1, float("inf"))
+    ('[0.8, 1.25]', '[-0.1, inf]')
+    """
+    return f"[{format_number(lo)}, {format_number(hi)}]"
+
+
+
+def _by_columns(report: pl.DataFrame) -> list[str]:
+    return [c for c in report.columns if c not in (*_REPORT_COLUMNS, "threshold", "status")]
+
+
+def apply_thresholds(
+    report: pl.DataFrame,
+    thresholds: Mapping[str, Any],
+    min_sample_size: int | None = None,
+    *,
+    groups: Mapping[str, Sequence[str]] | None = None,
+) -> pl.DataFrame:
+    """Judge a fairness report against thresholds: add ``threshold`` and ``status`` columns.
+
+    Parameters
+    ----------
+    report
+        A report of :func:`polfair.fairness_report` (any ``by`` columns are kept).
+    thresholds
+        Metric name -> inclusive band ``[lo, hi]`` or ``{min=, max=}`` (see
+        :func:`parse_thresholds`). Names must be metrics present in the report.
+    min_sample_size
+        Optional positive int. A checked row whose group has fewer than this many input rows
+        (``n``), or whose reference group does (comparisons), or, for an attribute-level row, whose
+        smallest group does, gets ``"insufficient_data"``.
+    groups
+        Optional mapping attribute-set name -> group labels to judge; group rows of those
+        attribute sets with other labels get no status (``fairness_report(config=...)`` passes the
+        monitored group of each config attribute). Attribute sets not in the mapping are judged
+        for all groups.
+
+    Returns
+    -------
+    pl.DataFrame
+        The report plus ``threshold`` (String, e.g. ``"[0.8, 1.25]"``) and ``status`` (String:
+        ``"ok"`` if ``lo <= value <= hi``, ``"violation"`` otherwise, ``"insufficient_data"`` as
+        above or when ``value`` is null; null where no threshold applies). Which rows are checked:
+        every row of a threshold's metric, except the attribute-level rows of per-group metrics
+        (:data:`polfair.core.metrics.METRICS`, whose ``value`` is null by design).
+
+    Raises
+    ------
+    PolfairError
+        A threshold names a metric that is not in the report (with close names), an invalid band
+        or ``min_sample_size``, or a report without the report columns.
+
+    Notes
+    -----
+    The band is inclusive on both ends, as OpenScale's and Aequitas' ``tau`` band
+    (``0.8 <= disparate_impact <= 1.25``). A comparison with a pooled reference (several
+    privileged values) or with ``reference="overall"`` checks only the group's own size.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> df = pl.DataFrame({"y": [1, 0, 1, 0, 1, 1], "p": [1, 1, 1, 0, 0, 0],
+    ...                    "g": ["a", "a", "a", "b", "b", "b"]})
+    >>> rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="g", privileged={"g": "a"})
+    >>> out = apply_thresholds(rep, {"disparate_impact": [0.8, 1.25]}, min_sample_size=2)
+    >>> out.filter(pl.col("status").is_not_null()).select("group", "value", "threshold", "status")
+    shape: (2, 4)
+    ┌───────┬───────┬─────────────┬───────────┐
+    │ group ┆ value ┆ threshold   ┆ status    │
+    │ ---   ┆ ---   ┆ ---         ┆ ---       │
+    │ str   ┆ f64   ┆ str         ┆ str       │
+    ╞═══════╪═══════╪═════════════╪═══════════╡
+    │ a     ┆ 1.0   ┆ [0.8, 1.25] ┆ ok        │
+    │ b     ┆ 0.0   ┆ [0.8, 1.25] ┆ violation │
+    └───────┴───────┴─────────────┴───────────┘
+    """
+    missing = [c for c in _REPORT_COLUMNS if c not in report.columns]
+    if missing:
+        msg = f"apply_thresholds needs a fairness report (columns {list(_REPORT_COLUMNS)}); missing {missing}"
+        raise PolfairError(msg)
+    bands = parse_thresholds(thresholds)
+    min_n = check_size(min_sample_size, "min_sample_size")
+    _check_metrics_present(report, bands)
+    report = report.drop("threshold", "status", strict=False)
+    out = report.with_row_index("__pf_row")
+    out = out.join(_band_table(bands), on="metric", how="left", maintain_order="left")
+    out = _join_sample_sizes(out, report)
+    eligible = _eligible(groups)
+    out = out.sort("__pf_row").with_columns(
+        pl.when(eligible).then(pl.col("threshold")).alias("threshold"), _status(eligible, min_n).alias("status")
+    )
+    return out.select(*report.columns, "threshold", "status")
+
+
+#: A group row of the report / an attribute-level row (group null) of the report.
+_IS_GROUP = pl.col("group").is_not_null() & pl.col("attribute").is_not_null()
+_IS_ATTR = pl.col("group").is_null() & pl.col("attribute").is_not_null()
+
+
+def _check_metrics_present(report: pl.DataFrame, bands: Mapping[str, tuple[float, float]]) -> None:
+    """Raise, with close names, when a threshold names a metric the report does not have."""
+    present = report["metric"].unique().drop_nulls().to_list()
+    for name in bands:
+        if name not in present:
+            close = difflib.get_close_matches(name, present, n=3, cutoff=0.6)
+            hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+            msg = (
+                f"thresholds: {name!r} is not a metric of this report.{hint} Threshold a metric the "
+                "report has (labels-only audits have no prediction metrics)"
+            )
+            raise PolfairError(msg)
+
+
+def _band_table(bands: Mapping[str, tuple[float, float]]) -> pl.DataFrame:
+    """One row per thresholded metric: ``metric``, ``__pf_lo``, ``__pf_hi`` and the ``threshold`` text."""
+    return pl.DataFrame(
+        {
+            "metric": list(bands),
+            "__pf_lo": [b[0] for b in bands.values()],
+            "__pf_hi": [b[1] for b in bands.values()],
+            "threshold": [format_threshold(*b) for b in bands.values()],
+        },
+        schema={"metric": pl.String, "__pf_lo": pl.Float64, "__pf_hi": pl.Float64, "threshold": pl.String},
+    )
+
+
+def _join_sample_sizes(out: pl.DataFrame, report: pl.DataFrame) -> pl.DataFrame:
+    """Add ``__pf_ref_n`` (rows of the row's reference group) and ``__pf_min_n`` (its smallest group)."""
+    keys = [*_by_columns(report), "attribute"]
+    sizes = (
+        report.filter(_IS_GROUP).group_by([*keys, "group"]).agg(pl.col("n").first().alias("__pf_ref_n"))
+    )
+    smallest = report.filter(_IS_GROUP).group_by(keys).agg(pl.col("n").min().alias("__pf_min_n"))
+    out = out.join(
+        sizes.rename({"group": "reference_group"}), on=[*keys, "reference_group"], how="left",
+        nulls_equal=True, maintain_order="left",
+    )  # fmt: skip
+    return out.join(smallest, on=keys, how="left", nulls_equal=True, maintain_order="left")
+
+
+def _eligible(groups: Mapping[str, Sequence[str]] | None) -> pl.Expr:
+    """Rows a threshold applies to: a band exists, not a per-group metric's attribute row, a judged group."""
+    per_group_metric = pl.col("metric").is_in([*METRICS, "n_missing"])
+    eligible = pl.col("__pf_lo").is_not_null() & ~(_IS_ATTR & per_group_metric)
+    if groups:
+        judged = pl.lit(False)
+        named = pl.lit(False)
+        for attr, labels in groups.items():
+            labels = [labels] if isinstance(labels, str) else list(labels)
+            here = pl.col("attribute") == attr
+            named = named | here
+            judged = judged | (here & pl.col("group").is_in(labels))
+        eligible = eligible & (~_IS_GROUP | ~named.fill_null(False) | judged.fill_null(False))
+    return eligible
+
+
+def _status(eligible: pl.Expr, min_n: int | None) -> pl.Expr:
+    """The ``status`` expression: null, ``insufficient_data``, ``ok`` or ``violation``."""
+    if min_n is None:
+        small = pl.lit(False)
+    else:
+        own = pl.when(_IS_ATTR).then(pl.col("__pf_min_n")).otherwise(pl.col("n"))
+        small = (own < min_n).fill_null(False) | (_IS_GROUP & (pl.col("__pf_ref_n") < min_n).fill_null(False))
+    value = pl.col("value")
+    undefined = value.is_null() | value.is_nan()
+    inside = (value >= pl.col("__pf_lo")) & (value <= pl.col("__pf_hi"))
+    return (
+        pl.when(~eligible).then(pl.lit(None, pl.String))
+        .when(small | undefined).then(pl.lit("insufficient_data"))
+        .when(inside).then(pl.lit("ok"))
+        .otherwise(pl.lit("violation"))
+    )  # fmt: skip
+
+
+def alerts(report: pl.DataFrame) -> pl.DataFrame:
+    """The violations of a judged report (rows with ``status == "violation"``).
+
+    Parameters
+    ----------
+    report
+        A report with a ``status`` column (``fairness_report(..., thresholds=...)``,
+        ``fairness_report(..., config=...)`` or :func:`apply_thresholds`).
+
+    Returns
+    -------
+    pl.DataFrame
+        Those rows, all columns kept, in report order; empty (same schema) when all is well.
+
+    Raises
+    ------
+    PolfairError
+        The report has no ``status`` column (no thresholds were applied).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> df = pl.DataFrame({"y": [1, 0, 1, 0], "p": [1, 1, 0, 0], "g": ["a", "a", "b", "b"]})
+    >>> rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="g",
+    ...                          thresholds={"statistical_parity_difference": [-0.1, 0.1]})
+    >>> alerts(rep).select("group", "metric", "value", "reference_group").rows()
+    [('b', 'statistical_parity_difference', -1.0, 'a')]
+    """
+    if "status" not in report.columns:
+        msg = (
+            "alerts() needs a report with a status column: pass thresholds= or config= to "
+            "fairness_report, or call apply_thresholds(report, thresholds)"
+        )
+        raise PolfairError(msg)
+    return report.filter(pl.col("status") == "violation")
+
