@@ -74,6 +74,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="audit COMPAS (bundled): race, sex, age band; prediction decile_score >= 5")
     demo.add_argument("--out", help="also write the full report (.parquet/.csv/.json/.ndjson)")
+    demo.add_argument("--html", metavar="PATH", help="also write the report as one self-contained HTML page")
     rep = sub.add_parser("report", help="audit a parquet/CSV file and write the report")
     rep.add_argument("path", help="parquet/CSV file, glob, or hive-partitioned directory")
     rep.add_argument("--y-true", help="label column (required unless the --config file names y_true)")
@@ -90,6 +91,7 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--intersections", type=int, help="largest attribute-set size (default: all)")
     rep.add_argument("--on-missing", choices=["warn", "raise", "ignore"], default="warn")
     rep.add_argument("--out", help="output file (.parquet/.csv/.json/.ndjson); default: print a summary")
+    rep.add_argument("--html", metavar="PATH", help="also write the report as one self-contained HTML page")
     rep.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                      help="spinner with elapsed time and rows/s on stderr (default: when stderr is a terminal)")
     rep.add_argument("--config", help="fairness monitor config (.toml/.json): groups, thresholds, sample sizes")
@@ -171,7 +173,27 @@ def _run_demo(args: argparse.Namespace) -> int:
     if args.out:
         write_report(report, args.out)
         print(f"wrote {report.height} rows to {args.out}")
+    if args.html:
+        _write_html(report, args.html, title="COMPAS: two-year recidivism (polfair demo)",
+                    source="pf.load_compas() (ProPublica, Broward County 2013-14; ProPublica's filter)",
+                    rows=df.height, y_true="two_year_recid (1 = re-arrested within two years)",
+                    y_pred="decile_score >= 5 (COMPAS medium or high risk)", favorable=1,
+                    privileged={"race": "Caucasian", "sex": "Male", "age_band": "25-45"},
+                    reference="privileged")  # fmt: skip
+    else:
+        print("See it as a page with charts: polfair demo --html compas.html")
     return 0
+
+
+def _write_html(report: pl.DataFrame, path: str, **provenance: Any) -> None:
+    """Write the HTML report (extra ``polfair[report]``); a missing extra is a clean CLI error."""
+    from polfair.outputs.html import write_html
+
+    try:
+        out = write_html(report, path, **provenance)
+    except ImportError as exc:
+        raise PolfairError(str(exc)) from exc
+    print(f"wrote the HTML report to {out}")
 
 
 def _run_report(args: argparse.Namespace) -> int:
@@ -198,9 +220,15 @@ def _run_report(args: argparse.Namespace) -> int:
     }
     report = _with_progress(lambda: fairness_report(lf, **kwargs), args.path, lf, args.progress)
     violations = _violations(report, args)
-    if args.out:
-        write_report(report, args.out)
-        print(f"wrote {report.height} report rows to {args.out}")
+    if args.out or args.html:
+        if args.out:
+            write_report(report, args.out)
+            print(f"wrote {report.height} report rows to {args.out}")
+        if args.html:
+            _write_html(report, args.html, title=f"Fairness report: {Path(args.path).name}", source=args.path,
+                        y_true=args.y_true, y_pred=args.y_pred, y_score=args.y_score, weight=args.weight,
+                        favorable=kwargs["favorable"], privileged=kwargs["privileged"],
+                        reference=args.reference, config=args.config)  # fmt: skip
     elif args.by:
         with pl.Config(tbl_rows=40, tbl_width_chars=160):
             print(report.filter(pl.col("group").is_not_null(), pl.col("metric") == "selection_rate"))

@@ -14,11 +14,9 @@ import math
 import re
 from typing import Any, Sequence
 
-from markupsafe import escape
-
 from polfair.outputs.html._view import FOUR_FIFTHS, fmt_band, fmt_interval, fmt_metric, fmt_num, is_ratio_metric
 
-__all__ = ["OKABE_ITO", "STATUS_STYLE", "forest_svg", "heatmap_svg", "over_time_svg"]
+__all__ = ["OKABE_ITO", "STATUS_STYLE", "fix_svg", "forest_svg", "heatmap_svg", "over_time_svg"]
 
 #: Okabe & Ito (2008) colour-blind-safe palette.
 OKABE_ITO = {
@@ -66,10 +64,13 @@ def _figure(width: float, height: float) -> Any:
     return Figure(figsize=(width, height), dpi=72)
 
 
-def _to_svg(fig: Any, uid: str, title: str, desc: str) -> str:
+def _to_svg(fig: Any, uid: str, title: str, desc: str, *, tight: bool = True) -> str:
     """Serialise ``fig`` to an inline ``<svg>`` element with a title and description."""
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None}, bbox_inches="tight", pad_inches=0.08)
+    if tight:
+        fig.savefig(buf, format="svg", metadata={"Date": None}, bbox_inches="tight", pad_inches=0.08)
+    else:
+        fig.savefig(buf, format="svg", metadata={"Date": None})
     return fix_svg(buf.getvalue(), uid, title, desc)
 
 
@@ -83,6 +84,8 @@ def fix_svg(svg: str, uid: str, title: str, desc: str) -> str:
     become a ``viewBox``-driven size, and ``role="img"`` with ``<title>``/``<desc>`` give screen
     readers the chart's alt text (escaped: it contains group values).
     """
+    from markupsafe import escape
+
     start = svg.find("<svg")
     svg = svg[start:]
     ids = set(_ID.findall(svg))
@@ -125,15 +128,13 @@ def _log_ticks(lo: float, hi: float) -> list[float]:
     return sorted(kept)
 
 
-def forest_svg(
-    rows: Sequence[dict[str, Any]], *, metric: str, attribute: str, uid: str
-) -> str:
+def forest_svg(rows: Sequence[dict[str, Any]], *, metric: str, attribute: str, uid: str) -> str:
     """A forest plot of one disparity for the groups of one attribute set.
 
     ``rows`` come from the view (``group, n, value, lo, hi, status, is_ref, reason, band``). Ratios
     are drawn on a log axis around 1, differences on a linear axis around 0; the band (threshold or
     four-fifths) is shaded, the reference is a hollow diamond, the marker area grows with n, groups
-    with a reason (undefined, small) are grey and carry the reason as text.
+    with a reason (undefined, small) are grey and carry the reason as text beside the marker.
     """
     from matplotlib.ticker import FixedLocator, NullLocator
 
@@ -151,15 +152,31 @@ def forest_svg(
         xs += [b for b in band if math.isfinite(b) and (not ratio or b > 0)]
     lo_x, hi_x = min(xs), max(xs)
     if ratio:
-        lo_x, hi_x = min(lo_x, 0.5), max(hi_x, 2.0)
-        lo_x, hi_x = lo_x / 1.25, hi_x * 1.25
+        lo_x, hi_x = min(lo_x, 0.5) / 1.25, max(hi_x, 2.0) * 1.25
     else:
         span = max(hi_x - lo_x, 0.1)
         lo_x, hi_x = lo_x - 0.08 * span, hi_x + 0.08 * span
     max_n = max([r["n"] or 0 for r in rows] + [1])
+
+    labels, rights = [], []
+    for r in rows:
+        labels.append(_short(str(r["group"])) + ("  (ref)" if r["is_ref"] else ""))
+        v = r.get("value")
+        if v is None or not math.isfinite(v):
+            rights.append(f"–  {r.get('reason') or 'undefined'}")
+        else:
+            _, _, _, word = STATUS_STYLE.get(r["status"], STATUS_STYLE["not_assessed"])
+            label = "reference" if r["is_ref"] else (r.get("reason") if r.get("grey") else word)
+            ci = fmt_interval(metric, r.get("lo"), r.get("hi"))
+            rights.append(f"{fmt_metric(metric, v)} {ci}".strip() + f"  {label}")
+    # fixed layout (no second "tight" draw): margins from the text lengths, in inches
+    left = 0.2 + 0.068 * max(len(t) for t in labels) if labels else 1.0
+    right = 0.25 + 0.062 * max(len(t) for t in rights) if rights else 1.0
+    plot_w = 2.9
+    width, height = left + plot_w + right, 0.62 + 0.3 * k
     with _rc():
-        fig = _figure(6.4, 0.75 + 0.3 * k)
-        ax = fig.add_axes((0.33, 0.55 / (0.75 + 0.3 * k), 0.40, (0.3 * k) / (0.75 + 0.3 * k)))
+        fig = _figure(width, height)
+        ax = fig.add_axes((left / width, 0.5 / height, plot_w / width, (0.3 * k) / height))
         if ratio:
             ax.set_xscale("log")
         ax.set_xlim(lo_x, hi_x)
@@ -169,22 +186,15 @@ def forest_svg(
             b1 = min(band[1], hi_x) if math.isfinite(band[1]) else hi_x
             ax.axvspan(b0, b1, color=BAND_COLOUR, alpha=0.18, lw=0, zorder=0)
         ax.axvline(centre, color="#333333", lw=0.9, zorder=1)
-        labels = []
         for y, r in enumerate(rows):
-            colour, marker, filled, word = STATUS_STYLE.get(r["status"], STATUS_STYLE["not_assessed"])
+            colour, marker, filled, _ = STATUS_STYLE.get(r["status"], STATUS_STYLE["not_assessed"])
             if r.get("grey"):
                 colour, filled = GREY, False
-            name = _short(str(r["group"]))
-            labels.append(name + ("  (ref)" if r["is_ref"] else ""))
-            v = r.get("value")
             if y % 2 == 0:
                 ax.axhspan(y - 0.5, y + 0.5, color="#F2F2F2", lw=0, zorder=-1)
-            text = fmt_metric(metric, v)
-            ci = fmt_interval(metric, r.get("lo"), r.get("hi"))
+            v = r.get("value")
             if v is None or not math.isfinite(v):
-                note = r.get("reason") or "undefined"
-                ax.text(centre, y, note, ha="center", va="center", color="#555555", fontsize=8.5, style="italic")
-                right = f"–  {note}"
+                ax.text(centre, y, "undefined", ha="center", va="center", color="#555555", fontsize=8.5, style="italic")
             else:
                 lo, hi = r.get("lo"), r.get("hi")
                 if lo is not None and hi is not None:
@@ -199,9 +209,7 @@ def forest_svg(
                     marker, size = ("<" if plot_v <= lo_x else ">"), 40
                 ax.scatter([plot_v], [y], s=size, marker=marker, zorder=3, linewidths=1.4, clip_on=False,
                            facecolors=colour if filled else "white", edgecolors=colour)  # fmt: skip
-                label = "reference" if r["is_ref"] else (r.get("reason") if r.get("grey") else word)
-                right = f"{text} {ci}".strip() + f"  {label}"
-            ax.annotate(right, xy=(1.02, y), xycoords=("axes fraction", "data"), va="center", fontsize=8.5,
+            ax.annotate(rights[y], xy=(1.02, y), xycoords=("axes fraction", "data"), va="center", fontsize=8.5,
                         color="#222222" if not r.get("grey") else "#666666")  # fmt: skip
         ax.set_yticks(range(len(rows)))
         ax.set_yticklabels(labels, fontsize=9)
@@ -221,12 +229,10 @@ def forest_svg(
             f"Forest plot of {metric} for {len(rows)} groups of {attribute}"
             f"{' with confidence intervals' if any(r.get('lo') is not None for r in rows) else ''}; "
             f"band {fmt_band(band)} shaded. "
-            + ("; ".join(f"{r['group']}: {fmt_metric(metric, r.get('value'))} "
-                         f"{fmt_interval(metric, r.get('lo'), r.get('hi'))} {r['status']}".replace("  ", " ")
-                         for r in rows[:30]))  # fmt: skip
+            + "; ".join(f"{r['group']}: {rights[i]}" for i, r in enumerate(rows[:30]))
             + (f". Flagged: {', '.join(map(str, flagged[:10]))}." if flagged else ".")
         )
-        return _to_svg(fig, uid, title, desc)
+        return _to_svg(fig, uid, title, desc, tight=False)
 
 
 # ---------------------------------------------------------------- heatmap

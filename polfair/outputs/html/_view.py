@@ -15,7 +15,11 @@ from typing import Any, Mapping, Sequence
 
 import polars as pl
 
-__all__ = ["ViewOptions", "build_view", "band_of", "fmt_ratio", "fmt_diff", "fmt_pct", "is_ratio_metric"]
+__all__ = [
+    "ViewOptions", "band_of", "build_view", "by_columns", "fmt_band", "fmt_diff", "fmt_index", "fmt_interval",
+    "fmt_metric", "fmt_num", "fmt_pct", "fmt_ratio", "headline_metrics", "input_rate", "is_ratio_metric", "judge",
+    "normalize", "time_column",
+]  # fmt: skip
 
 REQUIRED = ("attribute", "group", "metric", "value", "reference_group", "difference", "ratio", "n")
 INTERVAL_FLOATS = (
