@@ -1,0 +1,197 @@
+"""Reweighing (Kamiran & Calders 2012), exact from the cell table, as a Polars expression.
+
+Kamiran, F. and Calders, T., "Data preprocessing techniques for classification without
+discrimination", Knowledge and Information Systems 33 (2012) 1–33, § 4.2 (Reweighing); aif360's
+``Reweighing`` (0.6.1). Each (group, label) cell gets the weight
+
+    w(g, y) = P(g) · P(y) / P(g, y) = W_g · W_y / (W · W_gy)
+
+(``W`` weighted totals), which makes the label statistically independent of the group under the
+new weights while keeping every group's and every label's total weight. A group whose rows all
+have the same label cannot be balanced: its one cell gets ``W_y / W`` (as in aif360), so its total
+weight changes. The weights come from the
+core's cell table (:func:`polfair.core.counts.cell_table`: one pass) and join back to rows as a
+``when/then`` expression, so an ETL job writes them next to the rows without a second pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import polars as pl
+
+from polfair.core._args import as_expr, as_list, output_name
+from polfair.core._typing import IntoExpr
+from polfair.core.counts import cell_table
+from polfair.core.inputs import to_lazyframe
+from polfair.core.report import group_label
+from polfair.exceptions import PolfairError
+from polfair.scores.counts import favorable_indicator
+
+__all__ = ["Reweighing", "reweighing", "reweighing_from_counts"]
+
+
+@dataclass(frozen=True)
+class Reweighing:
+    """Reweighing weights per (group, label) cell.
+
+    Attributes
+    ----------
+    table
+        The protected keys, ``group`` (String), ``label`` (Boolean, favorable), ``n`` (Int64 rows),
+        ``observed`` (Float64 W_gy), ``expected`` (Float64 W_g W_y / W) and ``weight`` (Float64
+        expected / observed, the multiplier of each row's weight).
+    """
+
+    table: pl.DataFrame
+    keys: tuple[pl.Expr, ...] = field(repr=False)
+    label: pl.Expr = field(repr=False)
+    weight: pl.Expr | None = field(repr=False, default=None)
+
+    def to_expr(self) -> pl.Expr:
+        """The new row weight: the cell's multiplier times the row's weight (if one was given).
+
+        Returns
+        -------
+        pl.Expr
+            Float64 named ``"reweighing_weight"``; null for a row whose (group, label) cell was not
+            seen when fitting, or with a null label.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polfair as pf
+        >>> from polfair.mitigation import reweighing
+        >>> df = pf.load_compas()
+        >>> rw = reweighing(df, y_true="two_year_recid", protected="race")
+        >>> w = df.with_columns(rw.to_expr())
+        >>> round(w["reweighing_weight"].sum(), 6) == df.height   # total weight is kept
+        True
+        """
+        names = [output_name(k, "protected") for k in self.keys]
+        out: Any = None
+        for r in self.table.iter_rows(named=True):
+            m = self.label if r["label"] else ~self.label
+            for k, name in zip(self.keys, names):
+                m = m & (k.is_null() if r[name] is None else (k == r[name]))
+            out = pl.when(m).then(r["weight"]) if out is None else out.when(m).then(r["weight"])
+        expr = pl.lit(None, pl.Float64) if out is None else out.otherwise(None).cast(pl.Float64)
+        if self.weight is not None:
+            expr = expr * self.weight.cast(pl.Float64)
+        return expr.alias("reweighing_weight")
+
+
+def reweighing_from_counts(cells: pl.DataFrame | pl.LazyFrame, *, protected: Sequence[str]) -> pl.DataFrame:
+    """Reweighing table from a cell table (no ``by``): one row per (group, label) cell.
+
+    Parameters
+    ----------
+    cells
+        The core's cell table (:func:`polfair.confusion_counts` / ``merge_counts``), labels only
+        or with predictions (only the label margins are used: positives = tp + fn, negatives =
+        fp + tn).
+    protected
+        Its protected key columns.
+
+    Returns
+    -------
+    pl.DataFrame
+        As :attr:`Reweighing.table`.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> from polfair.mitigation.reweighing import reweighing_from_counts
+    >>> cells = pf.confusion_counts(pf.load_compas(), y_true="two_year_recid", protected="sex")
+    >>> reweighing_from_counts(cells, protected=["sex"]).select("sex", "label", pl.col("weight").round(4)).rows()
+    [('Female', False, 0.8402), ('Female', True, 1.2948), ('Male', False, 1.0468), ('Male', True, 0.9492)]
+    """
+    c = cells.collect() if isinstance(cells, pl.LazyFrame) else cells
+    keys = list(protected)
+    g = c.group_by(keys, maintain_order=True).agg(
+        (pl.col("tp") + pl.col("fn")).sum().alias("pos"),
+        (pl.col("fp") + pl.col("tn")).sum().alias("neg"),
+        (pl.col("tp_n") + pl.col("fn_n")).sum().cast(pl.Int64).alias("n_pos"),
+        (pl.col("fp_n") + pl.col("tn_n")).sum().cast(pl.Int64).alias("n_neg"),
+    )
+    W = float(g["pos"].sum() + g["neg"].sum())
+    if W <= 0:
+        msg = "reweighing: the data has no rows with a label (total weight 0)"
+        raise PolfairError(msg)
+    Wpos, Wneg = float(g["pos"].sum()), float(g["neg"].sum())
+    long = pl.concat([
+        g.select(*keys, pl.lit(True).alias("label"), pl.col("n_pos").alias("n"), pl.col("pos").alias("observed"),
+                 ((pl.col("pos") + pl.col("neg")) * Wpos / W).alias("expected")),
+        g.select(*keys, pl.lit(False).alias("label"), pl.col("n_neg").alias("n"), pl.col("neg").alias("observed"),
+                 ((pl.col("pos") + pl.col("neg")) * Wneg / W).alias("expected")),
+    ])  # fmt: skip
+    return (
+        long.filter(pl.col("n") > 0)
+        .with_columns(
+            group_label(keys).alias("group"),
+            pl.when(pl.col("observed") > 0).then(pl.col("expected") / pl.col("observed")).alias("weight"),
+        )
+        .select(*keys, "group", "label", "n", "observed", "expected", "weight")
+        .sort([*keys, "label"], nulls_last=True)
+    )
+
+
+def reweighing(
+    data: Any,
+    *,
+    y_true: IntoExpr,
+    protected: IntoExpr | Sequence[IntoExpr],
+    favorable: Any = 1,
+    weight: IntoExpr | None = None,
+) -> Reweighing:
+    """Kamiran–Calders reweighing weights, exact from one pass, joinable back to rows.
+
+    Parameters
+    ----------
+    data
+        Training rows (polars/pandas/pyarrow frame, dict or parquet/CSV path).
+    y_true
+        Label column or expression; ``favorable`` its favorable value(s).
+    protected
+        Protected attribute(s); a group is a cell of their joint values.
+    favorable
+        Favorable label value(s).
+    weight
+        Optional existing row weights (the new weight multiplies them, as aif360 does).
+
+    Returns
+    -------
+    Reweighing
+        ``.table`` (one row per group and label: observed and expected weight, multiplier) and
+        ``.to_expr()`` (the new row weight as a Polars expression).
+
+    Raises
+    ------
+    PolfairError, ColumnNotFoundError, InvalidInputError
+        As :func:`polfair.confusion_counts`.
+
+    Notes
+    -----
+    Equal to aif360's ``Reweighing(unprivileged_groups, privileged_groups).fit_transform(ds)``
+    instance weights when the two groups are the two values of one attribute (tested); with more
+    groups, aif360 pools all unprivileged groups into one while this keeps every cell.
+
+    Examples
+    --------
+    >>> import polfair as pf
+    >>> from polfair.mitigation import reweighing
+    >>> rw = reweighing(pf.load_adult(), y_true="income_gt_50k", protected="sex")
+    >>> rw.table.filter(sex="Female", label=True)["weight"].round(4).item()
+    2.1902
+    """
+    keys = [as_expr(k, "protected") for k in as_list(protected)]
+    cells = cell_table(data, y_true=y_true, protected=keys, favorable=favorable, weight=weight).collect()
+    names = [output_name(k, "protected") for k in keys]
+    table = reweighing_from_counts(cells, protected=names)
+    ye = as_expr(y_true, "y_true")
+    dtype = to_lazyframe(data).select(ye).collect_schema().dtypes()[0]
+    label = favorable_indicator(ye, dtype, favorable)
+    return Reweighing(table, tuple(k.alias(n) for k, n in zip(keys, names)), label,
+                      None if weight is None else as_expr(weight, "weight"))  # fmt: skip
