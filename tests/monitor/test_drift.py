@@ -1,0 +1,218 @@
+"""compare_reports: changes between runs/periods and their tests, against hand-computed cases."""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+
+import polars as pl
+import pytest
+
+import polfair as pf
+from polfair.exceptions import PolfairError
+from polfair.monitor.drift import DRIFT_COLUMNS, RATE_DENOMINATORS, compare_reports
+
+
+def _rows(group: str, n: int, positives: int, period: str) -> dict[str, list]:
+    # y_pred: `positives` ones; labels: alternate 1/0 (not used by the selection-rate tests)
+    return {"g": [group] * n, "pred": [1] * positives + [0] * (n - positives),
+            "y": [i % 2 for i in range(n)], "period": [period] * n}  # fmt: skip
+
+
+def _frame(spec: list[tuple[str, int, int, str]]) -> pl.DataFrame:
+    parts = [pl.DataFrame(_rows(*s)) for s in spec]
+    return pl.concat(parts)
+
+
+# current: a 30/100 selected, b 50/100; baseline: a 20/100, b 50/100 (b is the privileged reference)
+_CUR = _frame([("a", 100, 30, "p2"), ("b", 100, 50, "p2")])
+_BASE = _frame([("a", 100, 20, "p1"), ("b", 100, 50, "p1")])
+_OPTS = {"y_true": "y", "y_pred": "pred", "protected": "g", "privileged": {"g": "b"}}
+
+
+def _one(out: pl.DataFrame, group: str | None, metric: str, statistic: str) -> dict:
+    sub = out.filter(pl.col("group").eq_missing(group), metric=metric, statistic=statistic)
+    assert sub.height == 1, sub
+    return sub.row(0, named=True)
+
+
+def _two_sided(z: float) -> float:
+    return 2.0 * (1.0 - NormalDist().cdf(abs(z)))
+
+
+@pytest.fixture(scope="module")
+def compared() -> pl.DataFrame:
+    cur = pf.fairness_report(_CUR, **_OPTS)
+    base = pf.fairness_report(_BASE, **_OPTS)
+    return compare_reports(cur, base)
+
+
+def test_columns(compared: pl.DataFrame) -> None:
+    assert compared.columns == list(DRIFT_COLUMNS)
+    assert compared.schema["drift"] == pl.Boolean
+
+
+def test_rate_change_hand_computed(compared: pl.DataFrame) -> None:
+    row = _one(compared, "a", "selection_rate", "value")
+    assert row["current"] == pytest.approx(0.3) and row["baseline"] == pytest.approx(0.2)
+    assert row["change"] == pytest.approx(0.1)
+    assert row["relative_change"] == pytest.approx(0.5)
+    # "N-1" chi-square with the pooled proportion 50/200
+    z = 0.1 / math.sqrt(0.25 * 0.75 * (1 / 100 + 1 / 100))
+    chi2 = z * z * 199 / 200
+    assert row["p_value"] == pytest.approx(math.erfc(math.sqrt(chi2 / 2)), rel=1e-12)
+    assert row["p_value"] == pytest.approx(0.10335, abs=5e-5)
+    assert row["test"] == "chi2_n1"
+    unchanged = _one(compared, "b", "selection_rate", "value")
+    assert unchanged["change"] == 0.0 and unchanged["p_value"] == pytest.approx(1.0)
+
+
+def test_rate_change_interval_is_newcombe() -> None:
+    sm = pytest.importorskip("statsmodels.stats.proportion")
+    cur = pf.fairness_report(_CUR, **_OPTS)
+    out = compare_reports(cur, pf.fairness_report(_BASE, **_OPTS), alpha=0.1)
+    row = _one(out, "a", "selection_rate", "value")
+    lo, hi = sm.confint_proportions_2indep(30, 100, 20, 100, method="newcomb", alpha=0.1)
+    assert (row["change_lo"], row["change_hi"]) == pytest.approx((lo, hi), abs=1e-12)
+
+
+def test_difference_change_hand_computed(compared: pl.DataFrame) -> None:
+    row = _one(compared, "a", "selection_rate", "difference")
+    assert row["current"] == pytest.approx(-0.2) and row["baseline"] == pytest.approx(-0.3)
+    var = 0.3 * 0.7 / 100 + 0.5 * 0.5 / 100 + 0.2 * 0.8 / 100 + 0.5 * 0.5 / 100
+    z = 0.1 / math.sqrt(var)
+    assert row["p_value"] == pytest.approx(_two_sided(z), rel=1e-9)
+    assert row["p_value"] == pytest.approx(0.2837, abs=1e-4)
+    zc = NormalDist().inv_cdf(0.975)
+    assert (row["change_lo"], row["change_hi"]) == pytest.approx((0.1 - zc * math.sqrt(var), 0.1 + zc * math.sqrt(var)))
+    assert row["test"] == "z_wald"
+    # the named disparity built from the same rate gets the same test
+    spd = _one(compared, "a", "statistical_parity_difference", "value")
+    assert spd["p_value"] == pytest.approx(row["p_value"], rel=1e-12)
+    assert spd["change"] == pytest.approx(0.1)
+    # the reference group's own comparison is not tested
+    assert _one(compared, "b", "selection_rate", "difference")["p_value"] is None
+
+
+def test_ratio_change_hand_computed(compared: pl.DataFrame) -> None:
+    row = _one(compared, "a", "disparate_impact", "value")
+    assert row["current"] == pytest.approx(0.6) and row["baseline"] == pytest.approx(0.4)
+    var = 0.7 / 30 + 0.5 / 50 + 0.8 / 20 + 0.5 / 50
+    z = math.log(1.5) / math.sqrt(var)
+    assert row["p_value"] == pytest.approx(_two_sided(z), rel=1e-9)
+    assert row["p_value"] == pytest.approx(0.1601, abs=1e-4)
+    assert row["test"] == "z_log_wald"
+    assert row["change_lo"] is None
+    assert _one(compared, "a", "selection_rate", "ratio")["p_value"] == pytest.approx(row["p_value"])
+
+
+def test_bh_adjustment_within_metric_and_statistic(compared: pl.DataFrame) -> None:
+    fam = compared.filter(metric="selection_rate", statistic="value").filter(pl.col("p_value").is_not_null())
+    p = sorted(fam["p_value"].to_list())
+    m = len(p)
+    expect = [min(1.0, min(p[j] * m / (j + 1) for j in range(i, m))) for i in range(m)]
+    got = fam.sort("p_value")["p_value_adjusted"].to_list()
+    assert got == pytest.approx(expect)
+    assert (compared.filter(pl.col("drift"))["p_value_adjusted"] < 0.05).all()
+
+
+def test_untested_rows_have_null_tests(compared: pl.DataFrame) -> None:
+    counts = compared.filter(metric="num_instances")
+    assert counts.height and counts["p_value"].is_null().all() and counts["drift"].is_null().all()
+    spread = compared.filter(pl.col("group").is_null() & pl.col("attribute").is_not_null())
+    assert spread["p_value"].is_null().all()
+
+
+def test_significant_drift_is_flagged() -> None:
+    cur = pf.fairness_report(_frame([("a", 400, 200, "p"), ("b", 400, 200, "p")]), **_OPTS)
+    base = pf.fairness_report(_frame([("a", 400, 80, "p"), ("b", 400, 200, "p")]), **_OPTS)
+    out = compare_reports(cur, base, metrics=["selection_rate", "disparate_impact"])
+    assert _one(out, "a", "selection_rate", "value")["drift"] is True
+    assert _one(out, "a", "disparate_impact", "value")["drift"] is True
+    assert _one(out, "b", "selection_rate", "value")["drift"] is False
+    assert set(out["metric"].unique()) == {"selection_rate", "disparate_impact"}
+
+
+def test_trend_previous_and_fixed_baseline() -> None:
+    df = pl.concat([_BASE, _CUR, _frame([("a", 100, 45, "p3"), ("b", 100, 50, "p3")])])
+    rep = pf.fairness_report(df, **_OPTS, by="period")
+    prev = compare_reports(rep, period="period", metrics=["selection_rate"], statistics=["value"])
+    assert prev.columns[:2] == ["period", "baseline_period"]
+    pairs = prev.select("period", "baseline_period").unique().sort("period").rows()
+    assert pairs == [("p2", "p1"), ("p3", "p2")]
+    assert _one(prev.filter(period="p3"), "a", "selection_rate", "value")["change"] == pytest.approx(0.15)
+    fixed = compare_reports(rep, period="period", baseline_period="p1", metrics=["selection_rate"])
+    assert fixed.select("period", "baseline_period").unique().sort("period").rows() == [("p2", "p1"), ("p3", "p1")]
+    # the p2-vs-p1 rows are the two-report comparison
+    two = compare_reports(pf.fairness_report(_CUR, **_OPTS), pf.fairness_report(_BASE, **_OPTS),
+                          metrics=["selection_rate"])  # fmt: skip
+    same = fixed.filter(period="p2").drop("period", "baseline_period")
+    assert same.sort("group", "statistic").equals(two.sort("group", "statistic"))
+
+
+def test_cell_tables_give_the_same_comparison(compared: pl.DataFrame) -> None:
+    cur = pf.confusion_counts(_CUR, y_true="y", y_pred="pred", protected="g").collect()
+    base = pf.confusion_counts(_BASE, y_true="y", y_pred="pred", protected="g").collect()
+    out = compare_reports(cur, base, protected=["g"], report_options={"privileged": {"g": "b"}})
+    assert out.equals(compared)
+
+
+def test_effective_sizes_from_n_eff_use_the_weighted_test() -> None:
+    cur = pf.fairness_report(_CUR, **_OPTS)
+    base = pf.fairness_report(_BASE, **_OPTS)
+
+    def with_n_eff(rep: pl.DataFrame, scale: float) -> pl.DataFrame:
+        den = pl.DataFrame({"metric": list(RATE_DENOMINATORS), "den": list(RATE_DENOMINATORS.values())})
+        counts = rep.filter(pl.col("group").is_not_null()).select("attribute", "group", pl.col("metric").cast(pl.String).alias("den"),
+                                                                 pl.col("value").alias("n_eff"))  # fmt: skip
+        out = rep.with_columns(pl.col("metric").cast(pl.String)).join(den, on="metric", how="left").join(counts, on=["attribute", "group", "den"], how="left",
+                                                          nulls_equal=True)  # fmt: skip
+        return out.with_columns(pl.col("n_eff") * scale).drop("den")
+
+    out = compare_reports(with_n_eff(cur, 0.5), with_n_eff(base, 0.5), metrics=["selection_rate"])
+    row = _one(out, "a", "selection_rate", "value")
+    assert row["test"] == "z_ess"
+    z = 0.1 / math.sqrt(0.25 * 0.75 * (1 / 50 + 1 / 50))
+    assert row["p_value"] == pytest.approx(_two_sided(z), rel=1e-9)
+
+
+def test_weighted_report_without_n_eff_is_refused() -> None:
+    w = _CUR.with_columns(pl.lit(2.0).alias("w"))
+    cur = pf.fairness_report(w, **_OPTS, weight="w")
+    with pytest.raises(PolfairError, match="looks weighted"):
+        compare_reports(cur, cur)
+
+
+def test_errors(compared: pl.DataFrame) -> None:
+    rep = pf.fairness_report(_CUR, **_OPTS)
+    with pytest.raises(PolfairError, match="period=<a by column"):
+        compare_reports(rep)
+    with pytest.raises(PolfairError, match="not a by column"):
+        compare_reports(rep, period="period")
+    by = pf.fairness_report(_CUR, **_OPTS, by="period")
+    with pytest.raises(PolfairError, match="they must match"):
+        compare_reports(by, rep)
+    with pytest.raises(PolfairError, match="baseline_period='p9'"):
+        compare_reports(by, period="period", baseline_period="p9")
+    with pytest.raises(PolfairError, match="statistics must be"):
+        compare_reports(rep, rep, statistics=["values"])
+    with pytest.raises(PolfairError, match="alpha must be"):
+        compare_reports(rep, rep, alpha=5)
+    with pytest.raises(PolfairError, match="pass protected"):
+        compare_reports(pf.confusion_counts(_CUR, y_true="y", y_pred="pred", protected="g").collect(), rep)
+    with pytest.raises(PolfairError, match="neither a polfair report"):
+        compare_reports(pl.DataFrame({"a": [1]}), rep)
+    with pytest.raises(TypeError, match="polars DataFrame"):
+        compare_reports(rep.lazy(), rep)  # type: ignore[arg-type]
+
+
+def test_rate_denominators_match_the_metric_definitions() -> None:
+    from polfair.core.metrics import METRICS
+
+    counts = pl.DataFrame({"tp": [3.0], "fp": [5.0], "tn": [7.0], "fn": [11.0]})
+    report_counts = {"num_instances": 26.0, "num_positives": 14.0, "num_negatives": 12.0,
+                     "num_pred_positives": 8.0, "num_pred_negatives": 18.0}  # fmt: skip
+    from polfair.core.metrics import Counts
+
+    for metric, den in RATE_DENOMINATORS.items():
+        assert counts.select(METRICS[metric].denominator(Counts())).item() == report_counts[den], metric
