@@ -30,10 +30,12 @@ Modules: :mod:`~polfair.monitor.config` (``FairnessConfig``, ``GroupSpec``, ``pa
 :mod:`~polfair.monitor.thresholds` (``apply_thresholds``, ``alerts``, ``format_threshold``,
 ``STATUS_VALUES``), :mod:`~polfair.monitor.sampling` (``sample_rows``) and
 :mod:`~polfair.monitor.plan` (``plan_report``, ``ReportPlan``: what ``fairness_report`` runs before and
-after the core report).
+after the core report) and :mod:`~polfair.monitor.drift` (``compare_reports``: changes between runs or
+periods, with two-sample tests).
 """
 
 from polfair.monitor.config import OTHER, FairnessConfig, GroupSpec, parse_thresholds
+from polfair.monitor.drift import compare_reports
 from polfair.monitor.plan import ReportPlan, plan_report
 from polfair.monitor.sampling import sample_rows
 from polfair.monitor.thresholds import STATUS_VALUES, alerts, apply_thresholds, format_threshold
@@ -46,6 +48,7 @@ __all__ = [
     "ReportPlan",
     "alerts",
     "apply_thresholds",
+    "compare_reports",
     "format_threshold",
     "parse_thresholds",
     "plan_report",
