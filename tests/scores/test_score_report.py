@@ -192,6 +192,7 @@ def test_threshold_sweep_equals_fairness_report_at_each_threshold() -> None:
         mine = sw.filter(pl.col("threshold") == float(t), ~pl.col("metric").str.contains("generalized")).select(
             "attribute", "group", "metric", pl.col("value").alias("mine")
         )
+        rep = rep.select("attribute", "group", "metric", "value").with_columns(pl.col("attribute", "metric").cast(pl.String))
         joined = rep.join(mine, on=["attribute", "group", "metric"], nulls_equal=True)
         assert joined.height > 400  # 21 metrics x (6 + 2 + 11 groups + population)
         both = joined.filter(pl.col("value").is_not_null() | pl.col("mine").is_not_null())

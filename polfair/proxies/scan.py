@@ -1,0 +1,496 @@
+"""Indirect bias: which features act as proxies of a protected attribute the model does not use.
+
+IBM Watson OpenScale calls this *indirect bias*: "Indirect bias occurs when one feature can be used
+to stand for another ... race can sometimes track closely with postal code"; the protected
+attributes are *meta fields*, kept in the training data and the payload but not used by the model,
+and OpenScale first identifies the features correlated with them, then evaluates bias on those
+(IBM Cloud Pak for Data docs, "Configuring fairness evaluations for indirect bias"; M. Bhide,
+"Indirect Bias support in IBM Watson OpenScale", 2020: a two-step process, *correlation
+identification* then *indirect bias detection*). OpenScale needs more than 4000 records to find
+correlations; polfair reports the counts and leaves the judgement to the user.
+
+polfair does both steps from counts. ONE pass (:func:`proxy_counts`) unpivots the candidate
+features to (feature, value) and groups by (feature, value, protected group, label, prediction):
+the contingency table of every feature with the protected attribute and the confusion counts of
+every feature value. Then, per feature (:func:`proxy_scan_from_counts`):
+
+* numeric features with more than ``max_levels`` distinct values are binned at their quantiles
+  (``numeric_bins`` bins, exact quantiles of the observed values, from the counts);
+* **Cramér's V** = √(χ² / (N (min(r, c) − 1))) of the weighted contingency table (no bias
+  correction; scipy's ``contingency.association(method="cramer")``) and the **normalised mutual
+  information** I(G; V) / ((H(G) + H(V)) / 2) (scikit-learn's ``normalized_mutual_info_score``,
+  arithmetic mean);
+* per protected group, the feature value most indicative of it: the value ``v`` (with at least
+  ``min_support`` of the rows) maximising P(group | v), reported with that share, its lift
+  P(group | v) / P(group) and its row count ("occupation = Craft-repair → 94% Male");
+* with labels (and predictions), the fairness report of the proxy-defined groups (each value of
+  each feature is a group: :func:`proxy_report_from_counts`, the core's report on a cell table
+  built from the same counts), summarised in :func:`proxy_scan` by the demographic parity and
+  equalized odds spreads.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+import polars as pl
+
+from polfair.core._args import as_expr, as_list, check_columns, output_name
+from polfair.core._typing import IntoExpr
+from polfair.core.counts import COUNT_COLUMNS, COUNT_DTYPES
+from polfair.core.inputs import to_lazyframe
+from polfair.core.report import report_from_counts
+from polfair.exceptions import InvalidInputError, PolfairError
+
+__all__ = ["proxy_counts", "proxy_report", "proxy_report_from_counts", "proxy_scan", "proxy_scan_from_counts"]
+
+_P = "protected_group"
+_V = "proxy_value"  # the report's key column ('value' is a report column)
+_TOP = pl.Struct(
+    {"protected_group": pl.String, "value": pl.String, "share": pl.Float64, "lift": pl.Float64, "n": pl.Int64}
+)
+
+
+def _match(e: pl.Expr, dtype: pl.DataType, favorable: Any, role: str) -> pl.Expr:
+    vals = list(favorable) if isinstance(favorable, (list, tuple, set)) else [favorable]
+    if dtype == pl.Boolean:
+        return e if True in [bool(v) for v in vals] else ~e
+    if dtype.is_numeric():
+        if not all(isinstance(v, (int, float)) for v in vals):
+            msg = f"favorable={vals!r} cannot match {role} of dtype {dtype}; give numbers"
+            raise InvalidInputError(msg)
+        return e.cast(pl.Float64).is_in([float(v) for v in vals])
+    if not all(isinstance(v, str) for v in vals):
+        msg = f"favorable={vals!r} cannot match {role} of dtype {dtype}; give strings"
+        raise InvalidInputError(msg)
+    return e.cast(pl.String).is_in(vals)
+
+
+def proxy_counts(
+    data: Any,
+    *,
+    protected: IntoExpr,
+    features: Sequence[IntoExpr],
+    y_true: IntoExpr | None = None,
+    y_pred: IntoExpr | None = None,
+    favorable: Any = 1,
+    weight: IntoExpr | None = None,
+) -> pl.DataFrame:
+    """ONE pass: counts per (feature, value, protected group, label, prediction).
+
+    Parameters
+    ----------
+    data
+        Rows (polars/pandas/pyarrow frame, dict or parquet/CSV path).
+    protected
+        The protected attribute (a meta field the model does not use): name or named expression.
+    features
+        Candidate proxy features (names or named expressions). Continuous features with very many
+        distinct values make a table as large as their distinct values: round or bin them in the
+        expression (e.g. ``pl.col("income").round(-3)``).
+    y_true, y_pred
+        Optional label and decision; ``favorable`` gives their favorable value(s).
+    favorable
+        Favorable value(s) of ``y_true`` and ``y_pred``.
+    weight
+        Optional non-negative weights.
+
+    Returns
+    -------
+    pl.DataFrame
+        ``feature`` (String), ``value`` (String; numbers in Polars' shortest round-trip form;
+        ``null`` for missing), ``protected_group`` (String), ``label``, ``pred`` (Boolean; null
+        when not given or missing), ``n`` (Int64 rows), ``w`` (Float64 Σw), sorted. The attribute
+        ``dtypes`` of the features are in the column ``numeric`` (Boolean). Additive: tables of
+        partitions merge by summing ``n`` and ``w`` per key.
+
+    Raises
+    ------
+    ColumnNotFoundError, InvalidInputError, PolfairError
+        A missing column, a non-numeric weight, ``favorable`` of the wrong type, no features.
+
+    Examples
+    --------
+    >>> import polfair as pf
+    >>> c = proxy_counts(pf.load_adult(), protected="sex", features=["relationship"])
+    >>> c.filter(value="Husband").select("protected_group", "n").sort("n").rows()
+    [('Female', 1), ('Male', 19715)]
+    """
+    lf = to_lazyframe(data)
+    schema = lf.collect_schema()
+    names = schema.names()
+    pe = as_expr(protected, "protected")
+    check_columns(pe, "protected", names)
+    fexprs = []
+    for f in as_list(features):  # type: ignore[arg-type]
+        e = as_expr(f, "features")
+        check_columns(e, "features", names)
+        fexprs.append(e.alias(output_name(e, "features")))
+    if not fexprs:
+        msg = "features must name at least one candidate proxy column, e.g. features=['zip', 'occupation']"
+        raise PolfairError(msg)
+    fnames = [output_name(e, "features") for e in fexprs]
+    if len(set(fnames)) != len(fnames):
+        msg = f"features are given twice: {fnames}"
+        raise PolfairError(msg)
+    dtypes = lf.select(fexprs).collect_schema()
+    numeric = {n: dtypes[n].is_numeric() for n in fnames}
+    cols = [pe.cast(pl.String).alias(_P)]
+    for role, e in (("y_true", y_true), ("y_pred", y_pred)):
+        name = "label" if role == "y_true" else "pred"
+        if e is None:
+            cols.append(pl.lit(None, pl.Boolean).alias(name))
+            continue
+        x = as_expr(e, role)
+        check_columns(x, role, names)
+        cols.append(_match(x, lf.select(x).collect_schema().dtypes()[0], favorable, role).alias(name))
+    if weight is None:
+        cols.append(pl.lit(1.0).alias("__pf_w"))
+    else:
+        we = as_expr(weight, "weight")
+        check_columns(we, "weight", names)
+        if not lf.select(we).collect_schema().dtypes()[0].is_numeric():
+            msg = "weight must be numeric"
+            raise InvalidInputError(msg)
+        cols.append(we.cast(pl.Float64).alias("__pf_w"))
+    long = lf.select(*cols, *[e.cast(pl.String) for e in fexprs]).unpivot(
+        index=[_P, "label", "pred", "__pf_w"], on=fnames, variable_name="feature", value_name="value"
+    )
+    out = (
+        long.group_by(["feature", "value", _P, "label", "pred"])
+        .agg(pl.len().cast(pl.Int64).alias("n"), pl.col("__pf_w").sum().alias("w"))
+        .collect()
+    )
+    order = {n: i for i, n in enumerate(fnames)}
+    return (
+        out.with_columns(
+            pl.col("feature").replace_strict(numeric, return_dtype=pl.Boolean).alias("numeric"),
+            pl.col("feature").replace_strict(order, return_dtype=pl.Int64).alias("__pf_f"),
+        )
+        .sort(["__pf_f", "value", _P, "label", "pred"], nulls_last=True)
+        .drop("__pf_f")
+        .select("feature", "value", _P, "label", "pred", "n", "w", "numeric")
+    )
+
+
+def _fmt(v: float) -> str:
+    return f"{v:g}"
+
+
+def _binned(part: pl.DataFrame, numeric_bins: int, max_levels: int) -> pl.DataFrame:
+    """Bin a numeric feature's values at quantiles when it has more than ``max_levels`` values."""
+    vals = part.filter(pl.col("value").is_not_null()).group_by("value").agg(pl.col("n").sum())
+    if not part["numeric"][0] or vals.height <= max_levels:
+        return part
+    v = vals.with_columns(pl.col("value").cast(pl.Float64).alias("x")).sort("x")
+    x, n = v["x"].to_numpy(), v["n"].to_numpy()
+    cum = np.cumsum(n) / n.sum()
+    edges = sorted({float(x[int(np.searchsorted(cum, q / numeric_bins, side="left"))]) for q in range(1, numeric_bins)})
+    edges = [e for e in edges if e > x[0]]  # the first bin is never empty
+    labels = []
+    bounds = [-math.inf, *edges, math.inf]
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        if math.isinf(lo):
+            labels.append(f"< {_fmt(hi)}" if not math.isinf(hi) else "all")
+        elif math.isinf(hi):
+            labels.append(f">= {_fmt(lo)}")
+        else:
+            labels.append(f"[{_fmt(lo)}, {_fmt(hi)})")
+    xs = part["value"].cast(pl.Float64).to_numpy()
+    idx = np.searchsorted(np.array(edges), xs, side="right")
+    lab = [None if np.isnan(xv) else labels[i] for xv, i in zip(xs, idx)]
+    return (
+        part.with_columns(pl.Series("value", lab, dtype=pl.String))
+        .group_by(["feature", "value", _P, "label", "pred", "numeric"], maintain_order=True)
+        .agg(pl.col("n").sum(), pl.col("w").sum())
+        .select(part.columns)
+    )
+
+
+def _association(table: np.ndarray) -> tuple[float | None, float | None]:
+    """Cramér's V and arithmetic-mean NMI of a weighted contingency table (rows: groups)."""
+    N = table.sum()
+    if N <= 0:
+        return None, None
+    r, c = table.sum(1), table.sum(0)
+    table = table[r > 0][:, c > 0]
+    r, c = table.sum(1), table.sum(0)
+    k = min(len(r), len(c))
+    E = np.outer(r, c) / N
+    chi2 = float(((table - E) ** 2 / E).sum())
+    v = math.sqrt(chi2 / N / (k - 1)) if k > 1 else None
+    p = table / N
+    pr, pc = r / N, c / N
+    nz = p > 0
+    mi = float((p[nz] * np.log(p[nz] / np.outer(pr, pc)[nz])).sum())
+    hr = float(-(pr * np.log(pr)).sum())
+    hc = float(-(pc * np.log(pc)).sum())
+    if len(r) == 1 and len(c) == 1:
+        nmi = 1.0
+    elif mi <= 0 or hr + hc <= 0:
+        nmi = 0.0
+    else:
+        nmi = mi / ((hr + hc) / 2)
+    return v, nmi
+
+
+def proxy_scan_from_counts(
+    counts: pl.DataFrame,
+    *,
+    measure: str = "cramers_v",
+    numeric_bins: int = 5,
+    max_levels: int = 10,
+    min_support: float = 0.01,
+) -> pl.DataFrame:
+    """:func:`proxy_scan` from :func:`proxy_counts` (or a merge of them).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> c = proxy_counts(pf.load_adult(), protected="sex", features=["relationship", "race"])
+    >>> proxy_scan_from_counts(c).select("feature", pl.col("association").round(3)).rows()
+    [('relationship', 0.647), ('race', 0.114)]
+    """
+    if measure not in ("cramers_v", "normalized_mutual_info"):
+        msg = f"measure must be 'cramers_v' or 'normalized_mutual_info', got {measure!r}"
+        raise PolfairError(msg)
+    if numeric_bins < 2 or max_levels < 1 or not 0 <= min_support < 1:
+        msg = "numeric_bins must be >= 2, max_levels >= 1 and min_support in [0, 1)"
+        raise PolfairError(msg)
+    rows = []
+    for (feature,), part in counts.group_by("feature", maintain_order=True):
+        part = _binned(part, numeric_bins, max_levels)
+        ct = part.group_by(["value", _P]).agg(pl.col("w").sum(), pl.col("n").sum())
+        piv = ct.pivot(on=_P, index="value", values="w").fill_null(0.0).sort("value", nulls_last=True)
+        groups = [c for c in piv.columns if c != "value"]
+        table = piv.select(groups).to_numpy().T.astype(float)  # rows: protected groups
+        v, nmi = _association(table)
+        N = float(table.sum())
+        nv = ct.group_by("value").agg(pl.col("n").sum().alias("nv"), pl.col("w").sum().alias("wv"))
+        top = []
+        total_n = int(ct["n"].sum())
+        for g in groups:
+            pg = float(ct.filter(pl.col(_P).eq_missing(g))["w"].sum()) / N if N else 0.0
+            cand = (
+                ct.filter(pl.col(_P).eq_missing(g))
+                .join(nv, on="value", how="left", nulls_equal=True)
+                .filter(pl.col("nv") >= max(1.0, min_support * total_n))
+                .with_columns((pl.col("w") / pl.col("wv")).alias("share"))
+                .sort(["share", "nv"], descending=True, nulls_last=True)
+            )
+            if cand.height and pg > 0:
+                r = cand.row(0, named=True)
+                top.append({"protected_group": g, "value": r["value"], "share": r["share"],
+                            "lift": r["share"] / pg, "n": int(r["nv"])})  # fmt: skip
+        top.sort(key=lambda t: -t["lift"])
+        summary = "; ".join(f"{feature} = {t['value']} → {t['share']:.0%} {t['protected_group']}" for t in top[:3])
+        rows.append({"feature": feature, "kind": "numeric" if part["numeric"][0] else "categorical",
+                     "levels": piv.height, "n": total_n, "cramers_v": v, "normalized_mutual_info": nmi,
+                     "top_values": top, "summary": summary})  # fmt: skip
+    out = pl.DataFrame(rows, schema={
+        "feature": pl.String, "kind": pl.String, "levels": pl.Int64, "n": pl.Int64, "cramers_v": pl.Float64,
+        "normalized_mutual_info": pl.Float64, "top_values": pl.List(_TOP), "summary": pl.String,
+    })  # fmt: skip
+    return (
+        out.with_columns(pl.col(measure).alias("association"))
+        .sort("association", descending=True, nulls_last=True, maintain_order=True)
+        .select("feature", "association", "cramers_v", "normalized_mutual_info", "kind", "levels", "n",
+                "top_values", "summary")  # fmt: skip
+    )
+
+
+def proxy_report_from_counts(
+    counts: pl.DataFrame, *, numeric_bins: int = 5, max_levels: int = 10, **report_options: Any
+) -> pl.DataFrame:
+    """The fairness report of the proxy-defined groups (every value of every feature is a group).
+
+    Builds the core's cell table from the counts (keys: ``feature`` as a ``by`` column, ``value``
+    as the protected attribute; the score of the generalized counts is the 0/1 decision) and runs
+    :func:`polfair.core.report.report_from_counts` on it (one report per feature).
+
+    Parameters
+    ----------
+    counts
+        :func:`proxy_counts` output with labels (``y_true``).
+    numeric_bins, max_levels
+        As :func:`proxy_scan`.
+    **report_options
+        ``reference``, ``intersections``, ... of the report (``privileged`` keys are
+        ``"proxy_value"``).
+
+    Returns
+    -------
+    pl.DataFrame
+        The fairness report schema, with ``feature`` (String) first: ``attribute`` is the
+        feature's name (null on population rows), ``group`` the feature's value (or bin).
+
+    Raises
+    ------
+    PolfairError
+        If the counts have no labels.
+
+    Examples
+    --------
+    >>> import polfair as pf
+    >>> c = proxy_counts(pf.load_adult(), protected="sex", features=["relationship"], y_true="income_gt_50k")
+    >>> rep = proxy_report_from_counts(c)
+    >>> round(rep.filter(group="Wife", metric="base_rate")["value"].item(), 4)
+    0.4689
+    """
+    if counts["label"].null_count() == counts.height:
+        msg = "proxy report needs labels: give y_true= (and y_pred=) to proxy_counts / proxy_scan"
+        raise PolfairError(msg)
+    has_pred = counts["pred"].null_count() < counts.height
+    parts = [_binned(p, numeric_bins, max_levels) for _, p in counts.group_by("feature", maintain_order=True)]
+    c = pl.concat(parts)
+    lab = pl.col("label")
+    pred = pl.col("pred") if has_pred else lab
+    ok = lab.is_not_null() & pred.is_not_null()
+    cells = {
+        "tp": ok & lab & pred, "fp": ok & ~lab & pred, "tn": ok & ~lab & ~pred, "fn": ok & lab & ~pred,
+    }  # fmt: skip
+    aggs = [pl.col("n").sum().alias("n"), pl.col("n").filter(~ok).sum().alias("n_missing"),
+            pl.lit(0).alias("n_invalid"), pl.col("w").filter(ok).sum().alias("w")]  # fmt: skip
+    for k, cond in cells.items():
+        aggs.append(pl.col("w").filter(cond).sum().alias(k))
+        aggs.append(pl.col("n").filter(cond).sum().alias(f"{k}_n"))
+    table = (
+        c.group_by(["feature", "value"], maintain_order=True)
+        .agg(aggs)
+        .with_columns(pl.col("tp").alias("gtp"), pl.col("fp").alias("gfp"), pl.col("tn").alias("gtn"),
+                      pl.col("fn").alias("gfn"))  # fmt: skip
+        .select("feature", pl.col("value").alias(_V), *[pl.col(k).cast(COUNT_DTYPES[k]) for k in COUNT_COLUMNS])
+        .sort(["feature", _V], nulls_last=False)
+    )
+    rep = report_from_counts(table, protected=[_V], by=["feature"], has_predictions=has_pred, **report_options)
+    # the attribute of a proxy group is its feature
+    return rep.with_columns(pl.when(pl.col("attribute").is_not_null()).then(pl.col("feature")).alias("attribute"))
+
+
+def proxy_report(
+    data: Any,
+    *,
+    protected: IntoExpr,
+    features: Sequence[IntoExpr],
+    y_true: IntoExpr,
+    y_pred: IntoExpr | None = None,
+    favorable: Any = 1,
+    weight: IntoExpr | None = None,
+    numeric_bins: int = 5,
+    max_levels: int = 10,
+    **report_options: Any,
+) -> pl.DataFrame:
+    """Fairness report of the groups defined by candidate proxy features, from one pass.
+
+    Parameters are those of :func:`proxy_scan` (``y_true`` required); ``report_options`` go to
+    the report (``reference=``, ...).
+
+    Returns
+    -------
+    pl.DataFrame
+        As :func:`proxy_report_from_counts`.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> rep = proxy_report(pf.load_compas(), protected="race", features=["age_cat"], y_true="two_year_recid",
+    ...                    y_pred=pl.col("decile_score") >= 5)
+    >>> rep.filter(group="Less than 25", metric="selection_rate")["value"].round(3).item()
+    0.643
+    """
+    c = proxy_counts(data, protected=protected, features=features, y_true=y_true, y_pred=y_pred,
+                     favorable=favorable, weight=weight)  # fmt: skip
+    return proxy_report_from_counts(c, numeric_bins=numeric_bins, max_levels=max_levels, **report_options)
+
+
+def proxy_scan(
+    data: Any,
+    *,
+    protected: IntoExpr,
+    features: Sequence[IntoExpr],
+    y_true: IntoExpr | None = None,
+    y_pred: IntoExpr | None = None,
+    favorable: Any = 1,
+    weight: IntoExpr | None = None,
+    measure: str = "cramers_v",
+    numeric_bins: int = 5,
+    max_levels: int = 10,
+    min_support: float = 0.01,
+) -> pl.DataFrame:
+    """Rank candidate features as proxies of a protected attribute (OpenScale's indirect bias), one pass.
+
+    Parameters
+    ----------
+    data
+        Rows (polars/pandas/pyarrow frame, dict or parquet/CSV path).
+    protected
+        The protected attribute (a meta field the model does not use), e.g. ``"sex"``.
+    features
+        Candidate proxy features: the model's inputs (names or named expressions).
+    y_true, y_pred
+        Optional label and decision: adds the fairness spreads of the proxy-defined groups.
+    favorable
+        Favorable value(s) of ``y_true`` / ``y_pred``.
+    weight
+        Optional non-negative weights (association on weighted counts).
+    measure
+        The ``association`` column: ``"cramers_v"`` (default) or ``"normalized_mutual_info"``.
+    numeric_bins
+        Quantile bins of numeric features with more than ``max_levels`` distinct values.
+    max_levels
+        Numeric features with at most this many distinct values are categorical.
+    min_support
+        Smallest share of rows of a feature value listed in ``top_values`` (default 0.01).
+
+    Returns
+    -------
+    pl.DataFrame
+        One row per feature, sorted by ``association`` descending: ``feature`` (String),
+        ``association`` (Float64 in [0, 1]), ``cramers_v``, ``normalized_mutual_info`` (Float64),
+        ``kind`` (``"categorical"`` / ``"numeric"``), ``levels`` (Int64 values or bins), ``n``
+        (Int64 rows), ``top_values`` (List of Struct ``protected_group``, ``value``, ``share`` =
+        P(group | value), ``lift`` = share / P(group), ``n``: per protected group, its most
+        indicative value; sorted by lift), ``summary`` (String: the three highest-lift entries, e.g.
+        ``"relationship = Husband → 100% Male"``). With ``y_true``:
+        ``demographic_parity_difference`` / ``demographic_parity_ratio`` (Float64: max − min and
+        min / max over the feature's groups of the selection rate, or of the base rate without
+        ``y_pred``) and with ``y_pred`` ``equalized_odds_difference`` (fairlearn's definition).
+
+    Raises
+    ------
+    PolfairError, ColumnNotFoundError, InvalidInputError
+        As :func:`proxy_counts`; an unknown ``measure``.
+
+    Examples
+    --------
+    >>> import polfair as pf
+    >>> scan = proxy_scan(pf.load_adult(), protected="sex",
+    ...                   features=["relationship", "occupation", "age", "hours_per_week", "race"])
+    >>> scan["feature"].to_list()
+    ['relationship', 'occupation', 'hours_per_week', 'age', 'race']
+    >>> scan["summary"][0]
+    'relationship = Wife → 100% Female; relationship = Husband → 100% Male'
+    """
+    c = proxy_counts(data, protected=protected, features=features, y_true=y_true, y_pred=y_pred,
+                     favorable=favorable, weight=weight)  # fmt: skip
+    scan = proxy_scan_from_counts(c, measure=measure, numeric_bins=numeric_bins, max_levels=max_levels,
+                                  min_support=min_support)  # fmt: skip
+    if y_true is None:
+        return scan
+    rep = proxy_report_from_counts(c, numeric_bins=numeric_bins, max_levels=max_levels)
+    rate = "selection_rate" if y_pred is not None else "base_rate"
+    att = rep.filter(pl.col("group").is_null(), pl.col("attribute").is_not_null())
+    spread = att.filter(metric=rate).select(
+        "feature",
+        pl.col("difference").alias("demographic_parity_difference"),
+        pl.col("ratio").alias("demographic_parity_ratio"),
+    )
+    out = scan.join(spread, on="feature", how="left", maintain_order="left")
+    if y_pred is not None:
+        eo = att.filter(metric="equalized_odds_difference").select("feature", pl.col("value").alias("equalized_odds_difference"))
+        out = out.join(eo, on="feature", how="left", maintain_order="left")
+    return out
