@@ -92,6 +92,11 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--on-missing", choices=["warn", "raise", "ignore"], default="warn")
     rep.add_argument("--out", help="output file (.parquet/.csv/.json/.ndjson); default: print a summary")
     rep.add_argument("--html", metavar="PATH", help="also write the report as one self-contained HTML page")
+    rep.add_argument("--adverse-impact", choices=["eeoc", "nyc_ll144"],
+                     help="also run the adverse-impact battery (EEOC four-fifths, z, Fisher, shortfall; or NYC "
+                     "LL144: with --y-score, the scoring rate above the median) and print it")
+    rep.add_argument("--adverse-impact-out", metavar="PATH",
+                     help="write the adverse-impact table (.parquet/.csv/.json) instead of printing it")
     rep.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                      help="spinner with elapsed time and rows/s on stderr (default: when stderr is a terminal)")
     rep.add_argument("--config", help="fairness monitor config (.toml/.json): groups, thresholds, sample sizes")
@@ -235,6 +240,8 @@ def _run_report(args: argparse.Namespace) -> int:
         print(f"{report.height} report rows (one report per {', '.join(args.by)}); write them with --out")
     else:
         print(summarize(report))
+    if args.adverse_impact or args.adverse_impact_out:
+        _run_adverse_impact(lf, args, kwargs)
     if violations is not None:
         print(f"{violations.height} threshold violation(s)")
         if violations.height:
@@ -243,6 +250,41 @@ def _run_report(args: argparse.Namespace) -> int:
         if args.fail_on_violation and violations.height:
             return 1
     return 0
+
+
+def _run_adverse_impact(lf: pl.LazyFrame, args: argparse.Namespace, kwargs: dict[str, Any]) -> None:
+    """``--adverse-impact PRESET``: the adverse-impact table (its own pass), printed or written."""
+    from polfair.regulatory import adverse_impact
+
+    preset = args.adverse_impact or "eeoc"
+    use_score = kwargs["y_pred"] is None and preset == "nyc_ll144"
+    if kwargs["y_pred"] is None and not use_score:
+        msg = "--adverse-impact eeoc needs --y-pred (the selection decision); NYC LL144 also takes --y-score"
+        raise PolfairError(msg)
+    table = adverse_impact(
+        lf, y_pred=None if use_score else kwargs["y_pred"], y_score=args.y_score if use_score else None,
+        protected=kwargs["protected"] or [], preset=preset, favorable=kwargs["favorable"], by=kwargs["by"],
+        intersections=args.intersections,
+    )  # fmt: skip
+    out = args.adverse_impact_out
+    if out:
+        suffix = Path(out).suffix.lower()
+        if suffix == ".parquet":
+            table.write_parquet(out)
+        elif suffix == ".csv":
+            table.write_csv(out)
+        elif suffix == ".json":
+            table.write_json(out)
+        else:
+            msg = f"--adverse-impact-out: use a .parquet, .csv or .json path, got {out!r}"
+            raise PolfairError(msg)
+        print(f"wrote {table.height} adverse-impact rows to {out}")
+        return
+    cols = ["attribute", "group", "n", "selected", "selection_rate", "impact_ratio", "four_fifths_pass", "p_value",
+            "fisher_p_value", "shortfall", "excluded_reason"]  # fmt: skip
+    with pl.Config(tbl_rows=60, tbl_width_chars=200, fmt_str_lengths=40):
+        print(f"adverse impact ({preset}):")
+        print(table.select(*(kwargs["by"] or []), *cols))
 
 
 def _violations(report: pl.DataFrame, args: argparse.Namespace) -> pl.DataFrame | None:

@@ -65,7 +65,7 @@ def test_shortfall_dci_small_sample_example() -> None:
     assert _get(t, "female", "fisher_p_value") > 0.05
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.integers(0, 60), st.integers(0, 60), st.integers(0, 60), st.integers(0, 60))
 def test_fisher_equals_scipy(a: int, b: int, c: int, d: int) -> None:
     stats = pytest.importorskip("scipy.stats")
@@ -162,3 +162,24 @@ def test_errors() -> None:
         adverse_impact(df, y_pred="selected", protected="race", exclude_below=2)
     with pytest.raises(pf.exceptions.InvalidInputError, match="favorable"):
         adverse_impact(df, y_pred="selected", protected="race", favorable="yes")
+
+
+def test_cli_adverse_impact_flag(tmp_path, capsys) -> None:
+    from polfair.cli import main
+
+    data = tmp_path / "compas.parquet"
+    pf.load_compas().with_columns(p=pl.col("decile_score") / 10).write_parquet(data)
+    out = tmp_path / "ai.csv"
+    rc = main(["report", str(data), "--y-true", "two_year_recid", "--y-pred", "decile_score < 5", "--protected", "race",
+               "sex", "--adverse-impact", "eeoc", "--adverse-impact-out", str(out)])  # fmt: skip
+    assert rc == 0
+    table = pl.read_csv(out)
+    direct = adverse_impact(pf.load_compas(), y_pred=pl.col("decile_score") < 5, favorable=True, protected=["race", "sex"])
+    assert table["impact_ratio"].to_list() == pytest.approx(direct["impact_ratio"].to_list(), nan_ok=True)
+    rc = main(["report", str(data), "--y-true", "two_year_recid", "--y-score", "p", "--protected", "sex",
+               "--adverse-impact", "nyc_ll144"])  # fmt: skip
+    assert rc == 0
+    assert "adverse impact (nyc_ll144)" in capsys.readouterr().out
+    rc = main(["report", str(data), "--y-true", "two_year_recid", "--y-score", "p", "--protected", "sex",
+               "--adverse-impact", "eeoc"])  # fmt: skip
+    assert rc == 2
