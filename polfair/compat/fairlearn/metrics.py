@@ -192,10 +192,16 @@ def metric(
     return _value(canonical, _Rows(y_true, y_pred, pos_label, sample_weight)).alias(canonical)
 
 
-_RATE_DOC = """{title}, as a Polars aggregation expression (fairlearn's ``{fairlearn}``).
+def _rate_fn(name: str, y_true: IntoExpr, y_pred: IntoExpr, pos_label: Any, sample_weight: IntoExpr | None) -> pl.Expr:
+    return _value(name, _Rows(y_true, y_pred, pos_label, sample_weight)).alias(name)
 
-    Formula: ``{formula}`` over weighted confusion counts, from
-    ``polfair.core.metrics.METRICS["{name}"]``.
+
+def selection_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
+                   sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
+    """Selection rate P(ŷ = pos), as a Polars aggregation expression (fairlearn's ``selection_rate``).
+
+    Formula: ``(TP + FP) / (P + N)`` over weighted confusion counts, from
+    ``polfair.core.metrics.METRICS["selection_rate"]``.
 
     Parameters
     ----------
@@ -211,7 +217,7 @@ _RATE_DOC = """{title}, as a Polars aggregation expression (fairlearn's ``{fairl
     Returns
     -------
     pl.Expr
-        Float64 aggregation named ``"{name}"``, a fraction in [0, 1]. Use it in ``select``,
+        Float64 aggregation named ``"selection_rate"``, a fraction in [0, 1]. Use it in ``select``,
         ``group_by(...).agg``, or with ``.over(...)``.
 
     Raises
@@ -223,116 +229,545 @@ _RATE_DOC = """{title}, as a Polars aggregation expression (fairlearn's ``{fairl
 
     Notes
     -----
-    Edge case: {edge} the value is **null** (fairlearn returns 0.0{sk}).
+    Edge case: on no (valid) rows the value is **null** (fairlearn returns 0.0, or raises on empty input).
     Source: fairlearn 0.15 ``fairlearn.metrics``; aif360 ``ClassificationMetric``.
 
     Examples
     --------
     >>> import polars as pl
     >>> import polfair.compat.fairlearn as pfx
-    >>> df = pl.DataFrame({{"y": [1, 1, 0, 0, 1], "p": [1, 0, 1, 0, 1], "g": ["a", "a", "a", "b", "b"]}})
-    >>> df.group_by("g").agg(pfx.{name}("y", "p")).sort("g")["{name}"].to_list()
-    {example}
+    >>> df = pl.DataFrame({"y": [1, 1, 0, 0, 1], "p": [1, 0, 1, 0, 1], "g": ["a", "a", "a", "b", "b"]})
+    >>> df.group_by("g").agg(pfx.selection_rate("y", "p")).sort("g")["selection_rate"].to_list()
+    [0.666..., 0.5]
     """
-
-
-def _documented(title: str, fairlearn: str, edge: str, example: str, sk: str = "") -> Callable[[Any], Any]:
-    def deco(f: Any) -> Any:
-        name = f.__name__
-        f.__doc__ = _RATE_DOC.format(
-            title=title, fairlearn=fairlearn, name=name, formula=METRICS[name].description,
-            edge=edge, example=example, sk=sk,
-        )  # fmt: skip
-        return f
-
-    return deco
-
-
-def _rate_fn(name: str, y_true: IntoExpr, y_pred: IntoExpr, pos_label: Any, sample_weight: IntoExpr | None) -> pl.Expr:
-    return _value(name, _Rows(y_true, y_pred, pos_label, sample_weight)).alias(name)
-
-
-@_documented("Selection rate P(ŷ = pos)", "selection_rate", "on no (valid) rows", "[0.666..., 0.5]",
-             ", or raises on empty input")  # fmt: skip
-def selection_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
-                   sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
     return _rate_fn("selection_rate", y_true, y_pred, pos_label, sample_weight)
 
 
-@_documented("Base rate P(y = pos)", "mean of y_true == pos_label", "on no (valid) rows", "[0.666..., 0.5]")
 def base_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
               sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
+    """Base rate P(y = pos), as a Polars aggregation expression (fairlearn's ``mean of y_true == pos_label``).
+
+    Formula: ``P / (P + N)`` over weighted confusion counts, from
+    ``polfair.core.metrics.METRICS["base_rate"]``.
+
+    Parameters
+    ----------
+    y_true, y_pred
+        Column names or expressions of the true and predicted labels (any dtype comparable with
+        ``pos_label``; a boolean expression such as ``pl.col("score") >= 0.5`` works with
+        ``pos_label=1``). Rows with a null label, prediction or weight are left out.
+    pos_label
+        The positive label; every other value is negative. Default ``1``.
+    sample_weight
+        Optional column name or expression of per-row weights (cast to Float64).
+
+    Returns
+    -------
+    pl.Expr
+        Float64 aggregation named ``"base_rate"``, a fraction in [0, 1]. Use it in ``select``,
+        ``group_by(...).agg``, or with ``.over(...)``.
+
+    Raises
+    ------
+    PolfairError
+        ``pos_label`` is ``None``.
+    TypeError
+        A column argument is neither a name nor an expression.
+
+    Notes
+    -----
+    Edge case: on no (valid) rows the value is **null** (fairlearn returns 0.0).
+    Source: fairlearn 0.15 ``fairlearn.metrics``; aif360 ``ClassificationMetric``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair.compat.fairlearn as pfx
+    >>> df = pl.DataFrame({"y": [1, 1, 0, 0, 1], "p": [1, 0, 1, 0, 1], "g": ["a", "a", "a", "b", "b"]})
+    >>> df.group_by("g").agg(pfx.base_rate("y", "p")).sort("g")["base_rate"].to_list()
+    [0.666..., 0.5]
+    """
     return _rate_fn("base_rate", y_true, y_pred, pos_label, sample_weight)
 
 
-@_documented("True positive rate (recall) P(ŷ = pos | y = pos)", "true_positive_rate",
-             "with no positives (y = pos)", "[0.5, 1.0]")  # fmt: skip
 def true_positive_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
                        sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
+    """True positive rate (recall) P(ŷ = pos | y = pos), as a Polars aggregation expression (fairlearn's
+    ``true_positive_rate``).
+
+    Formula: ``TP / P`` over weighted confusion counts, from
+    ``polfair.core.metrics.METRICS["true_positive_rate"]``.
+
+    Parameters
+    ----------
+    y_true, y_pred
+        Column names or expressions of the true and predicted labels (any dtype comparable with
+        ``pos_label``; a boolean expression such as ``pl.col("score") >= 0.5`` works with
+        ``pos_label=1``). Rows with a null label, prediction or weight are left out.
+    pos_label
+        The positive label; every other value is negative. Default ``1``.
+    sample_weight
+        Optional column name or expression of per-row weights (cast to Float64).
+
+    Returns
+    -------
+    pl.Expr
+        Float64 aggregation named ``"true_positive_rate"``, a fraction in [0, 1]. Use it in ``select``,
+        ``group_by(...).agg``, or with ``.over(...)``.
+
+    Raises
+    ------
+    PolfairError
+        ``pos_label`` is ``None``.
+    TypeError
+        A column argument is neither a name nor an expression.
+
+    Notes
+    -----
+    Edge case: with no positives (y = pos) the value is **null** (fairlearn returns 0.0).
+    Source: fairlearn 0.15 ``fairlearn.metrics``; aif360 ``ClassificationMetric``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair.compat.fairlearn as pfx
+    >>> df = pl.DataFrame({"y": [1, 1, 0, 0, 1], "p": [1, 0, 1, 0, 1], "g": ["a", "a", "a", "b", "b"]})
+    >>> df.group_by("g").agg(pfx.true_positive_rate("y", "p")).sort("g")["true_positive_rate"].to_list()
+    [0.5, 1.0]
+    """
     return _rate_fn("true_positive_rate", y_true, y_pred, pos_label, sample_weight)
 
 
-@_documented("True negative rate (specificity) P(ŷ ≠ pos | y ≠ pos)", "true_negative_rate",
-             "with no negatives", "[0.0, 1.0]")  # fmt: skip
 def true_negative_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
                        sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
+    """True negative rate (specificity) P(ŷ ≠ pos | y ≠ pos), as a Polars aggregation expression (fairlearn's
+    ``true_negative_rate``).
+
+    Formula: ``TN / N`` over weighted confusion counts, from
+    ``polfair.core.metrics.METRICS["true_negative_rate"]``.
+
+    Parameters
+    ----------
+    y_true, y_pred
+        Column names or expressions of the true and predicted labels (any dtype comparable with
+        ``pos_label``; a boolean expression such as ``pl.col("score") >= 0.5`` works with
+        ``pos_label=1``). Rows with a null label, prediction or weight are left out.
+    pos_label
+        The positive label; every other value is negative. Default ``1``.
+    sample_weight
+        Optional column name or expression of per-row weights (cast to Float64).
+
+    Returns
+    -------
+    pl.Expr
+        Float64 aggregation named ``"true_negative_rate"``, a fraction in [0, 1]. Use it in ``select``,
+        ``group_by(...).agg``, or with ``.over(...)``.
+
+    Raises
+    ------
+    PolfairError
+        ``pos_label`` is ``None``.
+    TypeError
+        A column argument is neither a name nor an expression.
+
+    Notes
+    -----
+    Edge case: with no negatives the value is **null** (fairlearn returns 0.0).
+    Source: fairlearn 0.15 ``fairlearn.metrics``; aif360 ``ClassificationMetric``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair.compat.fairlearn as pfx
+    >>> df = pl.DataFrame({"y": [1, 1, 0, 0, 1], "p": [1, 0, 1, 0, 1], "g": ["a", "a", "a", "b", "b"]})
+    >>> df.group_by("g").agg(pfx.true_negative_rate("y", "p")).sort("g")["true_negative_rate"].to_list()
+    [0.0, 1.0]
+    """
     return _rate_fn("true_negative_rate", y_true, y_pred, pos_label, sample_weight)
 
 
-@_documented("False positive rate P(ŷ = pos | y ≠ pos)", "false_positive_rate", "with no negatives",
-             "[1.0, 0.0]")  # fmt: skip
 def false_positive_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
                         sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
+    """False positive rate P(ŷ = pos | y ≠ pos), as a Polars aggregation expression (fairlearn's
+    ``false_positive_rate``).
+
+    Formula: ``FP / N`` over weighted confusion counts, from
+    ``polfair.core.metrics.METRICS["false_positive_rate"]``.
+
+    Parameters
+    ----------
+    y_true, y_pred
+        Column names or expressions of the true and predicted labels (any dtype comparable with
+        ``pos_label``; a boolean expression such as ``pl.col("score") >= 0.5`` works with
+        ``pos_label=1``). Rows with a null label, prediction or weight are left out.
+    pos_label
+        The positive label; every other value is negative. Default ``1``.
+    sample_weight
+        Optional column name or expression of per-row weights (cast to Float64).
+
+    Returns
+    -------
+    pl.Expr
+        Float64 aggregation named ``"false_positive_rate"``, a fraction in [0, 1]. Use it in ``select``,
+        ``group_by(...).agg``, or with ``.over(...)``.
+
+    Raises
+    ------
+    PolfairError
+        ``pos_label`` is ``None``.
+    TypeError
+        A column argument is neither a name nor an expression.
+
+    Notes
+    -----
+    Edge case: with no negatives the value is **null** (fairlearn returns 0.0).
+    Source: fairlearn 0.15 ``fairlearn.metrics``; aif360 ``ClassificationMetric``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair.compat.fairlearn as pfx
+    >>> df = pl.DataFrame({"y": [1, 1, 0, 0, 1], "p": [1, 0, 1, 0, 1], "g": ["a", "a", "a", "b", "b"]})
+    >>> df.group_by("g").agg(pfx.false_positive_rate("y", "p")).sort("g")["false_positive_rate"].to_list()
+    [1.0, 0.0]
+    """
     return _rate_fn("false_positive_rate", y_true, y_pred, pos_label, sample_weight)
 
 
-@_documented("False negative rate P(ŷ ≠ pos | y = pos)", "false_negative_rate", "with no positives",
-             "[0.5, 0.0]")  # fmt: skip
 def false_negative_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
                         sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
+    """False negative rate P(ŷ ≠ pos | y = pos), as a Polars aggregation expression (fairlearn's
+    ``false_negative_rate``).
+
+    Formula: ``FN / P`` over weighted confusion counts, from
+    ``polfair.core.metrics.METRICS["false_negative_rate"]``.
+
+    Parameters
+    ----------
+    y_true, y_pred
+        Column names or expressions of the true and predicted labels (any dtype comparable with
+        ``pos_label``; a boolean expression such as ``pl.col("score") >= 0.5`` works with
+        ``pos_label=1``). Rows with a null label, prediction or weight are left out.
+    pos_label
+        The positive label; every other value is negative. Default ``1``.
+    sample_weight
+        Optional column name or expression of per-row weights (cast to Float64).
+
+    Returns
+    -------
+    pl.Expr
+        Float64 aggregation named ``"false_negative_rate"``, a fraction in [0, 1]. Use it in ``select``,
+        ``group_by(...).agg``, or with ``.over(...)``.
+
+    Raises
+    ------
+    PolfairError
+        ``pos_label`` is ``None``.
+    TypeError
+        A column argument is neither a name nor an expression.
+
+    Notes
+    -----
+    Edge case: with no positives the value is **null** (fairlearn returns 0.0).
+    Source: fairlearn 0.15 ``fairlearn.metrics``; aif360 ``ClassificationMetric``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair.compat.fairlearn as pfx
+    >>> df = pl.DataFrame({"y": [1, 1, 0, 0, 1], "p": [1, 0, 1, 0, 1], "g": ["a", "a", "a", "b", "b"]})
+    >>> df.group_by("g").agg(pfx.false_negative_rate("y", "p")).sort("g")["false_negative_rate"].to_list()
+    [0.5, 0.0]
+    """
     return _rate_fn("false_negative_rate", y_true, y_pred, pos_label, sample_weight)
 
 
-@_documented("Positive predictive value (precision) P(y = pos | ŷ = pos)",
-             "sklearn.metrics.precision_score", "with no predicted positives", "[0.5, 1.0]",
-             " with zero_division='warn'")  # fmt: skip
 def positive_predictive_value(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
                               sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
+    """Positive predictive value (precision) P(y = pos | ŷ = pos), as a Polars aggregation expression
+    (fairlearn's ``sklearn.metrics.precision_score``).
+
+    Formula: ``TP / (TP + FP)`` over weighted confusion counts, from
+    ``polfair.core.metrics.METRICS["positive_predictive_value"]``.
+
+    Parameters
+    ----------
+    y_true, y_pred
+        Column names or expressions of the true and predicted labels (any dtype comparable with
+        ``pos_label``; a boolean expression such as ``pl.col("score") >= 0.5`` works with
+        ``pos_label=1``). Rows with a null label, prediction or weight are left out.
+    pos_label
+        The positive label; every other value is negative. Default ``1``.
+    sample_weight
+        Optional column name or expression of per-row weights (cast to Float64).
+
+    Returns
+    -------
+    pl.Expr
+        Float64 aggregation named ``"positive_predictive_value"``, a fraction in [0, 1]. Use it in ``select``,
+        ``group_by(...).agg``, or with ``.over(...)``.
+
+    Raises
+    ------
+    PolfairError
+        ``pos_label`` is ``None``.
+    TypeError
+        A column argument is neither a name nor an expression.
+
+    Notes
+    -----
+    Edge case: with no predicted positives the value is **null** (fairlearn returns 0.0 with
+    zero_division='warn').
+    Source: fairlearn 0.15 ``fairlearn.metrics``; aif360 ``ClassificationMetric``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair.compat.fairlearn as pfx
+    >>> df = pl.DataFrame({"y": [1, 1, 0, 0, 1], "p": [1, 0, 1, 0, 1], "g": ["a", "a", "a", "b", "b"]})
+    >>> df.group_by("g").agg(pfx.positive_predictive_value("y", "p")).sort("g")["positive_predictive_value"].to_list()
+    [0.5, 1.0]
+    """
     return _rate_fn("positive_predictive_value", y_true, y_pred, pos_label, sample_weight)
 
 
-@_documented("Negative predictive value P(y ≠ pos | ŷ ≠ pos)", "(no fairlearn function)",
-             "with no predicted negatives", "[0.0, 1.0]", " in aif360")  # fmt: skip
 def negative_predictive_value(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
                               sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
+    """Negative predictive value P(y ≠ pos | ŷ ≠ pos), as a Polars aggregation expression (fairlearn's ``(no
+    fairlearn function)``).
+
+    Formula: ``TN / (TN + FN)`` over weighted confusion counts, from
+    ``polfair.core.metrics.METRICS["negative_predictive_value"]``.
+
+    Parameters
+    ----------
+    y_true, y_pred
+        Column names or expressions of the true and predicted labels (any dtype comparable with
+        ``pos_label``; a boolean expression such as ``pl.col("score") >= 0.5`` works with
+        ``pos_label=1``). Rows with a null label, prediction or weight are left out.
+    pos_label
+        The positive label; every other value is negative. Default ``1``.
+    sample_weight
+        Optional column name or expression of per-row weights (cast to Float64).
+
+    Returns
+    -------
+    pl.Expr
+        Float64 aggregation named ``"negative_predictive_value"``, a fraction in [0, 1]. Use it in ``select``,
+        ``group_by(...).agg``, or with ``.over(...)``.
+
+    Raises
+    ------
+    PolfairError
+        ``pos_label`` is ``None``.
+    TypeError
+        A column argument is neither a name nor an expression.
+
+    Notes
+    -----
+    Edge case: with no predicted negatives the value is **null** (fairlearn returns 0.0 in aif360).
+    Source: fairlearn 0.15 ``fairlearn.metrics``; aif360 ``ClassificationMetric``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair.compat.fairlearn as pfx
+    >>> df = pl.DataFrame({"y": [1, 1, 0, 0, 1], "p": [1, 0, 1, 0, 1], "g": ["a", "a", "a", "b", "b"]})
+    >>> df.group_by("g").agg(pfx.negative_predictive_value("y", "p")).sort("g")["negative_predictive_value"].to_list()
+    [0.0, 1.0]
+    """
     return _rate_fn("negative_predictive_value", y_true, y_pred, pos_label, sample_weight)
 
 
-@_documented("False discovery rate P(y ≠ pos | ŷ = pos)", "(no fairlearn function)",
-             "with no predicted positives", "[0.5, 0.0]", " in aif360")  # fmt: skip
 def false_discovery_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
                          sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
+    """False discovery rate P(y ≠ pos | ŷ = pos), as a Polars aggregation expression (fairlearn's ``(no fairlearn
+    function)``).
+
+    Formula: ``FP / (TP + FP)`` over weighted confusion counts, from
+    ``polfair.core.metrics.METRICS["false_discovery_rate"]``.
+
+    Parameters
+    ----------
+    y_true, y_pred
+        Column names or expressions of the true and predicted labels (any dtype comparable with
+        ``pos_label``; a boolean expression such as ``pl.col("score") >= 0.5`` works with
+        ``pos_label=1``). Rows with a null label, prediction or weight are left out.
+    pos_label
+        The positive label; every other value is negative. Default ``1``.
+    sample_weight
+        Optional column name or expression of per-row weights (cast to Float64).
+
+    Returns
+    -------
+    pl.Expr
+        Float64 aggregation named ``"false_discovery_rate"``, a fraction in [0, 1]. Use it in ``select``,
+        ``group_by(...).agg``, or with ``.over(...)``.
+
+    Raises
+    ------
+    PolfairError
+        ``pos_label`` is ``None``.
+    TypeError
+        A column argument is neither a name nor an expression.
+
+    Notes
+    -----
+    Edge case: with no predicted positives the value is **null** (fairlearn returns 0.0 in aif360).
+    Source: fairlearn 0.15 ``fairlearn.metrics``; aif360 ``ClassificationMetric``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair.compat.fairlearn as pfx
+    >>> df = pl.DataFrame({"y": [1, 1, 0, 0, 1], "p": [1, 0, 1, 0, 1], "g": ["a", "a", "a", "b", "b"]})
+    >>> df.group_by("g").agg(pfx.false_discovery_rate("y", "p")).sort("g")["false_discovery_rate"].to_list()
+    [0.5, 0.0]
+    """
     return _rate_fn("false_discovery_rate", y_true, y_pred, pos_label, sample_weight)
 
 
-@_documented("False omission rate P(y = pos | ŷ ≠ pos)", "(no fairlearn function)",
-             "with no predicted negatives", "[1.0, 0.0]", " in aif360")  # fmt: skip
 def false_omission_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
                         sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
+    """False omission rate P(y = pos | ŷ ≠ pos), as a Polars aggregation expression (fairlearn's ``(no fairlearn
+    function)``).
+
+    Formula: ``FN / (TN + FN)`` over weighted confusion counts, from
+    ``polfair.core.metrics.METRICS["false_omission_rate"]``.
+
+    Parameters
+    ----------
+    y_true, y_pred
+        Column names or expressions of the true and predicted labels (any dtype comparable with
+        ``pos_label``; a boolean expression such as ``pl.col("score") >= 0.5`` works with
+        ``pos_label=1``). Rows with a null label, prediction or weight are left out.
+    pos_label
+        The positive label; every other value is negative. Default ``1``.
+    sample_weight
+        Optional column name or expression of per-row weights (cast to Float64).
+
+    Returns
+    -------
+    pl.Expr
+        Float64 aggregation named ``"false_omission_rate"``, a fraction in [0, 1]. Use it in ``select``,
+        ``group_by(...).agg``, or with ``.over(...)``.
+
+    Raises
+    ------
+    PolfairError
+        ``pos_label`` is ``None``.
+    TypeError
+        A column argument is neither a name nor an expression.
+
+    Notes
+    -----
+    Edge case: with no predicted negatives the value is **null** (fairlearn returns 0.0 in aif360).
+    Source: fairlearn 0.15 ``fairlearn.metrics``; aif360 ``ClassificationMetric``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair.compat.fairlearn as pfx
+    >>> df = pl.DataFrame({"y": [1, 1, 0, 0, 1], "p": [1, 0, 1, 0, 1], "g": ["a", "a", "a", "b", "b"]})
+    >>> df.group_by("g").agg(pfx.false_omission_rate("y", "p")).sort("g")["false_omission_rate"].to_list()
+    [1.0, 0.0]
+    """
     return _rate_fn("false_omission_rate", y_true, y_pred, pos_label, sample_weight)
 
 
-@_documented("Accuracy P(ŷ = y) (binary: positive vs the rest)", "sklearn.metrics.accuracy_score",
-             "on no (valid) rows", "[0.333..., 1.0]", " or NaN")  # fmt: skip
 def accuracy(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
              sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
+    """Accuracy P(ŷ = y) (binary: positive vs the rest), as a Polars aggregation expression (fairlearn's
+    ``sklearn.metrics.accuracy_score``).
+
+    Formula: ``(TP + TN) / (P + N)`` over weighted confusion counts, from
+    ``polfair.core.metrics.METRICS["accuracy"]``.
+
+    Parameters
+    ----------
+    y_true, y_pred
+        Column names or expressions of the true and predicted labels (any dtype comparable with
+        ``pos_label``; a boolean expression such as ``pl.col("score") >= 0.5`` works with
+        ``pos_label=1``). Rows with a null label, prediction or weight are left out.
+    pos_label
+        The positive label; every other value is negative. Default ``1``.
+    sample_weight
+        Optional column name or expression of per-row weights (cast to Float64).
+
+    Returns
+    -------
+    pl.Expr
+        Float64 aggregation named ``"accuracy"``, a fraction in [0, 1]. Use it in ``select``,
+        ``group_by(...).agg``, or with ``.over(...)``.
+
+    Raises
+    ------
+    PolfairError
+        ``pos_label`` is ``None``.
+    TypeError
+        A column argument is neither a name nor an expression.
+
+    Notes
+    -----
+    Edge case: on no (valid) rows the value is **null** (fairlearn returns 0.0 or NaN).
+    Source: fairlearn 0.15 ``fairlearn.metrics``; aif360 ``ClassificationMetric``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair.compat.fairlearn as pfx
+    >>> df = pl.DataFrame({"y": [1, 1, 0, 0, 1], "p": [1, 0, 1, 0, 1], "g": ["a", "a", "a", "b", "b"]})
+    >>> df.group_by("g").agg(pfx.accuracy("y", "p")).sort("g")["accuracy"].to_list()
+    [0.333..., 1.0]
+    """
     return _rate_fn("accuracy", y_true, y_pred, pos_label, sample_weight)
 
 
-@_documented("Error rate P(ŷ ≠ y) (binary: positive vs the rest)", "sklearn.metrics.zero_one_loss",
-             "on no (valid) rows", "[0.666..., 0.0]", " or NaN")  # fmt: skip
 def error_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
                sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
+    """Error rate P(ŷ ≠ y) (binary: positive vs the rest), as a Polars aggregation expression (fairlearn's
+    ``sklearn.metrics.zero_one_loss``).
+
+    Formula: ``1 - accuracy`` over weighted confusion counts, from
+    ``polfair.core.metrics.METRICS["error_rate"]``.
+
+    Parameters
+    ----------
+    y_true, y_pred
+        Column names or expressions of the true and predicted labels (any dtype comparable with
+        ``pos_label``; a boolean expression such as ``pl.col("score") >= 0.5`` works with
+        ``pos_label=1``). Rows with a null label, prediction or weight are left out.
+    pos_label
+        The positive label; every other value is negative. Default ``1``.
+    sample_weight
+        Optional column name or expression of per-row weights (cast to Float64).
+
+    Returns
+    -------
+    pl.Expr
+        Float64 aggregation named ``"error_rate"``, a fraction in [0, 1]. Use it in ``select``,
+        ``group_by(...).agg``, or with ``.over(...)``.
+
+    Raises
+    ------
+    PolfairError
+        ``pos_label`` is ``None``.
+    TypeError
+        A column argument is neither a name nor an expression.
+
+    Notes
+    -----
+    Edge case: on no (valid) rows the value is **null** (fairlearn returns 0.0 or NaN).
+    Source: fairlearn 0.15 ``fairlearn.metrics``; aif360 ``ClassificationMetric``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair.compat.fairlearn as pfx
+    >>> df = pl.DataFrame({"y": [1, 1, 0, 0, 1], "p": [1, 0, 1, 0, 1], "g": ["a", "a", "a", "b", "b"]})
+    >>> df.group_by("g").agg(pfx.error_rate("y", "p")).sort("g")["error_rate"].to_list()
+    [0.666..., 0.0]
+    """
     return _rate_fn("error_rate", y_true, y_pred, pos_label, sample_weight)
 
 
@@ -367,22 +802,6 @@ def _setup(
 ) -> tuple[_Rows, list[pl.Expr]]:  # fmt: skip
     _check_choice("method", method, ("between_groups", "to_overall"))
     return _Rows(y_true, y_pred, pos_label, sample_weight), _features(sensitive_features)
-
-
-_GROUP_DOC_PARAMS = """y_true, y_pred
-        Column names or expressions of the true and predicted labels (see :func:`selection_rate`).
-    sensitive_features
-        Column name, expression, or a sequence of them; the groups are their observed
-        combinations (intersections), a null value being its own group.
-    sample_weight
-        Optional column name or expression of per-row weights.
-    pos_label
-        The positive label; default ``1``."""
-
-
-def _group_doc(f: Any) -> Any:
-    f.__doc__ = f.__doc__.replace("{group_params}", _GROUP_DOC_PARAMS)
-    return f
 
 
 def group_min(
@@ -468,7 +887,6 @@ def group_max(
     return pl.when(_all_defined(v)).then(v.max()).alias(f"{name}_group_max")
 
 
-@_group_doc
 def group_difference(
     metric: str,
     y_true: IntoExpr,
@@ -489,7 +907,15 @@ def group_difference(
         A name in :data:`EXPR_METRICS` or an alias.
     method
         ``"between_groups"`` (default) or ``"to_overall"``.
-    {group_params}
+    y_true, y_pred
+        Column names or expressions of the true and predicted labels (see :func:`selection_rate`).
+    sensitive_features
+        Column name, expression, or a sequence of them; the groups are their observed
+        combinations (intersections), a null value being its own group.
+    sample_weight
+        Optional column name or expression of per-row weights.
+    pos_label
+        The positive label; default ``1``.
 
     Returns
     -------
@@ -522,7 +948,6 @@ def group_difference(
     return _difference(_value(name, rows, sf), _value(name, rows), method).alias(f"{name}_difference")
 
 
-@_group_doc
 def group_ratio(
     metric: str,
     y_true: IntoExpr,
@@ -544,7 +969,15 @@ def group_ratio(
         A name in :data:`EXPR_METRICS` or an alias.
     method
         ``"between_groups"`` (default) or ``"to_overall"``.
-    {group_params}
+    y_true, y_pred
+        Column names or expressions of the true and predicted labels (see :func:`selection_rate`).
+    sensitive_features
+        Column name, expression, or a sequence of them; the groups are their observed
+        combinations (intersections), a null value being its own group.
+    sample_weight
+        Optional column name or expression of per-row weights.
+    pos_label
+        The positive label; default ``1``.
 
     Returns
     -------
@@ -606,7 +1039,6 @@ def _multiclass_dpd(
     return pl.when(share.null_count() == 0).then(per_class.max())
 
 
-@_group_doc
 def demographic_parity_difference(
     y_true: IntoExpr,
     y_pred: IntoExpr,
@@ -628,7 +1060,15 @@ def demographic_parity_difference(
 
     Parameters
     ----------
-    {group_params} ``None``: every class (``between_groups`` only).
+    y_true, y_pred
+        Column names or expressions of the true and predicted labels (see :func:`selection_rate`).
+    sensitive_features
+        Column name, expression, or a sequence of them; the groups are their observed
+        combinations (intersections), a null value being its own group.
+    sample_weight
+        Optional column name or expression of per-row weights.
+    pos_label
+        The positive label; default ``1``. ``None``: every class (``between_groups`` only).
     method
         ``"between_groups"`` (default) or ``"to_overall"``.
 
@@ -675,7 +1115,6 @@ def demographic_parity_difference(
     ).alias("demographic_parity_difference")  # fmt: skip
 
 
-@_group_doc
 def demographic_parity_ratio(
     y_true: IntoExpr,
     y_pred: IntoExpr,
@@ -692,7 +1131,15 @@ def demographic_parity_ratio(
 
     Parameters
     ----------
-    {group_params}
+    y_true, y_pred
+        Column names or expressions of the true and predicted labels (see :func:`selection_rate`).
+    sensitive_features
+        Column name, expression, or a sequence of them; the groups are their observed
+        combinations (intersections), a null value being its own group.
+    sample_weight
+        Optional column name or expression of per-row weights.
+    pos_label
+        The positive label; default ``1``.
     method
         ``"between_groups"`` (default) or ``"to_overall"``.
 
@@ -726,7 +1173,6 @@ def _combine(a: pl.Expr, b: pl.Expr, agg: str, worst: Callable[..., pl.Expr]) ->
     return pl.when(both).then(worst(a, b) if agg == "worst_case" else (a + b) / 2.0)
 
 
-@_group_doc
 def equalized_odds_difference(
     y_true: IntoExpr,
     y_pred: IntoExpr,
@@ -745,7 +1191,15 @@ def equalized_odds_difference(
 
     Parameters
     ----------
-    {group_params}
+    y_true, y_pred
+        Column names or expressions of the true and predicted labels (see :func:`selection_rate`).
+    sensitive_features
+        Column name, expression, or a sequence of them; the groups are their observed
+        combinations (intersections), a null value being its own group.
+    sample_weight
+        Optional column name or expression of per-row weights.
+    pos_label
+        The positive label; default ``1``.
     method
         ``"between_groups"`` (default) or ``"to_overall"``.
     agg
@@ -780,7 +1234,6 @@ def equalized_odds_difference(
     return _combine(tpr, fpr, agg, pl.max_horizontal).alias("equalized_odds_difference")
 
 
-@_group_doc
 def equalized_odds_ratio(
     y_true: IntoExpr,
     y_pred: IntoExpr,
@@ -798,7 +1251,15 @@ def equalized_odds_ratio(
 
     Parameters
     ----------
-    {group_params}
+    y_true, y_pred
+        Column names or expressions of the true and predicted labels (see :func:`selection_rate`).
+    sensitive_features
+        Column name, expression, or a sequence of them; the groups are their observed
+        combinations (intersections), a null value being its own group.
+    sample_weight
+        Optional column name or expression of per-row weights.
+    pos_label
+        The positive label; default ``1``.
     method
         ``"between_groups"`` (default) or ``"to_overall"``.
     agg
@@ -831,7 +1292,6 @@ def equalized_odds_ratio(
     return _combine(tpr, fpr, agg, pl.min_horizontal).alias("equalized_odds_ratio")
 
 
-@_group_doc
 def equal_opportunity_difference(
     y_true: IntoExpr,
     y_pred: IntoExpr,
@@ -849,7 +1309,15 @@ def equal_opportunity_difference(
 
     Parameters
     ----------
-    {group_params}
+    y_true, y_pred
+        Column names or expressions of the true and predicted labels (see :func:`selection_rate`).
+    sensitive_features
+        Column name, expression, or a sequence of them; the groups are their observed
+        combinations (intersections), a null value being its own group.
+    sample_weight
+        Optional column name or expression of per-row weights.
+    pos_label
+        The positive label; default ``1``.
     method
         ``"between_groups"`` (default) or ``"to_overall"``.
 
@@ -878,7 +1346,6 @@ def equal_opportunity_difference(
     ).alias("equal_opportunity_difference")  # fmt: skip
 
 
-@_group_doc
 def equal_opportunity_ratio(
     y_true: IntoExpr,
     y_pred: IntoExpr,
@@ -895,7 +1362,15 @@ def equal_opportunity_ratio(
 
     Parameters
     ----------
-    {group_params}
+    y_true, y_pred
+        Column names or expressions of the true and predicted labels (see :func:`selection_rate`).
+    sensitive_features
+        Column name, expression, or a sequence of them; the groups are their observed
+        combinations (intersections), a null value being its own group.
+    sample_weight
+        Optional column name or expression of per-row weights.
+    pos_label
+        The positive label; default ``1``.
     method
         ``"between_groups"`` (default) or ``"to_overall"``.
 
