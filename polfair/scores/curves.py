@@ -42,6 +42,7 @@ from polfair.scores.counts import SCORE_COUNT_COLUMNS, score_counts
 
 __all__ = [
     "SCORE_METRICS",
+    "area_between_roc_curves",
     "group_histograms",
     "precision_recall_curve",
     "reliability_curve",
@@ -382,8 +383,30 @@ def _histogram(
     return h, by_n
 
 
-def _abroca_pair(f1: np.ndarray, t1: np.ndarray, f2: np.ndarray, t2: np.ndarray) -> float:
-    """Exact ∫₀¹ |TPR₁(f) − TPR₂(f)| df between two piecewise-linear ROC curves (FPR ascending)."""
+def area_between_roc_curves(f1: np.ndarray, t1: np.ndarray, f2: np.ndarray, t2: np.ndarray) -> float:
+    """Exact ∫₀¹ |TPR₁(f) − TPR₂(f)| df between two piecewise-linear ROC curves (ABROCA).
+
+    Parameters
+    ----------
+    f1, t1
+        FPR and TPR of the first curve's points, FPR non-decreasing (vertical steps allowed), from
+        (0, 0) to (1, 1).
+    f2, t2
+        The second curve.
+
+    Returns
+    -------
+    float
+        The area, in [0, 1]: each linear piece is integrated exactly, including the crossing of
+        the two curves inside a piece (two triangles).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> area_between_roc_curves(np.array([0, 0.5, 1.0]), np.array([0, 0.75, 1.0]), np.array([0, 1.0]), np.array([0, 1.0]))
+    0.125
+    """
+    f1, t1, f2, t2 = (np.asarray(a, dtype=np.float64) for a in (f1, t1, f2, t2))
     grid = np.union1d(f1, f2)
     grid = grid[(grid >= 0) & (grid <= 1)]
 
@@ -567,7 +590,7 @@ def _abroca(c: pl.DataFrame, by: Sequence[str], refs: list[dict[str, Any]]) -> p
         ref = curves.get((*k[:-1], ref_of.get(k[:-1])))
         val = None
         if ref is not None and not (np.isnan(f).any() or np.isnan(t).any() or np.isnan(ref[1]).any() or np.isnan(ref[2]).any()):
-            val = _abroca_pair(f, t, ref[1], ref[2])
+            val = area_between_roc_curves(f, t, ref[1], ref[2])
         out_gid.append(gid)
         out_val.append(val)
     return pl.DataFrame({_GID: out_gid, "abroca": out_val}, schema={_GID: pl.UInt32, "abroca": pl.Float64})

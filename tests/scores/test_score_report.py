@@ -173,13 +173,18 @@ def test_abroca_equals_numeric_integral_and_is_zero_for_reference() -> None:
 
 
 def test_abroca_of_crossing_curves_is_exact() -> None:
-    from polfair.scores.curves import _abroca_pair  # the private kernel, tested directly
+    from polfair.scores.curves import area_between_roc_curves
 
-    f = np.array([0.0, 0.5, 1.0])
-    # curve 1 above the diagonal then below; curve 2 the diagonal: two triangles of area 1/8 each
-    assert _abroca_pair(f, np.array([0.0, 0.75, 1.0]), np.array([0.0, 1.0]), np.array([0.0, 1.0])) == pytest.approx(0.125)
-    assert _abroca_pair(np.array([0.0, 0.5, 0.5, 1.0]), np.array([0.0, 0.0, 1.0, 1.0]),
-                        np.array([0.0, 1.0]), np.array([0.0, 1.0])) == pytest.approx(0.25)  # fmt: skip
+    diag = (np.array([0.0, 1.0]), np.array([0.0, 1.0]))
+    # above the diagonal: two triangles of area 1/16 each
+    assert area_between_roc_curves(np.array([0.0, 0.5, 1.0]), np.array([0.0, 0.75, 1.0]), *diag) == pytest.approx(0.125)
+    # crosses the diagonal at FPR 0.5, inside a linear piece: four triangles of 1/32
+    cross = (np.array([0.0, 0.25, 0.75, 1.0]), np.array([0.0, 0.5, 0.5, 1.0]))
+    assert area_between_roc_curves(*cross, *diag) == pytest.approx(0.125)
+    # a vertical step (two points at the same FPR)
+    step = (np.array([0.0, 0.5, 0.5, 1.0]), np.array([0.0, 0.0, 1.0, 1.0]))
+    assert area_between_roc_curves(*step, *diag) == pytest.approx(0.25)
+    assert area_between_roc_curves(*cross, *cross) == 0.0
 
 
 def test_threshold_sweep_equals_fairness_report_at_each_threshold() -> None:
