@@ -6,7 +6,12 @@ Imports :mod:`polfair.core` and, by a documented edge, :mod:`polfair.scores` (sc
 """
 
 from polfair.mitigation.reweighing import Reweighing, reweighing, reweighing_from_counts
-from polfair.mitigation.thresholds import CONSTRAINTS, GroupThresholds, group_thresholds, group_thresholds_from_counts
+from polfair.mitigation.thresholds import (
+    CONSTRAINTS,
+    GroupThresholds,
+    group_thresholds,
+    group_thresholds_from_counts,
+)
 
 __all__ = [
     "CONSTRAINTS",

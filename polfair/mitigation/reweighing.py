@@ -16,8 +16,9 @@ core's cell table (:func:`polfair.core.counts.cell_table`: one pass) and join ba
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import polars as pl
 

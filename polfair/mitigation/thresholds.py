@@ -27,8 +27,9 @@ data it was fitted on; a realised decision draws one uniform number per row
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
 
 import numpy as np
 import polars as pl
@@ -188,7 +189,7 @@ def _groups(hist: pl.DataFrame, keys: list[str]) -> list[_Group]:
     cells = (
         hist.group_by([*keys, "score"])
         .agg(pl.col("n").sum(), pl.col("weight").filter(lab).sum().alias("pos"),
-             pl.col("weight").filter(~lab).sum().alias("neg"))  # fmt: skip
+             pl.col("weight").filter(~lab).sum().alias("neg"))
         .sort([*keys, "score"], descending=[*([False] * len(keys)), True], nulls_last=True)
     )
     for key, part in cells.group_by(keys, maintain_order=True):

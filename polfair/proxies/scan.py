@@ -31,8 +31,10 @@ every feature value. Then, per feature (:func:`proxy_scan_from_counts`):
 
 from __future__ import annotations
 
+import itertools
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -191,7 +193,7 @@ def _binned(part: pl.DataFrame, numeric_bins: int, max_levels: int) -> pl.DataFr
     edges = [e for e in edges if e > x[0]]  # the first bin is never empty
     labels = []
     bounds = [-math.inf, *edges, math.inf]
-    for lo, hi in zip(bounds[:-1], bounds[1:]):
+    for lo, hi in itertools.pairwise(bounds):
         if math.isinf(lo):
             labels.append(f"< {_fmt(hi)}" if not math.isinf(hi) else "all")
         elif math.isinf(hi):
@@ -298,7 +300,7 @@ def proxy_scan_from_counts(
         out.with_columns(pl.col(measure).alias("association"))
         .sort("association", descending=True, nulls_last=True, maintain_order=True)
         .select("feature", "association", "cramers_v", "normalized_mutual_info", "kind", "levels", "n",
-                "top_values", "summary")  # fmt: skip
+                "top_values", "summary")
     )
 
 
@@ -361,7 +363,7 @@ def proxy_report_from_counts(
         c.group_by(["feature", "value"], maintain_order=True)
         .agg(aggs)
         .with_columns(pl.col("tp").alias("gtp"), pl.col("fp").alias("gfp"), pl.col("tn").alias("gtn"),
-                      pl.col("fn").alias("gfn"))  # fmt: skip
+                      pl.col("fn").alias("gfn"))
         .select("feature", pl.col("value").alias(_V), *[pl.col(k).cast(COUNT_DTYPES[k]) for k in COUNT_COLUMNS])
         .sort(["feature", _V], nulls_last=False)
     )

@@ -5,8 +5,17 @@ Imports :mod:`polfair.core` and, by a documented edge, :mod:`polfair.scores` (th
 that gives NYC's scoring rate above the median in the same pass).
 """
 
-from polfair.regulatory.adverse_impact import ADVERSE_IMPACT_COLUMNS, PRESETS, adverse_impact, adverse_impact_from_counts
-from polfair.regulatory.statistics import fisher_exact_two_sided, flip_to_nonsignificance, two_proportion_z
+from polfair.regulatory.adverse_impact import (
+    ADVERSE_IMPACT_COLUMNS,
+    PRESETS,
+    adverse_impact,
+    adverse_impact_from_counts,
+)
+from polfair.regulatory.statistics import (
+    fisher_exact_two_sided,
+    flip_to_nonsignificance,
+    two_proportion_z,
+)
 
 __all__ = [
     "ADVERSE_IMPACT_COLUMNS",

@@ -36,7 +36,8 @@ unknown category" (§ 5-301(b)(5), (c)(5)).
 from __future__ import annotations
 
 import math
-from typing import Any, Literal, Sequence
+from collections.abc import Sequence
+from typing import Any, Literal
 
 import polars as pl
 

@@ -16,7 +16,11 @@ from polfair.scores.curves import (
     score_report,
     score_report_from_counts,
 )
-from polfair.scores.sweep import sweep_counts, threshold_sweep, threshold_sweep_from_counts
+from polfair.scores.sweep import (
+    sweep_counts,
+    threshold_sweep,
+    threshold_sweep_from_counts,
+)
 
 __all__ = [
     "SCORE_COUNT_COLUMNS",

@@ -31,14 +31,23 @@ gives the bound per group).
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import polars as pl
 
-from polfair.core._args import as_expr, as_list, as_values, check_columns, is_bool_like, output_name
+from polfair.core._args import (
+    as_expr,
+    as_list,
+    as_values,
+    check_columns,
+    is_bool_like,
+    output_name,
+)
 from polfair.core._typing import IntoExpr
 from polfair.core.inputs import to_lazyframe
 from polfair.exceptions import InvalidInputError, MissingValuesWarning, PolfairError
@@ -235,7 +244,7 @@ def _check_bins(bins: Any, range_: tuple[float, float]) -> tuple[float, ...] | N
         msg = f"bins must be 'exact', None, an int >= 1 or a list of increasing edges, got {bins!r}"
         raise PolfairError(msg)
     edges = tuple(float(e) for e in bins)
-    if len(edges) < 2 or any(not math.isfinite(e) for e in edges) or any(a >= b for a, b in zip(edges, edges[1:])):
+    if len(edges) < 2 or any(not math.isfinite(e) for e in edges) or any(a >= b for a, b in itertools.pairwise(edges)):
         msg = f"bins edges must be >= 2 finite, strictly increasing numbers, got {list(bins)!r}"
         raise PolfairError(msg)
     return edges
@@ -261,7 +270,7 @@ def score_counts(
     weight: IntoExpr | None = None,
     by: IntoExpr | Sequence[IntoExpr] | None = None,
     bins: int | Sequence[float] | str | None = "exact",
-    range: tuple[float, float] = (0.0, 1.0),  # noqa: A002  (numpy's name for the same option)
+    range: tuple[float, float] = (0.0, 1.0),
     engine: str = "auto",
 ) -> pl.DataFrame:
     """Score histogram by group: ONE ``group_by`` over (by, protected, score bin, label).

@@ -29,7 +29,8 @@ bin count as half-concordant); the exact-value histogram has no error.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -152,7 +153,6 @@ def _with_gid(gh: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
 
 def _cumulative(gh: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
     """Per group, scores descending with cumulative TP/FP (weighted) and the group's totals."""
-    g = _gid(by)
     return (
         _with_gid(gh, by)
         .sort([_GID, "score"], descending=[False, True])
@@ -282,7 +282,7 @@ def _reliability(gh: pl.DataFrame, by: Sequence[str], n_bins: int) -> pl.DataFra
         _with_gid(gh, by).with_columns(b.alias("bin"))
         .group_by([_GID, *_gid(by), "bin"])
         .agg(pl.col("n").sum(), w.sum().alias("weight"), (pl.col("pos_score") + pl.col("neg_score")).sum().alias("ws"),
-             pl.col("pos").sum())  # fmt: skip
+             pl.col("pos").sum())
         .sort([_GID, "bin"])
     )
 

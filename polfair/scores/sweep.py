@@ -19,7 +19,8 @@ selected when its lower edge is ``>= t``.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import polars as pl
 

@@ -9,8 +9,8 @@ import pytest
 import polfair as pf
 from polfair.exceptions import PolfairError
 from polfair.mitigation import group_thresholds, reweighing
-from polfair.scores import merge_score_counts, score_counts
 from polfair.mitigation.thresholds import group_thresholds_from_counts
+from polfair.scores import merge_score_counts, score_counts
 
 FAIRLEARN_NAME = {
     "demographic_parity": "demographic_parity",
@@ -113,7 +113,7 @@ def test_to_expr_is_seeded_and_realises_the_rates() -> None:
 
 def test_thresholds_from_merged_histograms_equal_whole() -> None:
     df = pf.load_compas()
-    kw = dict(y_true="two_year_recid", y_score="decile_score", protected=["race"])
+    kw = {"y_true": "two_year_recid", "y_score": "decile_score", "protected": ["race"]}
     merged = merge_score_counts([score_counts(df[i::2], **kw) for i in range(2)])
     a = group_thresholds_from_counts(merged, protected=["race"], constraint="demographic_parity")
     b = group_thresholds(df, **kw, constraint="demographic_parity").table
@@ -122,7 +122,7 @@ def test_thresholds_from_merged_histograms_equal_whole() -> None:
 
 def test_group_thresholds_errors() -> None:
     df = pf.load_compas()
-    kw = dict(y_true="two_year_recid", y_score="decile_score", protected="race")
+    kw = {"y_true": "two_year_recid", "y_score": "decile_score", "protected": "race"}
     with pytest.raises(PolfairError, match="constraint"):
         group_thresholds(df, **kw, constraint="parity")  # type: ignore[arg-type]
     with pytest.raises(PolfairError, match="objective"):

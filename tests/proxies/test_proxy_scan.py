@@ -8,7 +8,12 @@ import pytest
 
 import polfair as pf
 from polfair.exceptions import PolfairError
-from polfair.proxies import proxy_counts, proxy_report, proxy_scan, proxy_scan_from_counts
+from polfair.proxies import (
+    proxy_counts,
+    proxy_report,
+    proxy_scan,
+    proxy_scan_from_counts,
+)
 
 FEATURES = ["relationship", "occupation", "marital_status", "race", "workclass"]
 
@@ -74,7 +79,7 @@ def test_numeric_features_are_binned_at_quantiles() -> None:
 
 def test_proxy_report_equals_fairness_report_on_the_feature() -> None:
     df = pf.load_compas()
-    kw = dict(y_true="two_year_recid", y_pred=pl.col("decile_score") >= 5)
+    kw = {"y_true": "two_year_recid", "y_pred": pl.col("decile_score") >= 5}
     rep = proxy_report(df, protected="race", features=["age_cat", "c_charge_degree"], **kw)
     for f in ("age_cat", "c_charge_degree"):
         core = pf.fairness_report(df, protected=[pl.col(f).cast(pl.String)], **kw)

@@ -141,7 +141,7 @@ def pd_isnull(a: np.ndarray) -> np.ndarray:
 
 def test_by_and_merge_across_partitions() -> None:
     df = pf.load_adult().with_columns(sel=pl.col("education_num") >= 13)
-    kw = dict(y_true=None, y_score=pl.col("sel").cast(pl.Float64), protected=["sex", "race"], by="split")
+    kw = {"y_true": None, "y_score": pl.col("sel").cast(pl.Float64), "protected": ["sex", "race"], "by": "split"}
     whole = adverse_impact_from_counts(score_counts(df, **kw), by="split")
     merged = adverse_impact_from_counts(merge_score_counts([score_counts(df[i::4], **kw) for i in range(4)]), by="split")
     assert merged.equals(whole)

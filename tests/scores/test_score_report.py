@@ -28,7 +28,7 @@ from polfair.scores import (
 skm = pytest.importorskip("sklearn.metrics")
 calibration = pytest.importorskip("sklearn.calibration")
 
-COMPAS = dict(y_true="two_year_recid", y_score="decile_score", protected=["race", "sex"])
+COMPAS = {"y_true": "two_year_recid", "y_score": "decile_score", "protected": ["race", "sex"]}
 
 
 def _groups(df: pl.DataFrame, attrs: list[str]):
@@ -65,7 +65,7 @@ def test_compas_auc_ap_equal_sklearn_per_group_and_intersection() -> None:
 
 def test_adult_weighted_auc_ap_brier_equal_sklearn() -> None:
     df = pf.load_adult().with_columns(p=pl.col("education_num") / 16)
-    kw = dict(y_true="income_gt_50k", y_score="p", protected=["sex", "race"], weight="fnlwgt")
+    kw = {"y_true": "income_gt_50k", "y_score": "p", "protected": ["sex", "race"], "weight": "fnlwgt"}
     rep = score_report(df, **kw)
     for label, part in _groups(df, ["sex"]):
         y, s, w = part["income_gt_50k"].to_numpy(), part["p"].to_numpy(), part["fnlwgt"].to_numpy()
@@ -221,7 +221,7 @@ def test_sweep_every_score_and_rank_cuts() -> None:
 
 def test_histograms_merge_across_partitions() -> None:
     df = pf.load_adult().with_columns(p=pl.col("education_num") / 16, w=pl.col("fnlwgt") / 1e5)
-    kw = dict(y_true="income_gt_50k", y_score="p", protected=["sex", "race"], weight="w", by="split")
+    kw = {"y_true": "income_gt_50k", "y_score": "p", "protected": ["sex", "race"], "weight": "w", "by": "split"}
     parts = [score_counts(df[i::3], **kw) for i in range(3)]
     whole = score_counts(df, **kw)
     merged = merge_score_counts(parts)

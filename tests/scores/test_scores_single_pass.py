@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import polars as pl
 import pytest
@@ -65,7 +66,7 @@ def _frame(n: int = 4000) -> pl.DataFrame:
     )
 
 
-SCORE = dict(y_true="y", y_score="s", protected=["race", "sex"], weight="w")
+SCORE = {"y_true": "y", "y_score": "s", "protected": ["race", "sex"], "weight": "w"}
 
 CALLS: dict[str, Callable[[pl.LazyFrame], Any]] = {
     "score_counts": lambda lf: score_counts(lf, **SCORE, by="month"),
