@@ -9,7 +9,7 @@ monitor or of foreign engines; this module is where they meet.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Literal, Mapping, Sequence
 
 import polars as pl
 
@@ -18,8 +18,11 @@ from polfair.core.collect import collect_cells
 from polfair.core.counts import cell_table, pivot_codes
 from polfair.core.inputs import is_foreign
 from polfair.core.report import report_from_counts
+from polfair.core.run_metadata import with_run_metadata
+from polfair.core.wide import to_wide
 from polfair.core.spec import build_spec
 from polfair.engines.narwhals import foreign_code_table
+from polfair.exceptions import PolfairError
 from polfair.monitor.plan import plan_report
 
 __all__ = ["confusion_counts", "fairness_report"]
@@ -148,6 +151,8 @@ def fairness_report(
     max_sample_size: int | None = None,
     config: Any = None,
     metrics: Sequence[Any] | None = None,
+    shape: Literal["long", "wide"] = "long",
+    run_metadata: bool | Mapping[str, Any] = False,
 ) -> pl.DataFrame:
     """Audit a classifier's decisions (or a dataset's labels) for group fairness, in one pass.
 
@@ -206,6 +211,15 @@ def fairness_report(
     metrics
         Optional list of :class:`polfair.compat.yardstick.GroupwiseMetric` (or built-in names such as
         ``"equalized_odds"``); each adds one attribute-level row per attribute set and ``by`` group.
+    shape
+        ``"long"`` (default: one row per metric, for ETL and appends) or ``"wide"``: one row per
+        (by, attribute set, group), one column per metric and ``<metric>__<statistic>`` columns
+        (:func:`polfair.core.wide.to_wide`; same numbers).
+    run_metadata
+        ``True``: append ``run_id``, ``run_at`` (UTC), ``polfair_version``, ``schema_version`` and
+        ``config_hash`` (the hash of this call's options) columns
+        (:func:`polfair.core.run_metadata.with_run_metadata`); a mapping such as
+        ``{"run_id": "nightly-2026-05-01"}`` also sets them. Default ``False``.
 
     Returns
     -------
@@ -215,6 +229,8 @@ def fairness_report(
         are fractions in [0, 1]; counts are weighted when ``weight`` is given. With
         ``thresholds``/``min_sample_size``/``config``, also ``threshold`` (String) and ``status``
         (``"ok" | "violation" | "insufficient_data"``, null where no threshold applies).
+        With ``run_metadata``, the run columns come last (``docs/schema.md``); with
+        ``shape="wide"``, the wide form (:func:`polfair.core.wide.to_wide`) of all of it.
 
     Raises
     ------
@@ -262,6 +278,8 @@ def fairness_report(
     │ m     ┆ 0.666667 ┆ m               ┆ 0.0        ┆ 1.0   │
     └───────┴──────────┴─────────────────┴────────────┴───────┘
     """
+    options = {k: v for k, v in locals().items() if k not in ("data", "shape", "run_metadata")}
+    _check_shape(shape, run_metadata)
     plan = plan_report(
         data, config=config, y_true=y_true, y_pred=y_pred, y_score=y_score, weight=weight, by=by,
         protected=protected, favorable=favorable, privileged=privileged, intersections=intersections,
@@ -277,8 +295,30 @@ def fairness_report(
     else:
         spec = build_spec(plan.data, **kwargs)  # type: ignore[arg-type]
         cells = collect_cells(spec, on_missing=on_missing, engine=engine)
-    return plan.finish(report_from_counts(
+    report = plan.finish(report_from_counts(
         cells, protected=spec.keys, by=spec.by, has_predictions=spec.has_predictions,
         privileged=plan.privileged, reference=reference, intersections=plan.intersections,
         alpha=alpha, concentration=concentration,
     ))  # fmt: skip
+    return _shape_and_stamp(report, shape, run_metadata, options)
+
+
+def _check_shape(shape: Any, run_metadata: Any) -> None:
+    if shape not in ("long", "wide"):
+        msg = f"shape must be 'long' (one row per metric) or 'wide' (one row per group), got {shape!r}"
+        raise PolfairError(msg)
+    if not isinstance(run_metadata, (bool, Mapping)):
+        msg = f"run_metadata must be True/False or a mapping like {{'run_id': '...'}}, got {run_metadata!r}"
+        raise PolfairError(msg)
+    unknown = sorted(set(run_metadata) - {"run_id", "run_at", "polfair_version"}) if isinstance(run_metadata, Mapping) else []
+    if unknown:
+        msg = f"run_metadata: unknown keys {unknown}; use run_id, run_at, polfair_version"
+        raise PolfairError(msg)
+
+
+def _shape_and_stamp(report: pl.DataFrame, shape: str, run_metadata: Any, options: Mapping[str, Any]) -> pl.DataFrame:
+    """Append run metadata (hash of the call's options) and reshape, as asked."""
+    if run_metadata is not False:
+        extra = dict(run_metadata) if isinstance(run_metadata, Mapping) else {}
+        report = with_run_metadata(report, config=options, **extra)
+    return to_wide(report) if shape == "wide" else report

@@ -64,12 +64,15 @@ _F, _S, _I = pl.Float64(), pl.String(), pl.Int64()
 
 #: The report's columns after the ``by`` columns, in order.
 REPORT_SCHEMA: tuple[Column, ...] = (
-    Column("attribute", _S, "attribute-set names joined by ' & '; null on population rows", 1, "core"),
-    Column("group", _S, "the group's values joined by ' & ' (null value -> 'null'); null on attribute and "
-           "population rows", 1, "core"),
-    Column("metric", _S, "standard metric name (aif360 / fairlearn spelling)", 1, "core", False),
+    Column("attribute", pl.Categorical, "attribute-set names joined by ' & '; null on population rows "
+           "(String in version 1)", 1, "core"),
+    Column("group", _S, "the group's display label: values joined by ' & ' (null value -> 'null'; a value "
+           "containing ' & ' or equal to 'null' is JSON-quoted); null on attribute and population rows", 1, "core"),
+    Column("metric", pl.Categorical, "standard metric name (aif360 / fairlearn spelling; String in version 1)",
+           1, "core", False),
     Column("value", _F, "the metric; null where undefined (zero denominator), never a silent 0", 1, "core"),
-    Column("reference_group", _S, "the group compared with (group rows and disparities)", 1, "core"),
+    Column("reference_group", pl.Categorical, "the group compared with (group rows and disparities; String "
+           "in version 1)", 1, "core"),
     Column("difference", _F, "group rows: value - reference value; attribute rows: max - min over groups", 1, "core"),
     Column("ratio", _F, "group rows: value / reference value; attribute rows: min / max over groups", 1, "core"),
     Column("n", _I, "input rows in the group (missing ones included)", 1, "core", False),
@@ -83,10 +86,16 @@ REPORT_SCHEMA: tuple[Column, ...] = (
            "equal' (attribute rows)", 2, "interval"),
     Column("p_value_adjusted", _F, "p_value adjusted for multiplicity within (by value, metric)", 2, "interval"),
     Column("n_eff", _F, "effective sample size of the rate's denominator (Kish; = count unweighted)", 2, "interval"),
-    Column("ci_method", _S, "interval method (score, score_ess, mover, projection, bootstrap_bc, jackknife_t, "
-           "bound)", 2, "interval"),
-    Column("test", _S, "test behind p_value (chi2_n1, fisher, z_ess, chi2_2df, chi2_homogeneity, mc_exact, "
-           "jackknife_t)", 2, "interval"),
+    Column("ci_method", pl.Categorical, "interval method (score, score_ess, mover, projection, bootstrap_bc, "
+           "jackknife_t, bound)", 2, "interval"),
+    Column("test", pl.Categorical, "test behind p_value (chi2_n1, fisher, z_ess, chi2_2df, chi2_homogeneity, "
+           "mc_exact, jackknife_t)", 2, "interval"),
+    Column("n_groups", _I, "attribute rows and between_all_groups rows: number of groups the spread or index "
+           "is over; null elsewhere", 2, "core"),
+    Column("excluded_groups", _S, "attribute rows: groups left out of the spread (undefined value), as a "
+           "JSON list; null elsewhere", 2, "core"),
+    Column("group_key", pl.Struct, "the typed group key: one field per protected attribute in its input dtype "
+           "(null field: not in the attribute set, or a null value); null on population rows", 2, "core"),
     Column("threshold", _S, "the threshold band applied to the row (monitor; with thresholds)", 1, "monitor"),
     Column("status", _S, "'ok' | 'violation' | 'insufficient_data'; null where no threshold applies",
            1, "monitor"),

@@ -56,3 +56,19 @@ def test_bad_arguments() -> None:
         with_run_metadata(_REP, run_id=3)  # type: ignore[arg-type]
     with pytest.raises(PolfairError, match="run_at must be a datetime"):
         with_run_metadata(_REP, run_at="2026-01-01")  # type: ignore[arg-type]
+
+
+def test_fairness_report_run_metadata() -> None:
+    import polfair as pf
+
+    df = pl.DataFrame({"y": [1, 0, 1, 0], "p": [1, 0, 0, 0], "g": ["a", "a", "b", "b"]})
+    plain = pf.fairness_report(df, y_true="y", y_pred="p", protected="g")
+    a = pf.fairness_report(df, y_true="y", y_pred="p", protected="g", run_metadata={"run_id": "r1"})
+    b = pf.fairness_report(df, y_true="y", y_pred="p", protected="g", run_metadata=True)
+    c = pf.fairness_report(df, y_true="y", y_pred="p", protected="g", run_metadata=True, reference="overall")
+    assert a.columns == [*plain.columns, *RUN_METADATA_COLUMNS]
+    assert a.drop(*RUN_METADATA_COLUMNS).equals(plain)
+    assert a["run_id"][0] == "r1" and b["run_id"][0] != "r1"
+    assert a["config_hash"][0] == b["config_hash"][0] != c["config_hash"][0]
+    with pytest.raises(PolfairError, match="unknown keys"):
+        pf.fairness_report(df, y_true="y", y_pred="p", protected="g", run_metadata={"id": "x"})

@@ -8,7 +8,7 @@ from conftest import Case, audit_cases
 from hypothesis import HealthCheck, given, settings
 
 import polfair as pf
-from polfair.core.schema import by_columns
+from polfair.core.schema import RUN_METADATA_COLUMNS, by_columns
 from polfair.core.wide import to_wide
 from polfair.exceptions import PolfairError
 
@@ -19,10 +19,15 @@ def _check_round_trip(long: pl.DataFrame) -> None:
     """Read every long cell back from the wide form (drop_empty=False) and compare exactly."""
     wide = to_wide(long, drop_empty=False)
     keys = [*by_columns(long.columns), "attribute", "group"]
+    row_cols = [c for c in long.columns if c in ("n", *RUN_METADATA_COLUMNS) or long.schema[c].base_type() == pl.Struct]
+    assert set(row_cols) <= set(wide.columns)
+    cats = [c for c in ("attribute", "metric", "reference_group") if c in long.columns]
+    long = long.with_columns(pl.col(cats).cast(pl.String))
+    wide = wide.with_columns(pl.col("attribute").cast(pl.String))
     assert wide.select(keys).is_duplicated().sum() == 0
     assert wide.height == long.select(keys).unique().height
     metrics = long["metric"].unique(maintain_order=True).to_list()
-    stats = [c for c in long.columns if c not in (*keys, "metric", "n", "value", "reference_group")]
+    stats = [c for c in long.columns if c not in (*keys, *row_cols, "metric", "value", "reference_group")]
     per_metric_ref = f"{metrics[0]}__reference_group" in wide.columns
     parts = []
     for m in metrics:
@@ -35,6 +40,8 @@ def _check_round_trip(long: pl.DataFrame) -> None:
     joined = long.join(back, on=[*keys, "metric"], how="left", nulls_equal=True, suffix="__w")
     assert joined.height == long.height
     for c in ["n", "value", *stats]:
+        if long.schema[c] != back.schema[c]:  # Categorical statistics (ci_method, test)
+            joined = joined.with_columns(pl.col(c, f"{c}__w").cast(pl.String))
         a, b = joined[c], joined[f"{c}__w"]
         same = (a == b) | (a.is_null() & b.is_null()) | (a.is_nan() & b.is_nan() if a.dtype.is_float() else False)
         assert same.fill_null(False).all(), c
@@ -100,3 +107,11 @@ def test_errors() -> None:
     dup = pl.DataFrame({"attribute": ["a", "a"], "group": ["g", "g"], "metric": ["m", "m"], "value": [1.0, 2.0]})
     with pytest.raises(PolfairError, match="several rows"):
         to_wide(dup)
+
+
+def test_fairness_report_shape_wide_equals_to_wide(compas: pl.DataFrame) -> None:
+    long = pf.fairness_report(compas, **_COMPAS)
+    wide = pf.fairness_report(compas, **_COMPAS, shape="wide")
+    assert wide.equals(to_wide(long))
+    with pytest.raises(PolfairError, match="shape must be 'long'"):
+        pf.fairness_report(compas, **_COMPAS, shape="tall")  # type: ignore[arg-type]
