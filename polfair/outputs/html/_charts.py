@@ -87,7 +87,7 @@ def fix_svg(svg: str, uid: str, title: str, desc: str) -> str:
     from markupsafe import escape
 
     start = svg.find("<svg")
-    svg = svg[start:]
+    svg = re.sub(r"\s*<metadata>.*?</metadata>", "", svg[start:], flags=re.S)  # RDF block with links
     ids = set(_ID.findall(svg))
     for old in sorted(ids, key=len, reverse=True):
         new = f"{uid}-{old}"
@@ -99,8 +99,10 @@ def fix_svg(svg: str, uid: str, title: str, desc: str) -> str:
     width_px = f' style="max-width:{float(w.group(1)) * 4 / 3:.0f}px"' if w else ""
     head = re.sub(r'\s(width|height)="[^"]*"', "", head)
     label = (
-        f' role="img" aria-labelledby="{uid}-title {uid}-desc" class="pf-chart" width="100%"{width_px}'
+        f' id="{uid}" role="img" aria-labelledby="{uid}-title {uid}-desc" class="pf-chart" width="100%"{width_px}'
     )
+    # matplotlib's <style> says "*{stroke-linejoin: round; ...}": inline, that would style the whole page
+    svg = re.sub(r"(<style[^>]*>\s*)\*\s*\{", lambda m: f"{m.group(1)}#{uid} *{{", svg)
     inner = f'<title id="{uid}-title">{escape(title)}</title><desc id="{uid}-desc">{escape(desc)}</desc>'
     return head + label + ">" + inner + svg[head_end + 1 :].rstrip() + "\n"
 
@@ -265,7 +267,11 @@ def heatmap_svg(hm: dict[str, Any], *, uid: str) -> str:
         ax = fig.add_subplot()
         ax.spines[:].set_visible(False)
         cmap = _cmap()
-        im = ax.imshow(np.clip(data, -lim, lim), cmap=cmap, norm=TwoSlopeNorm(0.0, -lim, lim), aspect="auto")
+        # vector cells (pcolormesh), not a raster image: crisp at any zoom, no embedded PNG
+        im = ax.pcolormesh(np.arange(len(cols) + 1) - 0.5, np.arange(len(rows) + 1) - 0.5, np.ma.masked_invalid(
+            np.clip(data, -lim, lim)), cmap=cmap, norm=TwoSlopeNorm(0.0, -lim, lim), edgecolors="white", linewidth=1)
+        ax.set_xlim(-0.5, len(cols) - 0.5)
+        ax.set_ylim(len(rows) - 0.5, -0.5)
         for i, rv in enumerate(rows):
             for j, cv in enumerate(cols):
                 c = hm["cells"].get((rv, cv))
@@ -295,6 +301,7 @@ def heatmap_svg(hm: dict[str, Any], *, uid: str) -> str:
         ax.set_ylabel(hm["row_attr"], fontsize=9)
         ax.tick_params(length=0)
         cb = fig.colorbar(im, ax=ax, shrink=0.85, pad=0.02)
+        cb.solids.set_rasterized(False)  # matplotlib rasterizes long colorbars: keep vector, no PNG
         if ratio:
             ticks = [t for t in (0.125, 0.25, 0.5, 0.8, 1.0, 1.25, 2.0, 4.0, 8.0) if abs(math.log(t)) <= lim + 1e-9]
             cb.set_ticks([math.log(t) for t in ticks])

@@ -28,7 +28,7 @@ INTERVAL_FLOATS = (
 )  # fmt: skip
 OPTIONAL_STRINGS = ("threshold", "status", "ci_method", "test")
 METADATA = ("run_id", "run_at", "polfair_version", "schema_version", "config_hash")
-KNOWN = frozenset((*REQUIRED, *INTERVAL_FLOATS, *OPTIONAL_STRINGS, *METADATA, "group_key"))
+KNOWN = frozenset((*REQUIRED, *INTERVAL_FLOATS, *OPTIONAL_STRINGS, *METADATA, "group_key", "n_groups", "excluded_groups"))
 
 #: Severity order of statuses (higher is worse) used to rank groups and attribute sets.
 SEVERITY = {"violation": 4, "inconclusive": 3, "insufficient_data": 2, "ok": 1, "not_assessed": 0, "reference": 0}
@@ -217,6 +217,11 @@ def normalize(report: Any) -> pl.DataFrame:
     if report.height == 0:
         msg = "the report is empty (0 rows): there is nothing to show"
         raise ValueError(msg)
+    # label columns may be Categorical/Enum (the report's compact dtypes): read them as String
+    text = [c for c in ("attribute", "group", "metric", "reference_group", *OPTIONAL_STRINGS, "excluded_groups")
+            if c in report.columns and report.schema[c] != pl.String]  # fmt: skip
+    if text:
+        report = report.with_columns(pl.col(c).cast(pl.String) for c in text)
     add = [pl.lit(None, pl.Float64).alias(c) for c in INTERVAL_FLOATS if c not in report.columns]
     add += [pl.lit(None, pl.String).alias(c) for c in OPTIONAL_STRINGS if c not in report.columns]
     return report.with_columns(add) if add else report
@@ -329,6 +334,9 @@ def build_view(report: Any, opts: ViewOptions) -> dict[str, Any]:
     full = rep
     snapshot: dict[str, Any] = {}
     n_by_values = 0
+    if opts.snapshot and not by:
+        msg = f"snapshot={dict(opts.snapshot)!r}: the report has no by columns"
+        raise ValueError(msg)
     if by:
         combos = rep.select(by).unique().sort(by, nulls_last=True)
         n_by_values = combos.height
