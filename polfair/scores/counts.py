@@ -49,7 +49,7 @@ from polfair.core._args import (
     output_name,
 )
 from polfair.core._typing import IntoExpr
-from polfair.core.inputs import to_lazyframe
+from polfair.core.inputs import is_foreign, to_lazyframe
 from polfair.exceptions import InvalidInputError, MissingValuesWarning, PolfairError
 
 __all__ = [
@@ -325,8 +325,10 @@ def score_counts(
 
     Notes
     -----
-    One pass: the input is scanned once (``tests/scores/test_scores.py`` counts the scans). The
-    tables of partitions merge with :func:`merge_score_counts`.
+    One pass: the input is scanned once (``tests/scores/test_scores_single_pass.py`` counts the
+    scans). The tables of partitions merge with :func:`merge_score_counts`. A PySpark DataFrame or
+    DuckDB relation runs the same ``group_by`` inside its own engine via narwhals (optional
+    dependency; column names only) and only the small histogram comes back to Polars.
 
     Examples
     --------
@@ -340,6 +342,8 @@ def score_counts(
     6172
     """
     edges = _check_bins(bins, range)
+    if is_foreign(data):
+        return _finish(*_foreign_counts(data, y_true, y_score, protected, favorable, weight, by, edges), edges)
     req = score_counts_request(
         data, y_true=y_true, y_score=y_score, protected=protected, favorable=favorable, weight=weight, by=by
     )
@@ -361,6 +365,77 @@ def score_counts(
         .collect(engine=engine)  # type: ignore[arg-type]
     )
     return _finish(out, keys, edges)
+
+
+def _foreign_counts(
+    data: Any, y_true: Any, y_score: Any, protected: Any, favorable: Any, weight: Any, by: Any,
+    edges: tuple[float, ...] | None,
+) -> tuple[pl.DataFrame, list[str]]:
+    """The same ONE group_by inside a PySpark / DuckDB / ... frame's own engine, via narwhals."""
+    try:
+        import narwhals as nw
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        msg = "Spark/DuckDB inputs need narwhals: pip install 'polfair[spark]' (or pip install narwhals)"
+        raise ImportError(msg) from exc
+
+    def names(x: Any, role: str) -> list[str]:
+        out = as_list(x)
+        if not all(isinstance(v, str) for v in out):
+            msg = f"{role}: frames of other engines take column names only (no Polars expressions), got {out!r}"
+            raise TypeError(msg)
+        return [str(v) for v in out]
+
+    nf = nw.from_native(data)
+    schema = nf.collect_schema()
+    cols = list(schema.names())
+    by_n, keys = names(by, "by"), names(protected, "protected")
+    roles = {"y_score": names(y_score, "y_score"), "y_true": names(y_true, "y_true"), "weight": names(weight, "weight")}
+    for role, v in [*roles.items(), ("by", by_n), ("protected", keys)]:
+        for c in v:
+            check_columns(pl.col(c), role, cols)
+    for k in (*by_n, *keys):
+        if k in _RESERVED or k.startswith("__pf_"):
+            msg = f"key name {k!r} is reserved for the score table's columns; rename it"
+            raise PolfairError(msg)
+    s = nw.col(roles["y_score"][0]).cast(nw.Float64)
+    if y_true is None:
+        label = nw.lit(False)
+    else:
+        col = roles["y_true"][0]
+        values = list(as_values(favorable))
+        dtype = schema[col]
+        if dtype == nw.Boolean:
+            label = nw.col(col) if True in [bool(v) for v in values] else ~nw.col(col)
+        elif dtype.is_numeric() != all(isinstance(v, (int, float)) for v in values):
+            msg = f"favorable={values!r} cannot match y_true column {col!r} of dtype {dtype}"
+            raise InvalidInputError(msg)
+        else:
+            label = nw.col(col).is_in(values)
+    w = nw.lit(1.0) if weight is None else nw.col(roles["weight"][0]).cast(nw.Float64)
+    score = s
+    if edges is not None:
+        score = nw.lit(edges[0])
+        for e in edges[1:-1]:
+            score = nw.when(s >= e).then(nw.lit(e)).otherwise(score)
+        score = nw.when(~s.is_null()).then(score)
+    table = (
+        nf.with_columns(
+            s.alias("__pf_s"), w.alias("__pf_w"), (w * s).alias("__pf_ws"), (w * s * s).alias("__pf_wss"),
+            score.alias("score"), label.alias("label"),
+        )
+        .group_by([*by_n, *keys, "score", "label"])
+        .agg(
+            nw.len().alias("n"), nw.col("__pf_w").sum().alias("weight"), nw.col("__pf_ws").sum().alias("score_sum"),
+            nw.col("__pf_wss").sum().alias("score_sq_sum"), nw.col("__pf_s").min().alias("score_min"),
+            nw.col("__pf_s").max().alias("score_max"), nw.col("__pf_w").min().alias(_W_MIN),
+        )
+    )  # fmt: skip
+    native = table.collect(backend="polars").to_native() if hasattr(table, "collect") else table.to_polars()
+    out = native.with_columns(
+        pl.col("n").cast(pl.Int64), pl.col("score").cast(pl.Float64), pl.col("label").cast(pl.Boolean),
+        *[pl.col(c).cast(pl.Float64) for c in ("weight", "score_sum", "score_sq_sum", "score_min", "score_max", _W_MIN)],
+    )  # fmt: skip
+    return out, [*by_n, *keys]
 
 
 def _finish(out: pl.DataFrame, keys: list[str], edges: tuple[float, ...] | None) -> pl.DataFrame:

@@ -285,3 +285,22 @@ def test_missing_values_warn_and_are_excluded() -> None:
     with pytest.warns(pf.exceptions.MissingValuesWarning, match="3 rows"):
         h = score_counts(df, y_true="y", y_score="s", protected="g")
     assert h["n"].sum() == 2
+
+
+def test_duckdb_relation_runs_the_pass_in_its_engine() -> None:
+    duckdb = pytest.importorskip("duckdb")
+    pytest.importorskip("narwhals")
+    df = pf.load_compas().select("race", "sex", "two_year_recid", "decile_score").with_columns(
+        pl.col("race", "sex").cast(pl.String), p=pl.col("decile_score") / 10, w=pl.col("decile_score") % 3 + 1.0
+    )
+    rel = duckdb.from_arrow(df.to_arrow())
+    for kw in ({"y_score": "decile_score"}, {"y_score": "p", "bins": 5, "weight": "w"}):
+        a = score_counts(rel, y_true="two_year_recid", protected=["race", "sex"], **kw)
+        b = score_counts(df, y_true="two_year_recid", protected=["race", "sex"], **kw)
+        assert a.select(pl.exclude("score_sum", "score_sq_sum")).equals(b.select(pl.exclude("score_sum", "score_sq_sum")))
+        np.testing.assert_allclose(a["score_sq_sum"].to_numpy(), b["score_sq_sum"].to_numpy(), rtol=1e-12)
+    ra = score_report(rel, y_true="two_year_recid", y_score="decile_score", protected=["race"])
+    rb = score_report(df, y_true="two_year_recid", y_score="decile_score", protected=["race"])
+    assert ra.equals(rb)
+    with pytest.raises(TypeError, match="column names only"):
+        score_counts(rel, y_true="two_year_recid", y_score=pl.col("p") * 2, protected="race")
