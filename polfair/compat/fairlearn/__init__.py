@@ -1,28 +1,58 @@
-"""fairlearn-style fairness metrics as Polars expressions (``select``, ``group_by().agg()``, ``over()``, lazy).
+"""fairlearn-style fairness metrics as Polars expressions, usable inside any Polars query.
 
-Names and semantics follow fairlearn 0.15 (``sensitive_features``, ``sample_weight``, ``pos_label``);
-undefined values are null where fairlearn returns 0.0 (documented per function).
+Every function here returns a ``pl.Expr`` that *aggregates* rows, so it works wherever an
+aggregation works: ``df.select(...)``, ``df.group_by("model").agg(...)`` (one value per model,
+fairlearn's *control features*), ``expr.over("model")`` and on ``pl.LazyFrame`` (any engine,
+streaming included). Nothing is computed until the query runs.
+
+The formulas are not re-typed here: each rate is ``polfair.core.metrics.METRICS[name]``'s numerator and
+denominator, with the :class:`polfair.core.metrics.Counts` accessor bound to aggregations over the raw
+rows, e.g. ``tp = Σ w·1[y = pos ∧ ŷ = pos]``. A group-wise value (``sensitive_features=``) is the same
+aggregation taken ``.over(sensitive_features)``.
+
+Semantics follow fairlearn 0.15 (``fairlearn.metrics``), with these deliberate differences:
+
+* **Undefined rates are null, not 0.0.** fairlearn's ``true_positive_rate`` of a group without
+  positives is ``0.0`` (scikit-learn's ``normalize="true"`` turns 0/0 into 0, silently), which then
+  makes ``equalized_odds_ratio`` 0. Here such a rate is ``null``, and so is every disparity that
+  would read it (a disparity over groups is null as soon as one group's rate is undefined).
+  Ratios whose denominator is 0 are null where fairlearn gives NaN.
+* **Missing values.** Rows with a null ``y_true``, ``y_pred`` or ``sample_weight`` are left out of
+  every count (fairlearn raises); a null sensitive feature is its own group (fairlearn 0.15
+  raises).
+* **Labels.** ``pos_label`` (default ``1``) is the positive class; every other value is negative
+  (fairlearn's rates insist on at most two distinct labels). ``pos_label`` must have the column's
+  type (``pos_label="yes"`` for string labels), else Polars raises when the query runs.
+* **Multiclass.** :func:`demographic_parity_difference` with ``pos_label=None`` compares every
+  class, as pytorch-ignite's ``DemographicParityDifference`` does (fairlearn raises).
+
+Weights are used as given (no check for negative values: the report, :func:`polfair.fairness_report`,
+validates them).
+
+Modules: :mod:`~polfair.compat.fairlearn.rates` (:func:`metric` and the 12 rate functions),
+:mod:`~polfair.compat.fairlearn.group_aggregates` (``group_min``/``group_max``/``group_difference``/
+``group_ratio``), :mod:`~polfair.compat.fairlearn.disparities` (fairlearn's named disparity functions)
+and the internal :mod:`~polfair.compat.fairlearn._rows` (row indicators -> counts, argument checks).
 """
 
-from polfair.compat.fairlearn.metrics import (
-    EXPR_METRICS,
-    accuracy,
-    base_rate,
+from polfair.compat.fairlearn._rows import EXPR_METRICS
+from polfair.compat.fairlearn.disparities import (
     demographic_parity_difference,
     demographic_parity_ratio,
     equal_opportunity_difference,
     equal_opportunity_ratio,
     equalized_odds_difference,
     equalized_odds_ratio,
+)
+from polfair.compat.fairlearn.group_aggregates import group_difference, group_max, group_min, group_ratio
+from polfair.compat.fairlearn.rates import (
+    accuracy,
+    base_rate,
     error_rate,
     false_discovery_rate,
     false_negative_rate,
     false_omission_rate,
     false_positive_rate,
-    group_difference,
-    group_max,
-    group_min,
-    group_ratio,
     metric,
     negative_predictive_value,
     positive_predictive_value,
