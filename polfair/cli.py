@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
+import uuid
+import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -20,7 +23,9 @@ from polfair.exceptions import PolfairError
 from polfair.api import fairness_report
 from polfair.core.inputs import to_lazyframe
 from polfair.outputs.summary import summarize
-from polfair.outputs.writers import write_report
+from polfair.core.wide import to_wide
+from polfair.outputs.logs import EventLog
+from polfair.outputs.writers import append_report, write_report
 
 __all__ = ["main", "summarize"]
 
@@ -102,6 +107,17 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--config", help="fairness monitor config (.toml/.json): groups, thresholds, sample sizes")
     rep.add_argument("--fail-on-violation", action="store_true",
                      help="exit with status 1 when a threshold is violated (needs thresholds in --config)")
+    rep.add_argument("--append", metavar="TABLE",
+                     help="append the report to a parquet table: TABLE.parquet (rewritten) or a directory (one new "
+                     "file per run); refuses a schema mismatch (docs/pipelines.md)")
+    rep.add_argument("--shape", choices=["long", "wide"], default="long",
+                     help="layout of --out/--append: long (one row per metric, default) or wide (one row per group)")
+    rep.add_argument("--run-metadata", action=argparse.BooleanOptionalAction, default=True,
+                     help="add run_id, run_at, polfair_version, schema_version, config_hash columns (default: on)")
+    rep.add_argument("--run-id", help="the run_id column's value (default: a random uuid4 hex)")
+    rep.add_argument("--log-format", choices=["text", "json"], default="text",
+                     help="json: one JSON object per event on stderr (start, pass_done, report_written, "
+                     "violations, done, error) for orchestrators")
     return p
 
 
@@ -223,12 +239,32 @@ def _run_report(args: argparse.Namespace) -> int:
         "on_missing": args.on_missing,
         "config": args.config,
     }
-    report = _with_progress(lambda: fairness_report(lf, **kwargs), args.path, lf, args.progress)
+    log = _event_log(args)
+    run_id = args.run_id or uuid.uuid4().hex
+    if args.run_metadata:
+        kwargs["run_metadata"] = {"run_id": run_id}
+    log.event("start", command="report", path=args.path, run_id=run_id,
+              options={k: v for k, v in kwargs.items() if v is not None and k != "run_metadata"})  # fmt: skip
+    progress = False if log.enabled and args.progress is None else args.progress
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=log.enabled) as caught:
+        if log.enabled:  # every warning becomes a "warning" event, none goes to stderr as text
+            warnings.simplefilter("always")
+        report = _with_progress(lambda: fairness_report(lf, **kwargs), args.path, lf, progress)
+    for w in caught or []:
+        log.event("warning", level="warning", category=w.category.__name__, message=str(w.message))
+    log.event("pass_done", seconds=round(time.perf_counter() - t0, 3), report_rows=report.height)
     violations = _violations(report, args)
-    if args.out or args.html:
+    table = to_wide(report) if args.shape == "wide" else report
+    if args.append:
+        written = append_report(table, args.append)
+        print(f"appended {table.height} report rows to {args.append} ({written})")
+        log.event("report_written", path=str(written), table=args.append, rows=table.height, mode="append")
+    if args.out or args.html or args.append:
         if args.out:
-            write_report(report, args.out)
-            print(f"wrote {report.height} report rows to {args.out}")
+            write_report(table, args.out)
+            print(f"wrote {table.height} report rows to {args.out}")
+            log.event("report_written", path=args.out, rows=table.height, mode="write")
         if args.html:
             _write_html(report, args.html, title=f"Fairness report: {Path(args.path).name}", source=args.path,
                         y_true=args.y_true, y_pred=args.y_pred, y_score=args.y_score, weight=args.weight,
@@ -243,13 +279,23 @@ def _run_report(args: argparse.Namespace) -> int:
     if args.adverse_impact or args.adverse_impact_out:
         _run_adverse_impact(lf, args, kwargs)
     if violations is not None:
+        log.event("violations", level="warning" if violations.height else "info", count=violations.height,
+                  violations=violations.head(100).with_columns(pl.selectors.categorical().cast(pl.String))
+                  .drop("group_key", strict=False).to_dicts())  # fmt: skip
         print(f"{violations.height} threshold violation(s)")
         if violations.height:
             with pl.Config(tbl_rows=50, tbl_width_chars=200, fmt_str_lengths=60):
                 print(violations.select(*[c for c in violations.columns if c not in ("difference", "ratio")]))
         if args.fail_on_violation and violations.height:
+            log.event("done", exit_code=1)
             return 1
+    log.event("done", exit_code=0)
     return 0
+
+
+def _event_log(args: argparse.Namespace) -> EventLog:
+    """The run's event log (``--log-format``; plain text writes nothing extra)."""
+    return EventLog(getattr(args, "log_format", "text"))
 
 
 def _run_adverse_impact(lf: pl.LazyFrame, args: argparse.Namespace, kwargs: dict[str, Any]) -> None:
@@ -307,7 +353,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run_demo(args)
         return _run_report(args)
     except (PolfairError, TypeError, FileNotFoundError) as exc:
-        print(f"polfair: error: {exc}", file=sys.stderr)
+        log = _event_log(args)
+        log.event("error", level="error", type=type(exc).__name__, message=str(exc), exit_code=2)
+        if not log.enabled:
+            print(f"polfair: error: {exc}", file=sys.stderr)
         return 2
 
 
