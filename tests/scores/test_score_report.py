@@ -304,3 +304,38 @@ def test_duckdb_relation_runs_the_pass_in_its_engine() -> None:
     assert ra.equals(rb)
     with pytest.raises(TypeError, match="column names only"):
         score_counts(rel, y_true="two_year_recid", y_score=pl.col("p") * 2, protected="race")
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([0.0, 0.1, 0.5, 0.9, 1.0, 3.0, -1.0]), st.booleans(), st.sampled_from(["a", "b", "c"]),
+                  st.sampled_from([0.0, 1.0, 2.5]), st.integers(0, 2)),
+        min_size=1, max_size=50,
+    ),
+    st.lists(st.sampled_from([-2.0, 0.0, 0.1, 0.3, 0.5, 1.0, 5.0]), min_size=1, max_size=4, unique=True),
+    st.integers(1, 60),
+)  # fmt: skip
+def test_property_sweep_counts_and_merge_equal_naive(rows: list, thresholds: list, k: int) -> None:
+    from polfair.scores.sweep import sweep_counts
+
+    df = pl.DataFrame(rows, schema=["s", "y", "g", "w", "part"], orient="row")
+    kw = {"y_true": "y", "y_score": "s", "protected": "g", "weight": "w", "favorable": True}
+    whole = score_counts(df, **kw)
+    parts = [score_counts(df.filter(part=i), **kw) for i in range(3) if df.filter(part=i).height]
+    merged = merge_score_counts(parts)
+    assert merged.select("g", "score", "label", "n").equals(whole.select("g", "score", "label", "n"))
+    got = sweep_counts(merged, thresholds=thresholds, rank_abs=[k])
+    s, y, g, w = (df[c].to_numpy() for c in ("s", "y", "g", "w"))
+    kth = np.sort(s)[::-1][min(k, len(s)) - 1]
+    for row in got.iter_rows(named=True):
+        m = np.ones(len(s), bool) if row["group"] is None else g == row["group"]
+        t = row["threshold"]
+        if row["cut"].startswith("rank_abs"):
+            assert t == kth
+        sel = m & (s >= t)
+        assert row["tp"] == pytest.approx(w[sel & y].sum(), abs=1e-9)
+        assert row["fp"] == pytest.approx(w[sel & ~y].sum(), abs=1e-9)
+        assert row["fn"] == pytest.approx(w[m & ~(s >= t) & y].sum(), abs=1e-9)
+        assert row["tn"] == pytest.approx(w[m & ~(s >= t) & ~y].sum(), abs=1e-9)
+        assert row["n"] == m.sum()
