@@ -569,6 +569,7 @@ def score_report_from_counts(
         out.with_columns(pl.col("metric").replace_strict(order, return_dtype=pl.Int64).alias("__pf_m"))
         .sort([*by_n, _GID, "__pf_m"], nulls_last=True)
         .select(*cols[:-1], pl.col("n").cast(pl.Int64))
+        .with_columns(pl.col("attribute", "metric", "reference_group").cast(pl.Categorical))  # as the report
     )
 
 
@@ -641,10 +642,10 @@ def score_report(
     Returns
     -------
     pl.DataFrame
-        The fairness report's key columns: ``*by``, ``attribute`` (String; null on population
-        rows), ``group`` (String; null on attribute-level and population rows), ``metric``
-        (String, in :data:`SCORE_METRICS` order), ``value`` (Float64), ``reference_group``
-        (String), ``difference`` (Float64: on group rows value − reference value (null for
+        The fairness report's key columns and dtypes: ``*by``, ``attribute`` (Categorical; null on
+        population rows), ``group`` (String; null on attribute-level and population rows),
+        ``metric`` (Categorical, in :data:`SCORE_METRICS` order), ``value`` (Float64),
+        ``reference_group`` (Categorical), ``difference`` (Float64: on group rows value − reference value (null for
         ``abroca``); on attribute rows max − min over groups), ``n`` (Int64 rows).
         On attribute rows ``value`` is null except ``abroca`` (the largest ABROCA of a group vs the
         reference). Values are null where undefined (AUC of a group without positives or

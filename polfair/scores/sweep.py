@@ -180,6 +180,7 @@ def threshold_sweep_from_counts(
         long.with_columns(pl.col("metric").replace_strict(order, return_dtype=pl.Int64).alias("__pf_m"))
         .sort(["__pf_row", "__pf_m"])
         .select(*idx[:-1], "metric", "value", "n")
+        .with_columns(pl.col("attribute", "metric").cast(pl.Categorical))  # as the fairness report
     )
 
 
@@ -220,9 +221,10 @@ def threshold_sweep(
     Returns
     -------
     pl.DataFrame
-        ``*by``, ``attribute`` (String; null on population rows), ``group`` (String; null on
-        population rows), ``cut`` (String: ``"score>=0.5"``, ``"rank_abs=100"``,
-        ``"rank_pct=0.1"``), ``threshold`` (Float64, the score cut used), ``metric`` (String),
+        ``*by``, ``attribute`` (Categorical, as the fairness report; null on population rows),
+        ``group`` (String; null on population rows), ``cut`` (String: ``"score>=0.5"``,
+        ``"rank_abs=100"``, ``"rank_pct=0.1"``), ``threshold`` (Float64, the score cut used),
+        ``metric`` (Categorical),
         ``value`` (Float64; rates are fractions in [0, 1], null on a zero denominator), ``n``
         (Int64 rows of the group). Thresholds descending within each group.
 

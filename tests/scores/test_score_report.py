@@ -194,9 +194,9 @@ def test_threshold_sweep_equals_fairness_report_at_each_threshold() -> None:
         rep = pf.fairness_report(df, y_true="two_year_recid", y_pred=pl.col("decile_score") >= t,
                                  protected=["race", "sex"])  # fmt: skip
         # the generalized (score-weighted) counts use the score; the report at a cut uses the 0/1 decision
-        mine = sw.filter(pl.col("threshold") == float(t), ~pl.col("metric").str.contains("generalized")).select(
-            "attribute", "group", "metric", pl.col("value").alias("mine")
-        )
+        mine = sw.filter(
+            pl.col("threshold") == float(t), ~pl.col("metric").cast(pl.String).str.contains("generalized")
+        ).select(pl.col("attribute", "metric").cast(pl.String), "group", pl.col("value").alias("mine"))
         rep = rep.select("attribute", "group", "metric", "value").with_columns(pl.col("attribute", "metric").cast(pl.String))
         joined = rep.join(mine, on=["attribute", "group", "metric"], nulls_equal=True)
         assert joined.height > 400  # 21 metrics x (6 + 2 + 11 groups + population)
