@@ -384,7 +384,7 @@ class FairnessConfig:
 
     @classmethod
     def from_toml(cls, path: str | Path) -> FairnessConfig:
-        """Load from a TOML file (stdlib ``tomllib``; Python < 3.11 needs the ``tomli`` package).
+        """Load from a TOML file (read with the standard library's ``tomllib``).
 
         Parameters
         ----------
@@ -410,14 +410,8 @@ class FairnessConfig:
         >>> FairnessConfig.from_toml(p).reference["age"].ranges
         ((26, 100),)
         """
-        try:
-            import tomllib
-        except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-            try:
-                import tomli as tomllib  # type: ignore[no-redef]
-            except ModuleNotFoundError as exc:
-                msg = "reading TOML on Python < 3.11 needs tomli: pip install tomli (or use from_json)"
-                raise ImportError(msg) from exc
+        import tomllib  # stdlib (Python >= 3.11); imported here as only this method reads TOML
+
         text = Path(path).read_bytes()
         try:
             data = tomllib.loads(text.decode("utf-8"))

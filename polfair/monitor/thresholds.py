@@ -14,6 +14,7 @@ import polars as pl
 
 from polfair.core.metrics import METRICS
 from polfair.core.report import REPORT_COLUMNS as _REPORT_COLUMNS
+from polfair.core.schema import by_columns
 from polfair.exceptions import PolfairError
 from polfair.monitor._values import check_size, format_number
 from polfair.monitor.config import parse_thresholds
@@ -34,10 +35,6 @@ def format_threshold(lo: float, hi: float) -> str:
     """
     return f"[{format_number(lo)}, {format_number(hi)}]"
 
-
-
-def _by_columns(report: pl.DataFrame) -> list[str]:
-    return [c for c in report.columns if c not in (*_REPORT_COLUMNS, "threshold", "status")]
 
 
 def apply_thresholds(
@@ -115,7 +112,7 @@ def apply_thresholds(
     _check_metrics_present(report, bands)
     report = report.drop("threshold", "status", strict=False)
     out = report.with_row_index("__pf_row")
-    out = out.join(_band_table(bands), on="metric", how="left", maintain_order="left")
+    out = out.join(_band_table(bands, report.schema["metric"]), on="metric", how="left", maintain_order="left")
     out = _join_sample_sizes(out, report)
     eligible = _eligible(groups)
     out = out.sort("__pf_row").with_columns(
@@ -143,9 +140,9 @@ def _check_metrics_present(report: pl.DataFrame, bands: Mapping[str, tuple[float
             raise PolfairError(msg)
 
 
-def _band_table(bands: Mapping[str, tuple[float, float]]) -> pl.DataFrame:
-    """One row per thresholded metric: ``metric``, ``__pf_lo``, ``__pf_hi`` and the ``threshold`` text."""
-    return pl.DataFrame(
+def _band_table(bands: Mapping[str, tuple[float, float]], metric_dtype: pl.DataType) -> pl.DataFrame:
+    """One row per thresholded metric: ``metric`` (in the report's dtype), ``__pf_lo``, ``__pf_hi``, ``threshold``."""
+    table = pl.DataFrame(
         {
             "metric": list(bands),
             "__pf_lo": [b[0] for b in bands.values()],
@@ -154,17 +151,21 @@ def _band_table(bands: Mapping[str, tuple[float, float]]) -> pl.DataFrame:
         },
         schema={"metric": pl.String, "__pf_lo": pl.Float64, "__pf_hi": pl.Float64, "threshold": pl.String},
     )
+    return table.with_columns(pl.col("metric").cast(metric_dtype))
 
 
 def _join_sample_sizes(out: pl.DataFrame, report: pl.DataFrame) -> pl.DataFrame:
     """Add ``__pf_ref_n`` (rows of the row's reference group) and ``__pf_min_n`` (its smallest group)."""
-    keys = [*_by_columns(report), "attribute"]
+    keys = [*by_columns(report.columns), "attribute"]
     sizes = (
         report.filter(_IS_GROUP).group_by([*keys, "group"]).agg(pl.col("n").first().alias("__pf_ref_n"))
     )
     smallest = report.filter(_IS_GROUP).group_by(keys).agg(pl.col("n").min().alias("__pf_min_n"))
+    sizes = sizes.rename({"group": "reference_group"}).with_columns(
+        pl.col("reference_group").cast(report.schema["reference_group"])
+    )
     out = out.join(
-        sizes.rename({"group": "reference_group"}), on=[*keys, "reference_group"], how="left",
+        sizes, on=[*keys, "reference_group"], how="left",
         nulls_equal=True, maintain_order="left",
     )  # fmt: skip
     return out.join(smallest, on=keys, how="left", nulls_equal=True, maintain_order="left")
