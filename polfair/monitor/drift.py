@@ -82,6 +82,7 @@ DRIFT_COLUMNS = (
 _STATS = ("value", "difference", "ratio")
 _P, _N, _PR, _NR, _RATE, _W = "__pf_p", "__pf_n", "__pf_pr", "__pf_nr", "__pf_rate", "__pf_w"
 _KEYS = ("attribute", "group", "metric")
+_ROW, _ORD = "__pf_row", "__pf_ord"
 
 
 def _named_disparities(labels_only: bool) -> dict[str, tuple[str, str]]:
@@ -184,7 +185,8 @@ def _pairs(
     """Join current rows with their baseline rows; returns the joined frame and its key columns."""
     on = [*keys, *_KEYS]
     if period is None:
-        return current.join(baseline, on=on, how="inner", nulls_equal=True, suffix="_b"), list(keys)
+        joined = current.join(baseline, on=on, how="inner", nulls_equal=True, suffix="_b", maintain_order="left")
+        return joined.with_row_index(_ROW), list(keys)
     periods = current.select(pl.col(period).unique().sort()).to_series()
     if periods.null_count():
         msg = f"compare_reports: the period column {period!r} has null values; fill or drop them first"
@@ -197,11 +199,12 @@ def _pairs(
             raise PolfairError(msg)
         later = periods.filter(periods != baseline_period)
         mapping = pl.DataFrame({period: later, f"baseline_{period}": pl.Series([baseline_period] * len(later), dtype=periods.dtype)})
-    cur = current.join(mapping, on=period, how="inner")
+    cur = current.join(mapping, on=period, how="inner", maintain_order="left")
     base = baseline.rename({period: f"baseline_{period}"})
     rest = [k for k in keys if k != period]
-    joined = cur.join(base, on=[f"baseline_{period}", *rest, *_KEYS], how="inner", nulls_equal=True, suffix="_b")
-    return joined, [period, f"baseline_{period}", *rest]
+    joined = cur.join(base, on=[f"baseline_{period}", *rest, *_KEYS], how="inner", nulls_equal=True, suffix="_b",
+                      maintain_order="left")  # fmt: skip
+    return joined.with_row_index(_ROW), [period, f"baseline_{period}", *rest]
 
 
 def compare_reports(
@@ -261,7 +264,8 @@ def compare_reports(
         level ``1 − alpha``), ``p_value``, ``p_value_adjusted`` (Float64), ``test`` (String:
         ``chi2_n1``, ``fisher``, ``z_ess``, ``z_wald``, ``z_log_wald``; null when untested),
         ``drift`` (Boolean: ``p_value_adjusted < alpha``; null when untested). Only rows present
-        in both reports; rates are fractions in [0, 1].
+        in both reports; rates are fractions in [0, 1]. Rows follow the current report's order,
+        with the statistics of a row in the order of ``statistics``.
 
     Raises
     ------
@@ -336,22 +340,24 @@ def compare_reports(
         b = b.filter(pl.col("metric").is_in(list(metrics)))
     joined, out_keys = _pairs(a, b, keys, period, baseline_period)
     z = z_value(1.0 - alpha)
-    parts = [_compare(joined, out_keys, s, z, labels_only) for s in statistics]
+    parts = [_compare(joined, out_keys, s, i, z, labels_only) for i, s in enumerate(statistics)]
     out = pl.concat(parts, how="vertical").filter(pl.col("current").is_not_null() | pl.col("baseline").is_not_null())
+    # adjust within (comparison, metric, statistic) over the tested rows only (most rows are untested)
     family = [*out_keys, "metric", "statistic"]
+    tested = out.filter(pl.col("p_value").is_not_null())
     if p_adjust is None:
         adjusted = pl.col("p_value")
     else:
         adjusted = intervals.p_adjust(pl.col("p_value"), p_adjust).over(family)  # type: ignore[arg-type]
-    out = out.with_columns(adjusted.alias("p_value_adjusted"))
-    out = out.with_columns(pl.when(pl.col("p_value_adjusted").is_not_null()).then(pl.col("p_value_adjusted") < alpha).alias("drift"))
-    order = {s: i for i, s in enumerate(_STATS)}
-    return out.with_columns(pl.col("statistic").replace_strict(order, return_dtype=pl.Int8).alias("__pf_o")).sort(
-        [*out_keys, "attribute", "group", "metric", "__pf_o"], nulls_last=False, maintain_order=True
-    ).select(*out_keys, *DRIFT_COLUMNS)  # fmt: skip
+    tested = tested.with_columns(adjusted.alias("p_value_adjusted"), (adjusted < alpha).alias("drift"))
+    rest = out.filter(pl.col("p_value").is_null()).with_columns(
+        pl.lit(None, pl.Float64).alias("p_value_adjusted"), pl.lit(None, pl.Boolean).alias("drift")
+    )
+    # rows in the current report's order, statistics in the order asked for
+    return pl.concat([tested, rest]).sort(_ROW, _ORD).select(*out_keys, *DRIFT_COLUMNS)
 
 
-def _compare(joined: pl.DataFrame, keys: list[str], stat: str, z: float, labels_only: bool) -> pl.DataFrame:
+def _compare(joined: pl.DataFrame, keys: list[str], stat: str, index: int, z: float, labels_only: bool) -> pl.DataFrame:
     """One statistic's rows: values, change, and the test where one applies."""
     named = _named_disparities(labels_only)
     cur, base = pl.col(stat), pl.col(f"{stat}_b")
@@ -390,9 +396,10 @@ def _compare(joined: pl.DataFrame, keys: list[str], stat: str, z: float, labels_
     lr = (g1.p / r1.p).log() - (g0.p / r0.p).log()
     se_r = var_r.sqrt()
     p_r = pl.when(pos & (var_r > 0)).then((lr.abs() / se_r / math.sqrt(2.0)).erfc())
-    frame = joined.with_columns(kind.alias("__pf_kind"))
+    frame = joined.lazy().with_columns(kind.alias("__pf_kind"))
     k = pl.col("__pf_kind")
     return frame.select(
+        _ROW, pl.lit(index, pl.Int8).alias(_ORD),
         *keys, "attribute", "group", "metric", pl.lit(stat).alias("statistic"),
         cur.alias("current"), base.alias("baseline"), change.alias("change"),
         pl.when(base.is_not_null() & (base != 0)).then(change / base.abs()).alias("relative_change"),
@@ -404,4 +411,4 @@ def _compare(joined: pl.DataFrame, keys: list[str], stat: str, z: float, labels_
         .cast(pl.Float64).alias("p_value"),
         pl.when(k == "rate").then(rate_t).when((k == "difference") & p_d.is_not_null()).then(pl.lit("z_wald"))
         .when((k == "ratio") & p_r.is_not_null()).then(pl.lit("z_log_wald")).cast(pl.String).alias("test"),
-    )  # fmt: skip
+    ).collect()  # fmt: skip

@@ -216,3 +216,59 @@ def test_rate_denominators_match_the_metric_definitions() -> None:
 
     for metric, den in RATE_DENOMINATORS.items():
         assert counts.select(METRICS[metric].denominator(Counts())).item() == report_counts[den], metric
+
+
+def _counts_frame(cells: list[tuple[str, int, int]], period: str) -> pl.DataFrame:
+    """Rows for (group, n, selected); labels alternate."""
+    return pl.concat([pl.DataFrame(_rows(g, n, k, period)) for g, n, k in cells])
+
+
+def test_random_rate_changes_match_scipy_and_statsmodels() -> None:
+    """Property test: the value test of every group's selection rate equals the reference computation
+    (statsmodels' pooled z -> "N-1" chi2 via scipy, or scipy's Fisher exact test), and the difference
+    test equals the naive Wald z of the difference of differences."""
+    hyp = pytest.importorskip("hypothesis")
+    st = hyp.strategies
+    stats = pytest.importorskip("scipy.stats")
+    smp = pytest.importorskip("statsmodels.stats.proportion")
+
+    sizes = st.tuples(st.integers(2, 60), st.integers(0, 60)).map(lambda t: (t[0], min(t[1], t[0])))
+
+    @hyp.settings(max_examples=15, deadline=None)
+    @hyp.given(cur=st.lists(sizes, min_size=2, max_size=3), base=st.lists(sizes, min_size=2, max_size=3))
+    def check(cur: list[tuple[int, int]], base: list[tuple[int, int]]) -> None:
+        k = min(len(cur), len(base))
+        names = [f"g{i}" for i in range(k)]
+        c = pf.fairness_report(_counts_frame([(g, *cur[i]) for i, g in enumerate(names)], "c"),
+                               y_true="y", y_pred="pred", protected="g", privileged={"g": "g0"})  # fmt: skip
+        b = pf.fairness_report(_counts_frame([(g, *base[i]) for i, g in enumerate(names)], "b"),
+                               y_true="y", y_pred="pred", protected="g", privileged={"g": "g0"})  # fmt: skip
+        out = compare_reports(c, b, metrics=["selection_rate"], p_adjust=None)
+        for i, g in enumerate(names):
+            (n1, x1), (n0, x0) = cur[i], base[i]
+            row = _one(out, g, "selection_rate", "value")
+            succ, tot = x1 + x0, n1 + n0
+            expected_min = min(n1, n0) * min(succ, tot - succ) / tot
+            if succ in (0, tot):
+                ref = 1.0
+            elif expected_min < 1:
+                ref = stats.fisher_exact([[x1, n1 - x1], [x0, n0 - x0]]).pvalue
+            else:
+                z, _ = smp.proportions_ztest([x1, x0], [n1, n0])
+                ref = stats.chi2.sf(z * z * (tot - 1) / tot, 1)
+            assert row["p_value"] == pytest.approx(ref, rel=1e-9, abs=1e-12), (g, cur[i], base[i], row["test"])
+            assert row["change"] == pytest.approx(x1 / n1 - x0 / n0, abs=1e-15)
+            if i == 0:
+                continue
+            (r1n, r1x), (r0n, r0x) = cur[0], base[0]
+            ps = [(x1 / n1, n1), (r1x / r1n, r1n), (x0 / n0, n0), (r0x / r0n, r0n)]
+            var = sum(p * (1 - p) / n for p, n in ps)
+            drow = _one(out, g, "selection_rate", "difference")
+            dd = (ps[0][0] - ps[1][0]) - (ps[2][0] - ps[3][0])
+            assert drow["change"] == pytest.approx(dd, abs=1e-12)
+            if var > 0:
+                assert drow["p_value"] == pytest.approx(2 * stats.norm.sf(abs(dd) / math.sqrt(var)), rel=1e-9, abs=1e-12)
+            else:
+                assert drow["p_value"] is None
+
+    check()
