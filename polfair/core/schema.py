@@ -164,8 +164,8 @@ def report_dtypes(kinds: Sequence[str] | None = None) -> dict[str, pl.DataType |
 
     Examples
     --------
-    >>> list(report_dtypes(["core"]))
-    ['attribute', 'group', 'metric', 'value', 'reference_group', 'difference', 'ratio', 'n']
+    >>> list(report_dtypes(["run"]))
+    ['run_id', 'run_at', 'polfair_version', 'schema_version', 'config_hash']
     """
     return {c.name: c.dtype for c in REPORT_SCHEMA if kinds is None or c.kind in kinds}
 
