@@ -1265,6 +1265,8 @@ def _homogeneity(parts: list[tuple[np.ndarray, np.ndarray]], weighted: bool, key
     rng = _generator(seed, key)
     sims = np.zeros(n_boot)
     for x, n in used:
+        order = np.lexsort((x, n))  # canonical group order: the draws do not depend on row order
+        x, n = x[order], n[order]
         ni = np.round(n).astype(np.int64)
         s = round(float(x.sum()))
         draws = rng.multivariate_hypergeometric(ni, s, size=n_boot).astype(np.float64)
