@@ -19,7 +19,33 @@ from polfair.core.counts import code_counts, describe_code_problems, pivot_codes
 from polfair.core.spec import Spec, check_on_missing
 from polfair.exceptions import InvalidInputError, MissingValuesWarning
 
-__all__ = ["collect_cells"]
+__all__ = ["check_not_empty", "collect_cells"]
+
+
+def check_not_empty(total: int) -> None:
+    """Raise when a pass saw no rows: the one "nothing to audit" error of every counting pass.
+
+    Parameters
+    ----------
+    total
+        Rows the pass counted (valid, missing and invalid together).
+
+    Raises
+    ------
+    InvalidInputError
+        ``total == 0``.
+
+    Examples
+    --------
+    >>> check_not_empty(3)
+    >>> check_not_empty(0)
+    Traceback (most recent call last):
+    ...
+    polfair.exceptions.InvalidInputError: the input has no rows: there is nothing to audit (check filters applied before the report)
+    """
+    if total == 0:
+        msg = "the input has no rows: there is nothing to audit (check filters applied before the report)"
+        raise InvalidInputError(msg)
 
 
 def collect_cells(
@@ -58,9 +84,7 @@ def collect_cells(
     if codes is None:
         codes = code_counts(spec).collect(engine=engine)  # type: ignore[arg-type]
     total = int(codes["__pf_n"].sum() or 0)
-    if total == 0:
-        msg = "the input has no rows: there is nothing to audit (check filters applied before the report)"
-        raise InvalidInputError(msg)
+    check_not_empty(total)
     problems = describe_code_problems(codes)
     _raise_invalid(spec, problems)
     missing = {k: v for k, v in problems.items() if k.startswith("null_") and v}
