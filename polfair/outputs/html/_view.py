@@ -721,9 +721,14 @@ def _over_time(
     out = []
     for a in sub["attribute"].unique(maintain_order=True).to_list():
         s = sub.filter(pl.col("attribute") == a)
-        refs = s.filter(pl.col("group") == pl.col("reference_group"))["group"].unique().to_list()
+        refs = s.filter(pl.col("group") == pl.col("reference_group"))["group"].unique(maintain_order=True).to_list()
+        # a group that is the reference in every period is the flat line at 1 (or 0): not drawn
+        always_ref = (
+            s.group_by("group").agg((pl.col("group") == pl.col("reference_group")).all().alias("r"))
+            .filter(pl.col("r"))["group"].to_list()
+        )  # fmt: skip
         sizes = (
-            s.filter(~pl.col("group").is_in(refs)).group_by("group").agg(pl.col("n").sum())
+            s.filter(~pl.col("group").is_in(always_ref)).group_by("group").agg(pl.col("n").sum())
             .sort(["n", "group"], descending=[True, False])
         )  # fmt: skip
         groups = sizes["group"].head(opts.max_series).to_list()
@@ -737,7 +742,8 @@ def _over_time(
             band = FOUR_FIFTHS
         out.append({
             "attribute": a, "metric": metric, "periods": [_label(p) for p in periods], "series": series,
-            "reference": ", ".join(str(r) for r in refs) or None, "band": band,
+            "reference": (str(refs[0]) if len(refs) == 1 else "per period: " + ", ".join(map(str, refs))) if refs else None,
+            "band": band,
             "hidden": max(0, sizes.height - len(groups)), "others": {c: snapshot.get(c) for c in others},
         })  # fmt: skip
     return out

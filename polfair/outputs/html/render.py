@@ -193,30 +193,35 @@ def _charts(view: dict[str, Any]) -> dict[str, Any]:
 
 
 def _methods(view: dict[str, Any]) -> list[dict[str, str]]:
+    """Definition and source of every metric shown: the report's glossary, else the metric registry."""
+    from polfair.core.glossary import REPORT_METRICS
     from polfair.core.metrics import DISPARITIES, METRICS
 
-    shown = list(view["headline"]) + list(view["table_rates"]) + list(view["indices"]["metrics"])
-    shown += [p["metric"] for p in view["indices"]["population"]]
+    shown = [("group", m) for m in (*view["headline"], *view["table_rates"])]
+    shown += [("attribute", m) for m in view["indices"]["metrics"]]
+    shown += [("population", p["metric"]) for p in view["indices"]["population"]]
+    kinds = {"group": "group rows", "attribute": "attribute-set rows", "population": "population rows"}
     out, seen = [], set()
-    for m in shown:
-        if m in seen:
+    for kind, m in shown:
+        if (kind, m) in seen:
             continue
-        seen.add(m)
-        if m in METRICS:
-            d = METRICS[m]
-            out.append({"metric": m, "definition": d.description, "kind": "group rate" if d.is_rate else "count",
-                        "source": "aif360 0.6.1 ClassificationMetric / BinaryLabelDatasetMetric"})  # fmt: skip
+        seen.add((kind, m))
+        entry = REPORT_METRICS.get((kind, m))
+        if entry is not None:
+            definition, source = entry.formula, entry.source.replace("``", "")
+        elif m in METRICS:
+            definition, source = METRICS[m].description, "aif360 0.6.1"
         elif m in DISPARITIES:
-            desc = DISPARITIES[m].description
-            if "selection_rate" not in view["present"] and m in ("disparate_impact", "statistical_parity_difference"):
-                desc = desc.replace("selection_rate", "base_rate") + " (labels-only audit: on base rates)"
-            out.append({"metric": m, "definition": desc, "kind": "disparity vs the reference group",
-                        "source": "aif360 0.6.1 ClassificationMetric"})  # fmt: skip
+            definition, source = DISPARITIES[m].description, "aif360 0.6.1"
         elif m in _INDEX_DOCS:
-            d, src = _INDEX_DOCS[m]
-            out.append({"metric": m, "definition": d, "kind": "index", "source": src})
+            definition, source = _INDEX_DOCS[m]
         else:
-            out.append({"metric": m, "definition": "see the polfair documentation", "kind": "", "source": ""})
+            definition, source = "see docs/metrics.md", ""
+        if kind == "group" and "selection_rate" not in view["present"] and m in (
+            "disparate_impact", "statistical_parity_difference"
+        ):
+            definition = definition.replace("selection_rate", "base_rate") + " (labels-only audit: on base rates)"
+        out.append({"metric": m, "definition": definition, "kind": kinds[kind], "source": source})
     return out
 
 
