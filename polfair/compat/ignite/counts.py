@@ -51,6 +51,7 @@ CLASS = "class"
 
 _T, _P, _K, _OK, _EX, _ST, _N, _W = ("__pf_t", "__pf_p", "__pf_k", "__pf_ok", "__pf_ex", "__pf_st",
                                      "__pf_n", "__pf_w")  # fmt: skip
+_W2 = "__pf_w2"  # Σw², for the *_w2 count columns of the cell table (when COUNT_COLUMNS has them)
 _VALID, _MISSING, _INVALID = 0, 1, 2
 
 
@@ -269,7 +270,7 @@ def _multilabel_table(inp: _Inputs) -> tuple[pl.DataFrame, pl.DataFrame]:
     bad01 = pl.col(_T).is_not_null() & ~(pl.col(_T).is_in([0.0, 1.0]) & pl.col(_P).is_in([0.0, 1.0]))
     rows = rows.with_columns(pl.when(bad01).then(pl.lit(_INVALID, pl.UInt8)).otherwise(pl.col(_ST)).alias(_ST))
     small = rows.group_by([*inp.group, _K, _T, _P, _EX, _ST]).agg(
-        pl.len().cast(pl.UInt64).alias(_N), pl.col(_W).sum()
+        pl.len().cast(pl.UInt64).alias(_N), pl.col(_W).sum(), (pl.col(_W) * pl.col(_W)).sum().alias(_W2)
     ).collect()
     width = small.filter(pl.col(_K).is_not_null()).select((pl.col(_K).max() + 1).alias("k"), pl.col(_K).count().alias("c"))
     return small, width
@@ -282,8 +283,8 @@ def _single_label_table(
     state = _state(ok, present)
     rows = inp.lf.select(*inp.cols, t_expr.alias(_T), p_expr.alias(_P), k_expr.alias(_K), state.alias(_ST), inp.wf.alias(_W))
     return rows.group_by([*inp.group, _T, _P, _ST]).agg(
-        pl.len().cast(pl.UInt64).alias(_N), pl.col(_W).sum(), pl.col(_K).min().alias("__pf_kmin"),
-        pl.col(_K).max().alias("__pf_kmax"),
+        pl.len().cast(pl.UInt64).alias(_N), pl.col(_W).sum(), (pl.col(_W) * pl.col(_W)).sum().alias(_W2),
+        pl.col(_K).min().alias("__pf_kmin"), pl.col(_K).max().alias("__pf_kmax"),
     ).collect()  # fmt: skip
 
 
@@ -376,6 +377,7 @@ def _class_cells(
     aggs = [s(wt, v).alias("w")]
     aggs += [s(wt, v & m).alias(name) for name, m in conf.items()]
     aggs += [s(n, v & m).alias(f"{name}_n") for name, m in conf.items()]
+    aggs += [s(pl.col(_W2), v & m).alias(f"{name}_w2") for name, m in conf.items()]
     aggs += [s(n, v & pl.col(_EX)).alias("n_correct"), s(wt, v & pl.col(_EX)).alias("w_correct")]
     per_class = expanded.group_by([*group, CLASS]).agg(aggs)
     cell_aggs = [n.sum().alias("n"), s(n, pl.col(_ST) == _MISSING).alias("n_missing"),
