@@ -346,7 +346,7 @@ def test_migration_doc_runs() -> None:
     import re
     from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[1] / "docs" / "migrating-from-aif360.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "docs" / "migrating-from-aif360.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
     assert len(blocks) >= 6
     ns: dict[str, Any] = {}

@@ -27,7 +27,7 @@ from polfair.monitor import (
     sample_rows,
 )
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "fairness.toml"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "fairness.toml"
 
 BASE = {
     "favorable": [0],
@@ -354,7 +354,7 @@ def test_docs_examples_run(monkeypatch, capsys):
     pytest.importorskip("sklearn")
     import re
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     text = (root / "docs" / "monitoring.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
     assert len(blocks) >= 6
