@@ -22,9 +22,9 @@ import pytest
 pytest.importorskip("jinja2")
 pytest.importorskip("matplotlib")
 
-import polfair as pf  # noqa: E402
-from polfair.outputs.html import HtmlReport, to_html, write_html  # noqa: E402
-from polfair.outputs.html._view import ViewOptions, band_of, build_view, judge  # noqa: E402
+import polfair as pf
+from polfair.outputs.html import HtmlReport, to_html, write_html
+from polfair.outputs.html._view import ViewOptions, band_of, build_view, judge
 
 FIXED = "2026-01-01 00:00:00"
 #: attributes that load or navigate to a resource; anything but an in-page "#..." is external
@@ -84,11 +84,9 @@ def external_references(html: str) -> list[str]:
     page = parse(html)
     bad = []
     for tag, attrs in page.tags:
-        if tag in ("link", "iframe", "embed", "object", "img", "video", "audio", "source", "base", "meta") and (
-            tag != "meta" or "http-equiv" in attrs
-        ):
-            if tag != "meta" or (attrs.get("http-equiv") or "").lower() == "refresh":
-                bad.append(f"<{tag}>")
+        loads = tag in ("link", "iframe", "embed", "object", "img", "video", "audio", "source", "base")
+        if loads or (tag == "meta" and (attrs.get("http-equiv") or "").lower() == "refresh"):
+            bad.append(f"<{tag}>")
         for name, value in attrs.items():
             if name.lower() in LOADING_ATTRS and not (value or "").startswith("#"):  # data: URIs too (none expected)
                 bad.append(f"<{tag} {name}={value!r}>")

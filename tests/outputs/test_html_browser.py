@@ -126,7 +126,7 @@ def _probe(page: Path, width: int, height: int, tmp: Path) -> tuple[dict[str, An
     target, window = (probe, width) if width >= 500 else (_phone(probe, width, height), 500)
     res = _run([f"--window-size={window},{height}", "--virtual-time-budget=5000", "--dump-dom", target.as_uri()],
                tmp / f"profile-{width}")  # fmt: skip
-    m = re.search(r'<pre id="pf-probe">(.*?)</pre>', res.stdout, flags=re.S)
+    m = re.search(r'<pre id="pf-probe">(.*?)</pre>', res.stdout, flags=re.DOTALL)
     assert m, f"no probe output; chromium rc={res.returncode}, stderr tail: {res.stderr[-2000:]}"
     text = m.group(1).replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
     return json.loads(text), res.stderr

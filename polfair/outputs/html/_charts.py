@@ -12,9 +12,17 @@ from __future__ import annotations
 import io
 import math
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
-from polfair.outputs.html._view import FOUR_FIFTHS, fmt_band, fmt_interval, fmt_metric, fmt_num, is_ratio_metric
+from polfair.outputs.html._view import (
+    FOUR_FIFTHS,
+    fmt_band,
+    fmt_interval,
+    fmt_metric,
+    fmt_num,
+    is_ratio_metric,
+)
 
 __all__ = ["OKABE_ITO", "STATUS_STYLE", "fix_svg", "forest_svg", "heatmap_svg", "over_time_svg"]
 
@@ -87,7 +95,7 @@ def fix_svg(svg: str, uid: str, title: str, desc: str) -> str:
     from markupsafe import escape
 
     start = svg.find("<svg")
-    svg = re.sub(r"\s*<metadata>.*?</metadata>", "", svg[start:], flags=re.S)  # RDF block with links
+    svg = re.sub(r"\s*<metadata>.*?</metadata>", "", svg[start:], flags=re.DOTALL)  # RDF block with links
     ids = set(_ID.findall(svg))
     for old in sorted(ids, key=len, reverse=True):
         new = f"{uid}-{old}"
@@ -110,7 +118,7 @@ def fix_svg(svg: str, uid: str, title: str, desc: str) -> str:
 def _rc() -> Any:
     import matplotlib
 
-    return matplotlib.rc_context(_RC)
+    return matplotlib.rc_context(_RC)  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------- forest plot

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import polars as pl
 
@@ -429,6 +430,14 @@ def build_view(report: Any, opts: ViewOptions) -> dict[str, Any]:
         if key not in priority or pr > priority[key]:
             priority[key] = pr
 
+    # groups the report left out of an attribute set (its excluded_groups column, when present)
+    excluded_by_set: dict[str, str] = {}
+    if "excluded_groups" in rep.columns:
+        ex = rep.filter(pl.col("group").is_null(), pl.col("attribute").is_not_null(), pl.col("excluded_groups").is_not_null())
+        for a, text in ex.select("attribute", "excluded_groups").unique(subset="attribute", keep="first").iter_rows():
+            if text:
+                excluded_by_set[a] = text
+
     # ---- keep the top-k groups per attribute set (reference first in priority)
     sets: list[dict[str, Any]] = []
     for i, a in enumerate(attrs):
@@ -455,11 +464,13 @@ def build_view(report: Any, opts: ViewOptions) -> dict[str, Any]:
             }  # fmt: skip
             verdict[m] = _verdict_cell(m, rows)
         table = _group_table(g, a, ranked[: opts.table_rows], headline, rows_by_set[a], present)
+        excluded = excluded_by_set.get(a)
         sets.append({
             "attribute": a, "id": f"set-{i}", "order": a.count(" & ") + 1, "charted": i < opts.max_sets,
             "n_groups": len(groups_all), "chart_rows": chart_rows, "hidden": hidden, "verdict": verdict,
             "table": table, "table_hidden": max(0, len(groups_all) - opts.table_rows),
             "reference": next((r["reference"] for m in headline for r in rows_by_set[a][m] if r["reference"]), None),
+            "excluded": excluded,
         })  # fmt: skip
 
     sentences = _sentences(sets, headline)

@@ -16,9 +16,10 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from polfair.exceptions import PolfairError
 from polfair.outputs.html import _view
@@ -31,8 +32,8 @@ _EXTRA = "pip install 'polfair[report]'"
 #: Sources and definitions of the attribute- and population-level indices (not in METRICS).
 _INDEX_DOCS = {
     "smoothed_empirical_differential_fairness": (
-        "ε of smoothed empirical differential fairness on the labels: the largest |log ratio| of the "
-        "(Dirichlet-smoothed, concentration 1 by default) favorable or unfavorable rates over every pair of groups",
+        ("ε of smoothed empirical differential fairness on the labels: the largest |log ratio| of the "
+         "(Dirichlet-smoothed, concentration 1 by default) favorable or unfavorable rates over every pair of groups"),
         "Foulds, Islam, Keya & Pan, 'An Intersectional Definition of Fairness', ICDE 2020; aif360 0.6.1",
     ),
     "smoothed_empirical_differential_fairness_predictions": (
@@ -42,9 +43,9 @@ _INDEX_DOCS = {
         "ε on the predictions minus ε on the labels (all attributes jointly)", "Foulds et al. 2020; aif360 0.6.1",
     ),
     "between_group_generalized_entropy_index": (
-        "generalized entropy index GE(α) of the benefits b = ŷ − y + 1 when every individual gets the mean "
-        "benefit of their group", "Speicher et al., 'A Unified Approach to Quantifying Algorithmic "
-        "Unfairness', KDD 2018; aif360 0.6.1",
+        ("generalized entropy index GE(α) of the benefits b = ŷ − y + 1 when every individual gets the mean "
+         "benefit of their group"),
+        "Speicher et al., 'A Unified Approach to Quantifying Algorithmic Unfairness', KDD 2018; aif360 0.6.1",
     ),
     "between_group_theil_index": ("GE(1) of the group-mean benefits", "Speicher et al. 2018; aif360 0.6.1"),
     "between_group_coefficient_of_variation": (
@@ -82,13 +83,13 @@ _TESTS = {
     "jackknife_t": "jackknife t test",
 }
 _POLICIES = (
-    "Signs: difference = group − reference, ratio = group / reference (aif360's unprivileged − "
-    "privileged when the reference is the privileged group); a ratio below 1 means the group has the "
-    "lower rate.",
-    "Undefined values are null, never a silent 0 or ∞: a rate with an empty denominator, a ratio to a "
-    "reference rate of 0. Charts and tables show them greyed with the reason.",
-    "A null protected value is its own group, shown as \"null\"; rows with a null label, prediction, "
-    "score or weight are counted in n and n_missing and excluded from every rate.",
+    ("Signs: difference = group − reference, ratio = group / reference (aif360's unprivileged − "
+     "privileged when the reference is the privileged group); a ratio below 1 means the group has the "
+     "lower rate."),
+    ("Undefined values are null, never a silent 0 or ∞: a rate with an empty denominator, a ratio to a "
+     "reference rate of 0. Charts and tables show them greyed with the reason."),
+    ("A null protected value is its own group, shown as \"null\"; rows with a null label, prediction, "
+     "score or weight are counted in n and n_missing and excluded from every rate."),
 )
 
 
@@ -169,7 +170,7 @@ def _generated_at(value: Any, view: dict[str, Any]) -> str:
         run_at = view["metadata"].get("run_at")
         if run_at:
             return run_at[0]
-        value = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0)
+        value = _dt.datetime.now(_dt.UTC).replace(microsecond=0)
     if isinstance(value, _dt.datetime):
         return value.isoformat(sep=" ")
     return str(value)
@@ -206,7 +207,7 @@ def _methods(view: dict[str, Any]) -> list[dict[str, str]]:
         if (kind, m) in seen:
             continue
         seen.add((kind, m))
-        entry = REPORT_METRICS.get((kind, m))
+        entry = REPORT_METRICS.get((kind, m))  # type: ignore[arg-type]
         if entry is not None:
             definition, source = entry.formula, entry.source.replace("``", "")
         elif m in METRICS:
@@ -376,9 +377,11 @@ def to_html(
     >>> page.startswith("<!DOCTYPE html>"), "disparate_impact by sex" in page
     (True, True)
     """
-    given = dict(source=source, rows=rows, y_true=y_true, y_pred=y_pred, y_score=y_score, favorable=favorable,
-                 weight=weight, privileged=privileged, reference=reference, config=config,
-                 generated_at=generated_at)  # fmt: skip
+    given = {
+        "source": source, "rows": rows, "y_true": y_true, "y_pred": y_pred, "y_score": y_score,
+        "favorable": favorable, "weight": weight, "privileged": privileged, "reference": reference,
+        "config": config, "generated_at": generated_at,
+    }  # fmt: skip
     opts = _options(metrics, top_k, table_rows, min_n, max_sets, by, snapshot, given)
     return _render(report, opts, title, fragment)
 
