@@ -16,6 +16,7 @@ import polars as pl
 from polfair.core._args import SMALL_COLLECT as _SMALL
 from polfair.core._typing import OnMissing
 from polfair.core.counts import code_counts, describe_code_problems, pivot_codes
+from polfair.core.inputs import source_name
 from polfair.core.spec import Spec, check_on_missing
 from polfair.exceptions import InvalidInputError, MissingValuesWarning
 
@@ -49,7 +50,12 @@ def check_not_empty(total: int) -> None:
 
 
 def collect_cells(
-    spec: Spec, *, on_missing: OnMissing = "warn", engine: str = "streaming", codes: pl.DataFrame | None = None
+    spec: Spec,
+    *,
+    on_missing: OnMissing = "warn",
+    engine: str = "streaming",
+    codes: pl.DataFrame | None = None,
+    allow_many_groups: bool = False,
 ) -> pl.DataFrame:
     """Run the one pass for ``spec``, validate the data, and return the cell table.
 
@@ -66,6 +72,10 @@ def collect_cells(
     codes
         The pass's result when it already ran elsewhere (a Spark/DuckDB engine,
         :func:`polfair.engines.narwhals.foreign_code_table`); then ``spec`` only describes it.
+    allow_many_groups
+        Accept a protected/``by`` column whose distinct values are a large share of the rows
+        (more than 1000 values and more than half the rows): by default that is an error, since
+        it is almost always a continuous column (an id, a score, a weight) passed by mistake.
 
     Returns
     -------
@@ -79,14 +89,21 @@ def collect_cells(
         labels likewise; scores NaN or outside [0, 1]; weights negative, NaN or infinite; missing
         values with ``on_missing="raise"``. The message names the column, counts the rows and
         shows example values (fetched by a second query that only runs on this error path).
+        A key column with too many distinct values (see ``allow_many_groups``); a weighted sum
+        that overflows Float64 (every weight finite, their sum infinite); an input that cannot
+        be read (a malformed CSV row, files of incompatible schemas: the message names the file
+        or pattern, Polars' error is the ``__cause__``).
     """
     check_on_missing(on_missing)
     if codes is None:
-        codes = code_counts(spec).collect(engine=engine)  # type: ignore[arg-type]
+        codes = _run_pass(spec, engine)
     total = int(codes["__pf_n"].sum() or 0)
     check_not_empty(total)
+    if not allow_many_groups:
+        _check_cardinality(spec, codes, total)
     problems = describe_code_problems(codes)
     _raise_invalid(spec, problems)
+    _check_overflow(spec, codes)
     missing = {k: v for k, v in problems.items() if k.startswith("null_") and v}
     if missing and on_missing != "ignore":
         parts = ", ".join(f"{v} with a null {k[5:]}" for k, v in missing.items())
@@ -100,6 +117,51 @@ def collect_cells(
             raise InvalidInputError(msg.replace("Fill or drop", "on_missing='raise': fill or drop"))
         warnings.warn(msg, MissingValuesWarning, stacklevel=3)
     return pivot_codes(codes.lazy(), spec).collect(**_SMALL)  # small: no streaming overhead
+
+
+#: A key with more distinct values than this, that are also more than half the rows, is an error.
+MANY_GROUPS = 1000
+
+
+def _run_pass(spec: Spec, engine: str) -> pl.DataFrame:
+    """Collect the pass; a Polars error while reading the input names the file or pattern."""
+    try:
+        return code_counts(spec).collect(engine=engine)  # type: ignore[arg-type]
+    except pl.exceptions.PolarsError as exc:
+        where = source_name(spec.source) if spec.source is not None else None
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        msg = (
+            f"reading the input{f' {where!r}' if where else ''} failed: {first} "
+            f"({type(exc).__name__}). Check the file(s) and the column types; Polars' full error "
+            "is attached as the cause"
+        )
+        raise InvalidInputError(msg) from exc
+
+
+def _check_cardinality(spec: Spec, codes: pl.DataFrame, total: int) -> None:
+    for k in (*spec.by, *spec.keys):
+        if k not in codes.columns:
+            continue
+        distinct = codes.get_column(k).n_unique()
+        if distinct > MANY_GROUPS and 2 * distinct > total:
+            msg = (
+                f"protected/by column {k!r} has {distinct} distinct values in {total} rows: one group "
+                "per value is almost surely a mistake (an id, score or weight column?). Bin it, e.g. "
+                f"pl.col({k!r}).cut([...]) or .qcut(10), or pass allow_many_groups=True to audit every value"
+            )
+            raise InvalidInputError(msg)
+
+
+def _check_overflow(spec: Spec, codes: pl.DataFrame) -> None:
+    """Every weight is finite (infinite ones are invalid rows), so an infinite sum is an overflow."""
+    for col, role in (("__pf_w", "weight"), ("__pf_ws", "y_score"), ("__pf_w1s", "y_score")):
+        if col in codes.columns and codes.get_column(col).is_infinite().any():
+            msg = (
+                f"weight={_describe(spec, 'weight')}: the weighted sum of a group overflows Float64 "
+                "(each weight is finite, their sum is not); rescale the weights, e.g. divide them "
+                "by their mean"
+            )
+            raise InvalidInputError(msg)
 
 
 def _roles_for(kinds: Mapping[str, int]) -> list[str]:

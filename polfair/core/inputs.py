@@ -11,9 +11,9 @@ from typing import Any
 
 import polars as pl
 
-from polfair.exceptions import PolfairError
+from polfair.exceptions import InvalidInputError, PolfairError
 
-__all__ = ["FOREIGN_MODULES", "is_foreign", "to_lazyframe"]
+__all__ = ["FOREIGN_MODULES", "is_foreign", "source_name", "to_lazyframe"]
 
 #: Top-level modules of the frame types whose pass runs in their own engine (the only copy).
 FOREIGN_MODULES = frozenset({"pyspark", "duckdb", "sqlframe", "dask", "ibis", "modin", "daft"})
@@ -101,15 +101,112 @@ def to_lazyframe(data: Any) -> pl.LazyFrame:
 def _scan_path(path: str) -> pl.LazyFrame:
     lower = path.lower()
     p = Path(path)
+    is_glob = any(c in path for c in "*?[")
+    known = lower.endswith((".csv", ".csv.gz", ".tsv", ".ipc", ".arrow", ".feather", ".parquet"))
+    if known and not is_glob and not p.exists():
+        msg = f"input {path!r} does not exist (check the path; globs such as 'data/*.parquet' are accepted)"
+        raise FileNotFoundError(msg)
     if lower.endswith((".csv", ".csv.gz", ".tsv")):
         sep = "\t" if lower.endswith(".tsv") else ","
-        return pl.scan_csv(path, separator=sep)
+        _expand(path) if is_glob else None
+        return _named(pl.scan_csv(path, separator=sep), path)
     if lower.endswith((".ipc", ".arrow", ".feather")):
-        return pl.scan_ipc(path)
-    if lower.endswith(".parquet") or p.is_dir() or any(c in path for c in "*?["):
-        return pl.scan_parquet(path, hive_partitioning=p.is_dir() or None)
+        _expand(path) if is_glob else None
+        return _named(pl.scan_ipc(path), path)
+    if lower.endswith(".parquet") or p.is_dir() or is_glob:
+        hive = p.is_dir() or None
+        files = _expand(path) if (is_glob or p.is_dir()) else [path]
+        schema = _parquet_schema(files, path) if len(files) > 1 else None
+        if schema is None:
+            return _named(pl.scan_parquet(path, hive_partitioning=hive), path)
+        opts = pl.ScanCastOptions(integer_cast="upcast", float_cast="upcast")
+        return _named(pl.scan_parquet(path, hive_partitioning=hive, schema=schema, cast_options=opts), path)
     msg = (
         f"cannot tell the format of {path!r}: use a path ending in .parquet, .csv, .tsv, .ipc/"
         ".arrow, a glob, or a directory of parquet files; or read it with polars and pass the frame"
     )
     raise PolfairError(msg)
+
+
+def _named(lf: pl.LazyFrame, path: str) -> pl.LazyFrame:
+    """Remember which file or pattern a scan reads, for the messages of errors raised when it runs."""
+    lf._pf_source = path  # type: ignore[attr-defined]
+    return lf
+
+
+def source_name(lf: pl.LazyFrame) -> str | None:
+    """The file or pattern a scan made by :func:`to_lazyframe` reads (``None`` for in-memory data).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> source_name(pl.LazyFrame({"a": [1]})) is None
+    True
+    """
+    return getattr(lf, "_pf_source", None)
+
+
+def _expand(path: str) -> list[str]:
+    """The files a glob or directory names; a clear error when it names none."""
+    import glob
+
+    p = Path(path)
+    if p.is_dir():
+        files = sorted(str(f) for f in p.rglob("*.parquet")) or sorted(
+            str(f) for f in p.rglob("*") if f.is_file() and not f.name.startswith((".", "_"))
+        )
+    else:
+        files = sorted(glob.glob(path, recursive=True))
+    if not files:
+        msg = f"the pattern {path!r} matches no file (relative to {Path.cwd()}); check the path and the extension"
+        raise FileNotFoundError(msg)
+    return files
+
+
+def _parquet_schema(files: list[str], pattern: str) -> pl.Schema | None:
+    """One schema for parquet files that may disagree on integer/float widths (the widest wins);
+    ``None`` when they all agree. Raises naming the file and the column on any other disagreement."""
+    schemas = {f: pl.read_parquet_schema(f) for f in files}
+    first_file, first = files[0], schemas[files[0]]
+    out: dict[str, pl.DataType] = dict(first)
+    widened = False
+    for f, sch in schemas.items():
+        for c in set(out) - set(sch):
+            msg = (
+                f"{pattern!r}: file {f!r} has no column {c!r}, which {first_file!r} has; give files of "
+                "one schema, or scan them yourself with pl.scan_parquet(..., missing_columns='insert')"
+            )
+            raise InvalidInputError(msg)
+        for c, dt in sch.items():
+            if c not in out:
+                msg = f"{pattern!r}: file {f!r} has a column {c!r} that {first_file!r} lacks; give files of one schema"
+                raise InvalidInputError(msg)
+            have = out[c]
+            if dt == have:
+                continue
+            wider = _wider(have, dt)
+            if wider is None:
+                msg = (
+                    f"{pattern!r}: column {c!r} is {dt} in file {f!r} but {first[c]} in {first_file!r}; "
+                    "these types do not convert safely: rewrite the files with one dtype, or scan them "
+                    "yourself and cast the column"
+                )
+                raise InvalidInputError(msg)
+            out[c], widened = wider, True
+    return pl.Schema(out) if widened else None
+
+
+def _wider(a: pl.DataType, b: pl.DataType) -> pl.DataType | None:
+    """The dtype both ``a`` and ``b`` convert to without changing a value, for numeric widths."""
+    if a.is_integer() and b.is_integer():
+        def bits(d: pl.DataType) -> int:
+            return int("".join(ch for ch in str(d) if ch.isdigit()))
+
+        signed = str(a).startswith("Int") or str(b).startswith("Int")
+        if not signed:
+            return a if bits(a) >= bits(b) else b
+        need = max(bits(d) if str(d).startswith("Int") else 2 * bits(d) for d in (a, b))
+        return {8: pl.Int8(), 16: pl.Int16(), 32: pl.Int32(), 64: pl.Int64(), 128: pl.Int128()}.get(need)
+    if a.is_float() and b.is_float():
+        return pl.Float64()
+    return None

@@ -105,7 +105,7 @@ def test_prediction_neither_favorable_nor_unfavorable(df) -> None:
 
 
 def test_favorable_of_the_wrong_type(df) -> None:
-    with pytest.raises(pf.InvalidInputError, match=r"favorable=\['yes'\].*dtype Int64.*favorable=1"):
+    with pytest.raises(pf.InvalidInputError, match=r"favorable='yes'.*dtype Int64.*favorable=1"):
         run(df, favorable="yes")
 
 
