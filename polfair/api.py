@@ -40,6 +40,8 @@ def confusion_counts(
     unfavorable: Any = None,
     weight: IntoExpr | None = None,
     by: IntoExpr | Sequence[IntoExpr] | None = None,
+    cluster: IntoExpr | None = None,
+    n_buckets: int = 20,
 ) -> pl.LazyFrame:
     """Weighted confusion counts per cell of every protected-attribute combination, in one pass.
 
@@ -77,14 +79,22 @@ def confusion_counts(
         Optional column name or expression of non-negative instance weights (Float64).
     by
         Optional column name(s) or expressions; one independent set of cells per ``by`` value.
+    cluster
+        Optional column name or expression of a cluster id (several rows per person, session,
+        hospital ...): adds the key ``bucket`` (UInt8) = hash(id) mod ``n_buckets`` to the same
+        pass, for cluster-robust (delete-a-group jackknife) intervals. Integer ids use a fixed
+        multiplicative hash; other ids Polars' hash (stable within one Polars version).
+    n_buckets
+        Int in 2…255, the number of jackknife buckets (default 20).
 
     Returns
     -------
     pl.LazyFrame
-        The cell table. Columns: ``*by``, ``*protected`` (input dtypes), then
-        ``n, n_missing, n_invalid`` (UInt64), ``w, tp, fp, tn, fn`` (Float64),
-        ``tp_n, fp_n, tn_n, fn_n`` (UInt64), ``gtp, gfp, gtn, gfn`` (Float64); one row per
-        observed cell, sorted by the keys (nulls first). See :mod:`polfair.core.counts`.
+        The cell table. Columns: ``*by``, ``*protected`` (input dtypes), ``bucket`` (UInt8, only
+        with ``cluster``), then ``n, n_missing, n_invalid`` (UInt64), ``w, tp, fp, tn, fn``
+        (Float64), ``tp_n, fp_n, tn_n, fn_n`` (UInt64), ``gtp, gfp, gtn, gfn`` (Float64),
+        ``tp_w2, fp_w2, tn_w2, fn_w2`` (Float64, Σw² per class; the counts when unweighted); one
+        row per observed cell, sorted by the keys (nulls first). See :mod:`polfair.core.counts`.
 
     Raises
     ------
@@ -121,6 +131,8 @@ def confusion_counts(
     """
     kwargs = dict(y_true=y_true, y_pred=y_pred, y_score=y_score, threshold=threshold, protected=protected,
                   favorable=favorable, unfavorable=unfavorable, weight=weight, by=by)  # fmt: skip
+    if cluster is not None:
+        kwargs |= {"cluster": cluster, "n_buckets": n_buckets}
     if is_foreign(data):  # Spark, DuckDB, ...: the pass runs now, in that engine
         codes, fspec = foreign_code_table(data, **kwargs)  # type: ignore[arg-type]
         return pivot_codes(codes.lazy(), fspec)  # type: ignore[arg-type]

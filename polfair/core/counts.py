@@ -22,7 +22,14 @@ column         dtype     meaning
 ``tp_n`` ...   UInt64    the same four, unweighted (aif360's entropy indices ignore weights)
 ``gtp gfp``    Float64   Σ w·s over y = fav, Σ w·s over y = unfav (s = score, or 1[ŷ = fav])
 ``gtn gfn``    Float64   Σ w·(1−s) over y = unfav, Σ w·(1−s) over y = fav
+``tp_w2`` ...  Float64   Σ w² per confusion class (``tp_w2, fp_w2, tn_w2, fn_w2``; equal to
+                         ``tp_n`` ... when unweighted): Kish effective sizes for the intervals
 =============  ========  ==================================================================
+
+With ``cluster=`` the table has one more key after the protected attributes, ``bucket`` (UInt8,
+:func:`polfair.core.intervals.bucket_of` of the cluster id, 0 … ``n_buckets − 1``): all rows of
+a cluster share a bucket, so the delete-a-group jackknife can drop one bucket at a time. It is an
+ordinary key for :func:`merge_counts`; sum it away for point estimates.
 
 Without predictions (labels-only audits) the prediction mirrors the label, so ``fp = fn = 0``.
 """
@@ -32,9 +39,6 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import polars as pl
-
-from polfair.core.values import check_role_dtype
-from polfair.exceptions import InvalidInputError, PolfairError
 
 from polfair.core.spec import (
     CODE,
@@ -53,22 +57,28 @@ from polfair.core.spec import (
 )
 
 __all__ = [
+    "BUCKET",
     "CONFUSION_COLUMNS",
     "COUNT_COLUMNS",
     "COUNT_DTYPES",
     "cell_table",
     "code_counts",
     "describe_code_problems",
-    "check_cell_table",
     "merge_counts",
     "pivot_codes",
+    "W2_COLUMNS",
 ]
 
 #: Count columns of the cell table, in schema order.
 COUNT_COLUMNS = (
     "n", "n_missing", "n_invalid", "w", "tp", "fp", "tn", "fn",
     "tp_n", "fp_n", "tn_n", "fn_n", "gtp", "gfp", "gtn", "gfn",
+    "tp_w2", "fp_w2", "tn_w2", "fn_w2",
 )  # fmt: skip
+#: The Σw² columns (additive; used by :mod:`polfair.core.intervals` for Kish effective sizes).
+W2_COLUMNS = ("tp_w2", "fp_w2", "tn_w2", "fn_w2")
+#: Name of the optional jackknife bucket key (``cluster=``).
+BUCKET = "bucket"
 CONFUSION_COLUMNS = COUNT_COLUMNS[3:]
 #: The dtype of every count column (unweighted counts UInt64, weighted sums Float64).
 COUNT_DTYPES: dict[str, pl.DataType] = {
@@ -78,17 +88,23 @@ COUNT_DTYPES: dict[str, pl.DataType] = {
 
 _N = "__pf_n"
 _K = "__pf_k"
+_W2 = "__pf_w2"
+
+
+def _group(spec: Spec) -> list[str]:
+    """The keys of the pass: by, protected, and the jackknife bucket when ``cluster=`` was given."""
+    return [*spec.by, *spec.keys, *([BUCKET] if getattr(spec, "bucket", False) else [])]
 
 
 def code_counts(spec: Spec) -> pl.LazyFrame:
     """The pass over the data: counts per (by, keys, outcome code). Internal, see module doc."""
     aggs = [pl.len().cast(pl.UInt64).alias(_N)]
     if spec.weighted:  # a sum of its own, so integer weights give exact integer totals
-        aggs.append(pl.col(W).sum())
+        aggs += [pl.col(W).sum(), (pl.col(W) * pl.col(W)).sum().alias(_W2)]  # Σw² for Kish sizes
     if spec.has_scores:
         aggs += [pl.col(WS).sum(), pl.col(W1S).sum()]
-    group = [*spec.by, *spec.keys]
-    if not spec.fold:
+    group = _group(spec)
+    if not spec.fold or BUCKET in group:
         return spec.lf.group_by([*group, CODE]).agg(aggs)
     # Small-domain keys: group on ONE integer holding every key's value slot and the outcome
     # code (a single-integer hash is cheaper than hashing several columns), then decode the keys
@@ -132,6 +148,9 @@ def pivot_codes(codes: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
     """Turn per-code counts into the cell table (runs on the small result of :func:`code_counts`)."""
     n, slot = pl.col(_N), pl.col(_SLOTS.name)
     wt = pl.col(W) if spec.weighted else n.cast(pl.Float64)
+    # Σw² per row of the code table (unweighted: the count); a foreign engine's table may lack it
+    names = codes.collect_schema().names()
+    w2 = (pl.col(_W2) if _W2 in names else pl.lit(None, pl.Float64)) if spec.weighted else n.cast(pl.Float64)
     # default scores are 1[ŷ = fav] (aif360), so then the generalized counts are the hard ones
     ws = pl.col(WS) if spec.has_scores else pl.when(slot.is_in([0, 1])).then(wt).otherwise(0.0)
     w1s = pl.col(W1S) if spec.has_scores else pl.when(slot.is_in([2, 3])).then(wt).otherwise(0.0)
@@ -145,8 +164,9 @@ def pivot_codes(codes: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
         "tp": at(wt, 0), "fp": at(wt, 1), "tn": at(wt, 2), "fn": at(wt, 3),
         "tp_n": at(n, 0), "fp_n": at(n, 1), "tn_n": at(n, 2), "fn_n": at(n, 3),
         "gtp": at(ws, 0, 3), "gfp": at(ws, 1, 2), "gtn": at(w1s, 1, 2), "gfn": at(w1s, 0, 3),
+        "tp_w2": at(w2, 0), "fp_w2": at(w2, 1), "tn_w2": at(w2, 2), "fn_w2": at(w2, 3),
     }  # fmt: skip
-    group = [*spec.by, *spec.keys]
+    group = _group(spec)
     # sort the (small) code table first so the weighted sums below add in the same order every run;
     # each row's amounts go to its slot's columns (zeros elsewhere), then one plain sum per column
     out = (
@@ -235,10 +255,6 @@ def merge_counts(tables: Sequence[pl.DataFrame | pl.LazyFrame]) -> pl.LazyFrame:
     ------
     PolfairError
         If ``tables`` is empty or the tables' columns differ.
-    InvalidInputError
-        A table is not a cell table (missing or mistyped count columns), a key's dtype differs
-        between tables (String ``"1"`` and Int ``1`` are never merged into one cell), a merged
-        count exceeds UInt64, or a weighted sum overflows Float64 (raised when collected).
 
     Examples
     --------
@@ -250,163 +266,20 @@ def merge_counts(tables: Sequence[pl.DataFrame | pl.LazyFrame]) -> pl.LazyFrame:
     >>> merged.equals(pf.confusion_counts(df, y_true="y", y_pred="p", protected="g").collect())
     True
     """
-    if isinstance(tables, (pl.DataFrame, pl.LazyFrame)) or not isinstance(tables, Sequence):
-        msg = f"merge_counts takes a list of cell tables, got {type(tables).__name__}"
-        raise TypeError(msg)
-    if not tables:
+    from polfair.exceptions import PolfairError
+
+    lfs = [t.lazy() for t in tables]
+    if not lfs:
         msg = "merge_counts needs at least one cell table"
         raise PolfairError(msg)
-    first = check_cell_table(tables[0], what="tables[0]")
-    cols = first.names()
-    for i, t in enumerate(tables[1:], 1):
-        schema = check_cell_table(t, what=f"tables[{i}]", like=first)
-        if sorted(schema.names()) != sorted(cols):
-            msg = (
-                f"tables[{i}] has columns {schema.names()}, tables[0] has {cols}: cell tables merge "
-                "only when they were counted with the same by= and protected= columns"
-            )
+    cols = lfs[0].collect_schema().names()
+    for lf in lfs[1:]:
+        if lf.collect_schema().names() != cols:
+            msg = f"cell tables differ in columns: {cols} vs {lf.collect_schema().names()}"
             raise PolfairError(msg)
-    lfs = [t.lazy().select(cols) for t in tables]
     keys = [c for c in cols if c not in COUNT_COLUMNS]
-    # whole counts are summed in Int128 and checked against UInt64's range (a UInt64 sum would wrap)
-    wide = {c: pl.col(c).cast(pl.Int128) if COUNT_DTYPES[c] == pl.UInt64 else pl.col(c).cast(pl.Float64) for c in COUNT_COLUMNS}
-    both = pl.concat([lf.with_columns(**wide) for lf in lfs], how="vertical_relaxed")
+    both = pl.concat(lfs, how="vertical_relaxed")
     sums = [pl.col(c).sum() for c in cols if c in COUNT_COLUMNS]
-    out = both.select(sums) if not keys else both.group_by(keys).agg(sums).sort(keys, nulls_last=False)
-    return out.select(cols).map_batches(_checked_counts, schema={c: COUNT_DTYPES.get(c, first[c]) for c in cols})
-
-
-def _checked_counts(df: pl.DataFrame) -> pl.DataFrame:
-    """Cast merged sums back to the documented dtypes, raising where a sum left UInt64's range or
-    a sum of finite weights overflowed Float64."""
-    for c in COUNT_COLUMNS:
-        if c not in df.columns:
-            continue
-        if COUNT_DTYPES[c] == pl.UInt64:
-            if df.height and (df[c].max() or 0) > 2**64 - 1:  # type: ignore[operator]
-                msg = f"merge_counts: the merged count {c!r} exceeds UInt64's range (2**64 - 1); the counts cannot be added"
-                raise InvalidInputError(msg)
-        elif df.height and df[c].is_infinite().any():
-            msg = (
-                f"merge_counts: the weighted sum {c!r} overflows Float64 (inf) although every table's "
-                "sums are finite; rescale the weights (e.g. divide them by their mean)"
-            )
-            raise InvalidInputError(msg)
-    return df.with_columns([pl.col(c).cast(COUNT_DTYPES[c]) for c in COUNT_COLUMNS if c in df.columns])
-
-
-def check_cell_table(
-    table: pl.DataFrame | pl.LazyFrame,
-    *,
-    keys: Sequence[str] | None = None,
-    what: str = "cells",
-    like: pl.Schema | None = None,
-) -> pl.Schema:
-    """Check that ``table`` is a cell table (schema only; nothing is read) and return its schema.
-
-    Parameters
-    ----------
-    table
-        A cell table (:func:`polfair.confusion_counts`) or something claiming to be one.
-    keys
-        The key columns it must have (``by`` + protected); ``None``: every non-count column.
-    what
-        How the message names the table (``"cells"``, ``"tables[2]"``, ``"state"``).
-    like
-        The schema of another table it must agree with (same key columns and key dtypes).
-
-    Returns
-    -------
-    pl.Schema
-        The table's schema.
-
-    Raises
-    ------
-    TypeError
-        ``table`` is not a Polars frame.
-    InvalidInputError
-        A count column is missing or has another dtype than :data:`polfair.core.counts.COUNT_DTYPES`
-        (integer columns that are not UInt64 are accepted only when they are integers: the caller
-        casts them); a key column is missing, is a count column, or has a nested dtype; a key's
-        dtype differs from ``like``'s (String ``"1"`` and Int ``1`` are different groups: cast one
-        side explicitly).
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polfair as pf
-    >>> df = pl.DataFrame({"y": [1, 0], "p": [1, 1], "g": ["a", "b"]})
-    >>> cells = pf.confusion_counts(df, y_true="y", y_pred="p", protected="g").collect()
-    >>> check_cell_table(cells, keys=["g"])["g"]
-    String
-    >>> check_cell_table(cells.drop("tp"), keys=["g"])
-    Traceback (most recent call last):
-    ...
-    polfair.exceptions.InvalidInputError: cells: not a cell table: count column(s) 'tp' missing; ...
-    """
-    if not isinstance(table, (pl.DataFrame, pl.LazyFrame)):
-        msg = (
-            f"{what} must be a polars DataFrame or LazyFrame cell table (from confusion_counts), "
-            f"got {type(table).__name__}"
-        )
-        raise TypeError(msg)
-    count_columns, dtypes = COUNT_COLUMNS, COUNT_DTYPES
-    schema = table.collect_schema()
-    missing = [c for c in count_columns if c not in schema]
-    if missing:
-        msg = (
-            f"{what}: not a cell table: count column(s) {', '.join(map(repr, missing))} missing; "
-            f"a cell table has {', '.join(count_columns)} (from polfair.confusion_counts)"
-        )
-        raise InvalidInputError(msg)
-    for c in count_columns:
-        want, got = dtypes[c], schema[c]
-        if got == want:
-            continue
-        ok = (want == pl.UInt64 and got.is_integer()) or (want == pl.Float64 and (got.is_float() or got.is_integer()))
-        if not ok:
-            msg = (
-                f"{what}: count column {c!r} has dtype {got}, expected {want} "
-                f"({'whole row counts' if want == pl.UInt64 else 'weighted sums'}); cast it with "
-                f"pl.col({c!r}).cast(pl.{want})"
-            )
-            raise InvalidInputError(msg)
-    key_cols = [c for c in schema.names() if c not in count_columns]
-    if keys is not None:
-        for k in keys:
-            if k in count_columns:
-                msg = f"{what}: key {k!r} is a count column of the cell table; a key needs another name"
-                raise InvalidInputError(msg)
-            if k not in schema:
-                msg = (
-                    f"{what}: key column {k!r} is missing; the table's key columns are "
-                    f"{key_cols} (pass protected=/by= as the names used when counting)"
-                )
-                raise InvalidInputError(msg)
-        key_cols = list(keys)
-    for k in key_cols:
-        check_role_dtype(schema[k], f"{what} key", k)
-    if like is not None:
-        for k in key_cols:
-            if k in like and like[k] != schema[k] and not _same_kind(like[k], schema[k]):
-                msg = (
-                    f"{what}: key column {k!r} has dtype {schema[k]} but another table has "
-                    f"{like[k]}; values such as '1' and 1 are different groups and are not merged. "
-                    f"Cast one side explicitly, e.g. pl.col({k!r}).cast(pl.{like[k]})"
-                )
-                raise InvalidInputError(msg)
-    return schema
-
-
-def _same_kind(a: pl.DataType, b: pl.DataType) -> bool:
-    """Key dtypes that merge without changing a value (integer widths, Categorical vs String)."""
-    if a.is_integer() and b.is_integer():
-        return True
-    if a.is_float() and b.is_float():
-        return True
-    texts = (pl.String, pl.Categorical)
-    return isinstance(a, texts) and isinstance(b, texts) or (a == pl.String and isinstance(b, pl.Categorical)) or (
-        b == pl.String and isinstance(a, pl.Categorical)
-    )
-
-
+    if not keys:
+        return both.select(sums)
+    return both.group_by(keys).agg(sums).sort(keys, nulls_last=False).select(cols)

@@ -13,12 +13,13 @@ pytorch-ignite's metrics and of TFMA's combiners, with an Arrow/parquet state.
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import polars as pl
 
-from polfair.core.counts import COUNT_DTYPES, merge_counts
+from polfair.core.counts import COUNT_DTYPES, W2_COLUMNS, merge_counts
 from polfair.exceptions import InvalidInputError, PolfairError
 from polfair.core.collect import collect_cells
 from polfair.core.report import check_reference, report_from_counts
@@ -30,6 +31,10 @@ from polfair.core.spec import build_spec, protected_exprs
 __all__ = ["FairnessAccumulator"]
 
 _META_KEY = b"polfair.engines.accumulator"
+#: Version of the saved state. 2 (issue 11): Σw² columns ``tp_w2 … fn_w2`` and the optional
+#: ``bucket`` key. A version-1 state (no ``*_w2``) still loads: unweighted, Σw² equals the counts;
+#: weighted, the ``*_w2`` are null (values are computed, weighted-row intervals are null).
+STATE_VERSION = 2
 
 
 def _to_frame(batch: Any) -> pl.DataFrame | pl.LazyFrame:
@@ -66,6 +71,9 @@ class FairnessAccumulator:
     on_missing
         ``"warn"`` | ``"raise"`` | ``"ignore"``, applied to each batch (see
         :func:`polfair.fairness_report`).
+    cluster, n_buckets
+        Optional cluster id column and number of jackknife buckets, as in
+        :func:`polfair.confusion_counts`: the state then has a ``bucket`` key.
     engine
         Polars engine for each batch's pass (default ``"streaming"``).
 
@@ -123,11 +131,16 @@ class FairnessAccumulator:
         concentration: float = 1.0,
         on_missing: str = "warn",
         engine: str = "streaming",
+        cluster: IntoExpr | None = None,
+        n_buckets: int = 20,
     ) -> None:
         self._read = dict(
             y_true=y_true, y_pred=y_pred, y_score=y_score, threshold=threshold, protected=protected,
             favorable=favorable, unfavorable=unfavorable, weight=weight, by=by,
         )  # fmt: skip
+        if cluster is not None:
+            self._read |= {"cluster": cluster, "n_buckets": n_buckets}
+        self._bucket: tuple[str, ...] = ("bucket",) if cluster is not None else ()
         self._report = dict(privileged=dict(privileged or {}), reference=reference, intersections=intersections,
                             alpha=alpha, concentration=concentration)  # fmt: skip
         check_reference(reference)
@@ -184,7 +197,14 @@ class FairnessAccumulator:
         if self._cells is None:
             self._cells = cells
         else:
+            unknown_w2 = self._cells["tp_w2"].null_count() > 0 or cells["tp_w2"].null_count() > 0
             self._cells = merge_counts([self._cells, cells]).collect()
+            if unknown_w2:  # a version-1 weighted state: its Σw² is unknown, so the sum is too
+                self._cells = self._cells.with_columns([pl.lit(None, pl.Float64).alias(c) for c in W2_COLUMNS])
+
+    @property
+    def _keys(self) -> list[str]:
+        return [*self.by, *self.protected, *self._bucket]
 
     def merge(self, other: FairnessAccumulator) -> FairnessAccumulator:
         """Add another accumulator's data (e.g. from another worker or file) to this one.
@@ -297,12 +317,12 @@ class FairnessAccumulator:
         0
         """
         if self._cells is None:
-            return pl.DataFrame(schema={**{k: pl.Null for k in (*self.by, *self.protected)}, **COUNT_DTYPES})
+            return pl.DataFrame(schema={**{k: pl.Null for k in self._keys}, **COUNT_DTYPES})
         return self._cells
 
     def _meta(self) -> dict[str, Any]:
-        return {"version": 1, "protected": list(self.protected), "by": list(self.by),
-                "has_predictions": self.has_predictions}  # fmt: skip
+        return {"version": STATE_VERSION, "protected": list(self.protected), "by": list(self.by),
+                "has_predictions": self.has_predictions, "bucket": bool(self._bucket)}  # fmt: skip
 
     def to_arrow(self) -> Any:
         """The state as a ``pyarrow.Table`` whose schema metadata names the keys.
@@ -360,15 +380,30 @@ class FairnessAccumulator:
             self._check_compatible(meta["protected"], meta["by"], meta["has_predictions"], "the state")
         from polfair.core.counts import COUNT_COLUMNS
 
+        state = self._upgrade(state)
         keys = [c for c in state.columns if c not in COUNT_COLUMNS]
-        if keys != [*self.by, *self.protected] or [c for c in state.columns if c in COUNT_COLUMNS] != list(COUNT_COLUMNS):
+        if keys != self._keys or [c for c in state.columns if c in COUNT_COLUMNS] != list(COUNT_COLUMNS):
             msg = (
                 f"the state has columns {state.columns}; this accumulator expects the keys "
-                f"{[*self.by, *self.protected]} followed by the count columns {list(COUNT_COLUMNS)}"
+                f"{self._keys} followed by the count columns {list(COUNT_COLUMNS)}"
             )
             raise PolfairError(msg)
         self._cells = None if state.height == 0 else state
         return self
+
+    def _upgrade(self, state: pl.DataFrame) -> pl.DataFrame:
+        """A version-1 state (no Σw² columns): add them (the counts when unweighted, else null + warning)."""
+        if all(c in state.columns for c in W2_COLUMNS) or not all(c in state.columns for c in ("tp_n", "fp_n", "tn_n", "fn_n")):
+            return state
+        if self._read.get("weight") is None:
+            return state.with_columns([pl.col(f"{c}_n").cast(pl.Float64).alias(f"{c}_w2") for c in ("tp", "fp", "tn", "fn")])
+        warnings.warn(
+            "this weighted state was saved before polfair kept sums of squared weights (state version 1): "
+            "values are computed, but intervals of weighted rows are null; re-accumulate the data to get them",
+            UserWarning,
+            stacklevel=3,
+        )
+        return state.with_columns([pl.lit(None, pl.Float64).alias(c) for c in W2_COLUMNS])
 
     @classmethod
     def from_state(cls, state: Any, **options: Any) -> FairnessAccumulator:

@@ -39,6 +39,7 @@ __all__ = ["ForeignSpec", "foreign_code_table", "is_foreign"]
 #: Top-level modules whose frames are computed by their own engine.
 _N = "__pf_n"
 _ONE = "__pf_one"
+_W2 = "__pf_w2"  # the name polfair.core.counts.pivot_codes reads Σw² from
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,8 @@ def foreign_code_table(
     unfavorable: Any = None,
     weight: str | None = None,
     by: str | Sequence[str] | None = None,
+    cluster: str | None = None,
+    n_buckets: int = 20,
 ) -> tuple[pl.DataFrame, ForeignSpec]:
     """Run the counting pass inside the frame's own engine; return the code table and the spec.
 
@@ -90,6 +93,9 @@ def foreign_code_table(
         A PySpark DataFrame, DuckDB relation, or another frame narwhals supports lazily.
     y_true, y_pred, y_score, threshold, protected, favorable, unfavorable, weight, by
         As in :func:`polfair.confusion_counts`, but column names only.
+    cluster, n_buckets
+        Not supported in foreign engines yet (the bucket hash needs wrapping unsigned 64-bit
+        arithmetic): giving ``cluster`` raises.
 
     Returns
     -------
@@ -115,6 +121,12 @@ def foreign_code_table(
         msg = "Spark/DuckDB inputs need narwhals: pip install 'polfair[spark]' (or pip install narwhals)"
         raise ImportError(msg) from exc
 
+    if cluster is not None:
+        msg = (
+            f"cluster={cluster!r} is not supported for Spark/DuckDB inputs yet (the bucket hash needs "
+            "unsigned 64-bit arithmetic); collect to Polars first, or count partitions with polfair"
+        )
+        raise PolfairError(msg)
     check_threshold(threshold)
     nf = nw.from_native(data)
     schema = nf.collect_schema()
@@ -187,7 +199,8 @@ def foreign_code_table(
     aggs = [nw.col(_ONE).sum().alias(_N)]
     if w is not None:
         cols[W] = w
-        aggs.append(nw.col(W).sum())
+        cols[_W2] = w * w  # Σw² per (cell, code): Kish effective sizes for the intervals
+        aggs += [nw.col(W).sum(), nw.col(_W2).sum()]
     if score is not None:
         cols[WS] = score if w is None else w * score
         cols[W1S] = (1.0 - score) if w is None else w * (1.0 - score)
@@ -196,7 +209,7 @@ def foreign_code_table(
     lazy = nf.lazy() if hasattr(nf, "lazy") else nf
     table = lazy.with_columns(**cols).group_by(*by_names, *keys, CODE).agg(*aggs)
     native = table.collect(backend="polars").to_native()
-    casts = {CODE: pl.UInt8, _N: pl.UInt64, W: pl.Float64, WS: pl.Float64, W1S: pl.Float64}
+    casts = {CODE: pl.UInt8, _N: pl.UInt64, W: pl.Float64, _W2: pl.Float64, WS: pl.Float64, W1S: pl.Float64}
     codes = native.with_columns([pl.col(c).cast(t) for c, t in casts.items() if c in native.columns])
     spec = ForeignSpec(
         by=tuple(by_names),
