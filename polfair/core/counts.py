@@ -40,6 +40,9 @@ from typing import Any, Sequence
 
 import polars as pl
 
+from polfair.core.values import check_role_dtype
+from polfair.exceptions import InvalidInputError, PolfairError
+
 from polfair.core.spec import (
     CODE,
     CODE_VALUES,
@@ -64,6 +67,7 @@ __all__ = [
     "cell_table",
     "code_counts",
     "describe_code_problems",
+    "check_cell_table",
     "merge_counts",
     "pivot_codes",
     "W2_COLUMNS",
@@ -255,6 +259,10 @@ def merge_counts(tables: Sequence[pl.DataFrame | pl.LazyFrame]) -> pl.LazyFrame:
     ------
     PolfairError
         If ``tables`` is empty or the tables' columns differ.
+    InvalidInputError
+        A table is not a cell table (missing or mistyped count columns), a key's dtype differs
+        between tables (String ``"1"`` and Int ``1`` are never merged into one cell), a merged
+        count exceeds UInt64, or a weighted sum overflows Float64 (raised when collected).
 
     Examples
     --------
@@ -266,20 +274,163 @@ def merge_counts(tables: Sequence[pl.DataFrame | pl.LazyFrame]) -> pl.LazyFrame:
     >>> merged.equals(pf.confusion_counts(df, y_true="y", y_pred="p", protected="g").collect())
     True
     """
-    from polfair.exceptions import PolfairError
-
-    lfs = [t.lazy() for t in tables]
-    if not lfs:
+    if isinstance(tables, (pl.DataFrame, pl.LazyFrame)) or not isinstance(tables, Sequence):
+        msg = f"merge_counts takes a list of cell tables, got {type(tables).__name__}"
+        raise TypeError(msg)
+    if not tables:
         msg = "merge_counts needs at least one cell table"
         raise PolfairError(msg)
-    cols = lfs[0].collect_schema().names()
-    for lf in lfs[1:]:
-        if lf.collect_schema().names() != cols:
-            msg = f"cell tables differ in columns: {cols} vs {lf.collect_schema().names()}"
+    first = check_cell_table(tables[0], what="tables[0]")
+    cols = first.names()
+    for i, t in enumerate(tables[1:], 1):
+        schema = check_cell_table(t, what=f"tables[{i}]", like=first)
+        if sorted(schema.names()) != sorted(cols):
+            msg = (
+                f"tables[{i}] has columns {schema.names()}, tables[0] has {cols}: cell tables merge "
+                "only when they were counted with the same by= and protected= columns"
+            )
             raise PolfairError(msg)
+    lfs = [t.lazy().select(cols) for t in tables]
     keys = [c for c in cols if c not in COUNT_COLUMNS]
-    both = pl.concat(lfs, how="vertical_relaxed")
+    # whole counts are summed in Int128 and checked against UInt64's range (a UInt64 sum would wrap)
+    wide = {c: pl.col(c).cast(pl.Int128) if COUNT_DTYPES[c] == pl.UInt64 else pl.col(c).cast(pl.Float64) for c in COUNT_COLUMNS}
+    both = pl.concat([lf.with_columns(**wide) for lf in lfs], how="vertical_relaxed")
     sums = [pl.col(c).sum() for c in cols if c in COUNT_COLUMNS]
-    if not keys:
-        return both.select(sums)
-    return both.group_by(keys).agg(sums).sort(keys, nulls_last=False).select(cols)
+    out = both.select(sums) if not keys else both.group_by(keys).agg(sums).sort(keys, nulls_last=False)
+    return out.select(cols).map_batches(_checked_counts, schema={c: COUNT_DTYPES.get(c, first[c]) for c in cols})
+
+
+def _checked_counts(df: pl.DataFrame) -> pl.DataFrame:
+    """Cast merged sums back to the documented dtypes, raising where a sum left UInt64's range or
+    a sum of finite weights overflowed Float64."""
+    for c in COUNT_COLUMNS:
+        if c not in df.columns:
+            continue
+        if COUNT_DTYPES[c] == pl.UInt64:
+            if df.height and (df[c].max() or 0) > 2**64 - 1:  # type: ignore[operator]
+                msg = f"merge_counts: the merged count {c!r} exceeds UInt64's range (2**64 - 1); the counts cannot be added"
+                raise InvalidInputError(msg)
+        elif df.height and df[c].is_infinite().any():
+            msg = (
+                f"merge_counts: the weighted sum {c!r} overflows Float64 (inf) although every table's "
+                "sums are finite; rescale the weights (e.g. divide them by their mean)"
+            )
+            raise InvalidInputError(msg)
+    return df.with_columns([pl.col(c).cast(COUNT_DTYPES[c]) for c in COUNT_COLUMNS if c in df.columns])
+
+
+def check_cell_table(
+    table: pl.DataFrame | pl.LazyFrame,
+    *,
+    keys: Sequence[str] | None = None,
+    what: str = "cells",
+    like: pl.Schema | None = None,
+) -> pl.Schema:
+    """Check that ``table`` is a cell table (schema only; nothing is read) and return its schema.
+
+    Parameters
+    ----------
+    table
+        A cell table (:func:`polfair.confusion_counts`) or something claiming to be one.
+    keys
+        The key columns it must have (``by`` + protected); ``None``: every non-count column.
+    what
+        How the message names the table (``"cells"``, ``"tables[2]"``, ``"state"``).
+    like
+        The schema of another table it must agree with (same key columns and key dtypes).
+
+    Returns
+    -------
+    pl.Schema
+        The table's schema.
+
+    Raises
+    ------
+    TypeError
+        ``table`` is not a Polars frame.
+    InvalidInputError
+        A count column is missing or has another dtype than :data:`polfair.core.counts.COUNT_DTYPES`
+        (integer columns that are not UInt64 are accepted only when they are integers: the caller
+        casts them); a key column is missing, is a count column, or has a nested dtype; a key's
+        dtype differs from ``like``'s (String ``"1"`` and Int ``1`` are different groups: cast one
+        side explicitly).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> df = pl.DataFrame({"y": [1, 0], "p": [1, 1], "g": ["a", "b"]})
+    >>> cells = pf.confusion_counts(df, y_true="y", y_pred="p", protected="g").collect()
+    >>> check_cell_table(cells, keys=["g"])["g"]
+    String
+    >>> check_cell_table(cells.drop("tp"), keys=["g"])
+    Traceback (most recent call last):
+    ...
+    polfair.exceptions.InvalidInputError: cells: not a cell table: count column(s) 'tp' missing; ...
+    """
+    if not isinstance(table, (pl.DataFrame, pl.LazyFrame)):
+        msg = (
+            f"{what} must be a polars DataFrame or LazyFrame cell table (from confusion_counts), "
+            f"got {type(table).__name__}"
+        )
+        raise TypeError(msg)
+    count_columns, dtypes = COUNT_COLUMNS, COUNT_DTYPES
+    schema = table.collect_schema()
+    missing = [c for c in count_columns if c not in schema]
+    if missing:
+        msg = (
+            f"{what}: not a cell table: count column(s) {', '.join(map(repr, missing))} missing; "
+            f"a cell table has {', '.join(count_columns)} (from polfair.confusion_counts)"
+        )
+        raise InvalidInputError(msg)
+    for c in count_columns:
+        want, got = dtypes[c], schema[c]
+        if got == want:
+            continue
+        ok = (want == pl.UInt64 and got.is_integer()) or (want == pl.Float64 and (got.is_float() or got.is_integer()))
+        if not ok:
+            msg = (
+                f"{what}: count column {c!r} has dtype {got}, expected {want} "
+                f"({'whole row counts' if want == pl.UInt64 else 'weighted sums'}); cast it with "
+                f"pl.col({c!r}).cast(pl.{want})"
+            )
+            raise InvalidInputError(msg)
+    key_cols = [c for c in schema.names() if c not in count_columns]
+    if keys is not None:
+        for k in keys:
+            if k in count_columns:
+                msg = f"{what}: key {k!r} is a count column of the cell table; a key needs another name"
+                raise InvalidInputError(msg)
+            if k not in schema:
+                msg = (
+                    f"{what}: key column {k!r} is missing; the table's key columns are "
+                    f"{key_cols} (pass protected=/by= as the names used when counting)"
+                )
+                raise InvalidInputError(msg)
+        key_cols = list(keys)
+    for k in key_cols:
+        check_role_dtype(schema[k], f"{what} key", k)
+    if like is not None:
+        for k in key_cols:
+            if k in like and like[k] != schema[k] and not _same_kind(like[k], schema[k]):
+                msg = (
+                    f"{what}: key column {k!r} has dtype {schema[k]} but another table has "
+                    f"{like[k]}; values such as '1' and 1 are different groups and are not merged. "
+                    f"Cast one side explicitly, e.g. pl.col({k!r}).cast(pl.{like[k]})"
+                )
+                raise InvalidInputError(msg)
+    return schema
+
+
+def _same_kind(a: pl.DataType, b: pl.DataType) -> bool:
+    """Key dtypes that merge without changing a value (integer widths, Categorical vs String)."""
+    if a.is_integer() and b.is_integer():
+        return True
+    if a.is_float() and b.is_float():
+        return True
+    texts = (pl.String, pl.Categorical)
+    return isinstance(a, texts) and isinstance(b, texts) or (a == pl.String and isinstance(b, pl.Categorical)) or (
+        b == pl.String and isinstance(a, pl.Categorical)
+    )
+
+

@@ -28,9 +28,22 @@ import polars as pl
 from polfair.core._args import as_expr, as_list, as_values, check_columns, is_bool_like, output_name
 from polfair.core._typing import IntoExpr, OnMissing
 from polfair.core.inputs import to_lazyframe
+from polfair.core.values import check_key_dtype, check_role_dtype, coerce_values, match_values
 from polfair.exceptions import InvalidInputError, PolfairError
 
-__all__ = ["IntoExpr", "Spec", "build_spec", "to_lazyframe"]
+__all__ = [
+    "IntoExpr",
+    "Spec",
+    "build_spec",
+    "check_key_names",
+    "check_on_missing",
+    "check_threshold",
+    "fold_layout",
+    "fold_values",
+    "label_values",
+    "protected_exprs",
+    "to_lazyframe",
+]
 
 #: Private column names of the normalised frame. They never reach the user.
 CODE = "__pf_o"
@@ -171,40 +184,11 @@ def fold_layout(
     return tuple(out) if fold_values(out) <= _FOLD_LIMIT else ()
 
 
-def _match(expr: pl.Expr, dtype: pl.DataType, values: tuple[Any, ...], role: str, arg: str) -> pl.Expr:
-    """Boolean expression: the label in ``expr`` is one of ``values``. Raises on a type mismatch."""
-    def mismatch() -> PolfairError:
-        msg = (
-            f"{arg}={list(values)!r} cannot match {role} of dtype {dtype}: give {arg} as values of "
-            f"the column's type (found dtype {dtype}), e.g. {arg}=1 for 0/1 labels or "
-            f"{arg}='Yes' for string labels"
-        )
-        return InvalidInputError(msg)
-
-    if dtype == pl.Boolean:
-        if not all(is_bool_like(v) for v in values):
-            raise mismatch()
-        wanted = {bool(v) for v in values}
-        if wanted == {True, False}:
-            return expr.is_not_null()
-        return expr if True in wanted else ~expr
-    if dtype.is_numeric():
-        if not all(isinstance(v, (int, float)) for v in values):
-            raise mismatch()
-        return expr.is_in([float(v) for v in values]) if dtype.is_float() else expr.is_in(list(values))
-    if isinstance(dtype, (pl.String, pl.Categorical, pl.Enum)) or dtype == pl.String:
-        if not all(isinstance(v, str) for v in values):
-            raise mismatch()
-        if isinstance(dtype, pl.Enum):
-            cats = set(dtype.categories.to_list())
-            values = tuple(v for v in values if v in cats)
-            if not values:
-                return pl.lit(False)
-        out = expr == values[0]
-        for v in values[1:]:
-            out = out | (expr == v)
-        return out
-    return expr.is_in(list(values))
+def _match(expr: pl.Expr, dtype: pl.DataType, values: tuple[Any, ...], column: str, arg: str) -> pl.Expr:
+    """Boolean expression: the label in ``expr`` is one of ``values``, compared in the column's dtype
+    (:mod:`polfair.core.values`). Raises naming ``arg``, the column and its dtype on a value the
+    dtype cannot hold."""
+    return match_values(expr, dtype, coerce_values(values, dtype, option=arg, column=column))
 
 
 def _flag(x: pl.Expr, if_null: int, ok: pl.Expr, if_bad: int) -> pl.Expr:
@@ -213,9 +197,10 @@ def _flag(x: pl.Expr, if_null: int, ok: pl.Expr, if_bad: int) -> pl.Expr:
     return pl.when(x.is_null()).then(pl.lit(if_null, u8)).when(ok).then(pl.lit(0, u8)).otherwise(pl.lit(if_bad, u8))
 
 
-def _state(expr: pl.Expr, fav: pl.Expr, unfav: pl.Expr | None) -> pl.Expr:
-    """0 unfavorable, 1 favorable, 2 null, 3 neither."""
-    out = pl.when(expr.is_null()).then(pl.lit(2, pl.UInt8)).when(fav).then(pl.lit(1, pl.UInt8))
+def _state(expr: pl.Expr, fav: pl.Expr, unfav: pl.Expr | None, dtype: pl.DataType | None = None) -> pl.Expr:
+    """0 unfavorable, 1 favorable, 2 null (NaN too in a Float column), 3 neither."""
+    missing = expr.is_null() | expr.is_nan() if dtype is not None and dtype.is_float() else expr.is_null()
+    out = pl.when(missing).then(pl.lit(2, pl.UInt8)).when(fav).then(pl.lit(1, pl.UInt8))
     if unfav is None:
         return out.otherwise(pl.lit(0, pl.UInt8))
     return out.when(unfav).then(pl.lit(0, pl.UInt8)).otherwise(pl.lit(3, pl.UInt8))
@@ -238,7 +223,10 @@ def check_on_missing(on_missing: str) -> None:
 
 
 def check_threshold(threshold: float) -> None:
-    """Raise unless ``threshold`` is in [0, 1] (shared by every backend)."""
+    """Raise unless ``threshold`` is a number in [0, 1] (shared by every backend)."""
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not hasattr(threshold, "__float__"):
+        msg = f"threshold must be a number in [0, 1], got {type(threshold).__name__}: {threshold!r}"
+        raise TypeError(msg)
     if not 0.0 <= float(threshold) <= 1.0:
         msg = f"threshold must be in [0, 1], got {threshold!r}"
         raise PolfairError(msg)
@@ -265,10 +253,30 @@ def label_values(favorable: Any, unfavorable: Any) -> tuple[tuple[Any, ...], tup
     """``favorable`` / ``unfavorable`` as tuples; raise if they overlap."""
     fav = as_values(favorable)
     unfav = None if unfavorable is None else as_values(unfavorable)
+    for arg, vals in (("favorable", fav), ("unfavorable", unfav)):
+        if vals is None:
+            continue
+        if not vals or any(v is None for v in vals):
+            msg = (
+                f"{arg}={vals if len(vals) != 1 else vals[0]!r}: give the label value(s) of that "
+                "outcome (null labels are always missing, counted in n_missing)"
+            )
+            raise PolfairError(msg)
     if unfav is not None and set(fav) & set(unfav):
         msg = f"favorable={list(fav)!r} and unfavorable={list(unfav)!r} overlap; a label is one or the other"
         raise PolfairError(msg)
     return fav, unfav
+
+
+def _schema_of(source: pl.LazyFrame, exprs: dict[str, pl.Expr]) -> pl.Schema:
+    """The output schema of named expressions over ``source``; a Polars error (an expression that
+    does not type-check, e.g. ``pl.col("s") + 1`` on a string) becomes a PolfairError naming it."""
+    try:
+        return source.select([e.alias(r) for r, e in exprs.items()]).collect_schema()
+    except pl.exceptions.PolarsError as exc:
+        roles = ", ".join(f"{r}={e}" for r, e in exprs.items() if not r.startswith("__pf_"))
+        msg = f"cannot evaluate the column expressions{' (' + roles + ')' if roles else ''} on the input: {exc}"
+        raise PolfairError(msg) from exc
 
 
 def build_spec(
@@ -283,14 +291,16 @@ def build_spec(
     unfavorable: Any = None,
     weight: IntoExpr | None = None,
     by: IntoExpr | Sequence[IntoExpr] | None = None,
+    allow_many_groups: bool = False,
     cluster: IntoExpr | None = None,
     n_buckets: int = 20,
 ) -> Spec:
     """Validate a report request and build the normalised lazy frame (stage 1).
 
-    Parameters are those of :func:`polfair.confusion_counts`; see there. ``cluster`` (a column
-    name or expression of cluster ids, e.g. a user id) adds the ``bucket`` key, the hash of the
-    id modulo ``n_buckets`` (:func:`polfair.core.intervals.bucket_of`), to the same pass.
+    Parameters are those of :func:`polfair.confusion_counts`; see there. ``allow_many_groups``
+    accepts Float ``protected``/``by`` columns (each distinct value a group). ``cluster`` (a
+    column name or expression of cluster ids, e.g. a user id) adds the ``bucket`` key, the hash of
+    the id modulo ``n_buckets`` (:func:`polfair.core.intervals.bucket_of`), to the same pass.
 
     Returns
     -------
@@ -346,15 +356,20 @@ def build_spec(
             raise PolfairError(msg)
     check_key_names(by_names, keys)
 
-    probe = source.select([e.alias(r) for r, e in roles.items()]).collect_schema()
+    probe = _schema_of(source, {r: e for r, e in roles.items()})
+    for r in roles:
+        check_role_dtype(probe[r], r, output_name(roles[r], r))
+    key_schema = _schema_of(source, {f"__pf_key{i}": e for i, e in enumerate([*by_exprs, *key_exprs])})
+    for (role, name), dtype in zip([*(("by", b) for b in by_names), *(("protected", k) for k in keys)], key_schema.values()):
+        check_key_dtype(dtype, role, name, allow_many_groups=allow_many_groups)
     fav, unfav = label_values(favorable, unfavorable)
 
     yt = roles["y_true"]
-    yt_desc = f"y_true ({label_name!r})"
     label_state = _state(
         yt,
-        _match(yt, probe["y_true"], fav, yt_desc, "favorable"),
-        None if unfav is None else _match(yt, probe["y_true"], unfav, yt_desc, "unfavorable"),
+        _match(yt, probe["y_true"], fav, label_name, "favorable"),
+        None if unfav is None else _match(yt, probe["y_true"], unfav, label_name, "unfavorable"),
+        probe["y_true"],
     )
 
     flags: list[pl.Expr] = []
@@ -369,7 +384,7 @@ def build_spec(
 
     if "y_pred" in roles:
         yp = roles["y_pred"]
-        yp_desc = f"y_pred ({output_name(yp, 'y_pred')!r})"
+        yp_desc = output_name(yp, "y_pred")
         dtype = probe["y_pred"]
         if dtype == pl.Boolean and not all(is_bool_like(v) for v in fav):
             # A boolean prediction next to non-0/1 labels (e.g. "Yes"/"No") means "predicted favorable".
@@ -379,6 +394,7 @@ def build_spec(
                 yp,
                 _match(yp, dtype, fav, yp_desc, "favorable"),
                 None if unfav is None else _match(yp, dtype, unfav, yp_desc, "unfavorable"),
+                dtype,
             )
     elif score is not None:
         pred_state = _state(score, score >= float(threshold), None)
