@@ -21,6 +21,7 @@ from polfair.core.report import report_from_counts
 from polfair.core.run_metadata import with_run_metadata
 from polfair.core.wide import to_wide
 from polfair.core.spec import build_spec
+from polfair.core.values import check_option_types
 from polfair.engines.narwhals import foreign_code_table
 from polfair.exceptions import PolfairError
 from polfair.monitor.plan import plan_report
@@ -42,6 +43,7 @@ def confusion_counts(
     by: IntoExpr | Sequence[IntoExpr] | None = None,
     cluster: IntoExpr | None = None,
     n_buckets: int = 20,
+    allow_many_groups: bool = False,
 ) -> pl.LazyFrame:
     """Weighted confusion counts per cell of every protected-attribute combination, in one pass.
 
@@ -86,6 +88,9 @@ def confusion_counts(
         multiplicative hash; other ids Polars' hash (stable within one Polars version).
     n_buckets
         Int in 2…255, the number of jackknife buckets (default 20).
+    allow_many_groups
+        Bool, default ``False``: a Float ``protected``/``by`` column is an error (a continuous
+        column makes one group per value; bin it with ``cut``). ``True`` accepts it.
 
     Returns
     -------
@@ -131,12 +136,13 @@ def confusion_counts(
     """
     kwargs = dict(y_true=y_true, y_pred=y_pred, y_score=y_score, threshold=threshold, protected=protected,
                   favorable=favorable, unfavorable=unfavorable, weight=weight, by=by)  # fmt: skip
+    check_option_types(kwargs | {"allow_many_groups": allow_many_groups})
     if cluster is not None:
         kwargs |= {"cluster": cluster, "n_buckets": n_buckets}
     if is_foreign(data):  # Spark, DuckDB, ...: the pass runs now, in that engine
         codes, fspec = foreign_code_table(data, **kwargs)  # type: ignore[arg-type]
         return pivot_codes(codes.lazy(), fspec)  # type: ignore[arg-type]
-    return cell_table(data, **kwargs)
+    return cell_table(data, **kwargs, allow_many_groups=allow_many_groups)
 
 
 def fairness_report(
@@ -165,6 +171,7 @@ def fairness_report(
     metrics: Sequence[Any] | None = None,
     shape: Literal["long", "wide"] = "long",
     run_metadata: bool | Mapping[str, Any] = False,
+    allow_many_groups: bool = False,
 ) -> pl.DataFrame:
     """Audit a classifier's decisions (or a dataset's labels) for group fairness, in one pass.
 
@@ -223,6 +230,10 @@ def fairness_report(
     metrics
         Optional list of :class:`polfair.compat.yardstick.GroupwiseMetric` (or built-in names such as
         ``"equalized_odds"``); each adds one attribute-level row per attribute set and ``by`` group.
+    allow_many_groups
+        Bool, default ``False``: a Float ``protected``/``by`` column, or one with more than 1000
+        distinct values that are more than half the rows (an id, score or weight passed by
+        mistake), is an error suggesting binning. ``True`` audits every distinct value as a group.
     shape
         ``"long"`` (default: one row per metric, for ETL and appends) or ``"wide"``: one row per
         (by, attribute set, group), one column per metric and ``<metric>__<statistic>`` columns
@@ -292,6 +303,7 @@ def fairness_report(
     """
     options = {k: v for k, v in locals().items() if k not in ("data", "shape", "run_metadata")}
     _check_shape(shape, run_metadata)
+    check_option_types(options)
     plan = plan_report(
         data, config=config, y_true=y_true, y_pred=y_pred, y_score=y_score, weight=weight, by=by,
         protected=protected, favorable=favorable, privileged=privileged, intersections=intersections,
@@ -303,10 +315,11 @@ def fairness_report(
                   weight=plan.weight, by=plan.by)  # fmt: skip
     if is_foreign(plan.data):  # Spark, DuckDB, ...: the pass runs in that engine, the rest here
         codes, spec = foreign_code_table(plan.data, **kwargs)  # type: ignore[arg-type]
-        cells = collect_cells(spec, on_missing=on_missing, engine=engine, codes=codes)  # type: ignore[arg-type]
+        cells = collect_cells(spec, on_missing=on_missing, engine=engine, codes=codes,  # type: ignore[arg-type]
+                              allow_many_groups=allow_many_groups)
     else:
-        spec = build_spec(plan.data, **kwargs)  # type: ignore[arg-type]
-        cells = collect_cells(spec, on_missing=on_missing, engine=engine)
+        spec = build_spec(plan.data, **kwargs, allow_many_groups=allow_many_groups)  # type: ignore[arg-type]
+        cells = collect_cells(spec, on_missing=on_missing, engine=engine, allow_many_groups=allow_many_groups)
     report = plan.finish(report_from_counts(
         cells, protected=spec.keys, by=spec.by, has_predictions=spec.has_predictions,
         privileged=plan.privileged, reference=reference, intersections=plan.intersections,

@@ -23,7 +23,7 @@ from polfair.exceptions import InvalidInputError
 __all__ = [
     "UNSUPPORTED_DTYPES",
     "check_key_dtype",
-    "check_options_type",
+    "check_option_types",
     "check_role_dtype",
     "check_values_present",
     "coerce_value",
@@ -375,14 +375,67 @@ def check_values_present(
         warnings.warn(msg, UserWarning, stacklevel=3)
 
 
-def check_options_type(**options: tuple[Any, type | tuple[type, ...], str]) -> None:
-    """Raise ``TypeError`` naming the option when a value has the wrong Python type (internal helper)."""
-    for name, (value, types, hint) in options.items():
-        if isinstance(value, bool) and bool not in (types if isinstance(types, tuple) else (types,)):
-            bad = True
-        else:
-            bad = not isinstance(value, types)
-        if bad:
-            msg = f"{name} must be {hint}, got {type(value).__name__}: {value!r}"
-            raise TypeError(msg)
+def _is_column(x: Any) -> bool:
+    return isinstance(x, (str, pl.Expr))
 
+
+def _is_columns(x: Any) -> bool:
+    return _is_column(x) or (isinstance(x, (list, tuple)) and all(_is_column(v) for v in x))
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and not (isinstance(x, float) and math.isnan(x))
+
+
+_OPTION_RULES: dict[str, tuple[Any, str]] = {
+    "y_true": (lambda x: x is None or _is_column(x), "a column name (str) or a polars expression"),
+    "y_pred": (lambda x: x is None or _is_column(x), "a column name (str), a polars expression, or None"),
+    "y_score": (lambda x: x is None or _is_column(x), "a column name (str), a polars expression, or None"),
+    "weight": (lambda x: x is None or _is_column(x), "a column name (str), a polars expression, or None"),
+    "protected": (lambda x: x is None or _is_columns(x), "a column name, an expression, or a list of them"),
+    "by": (lambda x: x is None or _is_columns(x), "a column name, an expression, a list of them, or None"),
+    "threshold": (_is_number, "a number in [0, 1]"),
+    "favorable": (lambda x: not isinstance(x, (dict, pl.Expr, pl.Series)), "a label value or a list of label values"),
+    "unfavorable": (lambda x: not isinstance(x, (dict, pl.Expr, pl.Series)), "a label value, a list of them, or None"),
+    "privileged": (lambda x: x is None or isinstance(x, dict) or hasattr(x, "items"), "a mapping attribute -> value(s), e.g. {'sex': 'Male'}"),
+    "intersections": (
+        lambda x: x is None or (isinstance(x, int) and not isinstance(x, bool))
+        or (isinstance(x, (list, tuple)) and all(isinstance(s, (str, list, tuple)) for s in x)),
+        "None, an int (largest attribute-set size) or a list of attribute-name lists",
+    ),
+    "alpha": (_is_number, "a number (the generalized entropy index's alpha)"),
+    "concentration": (_is_number, "a number >= 0"),
+    "on_missing": (lambda x: isinstance(x, str), "one of 'warn', 'raise', 'ignore'"),
+    "engine": (lambda x: isinstance(x, str), "a Polars engine name: 'streaming', 'in-memory' or 'auto'"),
+    "min_sample_size": (lambda x: x is None or (isinstance(x, int) and not isinstance(x, bool) and x >= 0), "None or an int >= 0"),
+    "max_sample_size": (lambda x: x is None or (isinstance(x, int) and not isinstance(x, bool) and x >= 1), "None or an int >= 1"),
+    "allow_many_groups": (lambda x: isinstance(x, bool), "True or False"),
+}
+
+
+def check_option_types(options: dict[str, Any]) -> None:
+    """Raise ``TypeError`` naming the option when a keyword of the Python API has the wrong type.
+
+    Parameters
+    ----------
+    options
+        Keyword name -> value (names without a rule are not checked).
+
+    Raises
+    ------
+    TypeError
+        ``"<name> must be <what>, got <type>: <value>"``.
+
+    Examples
+    --------
+    >>> check_option_types({"threshold": 0.5, "protected": ["sex"]})
+    >>> check_option_types({"threshold": None})
+    Traceback (most recent call last):
+    ...
+    TypeError: threshold must be a number in [0, 1], got NoneType: None
+    """
+    for name, value in options.items():
+        rule = _OPTION_RULES.get(name)
+        if rule is not None and not rule[0](value):
+            msg = f"{name} must be {rule[1]}, got {type(value).__name__}: {value!r}"
+            raise TypeError(msg)
