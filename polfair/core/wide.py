@@ -21,6 +21,7 @@ WIDE_SEPARATOR = "__"
 _ROW_COLUMNS = ("n", *RUN_METADATA_COLUMNS)
 # Renamed statistics: value -> the metric's own column; value_lo/hi -> lo/hi.
 _RENAME = {"value_lo": "lo", "value_hi": "hi"}
+_R, _K = "__pf_row", "__pf_nref"
 
 
 def to_wide(report: pl.DataFrame, *, drop_empty: bool = True) -> pl.DataFrame:
@@ -66,6 +67,9 @@ def to_wide(report: pl.DataFrame, *, drop_empty: bool = True) -> pl.DataFrame:
 
     Notes
     -----
+    Cost: one ``group_by`` over the report's row keys, one join, one split by metric, then each
+    metric's rows are scattered into full-height columns; linear in the report's size.
+
     ``reference_group``: the long report repeats the group's reference on each of its metric
     rows. When every group row has at most one non-null reference (the default references), it is
     one column of the wide form; with ``reference="best"`` (a reference per metric) it becomes
@@ -100,40 +104,53 @@ def to_wide(report: pl.DataFrame, *, drop_empty: bool = True) -> pl.DataFrame:
     row_cols = [c for c in after if c in _ROW_COLUMNS or report.schema[c].base_type() == pl.Struct]
     keys = [*by, "attribute", "group"]
     stats = [c for c in after if c not in ("group", "metric", "value", *row_cols)]
-    split_ref = False
-    if "reference_group" in stats:
-        per_row = (
-            report.lazy().filter(pl.col("reference_group").is_not_null())
-            .group_by(keys).agg(pl.col("reference_group").n_unique().alias("k"))
-            .select(pl.col("k").max()).collect().item()
+    has_ref = "reference_group" in stats
+    # one row per (by, attribute, group), in order of first appearance, numbered _R
+    index, numbered = _number_rows(report, keys, row_cols)
+    if has_ref:
+        refs = (
+            numbered.select(_R, "reference_group").filter(pl.col("reference_group").is_not_null())
+            .group_by(_R).agg(pl.col("reference_group").first(), pl.col("reference_group").n_unique().alias(_K))
         )  # fmt: skip
-        split_ref = per_row is not None and per_row > 1
+        split_ref = (refs[_K].max() or 0) > 1  # reference="best": a reference per metric
         if not split_ref:
+            index = index.join(refs.drop(_K), on=_R, how="left", maintain_order="left")
             stats.remove("reference_group")
-    dup = report.select(pl.struct(*keys, "metric").is_duplicated().any()).item()
-    if dup:
-        msg = "to_wide: the report has several rows for one (by, attribute, group, metric); reshape it per run first"
-        raise PolfairError(msg)
-    metrics = report["metric"].cast(pl.String).unique(maintain_order=True).to_list()
-    frame = report.with_columns(pl.col("metric").cast(pl.String))
-    index = [*keys, *row_cols]
-    if not split_ref and "reference_group" in cols:
-        # one reference per group row: the non-null one (n_missing rows carry none)
-        ref = frame.group_by(keys, maintain_order=True).agg(pl.col("reference_group").drop_nulls().first())
-        frame = frame.drop("reference_group").join(ref, on=keys, how="left", nulls_equal=True)
-        index.append("reference_group")
-    out = frame.pivot(on="metric", on_columns=metrics, index=index, values=["value", *stats],
-                      separator=WIDE_SEPARATOR, maintain_order=True)  # fmt: skip
-    names: dict[str, str] = {}
-    order: list[str] = []
-    for m in metrics:
-        for s in ["value", *stats]:
-            src = f"{s}{WIDE_SEPARATOR}{m}" if stats else m
-            if src not in out.columns:
+    rows = index.height
+    # the long rows split by metric (one pass); each part is scattered into full-height columns:
+    # cost linear in the report, no pivot
+    parts = numbered.select(_R, "metric", "value", *stats).partition_by(
+        "metric", as_dict=True, include_key=False, maintain_order=True
+    )
+    out_cols: list[pl.Series] = []
+    for (metric,), part in parts.items():
+        name = str(metric)
+        if part[_R].is_duplicated().any():
+            msg = (f"to_wide: the report has several rows for one (by, attribute, group, metric) (metric {name!r}); "
+                   "reshape one run at a time (filter on run_id) ")  # fmt: skip
+            raise PolfairError(msg)
+        at = part[_R]
+        for s in ("value", *stats):
+            src = part[s]
+            if s != "value" and drop_empty and src.null_count() == src.len():
                 continue
-            dst = m if s == "value" else f"{m}{WIDE_SEPARATOR}{_RENAME.get(s, s)}"
-            if s != "value" and drop_empty and out[src].null_count() == out.height:
-                continue
-            names[src] = dst
-            order.append(src)
-    return out.select(*index, *[pl.col(c).alias(names[c]) for c in order])
+            col = pl.repeat(None, rows, dtype=src.dtype, eager=True)
+            col.scatter(at, src)
+            dst = name if s == "value" else f"{name}{WIDE_SEPARATOR}{_RENAME.get(s, s)}"
+            out_cols.append(col.alias(dst))
+    return pl.concat([index.drop(_R), pl.DataFrame(out_cols)], how="horizontal")
+
+
+def _number_rows(report: pl.DataFrame, keys: list[str], row_cols: list[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The wide rows (keys + row columns, numbered ``_R``) and the report with each row's ``_R``."""
+    # a report lists each group's metrics contiguously: runs of equal keys are the wide rows
+    rid = report.select(pl.struct(keys).rle_id().alias(_R))
+    numbered = report.with_columns(rid[_R])
+    heads = numbered.filter(pl.col(_R).is_first_distinct()).select(_R, *keys, *row_cols)
+    if not heads.select(pl.struct(keys).is_duplicated().any()).item():
+        return heads, numbered
+    # a filtered or concatenated report: number the groups by first appearance
+    index = report.group_by(keys, maintain_order=True).agg([pl.col(c).first() for c in row_cols]).with_row_index(_R)
+    index = index.select(_R, *keys, *row_cols)
+    numbered = report.join(index.select(*keys, _R), on=keys, how="left", nulls_equal=True, maintain_order="left")
+    return index, numbered
