@@ -14,7 +14,8 @@ from the table's, naming the differences (:func:`schema_differences`).
 Column order of a report: the ``by`` columns (input dtypes), then :data:`REPORT_SCHEMA` in order,
 skipping the optional columns that a given call does not produce (intervals without ``ci``,
 monitor columns without thresholds, run metadata unless asked for). Cell table: ``by`` columns,
-protected keys (input dtypes), then :data:`CELL_SCHEMA` in order.
+protected keys (input dtypes), then :data:`CELL_SCHEMA` in order (``bucket`` only with
+``cluster=``).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ class Column(NamedTuple):
     dtype: pl.DataType | type[pl.DataType]
     meaning: str
     since: int
-    kind: str  # "core" | "interval" | "monitor" | "run" | "count"
+    kind: str  # report: "core" | "interval" | "monitor" | "run"; cell table: "key" | "count"
     nullable: bool = True
 
 
@@ -112,8 +113,11 @@ RUN_METADATA_COLUMNS = tuple(c.name for c in REPORT_SCHEMA if c.kind == "run")
 
 _U = pl.UInt64()
 
-#: The cell table's columns after the ``by`` columns and the protected keys, in order.
+#: The cell table's columns after the ``by`` columns and the protected keys, in order (``bucket``
+#: only with ``cluster=``).
 CELL_SCHEMA: tuple[Column, ...] = (
+    Column("bucket", pl.UInt8(), "jackknife bucket of the rows' cluster (only with cluster=): a key column, "
+           "right after the protected keys", 2, "key", False),
     Column("n", _U, "rows in the cell, all of them (valid + missing + invalid)", 1, "count", False),
     Column("n_missing", _U, "rows with a null label, prediction, score or weight", 1, "count", False),
     Column("n_invalid", _U, "rows with an invalid label, score or weight", 1, "count", False),
@@ -134,7 +138,6 @@ CELL_SCHEMA: tuple[Column, ...] = (
     Column("fp_w2", _F, "sum of squared weights over false positives", 2, "count"),
     Column("tn_w2", _F, "sum of squared weights over true negatives", 2, "count"),
     Column("fn_w2", _F, "sum of squared weights over false negatives", 2, "count"),
-    Column("bucket", pl.UInt8(), "jackknife bucket of the rows' cluster (with cluster=); a key column", 2, "count"),
 )  # fmt: skip
 
 

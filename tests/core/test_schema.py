@@ -67,14 +67,19 @@ def test_report_with_by_weights_thresholds_and_run_metadata_matches_schema(compa
 
 
 def test_cell_table_matches_schema(compas: pl.DataFrame) -> None:
-    cells = pf.confusion_counts(compas, **_COMPAS).collect()
-    known = {c.name: c for c in CELL_SCHEMA}
-    counts = [c for c in cells.columns if c in known]
-    assert cells.columns[: len(cells.columns) - len(counts)] == ["race", "sex"]
-    for c in counts:
-        assert dtype_matches(cells.schema[c], known[c].dtype), (c, cells.schema[c])
-    v1 = [c.name for c in CELL_SCHEMA if c.since == 1]
-    assert v1 == list(COUNT_COLUMNS)
+    df = compas.with_row_index("person")
+    for extra in ({}, {"cluster": "person"}):
+        cells = pf.confusion_counts(df, **_COMPAS, **extra).collect()
+        known = {c.name: c for c in CELL_SCHEMA}
+        rest = [c for c in cells.columns if c in known]
+        assert cells.columns[: len(cells.columns) - len(rest)] == ["race", "sex"]
+        assert rest == [c.name for c in CELL_SCHEMA if c.name in rest]  # schema order
+        assert ("bucket" in rest) == bool(extra)
+        for c in rest:
+            assert dtype_matches(cells.schema[c], known[c].dtype), (c, cells.schema[c])
+            if not known[c].nullable:
+                assert cells[c].null_count() == 0, c
+    assert [c.name for c in CELL_SCHEMA if c.kind == "count"] == list(COUNT_COLUMNS)
     assert all(dtype_matches(COUNT_DTYPES[c], known[c].dtype) for c in COUNT_COLUMNS)
 
 
