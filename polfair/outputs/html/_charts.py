@@ -310,6 +310,7 @@ def heatmap_svg(hm: dict[str, Any], *, uid: str) -> str:
         ax.tick_params(length=0)
         cb = fig.colorbar(im, ax=ax, shrink=0.85, pad=0.02)
         cb.solids.set_rasterized(False)  # matplotlib rasterizes long colorbars: keep vector, no PNG
+        cb.solids.set_edgecolor("face")  # no hairline seams between the levels
         if ratio:
             ticks = [t for t in (0.125, 0.25, 0.5, 0.8, 1.0, 1.25, 2.0, 4.0, 8.0) if abs(math.log(t)) <= lim + 1e-9]
             cb.set_ticks([math.log(t) for t in ticks])
@@ -327,7 +328,8 @@ def _cmap() -> Any:
     # diverging, colour-blind safe: Okabe-Ito vermillion -> white -> blue
     from matplotlib.colors import LinearSegmentedColormap
 
-    return LinearSegmentedColormap.from_list("pf_div", [OKABE_ITO["vermillion"], "#FFFFFF", OKABE_ITO["blue"]])
+    # 24 levels: the cells carry their values as text; a 256-level colorbar would be 256 SVG paths
+    return LinearSegmentedColormap.from_list("pf_div", [OKABE_ITO["vermillion"], "#FFFFFF", OKABE_ITO["blue"]], N=24)
 
 
 # ---------------------------------------------------------------- over time

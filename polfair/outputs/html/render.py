@@ -176,6 +176,17 @@ def _generated_at(value: Any, view: dict[str, Any]) -> str:
     return str(value)
 
 
+#: With more attribute sets than this, intersections get a chart of the first headline metric only
+#: (single attributes keep one per headline metric; the group tables have every metric).
+_ALL_CHARTS_UP_TO = 12
+
+
+def _charted_metrics(view: dict[str, Any], s: dict[str, Any]) -> list[str]:
+    if s["order"] == 1 or len(view["sets"]) <= _ALL_CHARTS_UP_TO:
+        return list(view["headline"])
+    return list(view["headline"][:1])
+
+
 def _charts(view: dict[str, Any]) -> dict[str, Any]:
     from polfair.outputs.html import _charts as ch
 
@@ -186,7 +197,7 @@ def _charts(view: dict[str, Any]) -> dict[str, Any]:
         forest[s["id"]] = [
             {"metric": m, "svg": ch.forest_svg(s["chart_rows"][m], metric=m, attribute=s["attribute"],
                                                 uid=f"{s['id']}-{j}")}
-            for j, m in enumerate(view["headline"]) if s["chart_rows"][m]
+            for j, m in enumerate(_charted_metrics(view, s)) if s["chart_rows"][m]
         ]  # fmt: skip
     heat = [ch.heatmap_svg(hm, uid=f"heat-{i}") for i, hm in enumerate(view["intersections"])]
     time = [ch.over_time_svg(ot, uid=f"time-{i}") for i, ot in enumerate(view["over_time"] or [])]
