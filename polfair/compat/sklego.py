@@ -28,14 +28,15 @@ Constraints: Mechanisms for Fair Classification" (p% rule); Hardt, Price & Srebr
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import polars as pl
 
 from polfair.core.counts import cell_table
-from polfair.exceptions import PolfairError
 from polfair.core.metrics import ALIASES, METRICS, Counts
+from polfair.exceptions import PolfairError
 
 __all__ = ["correlation_score", "equal_opportunity_score", "p_percent_score", "subset_score"]
 
@@ -53,7 +54,8 @@ def _column(X: Any, column: str | int, fn: str) -> pl.Series:
             if X.ndim != 2:
                 msg = f"{fn}: X must be 2-dimensional, got shape {X.shape}"
                 raise PolfairError(msg)
-            return pl.Series(column if isinstance(column, str) else f"column_{column}", X[:, column])
+            # a str column indexes nothing in an array: NumPy's IndexError is reported below
+            return pl.Series(column if isinstance(column, str) else f"column_{column}", X[:, column])  # type: ignore[index]
         if isinstance(X, pl.DataFrame):
             return X.get_column(column) if isinstance(column, str) else X.to_series(column)
         if isinstance(X, pl.LazyFrame):
@@ -61,7 +63,7 @@ def _column(X: Any, column: str | int, fn: str) -> pl.Series:
             raise PolfairError(msg)
         if _module(X) == "pandas":
             return pl.Series(str(column), X[column].to_numpy())
-        return pl.Series(str(column), np.asarray(X)[:, column])
+        return pl.Series(str(column), np.asarray(X)[:, column])  # type: ignore[index]  # str: IndexError below
     except (KeyError, IndexError, pl.exceptions.ColumnNotFoundError, pl.exceptions.OutOfBoundsError) as exc:
         cols = list(getattr(X, "columns", []))
         where = f" Columns: {cols[:20]}" if cols else ""

@@ -1,5 +1,7 @@
-"""Where the pass runs besides in-process Polars: the Spark/DuckDB/... path through narwhals
-(:mod:`polfair.engines.narwhals`) and the streaming accumulator (:mod:`polfair.engines.accumulator`).
+"""Where the pass runs besides in-process Polars: Spark/DuckDB via narwhals, and the accumulator.
+
+The Spark/DuckDB/... path is :mod:`polfair.engines.narwhals`; the streaming accumulator is
+:mod:`polfair.engines.accumulator`.
 
 Polars itself (in memory, streaming, paths and globs) is the core's own engine (:mod:`polfair.core`).
 """

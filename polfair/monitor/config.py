@@ -11,9 +11,10 @@ from __future__ import annotations
 import difflib
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import polars as pl
 
@@ -138,7 +139,10 @@ class GroupSpec:
     @property
     def label(self) -> str:
         """The group's name in the report: values and ``[lo, hi]`` ranges joined by ``"|"``."""
-        parts = [v if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else format_number(v) for v in self.values]
+        parts = [
+            v if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else format_number(v)
+            for v in self.values
+        ]
         parts += [f"[{format_number(lo)}, {format_number(hi)}]" for lo, hi in self.ranges]
         return "|".join(parts)
 
@@ -285,7 +289,8 @@ class FairnessConfig:
 
     def __post_init__(self) -> None:
         if self.favorable is not None:
-            fav = list(self.favorable) if isinstance(self.favorable, (list, tuple, set, frozenset)) else [self.favorable]
+            given = self.favorable
+            fav = list(given) if isinstance(given, (list, tuple, set, frozenset)) else [given]
             if not fav or not all(isinstance(v, (str, int, float, bool)) for v in fav):
                 msg = f"favorable must be a value or a non-empty list of values (e.g. [0]), got {self.favorable!r}"
                 raise PolfairError(msg)
@@ -384,7 +389,7 @@ class FairnessConfig:
 
     @classmethod
     def from_toml(cls, path: str | Path) -> FairnessConfig:
-        """Load from a TOML file (read with the standard library's ``tomllib``).
+        r"""Load from a TOML file (read with the standard library's ``tomllib``).
 
         Parameters
         ----------
@@ -406,7 +411,7 @@ class FairnessConfig:
         --------
         >>> import tempfile, os
         >>> p = os.path.join(tempfile.mkdtemp(), "f.toml")
-        >>> _ = open(p, "w").write('favorable = [0]\\n[monitored]\\nage = [18, 25]\\n[reference]\\nage = [26, 100]\\n')
+        >>> _ = open(p, "w").write('favorable = [0]\n[monitored]\nage = [18, 25]\n[reference]\nage = [26, 100]\n')
         >>> FairnessConfig.from_toml(p).reference["age"].ranges
         ((26, 100),)
         """

@@ -7,9 +7,10 @@ knows nothing of either: :mod:`polfair.api` calls them around it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import polars as pl
 
@@ -108,7 +109,9 @@ def plan_report(
     min_sample_size = check_size(min_sample_size, "min_sample_size")
     max_sample_size = check_size(max_sample_size, "max_sample_size")
     gms = groupwise.resolve(metrics)
-    protected_list = [] if protected is None else [protected] if isinstance(protected, (str, pl.Expr)) else list(protected)
+    protected_list = (
+        [] if protected is None else [protected] if isinstance(protected, (str, pl.Expr)) else list(protected)
+    )
     plan = ReportPlan(
         data=data, y_true=y_true, y_pred=y_pred, y_score=y_score, weight=weight, by=by,
         protected=protected_list, favorable=favorable, privileged=dict(privileged or {}),
@@ -146,7 +149,8 @@ def _load_config(config: FairnessConfig | str | Path | Mapping[str, Any] | None)
     if isinstance(config, Mapping):
         return FairnessConfig.from_dict(config)
     if isinstance(config, (str, Path)):
-        return FairnessConfig.from_json(config) if str(config).lower().endswith(".json") else FairnessConfig.from_toml(config)
+        is_json = str(config).lower().endswith(".json")
+        return FairnessConfig.from_json(config) if is_json else FairnessConfig.from_toml(config)
     msg = f"config must be a FairnessConfig, a mapping or a .toml/.json path, got {type(config).__name__}"
     raise PolfairError(msg)
 

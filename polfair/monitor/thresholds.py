@@ -8,7 +8,8 @@ A threshold is an inclusive band per metric; each checked row of the report gets
 from __future__ import annotations
 
 import difflib
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import polars as pl
 

@@ -14,7 +14,8 @@ The NumPy EDF here (:meth:`CellTableMetric._edf`) deliberately duplicates the Po
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -71,13 +72,14 @@ class CellTableMetric:
         self.privileged_groups = self._check_groups(privileged_groups, "privileged_groups")
         self.unprivileged_groups = self._check_groups(unprivileged_groups, "unprivileged_groups")
         self._features = None if features is None else list(features)
-        if self._features is not None and (isinstance(features, str) or not all(isinstance(f, str) for f in self._features)):
+        bad_features = isinstance(features, str) or not all(isinstance(f, str) for f in self._features or [])
+        if self._features is not None and bad_features:
             msg = f"features must be a list of column names, got {features!r}"
             raise TypeError(msg)
         self._cells: pl.DataFrame | None = None
         self._masks: dict[Any, np.ndarray] = {}
         self._sums: dict[Any, dict[str, Any]] = {}
-        self._rows: dict[str, np.ndarray] | None = None
+        self._rows: dict[str, Any] | None = None
 
     def _check_groups(self, groups: Any, arg: str) -> list[dict[str, Any]] | None:
         if groups is None:
@@ -177,7 +179,8 @@ class CellTableMetric:
                 m = np.ones(cells.height, dtype=bool)
             else:
                 cond = self.privileged_groups if tag == "priv" else self.unprivileged_groups
-                m = cells.with_columns(self._condition_expr(cond or []).alias("__pf_m"))["__pf_m"].to_numpy().astype(bool)
+                selected = cells.with_columns(self._condition_expr(cond or []).alias("__pf_m"))["__pf_m"]
+                m = selected.to_numpy().astype(bool)
             self._masks[tag] = m
         return self._masks[tag]
 
@@ -212,19 +215,19 @@ class CellTableMetric:
         """A count (numerator only) or an *unguarded* rate (``num / den``, numpy semantics)."""
         m = METRICS[name]
         c = self._counts(privileged)
-        num = _F(m.numerator(c))
-        return num if m.denominator is None else num / _F(m.denominator(c))
+        num = _F(m.numerator(c))  # type: ignore[arg-type]  # Counts bound to NumPy sums (typed for Expr)
+        return num if m.denominator is None else num / _F(m.denominator(c))  # type: ignore[arg-type]
 
     def _guarded(self, name: str, privileged: Any) -> np.float64:
         """A rate guarded as aif360 guards PPV/NPV/FDR/FOR/ACC: ``0.0`` when ``den <= 0``."""
         m = METRICS[name]
         c = self._counts(privileged)
-        den = _F(m.denominator(c))  # type: ignore[misc]
-        return _F(m.numerator(c)) / den if den > 0.0 else _F(0.0)
+        den = _F(m.denominator(c))  # type: ignore[arg-type,misc]  # NumPy-bound Counts; rates have a denominator
+        return _F(m.numerator(c)) / den if den > 0.0 else _F(0.0)  # type: ignore[arg-type]
 
     def _cell_arrays(self) -> Counts:
         self.cells  # noqa: B018
-        return Counts(self._arrays.__getitem__)
+        return Counts(self._arrays.__getitem__)  # type: ignore[arg-type]  # Counts over NumPy arrays (duck-typed)
 
     def _smoothed_base_rates(self, positives: Callable[[Counts], Any], concentration: float) -> np.ndarray:
         if concentration < 0:
@@ -256,7 +259,7 @@ class CellTableMetric:
         off = inner[~np.eye(k, dtype=bool)]
         return _F(np.nanmax(off))  # a NaN term never replaces a number
 
-    def _raw_rows(self) -> dict[str, np.ndarray]:
+    def _raw_rows(self) -> dict[str, Any]:
         """Second pass (documented): features, raw labels and protected attributes, collected once."""
         if self._rows is None:
             spec = self._spec
@@ -278,7 +281,8 @@ class CellTableMetric:
             if not isinstance(self.favorable_label, (list, tuple)) and (ydt.is_numeric() or ydt == pl.Boolean):
                 ylab = y.cast(pl.Float64)  # aif360 uses the raw label values
             else:  # MulticlassLabelDataset mapping (or non-numeric labels): 1 = favorable, 0 = not
-                fav = list(self.favorable_label) if isinstance(self.favorable_label, (list, tuple)) else [self.favorable_label]
+                fav_label = self.favorable_label
+                fav = list(fav_label) if isinstance(fav_label, (list, tuple)) else [fav_label]
                 ylab = y.is_in(fav).cast(pl.Float64)
             keys = [e.alias(f"__pf_k{i}") for i, e in enumerate(self._protected_exprs)]
             feat_cols = [pl.col(f).cast(pl.Float64).alias(f"__pf_f{i}") for i, f in enumerate(feats)]

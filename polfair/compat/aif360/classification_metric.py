@@ -6,7 +6,8 @@ doctest; see :mod:`polfair.compat.aif360` for how the class computes.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -1796,7 +1797,8 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         >>> print(cm.average_abs_odds_difference())
         0.5
         """
-        return 0.5 * (np.abs(self.difference(self.false_positive_rate)) + np.abs(self.difference(self.true_positive_rate)))
+        fpr_diff, tpr_diff = self.difference(self.false_positive_rate), self.difference(self.true_positive_rate)
+        return 0.5 * (np.abs(fpr_diff) + np.abs(tpr_diff))
 
     def average_predictive_value_difference(self) -> np.float64:
         """Average predictive value difference.

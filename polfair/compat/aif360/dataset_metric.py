@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -36,7 +37,8 @@ class BinaryLabelDatasetMetric(CellTableMetric):
         Instance weights (Float64, finite, ≥ 0). Default: every weight 1.
     favorable_label, unfavorable_label
         Label values, each a scalar or a list of scalars (default 1 and 0). Lists give aif360's
-        ``MulticlassLabelDataset`` mapping (a label in the list is favorable / unfavorable); then raw labels are the 0/1 indicator (consistency, rich_subgroup).
+        ``MulticlassLabelDataset`` mapping (a label in the list is favorable / unfavorable); then raw
+        labels are the 0/1 indicator (consistency, rich_subgroup).
     unprivileged_groups, privileged_groups
         aif360 group conditions: ``[{"sex": 1}]``, ``[{"sex": 1, "race": 0}, {"sex": 0}]`` (OR across
         dicts, AND within); ``None``: not given; ``[]``: an empty group; ``[{}]``: every row.

@@ -204,6 +204,7 @@ def rich_subgroup(
     w_pos = np.abs(rate - baseline) * (np.sum(members) * 1.0 / n)
 
     members_neg = _ols_fitted(Xs, -1.0 / n * (p - baseline)) < 0.0
+    rate_neg: float
     if members_neg.sum() == 0:
         rate_neg = 0
     else:

@@ -9,7 +9,8 @@ formula is re-typed here.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Sequence, Union
+from collections.abc import Sequence
+from typing import Any, Literal
 
 import polars as pl
 
@@ -32,7 +33,7 @@ __all__ = [
 
 Method = Literal["between_groups", "to_overall"]
 Agg = Literal["worst_case", "mean"]
-SensitiveFeatures = Union[IntoExpr, Sequence[IntoExpr]]
+SensitiveFeatures = IntoExpr | Sequence[IntoExpr]
 
 #: Metrics of :data:`polfair.core.metrics.METRICS` available as expressions (the score-based
 #: ``generalized_*`` ones need a score column and live in the report only).

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import polars as pl
 
@@ -26,7 +27,7 @@ __all__ = [
 def _multiclass_dpd(
     y_true: IntoExpr, y_pred: IntoExpr, sf: list[pl.Expr], sample_weight: IntoExpr | None
 ) -> pl.Expr:
-    """ignite's DemographicParityDifference: per class max−min of group selection rates, max over classes."""
+    """Ignite's DemographicParityDifference: per class max−min of group selection rates, max over classes."""
     yp = as_expr(y_pred, "y_pred")
     w = pl.lit(1.0) if sample_weight is None else as_expr(sample_weight, "sample_weight").cast(pl.Float64)
     valid = as_expr(y_true, "y_true").is_not_null() & yp.is_not_null() & w.is_not_null()
@@ -242,8 +243,8 @@ def equalized_odds_difference(
     """
     check_choice("agg", agg, ("worst_case", "mean"))
     kw = dict(sensitive_features=sensitive_features, method=method, sample_weight=sample_weight, pos_label=pos_label)
-    tpr = group_difference("true_positive_rate", y_true, y_pred, **kw)  # type: ignore[arg-type]
-    fpr = group_difference("false_positive_rate", y_true, y_pred, **kw)  # type: ignore[arg-type]
+    tpr = group_difference("true_positive_rate", y_true, y_pred, **kw)
+    fpr = group_difference("false_positive_rate", y_true, y_pred, **kw)
     return _combine(tpr, fpr, agg, pl.max_horizontal).alias("equalized_odds_difference")
 
 
@@ -300,8 +301,8 @@ def equalized_odds_ratio(
     """
     check_choice("agg", agg, ("worst_case", "mean"))
     kw = dict(sensitive_features=sensitive_features, method=method, sample_weight=sample_weight, pos_label=pos_label)
-    tpr = group_ratio("true_positive_rate", y_true, y_pred, **kw)  # type: ignore[arg-type]
-    fpr = group_ratio("false_positive_rate", y_true, y_pred, **kw)  # type: ignore[arg-type]
+    tpr = group_ratio("true_positive_rate", y_true, y_pred, **kw)
+    fpr = group_ratio("false_positive_rate", y_true, y_pred, **kw)
     return _combine(tpr, fpr, agg, pl.min_horizontal).alias("equalized_odds_ratio")
 
 

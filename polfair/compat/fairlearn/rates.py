@@ -179,8 +179,7 @@ def base_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
 
 def true_positive_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
                        sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
-    """True positive rate (recall) P(ŷ = pos | y = pos), as a Polars aggregation expression (fairlearn's
-    ``true_positive_rate``).
+    """True positive rate (recall) P(ŷ = pos | y = pos) as a Polars aggregation (fairlearn's ``true_positive_rate``).
 
     Formula: ``TP / P`` over weighted confusion counts, from
     ``polfair.core.metrics.METRICS["true_positive_rate"]``.
@@ -227,8 +226,7 @@ def true_positive_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1
 
 def true_negative_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
                        sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
-    """True negative rate (specificity) P(ŷ ≠ pos | y ≠ pos), as a Polars aggregation expression (fairlearn's
-    ``true_negative_rate``).
+    """True negative rate (specificity) P(ŷ ≠ pos | y ≠ pos) as an aggregation (fairlearn's ``true_negative_rate``).
 
     Formula: ``TN / N`` over weighted confusion counts, from
     ``polfair.core.metrics.METRICS["true_negative_rate"]``.
@@ -275,8 +273,7 @@ def true_negative_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1
 
 def false_positive_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
                         sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
-    """False positive rate P(ŷ = pos | y ≠ pos), as a Polars aggregation expression (fairlearn's
-    ``false_positive_rate``).
+    """False positive rate P(ŷ = pos | y ≠ pos) as a Polars aggregation (fairlearn's ``false_positive_rate``).
 
     Formula: ``FP / N`` over weighted confusion counts, from
     ``polfair.core.metrics.METRICS["false_positive_rate"]``.
@@ -323,8 +320,7 @@ def false_positive_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 
 
 def false_negative_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
                         sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
-    """False negative rate P(ŷ ≠ pos | y = pos), as a Polars aggregation expression (fairlearn's
-    ``false_negative_rate``).
+    """False negative rate P(ŷ ≠ pos | y = pos) as a Polars aggregation (fairlearn's ``false_negative_rate``).
 
     Formula: ``FN / P`` over weighted confusion counts, from
     ``polfair.core.metrics.METRICS["false_negative_rate"]``.
@@ -371,8 +367,7 @@ def false_negative_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 
 
 def positive_predictive_value(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
                               sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
-    """Positive predictive value (precision) P(y = pos | ŷ = pos), as a Polars aggregation expression
-    (fairlearn's ``sklearn.metrics.precision_score``).
+    """Positive predictive value (precision) P(y = pos | ŷ = pos) as an aggregation (sklearn's precision).
 
     Formula: ``TP / (TP + FP)`` over weighted confusion counts, from
     ``polfair.core.metrics.METRICS["positive_predictive_value"]``.
@@ -420,8 +415,7 @@ def positive_predictive_value(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: 
 
 def negative_predictive_value(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
                               sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
-    """Negative predictive value P(y ≠ pos | ŷ ≠ pos), as a Polars aggregation expression (fairlearn's ``(no
-    fairlearn function)``).
+    """Negative predictive value P(y ≠ pos | ŷ ≠ pos) as a Polars aggregation (no fairlearn function).
 
     Formula: ``TN / (TN + FN)`` over weighted confusion counts, from
     ``polfair.core.metrics.METRICS["negative_predictive_value"]``.
@@ -468,8 +462,7 @@ def negative_predictive_value(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: 
 
 def false_discovery_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
                          sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
-    """False discovery rate P(y ≠ pos | ŷ = pos), as a Polars aggregation expression (fairlearn's ``(no fairlearn
-    function)``).
+    """False discovery rate P(y ≠ pos | ŷ = pos) as a Polars aggregation (no fairlearn function).
 
     Formula: ``FP / (TP + FP)`` over weighted confusion counts, from
     ``polfair.core.metrics.METRICS["false_discovery_rate"]``.
@@ -516,8 +509,7 @@ def false_discovery_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any =
 
 def false_omission_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
                         sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
-    """False omission rate P(y = pos | ŷ ≠ pos), as a Polars aggregation expression (fairlearn's ``(no fairlearn
-    function)``).
+    """False omission rate P(y = pos | ŷ ≠ pos) as a Polars aggregation (no fairlearn function).
 
     Formula: ``FN / (TN + FN)`` over weighted confusion counts, from
     ``polfair.core.metrics.METRICS["false_omission_rate"]``.
@@ -564,8 +556,7 @@ def false_omission_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 
 
 def accuracy(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
              sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
-    """Accuracy P(ŷ = y) (binary: positive vs the rest), as a Polars aggregation expression (fairlearn's
-    ``sklearn.metrics.accuracy_score``).
+    """Accuracy P(ŷ = y) (positive vs the rest) as a Polars aggregation (``sklearn.metrics.accuracy_score``).
 
     Formula: ``(TP + TN) / (P + N)`` over weighted confusion counts, from
     ``polfair.core.metrics.METRICS["accuracy"]``.
@@ -612,8 +603,7 @@ def accuracy(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
 
 def error_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
                sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
-    """Error rate P(ŷ ≠ y) (binary: positive vs the rest), as a Polars aggregation expression (fairlearn's
-    ``sklearn.metrics.zero_one_loss``).
+    """Error rate P(ŷ ≠ y) (positive vs the rest) as a Polars aggregation (``sklearn.metrics.zero_one_loss``).
 
     Formula: ``1 - accuracy`` over weighted confusion counts, from
     ``polfair.core.metrics.METRICS["error_rate"]``.

@@ -31,8 +31,9 @@ list; rows may be weighted; fewer than two groups gives 0.0 (ignite raises).
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import polars as pl
 
@@ -249,9 +250,10 @@ def _multilabel_table(inp: _Inputs) -> tuple[pl.DataFrame, pl.DataFrame]:
         )
         raise PolfairError(msg)
     lt, lp = _list(yt, tdt), _list(yp, pdt)
-    present = lt.is_not_null() & lp.is_not_null() & inp.w_present & (lt.list.eval(pl.element().null_count()).list.first() == 0) & (
+    no_null_items = (lt.list.eval(pl.element().null_count()).list.first() == 0) & (
         lp.list.eval(pl.element().null_count()).list.first() == 0
     )
+    present = lt.is_not_null() & lp.is_not_null() & inp.w_present & no_null_items
     ok = (lt.list.len() == lp.list.len()) & (lt.list.len() > 0) & inp.w_ok
     state = _state(ok, present)
     good = state == _VALID
@@ -272,7 +274,9 @@ def _multilabel_table(inp: _Inputs) -> tuple[pl.DataFrame, pl.DataFrame]:
     small = rows.group_by([*inp.group, _K, _T, _P, _EX, _ST]).agg(
         pl.len().cast(pl.UInt64).alias(_N), pl.col(_W).sum(), (pl.col(_W) * pl.col(_W)).sum().alias(_W2)
     ).collect()
-    width = small.filter(pl.col(_K).is_not_null()).select((pl.col(_K).max() + 1).alias("k"), pl.col(_K).count().alias("c"))
+    width = small.filter(pl.col(_K).is_not_null()).select(
+        (pl.col(_K).max() + 1).alias("k"), pl.col(_K).count().alias("c")
+    )
     return small, width
 
 
@@ -281,7 +285,9 @@ def _single_label_table(
 ) -> pl.DataFrame:
     """The pass for one class per row: counts per (keys, true class, predicted class, state)."""
     state = _state(ok, present)
-    rows = inp.lf.select(*inp.cols, t_expr.alias(_T), p_expr.alias(_P), k_expr.alias(_K), state.alias(_ST), inp.wf.alias(_W))
+    rows = inp.lf.select(
+        *inp.cols, t_expr.alias(_T), p_expr.alias(_P), k_expr.alias(_K), state.alias(_ST), inp.wf.alias(_W)
+    )
     return rows.group_by([*inp.group, _T, _P, _ST]).agg(
         pl.len().cast(pl.UInt64).alias(_N), pl.col(_W).sum(), (pl.col(_W) * pl.col(_W)).sum().alias(_W2),
         pl.col(_K).min().alias("__pf_kmin"), pl.col(_K).max().alias("__pf_kmax"),
@@ -330,7 +336,8 @@ def _labels_table(inp: _Inputs, classes: Sequence[Any] | None) -> tuple[pl.DataF
     )
     found = pl.concat([small.filter(pl.col(_ST) == _VALID)[c] for c in (_T, _P)]).drop_nulls().unique().sort()
     if classes is not None:
-        class_values = pl.Series(CLASS, list(classes)).cast(found.dtype) if found.len() else pl.Series(CLASS, list(classes))
+        given = pl.Series(CLASS, list(classes))
+        class_values = given.cast(found.dtype) if found.len() else given
         class_values = pl.concat([class_values, found]).unique(maintain_order=True)
     else:
         class_values = found
@@ -402,8 +409,8 @@ def _check_states(per_row: pl.DataFrame, small: pl.DataFrame, on_missing: str, t
     invalid = int(small.filter(pl.col(_ST) == _INVALID)[_N].sum() or 0)  # multilabel: (row, label) pairs
     if invalid:
         msg = (
-            f"{invalid} rows (multilabel: row-label pairs) of {total} are invalid: negative/NaN/infinite weights, empty or "
-            "null-holding score lists, negative class indices, multilabel values other than 0/1, or "
+            f"{invalid} rows (multilabel: row-label pairs) of {total} are invalid: negative/NaN/infinite "
+            "weights, empty or null-holding score lists, negative class indices, multilabel values other than 0/1, or "
             "label lists whose lengths differ between y_true and y_pred. Fix or filter them"
         )
         raise InvalidInputError(msg)

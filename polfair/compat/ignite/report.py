@@ -10,7 +10,8 @@ is undefined).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import polars as pl
 
@@ -236,7 +237,9 @@ def multiclass_report(
             pl.col("n").sum().cast(pl.Int64),
         ]
         s = g.group_by(by_names).agg(aggs) if by_names else g.select(aggs)
-        base = [*by_names, null_class, pl.lit(name).alias("attribute"), pl.lit(ai).alias("__pf_a"), "n"]
+        base: list[str | pl.Expr] = [
+            *by_names, null_class, pl.lit(name).alias("attribute"), pl.lit(ai).alias("__pf_a"), "n"
+        ]
         frames.append(s.select(*base, pl.lit("accuracy").alias("metric"), "difference", "ratio"))
         frames.append(s.select(*base, pl.lit("subgroup_accuracy_difference").alias("metric"),
                                pl.col("difference").alias("value")))  # fmt: skip
@@ -248,7 +251,8 @@ def multiclass_report(
         frames.append(mx.select(*base, pl.lit("demographic_parity_difference").alias("metric"),
                                 pl.col("value").cast(pl.Float64)))  # fmt: skip
     free = pl.concat(frames, how="diagonal_relaxed")
-    free = free.with_row_index("__pf_i").sort([*by_names, "__pf_a", "__pf_i"], nulls_last=False).drop("__pf_i", "__pf_a")
+    free = free.with_row_index("__pf_i").sort([*by_names, "__pf_a", "__pf_i"], nulls_last=False)
+    free = free.drop("__pf_i", "__pf_a")
     both = pl.concat([free, binary], how="diagonal_relaxed")
     cols = [*by_names, CLASS, *REPORT_COLUMNS]
     both = both.select([pl.col(c).cast(binary.schema[c]) if c in binary.schema else pl.col(c) for c in cols])
