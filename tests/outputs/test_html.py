@@ -284,6 +284,7 @@ def test_intervals_status_and_inconclusive_are_used(compas_report: pl.DataFrame)
     rows = {r["group"]: r for r in race["chart_rows"]["disparate_impact"]}
     assert rows["Hispanic"]["status"] == "inconclusive" and rows["Hispanic"]["lo"] is not None
     assert re.search(r"1\.74 \[1\.57, 1\.91\]", text)
+    assert "(n = 509; adjusted p = 0.02)" in text  # the report's BH-adjusted p-value in the sentence
     assert "this report has none" not in text
 
 

@@ -422,6 +422,7 @@ def build_view(report: Any, opts: ViewOptions) -> dict[str, Any]:
             "status": status, "is_ref": is_ref, "reason": reason, "band": band, "band_source": band_source,
             "reference": ref, "rate_name": rate_name, "group_rate": g_rate, "reference_rate": r_rate,
             "p": r["p_value_adjusted"] if r["p_value_adjusted"] is not None else r["p_value"],
+            "p_adjusted": r["p_value_adjusted"] is not None,
             "grey": reason is not None and not is_ref,
         }  # fmt: skip
         rows_by_set[a][m].append(row)
@@ -534,8 +535,10 @@ def _sentence(attribute: str, metric: str, r: dict[str, Any]) -> str:
         s += f", outside the band {band}" if band else ", a violation"
     elif r["status"] == "inconclusive":
         s += f", outside the band {band} but the interval reaches into it (inconclusive)" if band else ", inconclusive"
-    s += f" (n = {fmt_num(r['n'])})."
-    return s
+    s += f" (n = {fmt_num(r['n'])}"
+    if r.get("p") is not None:
+        s += f"; {'adjusted ' if r.get('p_adjusted') else ''}p = {r['p']:.2g}"
+    return s + ")."
 
 
 def _sentences(sets: list[dict[str, Any]], headline: Sequence[str], per_cell: int = 5) -> list[dict[str, Any]]:
