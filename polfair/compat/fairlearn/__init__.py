@@ -36,6 +36,8 @@ and the internal :mod:`~polfair.compat.fairlearn._rows` (row indicators -> count
 """
 
 from polfair.compat.fairlearn._rows import EXPR_METRICS
+from polfair.compat.fairlearn._rows import Agg as Agg  # type alias for annotations (df.fair)
+from polfair.compat.fairlearn._rows import Method as Method  # type alias for annotations (df.fair)
 from polfair.compat.fairlearn.disparities import (
     demographic_parity_difference,
     demographic_parity_ratio,
