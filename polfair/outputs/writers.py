@@ -220,13 +220,11 @@ def append_report(report: pl.DataFrame, table: str | Path) -> Path:
     existing, source = _table_schema(path)
     if existing is not None:
         diffs = schema_differences(report.schema, existing)
-        if diffs:
-            lines = "\n  ".join(diffs)
+        if diffs:  # one line: command-line error handlers print the first line only
             msg = (
                 f"cannot append to {str(table)!r}: the report's schema differs from the table's "
-                f"(read from {str(source)!r}):\n  {lines}\n"
-                "Write to a new table, or migrate the table (docs/schema.md: new columns are appended "
-                "and nullable; add them to the old rows as nulls)."
+                f"(read from {str(source)!r}): {'; '.join(diffs)}. Write to a new table, or migrate the table "
+                "(docs/schema.md: new columns are appended and nullable; add them to the old rows as nulls)"
             )
             raise SchemaMismatchError(msg)
         report = report.select(existing.names())
