@@ -10,6 +10,7 @@ Column arguments are column names or SQL expressions (``"decile_score >= 5"``,
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 import uuid
@@ -27,7 +28,7 @@ from polfair.core.wide import to_wide
 from polfair.outputs.logs import EventLog
 from polfair.outputs.writers import append_report, write_report
 
-__all__ = ["main", "summarize"]
+__all__ = ["EXIT_CODES_HELP", "check_output_path", "flag_message", "main", "summarize"]
 
 
 def _column_or_sql(text: str, names: Sequence[str]) -> pl.Expr:
@@ -75,12 +76,14 @@ def _privileged(pairs: Sequence[str], schema: pl.Schema) -> dict[str, Any]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="polfair", description="Fairness audits as one Polars group-by.")
+    p = argparse.ArgumentParser(prog="polfair", description="Fairness audits as one Polars group-by.",
+                                epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="audit COMPAS (bundled): race, sex, age band; prediction decile_score >= 5")
     demo.add_argument("--out", help="also write the full report (.parquet/.csv/.json/.ndjson)")
     demo.add_argument("--html", metavar="PATH", help="also write the report as one self-contained HTML page")
-    rep = sub.add_parser("report", help="audit a parquet/CSV file and write the report")
+    rep = sub.add_parser("report", help="audit a parquet/CSV file and write the report", epilog=EXIT_CODES_HELP,
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
     rep.add_argument("path", help="parquet/CSV file, glob, or hive-partitioned directory")
     rep.add_argument("--y-true", help="label column (required unless the --config file names y_true)")
     rep.add_argument("--y-pred", help="predicted-label column or SQL expression (e.g. 'score >= 0.5')")
@@ -95,6 +98,8 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--by", nargs="+", default=[], help="one report per value of these columns")
     rep.add_argument("--intersections", type=int, help="largest attribute-set size (default: all)")
     rep.add_argument("--on-missing", choices=["warn", "raise", "ignore"], default="warn")
+    rep.add_argument("--allow-many-groups", action="store_true",
+                     help="accept Float protected/by columns and columns with a group per row or so (default: error)")
     rep.add_argument("--out", help="output file (.parquet/.csv/.json/.ndjson); default: print a summary")
     rep.add_argument("--html", metavar="PATH", help="also write the report as one self-contained HTML page")
     rep.add_argument("--adverse-impact", choices=["eeoc", "nyc_ll144"],
@@ -169,6 +174,9 @@ def _with_progress(run: Any, path: str, lf: pl.LazyFrame, progress: bool | None)
 
 
 def _run_demo(args: argparse.Namespace) -> int:
+    for flag in ("out", "html"):
+        if getattr(args, flag, None):
+            check_output_path(getattr(args, flag), "--" + flag)
     from polfair.datasets import load_compas
 
     df = load_compas()
@@ -218,6 +226,9 @@ def _write_html(report: pl.DataFrame, path: str, **provenance: Any) -> None:
 
 
 def _run_report(args: argparse.Namespace) -> int:
+    for flag in ("out", "html", "adverse_impact_out"):
+        if getattr(args, flag, None):
+            check_output_path(getattr(args, flag), "--" + flag.replace("_", "-"))
     lf = to_lazyframe(args.path)
     schema = lf.collect_schema()
     names = schema.names()
@@ -239,6 +250,8 @@ def _run_report(args: argparse.Namespace) -> int:
         "on_missing": args.on_missing,
         "config": args.config,
     }
+    if args.allow_many_groups:
+        kwargs["allow_many_groups"] = True
     log = _event_log(args)
     run_id = args.run_id or uuid.uuid4().hex
     if args.run_metadata:
@@ -345,19 +358,121 @@ def _violations(report: pl.DataFrame, args: argparse.Namespace) -> pl.DataFrame 
     return alerts(report)
 
 
+EXIT_CODES_HELP = """exit status:
+  0  success (the report was computed and written/printed)
+  1  a fairness threshold was violated, under --fail-on-violation
+  2  a usage or input error: bad option, missing/malformed file, bad expression, unwritable output
+  3  an unexpected internal error (a bug: the traceback is printed; please report it)"""
+
+#: Python keywords of the API -> the command line's flags, for messages raised by the library.
+_FLAGS = {
+    "y_true": "--y-true", "y_pred": "--y-pred", "y_score": "--y-score", "weight": "--weight",
+    "protected": "--protected", "favorable": "--favorable", "unfavorable": "--unfavorable",
+    "privileged": "--privileged", "reference": "--reference", "by": "--by", "threshold": "--threshold",
+    "intersections": "--intersections", "on_missing": "--on-missing", "allow_many_groups": "--allow-many-groups",
+}  # fmt: skip
+_FLAG_RE = re.compile(r"(?<![\w.-])(" + "|".join(_FLAGS) + r")=('[^']*'|\"[^\"]*\"|[^\s,;:)]+)?")
+
+
+def flag_message(text: str) -> str:
+    """A library message in the command line's words: ``favorable='x'`` -> ``--favorable x``,
+    ``on_missing='ignore'`` -> ``--on-missing ignore``, ``allow_many_groups=True`` -> ``--allow-many-groups``.
+
+    Examples
+    --------
+    >>> print(flag_message("favorable='yes' cannot match; pass on_missing='ignore' or allow_many_groups=True"))
+    --favorable yes cannot match; pass --on-missing ignore or --allow-many-groups
+    """
+
+    def sub(m: re.Match[str]) -> str:
+        flag, value = _FLAGS[m.group(1)], m.group(2)
+        if value is None:
+            return flag + " "
+        if m.group(1) == "allow_many_groups":
+            return flag
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        return f"{flag} {value}"
+
+    return _FLAG_RE.sub(sub, text)
+
+
+def check_output_path(path: str, flag: str) -> None:
+    """Fail before the pass when ``path`` cannot be written: a directory, a missing or read-only
+    parent directory, a read-only existing file, or (for ``--out``) an unknown extension.
+
+    Raises
+    ------
+    PolfairError
+        Naming the flag, the path and the fix.
+
+    Examples
+    --------
+    >>> check_output_path("report.parquet", "--out")
+    >>> check_output_path(".", "--out")
+    Traceback (most recent call last):
+    ...
+    polfair.exceptions.PolfairError: --out '.' is a directory; give a file name such as ./report.parquet
+    """
+    import os
+
+    p = Path(path)
+    if p.is_dir():
+        msg = f"{flag} {path!r} is a directory; give a file name such as {os.path.join(path, 'report.parquet')}"
+        raise PolfairError(msg)
+    if flag == "--out" and not path.lower().endswith((".parquet", ".csv", ".json", ".ndjson", ".jsonl")):
+        msg = f"{flag} {path!r}: use a .parquet, .csv, .json or .ndjson file name"
+        raise PolfairError(msg)
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        msg = f"{flag} {path!r}: the directory {str(parent)!r} does not exist; create it first"
+        raise PolfairError(msg)
+    if not os.access(parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        msg = f"{flag} {path!r} is not writable (permission denied); choose another location"
+        raise PolfairError(msg)
+
+
+def _one_line_warning(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> str:
+    return f"polfair: warning: {flag_message(str(message))}\n"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``polfair`` command; returns the exit status (2 on bad input)."""
-    args = _parser().parse_args(argv)
+    """Entry point of the ``polfair`` command; returns the exit status.
+
+    0 success, 1 a violation under ``--fail-on-violation``, 2 a usage or input error (one line on
+    stderr, no traceback), 3 an unexpected internal error (with the traceback); see
+    ``polfair --help``.
+    """
+    args = _parser().parse_args(argv)  # usage errors: argparse exits with status 2
+    saved = warnings.formatwarning
+    warnings.formatwarning = _one_line_warning  # type: ignore[assignment]
     try:
         if args.command == "demo":
             return _run_demo(args)
         return _run_report(args)
-    except (PolfairError, TypeError, FileNotFoundError) as exc:
+    except (PolfairError, TypeError, ValueError, OSError, pl.exceptions.PolarsError) as exc:
+        # user errors: bad options, unreadable/malformed input, bad expressions, unwritable output
+        text = flag_message(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+        if isinstance(exc, OSError) and not isinstance(exc, PolfairError) and exc.filename:
+            text = f"{exc.strerror or exc}: {exc.filename!r}"
         log = _event_log(args)
-        log.event("error", level="error", type=type(exc).__name__, message=str(exc), exit_code=2)
+        log.event("error", level="error", type=type(exc).__name__, message=text, exit_code=2)
         if not log.enabled:
-            print(f"polfair: error: {exc}", file=sys.stderr)
+            print(f"polfair: error: {text}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("polfair: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug: show everything
+        import traceback
+
+        traceback.print_exc()
+        _event_log(args).event("error", level="error", type=type(exc).__name__, message=str(exc), exit_code=3)
+        print(f"polfair: internal error ({type(exc).__name__}): {exc}; please report it with the traceback above",
+              file=sys.stderr)  # fmt: skip
+        return 3
+    finally:
+        warnings.formatwarning = saved  # type: ignore[assignment]
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -102,6 +102,8 @@ def collect_cells(
     if not allow_many_groups:
         _check_cardinality(spec, codes, total)
     problems = describe_code_problems(codes)
+    if not spec.has_predictions:  # labels only: the "prediction" mirrors the label, say nothing of it
+        problems["null_prediction"] = problems["invalid_prediction"] = 0
     _raise_invalid(spec, problems)
     _check_overflow(spec, codes)
     missing = {k: v for k, v in problems.items() if k.startswith("null_") and v}

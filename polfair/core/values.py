@@ -192,8 +192,8 @@ def coerce_value(v: Any, dtype: pl.DataType, *, option: str, column: str) -> Any
 
     def bad(why: str) -> InvalidInputError:
         return InvalidInputError(
-            f"{option}={v!r} cannot match column {column!r} of dtype {dtype}: {why}. Give {option} "
-            f"as a value of the column's type, e.g. {option}={_example(dtype)}"
+            f"{option}={v!r} cannot match column {column!r} of dtype {dtype}: {why}. Give a value "
+            f"of the column's type, e.g. {option}={_example(dtype)}"
         )
 
     if isinstance(v, float) and math.isnan(v):
