@@ -396,6 +396,7 @@ def test_by_month_gives_the_over_time_section() -> None:
     assert "disparate_impact over time by region" in page.svg_titles
     text = " ".join(page.all_text.split())
     assert "month = 2025-06-01" in text  # the snapshot shown in sections 2-5 is the latest month
+    assert re.search(r"rows\s*3,000\b", text)  # input rows: summed over the months
     assert external_references(html) == []
     # the snapshot can be chosen
     view = build_view(report, ViewOptions(snapshot={"month": dt.date(2025, 1, 1)}))

@@ -478,7 +478,9 @@ def build_view(report: Any, opts: ViewOptions) -> dict[str, Any]:
     intersections = _intersections(rep, rows_by_set, attrs, headline, opts)
     indices = _indices(rep, g, attrs, present)
     over_time = _over_time(full, by, tcol, snapshot, headline, opts) if tcol else None
-    population_n = rep.filter(pl.col("attribute").is_null())["n"].max()
+    # input rows: the population's n, summed over the by values
+    pop = full.filter(pl.col("attribute").is_null())
+    population_n = (pop.group_by(by).agg(pl.col("n").max())["n"].sum() if by else pop["n"].max()) if pop.height else None
     return {
         "by": by, "time_column": tcol, "snapshot": snapshot, "n_by_values": n_by_values,
         "headline": headline, "has_intervals": has_intervals, "has_status": has_status,
