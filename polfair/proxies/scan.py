@@ -104,9 +104,10 @@ def proxy_counts(
     pl.DataFrame
         ``feature`` (String), ``value`` (String; numbers in Polars' shortest round-trip form;
         ``null`` for missing), ``protected_group`` (String), ``label``, ``pred`` (Boolean; null
-        when not given or missing), ``n`` (Int64 rows), ``w`` (Float64 Σw), sorted. The attribute
+        when not given or missing), ``n`` (Int64 rows), ``w`` (Float64 Σw), ``w2`` (Float64 Σw²),
+        sorted. The attribute
         ``dtypes`` of the features are in the column ``numeric`` (Boolean). Additive: tables of
-        partitions merge by summing ``n`` and ``w`` per key.
+        partitions merge by summing ``n``, ``w`` and ``w2`` per key.
 
     Raises
     ------
@@ -162,7 +163,8 @@ def proxy_counts(
     )
     out = (
         long.group_by(["feature", "value", _P, "label", "pred"])
-        .agg(pl.len().cast(pl.Int64).alias("n"), pl.col("__pf_w").sum().alias("w"))
+        .agg(pl.len().cast(pl.Int64).alias("n"), pl.col("__pf_w").sum().alias("w"),
+             (pl.col("__pf_w") * pl.col("__pf_w")).sum().alias("w2"))  # fmt: skip
         .collect()
     )
     order = {n: i for i, n in enumerate(fnames)}
@@ -173,7 +175,7 @@ def proxy_counts(
         )
         .sort(["__pf_f", "value", _P, "label", "pred"], nulls_last=True)
         .drop("__pf_f")
-        .select("feature", "value", _P, "label", "pred", "n", "w", "numeric")
+        .select("feature", "value", _P, "label", "pred", "n", "w", "w2", "numeric")
     )
 
 
@@ -206,7 +208,7 @@ def _binned(part: pl.DataFrame, numeric_bins: int, max_levels: int) -> pl.DataFr
     return (
         part.with_columns(pl.Series("value", lab, dtype=pl.String))
         .group_by(["feature", "value", _P, "label", "pred", "numeric"], maintain_order=True)
-        .agg(pl.col("n").sum(), pl.col("w").sum())
+        .agg(pl.col("n").sum(), pl.col("w").sum(), pl.col("w2").sum())
         .select(part.columns)
     )
 
@@ -287,7 +289,7 @@ def proxy_scan_from_counts(
                 r = cand.row(0, named=True)
                 top.append({"protected_group": g, "value": r["value"], "share": r["share"],
                             "lift": r["share"] / pg, "n": int(r["nv"])})  # fmt: skip
-        top.sort(key=lambda t: -t["lift"])
+        top.sort(key=lambda t: (-t["share"], -t["lift"]))
         summary = "; ".join(f"{feature} = {t['value']} → {t['share']:.0%} {t['protected_group']}" for t in top[:3])
         rows.append({"feature": feature, "kind": "numeric" if part["numeric"][0] else "categorical",
                      "levels": piv.height, "n": total_n, "cramers_v": v, "normalized_mutual_info": nmi,
@@ -359,6 +361,7 @@ def proxy_report_from_counts(
     for k, cond in cells.items():
         aggs.append(pl.col("w").filter(cond).sum().alias(k))
         aggs.append(pl.col("n").filter(cond).sum().alias(f"{k}_n"))
+        aggs.append(pl.col("w2").filter(cond).sum().alias(f"{k}_w2"))  # Σw² (Kish effective sizes)
     table = (
         c.group_by(["feature", "value"], maintain_order=True)
         .agg(aggs)
@@ -456,7 +459,7 @@ def proxy_scan(
         ``kind`` (``"categorical"`` / ``"numeric"``), ``levels`` (Int64 values or bins), ``n``
         (Int64 rows), ``top_values`` (List of Struct ``protected_group``, ``value``, ``share`` =
         P(group | value), ``lift`` = share / P(group), ``n``: per protected group, its most
-        indicative value; sorted by lift), ``summary`` (String: the three highest-lift entries, e.g.
+        indicative value; sorted by share), ``summary`` (String: the first three entries, e.g.
         ``"relationship = Husband → 100% Male"``). With ``y_true``:
         ``demographic_parity_difference`` / ``demographic_parity_ratio`` (Float64: max − min and
         min / max over the feature's groups of the selection rate, or of the base rate without
@@ -475,7 +478,7 @@ def proxy_scan(
     >>> scan["feature"].to_list()
     ['relationship', 'occupation', 'hours_per_week', 'age', 'race']
     >>> scan["summary"][0]
-    'relationship = Wife → 100% Female; relationship = Husband → 100% Male'
+    'relationship = Husband → 100% Male; relationship = Wife → 100% Female'
     """
     c = proxy_counts(data, protected=protected, features=features, y_true=y_true, y_pred=y_pred,
                      favorable=favorable, weight=weight)  # fmt: skip

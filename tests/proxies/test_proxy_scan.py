@@ -106,7 +106,7 @@ def test_counts_merge_across_partitions() -> None:
     df = pf.load_adult()
     parts = [proxy_counts(df[i::3], protected="sex", features=FEATURES) for i in range(3)]
     keys = ["feature", "value", "protected_group", "label", "pred", "numeric"]
-    merged = pl.concat(parts).group_by(keys).agg(pl.col("n").sum(), pl.col("w").sum())
+    merged = pl.concat(parts).group_by(keys).agg(pl.col("n").sum(), pl.col("w").sum(), pl.col("w2").sum())
     whole = proxy_counts(df, protected="sex", features=FEATURES)
     a = proxy_scan_from_counts(merged.select(whole.columns).sort(keys, nulls_last=True))
     b = proxy_scan_from_counts(whole)
