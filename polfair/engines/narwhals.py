@@ -12,31 +12,31 @@ Optional dependency: ``narwhals`` (``pip install 'polfair[spark]'`` installs it 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import polars as pl
 
-from polfair.exceptions import InvalidInputError, PolfairError
 from polfair.core._args import check_columns, is_bool_like
-from polfair.core.inputs import FOREIGN_MODULES, is_foreign
+from polfair.core.inputs import is_foreign
 from polfair.core.spec import (
     CODE,
     FLAG_BAD_SCORE,
     FLAG_BAD_WEIGHT,
     FLAG_NULL_SCORE,
     FLAG_NULL_WEIGHT,
-    W,
     W1S,
     WS,
+    W,
     check_key_names,
     check_threshold,
     label_values,
 )
+from polfair.exceptions import InvalidInputError, PolfairError
 
 __all__ = ["ForeignSpec", "foreign_code_table", "is_foreign"]
 
-#: Top-level modules whose frames are computed by their own engine.
 _N = "__pf_n"
 _ONE = "__pf_one"
 _W2 = "__pf_w2"  # the name polfair.core.counts.pivot_codes reads Σw² from
@@ -131,8 +131,8 @@ def foreign_code_table(
     nf = nw.from_native(data)
     schema = nf.collect_schema()
     names = list(schema.names())
-    roles = {"y_true": y_true, "y_pred": y_pred, "y_score": y_score, "weight": weight}
-    roles = {r: _names(v, r)[0] for r, v in roles.items() if v is not None}
+    given = {"y_true": y_true, "y_pred": y_pred, "y_score": y_score, "weight": weight}
+    roles: dict[str, str] = {r: _names(v, r)[0] for r, v in given.items() if v is not None}
     keys, by_names = _names(protected, "protected"), _names(by, "by")
     if not keys:
         msg = "protected must name at least one column, e.g. protected=['sex']"
@@ -151,7 +151,7 @@ def foreign_code_table(
             if not all(is_bool_like(v) for v in values):
                 raise InvalidInputError(f"{arg}={list(values)!r} cannot match boolean column {col!r}")
             wanted = {bool(v) for v in values}
-            return nw.col(col).is_not_null() if wanted == {True, False} else (
+            return nw.col(col).is_not_null() if wanted == {True, False} else (  # type: ignore[attr-defined]
                 nw.col(col) if True in wanted else ~nw.col(col)
             )
         if dtype.is_numeric() and not all(isinstance(v, (int, float)) for v in values):
@@ -166,7 +166,8 @@ def foreign_code_table(
             nw.when(fav_mask).then(nw.lit(1)).otherwise(inner)
         )
 
-    label = state(y_true, match(y_true, fav, "favorable"), None if unfav is None else match(y_true, unfav, "unfavorable"))
+    fav_mask = match(y_true, fav, "favorable")
+    label = state(y_true, fav_mask, None if unfav is None else match(y_true, unfav, "unfavorable"))
     flags = []
     score = None
     if y_score is not None:
