@@ -297,7 +297,8 @@ def merge_counts(tables: Sequence[pl.DataFrame | pl.LazyFrame]) -> pl.LazyFrame:
     both = pl.concat([lf.with_columns(**wide) for lf in lfs], how="vertical_relaxed")
     sums = [pl.col(c).sum() for c in cols if c in COUNT_COLUMNS]
     out = both.select(sums) if not keys else both.group_by(keys).agg(sums).sort(keys, nulls_last=False)
-    return out.select(cols).map_batches(_checked_counts, schema={c: COUNT_DTYPES.get(c, first[c]) for c in cols})
+    merged = both.collect_schema()
+    return out.select(cols).map_batches(_checked_counts, schema={c: COUNT_DTYPES.get(c, merged[c]) for c in cols})
 
 
 def _checked_counts(df: pl.DataFrame) -> pl.DataFrame:

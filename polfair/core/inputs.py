@@ -88,7 +88,7 @@ def to_lazyframe(data: Any) -> pl.LazyFrame:
             out = out.to_frame()
         return out.lazy()
     if module == "pandas":
-        return pl.from_pandas(data).lazy()
+        return _from_pandas(data)
     if isinstance(data, dict):
         return pl.DataFrame(data).lazy()
     msg = (
@@ -96,6 +96,32 @@ def to_lazyframe(data: Any) -> pl.LazyFrame:
         f"of columns, or a path to parquet/CSV files; got {type(data).__name__}"
     )
     raise TypeError(msg)
+
+
+def _from_pandas(data: Any) -> pl.LazyFrame:
+    """A pandas frame as a LazyFrame; an object column of mixed Python types is named in the error."""
+    try:
+        return pl.from_pandas(data).lazy()
+    except (TypeError, ValueError, pl.exceptions.PolarsError, ImportError) as exc:
+        import pyarrow as pa
+
+        for name in data.columns:
+            col = data[name]
+            if str(col.dtype) != "object":
+                continue
+            kinds = sorted({type(v).__name__ for v in col.dropna().head(100_000)})
+            if len(kinds) > 1:
+                msg = (
+                    f"pandas column {str(name)!r} (dtype object) mixes Python types {kinds}; give it one "
+                    f"type, e.g. df[{str(name)!r}].astype(str)"
+                )
+                raise InvalidInputError(msg) from exc
+            try:
+                pa.array(col, from_pandas=True)
+            except (pa.ArrowException, TypeError, ValueError):
+                msg = f"pandas column {str(name)!r} (dtype object) cannot be converted: {exc}"
+                raise InvalidInputError(msg) from exc
+        raise
 
 
 def _scan_path(path: str) -> pl.LazyFrame:
