@@ -1,6 +1,8 @@
-"""Mitigation that stays in the data platform (issue 14): per-group decision thresholds under a
-fairness constraint (Hardt et al. 2016, as fairlearn's ThresholdOptimizer) and Kamiran–Calders
-reweighing, both fitted from one pass and applied to new rows as Polars expressions.
+"""Mitigation that stays in the data platform (issue 14).
+
+Per-group decision thresholds under a fairness constraint (Hardt et al. 2016, as fairlearn's
+ThresholdOptimizer) and Kamiran–Calders reweighing, both fitted from one pass and applied to new
+rows as Polars expressions.
 
 Imports :mod:`polfair.core` and, by a documented edge, :mod:`polfair.scores` (score histograms).
 """

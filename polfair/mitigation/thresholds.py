@@ -103,7 +103,13 @@ class GroupThresholds:
             for k, name in zip(self.keys, names):
                 v = r[name]
                 match = match & (k.is_null() if v is None else (k == v))
-            h = pl.when(s >= r["threshold_high"]).then(1.0).when(s >= r["threshold_low"]).then(r["p_between"]).otherwise(0.0)
+            h = (
+                pl.when(s >= r["threshold_high"])
+                .then(1.0)
+                .when(s >= r["threshold_low"])
+                .then(r["p_between"])
+                .otherwise(0.0)
+            )
             p = (1.0 - r["p_coin"]) * h + r["p_coin"] * r["coin"]
             out = pl.when(match).then(p) if out is None else out.when(match).then(p)
         if out is None:
@@ -188,8 +194,11 @@ def _groups(hist: pl.DataFrame, keys: list[str]) -> list[_Group]:
     lab = pl.col("label")
     cells = (
         hist.group_by([*keys, "score"])
-        .agg(pl.col("n").sum(), pl.col("weight").filter(lab).sum().alias("pos"),
-             pl.col("weight").filter(~lab).sum().alias("neg"))
+        .agg(
+            pl.col("n").sum(),
+            pl.col("weight").filter(lab).sum().alias("pos"),
+            pl.col("weight").filter(~lab).sum().alias("neg"),
+        )
         .sort([*keys, "score"], descending=[*([False] * len(keys)), True], nulls_last=True)
     )
     for key, part in cells.group_by(keys, maintain_order=True):

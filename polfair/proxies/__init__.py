@@ -1,6 +1,8 @@
-"""Indirect bias (issue 14): rank candidate features as proxies of a protected attribute the model
-does not use (Watson OpenScale's "indirect bias"), and report fairness for the proxy-defined groups,
-from one pass over the data. Imports only :mod:`polfair.core`.
+"""Indirect bias (issue 14).
+
+Rank candidate features as proxies of a protected attribute the model does not use (Watson
+OpenScale's "indirect bias"), and report fairness for the proxy-defined groups, from one pass over
+the data. Imports only :mod:`polfair.core`.
 """
 
 from polfair.proxies.scan import (

@@ -163,8 +163,11 @@ def proxy_counts(
     )
     out = (
         long.group_by(["feature", "value", _P, "label", "pred"])
-        .agg(pl.len().cast(pl.Int64).alias("n"), pl.col("__pf_w").sum().alias("w"),
-             (pl.col("__pf_w") * pl.col("__pf_w")).sum().alias("w2"))  # fmt: skip
+        .agg(
+            pl.len().cast(pl.Int64).alias("n"),
+            pl.col("__pf_w").sum().alias("w"),
+            (pl.col("__pf_w") * pl.col("__pf_w")).sum().alias("w2"),
+        )  # fmt: skip
         .collect()
     )
     order = {n: i for i, n in enumerate(fnames)}
@@ -301,8 +304,17 @@ def proxy_scan_from_counts(
     return (
         out.with_columns(pl.col(measure).alias("association"))
         .sort("association", descending=True, nulls_last=True, maintain_order=True)
-        .select("feature", "association", "cramers_v", "normalized_mutual_info", "kind", "levels", "n",
-                "top_values", "summary")
+        .select(
+            "feature",
+            "association",
+            "cramers_v",
+            "normalized_mutual_info",
+            "kind",
+            "levels",
+            "n",
+            "top_values",
+            "summary",
+        )
     )
 
 
@@ -365,8 +377,9 @@ def proxy_report_from_counts(
     table = (
         c.group_by(["feature", "value"], maintain_order=True)
         .agg(aggs)
-        .with_columns(pl.col("tp").alias("gtp"), pl.col("fp").alias("gfp"), pl.col("tn").alias("gtn"),
-                      pl.col("fn").alias("gfn"))
+        .with_columns(
+            pl.col("tp").alias("gtp"), pl.col("fp").alias("gfp"), pl.col("tn").alias("gtn"), pl.col("fn").alias("gfn")
+        )
         .select("feature", pl.col("value").alias(_V), *[pl.col(k).cast(COUNT_DTYPES[k]) for k in COUNT_COLUMNS])
         .sort(["feature", _V], nulls_last=False)
     )
@@ -496,6 +509,8 @@ def proxy_scan(
     )
     out = scan.join(spread, on="feature", how="left", maintain_order="left")
     if y_pred is not None:
-        eo = att.filter(metric="equalized_odds_difference").select("feature", pl.col("value").alias("equalized_odds_difference"))
+        eo = att.filter(metric="equalized_odds_difference").select(
+            "feature", pl.col("value").alias("equalized_odds_difference")
+        )
         out = out.join(eo, on="feature", how="left", maintain_order="left")
     return out

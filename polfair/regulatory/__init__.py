@@ -1,5 +1,6 @@
-"""Regulatory adverse-impact batteries (issue 14): US EEOC Uniform Guidelines (29 CFR § 1607.4(D))
-and NYC Local Law 144 bias audits (6 RCNY § 5-301), from one pass.
+"""Regulatory adverse-impact batteries from one pass (issue 14).
+
+US EEOC Uniform Guidelines (29 CFR § 1607.4(D)) and NYC Local Law 144 bias audits (6 RCNY § 5-301).
 
 Imports :mod:`polfair.core` and, by a documented edge, :mod:`polfair.scores` (the score histogram
 that gives NYC's scoring rate above the median in the same pass).

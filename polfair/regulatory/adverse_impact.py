@@ -329,7 +329,8 @@ def adverse_impact(
     >>> from polfair.regulatory import adverse_impact
     >>> t = adverse_impact(pf.load_compas(), y_pred=pl.col("decile_score") < 5, favorable=True,
     ...                    protected=["race", "sex"], intersections=1)
-    >>> t.filter(attribute="race", group="African-American").select("selection_rate", "impact_ratio", "four_fifths_pass").row(0)
+    >>> aa = t.filter(attribute="race", group="African-American")
+    >>> aa.select("selection_rate", "impact_ratio", "four_fifths_pass").row(0)
     (0.4239370078740157, 0.532638804764789, False)
     """
     if preset not in PRESETS:

@@ -34,7 +34,7 @@ def normal_two_sided_p(z: float) -> float:
 
 
 def two_proportion_z(x1: float, n1: float, x2: float, n2: float, variance: str = "pooled") -> float | None:
-    """z statistic of the difference of two selection rates ``x1/n1 − x2/n2``.
+    """Z statistic of the difference of two selection rates ``x1/n1 − x2/n2``.
 
     Parameters
     ----------

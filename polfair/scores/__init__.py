@@ -1,5 +1,7 @@
-"""Score analysis from one pass: score histograms, ROC/PR/reliability curves, AUC, AP, Brier, ECE,
-ABROCA and threshold sweeps by group (issue 14).
+"""Score analysis from one pass (issue 14).
+
+Score histograms, ROC / precision-recall / reliability curves, AUC, AP, Brier, ECE, ABROCA and
+threshold sweeps by group.
 
 The room imports only :mod:`polfair.core`. :func:`score_counts` is the ONE ``group_by``;
 everything else is arithmetic on its small table, which merges across partitions

@@ -182,7 +182,8 @@ def score_counts_request(
     Examples
     --------
     >>> import polars as pl
-    >>> r = score_counts_request(pl.DataFrame({"y": [1], "s": [0.3], "g": ["a"]}), y_true="y", y_score="s", protected="g")
+    >>> df = pl.DataFrame({"y": [1], "s": [0.3], "g": ["a"]})
+    >>> r = score_counts_request(df, y_true="y", y_score="s", protected="g")
     >>> r.keys, r.by
     (('g',), ())
     """
@@ -368,7 +369,13 @@ def score_counts(
 
 
 def _foreign_counts(
-    data: Any, y_true: Any, y_score: Any, protected: Any, favorable: Any, weight: Any, by: Any,
+    data: Any,
+    y_true: Any,
+    y_score: Any,
+    protected: Any,
+    favorable: Any,
+    weight: Any,
+    by: Any,
     edges: tuple[float, ...] | None,
 ) -> tuple[pl.DataFrame, list[str]]:
     """The same ONE group_by inside a PySpark / DuckDB / ... frame's own engine, via narwhals."""
@@ -433,7 +440,7 @@ def _foreign_counts(
     native = table.collect(backend="polars").to_native() if hasattr(table, "collect") else table.to_polars()
     out = native.with_columns(
         pl.col("n").cast(pl.Int64), pl.col("score").cast(pl.Float64), pl.col("label").cast(pl.Boolean),
-        *[pl.col(c).cast(pl.Float64) for c in ("weight", "score_sum", "score_sq_sum", "score_min", "score_max", _W_MIN)],
+        pl.col("weight", "score_sum", "score_sq_sum", "score_min", "score_max", _W_MIN).cast(pl.Float64),
     )  # fmt: skip
     return out, [*by_n, *keys]
 

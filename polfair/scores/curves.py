@@ -132,7 +132,9 @@ def group_histograms(
             h.group_by([*by_n, "score"])
             .agg(aggs)
             .with_columns(
-                pl.lit(None, pl.String).alias("attribute"), pl.lit(None, pl.String).alias("group"), pl.lit(-1).alias(_SET)
+                pl.lit(None, pl.String).alias("attribute"),
+                pl.lit(None, pl.String).alias("group"),
+                pl.lit(-1).alias(_SET),
             )
         )
     cols = [*by_n, "attribute", "group", "score", "n", "pos", "neg", "pos_score", "neg_score", "score_sq",
@@ -208,8 +210,10 @@ def roc_curve(
     """
     hist, by_n = _histogram(data, y_true, y_score, protected, favorable, weight, by, bins)
     c = _cumulative(group_histograms(hist, by=by_n, intersections=intersections), by_n)
-    start = c.group_by(_GID, maintain_order=True).first().with_columns(
-        pl.lit(float("inf")).alias("score"), pl.lit(0.0).alias("tp"), pl.lit(0.0).alias("fp")
+    start = (
+        c.group_by(_GID, maintain_order=True)
+        .first()
+        .with_columns(pl.lit(float("inf")).alias("score"), pl.lit(0.0).alias("tp"), pl.lit(0.0).alias("fp"))
     )
     cols = [*_gid(by_n), _GID, "score", "tp", "fp", "P", "N"]
     out = pl.concat([start.select(cols), c.select(cols)]).sort([_GID, "score"], descending=[False, True])
@@ -279,10 +283,15 @@ def _reliability(gh: pl.DataFrame, by: Sequence[str], n_bins: int) -> pl.DataFra
     b = _calibration_bin(n_bins)
     w = pl.col("pos") + pl.col("neg")
     return (
-        _with_gid(gh, by).with_columns(b.alias("bin"))
+        _with_gid(gh, by)
+        .with_columns(b.alias("bin"))
         .group_by([_GID, *_gid(by), "bin"])
-        .agg(pl.col("n").sum(), w.sum().alias("weight"), (pl.col("pos_score") + pl.col("neg_score")).sum().alias("ws"),
-             pl.col("pos").sum())
+        .agg(
+            pl.col("n").sum(),
+            w.sum().alias("weight"),
+            (pl.col("pos_score") + pl.col("neg_score")).sum().alias("ws"),
+            pl.col("pos").sum(),
+        )
         .sort([_GID, "bin"])
     )
 
@@ -332,14 +341,19 @@ def reliability_curve(
     >>> from polfair.scores import reliability_curve
     >>> df = pf.load_compas().with_columns(p=pl.col("decile_score") / 10)
     >>> rc = reliability_curve(df, y_true="two_year_recid", y_score="p", protected="race")
-    >>> rc.filter(attribute="race", group="Caucasian", bin=0).select(pl.col("mean_predicted", "fraction_positive").round(4)).row(0)
+    >>> first = rc.filter(attribute="race", group="Caucasian", bin=0)
+    >>> first.select(pl.col("mean_predicted", "fraction_positive").round(4)).row(0)
     (0.1, 0.2116)
     """
     from polfair.exceptions import InvalidInputError
 
     hist, by_n = _histogram(data, y_true, y_score, protected, favorable, weight, by, bins)
-    if _check_calibration_bins(calibration_bins) and hist.height and (
-        hist["score_min"].min() < 0 or hist["score_max"].max() > 1  # type: ignore[operator]
+    if (
+        _check_calibration_bins(calibration_bins)
+        and hist.height
+        and (
+            hist["score_min"].min() < 0 or hist["score_max"].max() > 1  # type: ignore[operator]
+        )
     ):
         msg = "reliability_curve needs scores in [0, 1] (probabilities); rescale y_score, e.g. pl.col('decile') / 10"
         raise InvalidInputError(msg)
@@ -403,7 +417,8 @@ def area_between_roc_curves(f1: np.ndarray, t1: np.ndarray, f2: np.ndarray, t2: 
     Examples
     --------
     >>> import numpy as np
-    >>> area_between_roc_curves(np.array([0, 0.5, 1.0]), np.array([0, 0.75, 1.0]), np.array([0, 1.0]), np.array([0, 1.0]))
+    >>> diagonal = (np.array([0, 1.0]), np.array([0, 1.0]))
+    >>> area_between_roc_curves(np.array([0, 0.5, 1.0]), np.array([0, 0.75, 1.0]), *diagonal)
     0.125
     """
     f1, t1, f2, t2 = (np.asarray(a, dtype=np.float64) for a in (f1, t1, f2, t2))
@@ -497,19 +512,21 @@ def score_report_from_counts(
         .agg(
             pl.col("n").sum(),
             W.alias("__pf_W"),
-            pl.when((P > 0) & (N > 0)).then(
-                ((pl.col("fp") - pl.col("fp_prev")) * (pl.col("tp") + pl.col("tp_prev"))).sum() / 2 / (P * N)
-            ).alias("roc_auc"),
-            pl.when(P > 0).then(
-                ((pl.col("tp") - pl.col("tp_prev")) * prec.fill_nan(0.0)).sum() / P
-            ).alias("average_precision"),
-            pl.when(in01 & (W > 0)).then(
-                (pl.col("score_sq").sum() - 2 * pl.col("pos_score").sum() + P) / W
-            ).alias("brier_score"),
+            pl.when((P > 0) & (N > 0))
+            .then(((pl.col("fp") - pl.col("fp_prev")) * (pl.col("tp") + pl.col("tp_prev"))).sum() / 2 / (P * N))
+            .alias("roc_auc"),
+            pl.when(P > 0)
+            .then(((pl.col("tp") - pl.col("tp_prev")) * prec.fill_nan(0.0)).sum() / P)
+            .alias("average_precision"),
+            pl.when(in01 & (W > 0))
+            .then((pl.col("score_sq").sum() - 2 * pl.col("pos_score").sum() + P) / W)
+            .alias("brier_score"),
         )
     )
     rel = _reliability(gh, by_n, calibration_bins)
-    ece = rel.group_by(_GID).agg(((pl.col("ws") - pl.col("pos")).abs().sum() / pl.col("weight").sum()).alias("__pf_ece"))
+    ece = rel.group_by(_GID).agg(
+        ((pl.col("ws") - pl.col("pos")).abs().sum() / pl.col("weight").sum()).alias("__pf_ece")
+    )
     per = per.join(ece, on=_GID, how="left").with_columns(
         pl.when(pl.col("brier_score").is_not_null()).then(pl.col("__pf_ece")).alias("expected_calibration_error")
     )
@@ -530,9 +547,12 @@ def score_report_from_counts(
         refs = pl.DataFrame(ref_rows, schema={**{b: h.schema[b] for b in by_n}, "attribute": pl.String,
                                                "reference_group": pl.String})  # fmt: skip
     else:
-        refs = pl.DataFrame(schema={**{b: h.schema[b] for b in by_n}, "attribute": pl.String, "reference_group": pl.String})
-    ref_vals = long.join(refs, left_on=[*by_n, "attribute", "group"], right_on=[*by_n, "attribute", "reference_group"],
-                         nulls_equal=True).select(*by_n, "attribute", "metric", pl.col("value").alias("__pf_ref"))  # fmt: skip
+        refs = pl.DataFrame(
+            schema={**{b: h.schema[b] for b in by_n}, "attribute": pl.String, "reference_group": pl.String}
+        )
+    ref_vals = long.join(
+        refs, left_on=[*by_n, "attribute", "group"], right_on=[*by_n, "attribute", "reference_group"], nulls_equal=True
+    ).select(*by_n, "attribute", "metric", pl.col("value").alias("__pf_ref"))
     grp = (
         long.filter(pl.col("attribute").is_not_null())
         .join(refs, on=[*by_n, "attribute"], how="left", nulls_equal=True)
@@ -559,12 +579,7 @@ def score_report_from_counts(
     cols = [*by_n, "attribute", "group", "metric", "value", "reference_group", "difference", "n"]
     order = {m: i for i, m in enumerate(metrics)}
     att = att.with_columns((pl.col(_GID) - 0.5).alias(_GID))  # attribute rows before their groups
-    out = pl.concat(
-        [
-            x.select(*cols, pl.col(_GID).cast(pl.Float64))
-            for x in (grp, att, pop)
-        ]
-    )
+    out = pl.concat([x.select(*cols, pl.col(_GID).cast(pl.Float64)) for x in (grp, att, pop)])
     return (
         out.with_columns(pl.col("metric").replace_strict(order, return_dtype=pl.Int64).alias("__pf_m"))
         .sort([*by_n, _GID, "__pf_m"], nulls_last=True)
@@ -590,7 +605,9 @@ def _abroca(c: pl.DataFrame, by: Sequence[str], refs: list[dict[str, Any]]) -> p
             continue
         ref = curves.get((*k[:-1], ref_of.get(k[:-1])))
         val = None
-        if ref is not None and not (np.isnan(f).any() or np.isnan(t).any() or np.isnan(ref[1]).any() or np.isnan(ref[2]).any()):
+        if ref is not None and not (
+            np.isnan(f).any() or np.isnan(t).any() or np.isnan(ref[1]).any() or np.isnan(ref[2]).any()
+        ):
             val = area_between_roc_curves(f, t, ref[1], ref[2])
         out_gid.append(gid)
         out_val.append(val)

@@ -126,14 +126,22 @@ def sweep_counts(
         pl.col("neg_score").sum().alias("gfp"),
     )
     # suffix sums: Σ over scores >= this cell's score
-    suffix = gh.sort([_GID, "score"], descending=[False, True]).select(
-        _GID,
-        "score",
-        pl.col("pos").cum_sum().over(_GID).alias("tp"),
-        pl.col("neg").cum_sum().over(_GID).alias("fp"),
-    ).sort("score")
-    left = (totals.join(T, on=by_n, how="inner", nulls_equal=True) if by_n else totals.join(T, how="cross")).sort("threshold")
-    joined = left.join_asof(suffix, left_on="threshold", right_on="score", by=_GID, strategy="forward", check_sortedness=False)
+    suffix = (
+        gh.sort([_GID, "score"], descending=[False, True])
+        .select(
+            _GID,
+            "score",
+            pl.col("pos").cum_sum().over(_GID).alias("tp"),
+            pl.col("neg").cum_sum().over(_GID).alias("fp"),
+        )
+        .sort("score")
+    )
+    left = (totals.join(T, on=by_n, how="inner", nulls_equal=True) if by_n else totals.join(T, how="cross")).sort(
+        "threshold"
+    )
+    joined = left.join_asof(
+        suffix, left_on="threshold", right_on="score", by=_GID, strategy="forward", check_sortedness=False
+    )
     out = joined.with_columns(pl.col("tp").fill_null(0.0), pl.col("fp").fill_null(0.0)).select(
         *g, "cut", "threshold", pl.col("n").cast(pl.Int64), "tp", "fp",
         (pl.col("N") - pl.col("fp")).alias("tn"), (pl.col("P") - pl.col("tp")).alias("fn"),
@@ -236,12 +244,14 @@ def threshold_sweep(
 
     Examples
     --------
+    >>> import polars as pl
     >>> import polfair as pf
     >>> from polfair.scores import threshold_sweep
     >>> sw = threshold_sweep(pf.load_compas(), y_true="two_year_recid", y_score="decile_score", protected="race",
     ...                      thresholds=[5, 8], rank_pct=[0.1], metrics=["selection_rate", "false_positive_rate"])
-    >>> sw.filter(group="African-American", metric="false_positive_rate").select("cut", "threshold", "value").rows()
-    [('rank_pct=0.1', 9.0, 0.08256274768824307), ('score>=8.0', 8.0, 0.13936591809775428), ('score>=5.0', 5.0, 0.4233817701453104)]
+    >>> fpr = sw.filter(group="African-American", metric="false_positive_rate")
+    >>> fpr.select("cut", "threshold", pl.col("value").round(4)).rows()
+    [('rank_pct=0.1', 9.0, 0.0826), ('score>=8.0', 8.0, 0.1394), ('score>=5.0', 5.0, 0.4234)]
     """
     h = score_counts(
         data, y_true=y_true, y_score=y_score, protected=protected, favorable=favorable, weight=weight, by=by, bins=bins

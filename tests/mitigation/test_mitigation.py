@@ -137,8 +137,10 @@ def test_reweighing_equals_aif360() -> None:
     from aif360.algorithms.preprocessing import Reweighing as AifReweighing
     from aif360.datasets import BinaryLabelDataset
 
-    df = pf.load_adult().select("sex", "income_gt_50k", "fnlwgt").with_columns(
-        sex_code=(pl.col("sex") == "Male").cast(pl.Int64), w=pl.col("fnlwgt") / 1e5
+    df = (
+        pf.load_adult()
+        .select("sex", "income_gt_50k", "fnlwgt")
+        .with_columns(sex_code=(pl.col("sex") == "Male").cast(pl.Int64), w=pl.col("fnlwgt") / 1e5)
     )
     for weight in (None, "w"):
         pdf = df.select("sex_code", "income_gt_50k").to_pandas()
@@ -146,7 +148,9 @@ def test_reweighing_equals_aif360() -> None:
                                 favorable_label=1, unfavorable_label=0)  # fmt: skip
         if weight is not None:
             ds.instance_weights = df["w"].to_numpy().copy()
-        out = AifReweighing(unprivileged_groups=[{"sex_code": 0}], privileged_groups=[{"sex_code": 1}]).fit_transform(ds)
+        out = AifReweighing(unprivileged_groups=[{"sex_code": 0}], privileged_groups=[{"sex_code": 1}]).fit_transform(
+            ds
+        )
         rw = reweighing(df, y_true="income_gt_50k", protected="sex_code", weight=weight)
         ours = df.select(rw.to_expr()).to_series().to_numpy()
         np.testing.assert_allclose(ours, out.instance_weights, rtol=1e-12)
@@ -157,7 +161,9 @@ def test_reweighing_makes_label_independent_of_group_and_keeps_margins() -> None
     rw = reweighing(df, y_true="two_year_recid", protected=["race", "sex"])
     w = df.with_columns(rw.to_expr())
     by_group = w.group_by("race", "sex").agg(
-        ((pl.col("reweighing_weight") * pl.col("two_year_recid")).sum() / pl.col("reweighing_weight").sum()).alias("rate"),
+        ((pl.col("reweighing_weight") * pl.col("two_year_recid")).sum() / pl.col("reweighing_weight").sum()).alias(
+            "rate"
+        ),
         pl.col("reweighing_weight").sum().alias("wsum"),
         pl.len(),
         pl.col("two_year_recid").n_unique().alias("labels"),
@@ -170,4 +176,3 @@ def test_reweighing_makes_label_independent_of_group_and_keeps_margins() -> None
     np.testing.assert_allclose(by_group["rate"].to_numpy(), base, rtol=1e-12)
     np.testing.assert_allclose(by_group["wsum"].to_numpy(), by_group["len"].to_numpy(), rtol=1e-12)
     assert rw.table.columns == ["race", "sex", "group", "label", "n", "observed", "expected", "weight"]
-

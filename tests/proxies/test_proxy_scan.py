@@ -25,9 +25,13 @@ def test_association_equals_scipy_and_sklearn_on_adult() -> None:
     scan = proxy_scan(df, protected="sex", features=FEATURES)
     assert scan["association"].to_list() == sorted(scan["association"].to_list(), reverse=True)
     for f in FEATURES:
-        ct = df.with_columns(pl.col(f).cast(pl.String).fill_null("null")).group_by("sex", f).len().pivot(
-            on=f, index="sex", values="len"
-        ).fill_null(0)
+        ct = (
+            df.with_columns(pl.col(f).cast(pl.String).fill_null("null"))
+            .group_by("sex", f)
+            .len()
+            .pivot(on=f, index="sex", values="len")
+            .fill_null(0)
+        )
         table = ct.drop("sex").to_numpy()
         v = contingency.association(table, method="cramer")
         row = scan.filter(feature=f)
@@ -44,8 +48,10 @@ def test_top_values_are_the_most_indicative_value_per_group() -> None:
     top = {t["protected_group"]: t for t in scan.filter(feature="occupation")["top_values"].item()}
     # brute force: per sex, the occupation value (>= 1% of rows) with the highest share of that sex
     N = df.height
-    stats = df.group_by("occupation").agg((pl.col("sex") == "Female").mean().alias("f"), pl.len()).filter(
-        pl.col("len") >= 0.01 * N
+    stats = (
+        df.group_by("occupation")
+        .agg((pl.col("sex") == "Female").mean().alias("f"), pl.len())
+        .filter(pl.col("len") >= 0.01 * N)
     )
     best_f = stats.sort("f", descending=True)["occupation"][0]
     best_m = stats.sort("f")["occupation"][0]
@@ -83,7 +89,9 @@ def test_proxy_report_equals_fairness_report_on_the_feature() -> None:
     rep = proxy_report(df, protected="race", features=["age_cat", "c_charge_degree"], **kw)
     for f in ("age_cat", "c_charge_degree"):
         core = pf.fairness_report(df, protected=[pl.col(f).cast(pl.String)], **kw)
-        core = core.select("attribute", "group", "metric", "value").with_columns(pl.col("attribute", "metric").cast(pl.String))
+        core = core.select("attribute", "group", "metric", "value").with_columns(
+            pl.col("attribute", "metric").cast(pl.String)
+        )
         mine = rep.filter(feature=f).select(pl.col("attribute", "metric").cast(pl.String), "group", "value")
         joined = core.join(mine, on=["attribute", "group", "metric"], nulls_equal=True, suffix="_p")
         assert joined.height == core.height

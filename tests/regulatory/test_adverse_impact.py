@@ -77,7 +77,9 @@ def test_fisher_equals_scipy(a: int, b: int, c: int, d: int) -> None:
 def test_fisher_large_counts_equal_scipy() -> None:
     stats = pytest.importorskip("scipy.stats")
     for table in ([1346, 3175 - 1346, 273, 70], [5000, 12000, 4900, 11000], [0, 500, 3, 497]):
-        assert fisher_exact_two_sided(*table) == pytest.approx(stats.fisher_exact([table[:2], table[2:]]).pvalue, rel=1e-7)
+        assert fisher_exact_two_sided(*table) == pytest.approx(
+            stats.fisher_exact([table[:2], table[2:]]).pvalue, rel=1e-7
+        )
 
 
 def test_z_equals_statsmodels_pooled_ztest() -> None:
@@ -143,7 +145,9 @@ def test_by_and_merge_across_partitions() -> None:
     df = pf.load_adult().with_columns(sel=pl.col("education_num") >= 13)
     kw = {"y_true": None, "y_score": pl.col("sel").cast(pl.Float64), "protected": ["sex", "race"], "by": "split"}
     whole = adverse_impact_from_counts(score_counts(df, **kw), by="split")
-    merged = adverse_impact_from_counts(merge_score_counts([score_counts(df[i::4], **kw) for i in range(4)]), by="split")
+    merged = adverse_impact_from_counts(
+        merge_score_counts([score_counts(df[i::4], **kw) for i in range(4)]), by="split"
+    )
     assert merged.equals(whole)
     direct = adverse_impact(df, y_pred="sel", favorable=True, protected=["sex", "race"], by="split")
     assert direct.equals(whole)
@@ -174,7 +178,9 @@ def test_cli_adverse_impact_flag(tmp_path, capsys) -> None:
                "sex", "--adverse-impact", "eeoc", "--adverse-impact-out", str(out)])  # fmt: skip
     assert rc == 0
     table = pl.read_csv(out)
-    direct = adverse_impact(pf.load_compas(), y_pred=pl.col("decile_score") < 5, favorable=True, protected=["race", "sex"])
+    direct = adverse_impact(
+        pf.load_compas(), y_pred=pl.col("decile_score") < 5, favorable=True, protected=["race", "sex"]
+    )
     assert table["impact_ratio"].to_list() == pytest.approx(direct["impact_ratio"].to_list(), nan_ok=True)
     rc = main(["report", str(data), "--y-true", "two_year_recid", "--y-score", "p", "--protected", "sex",
                "--adverse-impact", "nyc_ll144"])  # fmt: skip

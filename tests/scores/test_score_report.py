@@ -69,7 +69,9 @@ def test_adult_weighted_auc_ap_brier_equal_sklearn() -> None:
     rep = score_report(df, **kw)
     for label, part in _groups(df, ["sex"]):
         y, s, w = part["income_gt_50k"].to_numpy(), part["p"].to_numpy(), part["fnlwgt"].to_numpy()
-        assert _value(rep, "sex", label, "roc_auc") == pytest.approx(skm.roc_auc_score(y, s, sample_weight=w), abs=1e-12)
+        assert _value(rep, "sex", label, "roc_auc") == pytest.approx(
+            skm.roc_auc_score(y, s, sample_weight=w), abs=1e-12
+        )
         assert _value(rep, "sex", label, "average_precision") == pytest.approx(
             skm.average_precision_score(y, s, sample_weight=w), abs=1e-12
         )
@@ -197,7 +199,9 @@ def test_threshold_sweep_equals_fairness_report_at_each_threshold() -> None:
         mine = sw.filter(
             pl.col("threshold") == float(t), ~pl.col("metric").cast(pl.String).str.contains("generalized")
         ).select(pl.col("attribute", "metric").cast(pl.String), "group", pl.col("value").alias("mine"))
-        rep = rep.select("attribute", "group", "metric", "value").with_columns(pl.col("attribute", "metric").cast(pl.String))
+        rep = rep.select("attribute", "group", "metric", "value").with_columns(
+            pl.col("attribute", "metric").cast(pl.String)
+        )
         joined = rep.join(mine, on=["attribute", "group", "metric"], nulls_equal=True)
         assert joined.height > 400  # 21 metrics x (6 + 2 + 11 groups + population)
         both = joined.filter(pl.col("value").is_not_null() | pl.col("mine").is_not_null())
@@ -235,7 +239,9 @@ def test_histograms_merge_across_partitions() -> None:
     sa = threshold_sweep_from_counts(merged, by="split", thresholds=[0.5, 0.75], rank_abs=[500])
     sb = threshold_sweep_from_counts(whole, by="split", thresholds=[0.5, 0.75], rank_abs=[500])
     assert sa.select(pl.exclude("value")).equals(sb.select(pl.exclude("value")))
-    np.testing.assert_allclose(sa["value"].to_numpy().astype(float), sb["value"].to_numpy().astype(float), rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(
+        sa["value"].to_numpy().astype(float), sb["value"].to_numpy().astype(float), rtol=1e-12, atol=1e-9
+    )
 
 
 def test_binned_auc_within_documented_bound_and_brier_exact() -> None:
@@ -254,7 +260,9 @@ def test_binned_auc_within_documented_bound_and_brier_exact() -> None:
         bound = 0.5 * (part["pos"] * part["neg"]).sum() / (part["pos"].sum() * part["neg"].sum())
         err = abs(_value(binned, "g", label, "roc_auc") - _value(exact, "g", label, "roc_auc"))
         assert 0 < err <= bound
-        assert _value(binned, "g", label, "brier_score") == pytest.approx(_value(exact, "g", label, "brier_score"), abs=1e-12)
+        assert _value(binned, "g", label, "brier_score") == pytest.approx(
+            _value(exact, "g", label, "brier_score"), abs=1e-12
+        )
     # explicit edges equal the int form, and the binned histogram has one row per bin and cell at most
     edges = np.linspace(0, 1, 21).tolist()
     assert score_counts(df, y_true="y", y_score="p", protected="g", favorable=True, bins=edges).height <= 2 * 2 * 20
@@ -290,14 +298,20 @@ def test_missing_values_warn_and_are_excluded() -> None:
 def test_duckdb_relation_runs_the_pass_in_its_engine() -> None:
     duckdb = pytest.importorskip("duckdb")
     pytest.importorskip("narwhals")
-    df = pf.load_compas().select("race", "sex", "two_year_recid", "decile_score").with_columns(
-        pl.col("race", "sex").cast(pl.String), p=pl.col("decile_score") / 10, w=pl.col("decile_score") % 3 + 1.0
+    df = (
+        pf.load_compas()
+        .select("race", "sex", "two_year_recid", "decile_score")
+        .with_columns(
+            pl.col("race", "sex").cast(pl.String), p=pl.col("decile_score") / 10, w=pl.col("decile_score") % 3 + 1.0
+        )
     )
     rel = duckdb.from_arrow(df.to_arrow())
     for kw in ({"y_score": "decile_score"}, {"y_score": "p", "bins": 5, "weight": "w"}):
         a = score_counts(rel, y_true="two_year_recid", protected=["race", "sex"], **kw)
         b = score_counts(df, y_true="two_year_recid", protected=["race", "sex"], **kw)
-        assert a.select(pl.exclude("score_sum", "score_sq_sum")).equals(b.select(pl.exclude("score_sum", "score_sq_sum")))
+        assert a.select(pl.exclude("score_sum", "score_sq_sum")).equals(
+            b.select(pl.exclude("score_sum", "score_sq_sum"))
+        )
         np.testing.assert_allclose(a["score_sq_sum"].to_numpy(), b["score_sq_sum"].to_numpy(), rtol=1e-12)
     ra = score_report(rel, y_true="two_year_recid", y_score="decile_score", protected=["race"])
     rb = score_report(df, y_true="two_year_recid", y_score="decile_score", protected=["race"])
@@ -309,7 +323,8 @@ def test_duckdb_relation_runs_the_pass_in_its_engine() -> None:
 @settings(max_examples=50, deadline=None)
 @given(
     st.lists(
-        st.tuples(st.sampled_from([0.0, 0.1, 0.5, 0.9, 1.0, 3.0, -1.0]), st.booleans(), st.sampled_from(["a", "b", "c"]),
+        st.tuples(st.sampled_from([0.0, 0.1, 0.5, 0.9, 1.0, 3.0, -1.0]), st.booleans(),
+                  st.sampled_from(["a", "b", "c"]),
                   st.sampled_from([0.0, 1.0, 2.5]), st.integers(0, 2)),
         min_size=1, max_size=50,
     ),

@@ -76,7 +76,9 @@ CALLS: dict[str, Callable[[pl.LazyFrame], Any]] = {
     "precision_recall_curve": lambda lf: precision_recall_curve(lf, **SCORE),
     "reliability_curve": lambda lf: reliability_curve(lf, **SCORE),
     "adverse_impact_eeoc": lambda lf: adverse_impact(lf, y_pred="p", protected=["race", "sex"], by="month"),
-    "adverse_impact_nyc_score": lambda lf: adverse_impact(lf, y_score="s", preset="nyc_ll144", protected=["race", "sex"]),
+    "adverse_impact_nyc_score": lambda lf: adverse_impact(
+        lf, y_score="s", preset="nyc_ll144", protected=["race", "sex"]
+    ),
     "group_thresholds": lambda lf: group_thresholds(lf, y_true="y", y_score="s", protected="race",
                                                     constraint="equalized_odds"),
     "reweighing": lambda lf: reweighing(lf, y_true="y", protected=["race", "sex"]),
