@@ -341,7 +341,7 @@ def compare_reports(
     joined, out_keys = _pairs(a, b, keys, period, baseline_period)
     z = z_value(1.0 - alpha)
     parts = [_compare(joined, out_keys, s, i, z, labels_only) for i, s in enumerate(statistics)]
-    out = pl.concat(parts, how="vertical").filter(pl.col("current").is_not_null() | pl.col("baseline").is_not_null())
+    out = pl.concat(parts, how="vertical")
     # adjust within (comparison, metric, statistic) over the tested rows only (most rows are untested)
     family = [*out_keys, "metric", "statistic"]
     tested = out.filter(pl.col("p_value").is_not_null())
@@ -396,13 +396,25 @@ def _compare(joined: pl.DataFrame, keys: list[str], stat: str, index: int, z: fl
     lr = (g1.p / r1.p).log() - (g0.p / r0.p).log()
     se_r = var_r.sqrt()
     p_r = pl.when(pos & (var_r > 0)).then((lr.abs() / se_r / math.sqrt(2.0)).erfc())
-    frame = joined.lazy().with_columns(kind.alias("__pf_kind"))
+    frame = (
+        joined.lazy().filter(cur.is_not_null() | base.is_not_null()).with_columns(kind.alias("__pf_kind"))
+        .collect()
+    )  # fmt: skip
     k = pl.col("__pf_kind")
-    return frame.select(
+    common = [
         _ROW, pl.lit(index, pl.Int8).alias(_ORD),
         *keys, "attribute", "group", "metric", pl.lit(stat).alias("statistic"),
         cur.alias("current"), base.alias("baseline"), change.alias("change"),
         pl.when(base.is_not_null() & (base != 0)).then(change / base.abs()).alias("relative_change"),
+    ]  # fmt: skip
+    # the tests only where one applies (most rows are counts, spreads, indices): when/then would
+    # evaluate every branch on every row
+    untested = frame.filter(k.is_null()).select(
+        *common, *[pl.lit(None, pl.Float64).alias(c) for c in ("change_lo", "change_hi", "p_value")],
+        pl.lit(None, pl.String).alias("test"),
+    )  # fmt: skip
+    tested = frame.lazy().filter(k.is_not_null()).select(
+        *common,
         pl.when(k == "rate").then(nc.lo).when((k == "difference") & (var_d > 0)).then(dd - z * se_d)
         .cast(pl.Float64).alias("change_lo"),
         pl.when(k == "rate").then(nc.hi).when((k == "difference") & (var_d > 0)).then(dd + z * se_d)
@@ -412,3 +424,4 @@ def _compare(joined: pl.DataFrame, keys: list[str], stat: str, index: int, z: fl
         pl.when(k == "rate").then(rate_t).when((k == "difference") & p_d.is_not_null()).then(pl.lit("z_wald"))
         .when((k == "ratio") & p_r.is_not_null()).then(pl.lit("z_log_wald")).cast(pl.String).alias("test"),
     ).collect()  # fmt: skip
+    return pl.concat([tested, untested], how="vertical")
