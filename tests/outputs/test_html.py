@@ -138,7 +138,9 @@ def compas_html(compas_report: pl.DataFrame) -> str:
 @pytest.fixture(scope="module")
 def small_report() -> pl.DataFrame:
     """Two attributes (3 x 2 groups), every set: quick to render."""
-    df = _small_frame(["a", "b", "c"], n=600).with_columns(s=pl.when(pl.col("y") == 1).then(pl.lit("f")).otherwise(pl.lit("m")))
+    df = _small_frame(["a", "b", "c"], n=600).with_columns(
+        s=pl.when(pl.col("y") == 1).then(pl.lit("f")).otherwise(pl.lit("m"))
+    )
     return df.pipe(pf.fairness_report, y_true="y", y_pred="p", protected=["g", "s"])
 
 
@@ -213,7 +215,14 @@ def test_every_attribute_set_has_a_chart_per_headline_metric(compas_report: pl.D
 def test_seven_sections_and_verdict_sentences(compas_html: str) -> None:
     page = parse(compas_html)
     section_ids = [a["id"] for t, a in page.tags if t == "section"]
-    assert section_ids == ["pf-provenance", "pf-verdict", "pf-disparities", "pf-groups", "pf-intersections", "pf-methods"]
+    assert section_ids == [
+        "pf-provenance",
+        "pf-verdict",
+        "pf-disparities",
+        "pf-groups",
+        "pf-intersections",
+        "pf-methods",
+    ]
     text = page.all_text
     # ProPublica's finding, as a plain sentence with both rates and the ratio
     assert re.search(r"race = African-American has a false positive rate of 42\.3% vs 22\.0% for the reference "
@@ -239,7 +248,7 @@ def test_group_table_is_sortable_without_needing_script(compas_html: str) -> Non
 # ---------------------------------------------------------------- escaping
 
 
-HOSTILE = ['<script>alert(1)</script>', 'a"b\'c', "O'Neil & Sons <b>", "$x^2$", "{{ 7*7 }}", "]]><svg onload=alert(2)>"]
+HOSTILE = ["<script>alert(1)</script>", "a\"b'c", "O'Neil & Sons <b>", "$x^2$", "{{ 7*7 }}", "]]><svg onload=alert(2)>"]
 
 
 def test_hostile_group_values_are_escaped_everywhere() -> None:
@@ -292,7 +301,10 @@ def test_without_status_the_page_judges_with_the_band_and_intervals(compas_repor
     # no status column, intervals present: a value outside the band whose interval reaches into it
     report = _with_intervals(compas_report)
     view = build_view(report, ViewOptions(metrics=["disparate_impact"]))
-    rows = {r["group"]: r for r in next(s for s in view["sets"] if s["attribute"] == "race")["chart_rows"]["disparate_impact"]}
+    rows = {
+        r["group"]: r
+        for r in next(s for s in view["sets"] if s["attribute"] == "race")["chart_rows"]["disparate_impact"]
+    }
     # Asian: 0.68 [0.61, 0.75] -> violation (interval entirely below 0.8); Other 0.62 -> violation
     assert rows["Asian"]["status"] == "violation"
     assert rows["Hispanic"]["status"] == "ok"  # 0.84 [0.75, 0.92]: inside the band
@@ -514,6 +526,7 @@ def test_cli_demo_and_report_write_html(tmp_path: Any, capsys: pytest.CaptureFix
     page = parse((tmp_path / "r.html").read_text(encoding="utf-8"))
     assert "disparate_impact over time by sex" in page.svg_titles
     assert "wrote the HTML report" in capsys.readouterr().out
+
 
 def test_terminal_demo_points_to_html(capsys: pytest.CaptureFixture[str]) -> None:
     from polfair.cli import main

@@ -45,8 +45,13 @@ pytestmark = pytest.mark.skipif(
 PROBE_HEAD = """<script>
 window.__pfErrors = [];
 window.addEventListener("error", function (e) { window.__pfErrors.push("error: " + e.message); });
-(function () { var orig = console.error; console.error = function () {
-  window.__pfErrors.push("console.error: " + Array.prototype.join.call(arguments, " ")); orig.apply(console, arguments); }; })();
+(function () {
+  var orig = console.error;
+  console.error = function () {
+    window.__pfErrors.push("console.error: " + Array.prototype.join.call(arguments, " "));
+    orig.apply(console, arguments);
+  };
+})();
 </script>"""
 
 PROBE_TAIL = """<script>
@@ -71,9 +76,12 @@ PROBE_TAIL = """<script>
 </script>"""
 
 #: headless Chromium windows are at least 500 px wide: a phone-width viewport is an iframe of that width
-PHONE_WRAPPER = """<!DOCTYPE html><html><head><meta charset="utf-8"><style>body{margin:0}iframe{border:0;display:block}</style>
-</head><body><iframe src="SRC" width="WIDTH" height="HEIGHT" title="phone"></iframe><pre id="pf-probe"></pre>
-<script>window.addEventListener("message", function (e) { document.getElementById("pf-probe").textContent = e.data; });</script>
+PHONE_WRAPPER = """<!DOCTYPE html><html><head><meta charset="utf-8">
+<style>body{margin:0}iframe{border:0;display:block}</style></head>
+<body><iframe src="SRC" width="WIDTH" height="HEIGHT" title="phone"></iframe><pre id="pf-probe"></pre>
+<script>
+window.addEventListener("message", function (e) { document.getElementById("pf-probe").textContent = e.data; });
+</script>
 </body></html>"""
 
 

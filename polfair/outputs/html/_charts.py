@@ -106,9 +106,7 @@ def fix_svg(svg: str, uid: str, title: str, desc: str) -> str:
     w = re.search(r'\bwidth="([\d.]+)pt"', head)
     width_px = f' style="max-width:{float(w.group(1)) * 4 / 3:.0f}px"' if w else ""
     head = re.sub(r'\s(width|height)="[^"]*"', "", head)
-    label = (
-        f' id="{uid}" role="img" aria-labelledby="{uid}-title {uid}-desc" class="pf-chart" width="100%"{width_px}'
-    )
+    label = f' id="{uid}" role="img" aria-labelledby="{uid}-title {uid}-desc" class="pf-chart" width="100%"{width_px}'
     # matplotlib's <style> says "*{stroke-linejoin: round; ...}": inline, that would style the whole page
     svg = re.sub(r"(<style[^>]*>\s*)\*\s*\{", lambda m: f"{m.group(1)}#{uid} *{{", svg)
     inner = f'<title id="{uid}-title">{escape(title)}</title><desc id="{uid}-desc">{escape(desc)}</desc>'
@@ -129,7 +127,10 @@ def _log_ticks(lo: float, hi: float) -> list[float]:
     cands = [0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.5, 0.8, 1.25, 2.0, 4.0, 5.0, 10.0, 20.0, 50.0, 100.0]
     gap = (math.log(hi) - math.log(lo)) / 7
     kept = [1.0] if lo <= 1.0 <= hi else []
-    for side in (sorted((c for c in cands if c < 1 and c >= lo), reverse=True), sorted(c for c in cands if c > 1 and c <= hi)):
+    for side in (
+        sorted((c for c in cands if c < 1 and c >= lo), reverse=True),
+        sorted(c for c in cands if c > 1 and c <= hi),
+    ):
         last = 1.0
         for c in side:
             if abs(math.log(c) - math.log(last)) >= gap:
@@ -276,8 +277,15 @@ def heatmap_svg(hm: dict[str, Any], *, uid: str) -> str:
         ax.spines[:].set_visible(False)
         cmap = _cmap()
         # vector cells (pcolormesh), not a raster image: crisp at any zoom, no embedded PNG
-        im = ax.pcolormesh(np.arange(len(cols) + 1) - 0.5, np.arange(len(rows) + 1) - 0.5, np.ma.masked_invalid(
-            np.clip(data, -lim, lim)), cmap=cmap, norm=TwoSlopeNorm(0.0, -lim, lim), edgecolors="white", linewidth=1)
+        im = ax.pcolormesh(
+            np.arange(len(cols) + 1) - 0.5,
+            np.arange(len(rows) + 1) - 0.5,
+            np.ma.masked_invalid(np.clip(data, -lim, lim)),
+            cmap=cmap,
+            norm=TwoSlopeNorm(0.0, -lim, lim),
+            edgecolors="white",
+            linewidth=1,
+        )
         ax.set_xlim(-0.5, len(cols) - 0.5)
         ax.set_ylim(len(rows) - 0.5, -0.5)
         for i, rv in enumerate(rows):
@@ -387,7 +395,9 @@ def over_time_svg(ot: dict[str, Any], *, uid: str) -> str:
         ref = ot.get("reference")
         ax.set_title(f"{ot['attribute']}: vs reference {ref}" if ref else ot["attribute"], fontsize=9.5, loc="left")
         title = f"{metric} over time by {ot['attribute']}"
-        desc = f"Line chart of {metric} per period ({periods[0]} to {periods[-1]}) for " + ", ".join(
-            str(s["group"]) for s in ot["series"]
-        ) + (f"; band {fmt_band(band)} shaded." if band else ".")
+        desc = (
+            f"Line chart of {metric} per period ({periods[0]} to {periods[-1]}) for "
+            + ", ".join(str(s["group"]) for s in ot["series"])
+            + (f"; band {fmt_band(band)} shaded." if band else ".")
+        )
         return _to_svg(fig, uid, title, desc)

@@ -29,7 +29,9 @@ INTERVAL_FLOATS = (
 )  # fmt: skip
 OPTIONAL_STRINGS = ("threshold", "status", "ci_method", "test")
 METADATA = ("run_id", "run_at", "polfair_version", "schema_version", "config_hash")
-KNOWN = frozenset((*REQUIRED, *INTERVAL_FLOATS, *OPTIONAL_STRINGS, *METADATA, "group_key", "n_groups", "excluded_groups"))
+KNOWN = frozenset(
+    (*REQUIRED, *INTERVAL_FLOATS, *OPTIONAL_STRINGS, *METADATA, "group_key", "n_groups", "excluded_groups")
+)
 
 #: Severity order of statuses (higher is worse) used to rank groups and attribute sets.
 SEVERITY = {"violation": 4, "inconclusive": 3, "insufficient_data": 2, "ok": 1, "not_assessed": 0, "reference": 0}
@@ -295,9 +297,7 @@ def input_rate(metric: str, present: set[str]) -> str | None:
     return None
 
 
-def judge(
-    value: Any, lo: Any, hi: Any, band: tuple[float, float] | None, *, small: bool
-) -> str:
+def judge(value: Any, lo: Any, hi: Any, band: tuple[float, float] | None, *, small: bool) -> str:
     """Status of one comparison under the report's policy (used where the report has no status).
 
     ``insufficient_data`` for an undefined value or a small group; ``not_assessed`` without a band;
@@ -415,8 +415,15 @@ def build_view(report: Any, opts: ViewOptions) -> dict[str, Any]:
             else:
                 reason = "undefined"
         elif status == "insufficient_data" or small:
-            reason = f"small group (n = {fmt_num(r['n'])})" if (r["n"] or 0) < opts.min_n else (
-                f"small reference (n = {fmt_num(ref_n)})" if ref_n is not None and ref_n < opts.min_n else "insufficient data")
+            reason = (
+                f"small group (n = {fmt_num(r['n'])})"
+                if (r["n"] or 0) < opts.min_n
+                else (
+                    f"small reference (n = {fmt_num(ref_n)})"
+                    if ref_n is not None and ref_n < opts.min_n
+                    else "insufficient data"
+                )
+            )
         row = {
             "group": grp, "n": r["n"], "value": r["value"], "lo": r["value_lo"], "hi": r["value_hi"],
             "status": status, "is_ref": is_ref, "reason": reason, "band": band, "band_source": band_source,
@@ -434,7 +441,9 @@ def build_view(report: Any, opts: ViewOptions) -> dict[str, Any]:
     # groups the report left out of an attribute set (its excluded_groups column, when present)
     excluded_by_set: dict[str, str] = {}
     if "excluded_groups" in rep.columns:
-        ex = rep.filter(pl.col("group").is_null(), pl.col("attribute").is_not_null(), pl.col("excluded_groups").is_not_null())
+        ex = rep.filter(
+            pl.col("group").is_null(), pl.col("attribute").is_not_null(), pl.col("excluded_groups").is_not_null()
+        )
         for a, text in ex.select("attribute", "excluded_groups").unique(subset="attribute", keep="first").iter_rows():
             if text:
                 excluded_by_set[a] = text
@@ -444,9 +453,7 @@ def build_view(report: Any, opts: ViewOptions) -> dict[str, Any]:
     for i, a in enumerate(attrs):
         groups_all = [r["group"] for r in rows_by_set[a][headline[0]]] if headline else []
         if not groups_all:
-            groups_all = (
-                g.filter(pl.col("attribute") == a)["group"].unique(maintain_order=True).to_list()
-            )
+            groups_all = g.filter(pl.col("attribute") == a)["group"].unique(maintain_order=True).to_list()
         ranked = sorted(groups_all, key=lambda x: priority.get((a, x), (0, 0.0, 0)), reverse=True)
         keep = set(ranked[: opts.top_k])
         chart_rows: dict[str, list[dict[str, Any]]] = {}
@@ -480,7 +487,9 @@ def build_view(report: Any, opts: ViewOptions) -> dict[str, Any]:
     over_time = _over_time(full, by, tcol, snapshot, headline, opts) if tcol else None
     # input rows: the population's n, summed over the by values
     pop = full.filter(pl.col("attribute").is_null())
-    population_n = (pop.group_by(by).agg(pl.col("n").max())["n"].sum() if by else pop["n"].max()) if pop.height else None
+    population_n = (
+        (pop.group_by(by).agg(pl.col("n").max())["n"].sum() if by else pop["n"].max()) if pop.height else None
+    )
     return {
         "by": by, "time_column": tcol, "snapshot": snapshot, "n_by_values": n_by_values,
         "headline": headline, "has_intervals": has_intervals, "has_status": has_status,
@@ -644,7 +653,8 @@ def _indices(rep: pl.DataFrame, g: pl.DataFrame, attrs: list[str], present: set[
     attr_rows = rep.filter(pl.col("attribute").is_not_null(), pl.col("group").is_null(),
                            pl.col("metric").is_in(list(ATTRIBUTE_INDICES)))  # fmt: skip
     vals: dict[tuple[str, str], tuple[Any, Any, Any]] = {
-        (r["attribute"], r["metric"]): (r["value"], r["value_lo"], r["value_hi"]) for r in attr_rows.iter_rows(named=True)
+        (r["attribute"], r["metric"]): (r["value"], r["value_lo"], r["value_hi"])
+        for r in attr_rows.iter_rows(named=True)
     }
     metrics = [m for m in ATTRIBUTE_INDICES if any(k[1] == m for k in vals)]
     by_set = []
@@ -726,8 +736,8 @@ def _over_time(
         return []
     metric = headline[0]
     others = [c for c in by if c != tcol]
-    sub = full.filter(pl.col("metric") == metric, pl.col("group").is_not_null(),
-                      pl.col("attribute").is_not_null(), ~pl.col("attribute").str.contains(" & ", literal=True))  # fmt: skip
+    single = pl.col("attribute").is_not_null() & ~pl.col("attribute").str.contains(" & ", literal=True)
+    sub = full.filter(pl.col("metric") == metric, pl.col("group").is_not_null(), single)
     for c in others:
         v = snapshot.get(c)
         sub = sub.filter(pl.col(c).is_null() if v is None else pl.col(c) == v)
@@ -754,11 +764,14 @@ def _over_time(
                    .select(tcol, "value", "value_lo", "value_hi").iter_rows()}  # fmt: skip
             series.append({"group": grp, "points": [pts.get(p, (None, None, None)) for p in periods]})
         band = next((band_of(t) for t in s["threshold"].to_list() if band_of(t)), None)
+        reference = None
+        if refs:
+            reference = str(refs[0]) if len(refs) == 1 else "per period: " + ", ".join(map(str, refs))
         if band is None and is_ratio_metric(metric):
             band = FOUR_FIFTHS
         out.append({
             "attribute": a, "metric": metric, "periods": [_label(p) for p in periods], "series": series,
-            "reference": (str(refs[0]) if len(refs) == 1 else "per period: " + ", ".join(map(str, refs))) if refs else None,
+            "reference": reference,
             "band": band,
             "hidden": max(0, sizes.height - len(groups)), "others": {c: snapshot.get(c) for c in others},
         })  # fmt: skip

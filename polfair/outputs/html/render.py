@@ -32,31 +32,40 @@ _EXTRA = "pip install 'polfair[report]'"
 #: Sources and definitions of the attribute- and population-level indices (not in METRICS).
 _INDEX_DOCS = {
     "smoothed_empirical_differential_fairness": (
-        ("ε of smoothed empirical differential fairness on the labels: the largest |log ratio| of the "
-         "(Dirichlet-smoothed, concentration 1 by default) favorable or unfavorable rates over every pair of groups"),
+        (
+            "ε of smoothed empirical differential fairness on the labels: the largest |log ratio| of the "
+            "(Dirichlet-smoothed, concentration 1 by default) favorable or unfavorable rates over every pair of groups"
+        ),
         "Foulds, Islam, Keya & Pan, 'An Intersectional Definition of Fairness', ICDE 2020; aif360 0.6.1",
     ),
     "smoothed_empirical_differential_fairness_predictions": (
-        "the same ε on the predictions (selection rates)", "Foulds et al. 2020; aif360 0.6.1",
+        "the same ε on the predictions (selection rates)",
+        "Foulds et al. 2020; aif360 0.6.1",
     ),
     "differential_fairness_bias_amplification": (
-        "ε on the predictions minus ε on the labels (all attributes jointly)", "Foulds et al. 2020; aif360 0.6.1",
+        "ε on the predictions minus ε on the labels (all attributes jointly)",
+        "Foulds et al. 2020; aif360 0.6.1",
     ),
     "between_group_generalized_entropy_index": (
-        ("generalized entropy index GE(α) of the benefits b = ŷ − y + 1 when every individual gets the mean "
-         "benefit of their group"),
+        (
+            "generalized entropy index GE(α) of the benefits b = ŷ − y + 1 when every individual gets the mean "
+            "benefit of their group"
+        ),
         "Speicher et al., 'A Unified Approach to Quantifying Algorithmic Unfairness', KDD 2018; aif360 0.6.1",
     ),
     "between_group_theil_index": ("GE(1) of the group-mean benefits", "Speicher et al. 2018; aif360 0.6.1"),
     "between_group_coefficient_of_variation": (
-        "2·sqrt(GE(2)) of the group-mean benefits", "Speicher et al. 2018; aif360 0.6.1",
+        "2·sqrt(GE(2)) of the group-mean benefits",
+        "Speicher et al. 2018; aif360 0.6.1",
     ),
     "between_all_groups_generalized_entropy_index": (
-        "GE(α) of the group-mean benefits over the intersection of all attributes", "Speicher et al. 2018; aif360",
+        "GE(α) of the group-mean benefits over the intersection of all attributes",
+        "Speicher et al. 2018; aif360",
     ),
     "between_all_groups_theil_index": ("GE(1), intersection of all attributes", "Speicher et al. 2018; aif360"),
     "between_all_groups_coefficient_of_variation": (
-        "2·sqrt(GE(2)), intersection of all attributes", "Speicher et al. 2018; aif360",
+        "2·sqrt(GE(2)), intersection of all attributes",
+        "Speicher et al. 2018; aif360",
     ),
     "generalized_entropy_index": ("GE(α) of the individual benefits", "Speicher et al. 2018; aif360 0.6.1"),
     "theil_index": ("GE(1) of the individual benefits", "Speicher et al. 2018; aif360 0.6.1"),
@@ -83,13 +92,19 @@ _TESTS = {
     "jackknife_t": "jackknife t test",
 }
 _POLICIES = (
-    ("Signs: difference = group − reference, ratio = group / reference (aif360's unprivileged − "
-     "privileged when the reference is the privileged group); a ratio below 1 means the group has the "
-     "lower rate."),
-    ("Undefined values are null, never a silent 0 or ∞: a rate with an empty denominator, a ratio to a "
-     "reference rate of 0. Charts and tables show them greyed with the reason."),
-    ("A null protected value is its own group, shown as \"null\"; rows with a null label, prediction, "
-     "score or weight are counted in n and n_missing and excluded from every rate."),
+    (
+        "Signs: difference = group − reference, ratio = group / reference (aif360's unprivileged − "
+        "privileged when the reference is the privileged group); a ratio below 1 means the group has the "
+        "lower rate."
+    ),
+    (
+        "Undefined values are null, never a silent 0 or ∞: a rate with an empty denominator, a ratio to a "
+        "reference rate of 0. Charts and tables show them greyed with the reason."
+    ),
+    (
+        'A null protected value is its own group, shown as "null"; rows with a null label, prediction, '
+        "score or weight are counted in n and n_missing and excluded from every rate."
+    ),
 )
 
 
@@ -229,8 +244,10 @@ def _methods(view: dict[str, Any]) -> list[dict[str, str]]:
             definition, source = _INDEX_DOCS[m]
         else:
             definition, source = "see docs/metrics.md", ""
-        if kind == "group" and "selection_rate" not in view["present"] and m in (
-            "disparate_impact", "statistical_parity_difference"
+        if (
+            kind == "group"
+            and "selection_rate" not in view["present"]
+            and m in ("disparate_impact", "statistical_parity_difference")
         ):
             definition = definition.replace("selection_rate", "base_rate") + " (labels-only audit: on base rates)"
         out.append({"metric": m, "definition": definition, "kind": kinds[kind], "source": source})
@@ -260,7 +277,12 @@ def _options(
     metrics: Sequence[str] | None, top_k: int, table_rows: int, min_n: int, max_sets: int,
     by: Sequence[str] | None, snapshot: Mapping[str, Any] | None, provenance: dict[str, Any],
 ) -> ViewOptions:  # fmt: skip
-    for name, v, low in (("top_k", top_k, 2), ("table_rows", table_rows, 1), ("min_n", min_n, 0), ("max_sets", max_sets, 0)):
+    for name, v, low in (
+        ("top_k", top_k, 2),
+        ("table_rows", table_rows, 1),
+        ("min_n", min_n, 0),
+        ("max_sets", max_sets, 0),
+    ):
         if not isinstance(v, int) or isinstance(v, bool) or v < low:
             msg = f"{name} must be an integer >= {low}, got {v!r}"
             raise ValueError(msg)
