@@ -461,6 +461,11 @@ class FairnessConfig:
     def protected_exprs(self) -> list[pl.Expr]:
         """One protected-key expression per attribute: monitored / reference label, ``"other"``, null.
 
+        The label of rows in neither group is ``"other"``, or ``"(other)"`` (``"((other))"`` ...)
+        when a monitored/reference label is spelled ``"other"``, so it never merges with a real
+        group; monitored and reference groups whose labels coincide get `` (monitored)`` /
+        `` (reference)`` suffixes.
+
         Returns
         -------
         list of pl.Expr
@@ -475,11 +480,17 @@ class FairnessConfig:
         out = []
         for a, m in self.monitored.items():
             r, col = self.reference[a], pl.col(a)
+            m_label, r_label = m.label, r.label
+            if m_label == r_label:  # e.g. monitored ["a|b"], reference ["a", "b"]: keep two groups
+                m_label, r_label = f"{m_label} (monitored)", f"{r_label} (reference)"
+            other = OTHER
+            while other in (m_label, r_label):  # a monitored value spelled "other" stays its own group
+                other = f"({other})"
             e = (
                 pl.when(col.is_null()).then(pl.lit(None, pl.String))
-                .when(m.condition(col)).then(pl.lit(m.label))
-                .when(r.condition(col)).then(pl.lit(r.label))
-                .otherwise(pl.lit(OTHER))
+                .when(m.condition(col)).then(pl.lit(m_label))
+                .when(r.condition(col)).then(pl.lit(r_label))
+                .otherwise(pl.lit(other))
             )  # fmt: skip
             out.append(e.alias(a))
         return out
