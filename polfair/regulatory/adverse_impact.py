@@ -43,7 +43,7 @@ import polars as pl
 
 from polfair.core._args import as_expr, as_list, check_columns
 from polfair.core._typing import IntoExpr
-from polfair.core.inputs import to_lazyframe
+from polfair.core.inputs import is_foreign, to_lazyframe
 from polfair.core.report import attribute_sets, group_label
 from polfair.exceptions import PolfairError
 from polfair.regulatory.statistics import (
@@ -256,7 +256,8 @@ def adverse_impact(
     Parameters
     ----------
     data
-        Rows: polars/pandas/pyarrow frame, dict or parquet/CSV path. One row per candidate.
+        Rows: polars/pandas/pyarrow frame, dict or parquet/CSV path, or a PySpark / DuckDB frame
+        (column names only; the pass runs in its engine). One row per candidate.
     y_pred
         The decision (selected / moved forward): a column or expression; ``favorable`` gives the
         selected value(s) (default ``1``; ``True`` for Boolean columns).
@@ -342,6 +343,19 @@ def adverse_impact(
     if y_score is not None and preset != "nyc_ll144":
         msg = "y_score (scoring rate above the median) is NYC LL144's measure: use preset='nyc_ll144', or give y_pred"
         raise PolfairError(msg)
+    if is_foreign(data):
+        # PySpark / DuckDB: the histogram's group_by runs in that engine (column names only); a 0/1 or
+        # Boolean decision column is selected when it is 1 / True
+        if y_pred is not None and favorable not in (1, True):
+            msg = "with a PySpark/DuckDB frame, y_pred must be a 0/1 or Boolean column with favorable=1"
+            raise PolfairError(msg)
+        hist = score_counts(data, y_true=None, y_score=y_pred if y_pred is not None else y_score,
+                            protected=protected, by=by)  # fmt: skip
+        by_n = hist.columns[: len(as_list(by))]  # type: ignore[arg-type]
+        return adverse_impact_from_counts(
+            hist, by=by_n, cut=0.5 if y_pred is not None else None, intersections=intersections,
+            exclude_below=exclude_below, alpha=alpha, variance=variance, shortfall_rate=shortfall_rate,
+        )  # fmt: skip
     lf = to_lazyframe(data)
     if y_pred is not None:
         e = as_expr(y_pred, "y_pred")

@@ -300,7 +300,9 @@ def score_counts(
         number of equal-width bins on ``range``, or a sequence of increasing bin edges. See the
         module docstring for the error bounds of binned scores.
     range
-        ``(lo, hi)`` of the equal-width bins when ``bins`` is an int. Default ``(0, 1)``.
+        ``(lo, hi)`` of the equal-width bins when ``bins`` is an int. Default ``(0, 1)``. Bins on
+        the observed range would need a first pass for the min and max (and would not merge across
+        partitions): give the range of the score (e.g. ``(1, 10)`` for deciles) instead.
     engine
         Polars engine for the pass (``"auto"``, ``"streaming"``, ``"in-memory"``).
 

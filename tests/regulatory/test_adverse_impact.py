@@ -189,3 +189,18 @@ def test_cli_adverse_impact_flag(tmp_path, capsys) -> None:
     rc = main(["report", str(data), "--y-true", "two_year_recid", "--y-score", "p", "--protected", "sex",
                "--adverse-impact", "eeoc"])  # fmt: skip
     assert rc == 2
+
+
+def test_duckdb_relation() -> None:
+    duckdb = pytest.importorskip("duckdb")
+    pytest.importorskip("narwhals")
+    df = pf.load_compas().select(
+        pl.col("race", "sex").cast(pl.String), (pl.col("decile_score") < 5).alias("low"), "decile_score"
+    )
+    rel = duckdb.from_arrow(df.to_arrow())
+    a = adverse_impact(rel, y_pred="low", favorable=True, protected=["race", "sex"])
+    b = adverse_impact(df, y_pred="low", favorable=True, protected=["race", "sex"])
+    assert a.equals(b)
+    a = adverse_impact(rel, y_score="decile_score", preset="nyc_ll144", protected=["sex"])
+    b = adverse_impact(df, y_score="decile_score", preset="nyc_ll144", protected=["sex"])
+    assert a.equals(b)
