@@ -151,5 +151,5 @@ def with_run_metadata(
     }
     keep = [c for c in report.columns if c not in RUN_METADATA_COLUMNS]
     return report.select(
-        *keep, *[pl.lit(values[c], dtype=dtypes[c]).alias(c) for c in RUN_METADATA_COLUMNS]  # type: ignore[arg-type]
+        *keep, *[pl.lit(values[c], dtype=dtypes[c]).alias(c) for c in RUN_METADATA_COLUMNS]
     )

@@ -220,8 +220,11 @@ def schema_differences(
     Examples
     --------
     >>> import polars as pl
-    >>> schema_differences({"a": pl.Int64(), "b": pl.String()}, {"a": pl.Int32(), "c": pl.Float64()})
-    ["column 'a': Int64 here, Int32 expected", "column 'b': String here, absent expected", "column 'c': absent here, Float64 expected"]
+    >>> for line in schema_differences({"a": pl.Int64(), "b": pl.String()}, {"a": pl.Int32(), "c": pl.Float64()}):
+    ...     print(line)
+    column 'a': Int64 here, Int32 expected
+    column 'b': String here, absent expected
+    column 'c': absent here, Float64 expected
     """
     out = []
     names = list(actual) + [c for c in expected if c not in actual]

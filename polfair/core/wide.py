@@ -112,7 +112,7 @@ def to_wide(report: pl.DataFrame, *, drop_empty: bool = True) -> pl.DataFrame:
             numbered.select(_R, "reference_group").filter(pl.col("reference_group").is_not_null())
             .group_by(_R).agg(pl.col("reference_group").first(), pl.col("reference_group").n_unique().alias(_K))
         )  # fmt: skip
-        split_ref = (refs[_K].max() or 0) > 1  # reference="best": a reference per metric
+        split_ref = bool(refs.select((pl.col(_K) > 1).any()).item())  # reference="best": one per metric
         if not split_ref:
             index = index.join(refs.drop(_K), on=_R, how="left", maintain_order="left")
             stats.remove("reference_group")

@@ -97,9 +97,12 @@ def _named_disparities(labels_only: bool) -> dict[str, tuple[str, str]]:
     return out
 
 
-def _as_report(frame: pl.DataFrame, name: str, protected: Sequence[str] | None, options: Mapping[str, Any]) -> pl.DataFrame:
+def _as_report(
+    frame: pl.DataFrame, name: str, protected: Sequence[str] | None, options: Mapping[str, Any]
+) -> pl.DataFrame:
     if not isinstance(frame, pl.DataFrame):
-        msg = f"compare_reports: {name} must be a polars DataFrame (a report or a cell table), got {type(frame).__name__}"
+        msg = (f"compare_reports: {name} must be a polars DataFrame (a report or a cell table), "
+               f"got {type(frame).__name__}")  # fmt: skip
         raise TypeError(msg)
     if "metric" in frame.columns and "attribute" in frame.columns:
         return frame
@@ -110,7 +113,8 @@ def _as_report(frame: pl.DataFrame, name: str, protected: Sequence[str] | None, 
             raise PolfairError(msg)
         missing = [k for k in protected if k not in frame.columns]
         if missing:
-            msg = f"compare_reports: protected columns {missing} are not in the {name} cell table ({frame.columns[:12]})"
+            msg = (f"compare_reports: protected columns {missing} are not in the {name} cell table "
+                   f"({frame.columns[:12]})")  # fmt: skip
             raise PolfairError(msg)
         by = [c for c in frame.columns if c not in counts and c not in protected]
         return report_from_counts(frame, protected=list(protected), by=by, **dict(options))
@@ -145,7 +149,8 @@ def _sized(report: pl.DataFrame, keys: list[str], name: str) -> pl.DataFrame:
     if not has_n_eff and "num_instances" in counts.columns and "n_missing" in counts.columns:
         sizes = base.select(*rows, "n").unique(subset=rows, keep="first")
         check = counts.join(sizes, on=rows, nulls_equal=True)
-        weighted = check.filter((pl.col("num_instances") + pl.col("n_missing") - pl.col("n").cast(pl.Float64)).abs() > 1e-9)
+        gap = pl.col("num_instances") + pl.col("n_missing") - pl.col("n").cast(pl.Float64)
+        weighted = check.filter(gap.abs() > 1e-9)
         if weighted.height:
             msg = (f"compare_reports: {name} looks weighted (num_instances + n_missing != n on {weighted.height} "
                    "group rows), so its counts are not sample sizes; compare reports computed with confidence "
@@ -174,7 +179,8 @@ def _with_reference(sized: pl.DataFrame, keys: list[str], labels_only: bool) -> 
         pl.col(_N).alias("__pf_nn"), pl.col(_W).alias("__pf_ww"),
     )  # fmt: skip
     out = sized.join(rate_of, on="metric", how="left").drop(_N, _W)
-    out = out.join(rates, on=[*keys, "attribute", "group", _RATE], how="left", nulls_equal=True).rename({"__pf_nn": _N, "__pf_ww": _W})
+    out = out.join(rates, on=[*keys, "attribute", "group", _RATE], how="left", nulls_equal=True)
+    out = out.rename({"__pf_nn": _N, "__pf_ww": _W})
     refs = rates.drop("__pf_ww").rename({"group": "reference_group", _P: _PR, "__pf_nn": _NR})
     return out.join(refs, on=[*keys, "attribute", "reference_group", _RATE], how="left", nulls_equal=True)
 
@@ -195,10 +201,12 @@ def _pairs(
         mapping = pl.DataFrame({period: periods[1:], f"baseline_{period}": periods[:-1]})
     else:
         if baseline_period not in periods.to_list():
-            msg = f"compare_reports: baseline_period={baseline_period!r} is not a value of {period!r} ({periods.to_list()[:10]})"
+            msg = (f"compare_reports: baseline_period={baseline_period!r} is not a value of {period!r} "
+                   f"({periods.to_list()[:10]})")  # fmt: skip
             raise PolfairError(msg)
         later = periods.filter(periods != baseline_period)
-        mapping = pl.DataFrame({period: later, f"baseline_{period}": pl.Series([baseline_period] * len(later), dtype=periods.dtype)})
+        fixed = pl.Series([baseline_period] * len(later), dtype=periods.dtype)
+        mapping = pl.DataFrame({period: later, f"baseline_{period}": fixed})
     cur = current.join(mapping, on=period, how="inner", maintain_order="left")
     base = baseline.rename({period: f"baseline_{period}"})
     rest = [k for k in keys if k != period]
@@ -325,7 +333,8 @@ def compare_reports(
         base = _as_report(baseline, "baseline", protected, options)
     keys = by_columns(cur.columns)
     if baseline is not None and by_columns(base.columns) != keys:
-        msg = f"compare_reports: current has by columns {keys}, baseline has {by_columns(base.columns)}; they must match"
+        msg = (f"compare_reports: current has by columns {keys}, baseline has {by_columns(base.columns)}; "
+               "they must match")  # fmt: skip
         raise PolfairError(msg)
     if period is not None and period not in keys:
         msg = f"compare_reports: period={period!r} is not a by column of the report (by columns: {keys})"
@@ -368,7 +377,8 @@ def _compare(joined: pl.DataFrame, keys: list[str], stat: str, index: int, z: fl
     is_rate = metric.is_in(list(RATE_DENOMINATORS))
     diff_names = [k for k, v in named.items() if v[1] == "difference"]
     ratio_names = [k for k, v in named.items() if v[1] == "ratio"]
-    same_ref = (pl.col("reference_group") == pl.col("reference_group_b")) & (pl.col("group") != pl.col("reference_group"))
+    ref = pl.col("reference_group")
+    same_ref = (ref == pl.col("reference_group_b")) & (pl.col("group") != ref)
     kind = pl.lit(None, pl.String)
     if stat == "value":
         kind = (pl.when(is_rate).then(pl.lit("rate"))
@@ -401,7 +411,7 @@ def _compare(joined: pl.DataFrame, keys: list[str], stat: str, index: int, z: fl
         .collect()
     )  # fmt: skip
     k = pl.col("__pf_kind")
-    common = [
+    common: list[pl.Expr | str] = [
         _ROW, pl.lit(index, pl.Int8).alias(_ORD),
         *keys, "attribute", "group", "metric", pl.lit(stat).alias("statistic"),
         cur.alias("current"), base.alias("baseline"), change.alias("change"),

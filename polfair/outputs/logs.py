@@ -36,8 +36,9 @@ def _finite(value: Any) -> Any:
 
 
 class EventLog:
-    """Writes events as JSON lines (``fmt="json"``) or not at all (``fmt="text"``: the CLI's own
-    human-readable output is the log).
+    """Writes events as JSON lines (``fmt="json"``), or nothing (``fmt="text"``).
+
+    With ``"text"`` the command's own human-readable output is the log.
 
     Parameters
     ----------

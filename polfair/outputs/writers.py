@@ -161,7 +161,7 @@ def write_report(report: pl.DataFrame, path: str) -> None:
         write_atomic(path, report.write_json)
 
 
-def _table_schema(path: Path) -> tuple[pl.Schema | None, Path | None]:
+def _table_schema(path: Path) -> tuple[dict[str, pl.DataType] | None, Path | None]:
     """The schema of an existing table (file, or the newest file of a directory), and that file."""
     if path.is_dir():
         files = sorted(p for p in path.rglob("*.parquet") if not p.name.startswith("."))
@@ -227,7 +227,7 @@ def append_report(report: pl.DataFrame, table: str | Path) -> Path:
                 "(docs/schema.md: new columns are appended and nullable; add them to the old rows as nulls)"
             )
             raise SchemaMismatchError(msg)
-        report = report.select(existing.names())
+        report = report.select(list(existing))
     if path.is_dir() or (not path.exists() and path.suffix.lower() != ".parquet"):
         path.mkdir(parents=True, exist_ok=True)
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")

@@ -163,10 +163,11 @@ def test_effective_sizes_from_n_eff_use_the_weighted_test() -> None:
 
     def with_n_eff(rep: pl.DataFrame, scale: float) -> pl.DataFrame:
         den = pl.DataFrame({"metric": list(RATE_DENOMINATORS), "den": list(RATE_DENOMINATORS.values())})
-        counts = rep.filter(pl.col("group").is_not_null()).select("attribute", "group", pl.col("metric").cast(pl.String).alias("den"),
-                                                                 pl.col("value").alias("n_eff"))  # fmt: skip
-        out = rep.with_columns(pl.col("metric").cast(pl.String)).join(den, on="metric", how="left").join(counts, on=["attribute", "group", "den"], how="left",
-                                                          nulls_equal=True)  # fmt: skip
+        counts = rep.filter(pl.col("group").is_not_null()).select(
+            "attribute", "group", pl.col("metric").cast(pl.String).alias("den"), pl.col("value").alias("n_eff")
+        )
+        out = rep.with_columns(pl.col("metric").cast(pl.String)).join(den, on="metric", how="left")
+        out = out.join(counts, on=["attribute", "group", "den"], how="left", nulls_equal=True)
         return out.with_columns(pl.col("n_eff") * scale).drop("den")
 
     out = compare_reports(with_n_eff(cur, 0.5), with_n_eff(base, 0.5), metrics=["selection_rate"])
@@ -267,7 +268,8 @@ def test_random_rate_changes_match_scipy_and_statsmodels() -> None:
             dd = (ps[0][0] - ps[1][0]) - (ps[2][0] - ps[3][0])
             assert drow["change"] == pytest.approx(dd, abs=1e-12)
             if var > 0:
-                assert drow["p_value"] == pytest.approx(2 * stats.norm.sf(abs(dd) / math.sqrt(var)), rel=1e-9, abs=1e-12)
+                ref_p = 2 * stats.norm.sf(abs(dd) / math.sqrt(var))
+                assert drow["p_value"] == pytest.approx(ref_p, rel=1e-9, abs=1e-12)
             else:
                 assert drow["p_value"] is None
 
