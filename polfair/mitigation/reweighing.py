@@ -117,7 +117,7 @@ def reweighing_from_counts(cells: pl.DataFrame | pl.LazyFrame, *, protected: Seq
         (pl.col("tp_n") + pl.col("fn_n")).sum().cast(pl.Int64).alias("n_pos"),
         (pl.col("fp_n") + pl.col("tn_n")).sum().cast(pl.Int64).alias("n_neg"),
     )
-    W = float(g["pos"].sum() + g["neg"].sum())
+    W = float(g["pos"].sum()) + float(g["neg"].sum())
     if W <= 0:
         msg = "reweighing: the data has no rows with a label (total weight 0)"
         raise PolfairError(msg)

@@ -127,7 +127,7 @@ def proxy_counts(
     pe = as_expr(protected, "protected")
     check_columns(pe, "protected", names)
     fexprs = []
-    for f in as_list(features):  # type: ignore[arg-type]
+    for f in as_list(features):
         e = as_expr(f, "features")
         check_columns(e, "features", names)
         fexprs.append(e.alias(output_name(e, "features")))
@@ -141,12 +141,12 @@ def proxy_counts(
     dtypes = lf.select(fexprs).collect_schema()
     numeric = {n: dtypes[n].is_numeric() for n in fnames}
     cols = [pe.cast(pl.String).alias(_P)]
-    for role, e in (("y_true", y_true), ("y_pred", y_pred)):
+    for role, given in (("y_true", y_true), ("y_pred", y_pred)):
         name = "label" if role == "y_true" else "pred"
-        if e is None:
+        if given is None:
             cols.append(pl.lit(None, pl.Boolean).alias(name))
             continue
-        x = as_expr(e, role)
+        x = as_expr(given, role)
         check_columns(x, role, names)
         cols.append(_match(x, lf.select(x).collect_schema().dtypes()[0], favorable, role).alias(name))
     if weight is None:

@@ -207,7 +207,7 @@ def adverse_impact_from_counts(
     if variance not in ("pooled", "hypergeometric"):
         msg = f"variance must be 'pooled' or 'hypergeometric', got {variance!r}"
         raise PolfairError(msg)
-    by_n = [str(b) for b in as_list(by)]  # type: ignore[arg-type]
+    by_n = [str(b) for b in as_list(by)]
     keys = [c for c in hist.columns if c not in (*by_n, "score", "label", "n", "weight", "score_sum",
                                                   "score_sq_sum", "score_min", "score_max")]  # fmt: skip
     if not keys:
@@ -232,7 +232,7 @@ def adverse_impact_from_counts(
             )
             for r in _rows_for_set(g, exclude_below, alpha, variance, shortfall_rate):
                 out.append({**dict(zip(by_n, by_key)), "attribute": " & ".join(a), **r, "median_score": med})
-    schema = {**{b: hist.schema[b] for b in by_n}, **_SCHEMA}
+    schema: dict[str, Any] = {**{b: hist.schema[b] for b in by_n}, **_SCHEMA}
     return pl.DataFrame(out, schema=schema).select(*by_n, *ADVERSE_IMPACT_COLUMNS)
 
 
@@ -349,9 +349,10 @@ def adverse_impact(
         if y_pred is not None and favorable not in (1, True):
             msg = "with a PySpark/DuckDB frame, y_pred must be a 0/1 or Boolean column with favorable=1"
             raise PolfairError(msg)
-        hist = score_counts(data, y_true=None, y_score=y_pred if y_pred is not None else y_score,
-                            protected=protected, by=by)  # fmt: skip
-        by_n = hist.columns[: len(as_list(by))]  # type: ignore[arg-type]
+        column = y_pred if y_pred is not None else y_score
+        assert column is not None  # checked above: exactly one of y_pred / y_score
+        hist = score_counts(data, y_true=None, y_score=column, protected=protected, by=by)
+        by_n = hist.columns[: len(as_list(by))]
         return adverse_impact_from_counts(
             hist, by=by_n, cut=0.5 if y_pred is not None else None, intersections=intersections,
             exclude_below=exclude_below, alpha=alpha, variance=variance, shortfall_rate=shortfall_rate,
@@ -364,9 +365,10 @@ def adverse_impact(
         score: IntoExpr = favorable_indicator(e, dtype, favorable, "y_pred").cast(pl.Float64).alias("__pf_sel")
         cut: float | None = 0.5
     else:
-        score, cut = y_score, None  # type: ignore[assignment]
+        assert y_score is not None  # checked above: exactly one of y_pred / y_score
+        score, cut = y_score, None
     hist = score_counts(lf, y_true=None, y_score=score, protected=protected, by=by)
-    by_n = hist.columns[: len(as_list(by))]  # type: ignore[arg-type]
+    by_n = hist.columns[: len(as_list(by))]
     return adverse_impact_from_counts(
         hist, by=by_n, cut=cut, intersections=intersections, exclude_below=exclude_below, alpha=alpha,
         variance=variance, shortfall_rate=shortfall_rate,

@@ -36,7 +36,7 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 
@@ -272,7 +272,7 @@ def score_counts(
     by: IntoExpr | Sequence[IntoExpr] | None = None,
     bins: int | Sequence[float] | str | None = "exact",
     range: tuple[float, float] = (0.0, 1.0),
-    engine: str = "auto",
+    engine: Literal["auto", "in-memory", "streaming"] = "auto",
 ) -> pl.DataFrame:
     """Score histogram by group: ONE ``group_by`` over (by, protected, score bin, label).
 
@@ -365,7 +365,7 @@ def score_counts(
         req.frame.with_columns(_bin_expr(s, edges).alias("score"), y.alias("label"))
         .group_by([*keys, "score", "label"])
         .agg(aggs)
-        .collect(engine=engine)  # type: ignore[arg-type]
+        .collect(engine=engine)
     )
     return _finish(out, keys, edges)
 
@@ -450,7 +450,7 @@ def _foreign_counts(
 def _finish(out: pl.DataFrame, keys: list[str], edges: tuple[float, ...] | None) -> pl.DataFrame:
     bad_w = out.filter(pl.col(_W_MIN) < 0)
     if bad_w.height:
-        msg = f"weight has negative values (minimum {bad_w[_W_MIN].min()}); weights must be >= 0"
+        msg = f"weight has negative values (minimum {bad_w[_W_MIN].min()!r}); weights must be >= 0"
         raise InvalidInputError(msg)
     missing = out.filter(pl.col("score").is_null() | pl.col("label").is_null() | pl.col("weight").is_null())
     # a null weight on some rows of a cell makes Σw skip them; count rows with null weight too
@@ -463,8 +463,8 @@ def _finish(out: pl.DataFrame, keys: list[str], edges: tuple[float, ...] | None)
         )
         out = out.filter(pl.col("score").is_not_null() & pl.col("label").is_not_null() & pl.col("weight").is_not_null())
     if edges is not None and out.height:
-        lo, hi = out["score_min"].min(), out["score_max"].max()
-        if lo < edges[0] or hi > edges[-1]:  # type: ignore[operator]
+        lo, hi = float(out["score_min"].min()), float(out["score_max"].max())  # type: ignore[arg-type]
+        if lo < edges[0] or hi > edges[-1]:
             msg = (
                 f"y_score has values in [{lo}, {hi}], outside the bin edges [{edges[0]}, {edges[-1]}]: "
                 "give range=(lo, hi) or bins edges covering every score, or bins='exact'"

@@ -597,7 +597,7 @@ def _abroca(c: pl.DataFrame, by: Sequence[str], refs: list[dict[str, Any]]) -> p
     for key, part in pts.group_by([_GID, *_gid(by)], maintain_order=True):
         f = np.r_[0.0, part["f"].to_numpy()]
         t = np.r_[0.0, part["t"].to_numpy()]
-        curves[tuple(key[1:])] = (int(key[0]), f, t)  # type: ignore[arg-type]
+        curves[tuple(key[1:])] = (int(key[0]), f, t)
     out_gid, out_val = [], []
     ref_of = {tuple(r[b] for b in (*by, "attribute")): r["reference_group"] for r in refs}
     for k, (gid, f, t) in curves.items():

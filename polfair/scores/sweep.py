@@ -40,7 +40,7 @@ def _threshold_table(gh: pl.DataFrame, by: list[str], thresholds: Any, rank_abs:
     pop = gh.filter(pl.col("attribute").is_null())
     by_vals = pop.select(by).unique(maintain_order=True) if by else pl.DataFrame()
     parts: list[pl.DataFrame] = []
-    schema = {**{b: gh.schema[b] for b in by}, "cut": pl.String, "threshold": pl.Float64}
+    schema: dict[str, Any] = {**{b: gh.schema[b] for b in by}, "cut": pl.String, "threshold": pl.Float64}
     if thresholds is None and rank_abs is None and rank_pct is None:
         parts.append(
             pop.select(*by, pl.format("score>={}", pl.col("score")).alias("cut"), pl.col("score").alias("threshold"))
@@ -53,12 +53,12 @@ def _threshold_table(gh: pl.DataFrame, by: list[str], thresholds: Any, rank_abs:
         t = pl.DataFrame({"cut": [f"score>={x}" for x in ts], "threshold": ts})
         parts.append(by_vals.join(t, how="cross") if by else t)
     ranks: list[tuple[str, Any]] = []
-    for k in as_list(rank_abs):  # type: ignore[arg-type]
+    for k in as_list(rank_abs):
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             msg = f"rank_abs values must be ints >= 1 (top-k), got {k!r}"
             raise PolfairError(msg)
         ranks.append((f"rank_abs={k}", pl.lit(k, pl.Int64)))
-    for p in as_list(rank_pct):  # type: ignore[arg-type]
+    for p in as_list(rank_pct):
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p <= 1:
             msg = f"rank_pct values must be fractions in (0, 1], got {p!r}"
             raise PolfairError(msg)
