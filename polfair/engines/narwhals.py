@@ -130,7 +130,40 @@ def foreign_code_table(
     check_threshold(threshold)
     nf = nw.from_native(data)
     schema = nf.collect_schema()
-    names = list(schema.names())
+    roles, keys, by_names = _resolve_names(
+        list(schema.names()), y_true=y_true, y_pred=y_pred, y_score=y_score, weight=weight, protected=protected, by=by
+    )
+    fav, unfav = label_values(favorable, unfavorable)
+    code, score, w = _outcome_code(
+        nw, schema, y_true=y_true, y_pred=y_pred, y_score=y_score, weight=weight, fav=fav, unfav=unfav,
+        threshold=threshold,
+    )  # fmt: skip
+    codes = _count_codes(nw, nf, code, score, w, [*by_names, *keys])
+    spec = ForeignSpec(
+        by=tuple(by_names),
+        keys=tuple(keys),
+        has_predictions=y_pred is not None or y_score is not None,
+        has_scores=score is not None,
+        weighted=w is not None,
+        roles={r: pl.col(n) for r, n in roles.items()},
+        favorable=fav,
+        unfavorable=unfav,
+        threshold=float(threshold),
+    )
+    return codes, spec
+
+
+def _resolve_names(
+    names: list[str],
+    *,
+    y_true: str,
+    y_pred: str | None,
+    y_score: str | None,
+    weight: str | None,
+    protected: str | Sequence[str],
+    by: str | Sequence[str] | None,
+) -> tuple[dict[str, str], list[str], list[str]]:
+    """Check the column-name arguments against the frame's columns: (roles, protected keys, by names)."""
     given = {"y_true": y_true, "y_pred": y_pred, "y_score": y_score, "weight": weight}
     roles: dict[str, str] = {r: _names(v, r)[0] for r, v in given.items() if v is not None}
     keys, by_names = _names(protected, "protected"), _names(by, "by")
@@ -143,31 +176,52 @@ def foreign_code_table(
         msg = f"protected attribute {y_true!r} is the label column y_true; pass the demographic columns as protected="
         raise PolfairError(msg)
     check_key_names(by_names, keys)
-    fav, unfav = label_values(favorable, unfavorable)
+    return roles, keys, by_names
 
-    def match(col: str, values: tuple[Any, ...], arg: str) -> Any:
-        dtype = schema[col]
-        if dtype == nw.Boolean:
-            if not all(is_bool_like(v) for v in values):
-                raise InvalidInputError(f"{arg}={list(values)!r} cannot match boolean column {col!r}")
-            wanted = {bool(v) for v in values}
-            return nw.col(col).is_not_null() if wanted == {True, False} else (  # type: ignore[attr-defined]
-                nw.col(col) if True in wanted else ~nw.col(col)
-            )
-        if dtype.is_numeric() and not all(isinstance(v, (int, float)) for v in values):
-            raise InvalidInputError(f"{arg}={list(values)!r} cannot match column {col!r} of dtype {dtype}")
-        if dtype == nw.String and not all(isinstance(v, str) for v in values):
-            raise InvalidInputError(f"{arg}={list(values)!r} cannot match string column {col!r}")
-        return nw.col(col).is_in(list(values))
 
-    def state(col: str, fav_mask: Any, unf_mask: Any | None) -> Any:
-        inner = nw.lit(0) if unf_mask is None else nw.when(unf_mask).then(nw.lit(0)).otherwise(nw.lit(3))
-        return nw.when(nw.col(col).is_null()).then(nw.lit(2)).otherwise(
-            nw.when(fav_mask).then(nw.lit(1)).otherwise(inner)
+def _match(nw: Any, schema: Any, col: str, values: tuple[Any, ...], arg: str) -> Any:
+    """Boolean narwhals expression: the value in ``col`` is one of ``values`` (checked against its dtype)."""
+    dtype = schema[col]
+    if dtype == nw.Boolean:
+        if not all(is_bool_like(v) for v in values):
+            raise InvalidInputError(f"{arg}={list(values)!r} cannot match boolean column {col!r}")
+        wanted = {bool(v) for v in values}
+        return nw.col(col).is_not_null() if wanted == {True, False} else (
+            nw.col(col) if True in wanted else ~nw.col(col)
         )
+    if dtype.is_numeric() and not all(isinstance(v, (int, float)) for v in values):
+        raise InvalidInputError(f"{arg}={list(values)!r} cannot match column {col!r} of dtype {dtype}")
+    if dtype == nw.String and not all(isinstance(v, str) for v in values):
+        raise InvalidInputError(f"{arg}={list(values)!r} cannot match string column {col!r}")
+    return nw.col(col).is_in(list(values))
 
-    fav_mask = match(y_true, fav, "favorable")
-    label = state(y_true, fav_mask, None if unfav is None else match(y_true, unfav, "unfavorable"))
+
+def _state(nw: Any, col: str, fav_mask: Any, unf_mask: Any | None) -> Any:
+    """0 unfavorable, 1 favorable, 2 null, 3 neither (cf. :mod:`polfair.core.spec`)."""
+    inner = nw.lit(0) if unf_mask is None else nw.when(unf_mask).then(nw.lit(0)).otherwise(nw.lit(3))
+    return nw.when(nw.col(col).is_null()).then(nw.lit(2)).otherwise(
+        nw.when(fav_mask).then(nw.lit(1)).otherwise(inner)
+    )
+
+
+def _outcome_code(
+    nw: Any,
+    schema: Any,
+    *,
+    y_true: str,
+    y_pred: str | None,
+    y_score: str | None,
+    weight: str | None,
+    fav: tuple[Any, ...],
+    unfav: tuple[Any, ...] | None,
+    threshold: float,
+) -> tuple[Any, Any | None, Any | None]:
+    """The outcome code of :mod:`polfair.core.spec` in narwhals: ``label + 4·prediction + 16·flags``.
+
+    Returns the code expression and the Float64 score and weight expressions (``None`` when absent).
+    """
+    fav_mask = _match(nw, schema, y_true, fav, "favorable")
+    label = _state(nw, y_true, fav_mask, None if unfav is None else _match(nw, schema, y_true, unfav, "unfavorable"))
     flags = []
     score = None
     if y_score is not None:
@@ -177,10 +231,10 @@ def foreign_code_table(
             nw.when(bad).then(nw.lit(FLAG_BAD_SCORE)).otherwise(nw.lit(0))))  # fmt: skip
     if y_pred is not None:
         if schema[y_pred] == nw.Boolean and not all(is_bool_like(v) for v in fav):
-            pred = state(y_pred, nw.col(y_pred), None)
+            pred = _state(nw, y_pred, nw.col(y_pred), None)
         else:
-            pred = state(y_pred, match(y_pred, fav, "favorable"),
-                         None if unfav is None else match(y_pred, unfav, "unfavorable"))  # fmt: skip
+            pred = _state(nw, y_pred, _match(nw, schema, y_pred, fav, "favorable"),
+                          None if unfav is None else _match(nw, schema, y_pred, unfav, "unfavorable"))  # fmt: skip
     elif score is not None:
         pred = nw.when(score.is_null()).then(nw.lit(2)).otherwise(
             nw.when(score >= float(threshold)).then(nw.lit(1)).otherwise(nw.lit(0)))  # fmt: skip
@@ -195,7 +249,11 @@ def foreign_code_table(
     code = label + 4 * pred
     for f in flags:
         code = code + 16 * f
+    return code, score, w
 
+
+def _count_codes(nw: Any, nf: Any, code: Any, score: Any | None, w: Any | None, group: list[str]) -> pl.DataFrame:
+    """The one ``group_by(by + keys + code)`` with plain sums, run in the frame's engine, collected to Polars."""
     cols = {CODE: code, _ONE: nw.lit(1).cast(nw.Int64)}
     aggs = [nw.col(_ONE).sum().alias(_N)]
     if w is not None:
@@ -208,19 +266,7 @@ def foreign_code_table(
         aggs += [nw.col(WS).sum(), nw.col(W1S).sum()]
     # the portable two-step form: indicator columns first, then plain sums (runs on every backend)
     lazy = nf.lazy() if hasattr(nf, "lazy") else nf
-    table = lazy.with_columns(**cols).group_by(*by_names, *keys, CODE).agg(*aggs)
+    table = lazy.with_columns(**cols).group_by(*group, CODE).agg(*aggs)
     native = table.collect(backend="polars").to_native()
     casts = {CODE: pl.UInt8, _N: pl.UInt64, W: pl.Float64, _W2: pl.Float64, WS: pl.Float64, W1S: pl.Float64}
-    codes = native.with_columns([pl.col(c).cast(t) for c, t in casts.items() if c in native.columns])
-    spec = ForeignSpec(
-        by=tuple(by_names),
-        keys=tuple(keys),
-        has_predictions=y_pred is not None or y_score is not None,
-        has_scores=score is not None,
-        weighted=w is not None,
-        roles={r: pl.col(n) for r, n in roles.items()},
-        favorable=fav,
-        unfavorable=unfav,
-        threshold=float(threshold),
-    )
-    return codes, spec
+    return native.with_columns([pl.col(c).cast(t) for c, t in casts.items() if c in native.columns])
