@@ -26,9 +26,10 @@ Tests (two independent samples: the two runs or periods share no rows):
   is reported, the test columns are null.
 
 The sizes ``n`` are the reports' ``n_eff`` column when present (reports with confidence
-intervals), else the unweighted counts read from the reports' count rows (``num_positives``, ...),
-which are the sample sizes only when the report is unweighted: a weighted report without
-``n_eff`` is refused rather than tested with the wrong sizes. A comparison against a reference
+intervals); for cell tables, Kish's effective sizes ``(Σw)²/Σw²`` of each rate's denominator,
+from the tables' ``*_w2`` columns; else the unweighted counts read from the reports' count rows
+(``num_positives``, ...), which are the sample sizes only when the report is unweighted: a
+weighted report without ``n_eff`` is refused rather than tested with the wrong sizes. A comparison against a reference
 group is tested only when both runs use the same reference group and it is a group of the report
 (``reference="overall"`` compares a group with a population that contains it: not independent).
 p-values are adjusted with Benjamini–Hochberg within each family (comparison, metric, statistic);
@@ -117,10 +118,47 @@ def _as_report(
                    f"({frame.columns[:12]})")  # fmt: skip
             raise PolfairError(msg)
         by = [c for c in frame.columns if c not in counts and c not in protected]
-        return report_from_counts(frame, protected=list(protected), by=by, **dict(options))
+        report = report_from_counts(frame, protected=list(protected), by=by, **dict(options))
+        w2 = [f"{c}_w2" for c in ("tp", "fp", "tn", "fn")]
+        if "n_eff" in report.columns or not all(c in frame.columns for c in w2):
+            return report
+        # Kish sizes from the cell table's Σw²: the same report built on Σw² in place of Σw has
+        # Σw² of every denominator in its count rows; n_eff = (Σw)² / Σw² per rate denominator
+        squares = frame.with_columns([pl.col(f"{c}_w2").alias(c) for c in ("tp", "fp", "tn", "fn")])
+        sq = report_from_counts(squares, protected=list(protected), by=by, **dict(options))
+        return _with_kish_sizes(report, sq, by)
     msg = (f"compare_reports: {name} is neither a polfair report (columns attribute, group, metric, value, ...) "
            f"nor a cell table (n, tp, fp, ...); found {frame.columns[:12]}")  # fmt: skip
     raise PolfairError(msg)
+
+
+def _denominators(report: pl.DataFrame, rows: list[str], name: str) -> pl.DataFrame:
+    """Per (rows, denominator count metric): its value, long."""
+    counts = (
+        report.filter(pl.col("metric").cast(pl.String).is_in(list(set(RATE_DENOMINATORS.values()))))
+        .filter(pl.col("group").is_not_null() | pl.col("attribute").is_null())
+        .select(*rows, pl.col("metric").cast(pl.String).alias("__pf_den"), pl.col("value").alias(name))
+    )
+    return counts.with_columns(pl.col("attribute").cast(pl.String))
+
+
+def _with_kish_sizes(report: pl.DataFrame, squares: pl.DataFrame, by: list[str]) -> pl.DataFrame:
+    """``report`` with ``n_eff`` on its rate rows: (Σw)² / Σw² of each rate's denominator."""
+    rows = [*by, "attribute", "group"]
+    sums = _denominators(report, rows, "__pf_s").join(
+        _denominators(squares, rows, "__pf_s2"), on=[*rows, "__pf_den"], how="left", nulls_equal=True
+    )
+    dens = pl.DataFrame({"metric": list(RATE_DENOMINATORS), "__pf_den": list(RATE_DENOMINATORS.values())})
+    kish = sums.select(*rows, "__pf_den", pl.when(pl.col("__pf_s2") > 0).then(
+        pl.col("__pf_s") * pl.col("__pf_s") / pl.col("__pf_s2")).alias("n_eff"))  # fmt: skip
+    out = (
+        report.with_columns(pl.col("metric").cast(pl.String).alias("__pf_m"), pl.col("attribute").cast(pl.String)
+                            .alias("__pf_a"))
+        .join(dens.rename({"metric": "__pf_m"}), on="__pf_m", how="left")
+        .join(kish.rename({"attribute": "__pf_a"}), on=[*by, "__pf_a", "group", "__pf_den"], how="left",
+              nulls_equal=True, maintain_order="left")
+    )  # fmt: skip
+    return out.drop("__pf_m", "__pf_a", "__pf_den")
 
 
 def _sized(report: pl.DataFrame, keys: list[str], name: str) -> pl.DataFrame:
@@ -153,8 +191,9 @@ def _sized(report: pl.DataFrame, keys: list[str], name: str) -> pl.DataFrame:
         weighted = check.filter(gap.abs() > 1e-9)
         if weighted.height:
             msg = (f"compare_reports: {name} looks weighted (num_instances + n_missing != n on {weighted.height} "
-                   "group rows), so its counts are not sample sizes; compare reports computed with confidence "
-                   "intervals (they carry n_eff), or unweighted ones")  # fmt: skip
+                   "group rows), so its counts are not sample sizes; compare the cell tables instead "
+                   "(pf.confusion_counts(...), with protected=[...]: effective sizes from their Σw²), or reports "
+                   "computed with confidence intervals (they carry n_eff)")  # fmt: skip
             raise PolfairError(msg)
     long = counts.drop("n_missing", strict=False).unpivot(index=rows, variable_name="__pf_den", value_name="__pf_nc")
     dens = pl.DataFrame({"metric": list(RATE_DENOMINATORS), "__pf_den": list(RATE_DENOMINATORS.values())})

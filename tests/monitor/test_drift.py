@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from statistics import NormalDist
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -274,3 +275,33 @@ def test_random_rate_changes_match_scipy_and_statsmodels() -> None:
                 assert drow["p_value"] is None
 
     check()
+
+
+def test_weighted_cell_tables_use_kish_sizes_from_the_squares() -> None:
+    rng = np.random.default_rng(1)
+
+    def frame(shift: float) -> pl.DataFrame:
+        n = 600
+        return pl.DataFrame({"g": rng.choice(["a", "b"], n), "y": rng.integers(0, 2, n),
+                             "p": (rng.random(n) < 0.4 + shift).astype(int), "w": rng.choice([0.5, 1.0, 3.0], n)})  # fmt: skip
+
+    now, before = frame(0.1), frame(0.0)
+    cells = [pf.confusion_counts(f, y_true="y", y_pred="p", protected="g", weight="w").collect() for f in (now, before)]
+    out = compare_reports(*cells, protected=["g"], metrics=["selection_rate"], statistics=["value"])
+
+    def kish(df: pl.DataFrame) -> tuple[float, float]:
+        d = df.filter(g="a")
+        w = d["w"]
+        return w.sum() ** 2 / (w**2).sum(), (d["w"] * d["p"]).sum() / w.sum()
+
+    (n1, p1), (n0, p0) = kish(now), kish(before)
+    pooled = (p1 * n1 + p0 * n0) / (n1 + n0)
+    z = (p1 - p0) / math.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n0))
+    row = _one(out, "a", "selection_rate", "value")
+    assert row["test"] == "z_ess"
+    assert (row["current"], row["baseline"]) == pytest.approx((p1, p0))
+    assert row["p_value"] == pytest.approx(_two_sided(z), rel=1e-9)
+    # the same reports without sizes are refused
+    reports = [pf.fairness_report(f, y_true="y", y_pred="p", protected="g", weight="w") for f in (now, before)]
+    with pytest.raises(PolfairError, match="looks weighted"):
+        compare_reports(*reports)
