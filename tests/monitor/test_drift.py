@@ -282,8 +282,9 @@ def test_weighted_cell_tables_use_kish_sizes_from_the_squares() -> None:
 
     def frame(shift: float) -> pl.DataFrame:
         n = 600
-        return pl.DataFrame({"g": rng.choice(["a", "b"], n), "y": rng.integers(0, 2, n),
-                             "p": (rng.random(n) < 0.4 + shift).astype(int), "w": rng.choice([0.5, 1.0, 3.0], n)})  # fmt: skip
+        p = (rng.random(n) < 0.4 + shift).astype(int)
+        return pl.DataFrame({"g": rng.choice(["a", "b"], n), "y": rng.integers(0, 2, n), "p": p,
+                             "w": rng.choice([0.5, 1.0, 3.0], n)})  # fmt: skip
 
     now, before = frame(0.1), frame(0.0)
     cells = [pf.confusion_counts(f, y_true="y", y_pred="p", protected="g", weight="w").collect() for f in (now, before)]
