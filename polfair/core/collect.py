@@ -149,7 +149,8 @@ def _check_cardinality(spec: Spec, codes: pl.DataFrame, total: int) -> None:
             msg = (
                 f"protected/by column {k!r} has {distinct} distinct values in {total} rows: one group "
                 "per value is almost surely a mistake (an id, score or weight column?). Bin it, e.g. "
-                f"pl.col({k!r}).cut([...]) or .qcut(10), or pass allow_many_groups=True to audit every value"
+                f"pl.col({k!r}).bin_intervals([...], labels=[...]) or pl.when(...).then(...), or pass "
+                "allow_many_groups=True to audit every value"
             )
             raise InvalidInputError(msg)
 

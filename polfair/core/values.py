@@ -97,7 +97,7 @@ def check_key_dtype(dtype: pl.DataType, role: str, column: str, *, allow_many_gr
     Raises
     ------
     InvalidInputError
-        As described above; the message suggests binning with ``cut``.
+        As described above; the message suggests binning (``bin_intervals`` or ``pl.when``).
 
     Examples
     --------
@@ -112,15 +112,16 @@ def check_key_dtype(dtype: pl.DataType, role: str, column: str, *, allow_many_gr
     if isinstance(dtype, (pl.Duration, pl.Time)) or dtype in (pl.Duration, pl.Time):
         msg = (
             f"{role}: column {column!r} has dtype {dtype}, which is not a group; bin it first, e.g. "
-            f"pl.col({column!r}).dt.hour().alias('{column}_hour') or a .cut() of its total seconds"
+            f"pl.col({column!r}).dt.hour().alias('{column}_hour') or bin its total seconds"
         )
         raise InvalidInputError(msg)
     if dtype.is_float() and not allow_many_groups:
         msg = (
             f"{role}: column {column!r} has dtype {dtype}: a continuous column makes one group per "
             f"distinct value (a score or weight passed as a group?). Bin it, e.g. "
-            f"pl.col({column!r}).cut([25, 45]).alias('{column}_band'), cast it to an integer or "
-            "string, or pass allow_many_groups=True to audit every distinct value as a group"
+            f"pl.col({column!r}).bin_intervals([25, 45], labels=['low', 'mid', 'high']).alias('{column}_band') "
+            "or pl.when(...).then(...), cast it to an integer or string, or pass "
+            "allow_many_groups=True to audit every distinct value as a group"
         )
         raise InvalidInputError(msg)
 

@@ -236,7 +236,7 @@ class TestContinuousKeys:
 
     def test_float_key(self) -> None:
         df = base().with_columns(pl.Series([0.5, 1.5] * 4).alias("age"))
-        with pytest.raises(InvalidInputError, match=r"'age'.*Float64.*cut.*allow_many_groups=True"):
+        with pytest.raises(InvalidInputError, match=r"'age'.*Float64.*bin_intervals.*allow_many_groups=True"):
             pf.fairness_report(df, y_true="y", y_pred="p", protected="age")
         with pytest.raises(InvalidInputError, match="'age'"):
             pf.confusion_counts(df, y_true="y", protected="age")

@@ -24,6 +24,7 @@ from polfair.core._typing import IntoExpr
 from polfair.core.collect import collect_cells
 from polfair.core.metrics import METRICS, Counts
 from polfair.core.spec import Spec, build_spec
+from polfair.core.values import coerce_values, match_values
 
 __all__ = ["CellTableMetric"]
 
@@ -63,6 +64,7 @@ class CellTableMetric:
         self._spec: Spec = build_spec(
             data, y_true=y_true, y_pred=y_pred, y_score=y_score, protected=protected,
             favorable=favorable_label, unfavorable=unfavorable_label, weight=weight,
+            allow_many_groups=True,  # aif360: every distinct value of a protected column is a group
         )  # fmt: skip
         plist = [protected] if isinstance(protected, (str, pl.Expr)) else list(protected)
         self._protected_exprs = [pl.col(e) if isinstance(e, str) else e for e in plist]
@@ -130,7 +132,7 @@ class CellTableMetric:
         [(0, 1, 1.0), (1, 2, 1.0)]
         """
         if self._cells is None:
-            cells = collect_cells(self._spec, on_missing="raise")
+            cells = collect_cells(self._spec, on_missing="raise", allow_many_groups=True)
             self._cells = cells
             self._arrays = {c: cells[c].to_numpy().astype(np.float64) for c in _COUNT_COLS}
             self._arrays.update({c: cells[c].to_numpy().astype(np.int64) for c in (*_N_COLS, "n")})
@@ -161,15 +163,19 @@ class CellTableMetric:
 
     @staticmethod
     def _eq(name: str, dtype: pl.DataType, val: Any) -> pl.Expr:
-        """``column == val`` as aif360 compares (float64 equality; other types match nothing)."""
+        """``column == val`` in the column's dtype (float64 equality for numbers, as aif360:
+        ``1``, ``1.0`` and ``True`` are one value); ``None`` matches the null rows; a value the
+        column cannot hold (``"a"`` in a numeric column, ``1`` in a string column) raises."""
         col = pl.col(name)
-        if dtype.is_numeric() or dtype == pl.Boolean:
-            if _is_number(val):
-                return col.cast(pl.Float64) == float(val)
-            return pl.lit(False)
-        if isinstance(dtype, (pl.String, pl.Categorical, pl.Enum)):
-            return col.cast(pl.String) == val if isinstance(val, str) else pl.lit(False)
-        return col == pl.lit(val)
+        if val is None:
+            return col.is_null()
+        if (dtype.is_numeric() or dtype == pl.Boolean) and _is_number(val):
+            if isinstance(val, float) and np.isnan(val):
+                return col.is_nan()  # aif360's float arrays: NaN rows are a value of their own
+            return col.cast(pl.Float64) == float(val)
+        if isinstance(dtype, (pl.String, pl.Categorical)) and isinstance(val, str):
+            return col.cast(pl.String) == val
+        return match_values(col, dtype, coerce_values(val, dtype, option="privileged_groups", column=name))
 
     def _mask(self, tag: Any) -> np.ndarray:
         """Boolean vector over the cell table for ``tag`` in {None, "priv", "unpriv"}."""
