@@ -57,7 +57,9 @@ def _covers(lo: pl.Series, hi: pl.Series, truth: float | np.ndarray) -> tuple[fl
     return float(cov), float(1 - ok.mean())
 
 
-def two_group(rng: np.random.Generator, reps: int, n1: int | np.ndarray, n2: int, p1: float, p2: float) -> dict[str, tuple[float, float]]:
+def two_group(
+    rng: np.random.Generator, reps: int, n1: int | np.ndarray, n2: int, p1: float, p2: float
+) -> dict[str, tuple[float, float]]:
     """Rate (Wilson), difference (Newcombe), ratio (MOVER-R) coverage and the test's rejection rate."""
     n1a = np.broadcast_to(np.asarray(n1), (reps,)).astype(np.int64)
     x1, x2 = rng.binomial(n1a, p1), rng.binomial(n2, p2, reps)
@@ -80,13 +82,23 @@ def two_group(rng: np.random.Generator, reps: int, n1: int | np.ndarray, n2: int
     return res
 
 
-def odds(rng: np.random.Generator, reps: int, n_g: int, n_r: int, base: float, tpr: tuple[float, float], fpr: tuple[float, float]) -> dict[str, tuple[float, float]]:
+def odds(
+    rng: np.random.Generator,
+    reps: int,
+    n_g: int,
+    n_r: int,
+    base: float,
+    tpr: tuple[float, float],
+    fpr: tuple[float, float],
+) -> dict[str, tuple[float, float]]:
     """average_odds_difference (MOVER sum) and equalized_odds_difference (projection), 2-df test."""
     pos_g, pos_r = rng.binomial(n_g, base, reps), rng.binomial(n_r, base, reps)
     neg_g, neg_r = n_g - pos_g, n_r - pos_r
     tp_g, tp_r = rng.binomial(pos_g, tpr[0]), rng.binomial(pos_r, tpr[1])
     fp_g, fp_r = rng.binomial(neg_g, fpr[0]), rng.binomial(neg_r, fpr[1])
-    df = pl.DataFrame({"tpg": tp_g, "pg": pos_g, "tpr_": tp_r, "pr": pos_r, "fpg": fp_g, "ng": neg_g, "fpr_": fp_r, "nr": neg_r}).cast(pl.Float64)
+    df = pl.DataFrame(
+        {"tpg": tp_g, "pg": pos_g, "tpr_": tp_r, "pr": pos_r, "fpg": fp_g, "ng": neg_g, "fpr_": fp_r, "nr": neg_r}
+    ).cast(pl.Float64)
 
     def rate(x: str, n: str) -> Rate:
         return Rate(pl.when(pl.col(n) > 0).then(pl.col(x) / pl.col(n)), pl.col(n))
@@ -100,11 +112,16 @@ def odds(rng: np.random.Generator, reps: int, n_g: int, n_r: int, base: float, t
     eod = max(abs(tpr[0] - tpr[1]), abs(fpr[0] - fpr[1]))
     res = {"AOD: MOVER sum": _covers(out["al"], out["ah"], aod), "EOD: projection": _covers(out["el"], out["eh"], eod)}
     if tpr[0] == tpr[1] and fpr[0] == fpr[1]:
-        res["test: 2-df chi2 (type-I)"] = (float((out["p"].drop_nulls() < 0.05).mean()), float(out["p"].null_count() / reps))
+        res["test: 2-df chi2 (type-I)"] = (
+            float((out["p"].drop_nulls() < 0.05).mean()),
+            float(out["p"].null_count() / reps),
+        )
     return res
 
 
-def weighted(rng: np.random.Generator, reps: int, n1: int, n2: int, p1: float, p2: float, sigma: float = 1.0) -> dict[str, tuple[float, float]]:
+def weighted(
+    rng: np.random.Generator, reps: int, n1: int, n2: int, p1: float, p2: float, sigma: float = 1.0
+) -> dict[str, tuple[float, float]]:
     """Wilson / Newcombe with Kish effective sizes (lognormal weights, independent of y); z_ess test."""
     rows = []
     for n, p in ((n1, p1), (n2, p2)):
@@ -117,7 +134,15 @@ def weighted(rng: np.random.Generator, reps: int, n1: int, n2: int, p1: float, p
     d = iv.newcombe_interval(G, R, Z)
     t = iv.two_proportion_test(G, R, weighted=True)
     naive = iv.wilson_interval(Rate(pl.col("p1"), pl.lit(float(n1))), Z)
-    out = df.select(w_.lo.alias("wl"), w_.hi.alias("wh"), d.lo.alias("dl"), d.hi.alias("dh"), naive.lo.alias("nl"), naive.hi.alias("nh"), t.p_value.alias("p"))
+    out = df.select(
+        w_.lo.alias("wl"),
+        w_.hi.alias("wh"),
+        d.lo.alias("dl"),
+        d.hi.alias("dh"),
+        naive.lo.alias("nl"),
+        naive.hi.alias("nh"),
+        t.p_value.alias("p"),
+    )
     res = {
         "rate: Wilson, Kish n_eff": _covers(out["wl"], out["wh"], p1),
         "rate: Wilson, row count (naive, for comparison)": _covers(out["nl"], out["nh"], p1),
@@ -128,7 +153,9 @@ def weighted(rng: np.random.Generator, reps: int, n1: int, n2: int, p1: float, p
     return res
 
 
-def many_groups(rng: np.random.Generator, reps: int, k: int, rates: np.ndarray, sizes: np.ndarray) -> dict[str, tuple[float, float]]:
+def many_groups(
+    rng: np.random.Generator, reps: int, k: int, rates: np.ndarray, sizes: np.ndarray
+) -> dict[str, tuple[float, float]]:
     """Spreads (max − min, min / max) by projection; χ² homogeneity / MC exact; BH vs raw under the null."""
     x = rng.binomial(sizes[None, :], rates[None, :], (reps, k))
     df = pl.DataFrame({
@@ -139,28 +166,38 @@ def many_groups(rng: np.random.Generator, reps: int, k: int, rates: np.ndarray, 
     s = iv.spread_intervals(r, CI)
     h = iv.homogeneity_test([r], pl.col("rep").cast(pl.String), n_boot=199)
     out = df.group_by("rep", maintain_order=True).agg(
-        s.difference_lo.alias("dl"), s.difference_hi.alias("dh"), s.ratio_lo.alias("rl"), s.ratio_hi.alias("rh"), h.alias("h")
+        s.difference_lo.alias("dl"), s.difference_hi.alias("dh"), s.ratio_lo.alias("rl"), s.ratio_hi.alias("rh"),
+        h.alias("h"),
     ).unnest("h")  # fmt: skip
     res = {
         f"spread max-min: projection ({k} groups)": _covers(out["dl"], out["dh"], rates.max() - rates.min()),
         f"spread min/max: projection ({k} groups)": _covers(out["rl"], out["rh"], rates.min() / rates.max()),
     }
     if np.all(rates == rates[0]):
-        res[f"test: homogeneity chi2 / MC exact ({k} groups; type-I; {100 * float((out['test'] == 'mc_exact').mean()):.0f}% MC)"] = (
+        mc = 100 * float((out["test"] == "mc_exact").mean())
+        res[f"test: homogeneity chi2 / MC exact ({k} groups; type-I; {mc:.0f}% MC)"] = (
             float((out["p_value"] < 0.05).mean()), 0.0)  # fmt: skip
         # each group vs the largest: raw p < 0.05 for any group (FWER) vs BH-adjusted
         ref = int(np.argmax(sizes))
-        pairs = df.join(df.filter(pl.col("g") == ref).select("rep", pl.col("p").alias("p2"), pl.col("n").alias("n2")), on="rep")
+        pairs = df.join(
+            df.filter(pl.col("g") == ref).select("rep", pl.col("p").alias("p2"), pl.col("n").alias("n2")), on="rep"
+        )
         pairs = pairs.filter(pl.col("g") != ref).rename({"p": "p1", "n": "n1"})
         t = iv.two_proportion_test(G, R)
-        tested = pairs.with_columns(t.p_value.alias("pv")).with_columns(iv.p_adjust(pl.col("pv")).over("rep").alias("adj"))
-        fw = tested.group_by("rep").agg((pl.col("pv") < 0.05).any().alias("raw"), (pl.col("adj") < 0.05).any().alias("bh"))
+        tested = pairs.with_columns(t.p_value.alias("pv")).with_columns(
+            iv.p_adjust(pl.col("pv")).over("rep").alias("adj")
+        )
+        fw = tested.group_by("rep").agg(
+            (pl.col("pv") < 0.05).any().alias("raw"), (pl.col("adj") < 0.05).any().alias("bh")
+        )
         res[f"family-wise error, {k - 1} groups vs largest: raw p"] = (float(fw["raw"].mean()), 0.0)
         res[f"family-wise error, {k - 1} groups vs largest: BH"] = (float(fw["bh"].mean()), 0.0)
     return res
 
 
-def entropy_between(rng: np.random.Generator, reps: int, k: int, sizes: np.ndarray, fprs: np.ndarray, boot: int) -> dict[str, tuple[float, float]]:
+def entropy_between(
+    rng: np.random.Generator, reps: int, k: int, sizes: np.ndarray, fprs: np.ndarray, boot: int
+) -> dict[str, tuple[float, float]]:
     """Between-group GE(2), stratified cell bootstrap (bias-corrected normal), replicates as by values."""
     base, tpr = 0.4, 0.7
     pos = rng.binomial(sizes[None, :], base, (reps, k))
@@ -177,13 +214,21 @@ def entropy_between(rng: np.random.Generator, reps: int, k: int, sizes: np.ndarr
     mu_g = 1.0 + base * tpr + (1 - base) * fprs - base
     mu = float(np.sum(sizes * mu_g) / sizes.sum())
     truth = float(np.sum(sizes * ((mu_g / mu) ** 2 - 1.0)) / (sizes.sum() * 2.0))
-    return {f"between-group GE(2): cell bootstrap, bias-corrected normal ({k} groups)": _covers(out["value_lo"], out["value_hi"], truth)}
+    return {
+        f"between-group GE(2): cell bootstrap, bias-corrected normal ({k} groups)": _covers(
+            out["value_lo"], out["value_hi"], truth
+        )
+    }
 
 
-def edf(rng: np.random.Generator, reps: int, k: int, sizes: np.ndarray, rates: np.ndarray) -> dict[str, tuple[float, float]]:
+def edf(
+    rng: np.random.Generator, reps: int, k: int, sizes: np.ndarray, rates: np.ndarray
+) -> dict[str, tuple[float, float]]:
     """EDF (unsmoothed population value) by projection of simultaneous Wilson limits on log rates."""
     x = rng.binomial(sizes[None, :], rates[None, :], (reps, k))
-    df = pl.DataFrame({"rep": np.repeat(np.arange(reps), k), "x": x.ravel().astype(float), "n": np.tile(sizes, reps).astype(float)})
+    df = pl.DataFrame(
+        {"rep": np.repeat(np.arange(reps), k), "x": x.ravel().astype(float), "n": np.tile(sizes, reps).astype(float)}
+    )
     e = iv.edf_interval(pl.col("x"), pl.col("n"), None, CI)
     out = df.group_by("rep").agg(e.lo.alias("lo"), e.hi.alias("hi"))
     truth = max(np.log(rates).max() - np.log(rates).min(), np.log(1 - rates).max() - np.log(1 - rates).min())
@@ -191,8 +236,10 @@ def edf(rng: np.random.Generator, reps: int, k: int, sizes: np.ndarray, rates: n
     return {f"EDF: projection ({k} cells; {100 * out['hi'].null_count() / reps:.0f}% unbounded above)": (cov, 0.0)}
 
 
-def clustered(rng: np.random.Generator, reps: int, clusters: int, per: int, p0: float, sigma: float) -> dict[str, tuple[float, float]]:
-    """statistical parity difference with clustered rows: Newcombe (iid) vs delete-a-group jackknife (20 buckets)."""
+def clustered(
+    rng: np.random.Generator, reps: int, clusters: int, per: int, p0: float, sigma: float
+) -> dict[str, tuple[float, float]]:
+    """Statistical parity difference with clustered rows: Newcombe (iid) vs delete-a-group jackknife (20 buckets)."""
     logit = math.log(p0 / (1 - p0))
     rows = []
     for rep in range(reps):
@@ -221,15 +268,23 @@ def clustered(rng: np.random.Generator, reps: int, clusters: int, per: int, p0: 
     }
 
 
-def scenarios(reps: int, boot: int) -> list[tuple[str, Callable[[np.random.Generator], dict[str, tuple[float, float]]]]]:
+def scenarios(
+    reps: int, boot: int
+) -> list[tuple[str, Callable[[np.random.Generator], dict[str, tuple[float, float]]]]]:
     sizes30 = np.round(np.geomspace(20, 1000, 30)).astype(np.int64)
     rates30 = np.linspace(0.2, 0.5, 30)
     fpr30 = np.linspace(0.10, 0.30, 30)
     return [
         ("balanced 1000/1000, p 0.30/0.40", lambda g: two_group(g, reps, 1000, 1000, 0.3, 0.4)),
         ("balanced 1000/1000, H0 p = 0.30", lambda g: two_group(g, reps, 1000, 1000, 0.3, 0.3)),
-        ("small groups n 10..50 vs 200, p 0.30/0.45", lambda g: two_group(g, reps, g.integers(10, 51, reps), 200, 0.3, 0.45)),
-        ("small groups n 10..50 vs 200, H0 p = 0.30", lambda g: two_group(g, reps, g.integers(10, 51, reps), 200, 0.3, 0.3)),
+        (
+            "small groups n 10..50 vs 200, p 0.30/0.45",
+            lambda g: two_group(g, reps, g.integers(10, 51, reps), 200, 0.3, 0.45),
+        ),
+        (
+            "small groups n 10..50 vs 200, H0 p = 0.30",
+            lambda g: two_group(g, reps, g.integers(10, 51, reps), 200, 0.3, 0.3),
+        ),
         ("near 0: 100/200, p 0.02/0.05", lambda g: two_group(g, reps, 100, 200, 0.02, 0.05)),
         ("near 1: 200/200, p 0.97/0.99", lambda g: two_group(g, reps, 200, 200, 0.97, 0.99)),
         ("near 0, H0: 50/50, p = 0.05", lambda g: two_group(g, reps, 50, 50, 0.05, 0.05)),
@@ -239,10 +294,16 @@ def scenarios(reps: int, boot: int) -> list[tuple[str, Callable[[np.random.Gener
         ("weighted (lognormal sd 1): 60/200, H0 p = 0.3", lambda g: weighted(g, reps, 60, 200, 0.3, 0.3)),
         ("30 groups n 20..1000, p 0.2..0.5", lambda g: many_groups(g, reps, 30, rates30, sizes30)),
         ("30 groups n 20..1000, H0 p = 0.3", lambda g: many_groups(g, reps, 30, np.full(30, 0.3), sizes30)),
-        ("30 groups n 20..1000, H0 p = 0.03 (Cochran fails)", lambda g: many_groups(g, reps, 30, np.full(30, 0.03), sizes30)),
+        (
+            "30 groups n 20..1000, H0 p = 0.03 (Cochran fails)",
+            lambda g: many_groups(g, reps, 30, np.full(30, 0.03), sizes30),
+        ),
         ("30 groups: between-group GE(2)", lambda g: entropy_between(g, max(reps // 10, 50), 30, sizes30, fpr30, boot)),
         ("30 cells: EDF", lambda g: edf(g, reps, 30, np.round(np.geomspace(100, 2000, 30)).astype(np.int64), rates30)),
-        ("clustered: 2 x 100 clusters x 10 rows, sd 1.0", lambda g: clustered(g, max(reps // 10, 50), 100, 10, 0.3, 1.0)),
+        (
+            "clustered: 2 x 100 clusters x 10 rows, sd 1.0",
+            lambda g: clustered(g, max(reps // 10, 50), 100, 10, 0.3, 1.0),
+        ),
     ]
 
 
@@ -263,7 +324,10 @@ def run(reps: int, boot: int, seed: int, only: set[str] | None = None) -> list[t
 
 
 def table(rows: list[tuple[str, str, float, float, int]]) -> str:
-    lines = ["| scenario | interval / test | coverage or type-I % | MC s.e. | undefined % | replicates |", "|---|---|---:|---:|---:|---:|"]
+    lines = [
+        "| scenario | interval / test | coverage or type-I % | MC s.e. | undefined % | replicates |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
     for name, fam, value, undefined, n in rows:
         se = math.sqrt(max(value * (1 - value), 1e-12) / n)
         lines.append(f"| {name} | {fam} | {100 * value:.1f} | {100 * se:.1f} | {100 * undefined:.1f} | {n} |")

@@ -26,41 +26,40 @@ metric from cell-table columns). Null rules: every builder returns null where it
 null or a denominator is 0; the caller nulls the interval where the report's ``value``,
 ``difference`` or ``ratio`` is null, on the reference group's own row, and on count rows.
 
-=============================================  =========================================  ==========================  =====================
-report row kind                                 function(s)                                ``ci_method``               ``test``
-=============================================  =========================================  ==========================  =====================
-group row, rate metric: ``value_lo/hi``         :func:`wilson_interval`                    ``score`` / ``score_ess``   --
-group row, rate vs privileged/largest:          :func:`newcombe_interval`,                 ``score`` / ``score_ess``   ``chi2_n1``, ``fisher``
-``difference_*``, ``ratio_*``, ``p_value``      :func:`mover_ratio_interval`,                                           (``z_ess`` weighted)
-                                                :func:`two_proportion_test`
-group row, rate vs ``"overall"``                :func:`complement_rate`,                   ``score`` / ``score_ess``   as above (g vs rest)
-                                                :func:`overall_difference_interval`,
-                                                :func:`overall_ratio_interval`,
-                                                :func:`two_proportion_test` (g vs rest)
-group row, rate vs ``"best"``                   :func:`best_reference_intervals`           ``projection``              null
-group row, ``statistical_parity_difference``,   same as the underlying rate's difference   ``score`` / ``score_ess``   same as the rate
-``*_difference``; ``disparate_impact``,         / ratio interval, in ``value_lo/hi``
-``*_ratio``
-group row, ``average_odds_difference``,         :func:`average_difference_interval`         ``mover``                   ``chi2_2df``
-``average_predictive_value_difference``         (TPR & FPR; PPV & FOR)                                                 (:func:`chi2_2df_test`)
-group row, ``equalized_odds_difference``        :func:`max_abs_difference_interval`         ``projection``              ``chi2_2df``
-group row, ``average_abs_odds_difference``      :func:`average_abs_difference_interval`     ``projection``              ``chi2_2df``
-group row, generalized rates / generalized EOD  :func:`wilson_interval`,                    ``bound``                   null
-                                                :func:`max_abs_difference_interval`
-attribute row, spread of a rate                 :func:`spread_intervals` (aggregation)      ``projection``              ``chi2_homogeneity``,
-(``difference_*``, ``ratio_*``),                                                                                        ``mc_exact``
-``demographic_parity_*``                                                                                                (:func:`homogeneity_test`)
-attribute row, fairlearn ``equalized_odds_*``   :func:`equalized_odds_spread_intervals`     ``projection``              :func:`homogeneity_test`
-                                                                                                                        (TPR & FPR, 2(k−1) df)
-attribute / population row, GE, Theil, CV       :func:`entropy_bootstrap`                   ``bootstrap_bc``            null
-attribute / population row, EDF                 :func:`edf_interval` (aggregation)          ``projection``              null
-population row, bias amplification              :func:`difference_of_intervals` of two      ``projection``              null
-                                                :func:`edf_interval` at level 1 − α/2
-population row, rate metric                     :func:`wilson_interval`                     ``score`` / ``score_ess``   null
-any p-value family (by value, metric)           :func:`p_adjust` ``.over(family)``          --                          --
-any smooth quantity with ``cluster=``           :func:`jackknife_intervals`                 ``jackknife_t``             ``jackknife_t``
-count metrics, ``n_missing``                    none (null)                                 null                        null
-=============================================  =========================================  ==========================  =====================
+Each entry: report row kind -- function(s) -- ``ci_method`` -- ``test``.
+
+* group row, rate metric (``value_lo/hi``) -- :func:`wilson_interval` -- ``score`` (weighted:
+  ``score_ess``) -- none.
+* group row, rate vs a privileged / largest reference (``difference_*``, ``ratio_*``, ``p_value``)
+  -- :func:`newcombe_interval`, :func:`mover_ratio_interval`, :func:`two_proportion_test` --
+  ``score`` / ``score_ess`` -- ``chi2_n1`` or ``fisher`` (weighted: ``z_ess``).
+* group row, rate vs ``"overall"`` -- :func:`complement_rate`, :func:`overall_difference_interval`,
+  :func:`overall_ratio_interval`, :func:`two_proportion_test` (group vs the rest) -- as above.
+* group row, rate vs ``"best"`` -- :func:`best_reference_intervals` -- ``projection`` -- null.
+* group row, ``statistical_parity_difference``, ``*_difference``, ``disparate_impact``,
+  ``*_ratio`` (``value_lo/hi``) -- the underlying rate's difference / ratio interval -- as the rate.
+* group row, ``average_odds_difference``, ``average_predictive_value_difference`` --
+  :func:`average_difference_interval` (TPR & FPR; PPV & FOR) -- ``mover`` -- ``chi2_2df``
+  (:func:`chi2_2df_test`).
+* group row, ``equalized_odds_difference`` / ``average_abs_odds_difference`` --
+  :func:`max_abs_difference_interval` / :func:`average_abs_difference_interval` -- ``projection``
+  -- ``chi2_2df``.
+* group row, generalized rates and generalized EOD -- :func:`wilson_interval`,
+  :func:`max_abs_difference_interval` on ``(GTP/P, P)`` -- ``bound`` -- null.
+* attribute row, spread of a rate (``difference_*``, ``ratio_*``), ``demographic_parity_*`` --
+  :func:`spread_intervals` (aggregation) -- ``projection`` -- ``chi2_homogeneity`` or ``mc_exact``
+  (:func:`homogeneity_test`).
+* attribute row, fairlearn's ``equalized_odds_*`` -- :func:`equalized_odds_spread_intervals` --
+  ``projection`` -- :func:`homogeneity_test` on TPR and FPR (2(k−1) df).
+* attribute / population row, GE, Theil, CV -- :func:`entropy_bootstrap` -- ``bootstrap_bc`` -- null.
+* attribute / population row, EDF -- :func:`edf_interval` (aggregation) -- ``projection`` -- null.
+* population row, bias amplification -- :func:`difference_of_intervals` of two :func:`edf_interval`
+  at level ``1 − α/2`` -- ``projection`` -- null.
+* population row, rate metric -- :func:`wilson_interval` -- ``score`` / ``score_ess`` -- null.
+* ``p_value_adjusted`` -- :func:`p_adjust` ``.over(family)``, family = (by value, metric).
+* any smooth quantity with ``cluster=`` -- :func:`jackknife_intervals` -- ``jackknife_t`` --
+  ``jackknife_t``.
+* count metrics, ``n_missing`` -- none (null) -- null -- null.
 
 Determinism: the closed forms are deterministic expressions. The only random numbers (entropy
 bootstrap, Monte Carlo exact tests) come from ``np.random.Generator(PCG64(SeedSequence([seed,
@@ -111,6 +110,7 @@ __all__ = [
     "entropy_bootstrap",
     "equalized_odds_spread_intervals",
     "fisher_exact_two_sided",
+    "ge_replicates",
     "homogeneity_test",
     "jackknife_intervals",
     "max_abs_difference_interval",
@@ -274,8 +274,10 @@ def z_value(ci: float, k: int = 1) -> float:
 
 
 def _z_expr(ci: float, k: pl.Expr, *, scalar: bool) -> pl.Expr:
-    """Expression: :func:`z_value` at the Šidák level ``ci**(1/k)`` for an integer expression ``k``
-    (one Python call per batch or group; ``scalar`` inside ``group_by().agg``)."""
+    """Expression: :func:`z_value` at the Šidák level ``ci**(1/k)`` for an integer expression ``k``.
+
+    One Python call per batch or group; ``scalar`` inside ``group_by().agg``.
+    """
 
     def f(s: pl.Series) -> pl.Series:
         return pl.Series([z_value(ci, int(v)) if v else None for v in s.to_list()], dtype=pl.Float64)
@@ -539,10 +541,10 @@ def _ok(r: Rate) -> pl.Expr:
 
 
 def wilson_interval(r: Rate, z: IntoFloat) -> Interval:
-    """Wilson score interval of a rate (Kish effective size when weighted).
+    r"""Wilson score interval of a rate (Kish effective size when weighted).
 
-    .. math:: \\frac{\\hat p + z^2/2n}{1 + z^2/n} \\mp \\frac{z}{1 + z^2/n}
-       \\sqrt{\\frac{\\hat p(1-\\hat p)}{n} + \\frac{z^2}{4n^2}}
+    .. math:: \frac{\hat p + z^2/2n}{1 + z^2/n} \mp \frac{z}{1 + z^2/n}
+       \sqrt{\frac{\hat p(1-\hat p)}{n} + \frac{z^2}{4n^2}}
 
     Parameters
     ----------
@@ -584,10 +586,10 @@ def wilson_interval(r: Rate, z: IntoFloat) -> Interval:
 
 
 def newcombe_interval(g: Rate, r: Rate, z: IntoFloat) -> Interval:
-    """Newcombe's hybrid score interval (method 10) for the difference ``p_g − p_r`` of independent rates.
+    r"""Newcombe's hybrid score interval (method 10) for the difference ``p_g − p_r`` of independent rates.
 
-    .. math:: L = d - \\sqrt{(\\hat p_g - l_g)^2 + (u_r - \\hat p_r)^2},\\quad
-       U = d + \\sqrt{(u_g - \\hat p_g)^2 + (\\hat p_r - l_r)^2}
+    .. math:: L = d - \sqrt{(\hat p_g - l_g)^2 + (u_r - \hat p_r)^2},\quad
+       U = d + \sqrt{(u_g - \hat p_g)^2 + (\hat p_r - l_r)^2}
 
     with the Wilson limits ``(l, u)`` of each rate (:func:`wilson_interval`).
 
@@ -636,12 +638,12 @@ def _mover_ratio_raw(g: Rate, r: Rate, z: IntoFloat) -> Interval:
 
 
 def mover_ratio_interval(g: Rate, r: Rate, z: IntoFloat) -> Interval:
-    """MOVER-R interval with Wilson limits for the ratio ``p_g / p_r`` of independent rates.
+    r"""MOVER-R interval with Wilson limits for the ratio ``p_g / p_r`` of independent rates.
 
     With ``θ̂ = p̂_g/p̂_r`` and ``b = p̂_g p̂_r``:
 
-    .. math:: L = \\frac{l_g(2\\hat p_g - l_g)}{b + \\sqrt{b^2 - l_g(2\\hat p_g - l_g)\\,u_r(2\\hat p_r - u_r)}},\\quad
-       U = \\frac{b + \\sqrt{b^2 - u_g(2\\hat p_g - u_g)\\,l_r(2\\hat p_r - l_r)}}{l_r(2\\hat p_r - l_r)}
+    .. math:: L = \frac{l_g(2\hat p_g - l_g)}{b + \sqrt{b^2 - l_g(2\hat p_g - l_g)\,u_r(2\hat p_r - u_r)}},\quad
+       U = \frac{b + \sqrt{b^2 - u_g(2\hat p_g - u_g)\,l_r(2\hat p_r - l_r)}}{l_r(2\hat p_r - l_r)}
 
     (the lower limit in rationalised form, finite when ``u_r > 2p̂_r``; 0 when ``x_g = 0``).
 
@@ -661,7 +663,8 @@ def mover_ratio_interval(g: Rate, r: Rate, z: IntoFloat) -> Interval:
     Examples
     --------
     >>> import polars as pl
-    >>> lo, hi = mover_ratio_interval(Rate(pl.lit(0.2), pl.lit(50.0)), Rate(pl.lit(0.4), pl.lit(50.0)), 1.959963984540054)
+    >>> g, r = Rate(pl.lit(0.2), pl.lit(50.0)), Rate(pl.lit(0.4), pl.lit(50.0))
+    >>> lo, hi = mover_ratio_interval(g, r, 1.959963984540054)
     >>> [round(v, 4) for v in pl.select(lo, hi.alias("hi")).row(0)]
     [0.263, 0.9363]
     """
@@ -775,9 +778,9 @@ def abs_interval(iv: Interval) -> Interval:
 
 
 def mover_sum_interval(parts: Sequence[tuple[pl.Expr, Interval]], scale: float = 1.0) -> Interval:
-    """MOVER interval of a sum of independent estimates, times ``scale``.
+    r"""MOVER interval of a sum of independent estimates, times ``scale``.
 
-    .. math:: L = \\sum d_i - \\sqrt{\\sum (d_i - L_i)^2},\\quad U = \\sum d_i + \\sqrt{\\sum (U_i - d_i)^2}
+    .. math:: L = \sum d_i - \sqrt{\sum (d_i - L_i)^2},\quad U = \sum d_i + \sqrt{\sum (U_i - d_i)^2}
 
     Parameters
     ----------
@@ -917,15 +920,15 @@ def difference_of_intervals(a: Interval, b: Interval) -> Interval:
 def best_reference_intervals(
     r: Rate, *, ci: float, higher_is_better: bool, over: Sequence[str] | str
 ) -> tuple[Interval, Interval]:
-    """Window expressions: intervals of ``p_g − best`` and ``p_g / best`` for ``reference="best"``.
+    r"""Window expressions: intervals of ``p_g − best`` and ``p_g / best`` for ``reference="best"``.
 
     The best group is chosen from the data (winner's curse), so it is not treated as fixed.
     With simultaneous Wilson limits ``(l_h, u_h)`` over the ``k`` groups of the window where the
     rate is defined (Šidák level ``ci**(1/k)``), and ``best = max_h p_h`` (``min`` when lower is
     better):
 
-    .. math:: p_g - \\max_h p_h \\in [l_g - \\max_h u_h,\\ u_g - \\max_h l_h],\\quad
-       p_g / \\max_h p_h \\in [l_g / \\max_h u_h,\\ u_g / \\max_h l_h]
+    .. math:: p_g - \max_h p_h \in [l_g - \max_h u_h,\ u_g - \max_h l_h],\quad
+       p_g / \max_h p_h \in [l_g / \max_h u_h,\ u_g / \max_h l_h]
 
     Conservative by design (a projection).
 
@@ -974,14 +977,14 @@ def _defined(r: Rate) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
 
 
 def spread_intervals(r: Rate, ci: float, *, families: int = 1) -> SpreadInterval:
-    """Aggregation expressions: intervals of ``max − min`` and ``min / max`` of a rate over the groups.
+    r"""Aggregation expressions: intervals of ``max − min`` and ``min / max`` of a rate over the groups.
 
     Use in ``group_by(by, attribute set, metric).agg(...)`` over group rows. Only groups where the
     rate is defined (non-null, ``n > 0``) enter; ``k`` is their number. For ``k ≥ 3``: projection of
     simultaneous Wilson intervals (Šidák level ``ci**(1/(k·families))``, groups independent)
 
-    .. math:: \\max - \\min \\in [\\max(0, \\max_g l_g - \\min_g u_g),\\ \\max_g u_g - \\min_g l_g],\\quad
-       \\min/\\max \\in [\\min_g l_g / \\max_g u_g,\\ \\min(1, \\min_g u_g / \\max_g l_g)]
+    .. math:: \max - \min \in [\max(0, \max_g l_g - \min_g u_g),\ \max_g u_g - \min_g l_g],\quad
+       \min/\max \in [\min_g l_g / \max_g u_g,\ \min(1, \min_g u_g / \max_g l_g)]
 
     For ``k = 2`` the spread is ``|p_1 − p_2|``: the Newcombe interval (at level ``ci**(1/families)``)
     of the larger minus the smaller rate, through ``|·|``; the ratio is the MOVER-R interval of
@@ -1054,7 +1057,9 @@ def equalized_odds_spread_intervals(tpr: Rate, fpr: Rate, ci: float) -> SpreadIn
     Examples
     --------
     >>> import polars as pl
-    >>> df = pl.DataFrame({"a": ["x"] * 2, "tpr": [0.6, 0.8], "fpr": [0.1, 0.3], "np": [50.0, 50.0], "nn": [80.0, 80.0]})
+    >>> df = pl.DataFrame(
+    ...     {"a": ["x"] * 2, "tpr": [0.6, 0.8], "fpr": [0.1, 0.3], "np": [50.0, 50.0], "nn": [80.0, 80.0]}
+    ... )
     >>> s = equalized_odds_spread_intervals(Rate(pl.col("tpr"), pl.col("np")), Rate(pl.col("fpr"), pl.col("nn")), 0.95)
     >>> out = df.group_by("a").agg(s.difference_lo.alias("lo"), s.difference_hi.alias("hi"))
     >>> [round(v, 3) for v in out.select("lo", "hi").row(0)]
@@ -1065,21 +1070,19 @@ def equalized_odds_spread_intervals(tpr: Rate, fpr: Rate, ci: float) -> SpreadIn
     d = _max_of([Interval(t.difference_lo, t.difference_hi), Interval(f.difference_lo, f.difference_hi)])
     q = _min_of([Interval(t.ratio_lo, t.ratio_hi), Interval(f.ratio_lo, f.ratio_hi)])
     # an unbounded ratio upper limit (null) of one part: the min is still bounded by the other
-    q_hi = pl.when(t.ratio_lo.is_not_null() & f.ratio_lo.is_not_null()).then(
-        pl.min_horizontal(t.ratio_hi, f.ratio_hi)
-    )
+    q_hi = pl.when(t.ratio_lo.is_not_null() & f.ratio_lo.is_not_null()).then(pl.min_horizontal(t.ratio_hi, f.ratio_hi))
     return SpreadInterval(d.lo, d.hi, pl.when(q_hi.is_not_null()).then(q.lo), q_hi)
 
 
 def edf_interval(positives: pl.Expr, total: pl.Expr, total_w2: pl.Expr | None, ci: float) -> Interval:
-    """Aggregation expression: projection interval of the (unsmoothed) empirical differential fairness.
+    r"""Aggregation expression: projection interval of the (unsmoothed) empirical differential fairness.
 
     Over the cells (rows) of one group: simultaneous Wilson limits ``(l_c, u_c)`` of every cell's
     favorable rate (Šidák over the ``k`` cells with rows; Kish size when ``total_w2`` is given),
     mapped to log rates:
 
-    .. math:: \\varepsilon \\in [\\max(0, \\max\\ln l - \\min\\ln u,\\ \\max\\ln(1-u) - \\min\\ln(1-l)),\\
-       \\max(\\max\\ln u - \\min\\ln l,\\ \\max\\ln(1-l) - \\min\\ln(1-u))]
+    .. math:: \varepsilon \in [\max(0, \max\ln l - \min\ln u,\ \max\ln(1-u) - \min\ln(1-l)),\
+       \max(\max\ln u - \min\ln l,\ \max\ln(1-l) - \min\ln(1-u))]
 
     Parameters
     ----------
@@ -1246,7 +1249,9 @@ def _pearson(x: np.ndarray, n: np.ndarray) -> float:
     return float(np.sum((x - n * pp) ** 2 / n) / (pp * (1.0 - pp)))
 
 
-def _homogeneity(parts: list[tuple[np.ndarray, np.ndarray]], weighted: bool, key: Any, seed: int, n_boot: int) -> tuple[float | None, str]:
+def _homogeneity(
+    parts: list[tuple[np.ndarray, np.ndarray]], weighted: bool, key: Any, seed: int, n_boot: int
+) -> tuple[float | None, str]:
     stat, df, cochran_ok, used = 0.0, 0, True, []
     for x, n in parts:
         if len(n) < 2:
@@ -1390,7 +1395,9 @@ _REP = "__pf_rep"
 _CONFUSION_N = ("tp_n", "fp_n", "tn_n", "fn_n")
 
 
-def bias_corrected_normal_interval(estimate: float, replicates: Any, ci: float, *, lower: float | None = 0.0) -> tuple[float | None, float | None]:
+def bias_corrected_normal_interval(
+    estimate: float, replicates: Any, ci: float, *, lower: float | None = 0.0
+) -> tuple[float | None, float | None]:
     """Bias-corrected normal bootstrap interval ``θ̂ − (mean θ* − θ̂) ± z·sd(θ*)`` (clipped at ``lower``).
 
     Undefined replicates (NaN) are skipped; more than ``α/2`` of them gives ``(None, None)``.
@@ -1402,7 +1409,12 @@ def bias_corrected_normal_interval(estimate: float, replicates: Any, ci: float, 
     """
     reps = np.asarray(replicates, dtype=np.float64)
     good = reps[np.isfinite(reps)]
-    if estimate is None or not math.isfinite(estimate) or len(good) < 2 or (len(reps) - len(good)) > (1 - ci) / 2 * len(reps):
+    if (
+        estimate is None
+        or not math.isfinite(estimate)
+        or len(good) < 2
+        or (len(reps) - len(good)) > (1 - ci) / 2 * len(reps)
+    ):
         return None, None
     z = z_value(ci)
     centre = 2.0 * estimate - float(good.mean())
@@ -1502,8 +1514,10 @@ def entropy_bootstrap(
         counts = part.select(_CONFUSION_N).to_numpy().astype(np.int64)
         n = counts.sum(axis=1)
         draws = rng.multinomial(n, counts / n[:, None], size=(n_boot, len(n)))  # (B, C, 4)
-        reps = part.select(group).with_columns(pl.lit(0, pl.Int32).alias(_REP))
-        stacked = pl.concat([reps.with_columns(pl.lit(b, pl.Int32).alias(_REP)) for b in range(n_boot)])
+        c = len(n)
+        stacked = part.select(group)[np.tile(np.arange(c), n_boot)].with_columns(
+            pl.Series(_REP, np.repeat(np.arange(n_boot, dtype=np.int32), c))
+        )
         flat = draws.reshape(-1, 4)
         stacked = stacked.with_columns([pl.Series(c, flat[:, j], dtype=pl.Int64) for j, c in enumerate(_CONFUSION_N)])
         parts.append(stacked)
@@ -1512,7 +1526,17 @@ def entropy_bootstrap(
 
     def family(benefits: pl.DataFrame, prefix: str) -> pl.DataFrame:
         names = {f"{prefix}generalized_entropy_index": alpha, f"{prefix}theil_index": 1.0, "__pf_ge2": 2.0}
-        out = entropy.generalized_entropy_indices(benefits, names, rk)
+        # the estimate through polfair.core.entropy (the report's definition); the replicates
+        # through the same formula written as plain per-group sums (Polars' fast group-by path;
+        # the broadcast aggregation costs ~85 µs per group, i.e. 0.5 s for 7 sets x 4 by x 200)
+        original = benefits.filter(pl.col(_REP) == -1)
+        out = pl.concat(
+            [
+                entropy.generalized_entropy_indices(original, names, rk),
+                ge_replicates(benefits.filter(pl.col(_REP) >= 0), names, rk),
+            ],
+            how="vertical_relaxed",
+        )  # type: ignore[type-var]
         clamped = {k: pl.col(k).fill_nan(None).clip(lower_bound=0.0) for k in names}
         cv = f"{prefix}coefficient_of_variation"
         return out.select(
@@ -1549,6 +1573,57 @@ def entropy_bootstrap(
         *by, pl.col("attribute"), pl.col("metric"), pl.col("value").cast(pl.Float64),
         pl.Series("value_lo", lows, dtype=pl.Float64), pl.Series("value_hi", highs, dtype=pl.Float64),
     )  # fmt: skip
+
+
+def ge_replicates(benefits: pl.DataFrame, alphas: dict[str, float], by: Sequence[str]) -> pl.DataFrame:
+    """Generalized entropy indices of many benefit vectors at once, from plain per-group sums.
+
+    The formula of :func:`polfair.core.entropy.generalized_entropy_indices` (aif360's, including its
+    GE(1) and GE(0) forms) rewritten with ``S0 = Σcnt``, ``μ = Σ cnt·b / S0`` and one more sum per
+    index: ``GE(α) = (Σ cnt·b^α / μ^α − S0) / (S0·α(α−1))``, ``GE(1) = (Σ cnt·b·ln b − μ S0 ln μ) / (μ S0)``
+    (``b ln b = 0`` at ``b = 0``), ``GE(0) = (S0 ln μ − Σ cnt·ln b) / (μ S0)``. Plain sums take Polars'
+    fast group-by path, which matters for thousands of bootstrap replicates; equal to
+    ``generalized_entropy_indices`` to about 1e-15 relative (tested).
+
+    Parameters
+    ----------
+    benefits
+        Columns ``*by, b, cnt`` (rows with ``cnt = 0`` are skipped).
+    alphas
+        Output column name -> α.
+    by
+        Group columns (one benefit vector per combination).
+
+    Returns
+    -------
+    pl.DataFrame
+        Columns ``*by`` and one Float64 column per entry of ``alphas`` (NaN/inf as the formula gives).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> b = pl.DataFrame({"k": [0, 0, 0], "b": [0.0, 1.0, 2.0], "cnt": [2.0, 6.0, 2.0]})
+    >>> ge_replicates(b, {"ge2": 2.0}, ["k"])["ge2"].round(12).item()
+    0.2
+    """
+    b, cnt = pl.col("b").cast(pl.Float64), pl.col("cnt").cast(pl.Float64)
+    aggs = [cnt.sum().alias("__pf_s0"), (b * cnt).sum().alias("__pf_s1")]
+    finish = []
+    s0, mu = pl.col("__pf_s0"), pl.col("__pf_s1") / pl.col("__pf_s0")
+    for i, (name, a) in enumerate(alphas.items()):
+        part = f"__pf_sa{i}"
+        a = float(a)
+        if a == 1.0:
+            aggs.append((cnt * pl.when(b > 0).then(b * b.log()).otherwise(0.0)).sum().alias(part))
+            finish.append(((pl.col(part) - mu * s0 * mu.log()) / (mu * s0)).alias(name))
+        elif a == 0.0:
+            aggs.append((cnt * b.log()).sum().alias(part))
+            finish.append(((s0 * mu.log() - pl.col(part)) / (mu * s0)).alias(name))
+        else:
+            aggs.append((cnt * b.pow(a)).sum().alias(part))
+            finish.append(((pl.col(part) / mu.pow(a) - s0) / (s0 * a * (a - 1.0))).alias(name))
+    out = benefits.filter(cnt > 0).group_by(list(by), maintain_order=True).agg(aggs)
+    return out.select(*by, *finish)
 
 
 def bucket_of(cluster: pl.Expr, n_buckets: int = 20, *, integer: bool = True) -> pl.Expr:
@@ -1602,13 +1677,13 @@ def jackknife_intervals(
     ci: float = 0.95,
     sums: Sequence[str] | None = None,
 ) -> pl.DataFrame:
-    """Delete-a-group jackknife intervals over the ``bucket`` key of a clustered cell table.
+    r"""Delete-a-group jackknife intervals over the ``bucket`` key of a clustered cell table.
 
     For each ``by`` value with ``G`` non-empty buckets, the statistic is recomputed on the table
     minus bucket ``b`` (``θ_(b)``, all replicates in one call, stacked as an extra key), and
 
-    .. math:: v_J = \\frac{G-1}{G} \\sum_b (\\theta_{(b)} - \\bar\\theta)^2,\\quad
-       \\hat\\theta \\pm t_{G-1,\\,1-\\alpha/2} \\sqrt{v_J}
+    .. math:: v_J = \frac{G-1}{G} \sum_b (\theta_{(b)} - \bar\theta)^2,\quad
+       \hat\theta \pm t_{G-1,\,1-\alpha/2} \sqrt{v_J}
 
     Parameters
     ----------
@@ -1668,10 +1743,16 @@ def jackknife_intervals(
     sums = list(sums)
     keys = [c for c in df.columns if c not in sums and c != bucket and c not in by]
     group = [*by, *keys]
-    full = df.group_by(group, maintain_order=True).agg([pl.col(c).sum() for c in sums]) if group else df.select([pl.col(c).sum() for c in sums])
+    full = (
+        df.group_by(group, maintain_order=True).agg([pl.col(c).sum() for c in sums])
+        if group
+        else df.select([pl.col(c).sum() for c in sums])
+    )
     per_bucket = df.group_by([*by, bucket, *keys], maintain_order=True).agg([pl.col(c).sum() for c in sums])
     nonempty = per_bucket.group_by([*by, bucket]).agg(pl.lit(1).alias("__pf_one")).select(*by, bucket)
-    g_count = nonempty.group_by(by).agg(pl.len().alias("n_buckets")) if by else pl.DataFrame({"n_buckets": [nonempty.height]})
+    g_count = (
+        nonempty.group_by(by).agg(pl.len().alias("n_buckets")) if by else pl.DataFrame({"n_buckets": [nonempty.height]})
+    )
     # replicate b = full minus bucket b (for the by value it belongs to); replicate -1 = full
     rep_keys = nonempty.rename({bucket: _REP}).with_columns(pl.col(_REP).cast(pl.Int32))
     base = full.join(rep_keys, on=by, how="inner") if by else full.join(rep_keys, how="cross")
@@ -1692,8 +1773,10 @@ def jackknife_intervals(
         out = est.join(agg, on=[*by, *ids], how="left", nulls_equal=True)
     else:
         out = pl.concat([est, agg], how="horizontal")
-    out = out.join(g_count, on=by, how="left", nulls_equal=True) if by else out.with_columns(
-        pl.lit(g_count["n_buckets"][0], pl.UInt32).alias("n_buckets")
+    out = (
+        out.join(g_count, on=by, how="left", nulls_equal=True)
+        if by
+        else out.with_columns(pl.lit(g_count["n_buckets"][0], pl.UInt32).alias("n_buckets"))
     )
     lows, highs, ses, pvals = [], [], [], []
     has_null = "null_value" in out.columns

@@ -27,7 +27,12 @@ def _naive_w2(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     cls = {"tp": (1, 1), "fp": (0, 1), "tn": (0, 0), "fn": (1, 0)}
     return (
         df.group_by(keys)
-        .agg([(pl.col("w") ** 2).filter((pl.col("y") == y) & (pl.col("p") == p)).sum().alias(f"{c}_w2") for c, (y, p) in cls.items()])
+        .agg(
+            [
+                (pl.col("w") ** 2).filter((pl.col("y") == y) & (pl.col("p") == p)).sum().alias(f"{c}_w2")
+                for c, (y, p) in cls.items()
+            ]
+        )
         .sort(keys)
     )
 

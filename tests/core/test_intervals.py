@@ -31,8 +31,10 @@ def _tables(seed: int, size: int = 400, nmax: int = 300) -> tuple[np.ndarray, ..
 
 
 def _frame(x1, n1, x2, n2) -> pl.DataFrame:
-    return pl.DataFrame({"x1": x1, "n1": n1, "x2": x2, "n2": n2}).cast(pl.Float64).with_columns(
-        p1=pl.col("x1") / pl.col("n1"), p2=pl.col("x2") / pl.col("n2")
+    return (
+        pl.DataFrame({"x1": x1, "n1": n1, "x2": x2, "n2": n2})
+        .cast(pl.Float64)
+        .with_columns(p1=pl.col("x1") / pl.col("n1"), p2=pl.col("x2") / pl.col("n2"))
     )
 
 
@@ -100,7 +102,9 @@ def test_ztest_and_n1_chi2_match_statsmodels_and_scipy():
     df = _frame(x1, n1, x2, n2)
     keep = ~(((x1 + x2) == 0) | ((x1 + x2) == (n1 + n2)))
     (pw,) = _np(df, iv.two_proportion_test(G, R, weighted=True).p_value)
-    ref = np.array([sm.proportions_ztest([a, b], [c, d])[1] for a, c, b, d in zip(x1[keep], n1[keep], x2[keep], n2[keep])])
+    ref = np.array(
+        [sm.proportions_ztest([a, b], [c, d])[1] for a, c, b, d in zip(x1[keep], n1[keep], x2[keep], n2[keep])]
+    )
     assert np.max(np.abs(pw[keep] - ref)) < 1e-9
     assert np.all(pw[~keep] == 1.0)
     test = iv.two_proportion_test(G, R)
@@ -113,7 +117,9 @@ def test_ztest_and_n1_chi2_match_statsmodels_and_scipy():
     assert np.max(np.abs(p[m] - chi[m])) < 1e-9
     f = name == "fisher"
     assert f.sum() > 10
-    ref_f = np.array([stats.fisher_exact([[a, c - a], [b, d - b]]).pvalue for a, c, b, d in zip(x1[f], n1[f], x2[f], n2[f])])
+    ref_f = np.array(
+        [stats.fisher_exact([[a, c - a], [b, d - b]]).pvalue for a, c, b, d in zip(x1[f], n1[f], x2[f], n2[f])]
+    )
     assert np.max(np.abs(p[f] - ref_f)) < 1e-9
     # Campbell's rule: Fisher exactly where the smallest expected count is < 1
     s = x1 + x2
@@ -222,7 +228,9 @@ def test_effective_size_and_rate_inputs():
 def test_overall_identities():
     """difference and ratio vs a reference that contains the group are exact maps of g vs rest."""
     num_g, den_g, num_r, den_r = pl.col("ng"), pl.col("dg"), pl.col("nr"), pl.col("dr")
-    df = pl.DataFrame({"ng": [3.0, 0.0, 5.0], "dg": [10.0, 7.0, 20.0], "nr": [20.0, 9.0, 5.0], "dr": [100.0, 50.0, 80.0]})
+    df = pl.DataFrame(
+        {"ng": [3.0, 0.0, 5.0], "dg": [10.0, 7.0, 20.0], "nr": [20.0, 9.0, 5.0], "dr": [100.0, 50.0, 80.0]}
+    )
     comp, f = iv.complement_rate(num_g, den_g, den_g, num_r, den_r, den_r)
     g = Rate(num_g / den_g, den_g)
     d = iv.overall_difference_interval(g, comp, f, Z95)
@@ -325,13 +333,13 @@ def test_composites():
 
 
 @settings(max_examples=200, deadline=None)
-@given(
-    x=st.integers(0, 10**9), n=st.integers(0, 10**9), ci=st.sampled_from([0.5, 0.9, 0.95, 0.999])
-)
+@given(x=st.integers(0, 10**9), n=st.integers(0, 10**9), ci=st.sampled_from([0.5, 0.9, 0.95, 0.999]))
 def test_wilson_properties(x, n, ci):
     x = min(x, n)
     df = pl.DataFrame({"p": [x / n if n else None], "n": [float(n)]})
-    lo, hi = df.select(*[e.alias(c) for e, c in zip(iv.wilson_interval(Rate(pl.col("p"), pl.col("n")), iv.z_value(ci)), "ab")]).row(0)
+    lo, hi = df.select(
+        *[e.alias(c) for e, c in zip(iv.wilson_interval(Rate(pl.col("p"), pl.col("n")), iv.z_value(ci)), "ab")]
+    ).row(0)
     if n == 0:
         assert lo is None and hi is None
         return
@@ -468,3 +476,18 @@ def test_bucket_hash_is_fixed():
     assert got == ref
     s = pl.DataFrame({"u": ["a", "b", "a"]}).select(iv.bucket_of(pl.col("u"), 7, integer=False)).to_series().to_list()
     assert s[0] == s[2] and all(0 <= v < 7 for v in s)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.5, 1.0, 2.0, 3.0])
+def test_ge_replicates_equals_the_entropy_module(alpha):
+    from polfair.core import entropy
+
+    rng = np.random.default_rng(13)
+    k = np.repeat(np.arange(300), 7)
+    b = rng.uniform(0.05 if alpha == 0.0 else 0.0, 2.0, k.size)
+    b[::11] = 0.0 if alpha != 0.0 else b[::11]
+    cnt = rng.integers(0, 50, k.size).astype(float)
+    frame = pl.DataFrame({"k": k, "b": b, "cnt": cnt})
+    ours = iv.ge_replicates(frame, {"v": alpha}, ["k"]).sort("k")["v"].to_numpy()
+    ref = entropy.generalized_entropy_indices(frame, {"v": alpha}, ["k"]).sort("k")["v"].to_numpy()
+    assert np.max(np.abs(ours - ref) / np.maximum(1e-300, np.abs(ref))) < 1e-12
