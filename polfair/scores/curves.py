@@ -45,6 +45,7 @@ __all__ = [
     "SCORE_METRICS",
     "area_between_roc_curves",
     "group_histograms",
+    "reference_groups",
     "precision_recall_curve",
     "reliability_curve",
     "roc_curve",
@@ -461,6 +462,57 @@ def _privileged_label(attrs: Sequence[str], privileged: Mapping[str, Any] | None
     return " & ".join(vals)
 
 
+def reference_groups(
+    groups: pl.DataFrame,
+    *,
+    by: Sequence[str] = (),
+    privileged: Mapping[str, Any] | None = None,
+    size: str = "n",
+) -> pl.DataFrame:
+    """The reference group of every (``by`` value, attribute set): privileged if given, else the largest.
+
+    Parameters
+    ----------
+    groups
+        One row per group with ``*by``, ``attribute``, ``group`` and the ``size`` column (rows with
+        a null ``attribute``, the population, are ignored).
+    by
+        The ``by`` column names.
+    privileged
+        ``{attribute: value}``; an attribute set whose attributes all have one privileged value
+        present in the data takes that group.
+    size
+        Column ranking the groups otherwise (the largest first; ties: the first in order).
+
+    Returns
+    -------
+    pl.DataFrame
+        ``*by``, ``attribute`` (String), ``reference_group`` (String), one row per attribute set.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> g = pl.DataFrame({"attribute": ["sex", "sex"], "group": ["f", "m"], "n": [3, 5]})
+    >>> reference_groups(g).rows(), reference_groups(g, privileged={"sex": "f"}).rows()
+    ([('sex', 'm')], [('sex', 'f')])
+    """
+    by_n = list(by)
+    rows = []
+    known = groups.filter(pl.col("attribute").is_not_null())
+    for key, part in known.group_by([*by_n, "attribute"], maintain_order=True):
+        attrs = str(key[-1]).split(" & ")
+        ref = _privileged_label(attrs, privileged)
+        if ref is None or ref not in part["group"].to_list():
+            ref = part.sort(size, descending=True, maintain_order=True)["group"][0]
+        rows.append({**dict(zip([*by_n, "attribute"], key)), "reference_group": ref})
+    schema: dict[str, Any] = {
+        **{b: groups.schema[b] for b in by_n},
+        "attribute": pl.String,
+        "reference_group": pl.String,
+    }
+    return pl.DataFrame(rows, schema=schema)
+
+
 def score_report_from_counts(
     hist: pl.DataFrame | pl.LazyFrame,
     *,
@@ -530,26 +582,12 @@ def score_report_from_counts(
     per = per.join(ece, on=_GID, how="left").with_columns(
         pl.when(pl.col("brier_score").is_not_null()).then(pl.col("__pf_ece")).alias("expected_calibration_error")
     )
-    # reference group per (by, attribute): privileged if given, else the largest by weight
-    groups = per.filter(pl.col("attribute").is_not_null())
-    ref_rows = []
-    for key, part in groups.group_by([*by_n, "attribute"], maintain_order=True):
-        attrs = str(key[-1]).split(" & ")
-        ref = _privileged_label(attrs, privileged)
-        if ref is None or ref not in part["group"].to_list():
-            ref = part.sort("__pf_W", descending=True, maintain_order=True)["group"][0]
-        ref_rows.append({**dict(zip([*by_n, "attribute"], key)), "reference_group": ref})
+    refs = reference_groups(per, by=by_n, privileged=privileged, size="__pf_W")
+    ref_rows = refs.to_dicts()
     abro = _abroca(c, by_n, ref_rows)
     per = per.join(abro, on=_GID, how="left")
     metrics = list(SCORE_METRICS)
     long = per.unpivot(index=[_GID, *_gid(by_n), "n"], on=metrics, variable_name="metric", value_name="value")
-    if ref_rows:
-        refs = pl.DataFrame(ref_rows, schema={**{b: h.schema[b] for b in by_n}, "attribute": pl.String,
-                                               "reference_group": pl.String})  # fmt: skip
-    else:
-        refs = pl.DataFrame(
-            schema={**{b: h.schema[b] for b in by_n}, "attribute": pl.String, "reference_group": pl.String}
-        )
     ref_vals = long.join(
         refs, left_on=[*by_n, "attribute", "group"], right_on=[*by_n, "attribute", "reference_group"], nulls_equal=True
     ).select(*by_n, "attribute", "metric", pl.col("value").alias("__pf_ref"))

@@ -19,17 +19,17 @@ selected when its lower edge is ``>= t``.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import polars as pl
 
 from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
-from polfair.core.metrics import METRICS, group_metrics
+from polfair.core.metrics import METRICS, group_metrics, rate
 from polfair.exceptions import PolfairError
 from polfair.scores.counts import score_counts
-from polfair.scores.curves import group_histograms
+from polfair.scores.curves import group_histograms, reference_groups
 
 __all__ = ["sweep_counts", "threshold_sweep", "threshold_sweep_from_counts"]
 
@@ -160,8 +160,9 @@ def threshold_sweep_from_counts(
     rank_abs: int | Sequence[int] | None = None,
     rank_pct: float | Sequence[float] | None = None,
     metrics: Sequence[str] | None = None,
+    privileged: Mapping[str, Any] | None = None,
 ) -> pl.DataFrame:
-    """:func:`threshold_sweep` from a (merged) score histogram.
+    """:func:`threshold_sweep` from a (merged) score histogram (same parameters, without the data).
 
     Examples
     --------
@@ -180,15 +181,34 @@ def threshold_sweep_from_counts(
         raise PolfairError(msg)
     wide = sweep_counts(hist, by=by, intersections=intersections, thresholds=thresholds, rank_abs=rank_abs,
                         rank_pct=rank_pct)  # fmt: skip
-    idx = [*[str(b) for b in as_list(by)], "attribute", "group", "cut", "threshold", "n"]
+    by_n = [str(b) for b in as_list(by)]
+    idx = [*by_n, "attribute", "group", "cut", "threshold", "n"]
     vals = wide.with_row_index("__pf_row").with_columns(group_metrics()).select("__pf_row", *idx, *names)
     long = vals.unpivot(index=["__pf_row", *idx], on=names, variable_name="metric", value_name="value")
+    # the reference group of each attribute set (privileged, else the largest by weight) and the
+    # difference / ratio of every group's value with the reference's at the same cut
+    sizes = wide.group_by([*by_n, "attribute", "group"], maintain_order=True).agg(
+        (pl.col("tp") + pl.col("fp") + pl.col("tn") + pl.col("fn")).first().alias("__pf_W")
+    )
+    refs = reference_groups(sizes, by=by_n, privileged=privileged, size="__pf_W")
+    ref_vals = long.join(
+        refs, left_on=[*by_n, "attribute", "group"], right_on=[*by_n, "attribute", "reference_group"], nulls_equal=True
+    ).select(*by_n, "attribute", "cut", "metric", pl.col("value").alias("__pf_ref"))
+    keys = [*by_n, "attribute", "cut", "metric"]
+    long = (
+        long.join(refs, on=[*by_n, "attribute"], how="left", nulls_equal=True)
+        .join(ref_vals, on=keys, how="left", nulls_equal=True)
+        .with_columns(
+            (pl.col("value") - pl.col("__pf_ref")).alias("difference"),
+            rate(pl.col("value"), pl.col("__pf_ref")).alias("ratio"),
+        )
+    )
     order = {m: i for i, m in enumerate(names)}
     return (
         long.with_columns(pl.col("metric").replace_strict(order, return_dtype=pl.Int64).alias("__pf_m"))
         .sort(["__pf_row", "__pf_m"])
-        .select(*idx[:-1], "metric", "value", "n")
-        .with_columns(pl.col("attribute", "metric").cast(pl.Categorical))  # as the fairness report
+        .select(*idx[:-1], "metric", "value", "reference_group", "difference", "ratio", "n")
+        .with_columns(pl.col("attribute", "metric", "reference_group").cast(pl.Categorical))  # as the report
     )
 
 
@@ -207,6 +227,7 @@ def threshold_sweep(
     rank_abs: int | Sequence[int] | None = None,
     rank_pct: float | Sequence[float] | None = None,
     metrics: Sequence[str] | None = None,
+    privileged: Mapping[str, Any] | None = None,
 ) -> pl.DataFrame:
     """Every report metric of every group at each threshold, from one pass (a long table).
 
@@ -225,6 +246,9 @@ def threshold_sweep(
         Top-percent cuts (Aequitas ``rank_pct``): fractions in (0, 1].
     metrics
         Names from :data:`polfair.core.metrics.METRICS` (default: all of them).
+    privileged
+        ``{attribute: value}``: the reference group of the attribute sets whose attributes all have
+        one privileged value (else the largest group by weight), as :func:`score_report`.
 
     Returns
     -------
@@ -232,9 +256,11 @@ def threshold_sweep(
         ``*by``, ``attribute`` (Categorical, as the fairness report; null on population rows),
         ``group`` (String; null on population rows), ``cut`` (String: ``"score>=0.5"``,
         ``"rank_abs=100"``, ``"rank_pct=0.1"``), ``threshold`` (Float64, the score cut used),
-        ``metric`` (Categorical),
-        ``value`` (Float64; rates are fractions in [0, 1], null on a zero denominator), ``n``
-        (Int64 rows of the group). Thresholds descending within each group.
+        ``metric`` (Categorical), ``value`` (Float64; rates are fractions in [0, 1], null on a zero
+        denominator), ``reference_group`` (Categorical), ``difference`` (value − the reference
+        group's value at the same cut) and ``ratio`` (value / the reference's; null on a zero
+        reference) (Float64; null on population rows), ``n`` (Int64 rows of the group). Thresholds
+        descending within each group.
 
     Raises
     ------
@@ -259,5 +285,5 @@ def threshold_sweep(
     by_n = h.columns[: len(as_list(by))]
     return threshold_sweep_from_counts(
         h, by=by_n, intersections=intersections, thresholds=thresholds, rank_abs=rank_abs, rank_pct=rank_pct,
-        metrics=metrics,
+        metrics=metrics, privileged=privileged,
     )  # fmt: skip

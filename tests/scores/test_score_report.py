@@ -238,7 +238,12 @@ def test_histograms_merge_across_partitions() -> None:
     np.testing.assert_allclose(a["value"].to_numpy().astype(float), b["value"].to_numpy().astype(float), rtol=1e-12)
     sa = threshold_sweep_from_counts(merged, by="split", thresholds=[0.5, 0.75], rank_abs=[500])
     sb = threshold_sweep_from_counts(whole, by="split", thresholds=[0.5, 0.75], rank_abs=[500])
-    assert sa.select(pl.exclude("value")).equals(sb.select(pl.exclude("value")))
+    assert sa.select(pl.exclude("value", "difference", "ratio")).equals(
+        sb.select(pl.exclude("value", "difference", "ratio"))
+    )
+    np.testing.assert_allclose(
+        sa["ratio"].to_numpy().astype(float), sb["ratio"].to_numpy().astype(float), rtol=1e-9, atol=1e-12
+    )
     np.testing.assert_allclose(
         sa["value"].to_numpy().astype(float), sb["value"].to_numpy().astype(float), rtol=1e-12, atol=1e-9
     )
@@ -354,3 +359,21 @@ def test_property_sweep_counts_and_merge_equal_naive(rows: list, thresholds: lis
         assert row["fn"] == pytest.approx(w[m & ~(s >= t) & y].sum(), abs=1e-9)
         assert row["tn"] == pytest.approx(w[m & ~(s >= t) & ~y].sum(), abs=1e-9)
         assert row["n"] == m.sum()
+
+
+def test_sweep_differences_vs_reference_at_each_cut() -> None:
+    df = pf.load_compas()
+    sw = threshold_sweep(df, **COMPAS, thresholds=[5, 7], metrics=["false_positive_rate"],
+                         privileged={"race": "Caucasian", "sex": "Male"})  # fmt: skip
+    race = sw.filter(attribute="race", threshold=5.0)
+    assert race["reference_group"].cast(pl.String).unique().to_list() == ["Caucasian"]
+    ref = race.filter(group="Caucasian")["value"].item()
+    aa = race.filter(group="African-American")
+    assert aa["difference"].item() == pytest.approx(aa["value"].item() - ref)
+    assert aa["ratio"].item() == pytest.approx(aa["value"].item() / ref)
+    inter = sw.filter(attribute="race & sex")
+    assert inter["reference_group"].cast(pl.String).unique().to_list() == ["Caucasian & Male"]
+    # without privileged values: the largest group
+    plain = threshold_sweep(df, **COMPAS, thresholds=[5], metrics=["selection_rate"])
+    assert plain.filter(attribute="race")["reference_group"].cast(pl.String).unique().to_list() == ["African-American"]
+    assert plain.filter(pl.col("attribute").is_null())["difference"].null_count() == 1
