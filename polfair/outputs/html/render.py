@@ -55,7 +55,7 @@ _INDEX_DOCS = {
     ),
     "between_group_theil_index": ("GE(1) of the group-mean benefits", "Speicher et al. 2018; aif360 0.6.1"),
     "between_group_coefficient_of_variation": (
-        "2·sqrt(GE(2)) of the group-mean benefits",
+        "sqrt(2·GE(2)) of the group-mean benefits",
         "Speicher et al. 2018; aif360 0.6.1",
     ),
     "between_all_groups_generalized_entropy_index": (
@@ -64,12 +64,12 @@ _INDEX_DOCS = {
     ),
     "between_all_groups_theil_index": ("GE(1), intersection of all attributes", "Speicher et al. 2018; aif360"),
     "between_all_groups_coefficient_of_variation": (
-        "2·sqrt(GE(2)), intersection of all attributes",
+        "sqrt(2·GE(2)), intersection of all attributes",
         "Speicher et al. 2018; aif360",
     ),
     "generalized_entropy_index": ("GE(α) of the individual benefits", "Speicher et al. 2018; aif360 0.6.1"),
     "theil_index": ("GE(1) of the individual benefits", "Speicher et al. 2018; aif360 0.6.1"),
-    "coefficient_of_variation": ("2·sqrt(GE(2)) of the individual benefits", "Speicher et al. 2018; aif360"),
+    "coefficient_of_variation": ("sqrt(2·GE(2)) of the individual benefits", "Speicher et al. 2018; aif360"),
 }
 _CI_METHODS = {
     "score": "score intervals: Wilson for rates, Newcombe's hybrid score for differences, MOVER-R with "
