@@ -8,6 +8,7 @@ columns, ``group_key``, run metadata) are used when present.
 
 from __future__ import annotations
 
+import datetime
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -257,7 +258,12 @@ def time_column(report: pl.DataFrame, by: Sequence[str]) -> str | None:
 
 
 def _label(v: Any) -> str:
-    return "null" if v is None else str(v)
+    if v is None:
+        return "null"
+    midnight = isinstance(v, datetime.datetime) and v.time() == datetime.time(0)
+    if midnight and v.utcoffset() in (None, datetime.timedelta(0)):
+        return v.date().isoformat()  # a daily/monthly period stored as a Datetime
+    return str(v)
 
 
 # ---------------------------------------------------------------- headline metrics and statuses
