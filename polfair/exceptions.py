@@ -7,6 +7,7 @@ __all__ = [
     "InvalidInputError",
     "MissingValuesWarning",
     "PolfairError",
+    "ReportSizeWarning",
     "SchemaMismatchError",
 ]
 
@@ -29,3 +30,7 @@ class SchemaMismatchError(PolfairError):
 
 class MissingValuesWarning(UserWarning):
     """Rows with a null label, prediction, score or weight were excluded from the rates."""
+
+
+class ReportSizeWarning(UserWarning):
+    """The report will have millions of rows (many attribute sets or high-cardinality groups)."""

@@ -19,6 +19,7 @@ Conventions reproduced (the report's documented policies):
 from __future__ import annotations
 
 import itertools
+import json
 import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
@@ -214,7 +215,11 @@ def fmt(v: Any) -> str:
         return "null"
     if isinstance(v, (bool, np.bool_)):
         return "true" if v else "false"
-    return str(v)
+    text = str(v)
+    # the report quotes (JSON) a value that could be read as a null, a separator or a quoted value
+    if text == "null" or " & " in text or text.startswith(('"', "& ")) or text.endswith(" &"):
+        return json.dumps(text, ensure_ascii=False)
+    return text
 
 
 def sort_key(t: tuple) -> tuple:
@@ -318,8 +323,10 @@ Row = dict  # value, reference_group, difference, ratio, n
 
 
 def _attribute_sets(names: list[str], intersections: Any) -> list[tuple[str, ...]]:
-    if intersections is None or isinstance(intersections, int):
-        top = len(names) if intersections is None else intersections
+    if intersections is None and len(names) > 3:  # default: singles, pairs, the full intersection
+        return [s for k in (1, 2) for s in itertools.combinations(names, k)] + [tuple(names)]
+    if intersections in (None, "all") or isinstance(intersections, int):
+        top = len(names) if intersections in (None, "all") else intersections
         return [s for k in range(1, min(top, len(names)) + 1) for s in itertools.combinations(names, k)]
     sets = [(s,) if isinstance(s, str) else tuple(s) for s in intersections]
     return list(dict.fromkeys(tuple(k for k in names if k in s) for s in sets))
@@ -380,6 +387,8 @@ def ref_report(
                     continue
                 b = 1.0 + a["p"][v] - a["y"][v]
                 bs.append(np.full(int(v.sum()), b.mean()))
+            if len(bs) < 2:  # policy: a between-group index needs two groups with counted rows
+                return None
             vec = np.concatenate(bs) if bs else np.array([])
             return ge_index(vec, alpha_)
 
@@ -474,8 +483,9 @@ def ref_report(
             # attribute rows
             spreads = {}
             for mname in mnames:
-                vals = [g[mname] for g in gmetrics]
-                if any(v is None for v in vals):
+                # policy: over the groups where the metric is defined; null with fewer than two
+                vals = [g[mname] for g in gmetrics if g[mname] is not None]
+                if len(vals) < 2:
                     spreads[mname] = (None, None)
                 else:
                     spreads[mname] = (max(vals) - min(vals), div(min(vals), max(vals)))

@@ -361,7 +361,10 @@ def resolve(metrics: Sequence[GroupwiseMetric | str] | GroupwiseMetric | str | N
 
 
 def _by_columns(report: pl.DataFrame) -> list[str]:
-    return [c for c in report.columns if c not in (*_REPORT_COLUMNS, *_MONITOR_COLUMNS)]
+    # the by columns come first, before "attribute" (later columns: intervals, typed keys, ...)
+    cols = report.columns
+    return cols[: cols.index("attribute")] if "attribute" in cols else [
+        c for c in cols if c not in (*_REPORT_COLUMNS, *_MONITOR_COLUMNS)]
 
 
 def _combine(cols: list[str], how: Combine) -> pl.Expr:
@@ -486,4 +489,7 @@ def add_groupwise_rows(
         )
 
     both = pl.concat([keyed(report), keyed(extra)], how="diagonal_relaxed")
+    # keep the report's dtypes (attribute / metric / reference_group are Categorical)
+    both = both.with_columns([pl.col(c).cast(report.schema[c]) for c in ("attribute", "metric", "reference_group")
+                              if c in report.schema and both.schema[c] != report.schema[c]])  # fmt: skip
     return both.sort([*by, _AI, _IS_GROUP], nulls_last=False, maintain_order=True).drop(_AI, _IS_GROUP)

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
 import warnings
 from typing import Any, Literal, Mapping, Sequence
 
@@ -43,35 +44,42 @@ import polars as pl
 
 from polfair.core import entropy
 from polfair.core._args import SMALL_COLLECT as _SMALL
-from polfair.core.counts import COUNT_COLUMNS
-from polfair.exceptions import InvalidInputError, MissingValuesWarning, PolfairError
-from polfair.core.metrics import (
-    DISPARITIES,
-    METRICS,
-    Disparity,
-    between_groups_difference,
-    between_groups_ratio,
-    group_metrics,
-    label_disparities,
-    rate,
-)
+from polfair.core._report_rows import Part, assemble
 from polfair.core._typing import Reference
+from polfair.core.counts import COUNT_COLUMNS, check_cell_table
+from polfair.core.metrics import DISPARITIES, METRICS, Disparity, group_metrics, label_disparities, rate
+from polfair.core.values import coerce_values, match_values
+from polfair.exceptions import PolfairError, ReportSizeWarning
 
 __all__ = [
+    "GROUP_KEY",
+    "LARGE_REPORT_ROWS",
     "REPORT_COLUMNS",
+    "SEPARATOR",
     "attribute_sets",
+    "check_protected_names",
     "check_reference",
     "group_label",
+    "parse_group_label",
     "report_from_counts",
     "value_label",
 ]
 
+#: The report's core columns after the ``by`` columns, in order (``n_groups``, ``excluded_groups``
+#: and ``group_key`` follow them; with ``ci`` the interval columns sit between ``n`` and those).
 REPORT_COLUMNS = ("attribute", "group", "metric", "value", "reference_group", "difference", "ratio", "n")
+#: The typed group key: a Struct with one field per protected attribute (SQL GROUPING SETS shape).
+GROUP_KEY = "group_key"
+#: Joins attribute names in ``attribute`` and values in ``group``.
+SEPARATOR = " & "
+#: Reports estimated to have more rows than this warn (:class:`~polfair.exceptions.ReportSizeWarning`).
+LARGE_REPORT_ROWS = 5_000_000
 
 _G = "__pf_group"
 _PRIV, _MODE, _PLABEL = "__pf_priv", "__pf_mode", "__pf_plabel"
-_SORT_A, _SORT_G, _SORT_M = "__pf_sa", "__pf_sg", "__pf_sm"
+_SORT_A, _SORT_G = "__pf_sa", "__pf_sg"
 _SUMS = list(COUNT_COLUMNS)
+_ALLKEY = "__pf_all"
 
 _ATTR_METRICS = (
     "demographic_parity_difference", "demographic_parity_ratio",
@@ -100,20 +108,88 @@ def _metric_order() -> dict[str, int]:
 _ORDER = _metric_order()
 
 
+def _ordered(names: Sequence[str]) -> list[str]:
+    return sorted(dict.fromkeys(names), key=lambda m: _ORDER.get(m, len(_ORDER)))
+
+
 def check_reference(reference: Any) -> None:
-    """Raise unless ``reference`` is one of the reference modes of :func:`fairness_report`."""
+    """Raise unless ``reference`` is one of the reference modes of :func:`fairness_report`.
+
+    Examples
+    --------
+    >>> check_reference("largest")
+    """
     if reference not in (None, "privileged", "largest", "overall", "best"):
         msg = f"reference must be one of {{None, 'privileged', 'largest', 'overall', 'best'}}, got {reference!r}"
         raise PolfairError(msg)
 
 
-def attribute_sets(keys: Sequence[str], intersections: int | Sequence[Sequence[str]] | None) -> list[tuple[str, ...]]:
-    if intersections is None or isinstance(intersections, int):
-        top = len(keys) if intersections is None else int(intersections)
+def check_protected_names(keys: Sequence[str]) -> None:
+    """Raise if a protected attribute's name contains the separator ``" & "`` (it would make the
+    ``attribute`` column ambiguous).
+
+    Examples
+    --------
+    >>> check_protected_names(["sex", "race"])
+    """
+    bad = [k for k in keys if SEPARATOR in k]
+    if bad:
+        msg = (
+            f"protected: the attribute name(s) {bad} contain {SEPARATOR!r}, which joins attribute names in the "
+            "report's 'attribute' column; rename the column(s), e.g. with .alias('sex_and_race')"
+        )
+        raise PolfairError(msg)
+
+
+Intersections = int | Literal["all"] | Sequence[Sequence[str]] | None
+
+
+def attribute_sets(keys: Sequence[str], intersections: Intersections) -> list[tuple[str, ...]]:
+    """The attribute sets a report covers, in report order.
+
+    Parameters
+    ----------
+    keys
+        The protected attribute names, in order.
+    intersections
+        ``None`` (the default sets: every subset when there are at most 3 attributes; otherwise
+        every single attribute, every pair and the full intersection), ``"all"`` (every non-empty
+        subset: ``2^k − 1`` sets), an int ``k`` (every subset of at most ``k`` attributes), or an
+        explicit list of attribute-name lists.
+
+    Returns
+    -------
+    list of tuple of str
+        Attribute sets by size, then in the order of ``keys``.
+
+    Raises
+    ------
+    PolfairError
+        ``intersections`` < 1, an unknown attribute, an empty set, or an unknown string.
+
+    Examples
+    --------
+    >>> attribute_sets(["a", "b", "c"], None)
+    [('a',), ('b',), ('c',), ('a', 'b'), ('a', 'c'), ('b', 'c'), ('a', 'b', 'c')]
+    >>> len(attribute_sets(list("abcdefgh"), None)), len(attribute_sets(list("abcdefgh"), "all"))
+    (37, 255)
+    """
+    keys = list(keys)
+    if intersections is None and len(keys) > 3:
+        sets = [s for k in (1, 2) for s in itertools.combinations(keys, k)]
+        return sets + [tuple(keys)]
+    if intersections is None or intersections == "all" or isinstance(intersections, int):
+        if isinstance(intersections, bool):
+            msg = f"intersections must be None, 'all', an int or a list of attribute lists, got {intersections!r}"
+            raise PolfairError(msg)
+        top = len(keys) if intersections in (None, "all") else int(intersections)  # type: ignore[arg-type]
         if top < 1:
             msg = f"intersections must be >= 1 (the largest attribute-set size), got {intersections!r}"
             raise PolfairError(msg)
         return [s for k in range(1, min(top, len(keys)) + 1) for s in itertools.combinations(keys, k)]
+    if isinstance(intersections, str):
+        msg = f"intersections must be None, 'all', an int or a list of attribute lists, got {intersections!r}"
+        raise PolfairError(msg)
     out = []
     for s in intersections:
         t = (s,) if isinstance(s, str) else tuple(s)
@@ -125,17 +201,77 @@ def attribute_sets(keys: Sequence[str], intersections: int | Sequence[Sequence[s
     return list(dict.fromkeys(out))
 
 
+def _needs_quotes(s: str) -> bool:
+    return s == "null" or SEPARATOR in s or s.startswith(('"', "& ")) or s.endswith(" &")
+
+
 def value_label(v: Any) -> str:
+    """How one protected value is shown in ``group`` / ``reference_group``.
+
+    Its text (Polars' cast to String); ``"null"`` for a null; JSON-quoted when the text could be
+    confused with a null, a separator or a quoted value: it equals ``"null"``, contains ``" & "``,
+    starts with ``"& "`` or a double quote, or ends with ``" &"``.
+
+    Examples
+    --------
+    >>> value_label("Female"), value_label(None), value_label("null"), value_label("a & b"), value_label(1.5)
+    ('Female', 'null', '"null"', '"a & b"', '1.5')
+    """
     if v is None:
         return "null"
-    return str(pl.Series([v]).cast(pl.String)[0])
+    s = v if isinstance(v, str) else str(pl.Series([v]).cast(pl.String)[0])
+    return json.dumps(s, ensure_ascii=False) if _needs_quotes(s) else s
+
+
+def _label_expr(key: str) -> pl.Expr:
+    s = pl.col(key).cast(pl.String)
+    needs = (
+        (s == "null") | s.str.contains(SEPARATOR, literal=True) | s.str.starts_with('"') | s.str.starts_with("& ")
+        | s.str.ends_with(" &")
+    )  # fmt: skip
+    escaped = s.str.replace_all("\\", "\\\\", literal=True).str.replace_all('"', '\\"', literal=True)
+    quoted = pl.concat_str([pl.lit('"'), escaped, pl.lit('"')])
+    return pl.when(needs).then(quoted).otherwise(s).fill_null("null")
 
 
 def group_label(keys: Sequence[str]) -> pl.Expr:
-    return pl.concat_str([pl.col(k).cast(pl.String).fill_null("null") for k in keys], separator=" & ")
+    """Expression: the display label of a group, its values (:func:`value_label`) joined by ``" & "``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"a": ["x & y", "null", None], "b": [1, 2, 3]})
+    >>> df.select(group_label(["a", "b"])).to_series().to_list()
+    ['"x & y" & 1', '"null" & 2', 'null & 3']
+    """
+    return pl.concat_str([_label_expr(k) for k in keys], separator=SEPARATOR)
 
 
-_ALLKEY = "__pf_all"
+def parse_group_label(label: str) -> tuple[str | None, ...]:
+    """The values of a ``group`` label as text (None for a null): the inverse of :func:`group_label`.
+
+    Examples
+    --------
+    >>> parse_group_label('"x & y" & 1 & null & "null"')
+    ('x & y', '1', None, 'null')
+    """
+    out: list[str | None] = []
+    i, decoder = 0, json.JSONDecoder(strict=False)
+    while True:
+        if label.startswith('"', i):
+            value, i = decoder.raw_decode(label, i)
+            out.append(value)
+        else:
+            j = label.find(SEPARATOR, i)
+            token = label[i:] if j < 0 else label[i:j]
+            out.append(None if token == "null" else token)
+            i = len(label) if j < 0 else j
+        if i >= len(label):
+            return tuple(out)
+        if not label.startswith(SEPARATOR, i):
+            msg = f"not a group label: {label!r} (expected {SEPARATOR!r} at position {i})"
+            raise ValueError(msg)
+        i += len(SEPARATOR)
 
 
 def _rollup(cells: pl.LazyFrame, group: Sequence[str]) -> pl.LazyFrame:
@@ -152,7 +288,7 @@ def report_from_counts(
     has_predictions: bool = True,
     privileged: Mapping[str, Any] | None = None,
     reference: Reference | None = None,
-    intersections: int | Sequence[Sequence[str]] | None = None,
+    intersections: Intersections = None,
     alpha: float = 2.0,
     concentration: float = 1.0,
 ) -> pl.DataFrame:
@@ -161,25 +297,33 @@ def report_from_counts(
     Parameters
     ----------
     cells
-        A cell table (:func:`polfair.confusion_counts`, :func:`polfair.merge_counts`).
+        A cell table (:func:`polfair.confusion_counts`, :func:`polfair.merge_counts`), eager or lazy.
     protected
-        Names of its protected-attribute columns, in order.
+        Names of its protected-attribute columns, in order. Names may not contain ``" & "``.
     by
         Names of its ``by`` columns.
     has_predictions
         ``False`` for a labels-only audit (only label metrics are reported).
     privileged, reference, intersections, alpha, concentration
-        As in :func:`fairness_report`.
+        As in :func:`polfair.fairness_report`. ``privileged`` values are matched in the column's
+        dtype (``None`` names the null group, the string ``"null"`` only a real string).
 
     Returns
     -------
     pl.DataFrame
-        The report (schema in :mod:`polfair.core.report`).
+        The report (schema and row kinds in :mod:`polfair.core.report`).
 
     Raises
     ------
     PolfairError
-        Unknown ``reference``, ``privileged`` naming a non-protected column, bad ``intersections``.
+        Unknown ``reference``, ``privileged`` naming a non-protected column or a value the column's
+        dtype cannot hold, bad ``intersections``, a protected name containing ``" & "``.
+
+    Warns
+    -----
+    ReportSizeWarning
+        When the report would have more than :data:`LARGE_REPORT_ROWS` rows (pass fewer
+        ``intersections``).
 
     Examples
     --------
@@ -190,11 +334,16 @@ def report_from_counts(
     >>> rep = pf.report_from_counts(cells, protected=["g"])
     >>> rep.filter(metric="true_positive_rate", group="b")["value"].item()
     0.0
+    >>> rep.filter(metric="true_positive_rate", group="b")["group_key"].item()
+    {'g': 'b'}
     """
     # All attribute sets are rolled up into ONE small table keyed by a set index (grouping sets), so
-    # metrics, references, spreads, entropy and EDF are computed once over it, not once per set.
+    # metrics, references, spreads, entropy and EDF are computed once over it, not once per set;
+    # the long rows are then laid out once (polfair.core._report_rows.assemble).
     keys, by = list(protected), list(by)
+    check_cell_table(cells, keys=[*by, *keys], what="cells")
     check_reference(reference)
+    check_protected_names(keys)
     if concentration < 0:
         msg = f"concentration must be non-negative, got {concentration!r}"
         raise PolfairError(msg)
@@ -206,16 +355,63 @@ def report_from_counts(
     # internally the by columns get private names (no clash with any working column), and a
     # constant key stands in for "no by", so there is one code path
     ib = [f"__pf_by{i}" for i in range(len(by))] or [_ALLKEY]
-    # one chunk: sums over a multi-chunk frame may add in a run-dependent order
-    lf = cells.rechunk().lazy().rename(dict(zip(by, ib)))
+    lf = cells.lazy()
+    schema = lf.collect_schema()
+    lf = lf.rename(dict(zip(by, ib)))
     if not by:
         lf = lf.with_columns(pl.lit(0, pl.Int8).alias(_ALLKEY))
+    # one chunk: sums over a multi-chunk frame may add in a run-dependent order
+    lf = lf.collect(**_SMALL).rechunk().lazy()
     metric_names = _metric_names(has_predictions)
     sets = attribute_sets(keys, intersections)
+    sk = [*ib, _SORT_A]  # the key of one (by group, attribute set)
 
     pop = _rollup(lf, ib).with_columns(group_metrics(has_predictions)).collect(**_SMALL)
+    groups, modes = _groups(lf, keys, ib, sets, schema, privileged, reference, has_predictions)
+    _warn_size(groups.height, pop.height, len(sets), has_predictions)
+    ref = _reference(groups.lazy(), pop.lazy(), sk, ib, metric_names, modes, has_predictions)
+    parts = [
+        _population_part(lf, pop, keys, ib, has_predictions, metric_names, alpha, concentration),
+        _attribute_part(groups, pop, sk, ib, has_predictions, alpha, concentration),
+        _group_part(groups, ref, sk, ib, has_predictions),
+    ]
+    entity_cols = [*ib, "attribute", "group", "n", GROUP_KEY]
+    out = assemble(parts, [*ib, _SORT_A, _SORT_G], entity_cols, ["value", "difference", "ratio", "n_groups"],
+                   ["reference_group", "excluded_groups"])  # fmt: skip
+    return out.select(
+        *[pl.col(i).alias(b) for i, b in zip(ib, by)],
+        "attribute", "group", "metric", "value", "reference_group", "difference", "ratio", "n",
+        pl.col("n_groups").cast(pl.Int64), pl.col("excluded_groups").cast(pl.String), GROUP_KEY,
+    )  # fmt: skip
+
+
+def _warn_size(n_groups: int, n_by: int, n_sets: int, has_predictions: bool) -> None:
+    per_group = 1 + len(_metric_names(has_predictions)) + len(_disparity_list(has_predictions))
+    rows = n_groups * per_group + n_by * n_sets * (len(_metric_names(has_predictions)) + len(_ATTR_METRICS))
+    if rows > LARGE_REPORT_ROWS:
+        msg = (
+            f"the report will have about {rows:,} rows ({n_groups:,} groups in {n_sets} attribute sets"
+            f"{f' x {n_by} by values' if n_by > 1 else ''}); pass intersections=1 or 2 (or a list of "
+            "attribute sets), fewer protected attributes, or coarser groups (bin high-cardinality "
+            "columns) for a smaller one"
+        )
+        warnings.warn(msg, ReportSizeWarning, stacklevel=4)
+
+
+def _groups(
+    lf: pl.LazyFrame,
+    keys: list[str],
+    ib: list[str],
+    sets: list[tuple[str, ...]],
+    schema: pl.Schema,
+    privileged: dict[str, Any],
+    reference: Reference | None,
+    has_predictions: bool,
+) -> tuple[pl.DataFrame, set[str]]:
+    """Every group of every attribute set (and by value): sums, metrics, labels and typed keys."""
     frames = []
     modes: set[str] = set()
+    typed = {a: coerce_values(privileged[a], schema[a], option="privileged", column=a) for a in privileged}
     for ai, attrs in enumerate(sets):
         covered = all(a in privileged for a in attrs)
         mode = reference or ("privileged" if privileged and covered else "largest")
@@ -225,48 +421,31 @@ def report_from_counts(
         if mode == "privileged" and covered:
             is_priv = pl.lit(True)
             for a in attrs:
-                is_priv = is_priv & pl.col(a).cast(pl.String).fill_null("null").is_in(_privileged_values(privileged[a]))
-            label = " & ".join("|".join(_privileged_values(privileged[a])) for a in attrs)
+                is_priv = is_priv & match_values(pl.col(a), schema[a], typed[a])
+            label = SEPARATOR.join("|".join(value_label(v) for v in typed[a]) for a in attrs)
+        key = pl.struct([pl.col(k) if k in attrs else pl.lit(None, schema[k]).alias(k) for k in keys])
         frames.append(
             _rollup(lf, [*ib, *attrs])
             .sort([*ib, *attrs], nulls_last=False)
             .select(
-                *ib, pl.lit(ai, pl.Int64).alias(_SORT_A), pl.lit(" & ".join(attrs)).alias("attribute"),
-                group_label(attrs).alias(_G), is_priv.alias(_PRIV), pl.lit(mode).alias(_MODE),
-                pl.lit(label, pl.String).alias(_PLABEL), *_SUMS,
+                *ib, pl.lit(ai, pl.Int64).alias(_SORT_A), pl.lit(SEPARATOR.join(attrs)).alias("attribute"),
+                group_label(attrs).alias(_G), key.alias(GROUP_KEY), is_priv.alias(_PRIV),
+                pl.lit(mode).alias(_MODE), pl.lit(label, pl.String).alias(_PLABEL), *_SUMS,
             )  # fmt: skip
         )
-    sk = [*ib, _SORT_A]  # the key of one (by group, attribute set)
     groups = (
         pl.concat(frames).with_row_index(_SORT_G).with_columns(pl.col(_SORT_G).cast(pl.Int64))
         .with_columns(group_metrics(has_predictions)).collect(**_SMALL).rechunk()
     )  # fmt: skip
-    ref = _reference(groups.lazy(), pop.lazy(), sk, ib, metric_names, modes)
-    out = pl.concat(
-        [
-            _population_rows(lf, pop.lazy(), keys, ib, has_predictions, metric_names, alpha, concentration),
-            _group_rows(groups.lazy(), ref, sk, has_predictions),
-            _attribute_rows(groups.lazy(), pop.lazy(), sk, ib, has_predictions, alpha, concentration),
-        ],
-        how="diagonal_relaxed",
-    )
-    out = out.with_columns(pl.col("metric").replace_strict(_ORDER, default=len(_ORDER)).alias(_SORT_M))
-    out = out.sort([*ib, _SORT_A, _SORT_G, _SORT_M], nulls_last=False)
-    return out.select(
-        *[pl.col(i).alias(b) for i, b in zip(ib, by)],
-        pl.col("attribute").cast(pl.String),
-        pl.col("group").cast(pl.String),
-        pl.col("metric").cast(pl.String),
-        pl.col("value").cast(pl.Float64),
-        pl.col("reference_group").cast(pl.String),
-        pl.col("difference").cast(pl.Float64),
-        pl.col("ratio").cast(pl.Float64),
-        pl.col("n").cast(pl.Int64),
-    ).collect(**_SMALL)
+    return groups, modes
 
 
-def _privileged_values(v: Any) -> list[str]:
-    return [value_label(x) for x in (v if isinstance(v, (list, tuple, set, frozenset)) else [v])]
+def _metric_names(has_predictions: bool) -> list[str]:
+    return [m.name for m in METRICS.values() if has_predictions or m.needs == "labels"]
+
+
+def _disparity_list(has_predictions: bool) -> list[Disparity]:
+    return list(DISPARITIES.values()) if has_predictions else label_disparities()
 
 
 def _reference(
@@ -276,10 +455,10 @@ def _reference(
     ib: list[str],
     metric_names: list[str],
     modes: set[str],
-) -> pl.LazyFrame:
-    """One row per (by group, attribute set): ``<metric>__ref`` values and ``<metric>__refname``.
-
-    Only the branches of the reference ``modes`` in use are built."""
+    has_predictions: bool,
+) -> pl.DataFrame:
+    """One row per (by group, attribute set): ``<metric>__ref`` values and ``<name>__refname``
+    (Categorical) for every metric and named disparity. Only the branches of the ``modes`` in use are built."""
 
     def of(m: str) -> pl.LazyFrame:
         return groups.filter(pl.col(_MODE) == m) if len(modes) > 1 else groups
@@ -313,7 +492,17 @@ def _reference(
             pick = pl.col(m).max() if hib in (True, None) else pl.col(m).min()
             cols += [pick.alias(f"{m}__ref"), pl.col(_G).filter(pl.col(m) == pick).first().alias(f"{m}__refname")]
         parts.append(of("best").group_by(sk).agg(cols))
-    return parts[0] if len(parts) == 1 else pl.concat(parts, how="diagonal_relaxed")
+    ref = parts[0] if len(parts) == 1 else pl.concat(parts, how="diagonal_relaxed")
+
+    def refname(d: Disparity) -> pl.Expr:
+        names = [pl.col(f"{m}__refname") for m in d.rates]
+        out = names[0]
+        for other in names[1:]:  # "best" may pick a different group per rate
+            out = pl.when(out == other).then(out).otherwise(pl.concat_str([out, other], separator=" / "))
+        return out.alias(f"{d.name}__refname")
+
+    ref = ref.with_columns([refname(d) for d in _disparity_list(has_predictions)])
+    return ref.collect(**_SMALL).with_columns(pl.col("^.*__refname$").cast(pl.Categorical))
 
 
 def _named(ref: pl.LazyFrame, sk: list[str], metric_names: list[str], name: pl.Expr) -> pl.LazyFrame:
@@ -324,43 +513,14 @@ def _named(ref: pl.LazyFrame, sk: list[str], metric_names: list[str], name: pl.E
     )
 
 
-_REF = "__pf_ref"
-_LONG_TYPES = {"value": pl.Float64, "reference_group": pl.String, _REF: pl.Float64}
+def _entities(frame: pl.DataFrame, ib: list[str], sort_a: pl.Expr, sort_g: pl.Expr, *extra: pl.Expr) -> pl.DataFrame:
+    return frame.select(*ib, sort_a.cast(pl.Int64).alias(_SORT_A), sort_g.cast(pl.Int64).alias(_SORT_G), *extra)
 
 
-def _cells(values: dict[str, pl.Expr], **others: dict[str, pl.Expr]) -> tuple[pl.Expr, ...]:
-    """One struct per metric: ``value`` from ``values`` and one field per ``others`` family (keyed
-    by the same names; missing names give null)."""
-    fields = {"value": values, **others}
-    return tuple(
-        pl.struct(
-            [fam.get(name, pl.lit(None)).cast(_LONG_TYPES[col]).alias(col) for col, fam in fields.items()]
-        ).alias(name)
-        for name in values
-    )
-
-
-def _long(wide: pl.LazyFrame, idx: list[str], cells: tuple[pl.Expr, ...]) -> pl.LazyFrame:
-    """Long rows (metric, value, ...) from :func:`_cells`: one select, one unpivot, one unnest."""
-    return (
-        wide.select(*idx, *cells)
-        .unpivot(index=idx, variable_name="metric", value_name="__pf_cell")
-        .unnest("__pf_cell")
-    )
-
-
-def _metric_names(has_predictions: bool) -> list[str]:
-    return [m.name for m in METRICS.values() if has_predictions or m.needs == "labels"]
-
-
-def _disparity_list(has_predictions: bool) -> list[Disparity]:
-    return list(DISPARITIES.values()) if has_predictions else label_disparities()
-
-
-@functools.lru_cache(maxsize=4)
-def _group_cells(has_predictions: bool) -> tuple[pl.Expr, ...]:
-    """Group rows: metrics vs the reference, and the named disparities (built once per process)."""
+def _group_part(groups: pl.DataFrame, ref: pl.DataFrame, sk: list[str], ib: list[str], has_predictions: bool) -> Part:
+    """Group rows: every metric vs the reference, and the named disparities."""
     metric_names, disparities = _metric_names(has_predictions), _disparity_list(has_predictions)
+    wide = groups.join(ref, on=sk, how="left", nulls_equal=True, maintain_order="left")
 
     def r(m: str) -> pl.Expr:
         # Polars may hold a reference value that is the same on every row as a broadcast scalar,
@@ -368,96 +528,170 @@ def _group_cells(has_predictions: bool) -> tuple[pl.Expr, ...]:
         # index makes it a per-row column (exactly equal), so every ratio is the rounded a/b.
         return pl.col(f"{m}__ref") + 0.0 * pl.col(_SORT_G)
 
-    def refname(d: Disparity) -> pl.Expr:
-        names = [pl.col(f"{m}__refname") for m in d.rates]
-        out = names[0]
-        for other in names[1:]:  # "best" may pick a different group per rate
-            out = pl.when(out == other).then(out).otherwise(pl.concat_str([out, other], separator=" / "))
-        return out
-
-    values = {"n_missing": pl.col("n_missing").cast(pl.Float64)}
-    values |= {m: pl.col(m) for m in metric_names}
-    values |= {d.name: d.formula(pl.col, r) for d in disparities}
-    names = {m: pl.col(f"{m}__refname") for m in metric_names} | {d.name: refname(d) for d in disparities}
-    # each metric's reference value rides along in the long rows; difference and ratio are then
-    # two expressions over the long rows (not two per metric), see _group_rows
-    refs = {m: pl.col(f"{m}__ref") for m in metric_names}
-    return _cells(values, reference_group=names, **{_REF: refs})
-
-
-#: The metrics whose spreads fairlearn's named disparities read (demographic parity, equalized odds).
-_NAMED_SPREADS = ("selection_rate", "true_positive_rate", "false_positive_rate")
-
-
-def _spreads(name: str) -> tuple[pl.Expr, pl.Expr]:
-    """fairlearn's between_groups difference and ratio of column ``name`` (null if any group is
-    undefined), as ``<name>__d`` and ``<name>__r``."""
-    values = pl.col(name)
-    return between_groups_difference(values).alias(f"{name}__d"), between_groups_ratio(values).alias(f"{name}__r")
-
-
-@functools.lru_cache(maxsize=8)
-def _attribute_cells(has_predictions: bool, extra_names: tuple[str, ...]) -> tuple[pl.Expr, ...]:
-    """Attribute rows other than the per-metric spreads: fairlearn's named disparities, entropy and EDF."""
-    values: dict[str, pl.Expr] = {}
-    if has_predictions:
-        tpr_d, fpr_d = pl.col("true_positive_rate__d"), pl.col("false_positive_rate__d")
-        tpr_r, fpr_r = pl.col("true_positive_rate__r"), pl.col("false_positive_rate__r")
-        values["demographic_parity_difference"] = pl.col("selection_rate__d")
-        values["demographic_parity_ratio"] = pl.col("selection_rate__r")
-        both_d, both_r = tpr_d.is_not_null() & fpr_d.is_not_null(), tpr_r.is_not_null() & fpr_r.is_not_null()
-        values["equalized_odds_difference"] = pl.when(both_d).then(pl.max_horizontal(tpr_d, fpr_d))
-        values["equalized_odds_ratio"] = pl.when(both_r).then(pl.min_horizontal(tpr_r, fpr_r))
-    values |= {k: pl.col(k) for k in extra_names}
-    return _cells(values)
-
-
-@functools.lru_cache(maxsize=8)
-def _population_cells(has_predictions: bool, names: tuple[str, ...]) -> tuple[pl.Expr, ...]:
-    """Population rows: every metric of everyone, and the population-level indices."""
-    values = {"n_missing": pl.col("n_missing").cast(pl.Float64)}
-    values |= {m: pl.col(m) for m in _metric_names(has_predictions)}
-    values |= {k: pl.col(k) for k in names}
-    return _cells(values)
-
-
-def _group_rows(groups: pl.LazyFrame, ref: pl.LazyFrame, sk: list[str], has_predictions: bool) -> pl.LazyFrame:
-    wide = groups.join(ref, on=sk, how="left", nulls_equal=True).with_columns(
-        pl.col(_G).alias("group"), pl.col("n").cast(pl.Int64)
+    values = [pl.col("n_missing").cast(pl.Float64), *[pl.col(m) for m in metric_names]]
+    values += [d.formula(pl.col, r).alias(d.name) for d in disparities]
+    names = ["n_missing", *metric_names, *(d.name for d in disparities)]
+    entities = _entities(
+        groups, ib, pl.col(_SORT_A), pl.col(_SORT_G), pl.col("attribute").cast(pl.Categorical),
+        pl.col(_G).alias("group"), pl.col("n").cast(pl.Int64), GROUP_KEY,
+    )  # fmt: skip
+    return Part(
+        entities,
+        names,
+        floats={
+            "value": wide.select(values),
+            "difference": wide.select([(pl.col(m) - pl.col(f"{m}__ref")).alias(m) for m in metric_names]),
+            "ratio": wide.select([rate(pl.col(m), r(m)).alias(m) for m in metric_names]),
+        },
+        cats={"reference_group": wide.select([pl.col(f"{m}__refname").alias(m) for m in names[1:]])},
     )
-    rows = _long(wide, [*sk, _SORT_G, "attribute", "group", "n"], _group_cells(has_predictions))
-    # metric rows carry their reference value; other rows (n_missing, disparities) carry null
-    value, ref = pl.col("value"), pl.col(_REF)
-    return rows.with_columns((value - ref).alias("difference"), rate(value, ref).alias("ratio")).drop(_REF)
 
 
-def _attribute_rows(
-    groups: pl.LazyFrame,
-    pop: pl.LazyFrame,
+#: The reason a group has no value of a rate: its denominator is 0.
+_NO = {"total": "no counted rows", "positives": "no positives", "negatives": "no negatives",
+       "pred_positives": "no predicted positives", "pred_negatives": "no predicted negatives"}  # fmt: skip
+
+
+class _Probe:
+    def __getattr__(self, name: str) -> str:
+        return name
+
+
+def _why(m: str) -> str:
+    den = METRICS[m].denominator
+    return _NO.get(den(_Probe()), "undefined") if den is not None else "undefined"  # type: ignore[arg-type]
+
+
+def _excluded(defined: pl.Expr, reason: pl.Expr | str) -> pl.Expr:
+    """Aggregation: the groups left out (``defined`` false) with the reason, ``"; "``-joined; null if none."""
+    why = pl.lit(f" ({reason})") if isinstance(reason, str) else pl.concat_str([pl.lit(" ("), reason.filter(~defined), pl.lit(")")])
+    # filter first: only the (few) groups left out are turned into text
+    listed = pl.concat_str([pl.col(_G).filter(~defined), why]).str.join("; ")
+    return pl.when((~defined).any()).then(listed)
+
+
+def _spread_aggs(m: str) -> list[pl.Expr]:
+    """Spread of metric ``m`` over the groups where it is defined: ``max − min``, ``min / max``, the
+    number of groups that entered, the groups left out; null with fewer than two defined groups."""
+    v = pl.col(m)
+    two = v.count() >= 2
+    return [
+        pl.when(two).then(v.max() - v.min()).alias(f"{m}__d"),
+        pl.when(two).then(rate(v.min(), v.max())).alias(f"{m}__r"),
+        v.count().cast(pl.Float64).alias(f"{m}__k"),
+        _excluded(v.is_not_null(), _why(m)).alias(f"{m}__x"),
+    ]
+
+
+def _attribute_part(
+    groups: pl.DataFrame,
+    pop: pl.DataFrame,
     sk: list[str],
     ib: list[str],
     has_predictions: bool,
     alpha: float,
     concentration: float,
-) -> pl.LazyFrame:
-    aggs, finish, names = _index_aggs(has_predictions, alpha, "between_group_")
+) -> Part:
+    """Attribute rows: every metric's spread over the groups; fairlearn's named disparities;
+    the between-group entropy indices and EDF. One aggregation over the group table."""
+    metric_names = _metric_names(has_predictions)
+    aggs, finish, index_names = _index_aggs(has_predictions, alpha, "between_group_")
+    spread = [e for m in metric_names for e in _spread_aggs(m)]
+    extra: list[pl.Expr] = []
+    if has_predictions:
+        tpr, fpr = pl.col("true_positive_rate"), pl.col("false_positive_rate")
+        both = tpr.is_not_null() & fpr.is_not_null()
+        why = pl.concat_str([pl.when(tpr.is_null()).then(pl.lit("no positives")),
+                             pl.when(fpr.is_null()).then(pl.lit("no negatives"))], separator=", ", ignore_nulls=True)  # fmt: skip
+        extra = [both.sum().cast(pl.Float64).alias("__pf_eo_k"), _excluded(both, why).alias("__pf_eo_x")]
     idx = [*sk, "attribute"]
-    # every metric's spread over the groups of an attribute set, in long form: one unpivot and
-    # one aggregation with two expressions (not two per metric)
-    spreads = (
-        groups.select(*idx, *_metric_names(has_predictions))
-        .unpivot(index=idx, variable_name="metric", value_name="value")
-        .group_by([*idx, "metric"], maintain_order=True)
-        .agg(*_spreads("value"))
-        .select(*idx, "metric", pl.lit(None, pl.Float64).alias("value"),
-                pl.col("value__d").alias("difference"), pl.col("value__r").alias("ratio"))  # fmt: skip
+    wide = (
+        groups.lazy().with_columns(_index_inputs(concentration)).group_by(idx, maintain_order=True)
+        .agg(*spread, *extra, *aggs, pl.col(_CNT).count().cast(pl.Float64).alias("__pf_ix_k"),
+             _excluded(pl.col(_CNT).is_not_null(), "no counted rows").alias("__pf_ix_x"))
+        .with_columns(finish).with_columns(_between_rule(index_names))
+        .join(pop.lazy().select(*ib, pl.col("n").cast(pl.Int64)), on=ib, how="left", nulls_equal=True,
+              maintain_order="left")
+        .collect(**_SMALL)
+    )  # fmt: skip
+    values: dict[str, pl.Expr] = {}
+    k: dict[str, pl.Expr] = {m: pl.col(f"{m}__k") for m in metric_names}
+    x: dict[str, pl.Expr] = {m: pl.col(f"{m}__x") for m in metric_names}
+    if has_predictions:
+        tpr_d, fpr_d = pl.col("true_positive_rate__d"), pl.col("false_positive_rate__d")
+        tpr_r, fpr_r = pl.col("true_positive_rate__r"), pl.col("false_positive_rate__r")
+        both_d, both_r = tpr_d.is_not_null() & fpr_d.is_not_null(), tpr_r.is_not_null() & fpr_r.is_not_null()
+        values["demographic_parity_difference"] = pl.col("selection_rate__d")
+        values["demographic_parity_ratio"] = pl.col("selection_rate__r")
+        values["equalized_odds_difference"] = pl.when(both_d).then(pl.max_horizontal(tpr_d, fpr_d))
+        values["equalized_odds_ratio"] = pl.when(both_r).then(pl.min_horizontal(tpr_r, fpr_r))
+        for name in ("demographic_parity_difference", "demographic_parity_ratio"):
+            k[name], x[name] = pl.col("selection_rate__k"), pl.col("selection_rate__x")
+        for name in ("equalized_odds_difference", "equalized_odds_ratio"):
+            k[name], x[name] = pl.col("__pf_eo_k"), pl.col("__pf_eo_x")
+    values |= {n: pl.col(n) for n in index_names}
+    for n in index_names:
+        k[n], x[n] = pl.col("__pf_ix_k"), pl.col("__pf_ix_x")
+    names = _ordered([*metric_names, *values])
+    entities = _entities(wide, ib, pl.col(_SORT_A), pl.lit(-1), pl.col("attribute").cast(pl.Categorical), "n")
+    return Part(
+        entities,
+        names,
+        floats={
+            "value": wide.select([e.alias(n) for n, e in values.items()]),
+            "difference": wide.select([pl.col(f"{m}__d").alias(m) for m in metric_names]),
+            "ratio": wide.select([pl.col(f"{m}__r").alias(m) for m in metric_names]),
+            "n_groups": wide.select([e.alias(n) for n, e in k.items()]),
+        },
+        cats={"excluded_groups": wide.select([e.cast(pl.Categorical).alias(n) for n, e in x.items()])},
     )
-    # fairlearn's named disparities, entropy indices and EDF of each attribute set: one aggregation
-    named = [e for m in _NAMED_SPREADS for e in _spreads(m)] if has_predictions else []
-    wide = groups.with_columns(_index_inputs(concentration)).group_by(idx).agg(*named, *aggs).with_columns(finish)
-    rows = pl.concat([spreads, _long(wide, idx, _attribute_cells(has_predictions, tuple(names)))], how="diagonal")
-    return rows.join(pop.select(*ib, pl.col("n").cast(pl.Int64)), on=ib, how="left", nulls_equal=True).with_columns(
-        pl.lit(None, pl.String).alias("group"), pl.lit(-1, pl.Int64).alias(_SORT_G)
+
+
+def _between_rule(names: list[str], k: str = "__pf_ix_k") -> list[pl.Expr]:
+    """Between-group indices are null when fewer than two groups have counted rows (EDF already is)."""
+    return [pl.when(pl.col(k) >= 2).then(pl.col(n)).alias(n) for n in names if "differential" not in n]
+
+
+def _population_part(
+    cells: pl.LazyFrame,
+    pop: pl.DataFrame,
+    keys: list[str],
+    ib: list[str],
+    has_predictions: bool,
+    metric_names: list[str],
+    alpha: float,
+    concentration: float,
+) -> Part:
+    """Population rows: every metric of everyone, and the population-level indices."""
+    # the cell table is already the full intersection (one row per by + all keys)
+    aggs, finish, names = _index_aggs(has_predictions, alpha, "between_all_groups_")
+    vals = (
+        cells.with_columns(_index_inputs(concentration)).group_by(ib, maintain_order=True)
+        .agg(*aggs, pl.col(_CNT).count().cast(pl.Float64).alias("__pf_ix_k"))
+        .with_columns(finish).with_columns(_between_rule(names)).select(*ib, *names, "__pf_ix_k")
+    )  # fmt: skip
+    between = [n for n in names if "differential" not in n]
+    if has_predictions:
+        benefits = entropy.benefit_of_individuals(pop.lazy(), ib, summed=True)  # pop: one row per by group
+        ind, ind_names = _entropy_family(benefits, ib, alpha)
+        vals = vals.join(ind, on=ib, how="full", coalesce=True, nulls_equal=True)
+        names = [*ind_names, *names, "differential_fairness_bias_amplification"]
+    wide = pop.lazy().join(vals, on=ib, how="left", nulls_equal=True, maintain_order="left")
+    if has_predictions:
+        wide = wide.with_columns(
+            differential_fairness_bias_amplification=pl.col("smoothed_empirical_differential_fairness_predictions")
+            - pl.col("smoothed_empirical_differential_fairness")
+        )
+    wide_df = wide.collect(**_SMALL)
+    values = [pl.col("n_missing").cast(pl.Float64), *[pl.col(m) for m in metric_names], *[pl.col(n) for n in names]]
+    entities = _entities(wide_df, ib, pl.lit(-1), pl.lit(-1), pl.col("n").cast(pl.Int64))
+    return Part(
+        entities,
+        _ordered(["n_missing", *metric_names, *names]),
+        floats={
+            "value": wide_df.select(values),
+            "n_groups": wide_df.select([pl.col("__pf_ix_k").alias(n) for n in between]),
+        },
     )
 
 
@@ -478,9 +712,7 @@ def _index_inputs(concentration: float) -> tuple[pl.Expr, ...]:
     return tuple(pl.when(cnt > 0).then(e).alias(name) for e, name in zip(exprs, (_B, _CNT, *_LOGS)))
 
 
-def _index_aggs(
-    has_predictions: bool, alpha: float, prefix: str
-) -> tuple[list[pl.Expr], list[pl.Expr], list[str]]:
+def _index_aggs(has_predictions: bool, alpha: float, prefix: str) -> tuple[list[pl.Expr], list[pl.Expr], list[str]]:
     """The between-group entropy indices and EDF over :func:`_index_inputs` columns: plain
     aggregations, the expressions that finish them on the aggregated rows, and the output names."""
     b, cnt = pl.col(_B), pl.col(_CNT)
@@ -510,42 +742,7 @@ def _entropy_family_parts(alpha: float, prefix: str) -> tuple[dict[str, float], 
     return alphas, finish, [ge, theil, cv]
 
 
-def _join(a: pl.LazyFrame, b: pl.LazyFrame, ib: list[str]) -> pl.LazyFrame:
-    return a.join(b, on=ib, how="full", coalesce=True, nulls_equal=True)
-
-
 def _entropy_family(benefits: pl.LazyFrame, ib: list[str], alpha: float) -> tuple[pl.LazyFrame, list[str]]:
     """GE(alpha), Theil and CV of all individuals (benefits as distinct values and counts)."""
     alphas, finish, names = _entropy_family_parts(alpha, "")
     return entropy.generalized_entropy_indices(benefits, alphas, ib).select(*ib, *finish), names
-
-
-def _population_rows(
-    cells: pl.LazyFrame,
-    pop: pl.LazyFrame,
-    keys: list[str],
-    ib: list[str],
-    has_predictions: bool,
-    metric_names: list[str],
-    alpha: float,
-    concentration: float,
-) -> pl.LazyFrame:
-    # the cell table is already the full intersection (one row per by + all keys)
-    aggs, finish, names = _index_aggs(has_predictions, alpha, "between_all_groups_")
-    vals = cells.with_columns(_index_inputs(concentration)).group_by(ib).agg(aggs).select(*ib, *finish)
-    if has_predictions:
-        benefits = entropy.benefit_of_individuals(pop, ib, summed=True)  # pop: one row per by group
-        ind, ind_names = _entropy_family(benefits, ib, alpha)
-        vals = _join(vals, ind, ib)
-        names = [*ind_names, *names, "differential_fairness_bias_amplification"]
-    wide = pop.join(vals, on=ib, how="left", nulls_equal=True).with_columns(
-        pl.lit(None, pl.String).alias("attribute"), pl.lit(None, pl.String).alias("group"),
-        pl.col("n").cast(pl.Int64), pl.lit(-1).alias(_SORT_A), pl.lit(-1, pl.Int64).alias(_SORT_G),
-    )  # fmt: skip
-    if has_predictions:
-        wide = wide.with_columns(
-            differential_fairness_bias_amplification=pl.col("smoothed_empirical_differential_fairness_predictions")
-            - pl.col("smoothed_empirical_differential_fairness")
-        )
-    idx = [*ib, "attribute", "group", "n", _SORT_A, _SORT_G]
-    return _long(wide, idx, _population_cells(has_predictions, tuple(names)))

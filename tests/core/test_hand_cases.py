@@ -309,7 +309,7 @@ def test_favorable_zero_flips_the_roles() -> None:
 def test_by_gives_one_report_per_value() -> None:
     df = pl.DataFrame({"m": [1, 1, 2, 2], "g": list("abab"), "y": [1, 0, 1, 1], "p": [1, 1, 0, 1]})
     rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="g", by="m")
-    assert rep.columns == ["m", *pf.REPORT_COLUMNS]
+    assert rep.columns[: 1 + len(pf.REPORT_COLUMNS)] == ["m", *pf.REPORT_COLUMNS]
     assert rep.filter(m=1, attribute="g", group="b", metric="false_positive_rate")["value"].item() == 1.0
     assert rep.filter(m=2, attribute="g", group="a", metric="true_positive_rate")["value"].item() == 0.0
     assert rep.filter(m=2, attribute="g", group="b", metric="false_positive_rate")["value"].item() is None
@@ -317,11 +317,15 @@ def test_by_gives_one_report_per_value() -> None:
 
 def test_report_schema() -> None:
     rep = rep3()
-    assert rep.schema == pl.Schema({
-        "attribute": pl.String, "group": pl.String, "metric": pl.String, "value": pl.Float64,
-        "reference_group": pl.String, "difference": pl.Float64, "ratio": pl.Float64, "n": pl.Int64,
+    # the core columns, then (issue 15) n_groups / excluded_groups and the typed group key
+    assert rep.select(pf.REPORT_COLUMNS).schema == pl.Schema({
+        "attribute": pl.Categorical(), "group": pl.String, "metric": pl.Categorical(), "value": pl.Float64,
+        "reference_group": pl.Categorical(), "difference": pl.Float64, "ratio": pl.Float64, "n": pl.Int64,
     })  # fmt: skip
-    assert tuple(rep.columns) == pf.REPORT_COLUMNS
+    assert tuple(rep.columns[: len(pf.REPORT_COLUMNS)]) == pf.REPORT_COLUMNS
+    assert rep.columns[-3:] == ["n_groups", "excluded_groups", "group_key"]
+    assert rep.schema["n_groups"] == pl.Int64 and rep.schema["excluded_groups"] == pl.String
+    assert isinstance(rep.schema["group_key"], pl.Struct)
     # no NaN anywhere: undefined is null
     for c in ("value", "difference", "ratio"):
         assert rep[c].is_nan().sum() == 0

@@ -60,6 +60,10 @@ def agree(metric: str, ours: float | None, theirs: Any, where: str) -> None:
         # aif360 takes sqrt(2·GE) of a GE that rounding made slightly negative (a constant benefit
         # vector, e.g. a single group): NaN there, the exact 0 (or ~1e-8 noise) here
         return
+    if ours is None and metric.startswith("between_") and theirs == 0.0:
+        # policy (issue 15 §6): a between-group index needs two groups with counted rows; aif360
+        # gives 0.0 for a single group
+        return
     if ours is None:
         assert not math.isfinite(theirs) or metric in GUARDED, f"{where} {metric}: report null, aif360 {theirs}"
         return

@@ -19,7 +19,7 @@ from polfair.compat.ignite.counts import CLASS, multiclass_counts
 from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
 from polfair.core.metrics import between_groups_difference, between_groups_ratio, rate
-from polfair.core.report import REPORT_COLUMNS, attribute_sets, group_label, report_from_counts
+from polfair.core.report import attribute_sets, group_label, report_from_counts
 
 __all__ = ["multiclass_demographic_parity_difference", "multiclass_report", "subgroup_accuracy_difference"]
 
@@ -254,7 +254,7 @@ def multiclass_report(
     free = free.with_row_index("__pf_i").sort([*by_names, "__pf_a", "__pf_i"], nulls_last=False)
     free = free.drop("__pf_i", "__pf_a")
     both = pl.concat([free, binary], how="diagonal_relaxed")
-    cols = [*by_names, CLASS, *REPORT_COLUMNS]
+    cols = [*by_names, CLASS, *[c for c in binary.columns if c not in (*by_names, CLASS)]]  # core + later columns
     both = both.select([pl.col(c).cast(binary.schema[c]) if c in binary.schema else pl.col(c) for c in cols])
     if by_names:
         both = both.with_row_index("__pf_i").sort([*by_names, "__pf_i"], nulls_last=False).drop("__pf_i")

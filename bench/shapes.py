@@ -1,0 +1,252 @@
+"""Benchmark: the long report at real monitoring shapes (issue 12), as ratios to a bare group-by.
+
+Usage::
+
+    python bench/shapes.py [--repeats 5] [--shapes day attrs8 zip10k big50k mem1e7] [--out bench/results.md]
+
+Each shape runs in a fresh interpreter (so its peak RSS, ``getrusage(RUSAGE_SELF).ru_maxrss``, is
+its own). Data are seeded synthetic rows (labels, scores, predictions ``score >= 0.5``, weights):
+
+* ``day``: 2e6 rows, ``by=day`` (365 dates), 3 attributes with 2, 5, 6 levels (Categorical);
+* ``attrs8``: 1e6 rows, 8 attributes (2, 5, 6, 2, 3, 4, 3, 2 levels), every attribute set
+  (``intersections="all"``: 255 sets) and, separately, the default attribute sets;
+* ``zip10k``: 2e6 rows, a 10k-level zip code (String) + sex + race;
+* ``big50k``: 2e7 rows, a 50k-level attribute (String) × sex, read from a parquet file (written
+  once under ``bench/data/``, not committed) by the streaming engine: peak RSS of the pass alone
+  (``confusion_counts``) and of the full report, each in its own process;
+* ``mem1e7``: 1e7 rows in memory, 3 attributes (the README benchmark's in-memory case).
+
+``floor`` is ``df.lazy().group_by(keys).agg(pl.len()).collect()`` on the same frame (keys = by +
+protected); ``polfair`` is ``pf.fairness_report`` with weights and scores and default options. The
+two are timed interleaved, ``--repeats`` times each after one untimed warm-up call; the ratio is
+of the medians, from the same run. ``--ci-none`` adds a run with ``ci=None`` where the keyword
+exists. With ``--out``, the markdown table replaces the section between the
+``<!-- shapes:begin -->`` and ``<!-- shapes:end -->`` markers of that file (appended if absent).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data"
+
+_PRELUDE = """
+import inspect, json, resource, statistics, sys, time, warnings
+import numpy as np
+import polars as pl
+import polfair as pf
+warnings.simplefilter("ignore")
+repeats, ci_none = int(sys.argv[1]), sys.argv[2] == "1"
+
+def emit(d):
+    d["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(d), flush=True)
+
+def frame(n, levels, seed=0, by_days=0, string_keys=()):
+    rng = np.random.default_rng(seed)
+    cols, logit = {}, np.full(n, -0.3)
+    for i, (name, k) in enumerate(levels.items()):
+        code = rng.integers(0, k, n)
+        logit += 0.3 * np.cos(code * (i + 1))
+        if name in string_keys:
+            cols[name] = pl.Series(name, code).cast(pl.String).str.zfill(5)
+        else:
+            cols[name] = pl.Series(name, [f"{name}{j}" for j in range(k)]).cast(pl.Categorical).gather(code)
+    if by_days:
+        cols["day"] = pl.Series("day", rng.integers(19_723, 19_723 + by_days, n)).cast(pl.Int32).cast(pl.Date)
+    p = 1 / (1 + np.exp(-logit))
+    y = (rng.random(n) < p).astype(np.int8)
+    score = np.clip(p + rng.normal(0, 0.25, n) + 0.2 * (y - 0.5), 0, 1)
+    df = pl.DataFrame(cols).with_columns(
+        y_true=pl.Series(y), score=pl.Series(score), y_pred=pl.Series((score >= 0.5).astype(np.int8)),
+        weight=pl.Series(rng.gamma(2.0, 0.5, n)))
+    return df
+
+def interleaved(fns, k):
+    for f in fns.values():
+        f()  # warm-up
+    times = {name: [] for name in fns}
+    out = {}
+    for _ in range(k):
+        for name, f in fns.items():
+            t0 = time.perf_counter(); out[name] = f(); times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(ts) for name, ts in times.items()}, out
+
+HAS_CI = "ci" in inspect.signature(pf.fairness_report).parameters
+
+def run_shape(df, protected, by=(), extra=None, label=""):
+    keys = [*by, *protected]
+    kw = dict(y_true="y_true", y_pred="y_pred", y_score="score", weight="weight", protected=protected,
+              by=list(by) or None, **(extra or {}))
+    fns = {"floor": lambda: df.lazy().group_by(keys).agg(pl.len()).collect(),
+           "polfair": lambda: pf.fairness_report(df, **kw)}
+    if ci_none and HAS_CI:
+        fns["polfair_ci_none"] = lambda: pf.fairness_report(df, **kw, ci=None)
+    med, out = interleaved(fns, repeats)
+    rep = out["polfair"]
+    d = {"label": label, "rows": df.height, "report_rows": rep.height, "floor": med["floor"],
+         "polfair": med["polfair"], "ratio": med["polfair"] / med["floor"],
+         "report_mib": rep.estimated_size() / 2**20, "ci": HAS_CI}
+    if "polfair_ci_none" in med:
+        d["polfair_ci_none"] = med["polfair_ci_none"]
+        d["ratio_ci_none"] = med["polfair_ci_none"] / med["floor"]
+    return d
+"""
+
+SHAPES = {
+    "day": """
+df = frame(2_000_000, {"sex": 2, "race": 5, "age_group": 6}, by_days=365)
+emit(run_shape(df, ["sex", "race", "age_group"], by=["day"], label="2e6 rows, by=day (365), 3 attributes (2, 5, 6 levels)"))
+""",
+    "attrs8": """
+lv = {"a1": 2, "a2": 5, "a3": 6, "a4": 2, "a5": 3, "a6": 4, "a7": 3, "a8": 2}
+df = frame(1_000_000, lv)
+has_all = "intersections" in inspect.signature(pf.fairness_report).parameters
+try:
+    pf.fairness_report(df.head(1000), y_true="y_true", y_pred="y_pred", protected=list(lv), intersections="all")
+    every = "all"
+except Exception:
+    every = None  # before issue 12: None meant every subset
+emit(run_shape(df, list(lv), extra={"intersections": every}, label="1e6 rows, 8 attributes, every subset (255 sets)"))
+emit(run_shape(df, list(lv), label="1e6 rows, 8 attributes, default attribute sets"))
+""",
+    "zip10k": """
+df = frame(2_000_000, {"zip": 10_000, "sex": 2, "race": 5}, string_keys=("zip",))
+emit(run_shape(df, ["zip", "sex", "race"], label="2e6 rows, zip (10k levels, String) + sex + race"))
+""",
+    "mem1e7": """
+df = frame(10_000_000, {"sex": 2, "race": 5, "age_group": 6})
+emit(run_shape(df, ["sex", "race", "age_group"], label="1e7 rows in memory, 3 attributes (2, 5, 6 levels)"))
+""",
+    "big50k_pass": """
+path = sys.argv[3]
+t0 = time.perf_counter()
+cells = pf.confusion_counts(path, y_true="y_true", y_pred="y_pred", y_score="score", weight="weight",
+                            protected=["person_group", "sex"]).collect(engine="streaming")
+emit({"label": "2e7 rows, 50k-level attribute x sex, parquet: the pass alone", "time": time.perf_counter() - t0,
+      "cells": cells.height})
+""",
+    "big50k_report": """
+path = sys.argv[3]
+t0 = time.perf_counter()
+rep = pf.fairness_report(path, y_true="y_true", y_pred="y_pred", y_score="score", weight="weight",
+                         protected=["person_group", "sex"], engine="streaming")
+emit({"label": "2e7 rows, 50k-level attribute x sex, parquet: full report", "time": time.perf_counter() - t0,
+      "report_rows": rep.height, "report_mib": rep.estimated_size() / 2**20})
+""",
+    "big50k_floor": """
+path = sys.argv[3]
+t0 = time.perf_counter()
+out = pl.scan_parquet(path).group_by(["person_group", "sex"]).agg(pl.len()).collect(engine="streaming")
+emit({"label": "2e7 rows, 50k-level attribute x sex, parquet: floor group-by", "time": time.perf_counter() - t0})
+""",
+}
+
+_MAKE_BIG = """
+import numpy as np, pyarrow as pa, pyarrow.parquet as pq, sys
+path, n, chunk = sys.argv[1], 20_000_000, 2_000_000
+rng = np.random.default_rng(1)
+writer = None
+for start in range(0, n, chunk):
+    g = rng.integers(0, 50_000, chunk); s = rng.integers(0, 2, chunk)
+    p = 1 / (1 + np.exp(-(-0.3 + 0.4 * s + 0.3 * np.cos(g))))
+    y = (rng.random(chunk) < p).astype(np.int8)
+    score = np.clip(p + rng.normal(0, 0.25, chunk) + 0.2 * (y - 0.5), 0, 1)
+    t = pa.table({"person_group": pa.array([f"g{i:05d}" for i in g]), "sex": pa.array(np.where(s == 1, "M", "F")),
+                  "y_true": y, "y_pred": (score >= 0.5).astype(np.int8), "score": score,
+                  "weight": rng.gamma(2.0, 0.5, chunk)})
+    writer = writer or pq.ParquetWriter(path, t.schema, compression="zstd")
+    writer.write_table(t, row_group_size=1_000_000)
+writer.close()
+"""
+
+
+def run(name: str, repeats: int, ci_none: bool, path: str = "-") -> list[dict]:
+    code = textwrap.dedent(_PRELUDE) + textwrap.dedent(SHAPES[name])
+    argv = [sys.executable, "-c", code, str(repeats), "1" if ci_none else "0", path]
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=HERE.parent)
+    if proc.returncode != 0:
+        tail = proc.stderr.strip().splitlines()[-3:] if proc.stderr.strip() else ["failed"]
+        return [{"label": name, "error": " | ".join(tail)}]
+    return [json.loads(line) for line in proc.stdout.strip().splitlines() if line.startswith("{")]
+
+
+def table(results: list[dict], args: argparse.Namespace) -> str:
+    lines = [
+        "## Report at real shapes (issue 12)",
+        "",
+        f"`python bench/shapes.py --repeats {args.repeats}`, one run, {platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}. polfair = `fairness_report` with weights and scores, default "
+        "options; floor = `df.lazy().group_by(by + protected).agg(pl.len())` on the same frame; medians of "
+        f"{args.repeats} interleaved repeats after a warm-up; peak RSS of the shape's own process (frame included).",
+        "",
+        "| shape | report rows | floor | polfair | ratio | peak RSS |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        if "error" in r:
+            lines.append(f"| {r['label']} | error: {r['error'][:120]} | | | | |")
+            continue
+        if "ratio" in r:
+            extra = f" (ci=None: {r['ratio_ci_none']:.2f}×)" if "ratio_ci_none" in r else ""
+            lines.append(
+                f"| {r['label']} | {r['report_rows']:,} | {r['floor'] * 1e3:.1f} ms | {r['polfair'] * 1e3:.0f} ms "
+                f"| **{r['ratio']:.2f}×**{extra} | {r['peak_rss_mib']:.0f} MiB |"
+            )
+        else:
+            rows = f"{r['report_rows']:,}" if "report_rows" in r else (f"{r['cells']:,} cells" if "cells" in r else "")
+            lines.append(f"| {r['label']} | {rows} | | {r['time'] * 1e3:.0f} ms | | **{r['peak_rss_mib']:.0f} MiB** |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--shapes", nargs="+", default=["day", "attrs8", "zip10k", "big50k", "mem1e7"])
+    ap.add_argument("--ci-none", action="store_true", help="also time ci=None where the keyword exists")
+    ap.add_argument("--out", default=None, help="markdown file whose shapes section is replaced")
+    args = ap.parse_args(argv)
+    results: list[dict] = []
+    for name in args.shapes:
+        if name == "big50k":
+            DATA.mkdir(exist_ok=True)
+            path = DATA / "shapes_big50k.parquet"
+            if not path.exists():
+                t0 = time.perf_counter()
+                subprocess.run([sys.executable, "-c", _MAKE_BIG, str(path)], check=True)
+                print(f"generated {path} in {time.perf_counter() - t0:.0f}s", flush=True)
+            parts = ["big50k_floor", "big50k_pass", "big50k_report"]
+            for part in parts:
+                res = run(part, args.repeats, args.ci_none, str(path))
+                results += res
+                print(json.dumps(res), flush=True)
+        else:
+            res = run(name, args.repeats, args.ci_none)
+            results += res
+            print(json.dumps(res), flush=True)
+    md = table(results, args)
+    print(md)
+    if args.out:
+        out = Path(args.out)
+        text = out.read_text() if out.exists() else ""
+        begin, end = "<!-- shapes:begin -->", "<!-- shapes:end -->"
+        block = f"{begin}\n{md}{end}\n"
+        if begin in text and end in text:
+            text = text[: text.index(begin)] + block + text[text.index(end) + len(end) + 1 :]
+        else:
+            text = text.rstrip("\n") + "\n\n" + block
+        out.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
