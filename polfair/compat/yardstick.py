@@ -27,17 +27,18 @@ Source: yardstick ``R/fair-aaa.R``, ``R/fair-demographic_parity.R``,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
 
 import polars as pl
 
-from polfair.exceptions import PolfairError
-from polfair.core.metrics import ALIASES, METRICS, between_groups_difference, between_groups_ratio
 from polfair.core.collect import collect_cells
+from polfair.core.metrics import ALIASES, METRICS, between_groups_difference, between_groups_ratio
 from polfair.core.report import REPORT_COLUMNS as _REPORT_COLUMNS
 from polfair.core.report import report_from_counts
 from polfair.core.spec import build_spec
+from polfair.exceptions import PolfairError
 
 __all__ = [
     "GROUPWISE",
@@ -51,6 +52,7 @@ __all__ = [
     "groupwise_metric",
     "max_abs_difference_to_reference",
     "ratio_range",
+    "resolve",
 ]
 
 Combine = Literal["max", "min", "mean"]

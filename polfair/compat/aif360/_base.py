@@ -163,9 +163,11 @@ class CellTableMetric:
 
     @staticmethod
     def _eq(name: str, dtype: pl.DataType, val: Any) -> pl.Expr:
-        """``column == val`` in the column's dtype (float64 equality for numbers, as aif360:
-        ``1``, ``1.0`` and ``True`` are one value); ``None`` matches the null rows; a value the
-        column cannot hold (``"a"`` in a numeric column, ``1`` in a string column) raises."""
+        """``column == val`` in the column's dtype; ``None`` matches the null rows.
+
+        Numbers compare as float64, as aif360 does (``1``, ``1.0`` and ``True`` are one value); a
+        value the column cannot hold (``"a"`` in a numeric column, ``1`` in a string column) raises.
+        """
         col = pl.col(name)
         if val is None:
             return col.is_null()

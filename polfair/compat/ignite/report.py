@@ -224,32 +224,7 @@ def multiclass_report(
     dpd = binary.filter(pl.col("group").is_null(), pl.col("attribute").is_not_null(),
                         pl.col("metric") == "demographic_parity_difference")  # fmt: skip
     for ai, attrs in enumerate(attribute_sets(keys, intersections)):
-        name = " & ".join(attrs)
-        g = one.group_by([*by_names, *attrs]).agg(pl.col("w_correct", "w", "n").sum()).sort(
-            [*by_names, *attrs], nulls_last=False)
-        g = g.with_columns(acc.alias("value"), group_label(attrs).alias("group"))
-        frames.append(g.select(*by_names, null_class, pl.lit(name).alias("attribute"), "group",
-                               pl.lit("accuracy").alias("metric"), "value", pl.col("n").cast(pl.Int64),
-                               pl.lit(ai).alias("__pf_a")))  # fmt: skip
-        aggs = [
-            between_groups_difference(pl.col("value")).alias("difference"),
-            between_groups_ratio(pl.col("value")).alias("ratio"),
-            pl.col("n").sum().cast(pl.Int64),
-        ]
-        s = g.group_by(by_names).agg(aggs) if by_names else g.select(aggs)
-        base: list[str | pl.Expr] = [
-            *by_names, null_class, pl.lit(name).alias("attribute"), pl.lit(ai).alias("__pf_a"), "n"
-        ]
-        frames.append(s.select(*base, pl.lit("accuracy").alias("metric"), "difference", "ratio"))
-        frames.append(s.select(*base, pl.lit("subgroup_accuracy_difference").alias("metric"),
-                               pl.col("difference").alias("value")))  # fmt: skip
-        mx = dpd.filter(pl.col("attribute") == name)
-        mx = mx.group_by(by_names).agg(pl.when(pl.col("value").null_count() == 0).then(pl.col("value").max()))\
-            if by_names else mx.select(pl.when(pl.col("value").null_count() == 0).then(pl.col("value").max()))
-        mx = s.select(*by_names, "n").join(mx, on=by_names, how="left", nulls_equal=True) if by_names else \
-            s.select("n").join(mx, how="cross")
-        frames.append(mx.select(*base, pl.lit("demographic_parity_difference").alias("metric"),
-                                pl.col("value").cast(pl.Float64)))  # fmt: skip
+        frames += _attribute_set_rows(one, dpd, by_names, attrs, ai, null_class)
     free = pl.concat(frames, how="diagonal_relaxed")
     free = free.with_row_index("__pf_i").sort([*by_names, "__pf_a", "__pf_i"], nulls_last=False)
     free = free.drop("__pf_i", "__pf_a")
@@ -259,3 +234,43 @@ def multiclass_report(
     if by_names:
         both = both.with_row_index("__pf_i").sort([*by_names, "__pf_i"], nulls_last=False).drop("__pf_i")
     return both
+
+
+def _attribute_set_rows(
+    one: pl.DataFrame, dpd: pl.DataFrame, by_names: list[str], attrs: tuple[str, ...], ai: int, null_class: pl.Expr
+) -> list[pl.DataFrame]:
+    """The class-free rows of one attribute set: accuracy per group, its spread, ignite's two metrics.
+
+    ``one`` is the class cell table of one class (accuracy is the same in every class), ``dpd`` the
+    per-class ``demographic_parity_difference`` attribute rows of the binary report; ``ai`` orders
+    the attribute sets.
+    """
+    acc = rate(pl.col("w_correct"), pl.col("w"))
+    frames = []
+    name = " & ".join(attrs)
+    g = one.group_by([*by_names, *attrs]).agg(pl.col("w_correct", "w", "n").sum()).sort(
+        [*by_names, *attrs], nulls_last=False)
+    g = g.with_columns(acc.alias("value"), group_label(attrs).alias("group"))
+    frames.append(g.select(*by_names, null_class, pl.lit(name).alias("attribute"), "group",
+                           pl.lit("accuracy").alias("metric"), "value", pl.col("n").cast(pl.Int64),
+                           pl.lit(ai).alias("__pf_a")))  # fmt: skip
+    aggs = [
+        between_groups_difference(pl.col("value")).alias("difference"),
+        between_groups_ratio(pl.col("value")).alias("ratio"),
+        pl.col("n").sum().cast(pl.Int64),
+    ]
+    s = g.group_by(by_names).agg(aggs) if by_names else g.select(aggs)
+    base: list[str | pl.Expr] = [
+        *by_names, null_class, pl.lit(name).alias("attribute"), pl.lit(ai).alias("__pf_a"), "n"
+    ]
+    frames.append(s.select(*base, pl.lit("accuracy").alias("metric"), "difference", "ratio"))
+    frames.append(s.select(*base, pl.lit("subgroup_accuracy_difference").alias("metric"),
+                           pl.col("difference").alias("value")))  # fmt: skip
+    mx = dpd.filter(pl.col("attribute") == name)
+    mx = mx.group_by(by_names).agg(pl.when(pl.col("value").null_count() == 0).then(pl.col("value").max()))\
+        if by_names else mx.select(pl.when(pl.col("value").null_count() == 0).then(pl.col("value").max()))
+    mx = s.select(*by_names, "n").join(mx, on=by_names, how="left", nulls_equal=True) if by_names else \
+        s.select("n").join(mx, how="cross")
+    frames.append(mx.select(*base, pl.lit("demographic_parity_difference").alias("metric"),
+                            pl.col("value").cast(pl.Float64)))  # fmt: skip
+    return frames
