@@ -56,6 +56,23 @@ from polfair.core.metrics import ALIASES, DISPARITIES, METRICS
 from polfair.monitor import FairnessConfig, alerts, apply_thresholds
 from polfair.compat.ignite import multiclass_report, subgroup_accuracy_difference
 from polfair.core.report import REPORT_COLUMNS, report_from_counts
+from polfair.core.run_metadata import with_run_metadata
+from polfair.core.schema import SCHEMA_VERSION
+from polfair.core.wide import to_wide
+from polfair.mitigation import group_thresholds, reweighing
+from polfair.monitor import compare_reports
+from polfair.outputs.html import HtmlReport, to_html, write_html
+from polfair.proxies import proxy_report, proxy_scan
+from polfair.regulatory import adverse_impact
+from polfair.scores import (
+    merge_score_counts,
+    precision_recall_curve,
+    reliability_curve,
+    roc_curve,
+    score_counts,
+    score_report,
+    threshold_sweep,
+)
 
 __version__ = "0.1.0"
 
@@ -75,7 +92,14 @@ _groupwise = [
     "GroupwiseMetric", "groupwise_metric", "diff_range", "ratio_range", "max_abs_difference_to_reference",
     "demographic_parity", "equal_opportunity", "equalized_odds",
 ]  # fmt: skip
-_monitoring = ["FairnessConfig", "alerts", "apply_thresholds"]
+_monitoring = ["FairnessConfig", "alerts", "apply_thresholds", "compare_reports"]
+_pipelines = ["to_wide", "with_run_metadata", "SCHEMA_VERSION"]
+_scores = [
+    "score_counts", "merge_score_counts", "score_report", "threshold_sweep", "roc_curve", "precision_recall_curve",
+    "reliability_curve",
+]  # fmt: skip
+_decisions = ["adverse_impact", "group_thresholds", "reweighing", "proxy_scan", "proxy_report"]
+_outputs = ["to_html", "write_html", "HtmlReport"]
 _aif360 = ["ClassificationMetric", "BinaryLabelDatasetMetric"]
 _streaming = ["FairnessAccumulator"]
 _multiclass = ["multiclass_report", "subgroup_accuracy_difference"]
@@ -83,6 +107,6 @@ _data = ["load_compas", "load_adult", "load_german_credit"]
 _errors = ["PolfairError", "ColumnNotFoundError", "InvalidInputError", "MissingValuesWarning"]
 
 __all__ = [
-    *_core, *_registry, *_rates, *_fairness, *_groupwise, *_monitoring, *_aif360, *_streaming, *_multiclass,
-    *_data, *_errors, "__version__",
+    *_core, *_registry, *_rates, *_fairness, *_groupwise, *_monitoring, *_pipelines, *_scores, *_decisions,
+    *_outputs, *_aif360, *_streaming, *_multiclass, *_data, *_errors, "__version__",
 ]  # fmt: skip
