@@ -110,27 +110,39 @@ def group_histograms(
     keys = _keys_of(h, by_n)
     sets: list[tuple[str, ...]] = attribute_sets(keys, intersections) if keys else []
     lab = pl.col("label")
+    # the label folded into columns once (the finest cells); every attribute set then sums these
+    # plain columns on its own keys and labels its groups after the roll-up (fewer rows)
+    base = (
+        h.group_by([*by_n, *keys, "score"])
+        .agg(
+            pl.col("n").sum(),
+            pl.col("weight").filter(lab).sum().alias("pos"),
+            pl.col("weight").filter(~lab).sum().alias("neg"),
+            pl.col("score_sum").filter(lab).sum().alias("pos_score"),
+            pl.col("score_sum").filter(~lab).sum().alias("neg_score"),
+            pl.col("score_sq_sum").sum().alias("score_sq"),
+            pl.col("score_min").min(),
+            pl.col("score_max").max(),
+        )
+        .lazy()
+    )
     aggs = [
-        pl.col("n").sum(),
-        pl.col("weight").filter(lab).sum().alias("pos"),
-        pl.col("weight").filter(~lab).sum().alias("neg"),
-        pl.col("score_sum").filter(lab).sum().alias("pos_score"),
-        pl.col("score_sum").filter(~lab).sum().alias("neg_score"),
-        pl.col("score_sq_sum").sum().alias("score_sq"),
+        *[pl.col(c).sum() for c in ("n", "pos", "neg", "pos_score", "neg_score", "score_sq")],
         pl.col("score_min").min(),
         pl.col("score_max").max(),
     ]
     parts = []
     for i, s in enumerate(sets):
         parts.append(
-            h.with_columns(group_label(list(s)).alias("group"))
-            .group_by([*by_n, "group", "score"])
+            base.group_by([*by_n, *s, "score"])
             .agg(aggs)
-            .with_columns(pl.lit(" & ".join(s)).alias("attribute"), pl.lit(i).alias(_SET))
+            .with_columns(
+                group_label(list(s)).alias("group"), pl.lit(" & ".join(s)).alias("attribute"), pl.lit(i).alias(_SET)
+            )
         )
     if population or not parts:
         parts.append(
-            h.group_by([*by_n, "score"])
+            base.group_by([*by_n, "score"])
             .agg(aggs)
             .with_columns(
                 pl.lit(None, pl.String).alias("attribute"),
@@ -140,8 +152,8 @@ def group_histograms(
         )
     cols = [*by_n, "attribute", "group", "score", "n", "pos", "neg", "pos_score", "neg_score", "score_sq",
             "score_min", "score_max"]  # fmt: skip
-    out = pl.concat([p.select(*cols, _SET) for p in parts])
-    return out.sort([*by_n, _SET, "group", "score"], nulls_last=True).drop(_SET)
+    out = pl.concat([p.select(*cols, _SET) for p in parts])  # one lazy plan: the roll-ups run in parallel
+    return out.sort([*by_n, _SET, "group", "score"], nulls_last=True).drop(_SET).collect()
 
 
 def _gid(by: Sequence[str]) -> list[str]:
