@@ -139,12 +139,25 @@ def sweep_counts(
     left = (totals.join(T, on=by_n, how="inner", nulls_equal=True) if by_n else totals.join(T, how="cross")).sort(
         "threshold"
     )
+    # prefix sums: Σ over scores < this cell's score, so TN and FN are sums too (no N - FP residue)
+    prefix = (
+        gh.sort([_GID, "score"])
+        .select(
+            _GID,
+            "score",
+            pl.col("pos").cum_sum().over(_GID).alias("fn"),
+            pl.col("neg").cum_sum().over(_GID).alias("tn"),
+        )
+        .sort("score")
+    )
     joined = left.join_asof(
         suffix, left_on="threshold", right_on="score", by=_GID, strategy="forward", check_sortedness=False
-    )
-    out = joined.with_columns(pl.col("tp").fill_null(0.0), pl.col("fp").fill_null(0.0)).select(
-        *g, "cut", "threshold", pl.col("n").cast(pl.Int64), "tp", "fp",
-        (pl.col("N") - pl.col("fp")).alias("tn"), (pl.col("P") - pl.col("tp")).alias("fn"),
+    ).join_asof(
+        prefix, left_on="threshold", right_on="score", by=_GID, strategy="backward", allow_exact_matches=False,
+        check_sortedness=False,
+    )  # fmt: skip
+    out = joined.with_columns(pl.col("tp", "fp", "tn", "fn").fill_null(0.0)).select(
+        *g, "cut", "threshold", pl.col("n").cast(pl.Int64), "tp", "fp", "tn", "fn",
         "gtp", "gfp", (pl.col("N") - pl.col("gfp")).alias("gtn"), (pl.col("P") - pl.col("gtp")).alias("gfn"),
         _GID,
     )  # fmt: skip
