@@ -491,3 +491,26 @@ def test_ge_replicates_equals_the_entropy_module(alpha):
     ours = iv.ge_replicates(frame, {"v": alpha}, ["k"]).sort("k")["v"].to_numpy()
     ref = entropy.generalized_entropy_indices(frame, {"v": alpha}, ["k"]).sort("k")["v"].to_numpy()
     assert np.max(np.abs(ours - ref) / np.maximum(1e-300, np.abs(ref))) < 1e-12
+
+
+def test_table_forms_equal_the_aggregation_forms():
+    rng = np.random.default_rng(14)
+    fam = np.repeat(np.arange(25), 6)
+    n = rng.integers(0, 80, fam.size).astype(float)
+    x = np.floor(n * rng.uniform(0, 1, fam.size))
+    x[::7] = 0.0
+    n[::9] = 0.0  # undefined groups are skipped
+    df = pl.DataFrame({"f": fam, "x": x, "n": n})
+    df = df.with_columns(p=pl.when(pl.col("n") > 0).then(pl.col("x") / pl.col("n")))
+    names = ("difference_lo", "difference_hi", "ratio_lo", "ratio_hi")
+    r = Rate(pl.col("p"), pl.col("n"))
+    fast = iv.spread_table(df, by=["f"], p="p", n="n", ci=0.9).collect().sort("f")
+    slow = df.group_by("f").agg(*[e.alias(c) for e, c in zip(iv.spread_intervals(r, 0.9), names)]).sort("f")
+    assert fast.select(names).equals(slow.select(names))
+    eo_fast = iv.equalized_odds_spread_table(df, by=["f"], tpr=("p", "n"), fpr=("p", "n"), ci=0.9).collect().sort("f")
+    eo_slow = df.group_by("f").agg(*[e.alias(c) for e, c in zip(iv.equalized_odds_spread_intervals(r, r, 0.9), names)])
+    assert eo_fast.select(names).equals(eo_slow.sort("f").select(names))
+    e = iv.edf_interval(pl.col("x"), pl.col("n"), None, 0.9)
+    edf_fast = iv.edf_table(df, by=["f"], positives="x", total="n", total_w2=None, ci=0.9).collect().sort("f")
+    edf_slow = df.group_by("f").agg(e.lo.alias("value_lo"), e.hi.alias("value_hi")).sort("f")
+    assert edf_fast.select("value_lo", "value_hi").equals(edf_slow.select("value_lo", "value_hi"))
