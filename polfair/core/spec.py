@@ -418,7 +418,7 @@ def build_spec(
     cols = [*(e.alias(n) for e, n in zip(by_exprs, by_names)), *(e.alias(k) for e, k in zip(key_exprs, keys))]
     cols.append(code.alias(CODE))
     if cluster is not None:
-        from polfair.core.intervals import bucket_of
+        from polfair.core.hashing import bucket_of
 
         ce = as_expr(cluster, "cluster")
         check_columns(ce, "cluster", names)
