@@ -425,7 +425,20 @@ def add_groupwise_rows(
     if not gms:
         return report
     by = _by_columns(report)
-    present = set(report["metric"].unique().to_list())
+    _check_metrics(gms, set(report["metric"].unique().to_list()))
+    keys = [*by, "attribute"]
+    group_rows = report.filter(pl.col("group").is_not_null() & pl.col("attribute").is_not_null())
+    base = (
+        report.filter(pl.col("group").is_null() & pl.col("attribute").is_not_null())
+        .group_by(keys, maintain_order=True)
+        .agg(pl.col("n").first())
+    )
+    extra = pl.concat([_rows_for(gm, group_rows, base, by) for gm in gms], how="vertical_relaxed")
+    return _insert_after_attribute_rows(report, extra, by)
+
+
+def _check_metrics(gms: list[GroupwiseMetric], present: set[Any]) -> None:
+    """Raise when a groupwise metric's name is taken or its per-group metrics are not in the report."""
     for gm in gms:
         if gm.name in present:
             msg = (
@@ -440,48 +453,45 @@ def add_groupwise_rows(
             ) else ""
             msg = f"groupwise metric {gm.name!r} needs {missing}, which the report does not have{why}"
             raise PolfairError(msg)
+
+
+def _rows_for(gm: GroupwiseMetric, group_rows: pl.DataFrame, base: pl.DataFrame, by: list[str]) -> pl.DataFrame:
+    """One attribute-level row of ``gm`` per (``by`` group, attribute set): the aggregate per metric, combined."""
     keys = [*by, "attribute"]
-    group_rows = report.filter(pl.col("group").is_not_null() & pl.col("attribute").is_not_null())
-    base = (
-        report.filter(pl.col("group").is_null() & pl.col("attribute").is_not_null())
-        .group_by(keys, maintain_order=True)
-        .agg(pl.col("n").first())
-    )
-    frames = []
-    for gm in gms:
-        wide = base
-        cols = []
-        for i, m in enumerate(gm.metrics):
-            col = f"__pf_gw_{i}"
-            aggs = [gm.aggregate.expr.alias(col)]
-            if gm.aggregate.reports_reference and i == 0:
-                aggs.append(pl.col("reference_group").drop_nulls().first().alias("reference_group"))
-            per = group_rows.filter(pl.col("metric") == m).group_by(keys, maintain_order=True).agg(aggs)
-            dtype = per.schema[col]
-            if not (dtype.is_numeric() or dtype == pl.Null):
-                msg = (
-                    f"groupwise metric {gm.name!r}: aggregate must return a single numeric value per "
-                    f"attribute set, got dtype {dtype} (use an aggregation such as pl.col('value').max())"
-                )
-                raise PolfairError(msg)
-            wide = wide.join(per.with_columns(pl.col(col).cast(pl.Float64)), on=keys, how="left", nulls_equal=True)
-            cols.append(col)
-        if "reference_group" not in wide.columns:
-            wide = wide.with_columns(pl.lit(None, pl.String).alias("reference_group"))
-        frames.append(
-            wide.select(
-                *by,
-                pl.col("attribute"),
-                pl.lit(None, pl.String).alias("group"),
-                pl.lit(gm.name).alias("metric"),
-                _combine(cols, gm.combine).cast(pl.Float64).alias("value"),
-                pl.col("reference_group").cast(pl.String),
-                pl.lit(None, pl.Float64).alias("difference"),
-                pl.lit(None, pl.Float64).alias("ratio"),
-                pl.col("n").cast(pl.Int64),
+    wide = base
+    cols = []
+    for i, m in enumerate(gm.metrics):
+        col = f"__pf_gw_{i}"
+        aggs = [gm.aggregate.expr.alias(col)]
+        if gm.aggregate.reports_reference and i == 0:
+            aggs.append(pl.col("reference_group").drop_nulls().first().alias("reference_group"))
+        per = group_rows.filter(pl.col("metric") == m).group_by(keys, maintain_order=True).agg(aggs)
+        dtype = per.schema[col]
+        if not (dtype.is_numeric() or dtype == pl.Null):
+            msg = (
+                f"groupwise metric {gm.name!r}: aggregate must return a single numeric value per "
+                f"attribute set, got dtype {dtype} (use an aggregation such as pl.col('value').max())"
             )
-        )
-    extra = pl.concat(frames, how="vertical_relaxed")
+            raise PolfairError(msg)
+        wide = wide.join(per.with_columns(pl.col(col).cast(pl.Float64)), on=keys, how="left", nulls_equal=True)
+        cols.append(col)
+    if "reference_group" not in wide.columns:
+        wide = wide.with_columns(pl.lit(None, pl.String).alias("reference_group"))
+    return wide.select(
+        *by,
+        pl.col("attribute"),
+        pl.lit(None, pl.String).alias("group"),
+        pl.lit(gm.name).alias("metric"),
+        _combine(cols, gm.combine).cast(pl.Float64).alias("value"),
+        pl.col("reference_group").cast(pl.String),
+        pl.lit(None, pl.Float64).alias("difference"),
+        pl.lit(None, pl.Float64).alias("ratio"),
+        pl.col("n").cast(pl.Int64),
+    )
+
+
+def _insert_after_attribute_rows(report: pl.DataFrame, extra: pl.DataFrame, by: list[str]) -> pl.DataFrame:
+    """``report`` with ``extra``'s rows placed after the attribute-level rows of their attribute set."""
     order = {a: i for i, a in enumerate(dict.fromkeys(report["attribute"].drop_nulls().to_list()))}
 
     def keyed(df: pl.DataFrame) -> pl.DataFrame:
