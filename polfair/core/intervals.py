@@ -176,6 +176,9 @@ class Test(NamedTuple):
     test: pl.Expr
 
 
+Test.__test__ = False  # type: ignore[attr-defined]  # not a pytest test class (pytest collects polfair/)
+
+
 class SpreadInterval(NamedTuple):
     """Intervals of ``max − min`` (``difference_lo/hi``) and ``min / max`` (``ratio_lo/hi``)."""
 
