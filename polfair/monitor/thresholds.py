@@ -23,7 +23,7 @@ from polfair.monitor.config import parse_thresholds
 __all__ = ["STATUS_VALUES", "alerts", "apply_thresholds", "format_threshold"]
 
 #: Values of the ``status`` column (null where no threshold applies).
-STATUS_VALUES = ("ok", "violation", "insufficient_data")
+STATUS_VALUES = ("ok", "violation", "insufficient_data", "inconclusive")
 
 
 def format_threshold(lo: float, hi: float) -> str:
@@ -44,6 +44,7 @@ def apply_thresholds(
     min_sample_size: int | None = None,
     *,
     groups: Mapping[str, Sequence[str]] | None = None,
+    significance: float | None = None,
 ) -> pl.DataFrame:
     """Judge a fairness report against thresholds: add ``threshold`` and ``status`` columns.
 
@@ -63,13 +64,21 @@ def apply_thresholds(
         attribute sets with other labels get no status (``fairness_report(config=...)`` passes the
         monitored group of each config attribute). Attribute sets not in the mapping are judged
         for all groups.
+    significance
+        Optional float in (0, 1), e.g. 0.05; needs a report with intervals (``ci=``). A row whose
+        point value breaches its band is a ``"violation"`` only when the breach is also
+        significant: its ``p_value_adjusted`` is below ``significance``, or its interval
+        ``[value_lo, value_hi]`` lies entirely outside the band; otherwise it is
+        ``"inconclusive"`` (the data cannot tell). Rows without an interval or p-value (counts)
+        keep the point-value rule. Default ``None``: OpenScale's point-value semantics.
 
     Returns
     -------
     pl.DataFrame
         The report plus ``threshold`` (String, e.g. ``"[0.8, 1.25]"``) and ``status`` (String:
         ``"ok"`` if ``lo <= value <= hi``, ``"violation"`` otherwise, ``"insufficient_data"`` as
-        above or when ``value`` is null; null where no threshold applies). Which rows are checked:
+        above or when ``value`` is null, ``"inconclusive"`` with ``significance`` as above; null
+        where no threshold applies). Which rows are checked:
         every row of a threshold's metric, except the attribute-level rows of per-group metrics
         (:data:`polfair.core.metrics.METRICS`, whose ``value`` is null by design).
 
@@ -77,7 +86,8 @@ def apply_thresholds(
     ------
     PolfairError
         A threshold names a metric that is not in the report (with close names), an invalid band
-        or ``min_sample_size``, or a report without the report columns.
+        or ``min_sample_size``, a report without the report columns, or ``significance`` outside
+        (0, 1) or without the interval columns.
 
     Notes
     -----
@@ -111,6 +121,8 @@ def apply_thresholds(
     bands = parse_thresholds(thresholds)
     min_n = check_size(min_sample_size, "min_sample_size")
     _check_metrics_present(report, bands)
+    if significance is not None:
+        _check_significance(report, significance)
     report = report.drop("threshold", "status", strict=False)
     out = report.with_row_index("__pf_row")
     out = out.join(_band_table(bands, report.schema["metric"]), on="metric", how="left", maintain_order="left")
@@ -119,7 +131,36 @@ def apply_thresholds(
     out = out.sort("__pf_row").with_columns(
         pl.when(eligible).then(pl.col("threshold")).alias("threshold"), _status(eligible, min_n).alias("status")
     )
+    if significance is not None:
+        out = out.with_columns(_significant_status(significance).alias("status"))
     return out.select(*report.columns, "threshold", "status")
+
+
+_SIGNIFICANCE_COLUMNS = ("value_lo", "value_hi", "p_value_adjusted")
+
+
+def _check_significance(report: pl.DataFrame, significance: Any) -> None:
+    if isinstance(significance, bool) or not isinstance(significance, (int, float)) or not 0 < significance < 1:
+        msg = f"significance must be a level in (0, 1) such as 0.05, or None; got {significance!r}"
+        raise PolfairError(msg)
+    missing = [c for c in _SIGNIFICANCE_COLUMNS if c not in report.columns]
+    if missing:
+        msg = (
+            f"significance= needs a report with confidence intervals (columns {missing} are missing): "
+            "compute it with fairness_report(..., ci=0.95)"
+        )
+        raise PolfairError(msg)
+
+
+def _significant_status(significance: float) -> pl.Expr:
+    """A point-value violation stays a violation only if it is significant, else ``inconclusive``."""
+    lo, hi = pl.col("value_lo"), pl.col("value_hi")
+    p_adj = pl.col("p_value_adjusted")
+    beyond = (hi < pl.col("__pf_lo")).fill_null(False) | (lo > pl.col("__pf_hi")).fill_null(False)
+    significant = (p_adj < significance).fill_null(False) | beyond
+    has_evidence = lo.is_not_null() | hi.is_not_null() | p_adj.is_not_null()
+    status = pl.col("status")
+    return pl.when((status == "violation") & has_evidence & ~significant).then(pl.lit("inconclusive")).otherwise(status)
 
 
 #: A group row of the report / an attribute-level row (group null) of the report.
@@ -218,7 +259,9 @@ def alerts(report: pl.DataFrame) -> pl.DataFrame:
     Returns
     -------
     pl.DataFrame
-        Those rows, all columns kept, in report order; empty (same schema) when all is well.
+        Those rows, all columns kept, in report order; empty (same schema) when all is well. When
+        the report has intervals (``ci=``), a String column ``interval`` (``"[lo, hi]"``; null where
+        the row has none) follows ``value``.
 
     Raises
     ------
@@ -241,5 +284,17 @@ def alerts(report: pl.DataFrame) -> pl.DataFrame:
             "fairness_report, or call apply_thresholds(report, thresholds)"
         )
         raise PolfairError(msg)
-    return report.filter(pl.col("status") == "violation")
+    out = report.filter(pl.col("status") == "violation")
+    if "value_lo" in out.columns and "value_hi" in out.columns and "interval" not in out.columns:
+        cols = out.columns
+        lo, hi = pl.col("value_lo"), pl.col("value_hi")
+
+        def num(e: pl.Expr) -> pl.Expr:
+            return pl.when(e.is_null()).then(pl.lit("?")).otherwise(e.round_sig_figs(3).cast(pl.String))
+
+        pieces = [pl.lit("["), num(lo), pl.lit(", "), num(hi), pl.lit("]")]
+        text = pl.when(lo.is_not_null() | hi.is_not_null()).then(pl.concat_str(pieces))
+        at = cols.index("value") + 1
+        out = out.with_columns(text.alias("interval")).select(*cols[:at], "interval", *cols[at:])
+    return out
 
