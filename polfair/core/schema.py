@@ -98,8 +98,8 @@ REPORT_SCHEMA: tuple[Column, ...] = (
     Column("group_key", pl.Struct, "the typed group key: one field per protected attribute in its input dtype "
            "(null field: not in the attribute set, or a null value); null on population rows", 2, "core"),
     Column("threshold", _S, "the threshold band applied to the row (monitor; with thresholds)", 1, "monitor"),
-    Column("status", _S, "'ok' | 'violation' | 'insufficient_data'; null where no threshold applies",
-           1, "monitor"),
+    Column("status", _S, "'ok' | 'violation' | 'insufficient_data' | 'inconclusive' (since 2, with "
+           "significance=); null where no threshold applies", 1, "monitor"),
     Column("run_id", _S, "identifier of the run that produced the row (uuid4 hex by default)", 2, "run"),
     Column("run_at", pl.Datetime("us", "UTC"), "when the run started (UTC, microseconds)", 2, "run"),
     Column("polfair_version", _S, "polfair version that computed the row", 2, "run"),
