@@ -109,3 +109,14 @@ def test_schema_table_lists_every_column() -> None:
     t = schema_table()
     assert t["name"].to_list() == [c.name for c in REPORT_SCHEMA]
     assert t.filter(pl.col("since") > 1)["nullable"].all()
+
+
+def test_report_with_intervals_matches_schema(compas: pl.DataFrame) -> None:
+    import inspect
+
+    if "ci" not in inspect.signature(pf.fairness_report).parameters:
+        pytest.skip("fairness_report has no ci= yet")
+    report = pf.fairness_report(compas, **_COMPAS, ci=0.95)
+    _check_against_schema(report, [])
+    intervals = [c.name for c in REPORT_SCHEMA if c.kind == "interval"]
+    assert [c for c in intervals if c not in report.columns] == []
