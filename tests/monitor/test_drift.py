@@ -306,6 +306,7 @@ def test_weighted_cell_tables_use_kish_sizes_from_the_squares() -> None:
     assert (row["current"], row["baseline"]) == pytest.approx((p1, p0))
     assert row["p_value"] == pytest.approx(_two_sided(z), rel=1e-9)
     # the same reports without sizes are refused
-    reports = [pf.fairness_report(f, y_true="y", y_pred="p", protected="g", weight="w", **_NO_CI) for f in (now, before)]
+    opts = {"y_true": "y", "y_pred": "p", "protected": "g", "weight": "w", **_NO_CI}
+    reports = [pf.fairness_report(f, **opts) for f in (now, before)]
     with pytest.raises(PolfairError, match="looks weighted"):
         compare_reports(*reports)
