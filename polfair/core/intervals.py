@@ -1555,7 +1555,7 @@ def homogeneity_test(
     for r in parts:
         exprs += [r.p.cast(pl.Float64), r.n.cast(pl.Float64)]
 
-    def run(series: list[pl.Series]) -> dict[str, Any]:
+    def run(series: Sequence[pl.Series]) -> dict[str, Any]:
         k = series[0].drop_nulls()
         kv = k[0] if len(k) else None
         arrays = []
@@ -1758,21 +1758,21 @@ def entropy_bootstrap(
         # through the same formula written as plain per-group sums (Polars' fast group-by path;
         # the broadcast aggregation costs ~85 µs per group, i.e. 0.5 s for 7 sets x 4 by x 200)
         original = benefits.filter(pl.col(_REP) == -1)
-        out = pl.concat(
+        out = pl.concat(  # type: ignore[type-var]
             [
                 entropy.generalized_entropy_indices(original, names, rk),
                 ge_replicates(benefits.filter(pl.col(_REP) >= 0), names, rk),
             ],
             how="vertical_relaxed",
-        )  # type: ignore[type-var]
+        )
         clamped = {k: pl.col(k).fill_nan(None).clip(lower_bound=0.0) for k in names}
         cv = f"{prefix}coefficient_of_variation"
-        return out.select(
+        return out.select(  # type: ignore[return-value]
             *rk,
             clamped[f"{prefix}generalized_entropy_index"].alias(f"{prefix}generalized_entropy_index"),
             clamped[f"{prefix}theil_index"].alias(f"{prefix}theil_index"),
             (2.0 * clamped["__pf_ge2"]).sqrt().alias(cv),
-        )  # type: ignore[union-attr]
+        )
 
     def longer(wide: pl.DataFrame, attribute: str | None) -> pl.DataFrame:
         return wide.unpivot(index=rk, variable_name="metric", value_name="value").with_columns(
@@ -1791,10 +1791,11 @@ def entropy_bootstrap(
     est = long.filter(pl.col(_REP) == -1).drop(_REP)
     reps = long.filter(pl.col(_REP) >= 0).group_by(idx, maintain_order=True).agg(pl.col("value").alias("__pf_reps"))
     joined = est.join(reps, on=idx, how="left", nulls_equal=True)
-    lows, highs = [], []
+    lows: list[float | None] = []
+    highs: list[float | None] = []
     for value, rep_values in zip(joined["value"].to_list(), joined["__pf_reps"].to_list()):
         arr = np.array([np.nan if v is None else v for v in (rep_values or [])], dtype=np.float64)
-        lo, hi = bias_corrected_normal_interval(value, arr, ci) if value is not None else (None, None)  # type: ignore[arg-type]
+        lo, hi = bias_corrected_normal_interval(value, arr, ci) if value is not None else (None, None)
         lows.append(lo)
         highs.append(hi)
     return joined.select(
@@ -1964,19 +1965,25 @@ def jackknife_intervals(
         if by
         else out.with_columns(pl.lit(g_count["n_buckets"][0], pl.UInt32).alias("n_buckets"))
     )
-    lows, highs, ses, pvals = [], [], [], []
+    lows: list[float | None] = []
+    highs: list[float | None] = []
+    ses: list[float | None] = []
+    pvals: list[float | None] = []
     has_null = "null_value" in out.columns
     for row in out.iter_rows(named=True):
         vals = [v for v in (row["__pf_vals"] or []) if v is not None and math.isfinite(v)]
         g = int(row["n_buckets"] or 0)
         theta = row["value"]
         if theta is None or g < 2 or len(vals) != g or not math.isfinite(theta):
-            lows.append(None), highs.append(None), ses.append(None), pvals.append(None)
+            for acc in (lows, highs, ses, pvals):
+                acc.append(None)
             continue
         arr = np.asarray(vals)
         se = math.sqrt((g - 1) / g * float(np.sum((arr - arr.mean()) ** 2)))
         t = t_quantile(1.0 - (1.0 - ci) / 2.0, g - 1)
-        lows.append(theta - t * se), highs.append(theta + t * se), ses.append(se)
+        lows.append(theta - t * se)
+        highs.append(theta + t * se)
+        ses.append(se)
         h0 = row.get("null_value") if has_null else None
         if h0 is None:
             pvals.append(None)
