@@ -98,6 +98,12 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--by", nargs="+", default=[], help="one report per value of these columns")
     rep.add_argument("--intersections", type=int, help="largest attribute-set size (default: all)")
     rep.add_argument("--on-missing", choices=["warn", "raise", "ignore"], default="warn")
+    rep.add_argument("--ci", type=float, metavar="LEVEL",
+                     help="confidence level of the intervals, e.g. 0.95 (docs/statistics.md)")
+    rep.add_argument("--n-boot", type=int, metavar="B", help="bootstrap / Monte Carlo replicates (default 200)")
+    rep.add_argument("--seed", type=int, help="seed of the bootstrap and Monte Carlo streams (default 0)")
+    rep.add_argument("--cluster", metavar="COLUMN",
+                     help="cluster id column (several rows per person): cluster-robust jackknife intervals")
     rep.add_argument("--allow-many-groups", action="store_true",
                      help="accept Float protected/by columns and columns with a group per row or so (default: error)")
     rep.add_argument("--out", help="output file (.parquet/.csv/.json/.ndjson); default: print a summary")
@@ -252,6 +258,10 @@ def _run_report(args: argparse.Namespace) -> int:
     }
     if args.allow_many_groups:
         kwargs["allow_many_groups"] = True
+    # statistics (issue 11): passed only when given, so the report's own defaults apply otherwise
+    for flag in ("ci", "n_boot", "seed", "cluster"):
+        if getattr(args, flag, None) is not None:
+            kwargs[flag] = getattr(args, flag)
     log = _event_log(args)
     run_id = args.run_id or uuid.uuid4().hex
     if args.run_metadata:
@@ -370,6 +380,7 @@ _FLAGS = {
     "protected": "--protected", "favorable": "--favorable", "unfavorable": "--unfavorable",
     "privileged": "--privileged", "reference": "--reference", "by": "--by", "threshold": "--threshold",
     "intersections": "--intersections", "on_missing": "--on-missing", "allow_many_groups": "--allow-many-groups",
+    "ci": "--ci", "n_boot": "--n-boot", "seed": "--seed", "cluster": "--cluster",
 }  # fmt: skip
 _FLAG_RE = re.compile(r"(?<![\w.-])(" + "|".join(_FLAGS) + r")=('[^']*'|\"[^\"]*\"|[^\s,;:)]+)?")
 
