@@ -17,7 +17,7 @@ from polfair.core._args import SMALL_COLLECT as _SMALL
 from polfair.core._typing import OnMissing
 from polfair.core.counts import code_counts, describe_code_problems, pivot_codes
 from polfair.core.inputs import source_name
-from polfair.core.spec import Spec, check_on_missing
+from polfair.core.spec import MAX_WEIGHT, Spec, check_on_missing
 from polfair.exceptions import InvalidInputError, MissingValuesWarning
 
 __all__ = ["check_not_empty", "collect_cells"]
@@ -157,8 +157,15 @@ def _check_cardinality(spec: Spec, codes: pl.DataFrame, total: int) -> None:
 
 def _check_overflow(spec: Spec, codes: pl.DataFrame) -> None:
     """Every weight is finite (infinite ones are invalid rows), so an infinite sum is an overflow."""
+    if spec.weighted and codes.height and int(codes["__pf_n"].max()) >= 2**31:  # type: ignore[arg-type]
+        msg = (
+            f"weight={_describe(spec, 'weight')}: a cell has 2**31 rows or more, beyond the exact "
+            "weighted sums (weights < 2**40, Int128); count the input in parts and merge the cell "
+            "tables with polfair.merge_counts"
+        )
+        raise InvalidInputError(msg)
     for col, role in (("__pf_w", "weight"), ("__pf_ws", "y_score"), ("__pf_w1s", "y_score")):
-        if col in codes.columns and codes.get_column(col).is_infinite().any():
+        if col in codes.columns and codes.schema[col].is_float() and codes.get_column(col).is_infinite().any():
             msg = (
                 f"weight={_describe(spec, 'weight')}: the weighted sum of a group overflows Float64 "
                 "(each weight is finite, their sum is not); rescale the weights, e.g. divide them "
@@ -225,10 +232,11 @@ def _raise_invalid(spec: Spec, problems: dict[str, int]) -> None:
         raise InvalidInputError(msg)
     if problems["invalid_weight"]:
         w = spec.roles["weight"].cast(pl.Float64)
-        bad = w.is_nan() | w.is_infinite() | (w < 0)
+        bad = w.is_nan() | w.is_infinite() | (w < 0) | (w >= MAX_WEIGHT)
         msg = (
             f"weight={_describe(spec, 'weight')}: {problems['invalid_weight']} rows have weights that "
-            f"are negative, NaN or infinite; found e.g. {_examples(spec, 'weight', bad)}. Weights must "
-            "be finite and >= 0"
+            f"are negative, NaN or infinite (or >= 2**40 ~ 1.1e12); found e.g. "
+            f"{_examples(spec, 'weight', bad)}. Weights must be finite, >= 0 and below 2**40 (rescale "
+            "huge weights, e.g. divide them by their mean: every rate is unchanged)"
         )
         raise InvalidInputError(msg)

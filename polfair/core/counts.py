@@ -46,6 +46,8 @@ from polfair.exceptions import InvalidInputError, PolfairError
 from polfair.core.spec import (
     CODE,
     CODE_VALUES,
+    EXACT_SCALE,
+    MAX_WEIGHT,
     FLAG_BAD_SCORE,
     FLAG_BAD_WEIGHT,
     FLAG_NULL_SCORE,
@@ -100,13 +102,27 @@ def _group(spec: Spec) -> list[str]:
     return [*spec.by, *spec.keys, *([BUCKET] if getattr(spec, "bucket", False) else [])]
 
 
+def _exact_sum(name: str) -> pl.Expr:
+    """Σ of a non-negative Float64 column below MAX_WEIGHT, exactly: each value rounded to a
+    multiple of 2**-56 (exact for values >= 1/16), summed as Int128 (order-independent)."""
+    # strict=False: NaN/inf become null (such rows are invalid: collect_cells raises on them)
+    return (pl.col(name) * EXACT_SCALE).round().cast(pl.Int128, strict=False).sum().alias(name)
+
+
+def _as_float(name: str, schema: pl.Schema) -> pl.Expr:
+    """A weighted sum of the code table as Float64 (exact Int128 fixed point, or a foreign float sum)."""
+    if schema.get(name) == pl.Int128:
+        return pl.col(name).cast(pl.Float64) / EXACT_SCALE
+    return pl.col(name)
+
+
 def code_counts(spec: Spec) -> pl.LazyFrame:
     """The pass over the data: counts per (by, keys, outcome code). Internal, see module doc."""
     aggs = [pl.len().cast(pl.UInt64).alias(_N)]
-    if spec.weighted:  # a sum of its own, so integer weights give exact integer totals
-        aggs += [pl.col(W).sum(), (pl.col(W) * pl.col(W)).sum().alias(_W2)]  # Σw² for Kish sizes
+    if spec.weighted:  # exact fixed-point sums: the same bits whatever the row order or chunking
+        aggs += [_exact_sum(W), (pl.col(W) * pl.col(W)).sum().alias(_W2)]  # Σw² for Kish sizes
     if spec.has_scores:
-        aggs += [pl.col(WS).sum(), pl.col(W1S).sum()]
+        aggs.append(_exact_sum(WS))  # Σw·(1-s) = Σw − Σw·s, exactly: no sum of its own
     group = _group(spec)
     if not spec.fold or BUCKET in group:
         return spec.lf.group_by([*group, CODE]).agg(aggs)
@@ -151,13 +167,18 @@ _SLOTS = pl.Series("__pf_slot", [_slot(c) for c in range(CODE_VALUES)], dtype=pl
 def pivot_codes(codes: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
     """Turn per-code counts into the cell table (runs on the small result of :func:`code_counts`)."""
     n, slot = pl.col(_N), pl.col(_SLOTS.name)
-    wt = pl.col(W) if spec.weighted else n.cast(pl.Float64)
+    cschema = codes.collect_schema()
+    wt = _as_float(W, cschema) if spec.weighted else n.cast(pl.Float64)
     # Σw² per row of the code table (unweighted: the count); a foreign engine's table may lack it
     names = codes.collect_schema().names()
     w2 = (pl.col(_W2) if _W2 in names else pl.lit(None, pl.Float64)) if spec.weighted else n.cast(pl.Float64)
     # default scores are 1[ŷ = fav] (aif360), so then the generalized counts are the hard ones
-    ws = pl.col(WS) if spec.has_scores else pl.when(slot.is_in([0, 1])).then(wt).otherwise(0.0)
-    w1s = pl.col(W1S) if spec.has_scores else pl.when(slot.is_in([2, 3])).then(wt).otherwise(0.0)
+    ws = _as_float(WS, cschema) if spec.has_scores else pl.when(slot.is_in([0, 1])).then(wt).otherwise(0.0)
+    if spec.has_scores and W1S not in cschema:  # the exact pass: Σw·(1-s) = Σw − Σw·s, in Int128
+        total = pl.col(W) if spec.weighted else n.cast(pl.Int128) * pl.lit(int(EXACT_SCALE), pl.Int128)
+        w1s = (total - pl.col(WS)).cast(pl.Float64) / EXACT_SCALE
+    else:
+        w1s = _as_float(W1S, cschema) if spec.has_scores else pl.when(slot.is_in([2, 3])).then(wt).otherwise(0.0)
 
     def at(x: pl.Expr, *slots: int) -> pl.Expr:
         zero = pl.lit(0, pl.UInt64) if x is n else pl.lit(0.0)

@@ -65,6 +65,13 @@ RESERVED = frozenset(
 
 FLAG_BAD_SCORE, FLAG_BAD_WEIGHT, FLAG_NULL_WEIGHT, FLAG_NULL_SCORE = 1, 2, 4, 8
 
+#: Weighted sums of the pass are exact: each w (and w·s, w·(1-s)) is rounded to a multiple of
+#: 2**-56 and summed as Int128, so the result does not depend on row order or chunking
+#: (``docs/design.md``, "Reproducible weighted sums"). Weights must be below MAX_WEIGHT so that no
+#: cell of fewer than 2**31 rows can overflow the Int128 sum.
+EXACT_SCALE = 2.0**56
+MAX_WEIGHT = 2.0**40
+
 
 @dataclass(frozen=True)
 class Spec:
@@ -408,7 +415,7 @@ def build_spec(
             msg = f"weight must be numeric and >= 0; found dtype {probe['weight']}"
             raise InvalidInputError(msg)
         w = roles["weight"].cast(pl.Float64)
-        ok = (w >= 0.0) & (w < float("inf"))  # False for NaN, negative and infinite weights
+        ok = (w >= 0.0) & (w < MAX_WEIGHT)  # False for NaN, negative, infinite and huge weights
         flags.append(_flag(w, FLAG_NULL_WEIGHT, ok, FLAG_BAD_WEIGHT))
 
     code = label_state + pl.lit(4, pl.UInt8) * pred_state
