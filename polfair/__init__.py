@@ -17,7 +17,14 @@ from polfair.compat.aif360 import BinaryLabelDatasetMetric, ClassificationMetric
 from polfair.api import confusion_counts, fairness_report
 from polfair.core.counts import COUNT_COLUMNS, merge_counts
 from polfair.datasets import load_adult, load_compas, load_german_credit
-from polfair.exceptions import ColumnNotFoundError, InvalidInputError, MissingValuesWarning, PolfairError
+from polfair.exceptions import (
+    ColumnNotFoundError,
+    InvalidInputError,
+    MissingValuesWarning,
+    PolfairError,
+    ReportSizeWarning,
+    SchemaMismatchError,
+)
 from polfair.compat.fairlearn import (
     accuracy,
     base_rate,
@@ -62,6 +69,7 @@ from polfair.core.wide import to_wide
 from polfair.mitigation import group_thresholds, reweighing
 from polfair.monitor import compare_reports
 from polfair.outputs.html import HtmlReport, to_html, write_html
+from polfair.outputs.writers import append_report, write_report
 from polfair.proxies import proxy_report, proxy_scan
 from polfair.regulatory import adverse_impact
 from polfair.scores import (
@@ -93,7 +101,7 @@ _groupwise = [
     "demographic_parity", "equal_opportunity", "equalized_odds",
 ]  # fmt: skip
 _monitoring = ["FairnessConfig", "alerts", "apply_thresholds", "compare_reports"]
-_pipelines = ["to_wide", "with_run_metadata", "SCHEMA_VERSION"]
+_pipelines = ["to_wide", "with_run_metadata", "append_report", "write_report", "SCHEMA_VERSION"]
 _scores = [
     "score_counts", "merge_score_counts", "score_report", "threshold_sweep", "roc_curve", "precision_recall_curve",
     "reliability_curve",
@@ -104,7 +112,8 @@ _aif360 = ["ClassificationMetric", "BinaryLabelDatasetMetric"]
 _streaming = ["FairnessAccumulator"]
 _multiclass = ["multiclass_report", "subgroup_accuracy_difference"]
 _data = ["load_compas", "load_adult", "load_german_credit"]
-_errors = ["PolfairError", "ColumnNotFoundError", "InvalidInputError", "MissingValuesWarning"]
+_errors = ["PolfairError", "ColumnNotFoundError", "InvalidInputError", "SchemaMismatchError", "MissingValuesWarning",
+           "ReportSizeWarning"]
 
 __all__ = [
     *_core, *_registry, *_rates, *_fairness, *_groupwise, *_monitoring, *_pipelines, *_scores, *_decisions,
