@@ -172,6 +172,11 @@ def fairness_report(
     shape: Literal["long", "wide"] = "long",
     run_metadata: bool | Mapping[str, Any] = False,
     allow_many_groups: bool = False,
+    ci: float | None = None,
+    ci_method: Literal["auto"] = "auto",
+    n_boot: int = 200,
+    seed: int = 0,
+    p_adjust: Literal["bh", "by", "holm"] | None = "bh",
 ) -> pl.DataFrame:
     """Audit a classifier's decisions (or a dataset's labels) for group fairness, in one pass.
 
@@ -202,8 +207,12 @@ def fairness_report(
         ``"best"`` (per metric, the group with the best value: highest for rates where higher is
         better, lowest for error rates; highest for counts).
     intersections
-        ``None`` (all non-empty subsets of the protected attributes), an int ``k`` (subsets of at
-        most ``k`` attributes), or an explicit list of attribute-name lists.
+        ``None`` (default): every non-empty subset of up to 3 protected attributes; with more,
+        every single attribute, every pair and the full intersection (``k + k(k−1)/2 + 1`` sets
+        instead of ``2^k − 1``: 37 instead of 255 for 8 attributes). ``"all"``: every non-empty
+        subset. An int ``k``: subsets of at most ``k`` attributes. Or an explicit list of
+        attribute-name lists. A report of more than 5 million rows warns
+        (:class:`polfair.exceptions.ReportSizeWarning`).
     alpha
         Float, the α of ``generalized_entropy_index`` (default 2).
     concentration
@@ -234,6 +243,21 @@ def fairness_report(
         Bool, default ``False``: a Float ``protected``/``by`` column, or one with more than 1000
         distinct values that are more than half the rows (an id, score or weight passed by
         mistake), is an error suggesting binning. ``True`` audits every distinct value as a group.
+    ci
+        Optional confidence level in (0, 1), e.g. ``0.95``: adds the interval and test columns
+        ``value_lo, value_hi, difference_lo, difference_hi, ratio_lo, ratio_hi, p_value,
+        p_value_adjusted, n_eff`` (Float64) and ``ci_method, test`` (Categorical) after ``n``
+        (methods in :mod:`polfair.core.intervals`; from the cell table, no second pass). ``None``
+        (default for now): no interval columns.
+    ci_method
+        ``"auto"``: Wilson / Newcombe / MOVER-R closed forms, projections for spreads, equalized
+        odds and EDF, a bias-corrected cell bootstrap for the entropy indices.
+    n_boot, seed
+        Replicates and seed of the entropy-index bootstrap and Monte Carlo exact tests (seeded per
+        ``by`` value; same input and seed, same numbers).
+    p_adjust
+        ``"bh"`` (Benjamini–Hochberg, default), ``"by"``, ``"holm"`` or ``None``: ``p_value_adjusted``
+        within each (``by`` value, metric) family.
     shape
         ``"long"`` (default: one row per metric, for ETL and appends) or ``"wide"``: one row per
         (by, attribute set, group), one column per metric and ``<metric>__<statistic>`` columns
@@ -323,7 +347,8 @@ def fairness_report(
     report = plan.finish(report_from_counts(
         cells, protected=spec.keys, by=spec.by, has_predictions=spec.has_predictions,
         privileged=plan.privileged, reference=reference, intersections=plan.intersections,
-        alpha=alpha, concentration=concentration,
+        alpha=alpha, concentration=concentration, ci=ci, ci_method=ci_method, n_boot=n_boot, seed=seed,
+        p_adjust=p_adjust, weighted=spec.weighted,
     ))  # fmt: skip
     return _shape_and_stamp(report, shape, run_metadata, options)
 

@@ -16,14 +16,34 @@ An underscore module: internal, not public API.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
 
-__all__ = ["NO_CODE", "Part", "assemble", "categorical_codes"]
+from polfair.core import entropy
+from polfair.core import intervals as iv
+from polfair.core._args import SMALL_COLLECT
+from polfair.core._report_ci import (
+    CI_CATS,
+    CiOptions,
+    Families,
+    attribute_aggs,
+    group_families,
+    neff_columns,
+    population_edf_aggs,
+    population_families,
+)
+from polfair.core.counts import COUNT_COLUMNS
+from polfair.core.metrics import DISPARITIES, METRICS, Disparity, label_disparities, rate
+
+__all__ = [
+    "ATTR_METRICS", "GROUP_COL", "GROUP_KEY", "NO_CODE", "POP_METRICS", "SORT_A", "SORT_G", "Part", "assemble",
+    "attribute_part", "categorical_codes", "disparity_list", "group_part", "metric_list", "ordered", "population_part",
+]  # fmt: skip
 
 #: The sentinel code of a null categorical cell inside :func:`assemble`.
 NO_CODE = np.iinfo(np.uint32).max
@@ -129,3 +149,400 @@ def assemble(
             flats.append(full.ravel())
         columns.append(_codes_to_categorical(fam, layout(flats)))
     return base.hstack(columns)
+
+
+# --------------------------------------------------------------------------------------------
+# the row kinds (built wide; laid out long by assemble)
+# --------------------------------------------------------------------------------------------
+
+#: The group's display label (working column of the group table).
+GROUP_COL = "__pf_group"
+#: Sort keys of the entities: attribute-set index and group index (-1 for population/attribute rows).
+SORT_A, SORT_G = "__pf_sa", "__pf_sg"
+#: The typed group key: a Struct with one field per protected attribute (SQL GROUPING SETS shape).
+GROUP_KEY = "group_key"
+
+#: Attribute-row metrics other than the per-metric spreads.
+ATTR_METRICS = (
+    "demographic_parity_difference", "demographic_parity_ratio",
+    "equalized_odds_difference", "equalized_odds_ratio",
+    "between_group_generalized_entropy_index", "between_group_theil_index",
+    "between_group_coefficient_of_variation",
+    "smoothed_empirical_differential_fairness", "smoothed_empirical_differential_fairness_predictions",
+)  # fmt: skip
+#: Population-row metrics other than the group metrics.
+POP_METRICS = (
+    "generalized_entropy_index", "theil_index", "coefficient_of_variation",
+    "between_all_groups_generalized_entropy_index", "between_all_groups_theil_index",
+    "between_all_groups_coefficient_of_variation",
+    "smoothed_empirical_differential_fairness", "smoothed_empirical_differential_fairness_predictions",
+    "differential_fairness_bias_amplification",
+)  # fmt: skip
+
+
+def _metric_order() -> dict[str, int]:
+    names = ["n_missing", *METRICS, *DISPARITIES, *POP_METRICS, *ATTR_METRICS]
+    out: dict[str, int] = {}
+    for name in names:
+        out.setdefault(name, len(out))
+    return out
+
+
+_ORDER = _metric_order()
+
+
+def ordered(names: Sequence[str]) -> list[str]:
+    """Metric names in report order."""
+    return sorted(dict.fromkeys(names), key=lambda m: _ORDER.get(m, len(_ORDER)))
+
+
+def metric_list(has_predictions: bool) -> list[str]:
+    """The group metrics a report has (label metrics only without predictions)."""
+    return [m.name for m in METRICS.values() if has_predictions or m.needs == "labels"]
+
+
+def disparity_list(has_predictions: bool) -> list[Disparity]:
+    """The named disparities a report has."""
+    return list(DISPARITIES.values()) if has_predictions else label_disparities()
+
+
+def _families(
+    frame: pl.DataFrame | pl.LazyFrame, fams: Families | None, adjust: tuple[list[str], str | None] = ([], None)
+) -> tuple[dict, dict]:
+    """Evaluate interval families (metric -> expression) over ``frame`` in ONE select (common
+    subexpressions shared); floats as Float64 frames, cats (ci_method, test) as Categorical frames.
+    ``p_value_adjusted`` is then the p-value adjusted (``adjust[1]``) within ``adjust[0]`` (by values)."""
+    if not fams:
+        return {}, {}
+    over, method = adjust
+    fams = {**fams, "p_value_adjusted": {}}
+    exprs = [e.alias(f"{fam}\x1f{m}") for fam, d in fams.items() for m, e in d.items()]
+    res = frame.lazy().select(*over, *exprs).collect()
+    if method is not None and fams.get("p_value"):
+        fams["p_value_adjusted"] = {m: pl.lit(None) for m in fams["p_value"]}
+        res = res.with_columns(
+            [iv.p_adjust(pl.col(f"p_value\x1f{m}"), method).over(over).alias(f"p_value_adjusted\x1f{m}")  # type: ignore[arg-type]
+             for m in fams["p_value"]]
+        )  # fmt: skip
+    floats, cats = {}, {}
+    for fam, d in fams.items():
+        if not d:
+            continue
+        cols = [pl.col(f"{fam}\x1f{m}").alias(m) for m in d]
+        if fam in CI_CATS:
+            cats[fam] = res.select([c.cast(pl.String).cast(pl.Categorical) for c in cols])
+        else:
+            floats[fam] = res.select([c.cast(pl.Float64) for c in cols])
+    return floats, cats
+
+
+def _entities(frame: pl.DataFrame, ib: list[str], sort_a: pl.Expr, sort_g: pl.Expr, *extra: pl.Expr) -> pl.DataFrame:
+    return frame.select(*ib, sort_a.cast(pl.Int64).alias(SORT_A), sort_g.cast(pl.Int64).alias(SORT_G), *extra)
+
+
+def group_part(
+    groups: pl.DataFrame,
+    ref: pl.DataFrame,
+    sk: list[str],
+    ib: list[str],
+    has_predictions: bool,
+    ci: CiOptions | None = None,
+    pop: pl.DataFrame | None = None,
+    modes: set[str] | None = None,
+    priv: str = "__pf_priv",
+    mode: str = "__pf_mode",
+) -> Part:
+    """Group rows: every metric vs the reference, and the named disparities (and their intervals)."""
+    metric_names, disparities = metric_list(has_predictions), disparity_list(has_predictions)
+    wide = groups.join(ref, on=sk, how="left", nulls_equal=True, maintain_order="left")
+
+    def r(m: str) -> pl.Expr:
+        # Polars may hold a reference value that is the same on every row as a broadcast scalar,
+        # and divides by a scalar via its reciprocal (a·(1/b), one ulp off a/b). Adding 0·row
+        # index makes it a per-row column (exactly equal), so every ratio is the rounded a/b.
+        return pl.col(f"{m}__ref") + 0.0 * pl.col(SORT_G)
+
+    values = [pl.col("n_missing").cast(pl.Float64), *[pl.col(m) for m in metric_names]]
+    values += [d.formula(pl.col, r).alias(d.name) for d in disparities]
+    names = ["n_missing", *metric_names, *(d.name for d in disparities)]
+    entities = _entities(
+        groups, ib, pl.col(SORT_A), pl.col(SORT_G), pl.col("attribute").cast(pl.Categorical),
+        pl.col(GROUP_COL).alias("group"), pl.col("n").cast(pl.Int64), GROUP_KEY,
+    )  # fmt: skip
+    part = Part(
+        entities,
+        names,
+        floats={
+            "value": wide.select(values),
+            "difference": wide.select([(pl.col(m) - pl.col(f"{m}__ref")).alias(m) for m in metric_names]),
+            "ratio": wide.select([rate(pl.col(m), r(m)).alias(m) for m in metric_names]),
+        },
+        cats={"reference_group": wide.select([pl.col(f"{m}__refname").alias(m) for m in names[1:]])},
+    )
+    if ci is not None:
+        if pop is not None and "overall" in (modes or ()):
+            counts = [c for c in COUNT_COLUMNS if c in pop.columns]
+            wide = wide.join(pop.select(*ib, *[pl.col(c).alias(f"__pop_{c}") for c in counts]),
+                             on=ib, how="left", nulls_equal=True, maintain_order="left")  # fmt: skip
+
+        def own(m: str) -> pl.Expr:  # the group is its own reference
+            named = pl.col(GROUP_COL) == pl.col(f"{m}__refname").cast(pl.String)
+            return ((pl.col(mode) == "privileged") & pl.col(priv)) | ((pl.col(mode) != "privileged") & named.fill_null(False))
+
+        wide = wide.with_columns(*neff_columns(metric_names), *[d.formula(pl.col, r).alias(d.name) for d in disparities])
+        fams = group_families(metric_names, disparities, opts=ci, own=own, mode=pl.col(mode), modes=modes or set(),
+                              sk=sk, ib=ib)  # fmt: skip
+        floats, cats = _families(wide, fams, (list(ib), ci.p_adjust))
+        part.floats |= floats
+        part.cats |= cats
+    return part
+
+
+#: The reason a group has no value of a rate: its denominator is 0.
+_NO = {"total": "no counted rows", "positives": "no positives", "negatives": "no negatives",
+       "pred_positives": "no predicted positives", "pred_negatives": "no predicted negatives"}  # fmt: skip
+
+
+class _Probe:
+    def __getattr__(self, name: str) -> str:
+        return name
+
+
+def _why(m: str) -> str:
+    den = METRICS[m].denominator
+    return _NO.get(den(_Probe()), "undefined") if den is not None else "undefined"  # type: ignore[arg-type]
+
+
+def _excluded(defined: pl.Expr, reason: pl.Expr | str) -> pl.Expr:
+    """Aggregation: the groups left out (``defined`` false) with the reason, ``"; "``-joined; null if none."""
+    why = pl.lit(f" ({reason})") if isinstance(reason, str) else pl.concat_str([pl.lit(" ("), reason.filter(~defined), pl.lit(")")])
+    # filter first: only the (few) groups left out are turned into text
+    listed = pl.concat_str([pl.col(GROUP_COL).filter(~defined), why]).str.join("; ")
+    return pl.when((~defined).any()).then(listed)
+
+
+def _spread_aggs(m: str) -> list[pl.Expr]:
+    """Spread of metric ``m`` over the groups where it is defined: ``max − min``, ``min / max``, the
+    number of groups that entered, the groups left out; null with fewer than two defined groups.
+    """
+    v = pl.col(m)
+    two = v.count() >= 2
+    return [
+        pl.when(two).then(v.max() - v.min()).alias(f"{m}__d"),
+        pl.when(two).then(rate(v.min(), v.max())).alias(f"{m}__r"),
+        v.count().cast(pl.Float64).alias(f"{m}__k"),
+        _excluded(v.is_not_null(), _why(m)).alias(f"{m}__x"),
+    ]
+
+
+def attribute_part(
+    groups: pl.DataFrame,
+    pop: pl.DataFrame,
+    sk: list[str],
+    ib: list[str],
+    has_predictions: bool,
+    alpha: float,
+    concentration: float,
+    ci: CiOptions | None = None,
+    entropy_ci: pl.DataFrame | None = None,
+) -> Part:
+    """Attribute rows: every metric's spread over the groups; fairlearn's named disparities;
+    the between-group entropy indices and EDF. One aggregation over the group table.
+    """
+    metric_names = metric_list(has_predictions)
+    aggs, finish, index_names = _index_aggs(has_predictions, alpha, "between_group_")
+    spread = [e for m in metric_names for e in _spread_aggs(m)]
+    extra: list[pl.Expr] = []
+    if has_predictions:
+        tpr, fpr = pl.col("true_positive_rate"), pl.col("false_positive_rate")
+        both = tpr.is_not_null() & fpr.is_not_null()
+        why = pl.concat_str([pl.when(tpr.is_null()).then(pl.lit("no positives")),
+                             pl.when(fpr.is_null()).then(pl.lit("no negatives"))], separator=", ", ignore_nulls=True)  # fmt: skip
+        extra = [both.sum().cast(pl.Float64).alias("__pf_eo_k"), _excluded(both, why).alias("__pf_eo_x")]
+    idx = [*sk, "attribute"]
+    ci_aggs: list[pl.Expr] = []
+    fams: Families | None = None
+    if ci is not None:
+        key = pl.concat_str([*[pl.col(b).cast(pl.String).fill_null("\x00") for b in ib], pl.col("attribute")], separator="\x1f")
+        ci_aggs, fams = attribute_aggs(metric_names, opts=ci, has_predictions=has_predictions, key=key)
+    wide = (
+        groups.lazy().with_columns(*_index_inputs(concentration), *(neff_columns(metric_names) if ci else []))
+        .group_by(idx, maintain_order=True)
+        .agg(*spread, *extra, *aggs, *ci_aggs, pl.col(_CNT).count().cast(pl.Float64).alias("__pf_ix_k"),
+             _excluded(pl.col(_CNT).is_not_null(), "no counted rows").alias("__pf_ix_x"))
+        .with_columns(finish).with_columns(_between_rule(index_names))
+        .join(pop.lazy().select(*ib, pl.col("n").cast(pl.Int64)), on=ib, how="left", nulls_equal=True,
+              maintain_order="left")
+        .collect(**(SMALL_COLLECT if ci is None else {}))  # intervals: CSE pays
+    )  # fmt: skip
+    values: dict[str, pl.Expr] = {}
+    k: dict[str, pl.Expr] = {m: pl.col(f"{m}__k") for m in metric_names}
+    x: dict[str, pl.Expr] = {m: pl.col(f"{m}__x") for m in metric_names}
+    if has_predictions:
+        tpr_d, fpr_d = pl.col("true_positive_rate__d"), pl.col("false_positive_rate__d")
+        tpr_r, fpr_r = pl.col("true_positive_rate__r"), pl.col("false_positive_rate__r")
+        both_d, both_r = tpr_d.is_not_null() & fpr_d.is_not_null(), tpr_r.is_not_null() & fpr_r.is_not_null()
+        values["demographic_parity_difference"] = pl.col("selection_rate__d")
+        values["demographic_parity_ratio"] = pl.col("selection_rate__r")
+        values["equalized_odds_difference"] = pl.when(both_d).then(pl.max_horizontal(tpr_d, fpr_d))
+        values["equalized_odds_ratio"] = pl.when(both_r).then(pl.min_horizontal(tpr_r, fpr_r))
+        for name in ("demographic_parity_difference", "demographic_parity_ratio"):
+            k[name], x[name] = pl.col("selection_rate__k"), pl.col("selection_rate__x")
+        for name in ("equalized_odds_difference", "equalized_odds_ratio"):
+            k[name], x[name] = pl.col("__pf_eo_k"), pl.col("__pf_eo_x")
+    values |= {n: pl.col(n) for n in index_names}
+    for n in index_names:
+        k[n], x[n] = pl.col("__pf_ix_k"), pl.col("__pf_ix_x")
+    names = ordered([*metric_names, *values])
+    entities = _entities(wide, ib, pl.col(SORT_A), pl.lit(-1), pl.col("attribute").cast(pl.Categorical), "n")
+    if fams is not None:  # the named values as columns, for the interval families' null rules
+        wide = wide.with_columns([e.alias(n) for n, e in values.items() if n not in wide.columns])
+    if fams is not None and entropy_ci is not None:
+        wide = _with_entropy_ci(wide, entropy_ci, [*ib, "attribute"], [n for n in index_names if "differential" not in n], fams)
+    part = Part(
+        entities,
+        names,
+        floats={
+            "value": wide.select([e.alias(n) for n, e in values.items()]),
+            "difference": wide.select([pl.col(f"{m}__d").alias(m) for m in metric_names]),
+            "ratio": wide.select([pl.col(f"{m}__r").alias(m) for m in metric_names]),
+            "n_groups": wide.select([e.alias(n) for n, e in k.items()]),
+        },
+        cats={"excluded_groups": wide.select([e.cast(pl.Categorical).alias(n) for n, e in x.items()])},
+    )
+    floats, cats = _families(wide, fams, (list(ib), ci.p_adjust if ci else None))
+    part.floats |= floats
+    part.cats |= cats
+    return part
+
+
+def _with_entropy_ci(wide: pl.DataFrame, boot: pl.DataFrame, on: list[str], names: list[str], fams: Families) -> pl.DataFrame:
+    """Join the entropy-bootstrap limits (``<metric>__elo/ehi``) and add them to the families."""
+    for n in names:
+        part = boot.filter(pl.col("metric") == n).select(*on, pl.col("value_lo").alias(f"{n}__elo"),
+                                                         pl.col("value_hi").alias(f"{n}__ehi"))  # fmt: skip
+        wide = wide.join(part, on=on, how="left", nulls_equal=True, maintain_order="left")
+        ok = pl.col(n).is_not_null()
+        fams["value_lo"][n], fams["value_hi"][n] = pl.when(ok).then(pl.col(f"{n}__elo")), pl.when(ok).then(pl.col(f"{n}__ehi"))
+        fams["ci_method"][n] = pl.when(ok).then(pl.lit("bootstrap_bc"))
+    return wide
+
+
+def _between_rule(names: list[str], k: str = "__pf_ix_k") -> list[pl.Expr]:
+    """Between-group indices are null when fewer than two groups have counted rows (EDF already is)."""
+    return [pl.when(pl.col(k) >= 2).then(pl.col(n)).alias(n) for n in names if "differential" not in n]
+
+
+def population_part(
+    cells: pl.LazyFrame,
+    pop: pl.DataFrame,
+    keys: list[str],
+    ib: list[str],
+    has_predictions: bool,
+    metric_names: list[str],
+    alpha: float,
+    concentration: float,
+    ci: CiOptions | None = None,
+    entropy_ci: pl.DataFrame | None = None,
+) -> Part:
+    """Population rows: every metric of everyone, and the population-level indices."""
+    # the cell table is already the full intersection (one row per by + all keys)
+    aggs, finish, names = _index_aggs(has_predictions, alpha, "between_all_groups_")
+    edf_aggs, edf_fams = population_edf_aggs(has_predictions, ci) if ci is not None else ([], None)
+    vals = (
+        cells.with_columns(_index_inputs(concentration)).group_by(ib, maintain_order=True)
+        .agg(*aggs, *edf_aggs, pl.col(_CNT).count().cast(pl.Float64).alias("__pf_ix_k"))
+        .with_columns(finish).with_columns(_between_rule(names))
+        .select(*ib, *names, "__pf_ix_k", *[e.meta.output_name() for e in edf_aggs])
+    )  # fmt: skip
+    between = [n for n in names if "differential" not in n]
+    if has_predictions:
+        benefits = entropy.benefit_of_individuals(pop.lazy(), ib, summed=True)  # pop: one row per by group
+        ind, ind_names = _entropy_family(benefits, ib, alpha)
+        vals = vals.join(ind, on=ib, how="full", coalesce=True, nulls_equal=True)
+        names = [*ind_names, *names, "differential_fairness_bias_amplification"]
+    wide = pop.lazy().join(vals, on=ib, how="left", nulls_equal=True, maintain_order="left")
+    if has_predictions:
+        wide = wide.with_columns(
+            differential_fairness_bias_amplification=pl.col("smoothed_empirical_differential_fairness_predictions")
+            - pl.col("smoothed_empirical_differential_fairness")
+        )
+    wide_df = wide.collect(**(SMALL_COLLECT if ci is None else {}))  # intervals: CSE pays
+    values = [pl.col("n_missing").cast(pl.Float64), *[pl.col(m) for m in metric_names], *[pl.col(n) for n in names]]
+    entities = _entities(wide_df, ib, pl.lit(-1), pl.lit(-1), pl.col("n").cast(pl.Int64))
+    part = Part(
+        entities,
+        ordered(["n_missing", *metric_names, *names]),
+        floats={
+            "value": wide_df.select(values),
+            "n_groups": wide_df.select([pl.col("__pf_ix_k").alias(n) for n in between]),
+        },
+    )
+    if ci is not None and edf_fams is not None:
+        wide_df = wide_df.with_columns(neff_columns(metric_names))
+        fams = population_families(metric_names, opts=ci)
+        for fam, d in edf_fams.items():
+            fams[fam] |= d
+        if entropy_ci is not None:
+            wide_df = _with_entropy_ci(wide_df, entropy_ci.filter(pl.col("attribute").is_null()), list(ib),
+                                       [n for n in names if "differential" not in n and "smoothed" not in n], fams)  # fmt: skip
+        floats, cats = _families(wide_df, fams)
+        part.floats |= floats
+        part.cats |= cats
+    return part
+
+
+_B, _CNT = "__pf_b", "__pf_cnt"
+_LOGS = ("__pf_lp", "__pf_ln", "__pf_plp", "__pf_pln")  # EDF's log rates: labels, then predictions
+
+
+@functools.lru_cache(maxsize=4)
+def _index_inputs(concentration: float) -> tuple[pl.Expr, ...]:
+    """Per-group inputs of the entropy indices and EDF; null for groups without counted rows,
+    which every aggregation then skips (as aif360 skips empty groups and unobserved cells).
+    """
+    c = pl.col
+    b, cnt = entropy.group_benefit()
+    tot = c("tp") + c("fn") + c("fp") + c("tn")
+    lp, ln = entropy._edf_log_rates(c("tp") + c("fn"), tot, concentration)  # positives (labels)
+    plp, pln = entropy._edf_log_rates(c("tp") + c("fp"), tot, concentration)  # predicted positives
+    exprs = (b, cnt, lp, ln, plp, pln)
+    return tuple(pl.when(cnt > 0).then(e).alias(name) for e, name in zip(exprs, (_B, _CNT, *_LOGS)))
+
+
+def _index_aggs(has_predictions: bool, alpha: float, prefix: str) -> tuple[list[pl.Expr], list[pl.Expr], list[str]]:
+    """The between-group entropy indices and EDF over :func:`_index_inputs` columns: plain
+    aggregations, the expressions that finish them on the aggregated rows, and the output names.
+    """
+    b, cnt = pl.col(_B), pl.col(_CNT)
+    edf = "smoothed_empirical_differential_fairness"
+    aggs, finish, names = [], [], []
+    for logs, name in ((_LOGS[:2], edf), (_LOGS[2:], f"{edf}_predictions"))[: 2 if has_predictions else 1]:
+        parts = [f"{name}__{i}" for i in range(5)]
+        aggs += [e.alias(p) for e, p in zip(entropy._edf_parts(pl.col(logs[0]), pl.col(logs[1])), parts)]
+        finish.append(entropy._edf_from_parts(*(pl.col(p) for p in parts)).alias(name))
+        names.append(name)
+    if not has_predictions:
+        return aggs, finish, names
+    alphas, ge_finish, ge_names = _entropy_family_parts(alpha, prefix)
+    aggs += [entropy._ge_agg_with_nan(a, b, cnt).alias(g) for g, a in alphas.items()]
+    return aggs, [*finish, *ge_finish], [*ge_names, *names]
+
+
+def _entropy_family_parts(alpha: float, prefix: str) -> tuple[dict[str, float], list[pl.Expr], list[str]]:
+    """GE(alpha), Theil and CV: the GE columns to aggregate (name -> α), the expressions that
+    finish them on the aggregated rows, and the output names (``<prefix>generalized_entropy_index``, ...).
+    """
+    alphas = {f"{prefix}generalized_entropy_index": alpha, f"{prefix}theil_index": 1.0, "__pf_ge2": 2.0}
+    # GE >= 0 in exact arithmetic (Jensen): the report clamps rounding noise such as -1e-17 (groups
+    # with equal mean benefit), where aif360 returns the tiny negative and a NaN CV
+    clamped = {g: pl.col(g).fill_nan(None).clip(lower_bound=0.0) for g in alphas}
+    ge, theil, cv = (f"{prefix}{x}" for x in ("generalized_entropy_index", "theil_index", "coefficient_of_variation"))
+    finish = [clamped[ge].alias(ge), clamped[theil].alias(theil), (2.0 * clamped["__pf_ge2"]).sqrt().alias(cv)]  # aif360: sqrt(2·GE(2))
+    return alphas, finish, [ge, theil, cv]
+
+
+def _entropy_family(benefits: pl.LazyFrame, ib: list[str], alpha: float) -> tuple[pl.LazyFrame, list[str]]:
+    """GE(alpha), Theil and CV of all individuals (benefits as distinct values and counts)."""
+    alphas, finish, names = _entropy_family_parts(alpha, "")
+    return entropy.generalized_entropy_indices(benefits, alphas, ib).select(*ib, *finish), names

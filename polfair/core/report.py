@@ -34,20 +34,33 @@ Row kinds:
 
 from __future__ import annotations
 
-import functools
 import itertools
 import json
 import warnings
-from typing import Any, Literal, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
 import polars as pl
 
-from polfair.core import entropy
 from polfair.core._args import SMALL_COLLECT as _SMALL
-from polfair.core._report_rows import Part, assemble
+from polfair.core import intervals as iv
+from polfair.core._report_ci import CI_CATS, CI_FLOATS, CiOptions
+from polfair.core._report_rows import (
+    ATTR_METRICS,
+    GROUP_COL,
+    GROUP_KEY,
+    SORT_A,
+    SORT_G,
+    assemble,
+    attribute_part,
+    disparity_list,
+    group_part,
+    metric_list,
+    population_part,
+)
 from polfair.core._typing import Reference
 from polfair.core.counts import COUNT_COLUMNS, check_cell_table
-from polfair.core.metrics import DISPARITIES, METRICS, Disparity, group_metrics, label_disparities, rate
+from polfair.core.metrics import METRICS, Disparity, group_metrics
 from polfair.core.values import coerce_values, match_values
 from polfair.exceptions import PolfairError, ReportSizeWarning
 
@@ -68,48 +81,14 @@ __all__ = [
 #: The report's core columns after the ``by`` columns, in order (``n_groups``, ``excluded_groups``
 #: and ``group_key`` follow them; with ``ci`` the interval columns sit between ``n`` and those).
 REPORT_COLUMNS = ("attribute", "group", "metric", "value", "reference_group", "difference", "ratio", "n")
-#: The typed group key: a Struct with one field per protected attribute (SQL GROUPING SETS shape).
-GROUP_KEY = "group_key"
 #: Joins attribute names in ``attribute`` and values in ``group``.
 SEPARATOR = " & "
 #: Reports estimated to have more rows than this warn (:class:`~polfair.exceptions.ReportSizeWarning`).
 LARGE_REPORT_ROWS = 5_000_000
 
-_G = "__pf_group"
 _PRIV, _MODE, _PLABEL = "__pf_priv", "__pf_mode", "__pf_plabel"
-_SORT_A, _SORT_G = "__pf_sa", "__pf_sg"
 _SUMS = list(COUNT_COLUMNS)
 _ALLKEY = "__pf_all"
-
-_ATTR_METRICS = (
-    "demographic_parity_difference", "demographic_parity_ratio",
-    "equalized_odds_difference", "equalized_odds_ratio",
-    "between_group_generalized_entropy_index", "between_group_theil_index",
-    "between_group_coefficient_of_variation",
-    "smoothed_empirical_differential_fairness", "smoothed_empirical_differential_fairness_predictions",
-)  # fmt: skip
-_POP_METRICS = (
-    "generalized_entropy_index", "theil_index", "coefficient_of_variation",
-    "between_all_groups_generalized_entropy_index", "between_all_groups_theil_index",
-    "between_all_groups_coefficient_of_variation",
-    "smoothed_empirical_differential_fairness", "smoothed_empirical_differential_fairness_predictions",
-    "differential_fairness_bias_amplification",
-)  # fmt: skip
-
-
-def _metric_order() -> dict[str, int]:
-    names = ["n_missing", *METRICS, *DISPARITIES, *_POP_METRICS, *_ATTR_METRICS]
-    out: dict[str, int] = {}
-    for name in names:
-        out.setdefault(name, len(out))
-    return out
-
-
-_ORDER = _metric_order()
-
-
-def _ordered(names: Sequence[str]) -> list[str]:
-    return sorted(dict.fromkeys(names), key=lambda m: _ORDER.get(m, len(_ORDER)))
 
 
 def check_reference(reference: Any) -> None:
@@ -291,6 +270,12 @@ def report_from_counts(
     intersections: Intersections = None,
     alpha: float = 2.0,
     concentration: float = 1.0,
+    ci: float | None = None,
+    ci_method: Literal["auto"] = "auto",
+    n_boot: int = 200,
+    seed: int = 0,
+    p_adjust: Literal["bh", "by", "holm"] | None = "bh",
+    weighted: bool | None = None,
 ) -> pl.DataFrame:
     """Build the fairness report from a cell table (e.g. merged from partitions).
 
@@ -304,8 +289,11 @@ def report_from_counts(
         Names of its ``by`` columns.
     has_predictions
         ``False`` for a labels-only audit (only label metrics are reported).
-    privileged, reference, intersections, alpha, concentration
-        As in :func:`polfair.fairness_report`. ``privileged`` values are matched in the column's
+    privileged, reference, intersections, alpha, concentration, ci, ci_method, n_boot, seed, p_adjust
+        As in :func:`polfair.fairness_report`.
+    weighted
+        Whether the counts are weighted (tests use Kish sizes and no Fisher test); ``None``:
+        inferred from the table (weighted iff some Σw² differs from its Σw). ``privileged`` values are matched in the column's
         dtype (``None`` names the null group, the string ``"null"`` only a real string).
 
     Returns
@@ -362,32 +350,66 @@ def report_from_counts(
         lf = lf.with_columns(pl.lit(0, pl.Int8).alias(_ALLKEY))
     # one chunk: sums over a multi-chunk frame may add in a run-dependent order
     lf = lf.collect(**_SMALL).rechunk().lazy()
-    metric_names = _metric_names(has_predictions)
+    metric_names = metric_list(has_predictions)
     sets = attribute_sets(keys, intersections)
-    sk = [*ib, _SORT_A]  # the key of one (by group, attribute set)
+    sk = [*ib, SORT_A]  # the key of one (by group, attribute set)
+
+    opts = _ci_options(lf, ci, ci_method, n_boot, seed, p_adjust, weighted)
 
     pop = _rollup(lf, ib).with_columns(group_metrics(has_predictions)).collect(**_SMALL)
     groups, modes = _groups(lf, keys, ib, sets, schema, privileged, reference, has_predictions)
     _warn_size(groups.height, pop.height, len(sets), has_predictions)
     ref = _reference(groups.lazy(), pop.lazy(), sk, ib, metric_names, modes, has_predictions)
+    boot = None
+    if opts is not None and has_predictions:  # the only resampling of a default report (seeded per by value)
+        boot = iv.entropy_bootstrap(lf, protected=keys, by=ib, sets=sets, alpha=alpha, ci=opts.ci,
+                                    n_boot=opts.n_boot, seed=opts.seed)  # fmt: skip
     parts = [
-        _population_part(lf, pop, keys, ib, has_predictions, metric_names, alpha, concentration),
-        _attribute_part(groups, pop, sk, ib, has_predictions, alpha, concentration),
-        _group_part(groups, ref, sk, ib, has_predictions),
+        population_part(lf, pop, keys, ib, has_predictions, metric_names, alpha, concentration, opts, boot),
+        attribute_part(groups, pop, sk, ib, has_predictions, alpha, concentration, opts, boot),
+        group_part(groups, ref, sk, ib, has_predictions, opts, pop, modes, _PRIV, _MODE),
     ]
     entity_cols = [*ib, "attribute", "group", "n", GROUP_KEY]
-    out = assemble(parts, [*ib, _SORT_A, _SORT_G], entity_cols, ["value", "difference", "ratio", "n_groups"],
-                   ["reference_group", "excluded_groups"])  # fmt: skip
+    floats = ["value", "difference", "ratio", *(CI_FLOATS if opts else ()), "n_groups"]
+    cats = ["reference_group", *(CI_CATS if opts else ()), "excluded_groups"]
+    out = assemble(parts, [*ib, SORT_A, SORT_G], entity_cols, floats, cats)
     return out.select(
         *[pl.col(i).alias(b) for i, b in zip(ib, by)],
         "attribute", "group", "metric", "value", "reference_group", "difference", "ratio", "n",
+        *(CI_FLOATS if opts else ()), *(CI_CATS if opts else ()),
         pl.col("n_groups").cast(pl.Int64), pl.col("excluded_groups").cast(pl.String), GROUP_KEY,
     )  # fmt: skip
 
 
+def _ci_options(
+    lf: pl.LazyFrame, ci: Any, ci_method: Any, n_boot: Any, seed: Any, p_adjust: Any, weighted: bool | None
+) -> CiOptions | None:
+    level = iv.check_ci(ci)
+    if level is None:
+        return None
+    if ci_method != "auto":
+        msg = f"ci_method must be 'auto' (closed forms, projections, cell bootstrap), got {ci_method!r}"
+        raise PolfairError(msg)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        msg = f"seed must be an int, got {seed!r}"
+        raise PolfairError(msg)
+    cols = lf.collect_schema().names()
+    missing = [f"{c}_w2" for c in ("tp", "fp", "tn", "fn") if f"{c}_w2" not in cols]
+    if missing:
+        msg = (
+            f"ci={ci!r} needs the cell table's Σw² columns {missing} (cell tables from polfair >= the "
+            "intervals release have them); recount the data, or pass ci=None"
+        )
+        raise PolfairError(msg)
+    if weighted is None:
+        diff = pl.any_horizontal([pl.col(c) != pl.col(f"{c}_w2") for c in ("tp", "fp", "tn", "fn")]).any()
+        weighted = bool(lf.select(diff).collect(**_SMALL).item())
+    return CiOptions(level, weighted, iv.check_n_boot(n_boot), seed, iv.check_p_adjust(p_adjust))
+
+
 def _warn_size(n_groups: int, n_by: int, n_sets: int, has_predictions: bool) -> None:
-    per_group = 1 + len(_metric_names(has_predictions)) + len(_disparity_list(has_predictions))
-    rows = n_groups * per_group + n_by * n_sets * (len(_metric_names(has_predictions)) + len(_ATTR_METRICS))
+    per_group = 1 + len(metric_list(has_predictions)) + len(disparity_list(has_predictions))
+    rows = n_groups * per_group + n_by * n_sets * (len(metric_list(has_predictions)) + len(ATTR_METRICS))
     if rows > LARGE_REPORT_ROWS:
         msg = (
             f"the report will have about {rows:,} rows ({n_groups:,} groups in {n_sets} attribute sets"
@@ -428,24 +450,17 @@ def _groups(
             _rollup(lf, [*ib, *attrs])
             .sort([*ib, *attrs], nulls_last=False)
             .select(
-                *ib, pl.lit(ai, pl.Int64).alias(_SORT_A), pl.lit(SEPARATOR.join(attrs)).alias("attribute"),
-                group_label(attrs).alias(_G), key.alias(GROUP_KEY), is_priv.alias(_PRIV),
+                *ib, pl.lit(ai, pl.Int64).alias(SORT_A), pl.lit(SEPARATOR.join(attrs)).alias("attribute"),
+                group_label(attrs).alias(GROUP_COL), key.alias(GROUP_KEY), is_priv.alias(_PRIV),
                 pl.lit(mode).alias(_MODE), pl.lit(label, pl.String).alias(_PLABEL), *_SUMS,
             )  # fmt: skip
         )
     groups = (
-        pl.concat(frames).with_row_index(_SORT_G).with_columns(pl.col(_SORT_G).cast(pl.Int64))
+        pl.concat(frames).with_row_index(SORT_G).with_columns(pl.col(SORT_G).cast(pl.Int64))
         .with_columns(group_metrics(has_predictions)).collect(**_SMALL).rechunk()
     )  # fmt: skip
     return groups, modes
 
-
-def _metric_names(has_predictions: bool) -> list[str]:
-    return [m.name for m in METRICS.values() if has_predictions or m.needs == "labels"]
-
-
-def _disparity_list(has_predictions: bool) -> list[Disparity]:
-    return list(DISPARITIES.values()) if has_predictions else label_disparities()
 
 
 def _reference(
@@ -458,7 +473,8 @@ def _reference(
     has_predictions: bool,
 ) -> pl.DataFrame:
     """One row per (by group, attribute set): ``<metric>__ref`` values and ``<name>__refname``
-    (Categorical) for every metric and named disparity. Only the branches of the ``modes`` in use are built."""
+    (Categorical) for every metric and named disparity. Only the branches of the ``modes`` in use are built.
+    """
 
     def of(m: str) -> pl.LazyFrame:
         return groups.filter(pl.col(_MODE) == m) if len(modes) > 1 else groups
@@ -480,17 +496,17 @@ def _reference(
     if "largest" in modes:  # largest total weight; ties go to the first group in key order
         largest = (
             of("largest")
-            .sort([*sk, "w", _SORT_G], descending=[False] * len(sk) + [True, False], nulls_last=False)
+            .sort([*sk, "w", SORT_G], descending=[False] * len(sk) + [True, False], nulls_last=False)
             .group_by(sk, maintain_order=True)
             .first()
         )
-        parts.append(_named(largest, sk, metric_names, pl.col(_G)))
+        parts.append(_named(largest, sk, metric_names, pl.col(GROUP_COL)))
     if "best" in modes:  # per metric: the best value of the attribute set's groups
         cols = []
         for m in metric_names:
             hib = METRICS[m].higher_is_better
             pick = pl.col(m).max() if hib in (True, None) else pl.col(m).min()
-            cols += [pick.alias(f"{m}__ref"), pl.col(_G).filter(pl.col(m) == pick).first().alias(f"{m}__refname")]
+            cols += [pick.alias(f"{m}__ref"), pl.col(GROUP_COL).filter(pl.col(m) == pick).first().alias(f"{m}__refname")]
         parts.append(of("best").group_by(sk).agg(cols))
     ref = parts[0] if len(parts) == 1 else pl.concat(parts, how="diagonal_relaxed")
 
@@ -501,248 +517,16 @@ def _reference(
             out = pl.when(out == other).then(out).otherwise(pl.concat_str([out, other], separator=" / "))
         return out.alias(f"{d.name}__refname")
 
-    ref = ref.with_columns([refname(d) for d in _disparity_list(has_predictions)])
+    ref = ref.with_columns([refname(d) for d in disparity_list(has_predictions)])
     return ref.collect(**_SMALL).with_columns(pl.col("^.*__refname$").cast(pl.Categorical))
 
 
 def _named(ref: pl.LazyFrame, sk: list[str], metric_names: list[str], name: pl.Expr) -> pl.LazyFrame:
+    rates = [m for m in metric_names if METRICS[m].is_rate]
+    has_w2 = "tp_w2" in ref.collect_schema().names()
     return ref.select(
         *sk,
         *[pl.col(m).alias(f"{m}__ref") for m in metric_names],
         *[name.alias(f"{m}__refname") for m in metric_names],
+        *[(iv.rate_inputs(m).n if has_w2 else pl.lit(None, pl.Float64)).alias(f"{m}__refn") for m in rates],
     )
-
-
-def _entities(frame: pl.DataFrame, ib: list[str], sort_a: pl.Expr, sort_g: pl.Expr, *extra: pl.Expr) -> pl.DataFrame:
-    return frame.select(*ib, sort_a.cast(pl.Int64).alias(_SORT_A), sort_g.cast(pl.Int64).alias(_SORT_G), *extra)
-
-
-def _group_part(groups: pl.DataFrame, ref: pl.DataFrame, sk: list[str], ib: list[str], has_predictions: bool) -> Part:
-    """Group rows: every metric vs the reference, and the named disparities."""
-    metric_names, disparities = _metric_names(has_predictions), _disparity_list(has_predictions)
-    wide = groups.join(ref, on=sk, how="left", nulls_equal=True, maintain_order="left")
-
-    def r(m: str) -> pl.Expr:
-        # Polars may hold a reference value that is the same on every row as a broadcast scalar,
-        # and divides by a scalar via its reciprocal (a·(1/b), one ulp off a/b). Adding 0·row
-        # index makes it a per-row column (exactly equal), so every ratio is the rounded a/b.
-        return pl.col(f"{m}__ref") + 0.0 * pl.col(_SORT_G)
-
-    values = [pl.col("n_missing").cast(pl.Float64), *[pl.col(m) for m in metric_names]]
-    values += [d.formula(pl.col, r).alias(d.name) for d in disparities]
-    names = ["n_missing", *metric_names, *(d.name for d in disparities)]
-    entities = _entities(
-        groups, ib, pl.col(_SORT_A), pl.col(_SORT_G), pl.col("attribute").cast(pl.Categorical),
-        pl.col(_G).alias("group"), pl.col("n").cast(pl.Int64), GROUP_KEY,
-    )  # fmt: skip
-    return Part(
-        entities,
-        names,
-        floats={
-            "value": wide.select(values),
-            "difference": wide.select([(pl.col(m) - pl.col(f"{m}__ref")).alias(m) for m in metric_names]),
-            "ratio": wide.select([rate(pl.col(m), r(m)).alias(m) for m in metric_names]),
-        },
-        cats={"reference_group": wide.select([pl.col(f"{m}__refname").alias(m) for m in names[1:]])},
-    )
-
-
-#: The reason a group has no value of a rate: its denominator is 0.
-_NO = {"total": "no counted rows", "positives": "no positives", "negatives": "no negatives",
-       "pred_positives": "no predicted positives", "pred_negatives": "no predicted negatives"}  # fmt: skip
-
-
-class _Probe:
-    def __getattr__(self, name: str) -> str:
-        return name
-
-
-def _why(m: str) -> str:
-    den = METRICS[m].denominator
-    return _NO.get(den(_Probe()), "undefined") if den is not None else "undefined"  # type: ignore[arg-type]
-
-
-def _excluded(defined: pl.Expr, reason: pl.Expr | str) -> pl.Expr:
-    """Aggregation: the groups left out (``defined`` false) with the reason, ``"; "``-joined; null if none."""
-    why = pl.lit(f" ({reason})") if isinstance(reason, str) else pl.concat_str([pl.lit(" ("), reason.filter(~defined), pl.lit(")")])
-    # filter first: only the (few) groups left out are turned into text
-    listed = pl.concat_str([pl.col(_G).filter(~defined), why]).str.join("; ")
-    return pl.when((~defined).any()).then(listed)
-
-
-def _spread_aggs(m: str) -> list[pl.Expr]:
-    """Spread of metric ``m`` over the groups where it is defined: ``max − min``, ``min / max``, the
-    number of groups that entered, the groups left out; null with fewer than two defined groups."""
-    v = pl.col(m)
-    two = v.count() >= 2
-    return [
-        pl.when(two).then(v.max() - v.min()).alias(f"{m}__d"),
-        pl.when(two).then(rate(v.min(), v.max())).alias(f"{m}__r"),
-        v.count().cast(pl.Float64).alias(f"{m}__k"),
-        _excluded(v.is_not_null(), _why(m)).alias(f"{m}__x"),
-    ]
-
-
-def _attribute_part(
-    groups: pl.DataFrame,
-    pop: pl.DataFrame,
-    sk: list[str],
-    ib: list[str],
-    has_predictions: bool,
-    alpha: float,
-    concentration: float,
-) -> Part:
-    """Attribute rows: every metric's spread over the groups; fairlearn's named disparities;
-    the between-group entropy indices and EDF. One aggregation over the group table."""
-    metric_names = _metric_names(has_predictions)
-    aggs, finish, index_names = _index_aggs(has_predictions, alpha, "between_group_")
-    spread = [e for m in metric_names for e in _spread_aggs(m)]
-    extra: list[pl.Expr] = []
-    if has_predictions:
-        tpr, fpr = pl.col("true_positive_rate"), pl.col("false_positive_rate")
-        both = tpr.is_not_null() & fpr.is_not_null()
-        why = pl.concat_str([pl.when(tpr.is_null()).then(pl.lit("no positives")),
-                             pl.when(fpr.is_null()).then(pl.lit("no negatives"))], separator=", ", ignore_nulls=True)  # fmt: skip
-        extra = [both.sum().cast(pl.Float64).alias("__pf_eo_k"), _excluded(both, why).alias("__pf_eo_x")]
-    idx = [*sk, "attribute"]
-    wide = (
-        groups.lazy().with_columns(_index_inputs(concentration)).group_by(idx, maintain_order=True)
-        .agg(*spread, *extra, *aggs, pl.col(_CNT).count().cast(pl.Float64).alias("__pf_ix_k"),
-             _excluded(pl.col(_CNT).is_not_null(), "no counted rows").alias("__pf_ix_x"))
-        .with_columns(finish).with_columns(_between_rule(index_names))
-        .join(pop.lazy().select(*ib, pl.col("n").cast(pl.Int64)), on=ib, how="left", nulls_equal=True,
-              maintain_order="left")
-        .collect(**_SMALL)
-    )  # fmt: skip
-    values: dict[str, pl.Expr] = {}
-    k: dict[str, pl.Expr] = {m: pl.col(f"{m}__k") for m in metric_names}
-    x: dict[str, pl.Expr] = {m: pl.col(f"{m}__x") for m in metric_names}
-    if has_predictions:
-        tpr_d, fpr_d = pl.col("true_positive_rate__d"), pl.col("false_positive_rate__d")
-        tpr_r, fpr_r = pl.col("true_positive_rate__r"), pl.col("false_positive_rate__r")
-        both_d, both_r = tpr_d.is_not_null() & fpr_d.is_not_null(), tpr_r.is_not_null() & fpr_r.is_not_null()
-        values["demographic_parity_difference"] = pl.col("selection_rate__d")
-        values["demographic_parity_ratio"] = pl.col("selection_rate__r")
-        values["equalized_odds_difference"] = pl.when(both_d).then(pl.max_horizontal(tpr_d, fpr_d))
-        values["equalized_odds_ratio"] = pl.when(both_r).then(pl.min_horizontal(tpr_r, fpr_r))
-        for name in ("demographic_parity_difference", "demographic_parity_ratio"):
-            k[name], x[name] = pl.col("selection_rate__k"), pl.col("selection_rate__x")
-        for name in ("equalized_odds_difference", "equalized_odds_ratio"):
-            k[name], x[name] = pl.col("__pf_eo_k"), pl.col("__pf_eo_x")
-    values |= {n: pl.col(n) for n in index_names}
-    for n in index_names:
-        k[n], x[n] = pl.col("__pf_ix_k"), pl.col("__pf_ix_x")
-    names = _ordered([*metric_names, *values])
-    entities = _entities(wide, ib, pl.col(_SORT_A), pl.lit(-1), pl.col("attribute").cast(pl.Categorical), "n")
-    return Part(
-        entities,
-        names,
-        floats={
-            "value": wide.select([e.alias(n) for n, e in values.items()]),
-            "difference": wide.select([pl.col(f"{m}__d").alias(m) for m in metric_names]),
-            "ratio": wide.select([pl.col(f"{m}__r").alias(m) for m in metric_names]),
-            "n_groups": wide.select([e.alias(n) for n, e in k.items()]),
-        },
-        cats={"excluded_groups": wide.select([e.cast(pl.Categorical).alias(n) for n, e in x.items()])},
-    )
-
-
-def _between_rule(names: list[str], k: str = "__pf_ix_k") -> list[pl.Expr]:
-    """Between-group indices are null when fewer than two groups have counted rows (EDF already is)."""
-    return [pl.when(pl.col(k) >= 2).then(pl.col(n)).alias(n) for n in names if "differential" not in n]
-
-
-def _population_part(
-    cells: pl.LazyFrame,
-    pop: pl.DataFrame,
-    keys: list[str],
-    ib: list[str],
-    has_predictions: bool,
-    metric_names: list[str],
-    alpha: float,
-    concentration: float,
-) -> Part:
-    """Population rows: every metric of everyone, and the population-level indices."""
-    # the cell table is already the full intersection (one row per by + all keys)
-    aggs, finish, names = _index_aggs(has_predictions, alpha, "between_all_groups_")
-    vals = (
-        cells.with_columns(_index_inputs(concentration)).group_by(ib, maintain_order=True)
-        .agg(*aggs, pl.col(_CNT).count().cast(pl.Float64).alias("__pf_ix_k"))
-        .with_columns(finish).with_columns(_between_rule(names)).select(*ib, *names, "__pf_ix_k")
-    )  # fmt: skip
-    between = [n for n in names if "differential" not in n]
-    if has_predictions:
-        benefits = entropy.benefit_of_individuals(pop.lazy(), ib, summed=True)  # pop: one row per by group
-        ind, ind_names = _entropy_family(benefits, ib, alpha)
-        vals = vals.join(ind, on=ib, how="full", coalesce=True, nulls_equal=True)
-        names = [*ind_names, *names, "differential_fairness_bias_amplification"]
-    wide = pop.lazy().join(vals, on=ib, how="left", nulls_equal=True, maintain_order="left")
-    if has_predictions:
-        wide = wide.with_columns(
-            differential_fairness_bias_amplification=pl.col("smoothed_empirical_differential_fairness_predictions")
-            - pl.col("smoothed_empirical_differential_fairness")
-        )
-    wide_df = wide.collect(**_SMALL)
-    values = [pl.col("n_missing").cast(pl.Float64), *[pl.col(m) for m in metric_names], *[pl.col(n) for n in names]]
-    entities = _entities(wide_df, ib, pl.lit(-1), pl.lit(-1), pl.col("n").cast(pl.Int64))
-    return Part(
-        entities,
-        _ordered(["n_missing", *metric_names, *names]),
-        floats={
-            "value": wide_df.select(values),
-            "n_groups": wide_df.select([pl.col("__pf_ix_k").alias(n) for n in between]),
-        },
-    )
-
-
-_B, _CNT = "__pf_b", "__pf_cnt"
-_LOGS = ("__pf_lp", "__pf_ln", "__pf_plp", "__pf_pln")  # EDF's log rates: labels, then predictions
-
-
-@functools.lru_cache(maxsize=4)
-def _index_inputs(concentration: float) -> tuple[pl.Expr, ...]:
-    """Per-group inputs of the entropy indices and EDF; null for groups without counted rows,
-    which every aggregation then skips (as aif360 skips empty groups and unobserved cells)."""
-    c = pl.col
-    b, cnt = entropy.group_benefit()
-    tot = c("tp") + c("fn") + c("fp") + c("tn")
-    lp, ln = entropy._edf_log_rates(c("tp") + c("fn"), tot, concentration)  # positives (labels)
-    plp, pln = entropy._edf_log_rates(c("tp") + c("fp"), tot, concentration)  # predicted positives
-    exprs = (b, cnt, lp, ln, plp, pln)
-    return tuple(pl.when(cnt > 0).then(e).alias(name) for e, name in zip(exprs, (_B, _CNT, *_LOGS)))
-
-
-def _index_aggs(has_predictions: bool, alpha: float, prefix: str) -> tuple[list[pl.Expr], list[pl.Expr], list[str]]:
-    """The between-group entropy indices and EDF over :func:`_index_inputs` columns: plain
-    aggregations, the expressions that finish them on the aggregated rows, and the output names."""
-    b, cnt = pl.col(_B), pl.col(_CNT)
-    edf = "smoothed_empirical_differential_fairness"
-    aggs, finish, names = [], [], []
-    for logs, name in ((_LOGS[:2], edf), (_LOGS[2:], f"{edf}_predictions"))[: 2 if has_predictions else 1]:
-        parts = [f"{name}__{i}" for i in range(5)]
-        aggs += [e.alias(p) for e, p in zip(entropy._edf_parts(pl.col(logs[0]), pl.col(logs[1])), parts)]
-        finish.append(entropy._edf_from_parts(*(pl.col(p) for p in parts)).alias(name))
-        names.append(name)
-    if not has_predictions:
-        return aggs, finish, names
-    alphas, ge_finish, ge_names = _entropy_family_parts(alpha, prefix)
-    aggs += [entropy._ge_agg_with_nan(a, b, cnt).alias(g) for g, a in alphas.items()]
-    return aggs, [*finish, *ge_finish], [*ge_names, *names]
-
-
-def _entropy_family_parts(alpha: float, prefix: str) -> tuple[dict[str, float], list[pl.Expr], list[str]]:
-    """GE(alpha), Theil and CV: the GE columns to aggregate (name -> α), the expressions that
-    finish them on the aggregated rows, and the output names (``<prefix>generalized_entropy_index``, ...)."""
-    alphas = {f"{prefix}generalized_entropy_index": alpha, f"{prefix}theil_index": 1.0, "__pf_ge2": 2.0}
-    # GE >= 0 in exact arithmetic (Jensen): the report clamps rounding noise such as -1e-17 (groups
-    # with equal mean benefit), where aif360 returns the tiny negative and a NaN CV
-    clamped = {g: pl.col(g).fill_nan(None).clip(lower_bound=0.0) for g in alphas}
-    ge, theil, cv = (f"{prefix}{x}" for x in ("generalized_entropy_index", "theil_index", "coefficient_of_variation"))
-    finish = [clamped[ge].alias(ge), clamped[theil].alias(theil), (2.0 * clamped["__pf_ge2"]).sqrt().alias(cv)]  # aif360: sqrt(2·GE(2))
-    return alphas, finish, [ge, theil, cv]
-
-
-def _entropy_family(benefits: pl.LazyFrame, ib: list[str], alpha: float) -> tuple[pl.LazyFrame, list[str]]:
-    """GE(alpha), Theil and CV of all individuals (benefits as distinct values and counts)."""
-    alphas, finish, names = _entropy_family_parts(alpha, "")
-    return entropy.generalized_entropy_indices(benefits, alphas, ib).select(*ib, *finish), names
