@@ -12,19 +12,8 @@ entropy index and differential-fairness value is arithmetic on that small table
 from __future__ import annotations
 
 import polfair.namespace  # noqa: F401  (registers the ``df.fair`` / ``lf.fair`` namespaces)
-from polfair.engines.accumulator import FairnessAccumulator
-from polfair.compat.aif360 import BinaryLabelDatasetMetric, ClassificationMetric
 from polfair.api import confusion_counts, fairness_report
-from polfair.core.counts import COUNT_COLUMNS, merge_counts
-from polfair.datasets import load_adult, load_compas, load_german_credit
-from polfair.exceptions import (
-    ColumnNotFoundError,
-    InvalidInputError,
-    MissingValuesWarning,
-    PolfairError,
-    ReportSizeWarning,
-    SchemaMismatchError,
-)
+from polfair.compat.aif360 import BinaryLabelDatasetMetric, ClassificationMetric
 from polfair.compat.fairlearn import (
     accuracy,
     base_rate,
@@ -49,6 +38,7 @@ from polfair.compat.fairlearn import (
     true_negative_rate,
     true_positive_rate,
 )
+from polfair.compat.ignite import multiclass_report, subgroup_accuracy_difference
 from polfair.compat.yardstick import (
     GroupwiseMetric,
     demographic_parity,
@@ -59,15 +49,24 @@ from polfair.compat.yardstick import (
     max_abs_difference_to_reference,
     ratio_range,
 )
+from polfair.core.counts import COUNT_COLUMNS, merge_counts
 from polfair.core.metrics import ALIASES, DISPARITIES, METRICS
-from polfair.monitor import FairnessConfig, alerts, apply_thresholds
-from polfair.compat.ignite import multiclass_report, subgroup_accuracy_difference
 from polfair.core.report import REPORT_COLUMNS, report_from_counts
 from polfair.core.run_metadata import with_run_metadata
 from polfair.core.schema import SCHEMA_VERSION
 from polfair.core.wide import to_wide
+from polfair.datasets import load_adult, load_compas, load_german_credit
+from polfair.engines.accumulator import FairnessAccumulator
+from polfair.exceptions import (
+    ColumnNotFoundError,
+    InvalidInputError,
+    MissingValuesWarning,
+    PolfairError,
+    ReportSizeWarning,
+    SchemaMismatchError,
+)
 from polfair.mitigation import group_thresholds, reweighing
-from polfair.monitor import compare_reports
+from polfair.monitor import FairnessConfig, alerts, apply_thresholds, compare_reports
 from polfair.outputs.html import HtmlReport, to_html, write_html
 from polfair.outputs.writers import append_report, write_report
 from polfair.proxies import proxy_report, proxy_scan
@@ -84,38 +83,83 @@ from polfair.scores import (
 
 __version__ = "0.1.0"
 
-_core = ["confusion_counts", "merge_counts", "fairness_report", "report_from_counts", "COUNT_COLUMNS", "REPORT_COLUMNS"]
-_registry = ["METRICS", "ALIASES", "DISPARITIES"]
-_rates = [
-    "selection_rate", "base_rate", "true_positive_rate", "true_negative_rate", "false_positive_rate",
-    "false_negative_rate", "positive_predictive_value", "negative_predictive_value", "false_discovery_rate",
-    "false_omission_rate", "accuracy", "error_rate",
-]  # fmt: skip
-_fairness = [
-    "demographic_parity_difference", "demographic_parity_ratio", "equalized_odds_difference",
-    "equalized_odds_ratio", "equal_opportunity_difference", "equal_opportunity_ratio",
-    "group_difference", "group_ratio", "group_min", "group_max",
-]  # fmt: skip
-_groupwise = [
-    "GroupwiseMetric", "groupwise_metric", "diff_range", "ratio_range", "max_abs_difference_to_reference",
-    "demographic_parity", "equal_opportunity", "equalized_odds",
-]  # fmt: skip
-_monitoring = ["FairnessConfig", "alerts", "apply_thresholds", "compare_reports"]
-_pipelines = ["to_wide", "with_run_metadata", "append_report", "write_report", "SCHEMA_VERSION"]
-_scores = [
-    "score_counts", "merge_score_counts", "score_report", "threshold_sweep", "roc_curve", "precision_recall_curve",
-    "reliability_curve",
-]  # fmt: skip
-_decisions = ["adverse_impact", "group_thresholds", "reweighing", "proxy_scan", "proxy_report"]
-_outputs = ["to_html", "write_html", "HtmlReport"]
-_aif360 = ["ClassificationMetric", "BinaryLabelDatasetMetric"]
-_streaming = ["FairnessAccumulator"]
-_multiclass = ["multiclass_report", "subgroup_accuracy_difference"]
-_data = ["load_compas", "load_adult", "load_german_credit"]
-_errors = ["PolfairError", "ColumnNotFoundError", "InvalidInputError", "SchemaMismatchError", "MissingValuesWarning",
-           "ReportSizeWarning"]
-
 __all__ = [
-    *_core, *_registry, *_rates, *_fairness, *_groupwise, *_monitoring, *_pipelines, *_scores, *_decisions,
-    *_outputs, *_aif360, *_streaming, *_multiclass, *_data, *_errors, "__version__",
-]  # fmt: skip
+    "confusion_counts",
+    "merge_counts",
+    "fairness_report",
+    "report_from_counts",
+    "COUNT_COLUMNS",
+    "REPORT_COLUMNS",
+    "METRICS",
+    "ALIASES",
+    "DISPARITIES",
+    "selection_rate",
+    "base_rate",
+    "true_positive_rate",
+    "true_negative_rate",
+    "false_positive_rate",
+    "false_negative_rate",
+    "positive_predictive_value",
+    "negative_predictive_value",
+    "false_discovery_rate",
+    "false_omission_rate",
+    "accuracy",
+    "error_rate",
+    "demographic_parity_difference",
+    "demographic_parity_ratio",
+    "equalized_odds_difference",
+    "equalized_odds_ratio",
+    "equal_opportunity_difference",
+    "equal_opportunity_ratio",
+    "group_difference",
+    "group_ratio",
+    "group_min",
+    "group_max",
+    "GroupwiseMetric",
+    "groupwise_metric",
+    "diff_range",
+    "ratio_range",
+    "max_abs_difference_to_reference",
+    "demographic_parity",
+    "equal_opportunity",
+    "equalized_odds",
+    "FairnessConfig",
+    "alerts",
+    "apply_thresholds",
+    "compare_reports",
+    "to_wide",
+    "with_run_metadata",
+    "append_report",
+    "write_report",
+    "SCHEMA_VERSION",
+    "score_counts",
+    "merge_score_counts",
+    "score_report",
+    "threshold_sweep",
+    "roc_curve",
+    "precision_recall_curve",
+    "reliability_curve",
+    "adverse_impact",
+    "group_thresholds",
+    "reweighing",
+    "proxy_scan",
+    "proxy_report",
+    "to_html",
+    "write_html",
+    "HtmlReport",
+    "ClassificationMetric",
+    "BinaryLabelDatasetMetric",
+    "FairnessAccumulator",
+    "multiclass_report",
+    "subgroup_accuracy_difference",
+    "load_compas",
+    "load_adult",
+    "load_german_credit",
+    "PolfairError",
+    "ColumnNotFoundError",
+    "InvalidInputError",
+    "SchemaMismatchError",
+    "MissingValuesWarning",
+    "ReportSizeWarning",
+    "__version__",
+]

@@ -6,7 +6,8 @@ An underscore module: internal to the package (any polfair module may import it)
 from __future__ import annotations
 
 import difflib
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import polars as pl
 

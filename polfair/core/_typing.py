@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Literal, Union
+from typing import Literal, TypeAlias
 
 import polars as pl
 
 __all__ = ["IntoExpr", "OnMissing", "Reference"]
 
 #: A column name or a Polars expression.
-IntoExpr = Union[str, pl.Expr]
+IntoExpr: TypeAlias = str | pl.Expr
 
 #: What to do about rows with a null label, prediction, score or weight.
 OnMissing = Literal["warn", "raise", "ignore"]
