@@ -461,8 +461,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "demo":
             return _run_demo(args)
         return _run_report(args)
-    except (PolfairError, TypeError, ValueError, OSError, pl.exceptions.PolarsError) as exc:
-        # user errors: bad options, unreadable/malformed input, bad expressions, unwritable output
+    except (PolfairError, TypeError, ValueError, OSError, ImportError, pl.exceptions.PolarsError) as exc:
+        # user errors: bad options, unreadable/malformed input, bad expressions, unwritable output,
+        # an optional extra that is not installed (the message names it)
         text = flag_message(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
         if isinstance(exc, OSError) and not isinstance(exc, PolfairError) and exc.filename:
             text = f"{exc.strerror or exc}: {exc.filename!r}"

@@ -117,8 +117,13 @@ def foreign_code_table(
     """
     try:
         import narwhals as nw
-    except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        msg = "Spark/DuckDB inputs need narwhals: pip install 'polfair[spark]' (or pip install narwhals)"
+    except ImportError as exc:  # exercised without the extra (tests/engines/test_foreign_extra.py)
+        engine = type(data).__module__.split(".")[0]
+        extra = "duckdb" if engine == "duckdb" else "spark"
+        msg = (
+            f"{type(data).__name__} frames ({engine}) need the optional extra: pip install "
+            f"'polfair[{extra}]' (it installs narwhals), or convert the frame to polars first"
+        )
         raise ImportError(msg) from exc
 
     if cluster is not None:
