@@ -159,7 +159,7 @@ def fairness_report(
     reference: Reference | None = None,
     weight: IntoExpr | None = None,
     by: IntoExpr | Sequence[IntoExpr] | None = None,
-    intersections: int | Sequence[Sequence[str]] | None = None,
+    intersections: int | Literal["all"] | Sequence[Sequence[str]] | None = None,
     alpha: float = 2.0,
     concentration: float = 1.0,
     on_missing: OnMissing = "warn",

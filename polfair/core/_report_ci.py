@@ -13,8 +13,8 @@ An underscore module: internal, not public API.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import polars as pl
 
@@ -65,7 +65,8 @@ def _generalized(m: str) -> bool:
 
 def neff_columns(names: Sequence[str]) -> list[pl.Expr]:
     """``<m>__neff``: each rate's effective size (Kish; = the count unweighted), materialised once
-    so the interval expressions read plain columns (small expression trees)."""
+    so the interval expressions read plain columns (small expression trees).
+    """
     return [iv.rate_inputs(m).n.alias(f"{m}__neff") for m in _rates(names)]
 
 
@@ -191,7 +192,8 @@ def attribute_aggs(
     metric_names: Sequence[str], *, opts: CiOptions, has_predictions: bool, key: pl.Expr
 ) -> tuple[list[pl.Expr], Families]:
     """Aggregations (over the group rows of one attribute set and ``by`` value) for the interval
-    columns of the attribute rows, and the families reading their results."""
+    columns of the attribute rows, and the families reading their results.
+    """
     aggs: list[pl.Expr] = []
     out = _empty()
     rates = _rates(metric_names)

@@ -211,7 +211,8 @@ def _families(
 ) -> tuple[dict, dict]:
     """Evaluate interval families (metric -> expression) over ``frame`` in ONE select (common
     subexpressions shared); floats as Float64 frames, cats (ci_method, test) as Categorical frames.
-    ``p_value_adjusted`` is then the p-value adjusted (``adjust[1]``) within ``adjust[0]`` (by values)."""
+    ``p_value_adjusted`` is then the p-value adjusted (``adjust[1]``) within ``adjust[0]`` (by values).
+    """
     if not fams:
         return {}, {}
     over, method = adjust

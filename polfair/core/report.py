@@ -1,21 +1,43 @@
 """The fairness report: one pass to the cell table, then every metric from it (long/tidy output).
 
-Report schema (a ``pl.DataFrame``; one row per (by, attribute set, group, metric)):
+Report schema (a ``pl.DataFrame``; one row per (by, attribute set, group, metric)), in order:
 
-===================  ========  ===============================================================
-column               dtype     meaning
-===================  ========  ===============================================================
-*by*                 input's   the ``by`` values (one report per ``by`` group, same pass)
-``attribute``        String    attribute-set names joined by ``" & "``; null on population rows
-``group``            String    the group's values joined by ``" & "`` (null value -> ``"null"``);
-                               null on attribute-level and population rows
-``metric``           String    standard metric name (aif360 / fairlearn spelling)
-``value``            Float64   the metric; null where undefined (zero denominator), never a 0
-``reference_group``  String    the group it is compared with (group rows and disparities)
-``difference``       Float64   group rows: value − reference value; attribute rows: max − min
-``ratio``            Float64   group rows: value / reference value; attribute rows: min / max
-``n``                Int64     input rows in the group (all of them, missing ones included)
-===================  ========  ===============================================================
+======================  ===========  ============================================================
+column                  dtype        meaning
+======================  ===========  ============================================================
+*by*                    input's      the ``by`` values (one report per ``by`` group, same pass)
+``attribute``           Categorical  attribute-set names joined by ``" & "``; null on population rows
+``group``               String       display label: the group's values joined by ``" & "`` (a null
+                                     value -> ``null``; a value equal to ``"null"``, containing
+                                     ``" & "``, starting with ``"& "`` or a double quote, or
+                                     ending with ``" &"`` is JSON-quoted); null on attribute-level
+                                     and population rows. :func:`parse_group_label` inverts it.
+``metric``              Categorical  standard metric name (aif360 / fairlearn spelling)
+``value``               Float64      the metric; null where undefined (zero denominator), never a 0
+``reference_group``     Categorical  the group it is compared with (group rows and disparities)
+``difference``          Float64      group rows: value − reference value; attribute rows: max − min
+``ratio``               Float64      group rows: value / reference value; attribute rows: min / max
+``n``                   Int64        input rows in the group (all of them, missing ones included)
+*intervals*             Float64      only with ``ci``: ``value_lo, value_hi, difference_lo,
+                                     difference_hi, ratio_lo, ratio_hi, p_value,
+                                     p_value_adjusted, n_eff`` (:mod:`polfair.core.intervals`)
+``ci_method``, ``test`` Categorical  only with ``ci``: the interval method and the test
+``n_groups``            Int64        attribute rows (and ``between_all_groups_*``): how many groups
+                                     entered the spread / index; null on other rows
+``excluded_groups``     String       attribute rows: the groups left out and why, e.g.
+                                     ``"c (no negatives); d (no negatives)"``; null if none
+``group_key``           Struct       the typed key (SQL GROUPING SETS shape): one field per
+                                     protected attribute in the input's dtype; a field is null
+                                     when the attribute is not in the set or the value is null
+                                     (``attribute`` tells which); null on attribute/population rows
+======================  ===========  ============================================================
+
+``attribute``, ``metric`` and ``reference_group`` are Categorical (a few distinct strings repeated
+millions of times); filter them as strings (``pl.col("metric") == "disparate_impact"``) and cast
+before string functions (``pl.col("metric").cast(pl.String).str.ends_with("_ratio")``). Protected
+columns named ``group``, ``value``, ``metric`` ... are fine: their values live in ``group_key``.
+CSV cannot hold a Struct: the file writers (:mod:`polfair.outputs.writers`) write ``group_key``
+as one JSON object per row; parquet and JSON keep it typed.
 
 Row kinds:
 
@@ -23,13 +45,29 @@ Row kinds:
   ``n_missing``, and the named disparities against the reference group
   (``statistical_parity_difference``, ``disparate_impact``, ...), whose ``value`` is the disparity.
 * **attribute rows** (``group`` null): per group metric, the spread across the attribute set's
-  groups in ``difference`` (max − min) and ``ratio`` (min / max), fairlearn's ``between_groups``
-  (null if any group's value is undefined); fairlearn's ``demographic_parity_difference/ratio``
-  and ``equalized_odds_difference/ratio``; the between-group entropy indices and the smoothed
-  EDF of that attribute set.
+  groups in ``difference`` (max − min) and ``ratio`` (min / max), like fairlearn's
+  ``between_groups``; fairlearn's ``demographic_parity_difference/ratio`` and
+  ``equalized_odds_difference/ratio``; the between-group entropy indices and the smoothed EDF of
+  that attribute set.
 * **population rows** (``attribute`` null): the metrics of everyone, the entropy indices of all
   individuals, the ``between_all_groups_*`` indices, EDF on labels and on predictions and
   ``differential_fairness_bias_amplification`` (aif360's definitions, all attributes jointly).
+
+Policy for undefined groups: a spread over groups (max − min, min ÷ max, fairlearn's
+``demographic_parity_*`` / ``equalized_odds_*``) uses the groups where the metric is defined (for
+equalized odds each rate's spread uses its own defined groups, as fairlearn; ``n_groups`` counts
+the groups where both rates are defined); ``n_groups`` and ``excluded_groups`` say which entered
+and which were left out and why; the spread is null only when fewer than two groups are defined.
+The between-group indices (``between_group_*``, ``between_all_groups_*``) use the groups with
+counted rows, with the same rule (aif360 returns 0.0 for a single group; the report returns null).
+
+Attribute sets (``intersections``): by default every subset when there are at most 3 protected
+attributes, otherwise every single attribute, every pair and the full intersection (EDF's);
+``"all"`` gives every subset. Reports estimated above :data:`LARGE_REPORT_ROWS` rows warn.
+
+How it is built: every row kind is computed wide (one row per group / attribute set / ``by``
+value, one column per metric), then the long rows are laid out once
+(:func:`polfair.core._report_rows.assemble`): no unpivot, no sort of the long rows.
 """
 
 from __future__ import annotations
@@ -42,8 +80,8 @@ from typing import Any, Literal
 
 import polars as pl
 
-from polfair.core._args import SMALL_COLLECT as _SMALL
 from polfair.core import intervals as iv
+from polfair.core._args import SMALL_COLLECT as _SMALL
 from polfair.core._report_ci import CI_CATS, CI_FLOATS, CiOptions
 from polfair.core._report_rows import (
     ATTR_METRICS,

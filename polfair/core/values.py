@@ -400,9 +400,10 @@ _OPTION_RULES: dict[str, tuple[Any, str]] = {
     "unfavorable": (lambda x: not isinstance(x, (dict, pl.Expr, pl.Series)), "a label value, a list of them, or None"),
     "privileged": (lambda x: x is None or isinstance(x, dict) or hasattr(x, "items"), "a mapping attribute -> value(s), e.g. {'sex': 'Male'}"),
     "intersections": (
-        lambda x: x is None or (isinstance(x, int) and not isinstance(x, bool))
+        lambda x: x is None or x == "all" or (isinstance(x, int) and not isinstance(x, bool))
         or (isinstance(x, (list, tuple)) and all(isinstance(s, (str, list, tuple)) for s in x)),
-        "None, an int (largest attribute-set size) or a list of attribute-name lists",
+        "None (default sets), 'all' (every subset), an int (largest attribute-set size) or a list of "
+        "attribute-name lists",
     ),
     "alpha": (_is_number, "a number (the generalized entropy index's alpha)"),
     "concentration": (_is_number, "a number >= 0"),
