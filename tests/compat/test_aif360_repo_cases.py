@@ -304,9 +304,12 @@ def test_group_keys_must_be_protected_attributes() -> None:
         _small(privileged_groups=["a"])  # type: ignore[list-item]
 
 
-def test_value_of_another_type_matches_nothing() -> None:
+def test_value_of_another_type_is_an_error() -> None:
+    # issue 15: the facade follows polfair's value rules; aif360 silently matched nothing here
     cm = _small(privileged_groups=[{"a": "0"}], unprivileged_groups=[{"a": 1.0}])
-    assert cm.num_instances(privileged=True) == 0.0
+    with pytest.raises(ValueError, match=r"privileged_groups='0' cannot match column 'a'"):
+        cm.num_instances(privileged=True)
+    cm = _small(privileged_groups=[{"a": 0}], unprivileged_groups=[{"a": 1.0}])
     assert cm.num_instances(privileged=False) == 2.0  # float64 equality, as aif360
 
 
