@@ -20,6 +20,7 @@ import polars as pl
 
 from polfair.core._args import check_columns, is_bool_like
 from polfair.core.inputs import is_foreign
+from polfair.core.values import coerce_values
 from polfair.core.spec import (
     CODE,
     FLAG_BAD_SCORE,
@@ -187,6 +188,9 @@ def _resolve_names(
 def _match(nw: Any, schema: Any, col: str, values: tuple[Any, ...], arg: str) -> Any:
     """Boolean narwhals expression: the value in ``col`` is one of ``values`` (checked against its dtype)."""
     dtype = schema[col]
+    pl_dtype = _polars_dtype(dtype)
+    if pl_dtype is not None:  # the value rules of polfair.core.values, in the column's dtype
+        values = tuple(v for v in coerce_values(values, pl_dtype, option=arg, column=col) if v is not None)
     if dtype == nw.Boolean:
         if not all(is_bool_like(v) for v in values):
             raise InvalidInputError(f"{arg}={list(values)!r} cannot match boolean column {col!r}")
@@ -201,10 +205,20 @@ def _match(nw: Any, schema: Any, col: str, values: tuple[Any, ...], arg: str) ->
     return nw.col(col).is_in(list(values))
 
 
-def _state(nw: Any, col: str, fav_mask: Any, unf_mask: Any | None) -> Any:
-    """0 unfavorable, 1 favorable, 2 null, 3 neither (cf. :mod:`polfair.core.spec`)."""
+def _polars_dtype(dtype: Any) -> pl.DataType | None:
+    """The Polars dtype of a simple narwhals dtype (numbers, booleans, strings), else ``None``."""
+    name = str(dtype)
+    if name in {"Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64", "Float32",
+                "Float64", "Boolean", "String"}:  # fmt: skip
+        return getattr(pl, name)()
+    return None
+
+
+def _state(nw: Any, col: str, fav_mask: Any, unf_mask: Any | None, nan: bool = False) -> Any:
+    """0 unfavorable, 1 favorable, 2 null (NaN too when ``nan``: a Float column), 3 neither."""
     inner = nw.lit(0) if unf_mask is None else nw.when(unf_mask).then(nw.lit(0)).otherwise(nw.lit(3))
-    return nw.when(nw.col(col).is_null()).then(nw.lit(2)).otherwise(
+    missing = nw.col(col).is_null() | nw.col(col).is_nan() if nan else nw.col(col).is_null()
+    return nw.when(missing).then(nw.lit(2)).otherwise(
         nw.when(fav_mask).then(nw.lit(1)).otherwise(inner)
     )
 
@@ -226,7 +240,8 @@ def _outcome_code(
     Returns the code expression and the Float64 score and weight expressions (``None`` when absent).
     """
     fav_mask = _match(nw, schema, y_true, fav, "favorable")
-    label = _state(nw, y_true, fav_mask, None if unfav is None else _match(nw, schema, y_true, unfav, "unfavorable"))
+    label = _state(nw, y_true, fav_mask, None if unfav is None else _match(nw, schema, y_true, unfav, "unfavorable"),
+                   nan=schema[y_true].is_float())
     flags = []
     score = None
     if y_score is not None:
@@ -239,7 +254,8 @@ def _outcome_code(
             pred = _state(nw, y_pred, nw.col(y_pred), None)
         else:
             pred = _state(nw, y_pred, _match(nw, schema, y_pred, fav, "favorable"),
-                          None if unfav is None else _match(nw, schema, y_pred, unfav, "unfavorable"))  # fmt: skip
+                          None if unfav is None else _match(nw, schema, y_pred, unfav, "unfavorable"),
+                          nan=schema[y_pred].is_float())  # fmt: skip
     elif score is not None:
         pred = nw.when(score.is_null()).then(nw.lit(2)).otherwise(
             nw.when(score >= float(threshold)).then(nw.lit(1)).otherwise(nw.lit(0)))  # fmt: skip
