@@ -9,13 +9,14 @@ monitor or of foreign engines; this module is where they meet.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Literal, Mapping, Sequence
 
 import polars as pl
 
 from polfair.core._typing import IntoExpr, OnMissing, Reference
 from polfair.core.collect import collect_cells
-from polfair.core.counts import cell_table, pivot_codes
+from polfair.core.counts import BUCKET, COUNT_COLUMNS, cell_table, pivot_codes
 from polfair.core.inputs import is_foreign
 from polfair.core.report import report_from_counts
 from polfair.core.run_metadata import with_run_metadata
@@ -177,6 +178,10 @@ def fairness_report(
     n_boot: int = 200,
     seed: int = 0,
     p_adjust: Literal["bh", "by", "holm"] | None = "bh",
+    cluster: IntoExpr | None = None,
+    n_buckets: int = 20,
+    significance: float | None = None,
+    min_group_size: int | None = None,
 ) -> pl.DataFrame:
     """Audit a classifier's decisions (or a dataset's labels) for group fairness, in one pass.
 
@@ -258,6 +263,25 @@ def fairness_report(
     p_adjust
         ``"bh"`` (Benjamini–Hochberg, default), ``"by"``, ``"holm"`` or ``None``: ``p_value_adjusted``
         within each (``by`` value, metric) family.
+    cluster, n_buckets
+        Optional cluster id column (several rows per person, session, ...) and the number of
+        hashed buckets (2…255, default 20), as in :func:`polfair.confusion_counts`: the cell table
+        of the pass gains the ``bucket`` key. The report's numbers do not change (the bucket is
+        summed away before the core report). Currently the report's intervals stay the
+        per-row methods; cluster-robust (delete-a-group jackknife) intervals are computed from the
+        same table by :func:`polfair.core.intervals.jackknife_intervals` (see
+        ``docs/statistics.md``); wiring them into the report's interval columns is planned.
+    significance
+        Optional level in (0, 1), e.g. ``0.05``, passed to :func:`polfair.monitor.apply_thresholds`:
+        with ``thresholds`` and ``ci``, a breach is a ``"violation"`` only when it is also
+        significant, else ``"inconclusive"``. Needs ``ci`` (an error otherwise, when thresholds
+        are set).
+    min_group_size
+        Optional positive int: small-cell disclosure control. Group rows of groups with fewer
+        than this many input rows (``n``) are removed from the returned report (so from what is
+        displayed and written), and comparisons against a removed reference group are nulled;
+        every other number is unchanged (:func:`polfair.monitor.disclosure.suppress_small_groups`).
+        Thresholds are judged before the removal.
     shape
         ``"long"`` (default: one row per metric, for ETL and appends) or ``"wide"``: one row per
         (by, attribute set, group), one column per metric and ``<metric>__<statistic>`` columns
@@ -328,15 +352,20 @@ def fairness_report(
     options = {k: v for k, v in locals().items() if k not in ("data", "shape", "run_metadata")}
     _check_shape(shape, run_metadata)
     check_option_types(options)
+    _check_significance(significance)
     plan = plan_report(
         data, config=config, y_true=y_true, y_pred=y_pred, y_score=y_score, weight=weight, by=by,
         protected=protected, favorable=favorable, privileged=privileged, intersections=intersections,
         thresholds=thresholds, min_sample_size=min_sample_size, max_sample_size=max_sample_size,
-        metrics=metrics,
+        metrics=metrics, statistics=_given_statistics(options),
     )  # fmt: skip
+    stats = {**_STATISTICS_DEFAULTS, **plan.statistics}
+    ci, n_boot, seed, p_adjust = stats["ci"], stats["n_boot"], stats["seed"], stats["p_adjust"]
     kwargs = dict(y_true=plan.y_true, y_pred=plan.y_pred, y_score=plan.y_score, threshold=threshold,
                   protected=plan.protected, favorable=plan.favorable, unfavorable=unfavorable,
                   weight=plan.weight, by=plan.by)  # fmt: skip
+    if stats["cluster"] is not None:
+        kwargs |= {"cluster": stats["cluster"], "n_buckets": stats["n_buckets"]}
     if is_foreign(plan.data):  # Spark, DuckDB, ...: the pass runs in that engine, the rest here
         codes, spec = foreign_code_table(plan.data, **kwargs)  # type: ignore[arg-type]
         cells = collect_cells(spec, on_missing=on_missing, engine=engine, codes=codes,  # type: ignore[arg-type]
@@ -344,6 +373,8 @@ def fairness_report(
     else:
         spec = build_spec(plan.data, **kwargs, allow_many_groups=allow_many_groups)  # type: ignore[arg-type]
         cells = collect_cells(spec, on_missing=on_missing, engine=engine, allow_many_groups=allow_many_groups)
+    if BUCKET in cells.columns:  # cluster=: the core report reads the table without buckets
+        cells = _sum_buckets(cells)
     report = plan.finish(report_from_counts(
         cells, protected=spec.keys, by=spec.by, has_predictions=spec.has_predictions,
         privileged=plan.privileged, reference=reference, intersections=plan.intersections,
@@ -351,6 +382,42 @@ def fairness_report(
         p_adjust=p_adjust, weighted=spec.weighted,
     ))  # fmt: skip
     return _shape_and_stamp(report, shape, run_metadata, options)
+
+
+#: The statistics keywords of ``fairness_report`` a config's ``[statistics]`` table may set, with
+#: their defaults (a keyword given with another value wins over the config).
+_STATISTICS_KEYWORDS = ("ci", "n_boot", "seed", "cluster", "n_buckets", "p_adjust", "significance", "min_group_size")
+_STATISTICS_DEFAULTS: dict[str, Any] = {
+    k: v.default for k, v in inspect.signature(fairness_report).parameters.items() if k in _STATISTICS_KEYWORDS
+}
+
+
+def _given_statistics(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The statistics keywords given with a non-default value (these win over a config's table)."""
+    return {
+        k: options[k] for k in _STATISTICS_KEYWORDS
+        if not (options[k] is _STATISTICS_DEFAULTS[k] or (
+            not isinstance(options[k], pl.Expr) and options[k] == _STATISTICS_DEFAULTS[k]))
+    }  # fmt: skip
+
+
+def _check_significance(significance: Any) -> None:
+    ok = significance is None or (
+        isinstance(significance, (int, float)) and not isinstance(significance, bool) and 0 < significance < 1
+    )
+    if not ok:
+        msg = f"significance must be a level in (0, 1) such as 0.05, or None; got {significance!r}"
+        raise PolfairError(msg)
+
+
+def _sum_buckets(cells: pl.DataFrame) -> pl.DataFrame:
+    """A clustered cell table without its ``bucket`` key: the count columns summed per remaining key."""
+    names = cells.columns
+    sums = [c for c in names if c in COUNT_COLUMNS]
+    keys = [c for c in names if c not in sums and c != BUCKET]
+    out = cells.group_by(keys, maintain_order=True).agg([pl.col(c).sum() for c in sums]) if keys else (
+        cells.select([pl.col(c).sum() for c in sums]))  # fmt: skip
+    return out.with_columns([pl.col(c).cast(cells.schema[c]) for c in sums])  # rows stay sorted by the keys
 
 
 def _check_shape(shape: Any, run_metadata: Any) -> None:

@@ -22,15 +22,89 @@ from polfair.compat import yardstick as groupwise
 from polfair.exceptions import PolfairError
 from polfair.monitor._values import check_size, format_number, is_number
 
-__all__ = ["OTHER", "FairnessConfig", "GroupSpec", "parse_thresholds"]
+__all__ = ["OTHER", "STATISTICS_KEYS", "FairnessConfig", "GroupSpec", "check_statistics", "parse_thresholds"]
 
 #: Group label of rows in neither the monitored nor the reference group of a config attribute.
 OTHER = "other"
 
 _KEYS = (
     "favorable", "monitored", "reference", "thresholds", "min_sample_size", "max_sample_size",
-    "seed", "metrics", "y_true", "y_pred", "y_score", "weight", "by",
+    "seed", "metrics", "y_true", "y_pred", "y_score", "weight", "by", "statistics",
 )  # fmt: skip
+
+#: Keys of the ``[statistics]`` table: ``fairness_report`` keywords (explicit keywords win).
+STATISTICS_KEYS = (
+    "ci", "n_boot", "seed", "cluster", "n_buckets", "p_adjust", "significance", "min_group_size",
+)  # fmt: skip
+
+
+def check_statistics(raw: Any, where: str = "statistics") -> dict[str, Any]:
+    """Validate a ``[statistics]`` table: interval, test and disclosure options of the report.
+
+    Parameters
+    ----------
+    raw
+        Mapping with any of the keys ``ci`` (confidence level in (0, 1), or ``false`` for no
+        intervals), ``n_boot`` (int >= 2), ``seed`` (int), ``cluster`` (column name), ``n_buckets``
+        (int in 2..255), ``p_adjust`` (``"bh"``, ``"by"``, ``"holm"`` or ``"none"``),
+        ``significance`` (float in (0, 1)) and ``min_group_size`` (positive int); each is the
+        :func:`polfair.fairness_report` keyword of that name. ``None`` gives ``{}``.
+    where
+        Where the table sits, for messages.
+
+    Returns
+    -------
+    dict
+        The options with normalised values (``ci = false`` -> ``None``, ``p_adjust = "none"`` ->
+        ``None``).
+
+    Raises
+    ------
+    PolfairError
+        Unknown keys (with close names) or invalid values.
+
+    Examples
+    --------
+    >>> check_statistics({"ci": 0.9, "p_adjust": "none", "min_group_size": 10})
+    {'ci': 0.9, 'p_adjust': None, 'min_group_size': 10}
+    """
+    from polfair.core.intervals import check_ci, check_n_boot, check_p_adjust
+
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        msg = f"{where} must be a table such as {{ci = 0.95, min_group_size = 10}}, got {raw!r}"
+        raise PolfairError(msg)
+    out: dict[str, Any] = {}
+    for k, v in raw.items():
+        if k not in STATISTICS_KEYS:
+            close = difflib.get_close_matches(str(k), STATISTICS_KEYS, n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            msg = f"{where}: unknown key {k!r}{hint}; known keys: {', '.join(STATISTICS_KEYS)}"
+            raise PolfairError(msg)
+        try:
+            if k == "ci":
+                v = None if v is False else check_ci(v)
+            elif k == "n_boot":
+                v = check_n_boot(v)
+            elif k == "p_adjust":
+                v = check_p_adjust(None if v in ("none", False) else v)
+            elif k == "min_group_size":
+                v = check_size(v, "min_group_size")
+            elif k == "seed" and (isinstance(v, bool) or not isinstance(v, int)):
+                raise PolfairError(f"seed must be an integer, got {v!r}")
+            elif k == "cluster" and not isinstance(v, str):
+                raise PolfairError(f"cluster must be a column name (string), got {v!r}")
+            elif k == "n_buckets" and (isinstance(v, bool) or not isinstance(v, int) or not 2 <= v <= 255):
+                raise PolfairError(f"n_buckets must be an integer in 2..255, got {v!r}")
+            elif k == "significance" and (
+                isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 < float(v) < 1.0
+            ):
+                raise PolfairError(f"significance must be a level in (0, 1) such as 0.05, got {v!r}")
+        except PolfairError as exc:
+            raise PolfairError(f"{where}.{k}: {exc}") from None
+        out[k] = v
+    return out
 
 
 @dataclass(frozen=True)
@@ -255,6 +329,11 @@ class FairnessConfig:
         Optional column names, used when ``fairness_report`` is not given them.
     by
         Optional tuple of ``by`` column names, likewise.
+    statistics
+        Interval, test and disclosure options (the ``[statistics]`` table; see
+        :func:`check_statistics`): ``ci``, ``n_boot``, ``seed``, ``cluster``, ``n_buckets``,
+        ``p_adjust``, ``significance``, ``min_group_size``. ``fairness_report`` keywords given
+        explicitly (different from their defaults) win.
 
     Raises
     ------
@@ -286,6 +365,7 @@ class FairnessConfig:
     y_score: str | None = None
     weight: str | None = None
     by: tuple[str, ...] = ()
+    statistics: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.favorable is not None:
@@ -343,6 +423,7 @@ class FairnessConfig:
             msg = f"by must be a column name or a list of them, got {self.by!r}"
             raise PolfairError(msg)
         self.by = tuple(by)
+        self.statistics = check_statistics(self.statistics)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, source: str = "config") -> FairnessConfig:
@@ -353,7 +434,7 @@ class FairnessConfig:
         data
             Mapping with the keys ``favorable``, ``monitored``, ``reference``, ``thresholds``,
             ``min_sample_size``, ``max_sample_size``, ``seed``, ``metrics``, ``y_true``, ``y_pred``,
-            ``y_score``, ``weight``, ``by`` (all optional).
+            ``y_score``, ``weight``, ``by``, ``statistics`` (all optional).
         source
             Name used in error messages (e.g. the file path).
 

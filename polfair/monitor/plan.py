@@ -8,7 +8,7 @@ knows nothing of either: :mod:`polfair.api` calls them around it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from polfair.core.inputs import to_lazyframe
 from polfair.exceptions import PolfairError
 from polfair.monitor._values import check_size, is_number
 from polfair.monitor.config import FairnessConfig, parse_thresholds
+from polfair.monitor.disclosure import suppress_small_groups
 from polfair.monitor.sampling import sample_rows
 from polfair.monitor.thresholds import apply_thresholds
 
@@ -44,13 +45,17 @@ class ReportPlan:
     thresholds: dict[str, tuple[float, float]] | None
     min_sample_size: int | None
     groups: dict[str, list[str]] | None
+    #: Statistics options (``[statistics]`` of the config, then explicit keywords): ci, n_boot, seed,
+    #: cluster, n_buckets, p_adjust for the report; significance and min_group_size for :meth:`finish`.
+    statistics: dict[str, Any] = field(default_factory=dict)
 
     def finish(self, report: pl.DataFrame) -> pl.DataFrame:
-        """Add the groupwise rows and, when thresholds are set, ``threshold``/``status``."""
+        """Add the groupwise rows, ``threshold``/``status`` when thresholds are set, then drop small groups."""
         report = groupwise.add_groupwise_rows(report, self.metrics)
         if self.thresholds is not None:
-            report = apply_thresholds(report, self.thresholds, self.min_sample_size, groups=self.groups)
-        return report
+            report = apply_thresholds(report, self.thresholds, self.min_sample_size, groups=self.groups,
+                                      significance=self.statistics.get("significance"))  # fmt: skip
+        return suppress_small_groups(report, self.statistics.get("min_group_size"))
 
 
 def _pick(name: str, given: Any, configured: Any) -> Any:
@@ -79,6 +84,7 @@ def plan_report(
     min_sample_size: int | None,
     max_sample_size: int | None,
     metrics: Any,
+    statistics: Mapping[str, Any] | None = None,
 ) -> ReportPlan:
     """Resolve ``fairness_report``'s monitoring keywords and config into plain report arguments.
 
@@ -86,6 +92,9 @@ def plan_report(
     file. Explicit keywords win over the config where both can be told apart (``thresholds`` are
     merged, keywords first); contradictory column names or ``favorable`` values are errors.
     With a config, ``intersections`` defaults to 1 (OpenScale monitors each attribute alone).
+    ``statistics`` holds the statistics keywords the caller gave explicitly (``ci``, ``n_boot``,
+    ``seed``, ``cluster``, ``n_buckets``, ``p_adjust``, ``significance``, ``min_group_size``); they
+    win over the config's ``[statistics]`` table, merged into ``plan.statistics``.
 
     Raises
     ------
@@ -117,6 +126,7 @@ def plan_report(
         protected=protected_list, favorable=favorable, privileged=dict(privileged or {}),
         intersections=intersections, metrics=gms, thresholds=bands,
         min_sample_size=min_sample_size, groups=None,
+        statistics=dict(statistics or {}),
     )  # fmt: skip
     seed = 0
     if cfg is not None:
@@ -172,6 +182,7 @@ def _merge_keywords(plan: ReportPlan, cfg: FairnessConfig) -> None:
         plan.favorable = list(cfg.favorable)
     if cfg.thresholds:
         plan.thresholds = {**cfg.thresholds, **(plan.thresholds or {})}
+    plan.statistics = {**cfg.statistics, **plan.statistics}
     if plan.min_sample_size is None:
         plan.min_sample_size = cfg.min_sample_size
     names = {m.name for m in plan.metrics}
