@@ -532,12 +532,9 @@ def _reference(
         overall = of("overall").select(*sk).unique().join(pop, on=ib, how="left", nulls_equal=True)
         parts.append(_named(overall, sk, metric_names, pl.lit("overall")))
     if "largest" in modes:  # largest total weight; ties go to the first group in key order
-        largest = (
-            of("largest")
-            .sort([*sk, "w", SORT_G], descending=[False] * len(sk) + [True, False], nulls_last=False)
-            .group_by(sk, maintain_order=True)
-            .first()
-        )
+        # pick the row index first (narrow), then fetch that row: sorting the wide table is costly
+        pick = of("largest").group_by(sk).agg(pl.col(SORT_G).filter(pl.col("w") == pl.col("w").max()).min())
+        largest = of("largest").join(pick.select(SORT_G), on=SORT_G, how="semi")
         parts.append(_named(largest, sk, metric_names, pl.col(GROUP_COL)))
     if "best" in modes:  # per metric: the best value of the attribute set's groups
         cols = []
