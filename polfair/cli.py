@@ -386,8 +386,10 @@ _FLAG_RE = re.compile(r"(?<![\w.-])(" + "|".join(_FLAGS) + r")=('[^']*'|\"[^\"]*
 
 
 def flag_message(text: str) -> str:
-    """A library message in the command line's words: ``favorable='x'`` -> ``--favorable x``,
-    ``on_missing='ignore'`` -> ``--on-missing ignore``, ``allow_many_groups=True`` -> ``--allow-many-groups``.
+    """A library message in the command line's words.
+
+    ``favorable='x'`` -> ``--favorable x``, ``on_missing='ignore'`` -> ``--on-missing ignore``,
+    ``allow_many_groups=True`` -> ``--allow-many-groups``.
 
     Examples
     --------
@@ -409,8 +411,10 @@ def flag_message(text: str) -> str:
 
 
 def check_output_path(path: str, flag: str) -> None:
-    """Fail before the pass when ``path`` cannot be written: a directory, a missing or read-only
-    parent directory, a read-only existing file, or (for ``--out``) an unknown extension.
+    """Fail before the pass when ``path`` cannot be written.
+
+    That is: a directory, a missing or read-only parent directory, a read-only existing file, or
+    (for ``--out``) an unknown extension.
 
     Raises
     ------

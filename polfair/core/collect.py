@@ -164,7 +164,7 @@ def _check_overflow(spec: Spec, codes: pl.DataFrame) -> None:
             "tables with polfair.merge_counts"
         )
         raise InvalidInputError(msg)
-    for col, role in (("__pf_w", "weight"), ("__pf_ws", "y_score"), ("__pf_w1s", "y_score")):
+    for col in ("__pf_w", "__pf_ws", "__pf_w1s"):
         if col in codes.columns and codes.schema[col].is_float() and codes.get_column(col).is_infinite().any():
             msg = (
                 f"weight={_describe(spec, 'weight')}: the weighted sum of a group overflows Float64 "

@@ -190,8 +190,10 @@ def _expand(path: str) -> list[str]:
 
 
 def _parquet_schema(files: list[str], pattern: str) -> pl.Schema | None:
-    """One schema for parquet files that may disagree on integer/float widths (the widest wins);
-    ``None`` when they all agree. Raises naming the file and the column on any other disagreement."""
+    """One schema for parquet files that may disagree on integer/float widths (the widest wins).
+
+    ``None`` when they all agree. Raises naming the file and the column on any other disagreement.
+    """
     schemas = {f: pl.read_parquet_schema(f) for f in files}
     first_file, first = files[0], schemas[files[0]]
     out: dict[str, pl.DataType] = dict(first)

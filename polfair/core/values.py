@@ -14,7 +14,8 @@ import datetime as _dt
 import decimal
 import math
 import warnings
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import polars as pl
 
@@ -384,6 +385,10 @@ def _is_columns(x: Any) -> bool:
     return _is_column(x) or (isinstance(x, (list, tuple)) and all(_is_column(v) for v in x))
 
 
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
 def _is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and not (isinstance(x, float) and math.isnan(x))
 
@@ -398,7 +403,10 @@ _OPTION_RULES: dict[str, tuple[Any, str]] = {
     "threshold": (_is_number, "a number in [0, 1]"),
     "favorable": (lambda x: not isinstance(x, (dict, pl.Expr, pl.Series)), "a label value or a list of label values"),
     "unfavorable": (lambda x: not isinstance(x, (dict, pl.Expr, pl.Series)), "a label value, a list of them, or None"),
-    "privileged": (lambda x: x is None or isinstance(x, dict) or hasattr(x, "items"), "a mapping attribute -> value(s), e.g. {'sex': 'Male'}"),
+    "privileged": (
+        lambda x: x is None or isinstance(x, dict) or hasattr(x, "items"),
+        "a mapping attribute -> value(s), e.g. {'sex': 'Male'}",
+    ),
     "intersections": (
         lambda x: x is None or x == "all" or (isinstance(x, int) and not isinstance(x, bool))
         or (isinstance(x, (list, tuple)) and all(isinstance(s, (str, list, tuple)) for s in x)),
@@ -409,8 +417,8 @@ _OPTION_RULES: dict[str, tuple[Any, str]] = {
     "concentration": (_is_number, "a number >= 0"),
     "on_missing": (lambda x: isinstance(x, str), "one of 'warn', 'raise', 'ignore'"),
     "engine": (lambda x: isinstance(x, str), "a Polars engine name: 'streaming', 'in-memory' or 'auto'"),
-    "min_sample_size": (lambda x: x is None or (isinstance(x, int) and not isinstance(x, bool) and x >= 0), "None or an int >= 0"),
-    "max_sample_size": (lambda x: x is None or (isinstance(x, int) and not isinstance(x, bool) and x >= 1), "None or an int >= 1"),
+    "min_sample_size": (lambda x: x is None or (_is_int(x) and x >= 0), "None or an int >= 0"),
+    "max_sample_size": (lambda x: x is None or (_is_int(x) and x >= 1), "None or an int >= 1"),
     "allow_many_groups": (lambda x: isinstance(x, bool), "True or False"),
 }
 
