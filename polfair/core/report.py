@@ -72,6 +72,7 @@ value, one column per metric), then the long rows are laid out once
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import warnings
@@ -240,7 +241,8 @@ def value_label(v: Any) -> str:
     return json.dumps(s, ensure_ascii=False) if _needs_quotes(s) else s
 
 
-def _label_expr(key: str) -> pl.Expr:
+@functools.lru_cache(maxsize=256)
+def _label_expr(key: str) -> pl.Expr:  # expressions are immutable: build each key's once
     s = pl.col(key).cast(pl.String)
     needs = (
         (s == "null") | s.str.contains(SEPARATOR, literal=True) | s.str.starts_with('"') | s.str.starts_with("& ")
