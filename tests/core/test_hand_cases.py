@@ -339,7 +339,7 @@ def test_counts_are_exact_64_bit() -> None:
     )
     # merge_counts sums UInt64 without wrapping
     full = cells.with_columns(
-        [pl.lit(1.0).alias(c) for c in ("w", "tp", "fp", "tn", "fn", "gtp", "gfp", "gtn", "gfn")]
+        [pl.lit(1.0).alias(c) for c in pf.COUNT_COLUMNS if c not in ("n", "n_missing", "n_invalid") and not c.endswith("_n")]
         + [pl.lit(1, pl.UInt64).alias(c) for c in ("tp_n", "fp_n", "tn_n", "fn_n")]
     ).select("g", *pf.COUNT_COLUMNS)
     merged = pf.merge_counts([full[:1], full[1:]]).collect()
