@@ -236,8 +236,10 @@ class GroupSpec:
         if self.values:
             if isinstance(self.values[0], str):
                 conds.append(col.cast(pl.String).is_in(list(self.values)))
-            else:
+            elif isinstance(self.values[0], bool):
                 conds.append(col.is_in(list(self.values)))
+            else:  # numbers compare as numbers: 1 matches 1.0 in a Float column and 1.0 matches 1
+                conds.append(col.cast(pl.Float64).is_in([float(v) for v in self.values]))
         conds += [(col >= lo) & (col <= hi) for lo, hi in self.ranges]
         out = conds[0]
         for c in conds[1:]:
