@@ -82,6 +82,8 @@ def _parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="audit COMPAS (bundled): race, sex, age band; prediction decile_score >= 5")
     demo.add_argument("--out", help="also write the full report (.parquet/.csv/.json/.ndjson)")
     demo.add_argument("--html", metavar="PATH", help="also write the report as one self-contained HTML page")
+    demo.add_argument("--min-group-size", type=int, metavar="N",
+                      help="drop groups with fewer than N rows from the shown and written report (disclosure control)")
     rep = sub.add_parser("report", help="audit a parquet/CSV file and write the report", epilog=EXIT_CODES_HELP,
                          formatter_class=argparse.RawDescriptionHelpFormatter)
     rep.add_argument("path", help="parquet/CSV file, glob, or hive-partitioned directory")
@@ -104,6 +106,8 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--seed", type=int, help="seed of the bootstrap and Monte Carlo streams (default 0)")
     rep.add_argument("--cluster", metavar="COLUMN",
                      help="cluster id column (several rows per person): cluster-robust jackknife intervals")
+    rep.add_argument("--min-group-size", type=int, metavar="N",
+                     help="drop groups with fewer than N rows from the shown and written report (disclosure control)")
     rep.add_argument("--allow-many-groups", action="store_true",
                      help="accept Float protected/by columns and columns with a group per row or so (default: error)")
     rep.add_argument("--out", help="output file (.parquet/.csv/.json/.ndjson); default: print a summary")
@@ -197,6 +201,8 @@ def _run_demo(args: argparse.Namespace) -> int:
         protected=["race", "sex", age_band],
         favorable=1,
         privileged={"race": "Caucasian", "sex": "Male", "age_band": "25-45"},
+        ci=0.95,
+        min_group_size=args.min_group_size,
     )
     print("polfair demo: ProPublica COMPAS two-year recidivism, Broward County 2013-14")
     print(f"{df.height} defendants (ProPublica's filter); label two_year_recid (1 = re-arrested within two")
@@ -259,7 +265,7 @@ def _run_report(args: argparse.Namespace) -> int:
     if args.allow_many_groups:
         kwargs["allow_many_groups"] = True
     # statistics (issue 11): passed only when given, so the report's own defaults apply otherwise
-    for flag in ("ci", "n_boot", "seed", "cluster"):
+    for flag in ("ci", "n_boot", "seed", "cluster", "min_group_size"):
         if getattr(args, flag, None) is not None:
             kwargs[flag] = getattr(args, flag)
     log = _event_log(args)
@@ -381,6 +387,7 @@ _FLAGS = {
     "privileged": "--privileged", "reference": "--reference", "by": "--by", "threshold": "--threshold",
     "intersections": "--intersections", "on_missing": "--on-missing", "allow_many_groups": "--allow-many-groups",
     "ci": "--ci", "n_boot": "--n-boot", "seed": "--seed", "cluster": "--cluster",
+    "min_group_size": "--min-group-size",
 }  # fmt: skip
 _FLAG_RE = re.compile(r"(?<![\w.-])(" + "|".join(_FLAGS) + r")=('[^']*'|\"[^\"]*\"|[^\s,;:)]+)?")
 
