@@ -363,10 +363,18 @@ class TestCellTables:
         with pytest.raises(InvalidInputError, match="'w' overflows Float64"):
             merge_counts([big, big]).collect()
 
-    def test_weight_sum_overflow_names_the_weight(self) -> None:
-        df = base().with_columns(pl.lit(1e308).alias("wt"))
-        with pytest.raises(InvalidInputError, match=r"weight='wt'.*overflows Float64"):
+    @pytest.mark.parametrize("w", [1e308, 2.0**40, 1e15])
+    def test_huge_weights_name_the_weight(self, w) -> None:
+        # each weight finite, their Float64 sum infinite (1e308): the pass's exact sums take weights
+        # below 2**40, so huge weights are an error naming the column, never inf/NaN metrics
+        df = base().with_columns(pl.lit(w).alias("wt"))
+        with pytest.raises(InvalidInputError, match=r"weight='wt'.*2\*\*40"):
             pf.fairness_report(df, y_true="y", y_pred="p", protected="g", weight="wt")
+
+    def test_large_weights_below_the_bound_sum_exactly(self) -> None:
+        df = base().with_columns(pl.lit(2.0**40 - 1).alias("wt"))
+        cells = counts(df, weight="wt")
+        assert cells["w"].to_list() == [4 * (2.0**40 - 1)] * 2
 
     @given(
         data=st.lists(st.tuples(st.integers(0, 1), st.integers(0, 1), st.sampled_from(["a", "b", None]), st.integers(0, 5)), min_size=1, max_size=40),
@@ -459,3 +467,64 @@ def test_assert_nothing_silently_dropped() -> None:
     assert cells["n"].sum() == df.height
     assert math.isclose(cells["w"].sum() + 0.0, float(cells.filter(pl.col("n_missing") == 0)["n"].sum()))
     assert np.all(cells["g"].to_numpy() != None) or cells["g"].null_count() == 1  # noqa: E711
+
+
+class TestReproducibleWeightedSums:
+    """Issue 15 §7: weighted sums are exact fixed-point sums in the pass, so the same rows give
+    bit-identical weighted reports through a glob, a CLI run and an in-memory frame, in any order
+    and any chunking."""
+
+    @staticmethod
+    def frame(n: int = 20_000, seed: int = 0) -> pl.DataFrame:
+        rng = np.random.default_rng(seed)
+        return pl.DataFrame({
+            "y": rng.integers(0, 2, n), "p": rng.integers(0, 2, n), "s": rng.random(n),
+            "g": rng.choice(["a", "b", "c"], n), "h": rng.choice(["x", "y"], n),
+            "w": rng.exponential(1.0, n) * rng.choice([1e-3, 1.0, 1e3], n),
+        })  # fmt: skip
+
+    KW = {"y_true": "y", "y_pred": "p", "y_score": "s", "protected": ["g", "h"], "weight": "w"}
+
+    def test_orders_chunks_and_files_agree_bit_for_bit(self, tmp_path) -> None:
+        df = self.frame()
+        want = pf.fairness_report(df, **self.KW)
+        shuffled = df.sample(fraction=1.0, shuffle=True, seed=1)
+        chunked = pl.concat([df[i : i + 777] for i in range(0, df.height, 777)], rechunk=False)
+        for i in range(4):
+            df[i * 5000 : (i + 1) * 5000].write_parquet(tmp_path / f"part-{i}.parquet")
+        for other in (shuffled, chunked, str(tmp_path / "*.parquet")):
+            assert_frame_equal(pf.fairness_report(other, **self.KW), want, check_exact=True)
+
+    def test_cli_run_agrees_bit_for_bit(self, tmp_path) -> None:
+        from polfair.cli import main
+
+        df = self.frame(5000, seed=2)
+        df.write_parquet(tmp_path / "d.parquet")
+        out = tmp_path / "r.parquet"
+        argv = ["report", str(tmp_path / "d.parquet"), "--y-true", "y", "--y-pred", "p", "--y-score", "s",
+                "--protected", "g", "h", "--weight", "w", "--out", str(out), "--no-run-metadata"]  # fmt: skip
+        assert main(argv) == 0
+        got = pl.read_parquet(out)
+        want = pf.fairness_report(df.sample(fraction=1.0, shuffle=True, seed=3), **self.KW)
+        cols = [c for c in want.columns if c in got.columns and want.schema[c] == pl.Float64]
+        assert_frame_equal(got.select(cols), want.select(cols), check_exact=True)
+
+    @given(seed=st.integers(0, 2**16), cuts=st.lists(st.integers(1, 1999), max_size=5))
+    @settings(max_examples=25, deadline=None)
+    def test_random_splits_of_the_pass(self, seed, cuts) -> None:
+        df = self.frame(2000, seed=seed)
+        bounds = sorted({0, df.height, *cuts})
+        pieces = pl.concat([df[a:b] for a, b in zip(bounds, bounds[1:])], rechunk=False)
+        shuffled = pieces.sample(fraction=1.0, shuffle=True, seed=seed)
+        a = pf.confusion_counts(df, **self.KW).collect()
+        b = pf.confusion_counts(shuffled, **self.KW).collect(engine="streaming")
+        exact = [c for c in a.columns if not c.endswith("_w2")]  # Σw² is a plain Float64 sum
+        assert_frame_equal(a.select(exact), b.select(exact), check_exact=True)
+        assert_frame_equal(a, b, rel_tol=1e-12)
+
+    def test_sums_are_exact_for_weights_of_one_sixteenth_and_up(self) -> None:
+        rng = np.random.default_rng(7)
+        w = rng.uniform(0.0625, 1e6, 50_000)
+        df = pl.DataFrame({"y": np.ones(50_000, dtype=np.int64), "g": ["a"] * 50_000, "w": w})
+        cells = pf.confusion_counts(df, y_true="y", protected="g", weight="w").collect()
+        assert cells["w"].item() == math.fsum(w)  # the correctly rounded exact sum
