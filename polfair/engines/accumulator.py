@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 
 import polars as pl
 
-from polfair.core.counts import COUNT_DTYPES, W2_COLUMNS, merge_counts
+from polfair.core.counts import COUNT_DTYPES, W2_COLUMNS, check_cell_table, merge_counts
 from polfair.exceptions import InvalidInputError, PolfairError
 from polfair.core.collect import collect_cells
 from polfair.core.report import check_reference, report_from_counts
@@ -54,6 +54,11 @@ def _to_frame(batch: Any) -> pl.DataFrame | pl.LazyFrame:
                 msg = f"batch column {name!r} has shape {v.shape}; columns must be 1-D (one value per row)"
                 raise InvalidInputError(msg)
             cols[str(name)] = v
+        lengths = {k: len(v) for k, v in cols.items() if hasattr(v, "__len__")}
+        if len(set(lengths.values())) > 1:
+            shown = ", ".join(f"{k}={n}" for k, n in lengths.items())
+            msg = f"ragged batch: its columns have different lengths ({shown}); every column needs one value per row"
+            raise InvalidInputError(msg)
         return pl.DataFrame(cols)
     lf = to_lazyframe(batch)
     return lf
@@ -193,10 +198,11 @@ class FairnessAccumulator:
         self._add(cells)
         return self
 
-    def _add(self, cells: pl.DataFrame) -> None:
+    def _add(self, cells: pl.DataFrame, what: str = "this batch") -> None:
         if self._cells is None:
             self._cells = cells
         else:
+            check_cell_table(cells, keys=self._keys, what=what, like=self._cells.schema)
             unknown_w2 = self._cells["tp_w2"].null_count() > 0 or cells["tp_w2"].null_count() > 0
             self._cells = merge_counts([self._cells, cells]).collect()
             if unknown_w2:  # a version-1 weighted state: its Σw² is unknown, so the sum is too
@@ -239,7 +245,7 @@ class FairnessAccumulator:
             raise TypeError(msg)
         self._check_compatible(other.protected, other.by, other.has_predictions, "other")
         if other._cells is not None:
-            self._add(other._cells)
+            self._add(other._cells, "the other accumulator")
         return self
 
     def _check_compatible(self, protected: Sequence[str], by: Sequence[str], has_predictions: bool, what: str) -> None:
@@ -371,6 +377,9 @@ class FairnessAccumulator:
         True
         """
         meta = None
+        if not isinstance(state, pl.DataFrame) and type(state).__module__.split(".")[0] != "pyarrow":
+            msg = f"load_state takes a polars DataFrame or a pyarrow Table cell table, got {type(state).__name__}"
+            raise TypeError(msg)
         if not isinstance(state, pl.DataFrame):
             raw = (state.schema.metadata or {}).get(_META_KEY) if hasattr(state, "schema") else None
             meta = None if raw is None else json.loads(raw)
@@ -381,6 +390,7 @@ class FairnessAccumulator:
         from polfair.core.counts import COUNT_COLUMNS
 
         state = self._upgrade(state)
+        check_cell_table(state, keys=self._keys, what="the state")
         keys = [c for c in state.columns if c not in COUNT_COLUMNS]
         if keys != self._keys or [c for c in state.columns if c in COUNT_COLUMNS] != list(COUNT_COLUMNS):
             msg = (
@@ -388,6 +398,9 @@ class FairnessAccumulator:
                 f"{self._keys} followed by the count columns {list(COUNT_COLUMNS)}"
             )
             raise PolfairError(msg)
+        state = state.with_columns([pl.col(c).cast(COUNT_DTYPES[c]) for c in COUNT_COLUMNS])
+        if self._cells is not None and state.height:
+            check_cell_table(state, what="the state", like=self._cells.schema)
         self._cells = None if state.height == 0 else state
         return self
 
