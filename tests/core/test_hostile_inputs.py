@@ -528,3 +528,9 @@ class TestReproducibleWeightedSums:
         df = pl.DataFrame({"y": np.ones(50_000, dtype=np.int64), "g": ["a"] * 50_000, "w": w})
         cells = pf.confusion_counts(df, y_true="y", protected="g", weight="w").collect()
         assert cells["w"].item() == math.fsum(w)  # the correctly rounded exact sum
+
+
+def test_an_expression_that_does_not_type_check_is_named() -> None:
+    with pytest.raises(PolfairError, match=r"cannot evaluate the column expressions.*y_pred") as exc:
+        pf.fairness_report(base(), y_true="y", y_pred=pl.col("g") + 1, protected="g")
+    assert isinstance(exc.value.__cause__, pl.exceptions.PolarsError)
