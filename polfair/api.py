@@ -16,6 +16,7 @@ import polars as pl
 
 from polfair.core._typing import IntoExpr, OnMissing, Reference
 from polfair.core.collect import collect_cells
+from polfair.core.clustered import jackknife_report_intervals
 from polfair.core.counts import BUCKET, COUNT_COLUMNS, cell_table, pivot_codes
 from polfair.core.inputs import is_foreign
 from polfair.core.report import report_from_counts
@@ -72,7 +73,7 @@ def confusion_counts(
         Float in [0, 1]; the decision threshold for ``y_score``. Default 0.5.
     protected
         One or more column names or named expressions (bin numerics with e.g.
-        ``pl.col("age").cut([25, 45]).alias("age_band")``). Null values are kept as a group.
+        ``pl.when(pl.col("age") < 25).then(pl.lit("<25")).otherwise(pl.lit(">=25")).alias("age_band")``). Null values are kept as a group.
     favorable
         Label value, or list of values, that is the favorable outcome. Default ``1``.
     unfavorable
@@ -373,14 +374,20 @@ def fairness_report(
     else:
         spec = build_spec(plan.data, **kwargs, allow_many_groups=allow_many_groups)  # type: ignore[arg-type]
         cells = collect_cells(spec, on_missing=on_missing, engine=engine, allow_many_groups=allow_many_groups)
-    if BUCKET in cells.columns:  # cluster=: the core report reads the table without buckets
-        cells = _sum_buckets(cells)
-    report = plan.finish(report_from_counts(
-        cells, protected=spec.keys, by=spec.by, has_predictions=spec.has_predictions,
-        privileged=plan.privileged, reference=reference, intersections=plan.intersections,
-        alpha=alpha, concentration=concentration, ci=ci, ci_method=ci_method, n_boot=n_boot, seed=seed,
-        p_adjust=p_adjust, weighted=spec.weighted,
-    ))  # fmt: skip
+    bucketed = cells if BUCKET in cells.columns else None
+    if bucketed is not None:  # cluster=: the core report reads the table without buckets
+        cells = _sum_buckets(bucketed)
+    common = dict(protected=spec.keys, has_predictions=spec.has_predictions, privileged=plan.privileged,
+                  reference=reference, intersections=plan.intersections, alpha=alpha,
+                  concentration=concentration, weighted=spec.weighted)  # fmt: skip
+    report = report_from_counts(cells, by=spec.by, ci=ci, ci_method=ci_method, n_boot=n_boot, seed=seed,
+                                p_adjust=p_adjust, **common)  # type: ignore[arg-type]
+    if bucketed is not None and ci is not None:  # cluster-robust intervals on the group rows
+        report = jackknife_report_intervals(
+            report, bucketed, lambda table, keys: report_from_counts(table, by=keys, **common),  # type: ignore[arg-type]
+            by=list(spec.by), ci=ci, p_adjust_method=p_adjust,
+        )  # fmt: skip
+    report = plan.finish(report)
     return _shape_and_stamp(report, shape, run_metadata, options)
 
 
