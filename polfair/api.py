@@ -268,10 +268,11 @@ def fairness_report(
         Optional cluster id column (several rows per person, session, ...) and the number of
         hashed buckets (2…255, default 20), as in :func:`polfair.confusion_counts`: the cell table
         of the pass gains the ``bucket`` key. The report's numbers do not change (the bucket is
-        summed away before the core report). Currently the report's intervals stay the
-        per-row methods; cluster-robust (delete-a-group jackknife) intervals are computed from the
-        same table by :func:`polfair.core.intervals.jackknife_intervals` (see
-        ``docs/statistics.md``); wiring them into the report's interval columns is planned.
+        summed away before the core report). With ``ci``, the intervals and tests of the group
+        rows become cluster-robust delete-a-group jackknife ones (``ci_method="jackknife"``,
+        ``test="jackknife_t"``; :func:`polfair.core.clustered.jackknife_report_intervals`); the
+        attribute-level and population rows keep their methods (the jackknife is inconsistent
+        for the max/min spreads). Same schema.
     significance
         Optional level in (0, 1), e.g. ``0.05``, passed to :func:`polfair.monitor.apply_thresholds`:
         with ``thresholds`` and ``ci``, a breach is a ``"violation"`` only when it is also

@@ -128,3 +128,35 @@ def test_config_statistics_apply_and_explicit_keywords_win(data, tmp_path):
     assert from_cfg.equals(pf.fairness_report(data, **KW, min_group_size=5))
     explicit = pf.fairness_report(data, **KW, config=str(cfg), min_group_size=2)  # the keyword wins
     assert "c" in explicit["group"].drop_nulls().to_list()
+
+
+# ---- cluster= with ci=: jackknife intervals on the group rows ---------------------------------
+
+
+def test_cluster_gives_jackknife_intervals_that_ignore_duplicated_rows():
+    n = 400
+    one = pl.DataFrame({
+        "y": [int(i % 3 == 0) for i in range(n)], "p": [int(i % 5 < 2) for i in range(n)],
+        "g": ["a" if i % 4 else "b" for i in range(n)], "pid": list(range(n)),
+    })  # fmt: skip
+    three = pl.concat([one, one, one])  # every person three times: the rows are not independent
+    iid1 = pf.fairness_report(one, **KW, ci=0.95)
+    iid3 = pf.fairness_report(three, **KW, ci=0.95)
+    jk3 = pf.fairness_report(three, **KW, ci=0.95, cluster="pid", n_buckets=20)
+    assert jk3.schema == iid3.schema
+    assert jk3.select(pl.exclude(_CI_COLUMNS)).equals(iid3.select(pl.exclude(_CI_COLUMNS)))
+    sel = (pl.col("group") == "b") & (pl.col("metric") == "selection_rate")
+
+    def width(rep: pl.DataFrame) -> float:
+        return rep.filter(sel).select(pl.col("value_hi") - pl.col("value_lo")).item()
+
+    assert width(iid3) < 0.7 * width(iid1)  # iid methods: overconfident by about sqrt(3)
+    assert 0.75 * width(iid1) < width(jk3) < 1.4 * width(iid1)  # jackknife: about right
+    rows = jk3.filter(pl.col("group").is_not_null(), pl.col("value_lo").is_not_null())
+    assert set(rows["ci_method"].cast(pl.String).to_list()) == {"jackknife"}
+    attr_rows = jk3.filter(pl.col("group").is_null(), pl.col("ci_method").is_not_null())
+    assert "jackknife" not in attr_rows["ci_method"].cast(pl.String).to_list()  # spreads keep projections
+
+
+_CI_COLUMNS = ["value_lo", "value_hi", "difference_lo", "difference_hi", "ratio_lo", "ratio_hi", "p_value",
+               "p_value_adjusted", "ci_method", "test"]  # fmt: skip
