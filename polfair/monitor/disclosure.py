@@ -13,7 +13,6 @@ from typing import Any
 import polars as pl
 
 from polfair.exceptions import PolfairError
-from polfair.monitor._values import check_size
 
 __all__ = ["suppress_small_groups"]
 
@@ -72,7 +71,10 @@ def suppress_small_groups(report: pl.DataFrame, min_group_size: Any) -> pl.DataF
     """
     if min_group_size is None:
         return report
-    min_n = check_size(min_group_size, "min_group_size")
+    if isinstance(min_group_size, bool) or not isinstance(min_group_size, int) or min_group_size < 1:
+        msg = f"min_group_size={min_group_size!r} is not a positive integer (rows); use e.g. min_group_size=10"
+        raise PolfairError(msg)
+    min_n = min_group_size
     missing = [c for c in _REPORT_COLUMNS if c not in report.columns]
     if missing:
         msg = f"min_group_size needs a long fairness report (columns {list(_REPORT_COLUMNS)}); missing {missing}"

@@ -67,3 +67,20 @@ def test_summary_of_report_with_suppressed_groups(tmp_path):
     text = summarize(rep)
     table = text.split("== g:")[1].split("\n\n")[0]
     assert "\nc " not in table and "\nb " in table
+
+
+def test_cli_min_group_size_applies_to_the_written_report(tmp_path, capsys):
+    src = tmp_path / "c.parquet"
+    pf.load_compas().select("race", "two_year_recid", "decile_score").write_parquet(src)
+    out = tmp_path / "r.parquet"
+    args = ["report", str(src), "--y-true", "two_year_recid", "--y-pred", "decile_score >= 5",
+            "--protected", "race", "--min-group-size", "400", "--no-run-metadata"]  # fmt: skip
+    assert main([*args, "--out", str(out)]) == 0
+    groups = pl.read_parquet(out).filter(pl.col("group").is_not_null())
+    assert groups["n"].min() >= 400 and set(groups["group"]) == {"African-American", "Caucasian", "Hispanic"}
+    capsys.readouterr()
+    assert main(args) == 0  # the printed summary too
+    text = capsys.readouterr().out
+    assert "Caucasian" in text and "Native American" not in text
+    assert main([*args[:-3], "--min-group-size", "0"]) == 2
+    assert "--min-group-size" in capsys.readouterr().err
