@@ -15,8 +15,8 @@ from typing import Any, Literal, Mapping, Sequence
 import polars as pl
 
 from polfair.core._typing import IntoExpr, OnMissing, Reference
-from polfair.core.collect import collect_cells
 from polfair.core.clustered import jackknife_report_intervals
+from polfair.core.collect import collect_cells
 from polfair.core.counts import BUCKET, COUNT_COLUMNS, cell_table, pivot_codes
 from polfair.core.inputs import is_foreign
 from polfair.core.report import report_from_counts
@@ -378,14 +378,15 @@ def fairness_report(
     bucketed = cells if BUCKET in cells.columns else None
     if bucketed is not None:  # cluster=: the core report reads the table without buckets
         cells = _sum_buckets(bucketed)
-    common = dict(protected=spec.keys, has_predictions=spec.has_predictions, privileged=plan.privileged,
-                  reference=reference, intersections=plan.intersections, alpha=alpha,
-                  concentration=concentration, weighted=spec.weighted)  # fmt: skip
+    common: dict[str, Any] = dict(
+        protected=spec.keys, has_predictions=spec.has_predictions, privileged=plan.privileged, reference=reference,
+        intersections=plan.intersections, alpha=alpha, concentration=concentration, weighted=spec.weighted,
+    )  # fmt: skip
     report = report_from_counts(cells, by=spec.by, ci=ci, ci_method=ci_method, n_boot=n_boot, seed=seed,
-                                p_adjust=p_adjust, **common)  # type: ignore[arg-type]
+                                p_adjust=p_adjust, **common)
     if bucketed is not None and ci is not None:  # cluster-robust intervals on the group rows
         report = jackknife_report_intervals(
-            report, bucketed, lambda table, keys: report_from_counts(table, by=keys, **common),  # type: ignore[arg-type]
+            report, bucketed, lambda table, keys: report_from_counts(table, by=keys, **common),
             by=list(spec.by), ci=ci, p_adjust_method=p_adjust,
         )  # fmt: skip
     report = plan.finish(report)
