@@ -108,6 +108,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="cluster id column (several rows per person): cluster-robust jackknife intervals")
     rep.add_argument("--min-group-size", type=int, metavar="N",
                      help="drop groups with fewer than N rows from the shown and written report (disclosure control)")
+    rep.add_argument("--significance", type=float, metavar="LEVEL",
+                     help="with --ci and thresholds: a breach is a violation only if significant at LEVEL (e.g. "
+                     "0.05), else 'inconclusive'")
     rep.add_argument("--allow-many-groups", action="store_true",
                      help="accept Float protected/by columns and columns with a group per row or so (default: error)")
     rep.add_argument("--out", help="output file (.parquet/.csv/.json/.ndjson); default: print a summary")
@@ -265,7 +268,7 @@ def _run_report(args: argparse.Namespace) -> int:
     if args.allow_many_groups:
         kwargs["allow_many_groups"] = True
     # statistics (issue 11): passed only when given, so the report's own defaults apply otherwise
-    for flag in ("ci", "n_boot", "seed", "cluster", "min_group_size"):
+    for flag in ("ci", "n_boot", "seed", "cluster", "min_group_size", "significance"):
         if getattr(args, flag, None) is not None:
             kwargs[flag] = getattr(args, flag)
     log = _event_log(args)
@@ -387,7 +390,7 @@ _FLAGS = {
     "privileged": "--privileged", "reference": "--reference", "by": "--by", "threshold": "--threshold",
     "intersections": "--intersections", "on_missing": "--on-missing", "allow_many_groups": "--allow-many-groups",
     "ci": "--ci", "n_boot": "--n-boot", "seed": "--seed", "cluster": "--cluster",
-    "min_group_size": "--min-group-size",
+    "min_group_size": "--min-group-size", "significance": "--significance",
 }  # fmt: skip
 _FLAG_RE = re.compile(r"(?<![\w.-])(" + "|".join(_FLAGS) + r")=('[^']*'|\"[^\"]*\"|[^\s,;:)]+)?")
 

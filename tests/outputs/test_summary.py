@@ -84,3 +84,11 @@ def test_cli_min_group_size_applies_to_the_written_report(tmp_path, capsys):
     assert "Caucasian" in text and "Native American" not in text
     assert main([*args[:-3], "--min-group-size", "0"]) == 2
     assert "--min-group-size" in capsys.readouterr().err
+
+
+def test_cli_significance_flag_reaches_the_report(tmp_path, capsys):
+    src = tmp_path / "c.parquet"
+    pf.load_compas().select("race", "two_year_recid", "decile_score").write_parquet(src)
+    args = ["report", str(src), "--y-true", "two_year_recid", "--y-pred", "decile_score >= 5", "--protected", "race"]
+    assert main([*args, "--significance", "2"]) == 2
+    assert "significance" in capsys.readouterr().err
