@@ -269,7 +269,7 @@ def fairness_report(
         hashed buckets (2…255, default 20), as in :func:`polfair.confusion_counts`: the cell table
         of the pass gains the ``bucket`` key. The report's numbers do not change (the bucket is
         summed away before the core report). With ``ci``, the intervals and tests of the group
-        rows become cluster-robust delete-a-group jackknife ones (``ci_method="jackknife"``,
+        rows become cluster-robust delete-a-group jackknife ones (``ci_method="jackknife_t"``,
         ``test="jackknife_t"``; :func:`polfair.core.clustered.jackknife_report_intervals`); the
         attribute-level and population rows keep their methods (the jackknife is inconsistent
         for the max/min spreads). Same schema.

@@ -153,9 +153,9 @@ def test_cluster_gives_jackknife_intervals_that_ignore_duplicated_rows():
     assert width(iid3) < 0.7 * width(iid1)  # iid methods: overconfident by about sqrt(3)
     assert 0.75 * width(iid1) < width(jk3) < 1.4 * width(iid1)  # jackknife: about right
     rows = jk3.filter(pl.col("group").is_not_null(), pl.col("value_lo").is_not_null())
-    assert set(rows["ci_method"].cast(pl.String).to_list()) == {"jackknife"}
+    assert set(rows["ci_method"].cast(pl.String).to_list()) == {"jackknife_t"}
     attr_rows = jk3.filter(pl.col("group").is_null(), pl.col("ci_method").is_not_null())
-    assert "jackknife" not in attr_rows["ci_method"].cast(pl.String).to_list()  # spreads keep projections
+    assert "jackknife_t" not in attr_rows["ci_method"].cast(pl.String).to_list()  # spreads keep projections
 
 
 _CI_COLUMNS = ["value_lo", "value_hi", "difference_lo", "difference_hi", "ratio_lo", "ratio_hi", "p_value",

@@ -66,7 +66,7 @@ def jackknife_report_intervals(
         interval: ``value_lo/value_hi`` (and, on rate rows, ``difference_lo/hi``, ``ratio_lo/hi``)
         are jackknife-t limits ``θ̂ ± t_{G−1}·se_J`` (ratios on the log scale, then
         exponentiated); ``p_value`` is the jackknife Wald-t test of no difference (difference 0,
-        log ratio 0) where the report had one; ``ci_method`` is ``"jackknife"`` and ``test``
+        log ratio 0) where the report had one; ``ci_method`` is ``"jackknife_t"`` and ``test``
         ``"jackknife_t"``. Other rows (attribute-level spreads, where the jackknife is
         inconsistent, entropy indices, EDF, population rows) keep their methods. Null where
         fewer than 2 buckets are non-empty or a replicate is undefined.
@@ -86,7 +86,7 @@ def jackknife_report_intervals(
     >>> rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="g", ci=0.95, cluster="uid",
     ...                          n_buckets=10)
     >>> rep.filter(pl.col("metric") == "selection_rate", pl.col("group") == "a")["ci_method"].item()
-    'jackknife'
+    'jackknife_t'
     """
 
     def statistic(table: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
@@ -138,7 +138,7 @@ def jackknife_report_intervals(
         pl.col("__pf_jk_p_rate"))  # fmt: skip
     p_hit = hit & pl.col("p_value").is_not_null()
     repl.append(pl.when(p_hit).then(jk_p).otherwise(pl.col("p_value")).alias("p_value"))
-    repl.append(pl.when(hit).then(pl.lit("jackknife")).otherwise(pl.col("ci_method").cast(pl.String))
+    repl.append(pl.when(hit).then(pl.lit("jackknife_t")).otherwise(pl.col("ci_method").cast(pl.String))
                 .alias("ci_method"))  # fmt: skip
     repl.append(pl.when(p_hit).then(pl.lit("jackknife_t")).otherwise(pl.col("test").cast(pl.String)).alias("test"))
     out = out.with_columns(repl)
