@@ -67,6 +67,7 @@ from polfair.exceptions import (
 )
 from polfair.mitigation import group_thresholds, reweighing
 from polfair.monitor import FairnessConfig, alerts, apply_thresholds, compare_reports
+from polfair.monitor.disclosure import suppress_small_groups
 from polfair.outputs.html import HtmlReport, to_html, write_html
 from polfair.outputs.writers import append_report, write_report
 from polfair.proxies import proxy_report, proxy_scan
@@ -127,6 +128,7 @@ __all__ = [
     "alerts",
     "apply_thresholds",
     "compare_reports",
+    "suppress_small_groups",
     "to_wide",
     "with_run_metadata",
     "append_report",
