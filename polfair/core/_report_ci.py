@@ -22,8 +22,8 @@ from polfair.core import intervals as iv
 from polfair.core.metrics import METRICS, Counts, Disparity
 
 __all__ = [
-    "CI_CATS", "CI_FLOATS", "CiOptions", "Families", "attribute_aggs", "group_families", "neff_columns",
-    "population_edf_aggs", "population_families",
+    "CI_CATS", "CI_FLOATS", "CiOptions", "Families", "attribute_aggs", "attribute_tables", "group_families", "neff_columns",
+    "population_edf_aggs", "population_edf_table", "population_families",
 ]  # fmt: skip
 
 #: Float interval families, in report column order.
@@ -197,13 +197,9 @@ def attribute_aggs(
     aggs: list[pl.Expr] = []
     out = _empty()
     rates = _rates(metric_names)
-    for m in rates:
-        r = _rate(m)
-        s = iv.spread_intervals(r, opts.ci)
-        names = [f"{m}__{x}" for x in ("dlo", "dhi", "rlo", "rhi")]
-        aggs += [e.alias(n) for e, n in zip(s, names)]
-        for fam, n in zip(("difference_lo", "difference_hi", "ratio_lo", "ratio_hi"), names):
-            out[fam][m] = pl.col(n)
+    for m in rates:  # limits come from attribute_tables (joined on the attribute rows)
+        for fam, kind in zip(("difference_lo", "difference_hi", "ratio_lo", "ratio_hi"), ("dlo", "dhi", "rlo", "rhi")):
+            out[fam][m] = pl.col(f"{m}__{kind}")
         out["ci_method"][m] = pl.when(pl.col(f"{m}__d").is_not_null()).then(pl.lit("projection"))
     tested = [m for m in rates if not _generalized(m)]
     for m in tested:
@@ -218,8 +214,6 @@ def attribute_aggs(
             out["p_value"][name], out["test"][name] = out["p_value"][m], out["test"][m]
             out["ci_method"][name] = pl.when(pl.col(f"{m}__{kind}").is_not_null()).then(pl.lit("projection"))
         tpr, fpr = _rate("true_positive_rate"), _rate("false_positive_rate")
-        eo = iv.equalized_odds_spread_intervals(tpr, fpr, opts.ci)
-        aggs += [e.alias(f"__pf_eo_{x}") for e, x in zip(eo, ("dlo", "dhi", "rlo", "rhi"))]
         aggs.append(iv.homogeneity_test([tpr, fpr], pl.concat_str([key, pl.lit("equalized_odds")]),
                                         weighted=opts.weighted, seed=opts.seed, n_boot=opts.n_boot).alias("__pf_eo_t"))  # fmt: skip
         for name, kind in (("equalized_odds_difference", "d"), ("equalized_odds_ratio", "r")):
@@ -228,13 +222,49 @@ def attribute_aggs(
             out["p_value"][name] = pl.when(ok).then(pl.col("__pf_eo_t").struct.field("p_value"))
             out["test"][name] = pl.when(ok).then(pl.col("__pf_eo_t").struct.field("test"))
             out["ci_method"][name] = pl.when(ok).then(pl.lit("projection"))
-    for on, name in (("labels", _EDF), ("predictions", f"{_EDF}_predictions"))[: 2 if has_predictions else 1]:
-        e = _edf_interval(on, opts.ci, opts.weighted)
-        aggs += [e.lo.alias(f"{name}__lo"), e.hi.alias(f"{name}__hi")]
+    for _, name in _edf_names(has_predictions):
         ok = pl.col(name).is_not_null()
         out["value_lo"][name], out["value_hi"][name] = pl.when(ok).then(pl.col(f"{name}__lo")), pl.when(ok).then(pl.col(f"{name}__hi"))
         out["ci_method"][name] = pl.when(ok).then(pl.lit("projection"))
     return aggs, out
+
+
+def _edf_names(has_predictions: bool) -> list[tuple[str, str]]:
+    return [("labels", _EDF), ("predictions", f"{_EDF}_predictions")][: 2 if has_predictions else 1]
+
+
+def attribute_tables(
+    rows: pl.LazyFrame, idx: Sequence[str], metric_names: Sequence[str], *, opts: CiOptions, has_predictions: bool
+) -> pl.LazyFrame:
+    """The attribute rows' projection limits, one row per (by, attribute set): ``<m>__dlo/dhi/rlo/rhi``
+    of every rate's spread, ``__pf_eo_*`` of fairlearn's equalized odds and ``<edf>__lo/hi``.
+
+    Uses the vectorised frame forms of :mod:`polfair.core.intervals` (:func:`~polfair.core.intervals.spread_table`,
+    :func:`~polfair.core.intervals.equalized_odds_spread_table`, :func:`~polfair.core.intervals.edf_table`):
+    a few plain aggregations for all families at once, where one aggregation expression per family
+    would cost Polars a large plan each. ``rows`` are the group rows with ``<m>__neff`` columns.
+    """
+    keys = list(idx)
+    names = ("difference_lo", "difference_hi", "ratio_lo", "ratio_hi")
+    out = rows.select(keys).unique(maintain_order=True)
+    parts = []
+    for m in _rates(metric_names):
+        t = iv.spread_table(rows, by=keys, p=m, n=f"{m}__neff", ci=opts.ci)
+        parts.append(t.select(*keys, *[pl.col(c).alias(f"{m}__{k}") for c, k in zip(names, ("dlo", "dhi", "rlo", "rhi"))]))
+    if has_predictions:
+        t = iv.equalized_odds_spread_table(rows, by=keys, tpr=("true_positive_rate", "true_positive_rate__neff"),
+                                           fpr=("false_positive_rate", "false_positive_rate__neff"), ci=opts.ci)  # fmt: skip
+        parts.append(t.select(*keys, *[pl.col(c).alias(f"__pf_eo_{k}") for c, k in zip(names, ("dlo", "dhi", "rlo", "rhi"))]))
+    c = pl.col
+    tot = c("tp") + c("fn") + c("fp") + c("tn")
+    tot2 = c("tp_w2") + c("fn_w2") + c("fp_w2") + c("tn_w2") if opts.weighted else None
+    for on, name in _edf_names(has_predictions):
+        pos = c("tp") + (c("fn") if on == "labels" else c("fp"))
+        t = iv.edf_table(rows, by=keys, positives=pos, total=tot, total_w2=tot2, ci=opts.ci)
+        parts.append(t.select(*keys, pl.col("value_lo").alias(f"{name}__lo"), pl.col("value_hi").alias(f"{name}__hi")))
+    for part in parts:
+        out = out.join(part, on=keys, how="left", nulls_equal=True, maintain_order="left")
+    return out
 
 
 def population_families(metric_names: Sequence[str], *, opts: CiOptions) -> Families:
@@ -250,13 +280,11 @@ def population_families(metric_names: Sequence[str], *, opts: CiOptions) -> Fami
 
 
 def population_edf_aggs(has_predictions: bool, opts: CiOptions) -> tuple[list[pl.Expr], Families]:
-    """EDF over the full intersection's cells and bias amplification (EDFs at level 1 − α/2 each)."""
+    """EDF over the full intersection's cells and bias amplification (EDFs at level 1 − α/2 each):
+    the families reading the columns of :func:`population_edf_table` (no aggregations of their own).
+    """
     out = _empty()
-    aggs: list[pl.Expr] = []
-    half = 1.0 - (1.0 - opts.ci) / 2.0
-    for on, name in (("labels", _EDF), ("predictions", f"{_EDF}_predictions"))[: 2 if has_predictions else 1]:
-        e, h = _edf_interval(on, opts.ci, opts.weighted), _edf_interval(on, half, opts.weighted)
-        aggs += [e.lo.alias(f"{name}__lo"), e.hi.alias(f"{name}__hi"), h.lo.alias(f"{name}__hlo"), h.hi.alias(f"{name}__hhi")]
+    for _, name in _edf_names(has_predictions):
         ok = pl.col(name).is_not_null()
         out["value_lo"][name], out["value_hi"][name] = pl.when(ok).then(pl.col(f"{name}__lo")), pl.when(ok).then(pl.col(f"{name}__hi"))
         out["ci_method"][name] = pl.when(ok).then(pl.lit("projection"))
@@ -267,4 +295,23 @@ def population_edf_aggs(has_predictions: bool, opts: CiOptions) -> tuple[list[pl
         ok = pl.col(name).is_not_null()
         out["value_lo"][name], out["value_hi"][name] = pl.when(ok).then(d.lo), pl.when(ok).then(d.hi)
         out["ci_method"][name] = pl.when(ok).then(pl.lit("projection"))
-    return aggs, out
+    return [], out
+
+
+def population_edf_table(cells: pl.LazyFrame, by: Sequence[str], has_predictions: bool, opts: CiOptions) -> pl.LazyFrame:
+    """Per ``by`` value: the EDF projection limits over the cells (``<edf>__lo/hi``) and at level
+    1 − α/2 (``<edf>__hlo/hhi``, for bias amplification), via :func:`polfair.core.intervals.edf_table`.
+    """
+    keys = list(by)
+    c = pl.col
+    tot = c("tp") + c("fn") + c("fp") + c("tn")
+    tot2 = c("tp_w2") + c("fn_w2") + c("fp_w2") + c("tn_w2") if opts.weighted else None
+    half = 1.0 - (1.0 - opts.ci) / 2.0
+    out = cells.select(keys).unique(maintain_order=True)
+    for on, name in _edf_names(has_predictions):
+        pos = c("tp") + (c("fn") if on == "labels" else c("fp"))
+        for level, lo, hi in ((opts.ci, "lo", "hi"), (half, "hlo", "hhi")):
+            t = iv.edf_table(cells, by=keys, positives=pos, total=tot, total_w2=tot2, ci=level)
+            t = t.select(*keys, c("value_lo").alias(f"{name}__{lo}"), c("value_hi").alias(f"{name}__{hi}"))
+            out = out.join(t, on=keys, how="left", nulls_equal=True, maintain_order="left")
+    return out

@@ -32,9 +32,11 @@ from polfair.core._report_ci import (
     CiOptions,
     Families,
     attribute_aggs,
+    attribute_tables,
     group_families,
     neff_columns,
     population_edf_aggs,
+    population_edf_table,
     population_families,
 )
 from polfair.core.counts import COUNT_COLUMNS
@@ -376,6 +378,10 @@ def attribute_part(
               maintain_order="left")
         .collect(**(SMALL_COLLECT if ci is None else {}))  # intervals: CSE pays
     )  # fmt: skip
+    if ci is not None:  # projection limits of the spreads, equalized odds and EDF: vectorised frames
+        rows = groups.lazy().with_columns(neff_columns(metric_names))
+        limits = attribute_tables(rows, idx, metric_names, opts=ci, has_predictions=has_predictions).collect()
+        wide = wide.join(limits, on=idx, how="left", nulls_equal=True, maintain_order="left")
     values: dict[str, pl.Expr] = {}
     k: dict[str, pl.Expr] = {m: pl.col(f"{m}__k") for m in metric_names}
     x: dict[str, pl.Expr] = {m: pl.col(f"{m}__x") for m in metric_names}
@@ -456,6 +462,8 @@ def population_part(
         .with_columns(finish).with_columns(_between_rule(names))
         .select(*ib, *names, "__pf_ix_k", *[e.meta.output_name() for e in edf_aggs])
     )  # fmt: skip
+    if ci is not None:  # EDF projection limits: the vectorised frame form
+        vals = vals.join(population_edf_table(cells, ib, has_predictions, ci), on=ib, how="left", nulls_equal=True)
     between = [n for n in names if "differential" not in n]
     if has_predictions:
         benefits = entropy.benefit_of_individuals(pop.lazy(), ib, summed=True)  # pop: one row per by group
