@@ -10,7 +10,8 @@ monitor or of foreign engines; this module is where they meet.
 from __future__ import annotations
 
 import inspect
-from typing import Any, Literal, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
 import polars as pl
 
@@ -21,9 +22,9 @@ from polfair.core.counts import BUCKET, COUNT_COLUMNS, cell_table, pivot_codes
 from polfair.core.inputs import is_foreign
 from polfair.core.report import report_from_counts
 from polfair.core.run_metadata import with_run_metadata
-from polfair.core.wide import to_wide
 from polfair.core.spec import build_spec
 from polfair.core.values import check_option_types
+from polfair.core.wide import to_wide
 from polfair.engines.narwhals import foreign_code_table
 from polfair.exceptions import PolfairError
 from polfair.monitor.plan import plan_report

@@ -15,17 +15,18 @@ import sys
 import time
 import uuid
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import polars as pl
 
-from polfair.exceptions import PolfairError
 from polfair.api import fairness_report
 from polfair.core.inputs import to_lazyframe
-from polfair.outputs.summary import summarize
 from polfair.core.wide import to_wide
+from polfair.exceptions import PolfairError
 from polfair.outputs.logs import EventLog
+from polfair.outputs.summary import summarize
 from polfair.outputs.writers import append_report, write_report
 
 __all__ = ["EXIT_CODES_HELP", "check_output_path", "flag_message", "main", "summarize"]

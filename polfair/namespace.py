@@ -17,12 +17,13 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import polars as pl
 
-from polfair.compat import fairlearn as _expr
 from polfair.api import confusion_counts, fairness_report
+from polfair.compat import fairlearn as _expr
 from polfair.compat.ignite import multiclass_report
 from polfair.core.spec import IntoExpr
 

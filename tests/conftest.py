@@ -8,7 +8,6 @@ from typing import Any
 import polars as pl
 import pytest
 from hypothesis import strategies as st
-
 from reference import Rows
 
 #: label encodings: name -> (value of the favorable state, value of the unfavorable state, dtype)

@@ -21,8 +21,9 @@ from __future__ import annotations
 import itertools
 import json
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -369,10 +370,10 @@ def ref_report(
         # cells of the full intersection (for between_all_groups and the population EDF)
         def groups_of(attrs: Sequence[str]):
             cols = [rows.keys[k] for k in attrs]
-            ts = sorted({tuple(c[i] for c in cols) for i in range(rows.n) if bmask[i]}, key=sort_key)
+            ts = sorted({tuple(c[i] for c in cols) for i in range(rows.n) if bmask[i]}, key=sort_key)  # noqa: B023
             res = []
             for t in ts:
-                m = bmask.copy()
+                m = bmask.copy()  # noqa: B023 (called within the same iteration)
                 for c, v in zip(cols, t):
                     m &= _mask(c, v)
                 res.append((t, m))

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 import polfair as pf
 import polfair.compat.fairlearn as pfx
 import polfair.namespace  # noqa: F401  (registers df.fair / lf.fair)
 from polfair.compat.ignite import multiclass_report
-from polars.testing import assert_frame_equal
 
 
 def same(a: pl.DataFrame, b: pl.DataFrame) -> bool:
@@ -51,7 +51,7 @@ def test_namespace_methods_are_explicit() -> None:
     for cls in (FairFrame, FairLazyFrame):
         assert "__getattr__" not in vars(cls)
         with pytest.raises(AttributeError):
-            getattr(DF.fair if cls is FairFrame else DF.lazy().fair, "selection_ratee")
+            (DF.fair if cls is FairFrame else DF.lazy().fair).selection_ratee  # noqa: B018
 
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "expressions.md"

@@ -144,7 +144,9 @@ def group_families(
         out["p_value"][m] = None if gen else test[m].p_value  # type: ignore[assignment]
         out["test"][m] = None if gen else test[m].test  # type: ignore[assignment]
         method = "bound" if gen else _score(opts.weighted)
-        out["ci_method"][m] = pl.lit(method) if gen else pl.when(is_best).then(pl.lit("projection")).otherwise(pl.lit(method))
+        out["ci_method"][m] = (
+            pl.lit(method) if gen else pl.when(is_best).then(pl.lit("projection")).otherwise(pl.lit(method))
+        )
     for d_ in disparities:
         v = pl.col(d_.name)
         parts = d_.rates
@@ -169,7 +171,10 @@ def group_families(
             else:
                 t2 = iv.chi2_2df_test(pairs)
                 p_, t_ = pl.when(fixed).then(t2.p_value), pl.when(fixed).then(t2.test)
-        out["value_lo"][d_.name], out["value_hi"][d_.name] = pl.when(v.is_not_null()).then(lo), pl.when(v.is_not_null()).then(hi)
+        out["value_lo"][d_.name], out["value_hi"][d_.name] = (
+            pl.when(v.is_not_null()).then(lo),
+            pl.when(v.is_not_null()).then(hi),
+        )
         out["p_value"][d_.name], out["test"][d_.name] = p_, t_
         out["n_eff"][d_.name] = g_rate[base].n
         out["ci_method"][d_.name] = pl.when(v.is_not_null()).then(method)
@@ -208,7 +213,10 @@ def attribute_aggs(
         out["p_value"][m] = pl.when(pl.col(f"{m}__d").is_not_null()).then(pl.col(f"{m}__t").struct.field("p_value"))
         out["test"][m] = pl.when(pl.col(f"{m}__d").is_not_null()).then(pl.col(f"{m}__t").struct.field("test"))
     if has_predictions:
-        for name, m in (("demographic_parity_difference", "selection_rate"), ("demographic_parity_ratio", "selection_rate")):
+        for name, m in (
+            ("demographic_parity_difference", "selection_rate"),
+            ("demographic_parity_ratio", "selection_rate"),
+        ):
             kind = "d" if name.endswith("difference") else "r"
             out["value_lo"][name], out["value_hi"][name] = pl.col(f"{m}__{kind}lo"), pl.col(f"{m}__{kind}hi")
             out["p_value"][name], out["test"][name] = out["p_value"][m], out["test"][m]
@@ -224,7 +232,10 @@ def attribute_aggs(
             out["ci_method"][name] = pl.when(ok).then(pl.lit("projection"))
     for _, name in _edf_names(has_predictions):
         ok = pl.col(name).is_not_null()
-        out["value_lo"][name], out["value_hi"][name] = pl.when(ok).then(pl.col(f"{name}__lo")), pl.when(ok).then(pl.col(f"{name}__hi"))
+        out["value_lo"][name], out["value_hi"][name] = (
+            pl.when(ok).then(pl.col(f"{name}__lo")),
+            pl.when(ok).then(pl.col(f"{name}__hi")),
+        )
         out["ci_method"][name] = pl.when(ok).then(pl.lit("projection"))
     return aggs, out
 
@@ -250,11 +261,15 @@ def attribute_tables(
     parts = []
     for m in _rates(metric_names):
         t = iv.spread_table(rows, by=keys, p=m, n=f"{m}__neff", ci=opts.ci)
-        parts.append(t.select(*keys, *[pl.col(c).alias(f"{m}__{k}") for c, k in zip(names, ("dlo", "dhi", "rlo", "rhi"))]))
+        parts.append(
+            t.select(*keys, *[pl.col(c).alias(f"{m}__{k}") for c, k in zip(names, ("dlo", "dhi", "rlo", "rhi"))])
+        )
     if has_predictions:
         t = iv.equalized_odds_spread_table(rows, by=keys, tpr=("true_positive_rate", "true_positive_rate__neff"),
                                            fpr=("false_positive_rate", "false_positive_rate__neff"), ci=opts.ci)  # fmt: skip
-        parts.append(t.select(*keys, *[pl.col(c).alias(f"__pf_eo_{k}") for c, k in zip(names, ("dlo", "dhi", "rlo", "rhi"))]))
+        parts.append(
+            t.select(*keys, *[pl.col(c).alias(f"__pf_eo_{k}") for c, k in zip(names, ("dlo", "dhi", "rlo", "rhi"))])
+        )
     c = pl.col
     tot = c("tp") + c("fn") + c("fp") + c("tn")
     tot2 = c("tp_w2") + c("fn_w2") + c("fp_w2") + c("tn_w2") if opts.weighted else None
@@ -286,7 +301,10 @@ def population_edf_aggs(has_predictions: bool, opts: CiOptions) -> tuple[list[pl
     out = _empty()
     for _, name in _edf_names(has_predictions):
         ok = pl.col(name).is_not_null()
-        out["value_lo"][name], out["value_hi"][name] = pl.when(ok).then(pl.col(f"{name}__lo")), pl.when(ok).then(pl.col(f"{name}__hi"))
+        out["value_lo"][name], out["value_hi"][name] = (
+            pl.when(ok).then(pl.col(f"{name}__lo")),
+            pl.when(ok).then(pl.col(f"{name}__hi")),
+        )
         out["ci_method"][name] = pl.when(ok).then(pl.lit("projection"))
     if has_predictions:
         name = "differential_fairness_bias_amplification"
@@ -298,7 +316,9 @@ def population_edf_aggs(has_predictions: bool, opts: CiOptions) -> tuple[list[pl
     return [], out
 
 
-def population_edf_table(cells: pl.LazyFrame, by: Sequence[str], has_predictions: bool, opts: CiOptions) -> pl.LazyFrame:
+def population_edf_table(
+    cells: pl.LazyFrame, by: Sequence[str], has_predictions: bool, opts: CiOptions
+) -> pl.LazyFrame:
     """Per ``by`` value: the EDF projection limits over the cells (``<edf>__lo/hi``) and at level
     1 − α/2 (``<edf>__hlo/hhi``, for bias amplification), via :func:`polfair.core.intervals.edf_table`.
     """

@@ -102,8 +102,9 @@ def assemble(
     kind, src = "__pf_kind", "__pf_src"
     ents = pl.concat(
         [
-            p.entities.select(*dict.fromkeys([*sort_keys, *[c for c in entity_columns if c in p.entities.columns]]))
-            .with_columns(pl.lit(i, pl.Int32).alias(kind), pl.int_range(pl.len(), dtype=pl.Int64).alias(src))
+            p.entities.select(
+                *dict.fromkeys([*sort_keys, *[c for c in entity_columns if c in p.entities.columns]])
+            ).with_columns(pl.lit(i, pl.Int32).alias(kind), pl.int_range(pl.len(), dtype=pl.Int64).alias(src))
             for i, p in enumerate(parts)
         ],
         how="diagonal_relaxed",
@@ -290,9 +291,13 @@ def group_part(
 
         def own(m: str) -> pl.Expr:  # the group is its own reference
             named = pl.col(GROUP_COL) == pl.col(f"{m}__refname").cast(pl.String)
-            return ((pl.col(mode) == "privileged") & pl.col(priv)) | ((pl.col(mode) != "privileged") & named.fill_null(False))
+            return ((pl.col(mode) == "privileged") & pl.col(priv)) | (
+                (pl.col(mode) != "privileged") & named.fill_null(False)
+            )
 
-        wide = wide.with_columns(*neff_columns(metric_names), *[d.formula(pl.col, r).alias(d.name) for d in disparities])
+        wide = wide.with_columns(
+            *neff_columns(metric_names), *[d.formula(pl.col, r).alias(d.name) for d in disparities]
+        )
         fams = group_families(metric_names, disparities, opts=ci, own=own, mode=pl.col(mode), modes=modes or set(),
                               sk=sk, ib=ib)  # fmt: skip
         floats, cats = _families(wide, fams, (list(ib), ci.p_adjust))
@@ -318,7 +323,11 @@ def _why(m: str) -> str:
 
 def _excluded(defined: pl.Expr, reason: pl.Expr | str) -> pl.Expr:
     """Aggregation: the groups left out (``defined`` false) with the reason, ``"; "``-joined; null if none."""
-    why = pl.lit(f" ({reason})") if isinstance(reason, str) else pl.concat_str([pl.lit(" ("), reason.filter(~defined), pl.lit(")")])
+    why = (
+        pl.lit(f" ({reason})")
+        if isinstance(reason, str)
+        else pl.concat_str([pl.lit(" ("), reason.filter(~defined), pl.lit(")")])
+    )
     # filter first: only the (few) groups left out are turned into text
     listed = pl.concat_str([pl.col(GROUP_COL).filter(~defined), why]).str.join("; ")
     return pl.when((~defined).any()).then(listed)
@@ -366,7 +375,9 @@ def attribute_part(
     ci_aggs: list[pl.Expr] = []
     fams: Families | None = None
     if ci is not None:
-        key = pl.concat_str([*[pl.col(b).cast(pl.String).fill_null("\x00") for b in ib], pl.col("attribute")], separator="\x1f")
+        key = pl.concat_str(
+            [*[pl.col(b).cast(pl.String).fill_null("\x00") for b in ib], pl.col("attribute")], separator="\x1f"
+        )
         ci_aggs, fams = attribute_aggs(metric_names, opts=ci, has_predictions=has_predictions, key=key)
     wide = (
         groups.lazy().with_columns(*_index_inputs(concentration), *(neff_columns(metric_names) if ci else []))
@@ -405,7 +416,9 @@ def attribute_part(
     if fams is not None:  # the named values as columns, for the interval families' null rules
         wide = wide.with_columns([e.alias(n) for n, e in values.items() if n not in wide.columns])
     if fams is not None and entropy_ci is not None:
-        wide = _with_entropy_ci(wide, entropy_ci, [*ib, "attribute"], [n for n in index_names if "differential" not in n], fams)
+        wide = _with_entropy_ci(
+            wide, entropy_ci, [*ib, "attribute"], [n for n in index_names if "differential" not in n], fams
+        )
     part = Part(
         entities,
         names,
@@ -423,14 +436,19 @@ def attribute_part(
     return part
 
 
-def _with_entropy_ci(wide: pl.DataFrame, boot: pl.DataFrame, on: list[str], names: list[str], fams: Families) -> pl.DataFrame:
+def _with_entropy_ci(
+    wide: pl.DataFrame, boot: pl.DataFrame, on: list[str], names: list[str], fams: Families
+) -> pl.DataFrame:
     """Join the entropy-bootstrap limits (``<metric>__elo/ehi``) and add them to the families."""
     for n in names:
         part = boot.filter(pl.col("metric") == n).select(*on, pl.col("value_lo").alias(f"{n}__elo"),
                                                          pl.col("value_hi").alias(f"{n}__ehi"))  # fmt: skip
         wide = wide.join(part, on=on, how="left", nulls_equal=True, maintain_order="left")
         ok = pl.col(n).is_not_null()
-        fams["value_lo"][n], fams["value_hi"][n] = pl.when(ok).then(pl.col(f"{n}__elo")), pl.when(ok).then(pl.col(f"{n}__ehi"))
+        fams["value_lo"][n], fams["value_hi"][n] = (
+            pl.when(ok).then(pl.col(f"{n}__elo")),
+            pl.when(ok).then(pl.col(f"{n}__ehi")),
+        )
         fams["ci_method"][n] = pl.when(ok).then(pl.lit("bootstrap_bc"))
     return wide
 
@@ -547,7 +565,11 @@ def _entropy_family_parts(alpha: float, prefix: str) -> tuple[dict[str, float], 
     # with equal mean benefit), where aif360 returns the tiny negative and a NaN CV
     clamped = {g: pl.col(g).fill_nan(None).clip(lower_bound=0.0) for g in alphas}
     ge, theil, cv = (f"{prefix}{x}" for x in ("generalized_entropy_index", "theil_index", "coefficient_of_variation"))
-    finish = [clamped[ge].alias(ge), clamped[theil].alias(theil), (2.0 * clamped["__pf_ge2"]).sqrt().alias(cv)]  # aif360: sqrt(2·GE(2))
+    finish = [
+        clamped[ge].alias(ge),
+        clamped[theil].alias(theil),
+        (2.0 * clamped["__pf_ge2"]).sqrt().alias(cv),
+    ]  # aif360: sqrt(2·GE(2))
     return alphas, finish, [ge, theil, cv]
 
 

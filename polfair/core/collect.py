@@ -9,7 +9,7 @@ in ``n_missing`` and reported by a :class:`~polfair.exceptions.MissingValuesWarn
 from __future__ import annotations
 
 import warnings
-from typing import Any, Mapping
+from collections.abc import Mapping
 
 import polars as pl
 

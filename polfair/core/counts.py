@@ -36,30 +36,28 @@ Without predictions (labels-only audits) the prediction mirrors the label, so ``
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import polars as pl
-
-from polfair.core.values import check_role_dtype
-from polfair.exceptions import InvalidInputError, PolfairError
 
 from polfair.core.spec import (
     CODE,
     CODE_VALUES,
     EXACT_SCALE,
-    MAX_WEIGHT,
     FLAG_BAD_SCORE,
     FLAG_BAD_WEIGHT,
     FLAG_NULL_SCORE,
     FLAG_NULL_WEIGHT,
-    W,
     W1S,
     WS,
-    IntoExpr,
     Spec,
+    W,
     build_spec,
     fold_values,
 )
+from polfair.core.values import check_role_dtype
+from polfair.exceptions import InvalidInputError, PolfairError
 
 __all__ = [
     "BUCKET",
@@ -104,7 +102,8 @@ def _group(spec: Spec) -> list[str]:
 
 def _exact_sum(name: str) -> pl.Expr:
     """Σ of a non-negative Float64 column below MAX_WEIGHT, exactly: each value rounded to a
-    multiple of 2**-56 (exact for values >= 1/16), summed as Int128 (order-independent)."""
+    multiple of 2**-56 (exact for values >= 1/16), summed as Int128 (order-independent).
+    """
     # strict=False: NaN/inf become null (such rows are invalid: collect_cells raises on them)
     return (pl.col(name) * EXACT_SCALE).round().cast(pl.Int128, strict=False).sum().alias(name)
 
@@ -324,7 +323,8 @@ def merge_counts(tables: Sequence[pl.DataFrame | pl.LazyFrame]) -> pl.LazyFrame:
 
 def _checked_counts(df: pl.DataFrame) -> pl.DataFrame:
     """Cast merged sums back to the documented dtypes, raising where a sum left UInt64's range or
-    a sum of finite weights overflowed Float64."""
+    a sum of finite weights overflowed Float64.
+    """
     for c in COUNT_COLUMNS:
         if c not in df.columns:
             continue

@@ -13,7 +13,7 @@ fairness", ICDE.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import polars as pl
 
@@ -217,7 +217,8 @@ def ge_agg(alpha: float, b: pl.Expr, cnt: pl.Expr) -> pl.Expr:
 
 def _ge_agg_with_nan(alpha: float, b: pl.Expr, cnt: pl.Expr) -> pl.Expr:
     """:func:`ge_agg` before NaN (no rows, 0/0) becomes null: a smaller aggregation for callers
-    that finish the result themselves (``fill_nan`` repeats its input expression three times)."""
+    that finish the result themselves (``fill_nan`` repeats its input expression three times).
+    """
     mu = (b * cnt).sum() / cnt.sum()  # a scalar per group, broadcast inside the aggregation
     alpha = float(alpha)
     value = _ge_term(alpha, mu, b, cnt).sum() / cnt.sum()
@@ -314,7 +315,8 @@ def _edf_parts(lp: pl.Expr, ln: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr, pl.
     """The plain aggregations EDF is made of, over :func:`_edf_log_rates` columns: the number of
     cells with a defined rate, and the max and min of ``ln s`` and of ``ln(1 − s)``.
 
-    Split out so a caller can aggregate plain columns and finish with :func:`_edf_from_parts`."""
+    Split out so a caller can aggregate plain columns and finish with :func:`_edf_from_parts`.
+    """
     # cells with an undefined smoothed rate (0/0: zero total weight at concentration 0) are
     # left out like empty cells; polars' max/min skip their NaN, so they must not count in k
     return lp.is_not_nan().sum(), lp.max(), lp.min(), ln.max(), ln.min()

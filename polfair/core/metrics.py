@@ -16,8 +16,9 @@ Aliases (``recall``, ``sensitivity``, ``precision``, ``specificity``, ...) are e
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Literal
+from typing import Literal
 
 import polars as pl
 
@@ -63,22 +64,27 @@ class Counts:
     # derived totals (weighted)
     @property
     def positives(self) -> pl.Expr:
+        """P = TP + FN: the (weighted) rows with the favorable label."""
         return self.tp + self.fn
 
     @property
     def negatives(self) -> pl.Expr:
+        """N = FP + TN: the (weighted) rows with the unfavorable label."""
         return self.fp + self.tn
 
     @property
     def pred_positives(self) -> pl.Expr:
+        """TP + FP: the (weighted) rows predicted favorable."""
         return self.tp + self.fp
 
     @property
     def pred_negatives(self) -> pl.Expr:
+        """TN + FN: the (weighted) rows predicted unfavorable."""
         return self.tn + self.fn
 
     @property
     def total(self) -> pl.Expr:
+        """P + N: every counted (weighted) row."""
         return self.positives + self.negatives
 
 
@@ -114,6 +120,7 @@ class Metric:
 
     @property
     def is_rate(self) -> bool:
+        """Whether the metric is a rate (has a denominator), not a count."""
         return self.denominator is not None
 
     def expr(self, c: Counts) -> pl.Expr:

@@ -18,15 +18,14 @@ Outcome code (``__pf_o``, UInt8), one value per row::
 
 from __future__ import annotations
 
-import difflib
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Literal, Sequence, Union
+from typing import Any
 
 import polars as pl
 
 from polfair.core._args import as_expr, as_list, as_values, check_columns, is_bool_like, output_name
-from polfair.core._typing import IntoExpr, OnMissing
+from polfair.core._typing import IntoExpr
 from polfair.core.inputs import to_lazyframe
 from polfair.core.values import check_key_dtype, check_role_dtype, coerce_values, match_values
 from polfair.exceptions import InvalidInputError, PolfairError
@@ -126,7 +125,8 @@ CODE_VALUES = 256
 
 def fold_values(fold: Sequence[tuple[int, pl.DataType]]) -> int:
     """How many values the folded key of a ``Spec.fold`` layout takes: the outcome codes times,
-    per key, its values plus a null slot."""
+    per key, its values plus a null slot.
+    """
     total = CODE_VALUES
     for size, _ in fold:
         total *= size + 1
@@ -194,7 +194,8 @@ def fold_layout(
 def _match(expr: pl.Expr, dtype: pl.DataType, values: tuple[Any, ...], column: str, arg: str) -> pl.Expr:
     """Boolean expression: the label in ``expr`` is one of ``values``, compared in the column's dtype
     (:mod:`polfair.core.values`). Raises naming ``arg``, the column and its dtype on a value the
-    dtype cannot hold."""
+    dtype cannot hold.
+    """
     return match_values(expr, dtype, coerce_values(values, dtype, option=arg, column=column))
 
 
@@ -241,7 +242,8 @@ def check_threshold(threshold: float) -> None:
 
 def check_key_names(by_names: Sequence[str], keys: Sequence[str], also_reserved: Sequence[str] = ()) -> None:
     """Raise if a ``by``/protected name is given twice or is reserved for polfair's columns
-    (:data:`RESERVED`, ``__pf_*``, and ``also_reserved`` for callers with more output columns)."""
+    (:data:`RESERVED`, ``__pf_*``, and ``also_reserved`` for callers with more output columns).
+    """
     seen: set[str] = set()
     for k in (*by_names, *keys):
         if k in seen:
@@ -277,7 +279,8 @@ def label_values(favorable: Any, unfavorable: Any) -> tuple[tuple[Any, ...], tup
 
 def _schema_of(source: pl.LazyFrame, exprs: dict[str, pl.Expr]) -> pl.Schema:
     """The output schema of named expressions over ``source``; a Polars error (an expression that
-    does not type-check, e.g. ``pl.col("s") + 1`` on a string) becomes a PolfairError naming it."""
+    does not type-check, e.g. ``pl.col("s") + 1`` on a string) becomes a PolfairError naming it.
+    """
     try:
         return source.select([e.alias(r) for r, e in exprs.items()]).collect_schema()
     except pl.exceptions.PolarsError as exc:

@@ -14,19 +14,20 @@ from __future__ import annotations
 
 import json
 import warnings
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import polars as pl
 
-from polfair.core.counts import COUNT_DTYPES, W2_COLUMNS, check_cell_table, merge_counts
-from polfair.exceptions import InvalidInputError, PolfairError
-from polfair.core.collect import collect_cells
-from polfair.core.report import check_reference, report_from_counts
 from polfair.core._args import as_expr, as_list, output_name
 from polfair.core._typing import IntoExpr
+from polfair.core.collect import collect_cells
+from polfair.core.counts import COUNT_DTYPES, W2_COLUMNS, check_cell_table, merge_counts
 from polfair.core.inputs import to_lazyframe
+from polfair.core.report import check_reference, report_from_counts
 from polfair.core.spec import build_spec, protected_exprs
+from polfair.exceptions import InvalidInputError, PolfairError
 
 __all__ = ["FairnessAccumulator"]
 

@@ -20,7 +20,6 @@ import polars as pl
 
 from polfair.core._args import check_columns, is_bool_like
 from polfair.core.inputs import is_foreign
-from polfair.core.values import coerce_values
 from polfair.core.spec import (
     CODE,
     FLAG_BAD_SCORE,
@@ -34,6 +33,7 @@ from polfair.core.spec import (
     check_threshold,
     label_values,
 )
+from polfair.core.values import coerce_values
 from polfair.exceptions import InvalidInputError, PolfairError
 
 __all__ = ["ForeignSpec", "foreign_code_table", "is_foreign"]

@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 import sys
 import warnings
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import polars as pl

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import polfair.compat.fairlearn as pfx
-from polfair.exceptions import PolfairError
 from polfair.core.metrics import METRICS
+from polfair.exceptions import PolfairError
 
 SETTINGS = settings(max_examples=60, deadline=None)
 

@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import polfair as pf
-from polfair.exceptions import PolfairError
 from polfair.compat.yardstick import (
     GROUPWISE,
     add_groupwise_rows,
@@ -24,6 +23,7 @@ from polfair.compat.yardstick import (
     max_abs_difference_to_reference,
     ratio_range,
 )
+from polfair.exceptions import PolfairError
 
 # ---- naive reference ------------------------------------------------------------------------
 

@@ -14,8 +14,6 @@ from polars.testing import assert_frame_equal
 
 import polfair as pf
 import polfair.compat.fairlearn as pfx
-from polfair.core.counts import COUNT_COLUMNS
-from polfair.exceptions import InvalidInputError, MissingValuesWarning, PolfairError
 from polfair.compat.ignite import (
     CLASS,
     multiclass_counts,
@@ -23,6 +21,8 @@ from polfair.compat.ignite import (
     multiclass_report,
     subgroup_accuracy_difference,
 )
+from polfair.core.counts import COUNT_COLUMNS
+from polfair.exceptions import InvalidInputError, MissingValuesWarning, PolfairError
 
 SETTINGS = settings(max_examples=50, deadline=None)
 

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from polfair.exceptions import PolfairError
 from polfair.compat.sklego import correlation_score, equal_opportunity_score, p_percent_score, subset_score
+from polfair.exceptions import PolfairError
 
 
 class Fixed:
@@ -102,7 +102,7 @@ def test_scorers_equal_scikit_lego_on_defined_cases(data):
     z, y, y_hat = (np.array(v) for v in data)
     X = z.reshape(-1, 1)
     est = Fixed(y_hat)
-    for ours, theirs, args in (
+    for ours, theirs, _args in (
         (p_percent_score(0), sk.p_percent_score(0), ()),
         (equal_opportunity_score(0), sk.equal_opportunity_score(0), ()),
     ):

@@ -8,13 +8,13 @@ import math
 import numpy as np
 import polars as pl
 import pytest
+from conftest import Case, audit_cases
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
+from reference import compare_reports, ref_cells, ref_report, report_as_dict
 
 import polfair as pf
-from conftest import Case, audit_cases
-from reference import compare_reports, ref_cells, ref_report, report_as_dict
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 #: invariance tests run several reports per example: fewer examples

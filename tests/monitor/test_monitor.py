@@ -15,8 +15,8 @@ from polars.testing import assert_frame_equal
 
 import polfair as pf
 from polfair.cli import main as cli_main
-from polfair.exceptions import ColumnNotFoundError, PolfairError
 from polfair.core.metrics import METRICS
+from polfair.exceptions import ColumnNotFoundError, PolfairError
 from polfair.monitor import (
     OTHER,
     FairnessConfig,
