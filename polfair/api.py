@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import polars as pl
 
@@ -22,10 +22,10 @@ from polfair.core.counts import BUCKET, COUNT_COLUMNS, cell_table, pivot_codes
 from polfair.core.inputs import is_foreign
 from polfair.core.report import report_from_counts
 from polfair.core.run_metadata import with_run_metadata
-from polfair.core.spec import build_spec
+from polfair.core.spec import Spec, build_spec
 from polfair.core.values import check_option_types
 from polfair.core.wide import to_wide
-from polfair.engines.narwhals import foreign_code_table
+from polfair.engines.narwhals import ForeignSpec, foreign_code_table
 from polfair.exceptions import PolfairError
 from polfair.monitor.plan import plan_report
 
@@ -143,7 +143,7 @@ def confusion_counts(
     if cluster is not None:
         kwargs |= {"cluster": cluster, "n_buckets": n_buckets}
     if is_foreign(data):  # Spark, DuckDB, ...: the pass runs now, in that engine
-        codes, fspec = foreign_code_table(data, **kwargs)  # type: ignore[arg-type]
+        codes, fspec = foreign_code_table(data, **kwargs)
         return pivot_codes(codes.lazy(), fspec)  # type: ignore[arg-type]
     return cell_table(data, **kwargs, allow_many_groups=allow_many_groups)
 
@@ -370,11 +370,13 @@ def fairness_report(
     if stats["cluster"] is not None:
         kwargs |= {"cluster": stats["cluster"], "n_buckets": stats["n_buckets"]}
     if is_foreign(plan.data):  # Spark, DuckDB, ...: the pass runs in that engine, the rest here
-        codes, spec = foreign_code_table(plan.data, **kwargs)  # type: ignore[arg-type]
-        cells = collect_cells(spec, on_missing=on_missing, engine=engine, codes=codes,  # type: ignore[arg-type]
+        codes, fspec = foreign_code_table(plan.data, **kwargs)
+        # a ForeignSpec describes the foreign pass with the attributes collect_cells reads (duck-typed)
+        spec: Spec | ForeignSpec = fspec
+        cells = collect_cells(cast(Spec, fspec), on_missing=on_missing, engine=engine, codes=codes,
                               allow_many_groups=allow_many_groups)
     else:
-        spec = build_spec(plan.data, **kwargs, allow_many_groups=allow_many_groups)  # type: ignore[arg-type]
+        spec = build_spec(plan.data, **kwargs, allow_many_groups=allow_many_groups)
         cells = collect_cells(spec, on_missing=on_missing, engine=engine, allow_many_groups=allow_many_groups)
     bucketed = cells if BUCKET in cells.columns else None
     if bucketed is not None:  # cluster=: the core report reads the table without buckets

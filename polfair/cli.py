@@ -17,7 +17,7 @@ import uuid
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
@@ -193,7 +193,7 @@ def _run_demo(args: argparse.Namespace) -> int:
             check_output_path(getattr(args, flag), "--" + flag)
     from polfair.datasets import load_compas
 
-    df = load_compas()
+    df = cast(pl.DataFrame, load_compas())
     age_band = (
         pl.when(pl.col("age") < 25).then(pl.lit("<25")).when(pl.col("age") <= 45).then(pl.lit("25-45"))
         .otherwise(pl.lit(">45")).alias("age_band")
@@ -342,7 +342,7 @@ def _run_adverse_impact(lf: pl.LazyFrame, args: argparse.Namespace, kwargs: dict
         raise PolfairError(msg)
     table = adverse_impact(
         lf, y_pred=None if use_score else kwargs["y_pred"], y_score=args.y_score if use_score else None,
-        protected=kwargs["protected"] or [], preset=preset, favorable=kwargs["favorable"], by=kwargs["by"],
+        protected=kwargs["protected"] or [], preset=cast(Any, preset), favorable=kwargs["favorable"], by=kwargs["by"],
         intersections=args.intersections,
     )  # fmt: skip
     out = args.adverse_impact_out
@@ -471,7 +471,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     args = _parser().parse_args(argv)  # usage errors: argparse exits with status 2
     saved = warnings.formatwarning
-    warnings.formatwarning = _one_line_warning  # type: ignore[assignment]
+    warnings.formatwarning = _one_line_warning
     try:
         if args.command == "demo":
             return _run_demo(args)
@@ -499,7 +499,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)  # fmt: skip
         return 3
     finally:
-        warnings.formatwarning = saved  # type: ignore[assignment]
+        warnings.formatwarning = saved
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -106,8 +106,8 @@ class _Common:
                                  multilabel=multilabel, by=by, weight=weight)  # fmt: skip
 
 
-def _scalar(data: pl.DataFrame, e: pl.Expr) -> float | None:
-    out = data.select(e).item()
+def _scalar(data: pl.DataFrame | pl.LazyFrame, e: pl.Expr) -> float | None:
+    out = data.lazy().select(e).collect().item()
     return None if out is None else float(out)
 
 

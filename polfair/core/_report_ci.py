@@ -143,9 +143,9 @@ def group_families(
         gen = _generalized(m)
         out["p_value"][m] = None if gen else test[m].p_value  # type: ignore[assignment]
         out["test"][m] = None if gen else test[m].test  # type: ignore[assignment]
-        method = "bound" if gen else _score(opts.weighted)
+        label = "bound" if gen else _score(opts.weighted)
         out["ci_method"][m] = (
-            pl.lit(method) if gen else pl.when(is_best).then(pl.lit("projection")).otherwise(pl.lit(method))
+            pl.lit(label) if gen else pl.when(is_best).then(pl.lit("projection")).otherwise(pl.lit(label))
         )
     for d_ in disparities:
         v = pl.col(d_.name)

@@ -240,7 +240,7 @@ def _families(
     return floats, cats
 
 
-def _entities(frame: pl.DataFrame, ib: list[str], sort_a: pl.Expr, sort_g: pl.Expr, *extra: pl.Expr) -> pl.DataFrame:
+def _entities(frame: pl.DataFrame, ib: list[str], sort_a: pl.Expr, sort_g: pl.Expr, *extra: pl.Expr | str) -> pl.DataFrame:
     return frame.select(*ib, sort_a.cast(pl.Int64).alias(SORT_A), sort_g.cast(pl.Int64).alias(SORT_G), *extra)
 
 
@@ -318,7 +318,7 @@ class _Probe:
 
 def _why(m: str) -> str:
     den = METRICS[m].denominator
-    return _NO.get(den(_Probe()), "undefined") if den is not None else "undefined"  # type: ignore[arg-type]
+    return _NO.get(den(_Probe()), "undefined") if den is not None else "undefined"  # type: ignore[arg-type, call-overload]
 
 
 def _excluded(defined: pl.Expr, reason: pl.Expr | str) -> pl.Expr:
@@ -573,7 +573,7 @@ def _entropy_family_parts(alpha: float, prefix: str) -> tuple[dict[str, float], 
     return alphas, finish, [ge, theil, cv]
 
 
-def _entropy_family(benefits: pl.LazyFrame, ib: list[str], alpha: float) -> tuple[pl.LazyFrame, list[str]]:
+def _entropy_family(benefits: pl.DataFrame | pl.LazyFrame, ib: list[str], alpha: float) -> tuple[pl.LazyFrame, list[str]]:
     """GE(alpha), Theil and CV of all individuals (benefits as distinct values and counts)."""
     alphas, finish, names = _entropy_family_parts(alpha, "")
-    return entropy.generalized_entropy_indices(benefits, alphas, ib).select(*ib, *finish), names
+    return entropy.generalized_entropy_indices(benefits.lazy(), alphas, ib).select(*ib, *finish), names

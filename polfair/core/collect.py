@@ -128,7 +128,7 @@ MANY_GROUPS = 1000
 def _run_pass(spec: Spec, engine: str) -> pl.DataFrame:
     """Collect the pass; a Polars error while reading the input names the file or pattern."""
     try:
-        return code_counts(spec).collect(engine=engine)  # type: ignore[arg-type]
+        return code_counts(spec).collect(engine=engine)  # type: ignore[call-overload]
     except pl.exceptions.PolarsError as exc:
         where = source_name(spec.source) if spec.source is not None else None
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -134,6 +134,7 @@ def code_counts(spec: Spec) -> pl.LazyFrame:
         phys = pl.col(name) if dtype == pl.Boolean else pl.col(name).to_physical()
         slot = phys.cast(dt).fill_null(size)
         folded = slot if folded is None else folded * (size + 1) + slot
+    assert folded is not None  # spec.fold is non-empty here
     folded = pl.col(CODE).cast(dt) + CODE_VALUES * folded
     decoded, step = [], CODE_VALUES
     for name, (size, dtype) in reversed(list(zip(group, spec.fold))):

@@ -14,6 +14,7 @@ fairness", ICDE.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeVar
 
 import polars as pl
 
@@ -28,16 +29,18 @@ __all__ = [
     "smoothed_empirical_differential_fairness",
 ]
 
+#: A polars frame type, eager or lazy: the functions below return the kind they are given.
+FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 _ALL = "__pf_all"
 
 
-def _with_key(df: pl.DataFrame, by: Sequence[str]) -> tuple[pl.DataFrame, list[str]]:
+def _with_key(df: FrameT, by: Sequence[str]) -> tuple[FrameT, list[str]]:
     if by:
         return df, list(by)
     return df.with_columns(pl.lit(0).alias(_ALL)), [_ALL]
 
 
-def benefit_of_individuals(cells: pl.DataFrame, by: Sequence[str] = (), *, summed: bool = False) -> pl.DataFrame:
+def benefit_of_individuals(cells: FrameT, by: Sequence[str] = (), *, summed: bool = False) -> FrameT:
     """The distinct benefits ``b ∈ {0, 1, 2}`` of all individuals and how many rows have each.
 
     Parameters
@@ -167,8 +170,8 @@ def _ge_term(alpha: float, mu: pl.Expr, b: pl.Expr, cnt: pl.Expr) -> pl.Expr:
 
 
 def generalized_entropy_indices(
-    benefits: pl.DataFrame | pl.LazyFrame, alphas: dict[str, float], by: Sequence[str] = ()
-) -> pl.DataFrame | pl.LazyFrame:
+    benefits: FrameT, alphas: dict[str, float], by: Sequence[str] = ()
+) -> FrameT:
     """Several generalized entropy indices of the same benefit vectors in one aggregation.
 
     Parameters

@@ -200,7 +200,7 @@ def attribute_sets(keys: Sequence[str], intersections: Intersections) -> list[tu
         if isinstance(intersections, bool):
             msg = f"intersections must be None, 'all', an int or a list of attribute lists, got {intersections!r}"
             raise PolfairError(msg)
-        top = len(keys) if intersections in (None, "all") else int(intersections)  # type: ignore[arg-type]
+        top = len(keys) if intersections in (None, "all") else int(intersections)
         if top < 1:
             msg = f"intersections must be >= 1 (the largest attribute-set size), got {intersections!r}"
             raise PolfairError(msg)
@@ -535,8 +535,8 @@ def _reference(
         parts.append(_named(overall, sk, metric_names, pl.lit("overall")))
     if "largest" in modes:  # largest total weight; ties go to the first group in key order
         # pick the row index first (narrow), then fetch that row: sorting the wide table is costly
-        pick = of("largest").group_by(sk).agg(pl.col(SORT_G).filter(pl.col("w") == pl.col("w").max()).min())
-        largest = of("largest").join(pick.select(SORT_G), on=SORT_G, how="semi")
+        first = of("largest").group_by(sk).agg(pl.col(SORT_G).filter(pl.col("w") == pl.col("w").max()).min())
+        largest = of("largest").join(first.select(SORT_G), on=SORT_G, how="semi")
         parts.append(_named(largest, sk, metric_names, pl.col(GROUP_COL)))
     if "best" in modes:  # per metric: the best value of the attribute set's groups
         cols = []

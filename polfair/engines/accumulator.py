@@ -194,7 +194,7 @@ class FairnessAccumulator:
         frame = _to_frame(batch)
         if isinstance(frame, pl.DataFrame) and frame.height == 0:
             return self
-        spec = build_spec(frame, **self._read)  # type: ignore[arg-type]
+        spec = build_spec(frame, **self._read)
         cells = collect_cells(spec, on_missing=self._on_missing, engine=self._engine)  # type: ignore[arg-type]
         self._add(cells)
         return self

@@ -2120,7 +2120,8 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         0.14
         """
         self.cells  # noqa: B018
-        return self._ge(entropy.benefit_of_individuals(self._cells), alpha)  # type: ignore[arg-type]
+        assert self._cells is not None  # set by the line above
+        return self._ge(entropy.benefit_of_individuals(self._cells), alpha)
 
     def theil_index(self) -> np.float64:
         """Theil index of the benefits of all individuals: ``generalized_entropy_index(alpha=1)``.
