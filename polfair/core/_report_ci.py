@@ -207,11 +207,9 @@ def attribute_aggs(
             out[fam][m] = pl.col(f"{m}__{kind}")
         out["ci_method"][m] = pl.when(pl.col(f"{m}__d").is_not_null()).then(pl.lit("projection"))
     tested = [m for m in rates if not _generalized(m)]
-    for m in tested:
-        aggs.append(iv.homogeneity_test([_rate(m)], pl.concat_str([key, pl.lit(m)]), weighted=opts.weighted,
-                                        seed=opts.seed, n_boot=opts.n_boot).alias(f"{m}__t"))  # fmt: skip
-        out["p_value"][m] = pl.when(pl.col(f"{m}__d").is_not_null()).then(pl.col(f"{m}__t").struct.field("p_value"))
-        out["test"][m] = pl.when(pl.col(f"{m}__d").is_not_null()).then(pl.col(f"{m}__t").struct.field("test"))
+    for m in tested:  # homogeneity tests: columns <m>__tp/__tt from attribute_tables
+        out["p_value"][m] = pl.when(pl.col(f"{m}__d").is_not_null()).then(pl.col(f"{m}__tp"))
+        out["test"][m] = pl.when(pl.col(f"{m}__d").is_not_null()).then(pl.col(f"{m}__tt"))
     if has_predictions:
         for name, m in (
             ("demographic_parity_difference", "selection_rate"),
@@ -221,14 +219,11 @@ def attribute_aggs(
             out["value_lo"][name], out["value_hi"][name] = pl.col(f"{m}__{kind}lo"), pl.col(f"{m}__{kind}hi")
             out["p_value"][name], out["test"][name] = out["p_value"][m], out["test"][m]
             out["ci_method"][name] = pl.when(pl.col(f"{m}__{kind}").is_not_null()).then(pl.lit("projection"))
-        tpr, fpr = _rate("true_positive_rate"), _rate("false_positive_rate")
-        aggs.append(iv.homogeneity_test([tpr, fpr], pl.concat_str([key, pl.lit("equalized_odds")]),
-                                        weighted=opts.weighted, seed=opts.seed, n_boot=opts.n_boot).alias("__pf_eo_t"))  # fmt: skip
         for name, kind in (("equalized_odds_difference", "d"), ("equalized_odds_ratio", "r")):
             out["value_lo"][name], out["value_hi"][name] = pl.col(f"__pf_eo_{kind}lo"), pl.col(f"__pf_eo_{kind}hi")
             ok = pl.col(name).is_not_null()
-            out["p_value"][name] = pl.when(ok).then(pl.col("__pf_eo_t").struct.field("p_value"))
-            out["test"][name] = pl.when(ok).then(pl.col("__pf_eo_t").struct.field("test"))
+            out["p_value"][name] = pl.when(ok).then(pl.col("equalized_odds__tp"))
+            out["test"][name] = pl.when(ok).then(pl.col("equalized_odds__tt"))
             out["ci_method"][name] = pl.when(ok).then(pl.lit("projection"))
     for _, name in _edf_names(has_predictions):
         ok = pl.col(name).is_not_null()
@@ -245,10 +240,18 @@ def _edf_names(has_predictions: bool) -> list[tuple[str, str]]:
 
 
 def attribute_tables(
-    rows: pl.LazyFrame, idx: Sequence[str], metric_names: Sequence[str], *, opts: CiOptions, has_predictions: bool
+    rows: pl.LazyFrame,
+    idx: Sequence[str],
+    metric_names: Sequence[str],
+    *,
+    opts: CiOptions,
+    has_predictions: bool,
+    key: pl.Expr | None = None,
 ) -> pl.LazyFrame:
     """The attribute rows' projection limits, one row per (by, attribute set): ``<m>__dlo/dhi/rlo/rhi``
-    of every rate's spread, ``__pf_eo_*`` of fairlearn's equalized odds and ``<edf>__lo/hi``.
+    of every rate's spread, ``__pf_eo_*`` of fairlearn's equalized odds and ``<edf>__lo/hi``; with
+    ``key`` (naming the attribute row, seeds the Monte Carlo tests) also the homogeneity tests
+    ``<m>__tp/__tt`` (``equalized_odds__tp/__tt`` for TPR and FPR together).
 
     Uses the vectorised frame forms of :mod:`polfair.core.intervals` (:func:`~polfair.core.intervals.spread_table`,
     :func:`~polfair.core.intervals.equalized_odds_spread_table`, :func:`~polfair.core.intervals.edf_table`):
@@ -257,6 +260,7 @@ def attribute_tables(
     """
     keys = list(idx)
     names = ("difference_lo", "difference_hi", "ratio_lo", "ratio_hi")
+    rows = rows.collect().lazy()  # read by every table below: evaluate once
     out = rows.select(keys).unique(maintain_order=True)
     parts = []
     for m in _rates(metric_names):
@@ -277,6 +281,15 @@ def attribute_tables(
         pos = c("tp") + (c("fn") if on == "labels" else c("fp"))
         t = iv.edf_table(rows, by=keys, positives=pos, total=tot, total_w2=tot2, ci=opts.ci)
         parts.append(t.select(*keys, pl.col("value_lo").alias(f"{name}__lo"), pl.col("value_hi").alias(f"{name}__hi")))
+    if key is not None:
+        fams: dict[str, list[tuple[str, str]]] = {
+            m: [(m, f"{m}__neff")] for m in _rates(metric_names) if not _generalized(m)
+        }
+        if has_predictions:
+            fams["equalized_odds"] = [(m, f"{m}__neff") for m in ("true_positive_rate", "false_positive_rate")]
+        tests = iv.homogeneity_table(rows, by=keys, families=fams, key=key, weighted=opts.weighted, seed=opts.seed,
+                                     n_boot=opts.n_boot)  # fmt: skip
+        parts.append(tests.lazy())
     for part in parts:
         out = out.join(part, on=keys, how="left", nulls_equal=True, maintain_order="left")
     return out

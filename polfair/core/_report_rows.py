@@ -210,18 +210,23 @@ def disparity_list(has_predictions: bool) -> list[Disparity]:
 
 
 def _families(
-    frame: pl.DataFrame | pl.LazyFrame, fams: Families | None, adjust: tuple[list[str], str | None] = ([], None)
+    frame: pl.DataFrame | pl.LazyFrame,
+    fams: Families | None,
+    adjust: tuple[list[str], str | None] = ([], None),
+    stager: iv.Stager | None = None,
 ) -> tuple[dict, dict]:
     """Evaluate interval families (metric -> expression) over ``frame`` in ONE select (common
     subexpressions shared); floats as Float64 frames, cats (ci_method, test) as Categorical frames.
     ``p_value_adjusted`` is then the p-value adjusted (``adjust[1]``) within ``adjust[0]`` (by values).
+    With ``stager``, the families read its staged columns, added first (:class:`~polfair.core.intervals.Stager`).
     """
     if not fams:
         return {}, {}
     over, method = adjust
     fams = {**fams, "p_value_adjusted": {}}
     exprs = [e.alias(f"{fam}\x1f{m}") for fam, d in fams.items() for m, e in d.items()]
-    res = frame.lazy().select(*over, *exprs).collect()
+    lf = frame.lazy() if stager is None else stager.apply(frame.lazy())
+    res = lf.select(*over, *exprs).collect()
     if method is not None and fams.get("p_value"):
         fams["p_value_adjusted"] = {m: pl.lit(None) for m in fams["p_value"]}
         res = res.with_columns(
@@ -298,9 +303,11 @@ def group_part(
         wide = wide.with_columns(
             *neff_columns(metric_names), *[d.formula(pl.col, r).alias(d.name) for d in disparities]
         )
-        fams = group_families(metric_names, disparities, opts=ci, own=own, mode=pl.col(mode), modes=modes or set(),
-                              sk=sk, ib=ib)  # fmt: skip
-        floats, cats = _families(wide, fams, (list(ib), ci.p_adjust))
+        stager = iv.Stager()
+        with stager.active():  # shared intermediate intervals as columns: small expression trees
+            fams = group_families(metric_names, disparities, opts=ci, own=own, mode=pl.col(mode),
+                                  modes=modes or set(), sk=sk, ib=ib)  # fmt: skip
+        floats, cats = _families(wide, fams, (list(ib), ci.p_adjust), stager)
         part.floats |= floats
         part.cats |= cats
     return part
@@ -387,11 +394,11 @@ def attribute_part(
         .with_columns(finish).with_columns(_between_rule(index_names))
         .join(pop.lazy().select(*ib, pl.col("n").cast(pl.Int64)), on=ib, how="left", nulls_equal=True,
               maintain_order="left")
-        .collect(**(SMALL_COLLECT if ci is None else {}))  # intervals: CSE pays
+        .collect(**SMALL_COLLECT)
     )  # fmt: skip
     if ci is not None:  # projection limits of the spreads, equalized odds and EDF: vectorised frames
         rows = groups.lazy().with_columns(neff_columns(metric_names))
-        limits = attribute_tables(rows, idx, metric_names, opts=ci, has_predictions=has_predictions).collect()
+        limits = attribute_tables(rows, idx, metric_names, opts=ci, has_predictions=has_predictions, key=key).collect(**SMALL_COLLECT)
         wide = wide.join(limits, on=idx, how="left", nulls_equal=True, maintain_order="left")
     values: dict[str, pl.Expr] = {}
     k: dict[str, pl.Expr] = {m: pl.col(f"{m}__k") for m in metric_names}

@@ -77,7 +77,9 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from statistics import NormalDist
 from typing import Any, Literal, NamedTuple
 
@@ -95,6 +97,7 @@ __all__ = [
     "Interval",
     "Rate",
     "SpreadInterval",
+    "Stager",
     "Test",
     "abs_interval",
     "average_abs_difference_interval",
@@ -117,6 +120,7 @@ __all__ = [
     "equalized_odds_spread_intervals",
     "fisher_exact_two_sided",
     "ge_replicates",
+    "homogeneity_table",
     "homogeneity_test",
     "jackknife_intervals",
     "max_abs_difference_interval",
@@ -186,6 +190,81 @@ class SpreadInterval(NamedTuple):
     difference_hi: pl.Expr
     ratio_lo: pl.Expr
     ratio_hi: pl.Expr
+
+
+class Stager:
+    """Materialises the intermediate intervals of many interval expressions as columns, in levels.
+
+    The interval functions compose: a projection interval of equalized odds uses Newcombe
+    intervals, which use Wilson limits, and each limit is used several times by the next step.
+    As one expression tree, dozens of report columns grow to millions of nodes (Polars plans them
+    slowly even on a few rows). While a stager is active (:meth:`active`), each interval function
+    hands its result to the stager, which records it as a column ``__pf_s<i>`` and returns
+    ``pl.col("__pf_s<i>")``: parents read plain columns and the trees stay small. Equal
+    expressions share one column. :meth:`apply` then adds the columns, level by level (a column
+    only reads columns of lower levels), so the final expressions can be evaluated on the result.
+
+    Without an active stager every function returns plain expressions (the default).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"p": [0.2], "n": [50.0], "q": [0.4], "m": [50.0]})
+    >>> st = Stager()
+    >>> with st.active():
+    ...     lo, hi = newcombe_interval(Rate(pl.col("p"), pl.col("n")), Rate(pl.col("q"), pl.col("m")), 1.959963984540054)
+    >>> [round(v, 4) for v in st.apply(df.lazy()).select(lo, hi.alias("hi")).collect().row(0)]
+    [-0.3636, -0.0201]
+    """
+
+    def __init__(self, prefix: str = "__pf_s") -> None:
+        self.prefix = prefix
+        self._names: dict[str, str] = {}  # expression text -> column
+        self._levels: dict[str, int] = {}  # column -> level
+        self._exprs: list[tuple[int, pl.Expr]] = []
+
+    def __call__(self, e: pl.Expr) -> pl.Expr:
+        """Record ``e`` as a column (or find its equal) and return a reference to it."""
+        try:
+            key = e.meta.serialize(format="json")
+        except Exception:  # an expression that does not serialise (a Python function): no sharing
+            key = f"\x00{len(self._exprs)}"
+        name = self._names.get(key)
+        if name is None:
+            name = f"{self.prefix}{len(self._exprs)}"
+            level = 1 + max((self._levels.get(r, 0) for r in e.meta.root_names()), default=0)
+            self._names[key], self._levels[name] = name, level
+            self._exprs.append((level, e.alias(name)))
+        return pl.col(name)
+
+    @contextmanager
+    def active(self) -> Iterator[Stager]:
+        """Context in which the interval functions of this module stage their results here."""
+        token = _STAGE.set(self)
+        try:
+            yield self
+        finally:
+            _STAGE.reset(token)
+
+    def apply(self, frame: pl.LazyFrame) -> pl.LazyFrame:
+        """``frame`` with the staged columns added, one ``with_columns`` per level."""
+        for level in sorted({lv for lv, _ in self._exprs}):
+            frame = frame.with_columns([e for lv, e in self._exprs if lv == level])
+        return frame
+
+    @property
+    def columns(self) -> list[str]:
+        """Names of the staged columns (drop them after use)."""
+        return list(self._levels)
+
+
+_STAGE: ContextVar[Stager | None] = ContextVar("polfair_interval_stager", default=None)
+
+
+def _staged(x: Any) -> Any:
+    """``x`` (an Interval, Test or Rate of expressions) with its members staged when a stager is active."""
+    st = _STAGE.get()
+    return x if st is None else type(x)(*(st(e) for e in x))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -594,7 +673,7 @@ def wilson_interval(r: Rate, z: IntoFloat) -> Interval:
     ok = _ok(r)
     lo = pl.when(ok).then(pl.when(p <= 0.0).then(0.0).otherwise((centre - half).clip(0.0, 1.0)))
     hi = pl.when(ok).then(pl.when(p >= 1.0).then(1.0).otherwise((centre + half).clip(0.0, 1.0)))
-    return Interval(lo, hi)
+    return _staged(Interval(lo, hi))
 
 
 def newcombe_interval(g: Rate, r: Rate, z: IntoFloat) -> Interval:
@@ -628,7 +707,7 @@ def newcombe_interval(g: Rate, r: Rate, z: IntoFloat) -> Interval:
     d = g.p - r.p
     lo = d - ((g.p - lg) ** 2 + (ur - r.p) ** 2).sqrt()
     hi = d + ((ug - g.p) ** 2 + (r.p - lr) ** 2).sqrt()
-    return Interval(lo, hi)
+    return _staged(Interval(lo, hi))
 
 
 def _mover_ratio_raw(g: Rate, r: Rate, z: IntoFloat) -> Interval:
@@ -646,7 +725,7 @@ def _mover_ratio_raw(g: Rate, r: Rate, z: IntoFloat) -> Interval:
     hi = (b + (b * b - a_hi * c_hi).clip(lower_bound=0.0).sqrt()) / c_hi
     hi = pl.when(p2 <= 0.0).then(float("inf")).otherwise(hi)
     ok = _ok(g) & _ok(r) & ((p1 > 0.0) | (p2 > 0.0))
-    return Interval(pl.when(ok).then(lo), pl.when(ok).then(hi))
+    return _staged(Interval(pl.when(ok).then(lo), pl.when(ok).then(hi)))
 
 
 def mover_ratio_interval(g: Rate, r: Rate, z: IntoFloat) -> Interval:
@@ -681,7 +760,7 @@ def mover_ratio_interval(g: Rate, r: Rate, z: IntoFloat) -> Interval:
     [0.263, 0.9363]
     """
     lo, hi = _mover_ratio_raw(g, r, z)
-    return Interval(pl.when(hi.is_finite()).then(lo), pl.when(hi.is_finite()).then(hi))
+    return _staged(Interval(pl.when(hi.is_finite()).then(lo), pl.when(hi.is_finite()).then(hi)))
 
 
 def complement_rate(
@@ -715,7 +794,7 @@ def complement_rate(
     p_c = pl.when(den_c > 0).then(num_c / den_c)
     n_c = effective_size(den_c, (den2_ref - den2_g).clip(lower_bound=0.0))
     f = pl.when(den_ref > 0).then(den_g / den_ref)
-    return Rate(p_c, n_c), f
+    return _staged(Rate(p_c, n_c)), f
 
 
 def overall_difference_interval(g: Rate, c: Rate, f: pl.Expr, z: IntoFloat) -> Interval:
@@ -739,7 +818,7 @@ def overall_difference_interval(g: Rate, c: Rate, f: pl.Expr, z: IntoFloat) -> I
     [-0.1818, -0.0101]
     """
     lo, hi = newcombe_interval(g, c, z)
-    return Interval((1.0 - f) * lo, (1.0 - f) * hi)
+    return _staged(Interval((1.0 - f) * lo, (1.0 - f) * hi))
 
 
 def overall_ratio_interval(g: Rate, c: Rate, f: pl.Expr, z: IntoFloat) -> Interval:
@@ -767,7 +846,7 @@ def overall_ratio_interval(g: Rate, c: Rate, f: pl.Expr, z: IntoFloat) -> Interv
         return pl.when(x.is_infinite()).then(1.0 / f).otherwise(x / (f * x + 1.0 - f))
 
     ok = f.is_not_null() & (f < 1.0)
-    return Interval(pl.when(ok).then(m(lo)), pl.when(ok).then(m(hi)))
+    return _staged(Interval(pl.when(ok).then(m(lo)), pl.when(ok).then(m(hi))))
 
 
 def abs_interval(iv: Interval) -> Interval:
@@ -786,7 +865,7 @@ def abs_interval(iv: Interval) -> Interval:
     top = pl.max_horizontal(lo.abs(), hi.abs())
     bottom = pl.when((lo <= 0.0) & (hi >= 0.0)).then(0.0).otherwise(pl.min_horizontal(lo.abs(), hi.abs()))
     ok = lo.is_not_null() & hi.is_not_null()
-    return Interval(pl.when(ok).then(bottom), pl.when(ok).then(top))
+    return _staged(Interval(pl.when(ok).then(bottom), pl.when(ok).then(top)))
 
 
 def mover_sum_interval(parts: Sequence[tuple[pl.Expr, Interval]], scale: float = 1.0) -> Interval:
@@ -819,7 +898,7 @@ def mover_sum_interval(parts: Sequence[tuple[pl.Expr, Interval]], scale: float =
     ok = pl.all_horizontal([e.is_not_null() & iv.lo.is_not_null() & iv.hi.is_not_null() for e, iv in parts])
     lo = d - (pl.sum_horizontal(lo_sq) if len(parts) > 1 else lo_sq[0]).sqrt()
     hi = d + (pl.sum_horizontal(hi_sq) if len(parts) > 1 else hi_sq[0]).sqrt()
-    return Interval(pl.when(ok).then(scale * lo), pl.when(ok).then(scale * hi))
+    return _staged(Interval(pl.when(ok).then(scale * lo), pl.when(ok).then(scale * hi)))
 
 
 def average_difference_interval(pairs: Sequence[tuple[Rate, Rate]], z: IntoFloat) -> Interval:
@@ -877,14 +956,14 @@ def _max_of(ivs: Sequence[Interval]) -> Interval:
     ok = pl.all_horizontal([iv.lo.is_not_null() & iv.hi.is_not_null() for iv in ivs])
     lo = pl.max_horizontal([iv.lo for iv in ivs])
     hi = pl.max_horizontal([iv.hi for iv in ivs])
-    return Interval(pl.when(ok).then(lo), pl.when(ok).then(hi))
+    return _staged(Interval(pl.when(ok).then(lo), pl.when(ok).then(hi)))
 
 
 def _min_of(ivs: Sequence[Interval]) -> Interval:
     ok = pl.all_horizontal([iv.lo.is_not_null() & iv.hi.is_not_null() for iv in ivs])
     lo = pl.min_horizontal([iv.lo for iv in ivs])
     hi = pl.min_horizontal([iv.hi for iv in ivs])
-    return Interval(pl.when(ok).then(lo), pl.when(ok).then(hi))
+    return _staged(Interval(pl.when(ok).then(lo), pl.when(ok).then(hi)))
 
 
 def average_abs_difference_interval(pairs: Sequence[tuple[Rate, Rate]], ci: float) -> Interval:
@@ -906,7 +985,7 @@ def average_abs_difference_interval(pairs: Sequence[tuple[Rate, Rate]], ci: floa
     m = float(len(ivs))
     lo = pl.sum_horizontal([iv.lo for iv in ivs]) / m
     hi = pl.sum_horizontal([iv.hi for iv in ivs]) / m
-    return Interval(pl.when(ok).then(lo), pl.when(ok).then(hi))
+    return _staged(Interval(pl.when(ok).then(lo), pl.when(ok).then(hi)))
 
 
 def difference_of_intervals(a: Interval, b: Interval) -> Interval:
@@ -1160,8 +1239,11 @@ def spread_table(
     k = c("n_defined")
     z2 = z_value(ci, families)
     big, small = Rate(c("__pf_pmax"), c("__pf_nmax")), Rate(c("__pf_pmin"), c("__pf_nmin"))
-    d2 = abs_interval(newcombe_interval(big, small, z2))
-    q_lo, q_hi = _mover_ratio_raw(small, big, z2)
+    st = Stager("__pf_st")
+    with st.active():  # the two-group limits as staged columns: small expression trees
+        d2 = abs_interval(newcombe_interval(big, small, z2))
+        q_lo, q_hi = _mover_ratio_raw(small, big, z2)
+    agg = st.apply(agg)
     r2_lo = pl.when(q_hi >= 1.0).then(pl.min_horizontal(q_lo, 1.0 / q_hi)).otherwise(q_lo)
     r2_hi = pl.when(q_hi >= 1.0).then(1.0).otherwise(q_hi)
     g_dlo = (c("__pf_maxl") - c("__pf_minu")).clip(lower_bound=0.0)
@@ -1425,7 +1507,7 @@ def two_proportion_test(g: Rate, r: Rate, *, weighted: bool = False) -> Test:
     z, tot, ok = _pooled_z(g, r)
     if weighted:
         p = (z.abs() / math.sqrt(2.0)).erfc()
-        return Test(pl.when(ok).then(p.clip(0.0, 1.0)), pl.when(ok).then(pl.lit("z_ess")))
+        return _staged(Test(pl.when(ok).then(p.clip(0.0, 1.0)), pl.when(ok).then(pl.lit("z_ess"))))
     stat = z * z * (tot - 1.0) / tot
     p = (stat / 2.0).sqrt().erfc().clip(0.0, 1.0)
     x1, x2 = (g.p * g.n).round(0), (r.p * r.n).round(0)
@@ -1437,7 +1519,7 @@ def two_proportion_test(g: Rate, r: Rate, *, weighted: bool = False) -> Test:
     ).map_batches(_fisher_batch, return_dtype=pl.Float64)
     p_value = pl.when(ok).then(pl.when(flag).then(fisher).otherwise(p))
     test = pl.when(ok).then(pl.when(flag).then(pl.lit("fisher")).otherwise(pl.lit("chi2_n1")))
-    return Test(p_value, test)
+    return _staged(Test(p_value, test))
 
 
 def chi2_2df_test(pairs: Sequence[tuple[Rate, Rate]]) -> Test:
@@ -1462,7 +1544,7 @@ def chi2_2df_test(pairs: Sequence[tuple[Rate, Rate]]) -> Test:
         p = (-x / 2.0).exp()
     else:
         p = x.map_batches(lambda s: pl.Series(chi2_sf(s.to_numpy(), len(pairs))), return_dtype=pl.Float64)
-    return Test(pl.when(ok).then(p), pl.when(ok).then(pl.lit("chi2_2df")))
+    return _staged(Test(pl.when(ok).then(p), pl.when(ok).then(pl.lit("chi2_2df"))))
 
 
 def _generator(seed: int, key: Any) -> np.random.Generator:
@@ -1572,6 +1654,109 @@ def homogeneity_test(
 
     dtype = pl.Struct({"p_value": pl.Float64, "test": pl.String})
     return pl.map_groups(exprs, lambda s: pl.Series([run(s)], dtype=dtype), return_dtype=dtype, returns_scalar=True)
+
+
+def homogeneity_table(
+    rows: pl.DataFrame | pl.LazyFrame,
+    *,
+    by: Sequence[str],
+    families: Mapping[str, Sequence[tuple[str | pl.Expr, str | pl.Expr]]],
+    key: pl.Expr,
+    weighted: bool = False,
+    seed: int = 0,
+    n_boot: int = 200,
+) -> pl.DataFrame:
+    """:func:`homogeneity_test` for many families at once, vectorised: one row per ``by`` value.
+
+    The same test, p-values and Monte Carlo streams as :func:`homogeneity_test` (the family named
+    ``name`` is seeded by the first value of ``key`` followed by ``name``), but Pearson's χ²,
+    its degrees of freedom and Cochran's rule are plain aggregations of ``rows`` for every family
+    in one ``group_by``; only the (few) unweighted families where Cochran's rule fails run the
+    Monte Carlo exact test in Python. This is what the report uses: with ``by=`` a day column
+    one Python call per (day, attribute set, metric) would dominate the report's cost.
+
+    Parameters
+    ----------
+    rows
+        Group rows (one per group), with the rate and size columns named in ``families``.
+    by
+        Columns whose values each hold one test per family (e.g. by values and attribute set).
+    families
+        ``name -> [(p, n), ...]``: the parts (rate, effective size) tested together; column
+        names or expressions.
+    key
+        String expression naming the tested unit (seeds the Monte Carlo stream with ``name``).
+    weighted, seed, n_boot
+        As in :func:`homogeneity_test`.
+
+    Returns
+    -------
+    polars.DataFrame
+        ``by`` columns, then ``<name>__tp`` (Float64 p-value in [0, 1]; null with fewer than two
+        defined groups) and ``<name>__tt`` (String: ``"chi2_homogeneity"`` or ``"mc_exact"``) for
+        each family.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"a": ["x"] * 3, "p": [0.2, 0.3, 0.5], "n": [100.0, 100.0, 100.0]})
+    >>> out = homogeneity_table(df, by=["a"], families={"m": [("p", "n")]}, key=pl.col("a"))
+    >>> round(out["m__tp"].item(), 8), out["m__tt"].item()
+    (2.754e-05, 'chi2_homogeneity')
+    """
+    by = list(by)
+    aggs: list[pl.Expr] = [key.cast(pl.String).drop_nulls().first().alias("__pf_hkey")]
+    for name, parts in families.items():
+        stat: pl.Expr = pl.lit(0.0)
+        df_: pl.Expr = pl.lit(0, pl.Int64)
+        few: pl.Expr = pl.lit(False)
+        bad: pl.Expr = pl.lit(False)
+        for i, (p_, n_) in enumerate(parts):
+            p, n = _as_expr(p_).cast(pl.Float64), _as_expr(n_).cast(pl.Float64)
+            good = (p.is_finite() & n.is_finite() & (n > 0)).fill_null(False)
+            x = (p * n if weighted else (p * n).round(0)).filter(good)
+            n = (n if weighted else n.round(0)).filter(good)
+            k = good.sum()
+            pp = x.sum() / n.sum()
+            chi = pl.when((pp > 0.0) & (pp < 1.0)).then(((x - n * pp) ** 2 / n).sum() / (pp * (1.0 - pp)))
+            e1, e2 = n * pp, n * (1.0 - pp)
+            fails = (pl.min_horizontal(e1.min(), e2.min()) < 1.0) | (
+                ((e1 < 5.0).sum() + (e2 < 5.0).sum()).cast(pl.Float64) / (2.0 * k.cast(pl.Float64)) > 0.2
+            )
+            stat = stat + chi.fill_null(0.0)
+            df_ = df_ + k.cast(pl.Int64) - 1
+            few = few | (k < 2)
+            bad = bad | fails.fill_null(True)
+            aggs += [x.alias(f"__pf_x{i}\x1f{name}"), n.alias(f"__pf_n{i}\x1f{name}")]
+        aggs += [stat.alias(f"__pf_stat\x1f{name}"), df_.alias(f"__pf_df\x1f{name}"),
+                 few.alias(f"__pf_few\x1f{name}"), bad.alias(f"__pf_bad\x1f{name}")]  # fmt: skip
+    res = rows.lazy().group_by(by, maintain_order=True).agg(aggs).collect()
+    out = res.select(by)
+    for name, parts in families.items():
+        stat_np = res[f"__pf_stat\x1f{name}"].to_numpy().astype(np.float64)
+        dfs = res[f"__pf_df\x1f{name}"].to_numpy()
+        few_np = res[f"__pf_few\x1f{name}"].to_numpy()
+        mc = res[f"__pf_bad\x1f{name}"].to_numpy() & ~few_np & (not weighted)
+        pv = np.full(res.height, np.nan)
+        chi = ~few_np & ~mc
+        if chi.any():
+            pv[chi] = chi2_sf(stat_np[chi], dfs[chi])
+        tests: list[str | None] = [
+            None if f else ("mc_exact" if m else "chi2_homogeneity") for f, m in zip(few_np.tolist(), mc.tolist())
+        ]
+        for i in np.flatnonzero(mc).tolist():  # rare: the exact test, as homogeneity_test runs it
+            arrays = [
+                (res[f"__pf_x{j}\x1f{name}"][int(i)].to_numpy().astype(np.float64),
+                 res[f"__pf_n{j}\x1f{name}"][int(i)].to_numpy().astype(np.float64))
+                for j in range(len(parts))
+            ]  # fmt: skip
+            kv = res["__pf_hkey"][int(i)]
+            pv[i], tests[i] = _homogeneity(arrays, weighted, None if kv is None else f"{kv}{name}", seed, n_boot)
+        out = out.with_columns(
+            pl.Series(f"{name}__tp", pv, dtype=pl.Float64, nan_to_null=True),
+            pl.Series(f"{name}__tt", tests, dtype=pl.String),
+        )
+    return out
 
 
 def p_adjust(p: pl.Expr, method: Literal["bh", "by", "holm"] = "bh") -> pl.Expr:

@@ -544,6 +544,9 @@ def _reference(
             hib = METRICS[m].higher_is_better
             pick = pl.col(m).max() if hib in (True, None) else pl.col(m).min()
             cols += [pick.alias(f"{m}__ref"), pl.col(GROUP_COL).filter(pl.col(m) == pick).first().alias(f"{m}__refname")]
+            if METRICS[m].is_rate:  # the chosen group's effective size (its intervals are projections)
+                n = iv.rate_inputs(m).n if "tp_w2" in groups.collect_schema().names() else pl.lit(None, pl.Float64)
+                cols.append(n.filter(pl.col(m) == pick).first().alias(f"{m}__refn"))
         parts.append(of("best").group_by(sk).agg(cols))
     ref = parts[0] if len(parts) == 1 else pl.concat(parts, how="diagonal_relaxed")
 

@@ -98,3 +98,57 @@ def test_deterministic(cells: pl.DataFrame, rep: pl.DataFrame) -> None:
 def test_bad_ci_is_a_clear_error(cells: pl.DataFrame) -> None:
     with pytest.raises(ValueError, match="ci"):
         report_from_counts(cells, protected=["g"], has_predictions=False, ci=95)
+
+
+def test_best_reference_with_intervals(cells: pl.DataFrame) -> None:
+    # regression: reference="best" with ci failed (the best group's effective size was missing)
+    rep = report_from_counts(cells, protected=["g"], has_predictions=False, ci=0.95, reference="best")
+    b = rep.filter(group="b", metric="base_rate").row(0, named=True)
+    c = rep.filter(group="c", metric="base_rate").row(0, named=True)
+    assert c["reference_group"] == "c" and c["difference_lo"] is None  # the best group is its own reference
+    assert b["ci_method"] == "projection" and b["p_value"] is None  # chosen from the data: no test
+    assert b["difference_lo"] <= b["difference"] < 0.0 < b["difference_hi"]  # b may be the true best
+
+
+def test_staged_and_plain_interval_expressions_agree() -> None:
+    df = pl.DataFrame({"p": [0.2, 0.0, 1.0, 0.5, None], "n": [50.0, 10.0, 7.0, 0.0, 3.0],
+                       "q": [0.4, 0.3, 0.9, 0.5, 0.1], "m": [40.0, 100.0, 30.0, 5.0, 8.0]})  # fmt: skip
+    g, r = iv.Rate(pl.col("p"), pl.col("n")), iv.Rate(pl.col("q"), pl.col("m"))
+
+    def build() -> list[pl.Expr]:
+        eo = iv.max_abs_difference_interval([(g, r), (r, g)], 0.95)
+        mv = iv.mover_ratio_interval(g, r, 1.96)
+        t = iv.two_proportion_test(g, r)
+        return [eo.lo, eo.hi, mv.lo, mv.hi, t.p_value, t.test]
+
+    plain = df.select([e.alias(str(i)) for i, e in enumerate(build())])
+    st = iv.Stager()
+    with st.active():
+        staged = build()
+    assert st.columns and all(len(str(e)) < 400 for e in staged)  # parents read staged columns
+    got = st.apply(df.lazy()).select([e.alias(str(i)) for i, e in enumerate(staged)]).collect()
+    assert got.equals(plain)
+
+
+def test_homogeneity_table_equals_the_aggregation_form() -> None:
+    rng = __import__("numpy").random.default_rng(4)
+    rows = []
+    for t in range(40):
+        k = int(rng.integers(1, 7))
+        n = rng.integers(3, 300, k) if t % 3 else rng.integers(2, 12, k)  # every third: Cochran fails (MC)
+        x = rng.binomial(n, 0.1 if t % 3 == 0 else 0.4)
+        rows += [{"t": f"u{t}", "p": a / b, "n": float(b), "q": 1 - a / b} for a, b in zip(x, n)]
+    df = pl.DataFrame(rows)
+    one = iv.homogeneity_test([iv.Rate(pl.col("p"), pl.col("n"))], pl.concat_str([pl.col("t"), pl.lit("m")]),
+                              seed=5, n_boot=99)  # fmt: skip
+    two = iv.homogeneity_test([iv.Rate(pl.col("p"), pl.col("n")), iv.Rate(pl.col("q"), pl.col("n"))],
+                              pl.concat_str([pl.col("t"), pl.lit("eo")]), seed=5, n_boot=99)  # fmt: skip
+    want = df.group_by("t", maintain_order=True).agg(one.alias("a"), two.alias("b"))
+    got = iv.homogeneity_table(df, by=["t"], families={"m": [("p", "n")], "eo": [("p", "n"), ("q", "n")]},
+                               key=pl.col("t"), seed=5, n_boot=99)  # fmt: skip
+    assert got["t"].to_list() == want["t"].to_list()
+    assert set(got["m__tt"].drop_nulls()) == {"chi2_homogeneity", "mc_exact"}
+    for fam, col in (("m", "a"), ("eo", "b")):
+        assert got[f"{fam}__tt"].to_list() == want[col].struct.field("test").to_list()
+        for x, y in zip(got[f"{fam}__tp"].to_list(), want[col].struct.field("p_value").to_list()):
+            assert (x is None and y is None) or math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-14)
