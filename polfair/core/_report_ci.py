@@ -263,11 +263,17 @@ def attribute_tables(
     rows = rows.collect().lazy()  # read by every table below: evaluate once
     out = rows.select(keys).unique(maintain_order=True)
     parts = []
-    for m in _rates(metric_names):
-        t = iv.spread_table(rows, by=keys, p=m, n=f"{m}__neff", ci=opts.ci)
-        parts.append(
-            t.select(*keys, *[pl.col(c).alias(f"{m}__{k}") for c, k in zip(names, ("dlo", "dhi", "rlo", "rhi"))])
-        )
+    rates = _rates(metric_names)
+    if rates:  # every rate's spreads in ONE table (families: keys + metric), then one column set per rate
+        metric = "__pf_metric"
+        long = pl.concat([rows.select(*keys, pl.lit(m).alias(metric), pl.col(m).cast(pl.Float64).alias("__pf_p"),
+                                      pl.col(f"{m}__neff").cast(pl.Float64).alias("__pf_n")) for m in rates])  # fmt: skip
+        spreads = iv.spread_table(long, by=[*keys, metric], p="__pf_p", n="__pf_n", ci=opts.ci).collect()
+        for m in rates:
+            parts.append(
+                spreads.lazy().filter(pl.col(metric) == m)
+                .select(*keys, *[pl.col(c).alias(f"{m}__{k}") for c, k in zip(names, ("dlo", "dhi", "rlo", "rhi"))])
+            )  # fmt: skip
     if has_predictions:
         t = iv.equalized_odds_spread_table(rows, by=keys, tpr=("true_positive_rate", "true_positive_rate__neff"),
                                            fpr=("false_positive_rate", "false_positive_rate__neff"), ci=opts.ci)  # fmt: skip

@@ -249,6 +249,27 @@ def _entities(frame: pl.DataFrame, ib: list[str], sort_a: pl.Expr, sort_g: pl.Ex
     return frame.select(*ib, sort_a.cast(pl.Int64).alias(SORT_A), sort_g.cast(pl.Int64).alias(SORT_G), *extra)
 
 
+@functools.lru_cache(maxsize=64)
+def _group_families(
+    has_predictions: bool, level: float, weighted: bool, modes: frozenset[str], sk: tuple[str, ...],
+    ib: tuple[str, ...], priv: str, mode: str,
+) -> tuple[Families, iv.Stager]:
+    """The group rows' interval families and their staged columns. They depend only on the options
+    (not on the data), so they are built once per configuration: Polars expressions are immutable.
+    """
+    metric_names, disparities = metric_list(has_predictions), disparity_list(has_predictions)
+
+    def own(m: str) -> pl.Expr:  # the group is its own reference
+        named = pl.col(GROUP_COL) == pl.col(f"{m}__refname").cast(pl.String)
+        return ((pl.col(mode) == "privileged") & pl.col(priv)) | ((pl.col(mode) != "privileged") & named.fill_null(False))
+
+    stager = iv.Stager()
+    with stager.active():  # shared intermediate intervals as columns: small expression trees
+        fams = group_families(metric_names, disparities, opts=CiOptions(level, weighted), own=own, mode=pl.col(mode),
+                              modes=set(modes), sk=list(sk), ib=list(ib))  # fmt: skip
+    return fams, stager
+
+
 def group_part(
     groups: pl.DataFrame,
     ref: pl.DataFrame,
@@ -293,20 +314,12 @@ def group_part(
             counts = [c for c in COUNT_COLUMNS if c in pop.columns]
             wide = wide.join(pop.select(*ib, *[pl.col(c).alias(f"__pop_{c}") for c in counts]),
                              on=ib, how="left", nulls_equal=True, maintain_order="left")  # fmt: skip
-
-        def own(m: str) -> pl.Expr:  # the group is its own reference
-            named = pl.col(GROUP_COL) == pl.col(f"{m}__refname").cast(pl.String)
-            return ((pl.col(mode) == "privileged") & pl.col(priv)) | (
-                (pl.col(mode) != "privileged") & named.fill_null(False)
-            )
-
         wide = wide.with_columns(
             *neff_columns(metric_names), *[d.formula(pl.col, r).alias(d.name) for d in disparities]
         )
-        stager = iv.Stager()
-        with stager.active():  # shared intermediate intervals as columns: small expression trees
-            fams = group_families(metric_names, disparities, opts=ci, own=own, mode=pl.col(mode),
-                                  modes=modes or set(), sk=sk, ib=ib)  # fmt: skip
+        fams, stager = _group_families(has_predictions, ci.ci, ci.weighted, frozenset(modes or ()), tuple(sk),
+                                       tuple(ib), priv, mode)  # fmt: skip
+        fams = {fam: dict(d) for fam, d in fams.items()}
         floats, cats = _families(wide, fams, (list(ib), ci.p_adjust), stager)
         part.floats |= floats
         part.cats |= cats
