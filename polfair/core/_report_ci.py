@@ -16,13 +16,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import polars as pl
 
 from polfair.core import intervals as iv
 from polfair.core.metrics import METRICS, Counts, Disparity
 
 __all__ = [
-    "CI_CATS", "CI_FLOATS", "CiOptions", "Families", "attribute_aggs", "attribute_tables", "group_families", "neff_columns",
+    "CI_CATS", "CI_FLOATS", "CiOptions", "Families", "attribute_aggs", "attribute_tables", "group_tables",
+    "neff_columns",
     "population_edf_aggs", "population_edf_table", "population_families",
 ]  # fmt: skip
 
@@ -74,112 +76,204 @@ def _rate(m: str) -> iv.Rate:
     return iv.Rate(pl.col(m), pl.col(f"{m}__neff"))
 
 
-def _ref_rate(m: str) -> iv.Rate:
-    return iv.Rate(pl.col(f"{m}__ref"), pl.col(f"{m}__refn"))
+_F64 = pl.Float64
+_SEP = "\x1f"
 
 
-def group_families(
+def _hib(m: str) -> bool:
+    """Whether "best" is the largest value (``higher_is_better`` True or None, as the reference picks it)."""
+    return METRICS[m].higher_is_better in (True, None)
+
+
+def group_tables(
+    wide: pl.DataFrame,
     metric_names: Sequence[str],
     disparities: Sequence[Disparity],
     *,
     opts: CiOptions,
-    own: Callable[[str], pl.Expr],
-    mode: pl.Expr,
+    mode: str,
     modes: set[str],
     sk: Sequence[str],
-    ib: Sequence[str],
-) -> Families:
-    """Interval columns of the group rows, over the group table joined with the reference table.
+    priv: str,
+    group_col: str,
+) -> tuple[pl.DataFrame, dict[str, list[str]]]:
+    """The group rows' interval columns, evaluated in long form.
 
-    ``own`` flags a group that is its own reference (its comparisons are null); ``mode`` is the
-    reference mode of the row's attribute set; the reference's rate ``<m>__ref`` and effective size
-    ``<m>__refn`` are columns; for ``reference="overall"`` the population's counts are ``__pop_<c>``.
+    Each method is written ONCE over a frame with one row per (rate, group) (and one per
+    (two-part disparity, group)), not once per metric over the wide frame: Polars' cost on these
+    small frames is per expression. The long frames are stacked from the wide columns.
+
+    Per rate: Wilson (``value_lo/hi``; ``n_eff`` the Kish size), Newcombe (``difference``),
+    MOVER-R (``ratio``) and the N-1 chi2 / Fisher test against the reference; with
+    ``reference="overall"`` the comparison with the rest of the population
+    (:func:`~polfair.core.intervals.overall_difference_interval`); with ``"best"`` the projection
+    intervals of :func:`~polfair.core.intervals.best_reference_intervals` and no test. Generalized
+    rates get limits but no test (``ci_method = "bound"``). Named one-rate disparities take their
+    rate's difference or ratio interval and test; two-part ones the MOVER sum (average odds,
+    average predictive value), or the projections (``max``/mean of absolute differences) and the
+    2-df chi2 test. A group that is its own reference (its set's mode is "privileged" and it is
+    flagged ``priv``, or its label is the reference's) has null comparisons; so do the "best" and
+    "overall" modes for two-part disparities. Differences are null where the point difference is,
+    ratios where the reference rate is 0; disparity limits where the disparity is null.
+
+    ``wide`` is the group table joined with the reference table (``<m>``, ``<m>__neff``,
+    ``<m>__ref``, ``<m>__refn``, ``<m>__refname``, the named disparities, ``mode``, ``priv``,
+    ``group_col``, the ``sk`` keys; ``__pop_<count>`` for ``reference="overall"``).
+
+    Returns a frame aligned with ``wide`` with columns ``<family>`` + U+001F + ``<metric>`` and
+    the metric names per family.
     """
+    h = wide.height
     z = iv.z_value(opts.ci)
-    out = _empty()
-    diff: dict[str, iv.Interval] = {}
-    ratio: dict[str, iv.Interval] = {}
-    test: dict[str, iv.Test] = {}
-    g_rate: dict[str, iv.Rate] = {}
-    pop = Counts(lambda c: pl.col(f"__pop_{c}"))
-    for m in _rates(metric_names):
-        g = _rate(m)
-        g_rate[m] = g
-        r = _ref_rate(m)
-        metric = METRICS[m]
+    rates = _rates(metric_names)
+    if not rates:
+        return pl.DataFrame(), {}
+    over_best = [*sk, "__m"]
+    c = pl.col
+    k_r = len(rates)
+
+    def stack(fmt: str, dtype: pl.DataType | None = None) -> pl.Series:
+        return pl.concat([wide[fmt.format(m)].cast(dtype or _F64) for m in rates]).rename("x")
+
+    def flags(fn: Callable[[str], bool]) -> pl.Series:
+        return pl.Series(np.repeat(np.array([fn(m) for m in rates], dtype=bool), h))
+
+    tiled = wide.select(*sk, group_col, c(mode).cast(pl.String).alias("mode"), priv)[np.tile(np.arange(h), k_r)]
+    data = {
+        "__m": pl.Series(np.repeat(np.arange(k_r, dtype=np.int32), h)),
+        "p": stack("{}"), "n": stack("{}__neff"), "pr": stack("{}__ref"), "nr": stack("{}__refn"),
+        "refname": stack("{}__refname", pl.String()), "gen": flags(_generalized), "hib": flags(_hib),
+    }  # fmt: skip
+    long_in = tiled.hstack([v.alias(k) for k, v in data.items()])
+    if "overall" in modes:
+        pop = Counts(lambda x: pl.col(f"__pop_{x}"))
+        exprs = []
+        for m in rates:
+            metric = METRICS[m]
+            num, den = metric.numerator(Counts()), metric.denominator(Counts())  # type: ignore[misc]
+            den2 = metric.denominator(Counts(lambda x: pl.col(f"{x}_w2")))  # type: ignore[misc]
+            pden2 = metric.denominator(Counts(lambda x: pl.col(f"__pop_{x}_w2")))  # type: ignore[misc]
+            parts = (num, den, den2, metric.numerator(pop), metric.denominator(pop), pden2)  # type: ignore[misc]
+            exprs += [e.cast(_F64).alias(f"{m}\x1f{i}") for i, e in enumerate(parts)]
+        comp = wide.select(exprs)
+        long_in = long_in.hstack(
+            [pl.concat([comp[f"{m}\x1f{i}"] for m in rates]).alias(f"__c{i}") for i in range(6)]
+        )
+    st = iv.Stager()
+    with st.active():
+        g, r = iv.Rate(c("p"), c("n")), iv.Rate(c("pr"), c("nr"))
         wl = iv.wilson_interval(g, z)
-        out["value_lo"][m], out["value_hi"][m], out["n_eff"][m] = wl.lo, wl.hi, g.n
         d, q = iv.newcombe_interval(g, r, z), iv.mover_ratio_interval(g, r, z)
         t = iv.two_proportion_test(g, r, weighted=opts.weighted)
-        mine = own(m)
         dl, dh, ql, qh, tp, tt = d.lo, d.hi, q.lo, q.hi, t.p_value, t.test
         if "overall" in modes:  # the group is part of the population: compare it with the rest
-            num, den = metric.numerator(Counts()), metric.denominator(Counts())  # type: ignore[misc]
-            den2 = metric.denominator(Counts(lambda c: pl.col(f"{c}_w2")))  # type: ignore[misc]
-            pden2 = metric.denominator(Counts(lambda c: pl.col(f"__pop_{c}_w2")))  # type: ignore[misc]
-            c, f = iv.complement_rate(num, den, den2, metric.numerator(pop), metric.denominator(pop), pden2)  # type: ignore[misc]
-            od, oq = iv.overall_difference_interval(g, c, f, z), iv.overall_ratio_interval(g, c, f, z)
-            ot = iv.two_proportion_test(g, c, weighted=opts.weighted)
-            over = mode == "overall"
-            dl, dh = pl.when(over).then(od.lo).otherwise(dl), pl.when(over).then(od.hi).otherwise(dh)
-            ql, qh = pl.when(over).then(oq.lo).otherwise(ql), pl.when(over).then(oq.hi).otherwise(qh)
-            tp, tt = pl.when(over).then(ot.p_value).otherwise(tp), pl.when(over).then(ot.test).otherwise(tt)
+            cr_, f_ = iv.complement_rate(*[c(f"__c{i}") for i in range(6)])
+            od, oq = iv.overall_difference_interval(g, cr_, f_, z), iv.overall_ratio_interval(g, cr_, f_, z)
+            ot = iv.two_proportion_test(g, cr_, weighted=opts.weighted)
+            o = c("mode") == "overall"
+            dl, dh = pl.when(o).then(od.lo).otherwise(dl), pl.when(o).then(od.hi).otherwise(dh)
+            ql, qh = pl.when(o).then(oq.lo).otherwise(ql), pl.when(o).then(oq.hi).otherwise(qh)
+            tp, tt = pl.when(o).then(ot.p_value).otherwise(tp), pl.when(o).then(ot.test).otherwise(tt)
         if "best" in modes:  # the best group is chosen from the data: projection, no test
-            bd, bq = iv.best_reference_intervals(g, ci=opts.ci, higher_is_better=bool(metric.higher_is_better),
-                                                 over=list(sk))  # fmt: skip
-            best = mode == "best"
-            dl, dh = pl.when(best).then(bd.lo).otherwise(dl), pl.when(best).then(bd.hi).otherwise(dh)
-            ql, qh = pl.when(best).then(bq.lo).otherwise(ql), pl.when(best).then(bq.hi).otherwise(qh)
-            tp, tt = pl.when(~best).then(tp), pl.when(~best).then(tt)
-        diff[m] = iv.Interval(pl.when(~mine).then(dl), pl.when(~mine).then(dh))
-        ratio[m] = iv.Interval(pl.when(~mine).then(ql), pl.when(~mine).then(qh))
-        test[m] = iv.Test(pl.when(~mine).then(tp), pl.when(~mine).then(tt))
-        is_best = mode == "best"
-        ok_d, ok_r = (pl.col(m) - pl.col(f"{m}__ref")).is_not_null(), pl.col(f"{m}__ref") > 0
-        out["difference_lo"][m] = pl.when(ok_d).then(diff[m].lo)
-        out["difference_hi"][m] = pl.when(ok_d).then(diff[m].hi)
-        out["ratio_lo"][m] = pl.when(ok_r & pl.col(m).is_not_null()).then(ratio[m].lo)
-        out["ratio_hi"][m] = pl.when(ok_r & pl.col(m).is_not_null()).then(ratio[m].hi)
-        gen = _generalized(m)
-        out["p_value"][m] = None if gen else test[m].p_value  # type: ignore[assignment]
-        out["test"][m] = None if gen else test[m].test  # type: ignore[assignment]
-        label = "bound" if gen else _score(opts.weighted)
-        out["ci_method"][m] = (
-            pl.lit(label) if gen else pl.when(is_best).then(pl.lit("projection")).otherwise(pl.lit(label))
+            hi_d, hi_q = iv.best_reference_intervals(g, ci=opts.ci, higher_is_better=True, over=over_best)
+            lo_d, lo_q = iv.best_reference_intervals(g, ci=opts.ci, higher_is_better=False, over=over_best)
+            hib = c("hib")
+            b = c("mode") == "best"
+            dl = pl.when(b).then(pl.when(hib).then(hi_d.lo).otherwise(lo_d.lo)).otherwise(dl)
+            dh = pl.when(b).then(pl.when(hib).then(hi_d.hi).otherwise(lo_d.hi)).otherwise(dh)
+            ql = pl.when(b).then(pl.when(hib).then(hi_q.lo).otherwise(lo_q.lo)).otherwise(ql)
+            qh = pl.when(b).then(pl.when(hib).then(hi_q.hi).otherwise(lo_q.hi)).otherwise(qh)
+            tp, tt = pl.when(~b).then(tp), pl.when(~b).then(tt)
+        privileged = c("mode") == "privileged"
+        mine = (privileged & c(priv)) | (~privileged & (c(group_col).cast(pl.String) == c("refname")).fill_null(False))
+        keep = ~mine
+        dl, dh, ql, qh = [pl.when(keep).then(e) for e in (dl, dh, ql, qh)]
+        tp, tt = pl.when(keep).then(tp), pl.when(keep).then(tt)
+        gen = c("gen")
+        method = pl.when(gen).then(pl.lit("bound")).otherwise(
+            pl.when(c("mode") == "best").then(pl.lit("projection")).otherwise(pl.lit(_score(opts.weighted)))
         )
-    for d_ in disparities:
-        v = pl.col(d_.name)
-        parts = d_.rates
-        base = parts[0]
-        if len(parts) == 1:  # a rate's difference or ratio, named
-            iv_ = ratio[base] if d_.name == "disparate_impact" or d_.name.endswith("_ratio") else diff[base]
-            lo, hi, p_, t_ = iv_.lo, iv_.hi, test[base].p_value, test[base].test
-            method: pl.Expr = out["ci_method"][base]
-        else:
-            pairs = [(g_rate[m], _ref_rate(m)) for m in parts]
-            if d_.name in ("average_odds_difference", "average_predictive_value_difference"):
-                it, method = iv.average_difference_interval(pairs, z), pl.lit("mover")
-            elif d_.name == "average_abs_odds_difference":
-                it, method = iv.average_abs_difference_interval(pairs, opts.ci), pl.lit("projection")
-            else:  # equalized odds, generalized equalized odds
-                it, method = iv.max_abs_difference_interval(pairs, opts.ci), pl.lit("projection")
-            lo, hi = it.lo, it.hi
-            fixed = ~own(base) & (mode != "best") & (mode != "overall")
-            lo, hi = pl.when(fixed).then(lo), pl.when(fixed).then(hi)
-            if any(_generalized(m) for m in parts):
-                p_, t_, method = pl.lit(None, pl.Float64), pl.lit(None, pl.String), pl.lit("bound")
-            else:
-                t2 = iv.chi2_2df_test(pairs)
-                p_, t_ = pl.when(fixed).then(t2.p_value), pl.when(fixed).then(t2.test)
-        out["value_lo"][d_.name], out["value_hi"][d_.name] = (
-            pl.when(v.is_not_null()).then(lo),
-            pl.when(v.is_not_null()).then(hi),
-        )
-        out["p_value"][d_.name], out["test"][d_.name] = p_, t_
-        out["n_eff"][d_.name] = g_rate[base].n
-        out["ci_method"][d_.name] = pl.when(v.is_not_null()).then(method)
-    # Benjamini–Hochberg within (by value, metric): applied to the evaluated p-values by the caller
-    return {fam: {k: e for k, e in exprs.items() if e is not None} for fam, exprs in out.items()}
+        okd, okr = (c("p") - c("pr")).is_not_null(), (c("pr") > 0) & c("p").is_not_null()
+        outs = {
+            "value_lo": wl.lo, "value_hi": wl.hi, "n_eff": c("n"),
+            "difference_lo": pl.when(okd).then(dl), "difference_hi": pl.when(okd).then(dh),
+            "ratio_lo": pl.when(okr).then(ql), "ratio_hi": pl.when(okr).then(qh),
+            "p_value": pl.when(~gen).then(tp), "test": pl.when(~gen).then(tt), "ci_method": method,
+            "__dl": dl, "__dh": dh, "__ql": ql, "__qh": qh, "__tp": tp, "__tt": tt, "__mine": mine,
+        }  # fmt: skip
+    long = st.apply(long_in.lazy()).select([e.alias(k) for k, e in outs.items()]).collect()
+    cols: dict[str, pl.Series] = {}
+    names: dict[str, list[str]] = {fam: [] for fam in (*CI_FLOATS, *CI_CATS)}
+    fams = [f for f in (*CI_FLOATS, *CI_CATS) if f in outs]
+
+    def block(name: str, i: int) -> pl.Series:
+        return long[name].slice(i * h, h)
+
+    for i, m in enumerate(rates):
+        for fam in fams:
+            cols[f"{fam}{_SEP}{m}"] = block(fam, i)
+            names[fam].append(m)
+    # ---- named disparities of one rate: the rate's comparison, where the disparity is defined ----
+    for x in disparities:
+        if len(x.rates) != 1:
+            continue
+        i = rates.index(x.rates[0])
+        kind = "q" if x.name == "disparate_impact" or x.name.endswith("_ratio") else "d"
+        undefined = wide[x.name].is_null()
+        got = {
+            "value_lo": block(f"__{kind}l", i).set(undefined, None), "value_hi": block(f"__{kind}h", i).set(undefined, None),
+            "p_value": block("__tp", i), "test": block("__tt", i), "n_eff": block("n_eff", i),
+            "ci_method": block("ci_method", i).set(undefined, None),
+        }  # fmt: skip
+        for fam, v in got.items():
+            cols[f"{fam}{_SEP}{x.name}"] = v
+            names[fam].append(x.name)
+    # ---- two-part disparities: one block of rows per disparity -------------------------------
+    multi = [x for x in disparities if len(x.rates) > 1]
+    if multi:
+        kinds = {"average_odds_difference": 0, "average_predictive_value_difference": 0, "average_abs_odds_difference": 1}
+
+        def stack2(fmt: str, j: int) -> pl.Series:
+            return pl.concat([wide[fmt.format(x.rates[j])].cast(_F64) for x in multi])
+
+        def from_rates(name: str) -> pl.Series:
+            return pl.concat([block(name, rates.index(x.rates[0])) for x in multi])
+
+        data2 = {
+            **{f"{a}{j + 1}": stack2(fmt, j) for j in (0, 1)
+               for a, fmt in (("p", "{}"), ("n", "{}__neff"), ("pr", "{}__ref"), ("nr", "{}__refn"))},
+            "mine": from_rates("__mine"), "mode": pl.concat([tiled["mode"].head(h)] * len(multi)),
+            "v": pl.concat([wide[x.name].cast(_F64) for x in multi]),
+            "kind": pl.Series(np.repeat(np.array([kinds.get(x.name, 2) for x in multi], dtype=np.int32), h)),
+            "gen": pl.Series(np.repeat(np.array([any(_generalized(m) for m in x.rates) for x in multi], dtype=bool), h)),
+        }  # fmt: skip
+        st2 = iv.Stager()
+        with st2.active():
+            pairs = [(iv.Rate(c("p1"), c("n1")), iv.Rate(c("pr1"), c("nr1"))),
+                     (iv.Rate(c("p2"), c("n2")), iv.Rate(c("pr2"), c("nr2")))]  # fmt: skip
+            avg = iv.average_difference_interval(pairs, z)
+            aabs = iv.average_abs_difference_interval(pairs, opts.ci)
+            mabs = iv.max_abs_difference_interval(pairs, opts.ci)
+            k = c("kind")
+            lo = pl.when(k == 0).then(avg.lo).when(k == 1).then(aabs.lo).otherwise(mabs.lo)
+            hi = pl.when(k == 0).then(avg.hi).when(k == 1).then(aabs.hi).otherwise(mabs.hi)
+            fixed = ~c("mine") & (c("mode") != "best") & (c("mode") != "overall")
+            t2 = iv.chi2_2df_test(pairs)
+            gen, ok = c("gen"), c("v").is_not_null()
+            method = pl.when(gen).then(pl.lit("bound")).when(k == 0).then(pl.lit("mover")).otherwise(pl.lit("projection"))
+            outs2 = {
+                "value_lo": pl.when(ok & fixed).then(lo), "value_hi": pl.when(ok & fixed).then(hi),
+                "p_value": pl.when(~gen & fixed).then(t2.p_value), "test": pl.when(~gen & fixed).then(t2.test),
+                "n_eff": c("n1"), "ci_method": pl.when(ok).then(method),
+            }  # fmt: skip
+        long2 = st2.apply(pl.DataFrame([v.alias(n) for n, v in data2.items()]).lazy()).select(
+            [e.alias(n) for n, e in outs2.items()]
+        ).collect()
+        for i, x in enumerate(multi):
+            for fam in outs2:
+                cols[f"{fam}{_SEP}{x.name}"] = long2[fam].slice(i * h, h)
+                names[fam].append(x.name)
+    return pl.DataFrame([s_.alias(name) for name, s_ in cols.items()]), names
 
 
 def _edf_interval(on: str, ci: float, weighted: bool) -> iv.Interval:

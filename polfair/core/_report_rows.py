@@ -33,7 +33,7 @@ from polfair.core._report_ci import (
     Families,
     attribute_aggs,
     attribute_tables,
-    group_families,
+    group_tables,
     neff_columns,
     population_edf_aggs,
     population_edf_table,
@@ -222,19 +222,30 @@ def _families(
     """
     if not fams:
         return {}, {}
-    over, method = adjust
-    fams = {**fams, "p_value_adjusted": {}}
+    over = adjust[0]
     exprs = [e.alias(f"{fam}\x1f{m}") for fam, d in fams.items() for m, e in d.items()]
     lf = frame.lazy() if stager is None else stager.apply(frame.lazy())
     res = lf.select(*over, *exprs).collect()
-    if method is not None and fams.get("p_value"):
-        fams["p_value_adjusted"] = {m: pl.lit(None) for m in fams["p_value"]}
+    return _finish(res, {fam: list(d) for fam, d in fams.items()}, adjust)
+
+
+def _finish(
+    res: pl.DataFrame, names: dict[str, list[str]], adjust: tuple[list[str], str | None]
+) -> tuple[dict, dict]:
+    """Split evaluated families (columns ``<family>`` U+001F ``<metric>``, plus the ``adjust[0]`` columns)
+    into Float64 / Categorical frames per family; ``p_value_adjusted`` is the p-value adjusted
+    (``adjust[1]``) within ``adjust[0]`` (by values).
+    """
+    over, method = adjust
+    names = {**names, "p_value_adjusted": []}
+    if method is not None and names.get("p_value"):
+        names["p_value_adjusted"] = list(names["p_value"])
         res = res.with_columns(
             [iv.p_adjust(pl.col(f"p_value\x1f{m}"), method).over(over).alias(f"p_value_adjusted\x1f{m}")  # type: ignore[arg-type]
-             for m in fams["p_value"]]
+             for m in names["p_value"]]
         )  # fmt: skip
     floats, cats = {}, {}
-    for fam, d in fams.items():
+    for fam, d in names.items():
         if not d:
             continue
         cols = [pl.col(f"{fam}\x1f{m}").alias(m) for m in d]
@@ -247,27 +258,6 @@ def _families(
 
 def _entities(frame: pl.DataFrame, ib: list[str], sort_a: pl.Expr, sort_g: pl.Expr, *extra: pl.Expr | str) -> pl.DataFrame:
     return frame.select(*ib, sort_a.cast(pl.Int64).alias(SORT_A), sort_g.cast(pl.Int64).alias(SORT_G), *extra)
-
-
-@functools.lru_cache(maxsize=64)
-def _group_families(
-    has_predictions: bool, level: float, weighted: bool, modes: frozenset[str], sk: tuple[str, ...],
-    ib: tuple[str, ...], priv: str, mode: str,
-) -> tuple[Families, iv.Stager]:
-    """The group rows' interval families and their staged columns. They depend only on the options
-    (not on the data), so they are built once per configuration: Polars expressions are immutable.
-    """
-    metric_names, disparities = metric_list(has_predictions), disparity_list(has_predictions)
-
-    def own(m: str) -> pl.Expr:  # the group is its own reference
-        named = pl.col(GROUP_COL) == pl.col(f"{m}__refname").cast(pl.String)
-        return ((pl.col(mode) == "privileged") & pl.col(priv)) | ((pl.col(mode) != "privileged") & named.fill_null(False))
-
-    stager = iv.Stager()
-    with stager.active():  # shared intermediate intervals as columns: small expression trees
-        fams = group_families(metric_names, disparities, opts=CiOptions(level, weighted), own=own, mode=pl.col(mode),
-                              modes=set(modes), sk=list(sk), ib=list(ib))  # fmt: skip
-    return fams, stager
 
 
 def group_part(
@@ -317,10 +307,9 @@ def group_part(
         wide = wide.with_columns(
             *neff_columns(metric_names), *[d.formula(pl.col, r).alias(d.name) for d in disparities]
         )
-        fams, stager = _group_families(has_predictions, ci.ci, ci.weighted, frozenset(modes or ()), tuple(sk),
-                                       tuple(ib), priv, mode)  # fmt: skip
-        fams = {fam: dict(d) for fam, d in fams.items()}
-        floats, cats = _families(wide, fams, (list(ib), ci.p_adjust), stager)
+        res, fam_names = group_tables(wide, metric_names, disparities, opts=ci, mode=mode, modes=modes or set(),
+                                      sk=sk, priv=priv, group_col=GROUP_COL)  # fmt: skip
+        floats, cats = _finish(pl.concat([wide.select(ib), res], how="horizontal"), fam_names, (list(ib), ci.p_adjust))
         part.floats |= floats
         part.cats |= cats
     return part

@@ -1705,57 +1705,67 @@ def homogeneity_table(
     (2.754e-05, 'chi2_homogeneity')
     """
     by = list(by)
-    aggs: list[pl.Expr] = [key.cast(pl.String).drop_nulls().first().alias("__pf_hkey")]
-    for name, parts in families.items():
-        stat: pl.Expr = pl.lit(0.0)
-        df_: pl.Expr = pl.lit(0, pl.Int64)
-        few: pl.Expr = pl.lit(False)
-        bad: pl.Expr = pl.lit(False)
-        for i, (p_, n_) in enumerate(parts):
-            p, n = _as_expr(p_).cast(pl.Float64), _as_expr(n_).cast(pl.Float64)
-            good = (p.is_finite() & n.is_finite() & (n > 0)).fill_null(False)
-            x = (p * n if weighted else (p * n).round(0)).filter(good)
-            n = (n if weighted else n.round(0)).filter(good)
-            k = good.sum()
-            pp = x.sum() / n.sum()
-            chi = pl.when((pp > 0.0) & (pp < 1.0)).then(((x - n * pp) ** 2 / n).sum() / (pp * (1.0 - pp)))
-            e1, e2 = n * pp, n * (1.0 - pp)
-            fails = (pl.min_horizontal(e1.min(), e2.min()) < 1.0) | (
-                ((e1 < 5.0).sum() + (e2 < 5.0).sum()).cast(pl.Float64) / (2.0 * k.cast(pl.Float64)) > 0.2
-            )
-            stat = stat + chi.fill_null(0.0)
-            df_ = df_ + k.cast(pl.Int64) - 1
-            few = few | (k < 2)
-            bad = bad | fails.fill_null(True)
-            aggs += [x.alias(f"__pf_x{i}\x1f{name}"), n.alias(f"__pf_n{i}\x1f{name}")]
-        aggs += [stat.alias(f"__pf_stat\x1f{name}"), df_.alias(f"__pf_df\x1f{name}"),
-                 few.alias(f"__pf_few\x1f{name}"), bad.alias(f"__pf_bad\x1f{name}")]  # fmt: skip
-    res = rows.lazy().group_by(by, maintain_order=True).agg(aggs).collect()
-    out = res.select(by)
-    for name, parts in families.items():
-        stat_np = res[f"__pf_stat\x1f{name}"].to_numpy().astype(np.float64)
-        dfs = res[f"__pf_df\x1f{name}"].to_numpy()
-        few_np = res[f"__pf_few\x1f{name}"].to_numpy()
-        mc = res[f"__pf_bad\x1f{name}"].to_numpy() & ~few_np & (not weighted)
-        pv = np.full(res.height, np.nan)
-        chi = ~few_np & ~mc
-        if chi.any():
-            pv[chi] = chi2_sf(stat_np[chi], dfs[chi])
-        tests: list[str | None] = [
-            None if f else ("mc_exact" if m else "chi2_homogeneity") for f, m in zip(few_np.tolist(), mc.tolist())
-        ]
-        for i in np.flatnonzero(mc).tolist():  # rare: the exact test, as homogeneity_test runs it
-            arrays = [
-                (res[f"__pf_x{j}\x1f{name}"][int(i)].to_numpy().astype(np.float64),
-                 res[f"__pf_n{j}\x1f{name}"][int(i)].to_numpy().astype(np.float64))
-                for j in range(len(parts))
-            ]  # fmt: skip
-            kv = res["__pf_hkey"][int(i)]
-            pv[i], tests[i] = _homogeneity(arrays, weighted, None if kv is None else f"{kv}{name}", seed, n_boot)
-        out = out.with_columns(
-            pl.Series(f"{name}__tp", pv, dtype=pl.Float64, nan_to_null=True),
-            pl.Series(f"{name}__tt", tests, dtype=pl.String),
-        )
+    fam, part = "__pf_fam", "__pf_part"
+    if not families:
+        return rows.lazy().select(by).unique(maintain_order=True).collect()
+    # long form: one block of rows per (family, part), so every statistic is written once
+    blocks = [
+        rows.lazy().select(*by, pl.lit(name).alias(fam), pl.lit(j, pl.Int32).alias(part),
+                           (pl.lit(None, pl.String) if j else key.cast(pl.String)).alias("__pf_hkey"),
+                           _as_expr(p_).cast(pl.Float64).alias("__pf_p"), _as_expr(n_).cast(pl.Float64).alias("__pf_n"))
+        for name, parts in families.items() for j, (p_, n_) in enumerate(parts)
+    ]  # fmt: skip
+    p, n = pl.col("__pf_p"), pl.col("__pf_n")
+    good = (p.is_finite() & n.is_finite() & (n > 0)).fill_null(False)
+    x = (p * n if weighted else (p * n).round(0)).filter(good)
+    n = (n if weighted else n.round(0)).filter(good)
+    k = good.sum()
+    pp = x.sum() / n.sum()
+    chi = pl.when((pp > 0.0) & (pp < 1.0)).then(((x - n * pp) ** 2 / n).sum() / (pp * (1.0 - pp)))
+    e1, e2 = n * pp, n * (1.0 - pp)
+    fails = (pl.min_horizontal(e1.min(), e2.min()) < 1.0) | (
+        ((e1 < 5.0).sum() + (e2 < 5.0).sum()).cast(pl.Float64) / (2.0 * k.cast(pl.Float64)) > 0.2
+    )
+    per_part = (
+        pl.concat(blocks, how="vertical_relaxed")
+        .group_by([*by, fam, part], maintain_order=True)
+        .agg(pl.col("__pf_hkey").drop_nulls().first(), chi.fill_null(0.0).alias("__pf_stat"),
+             (k.cast(pl.Int64) - 1).alias("__pf_df"), (k < 2).alias("__pf_few"), fails.fill_null(True).alias("__pf_bad"),
+             x.alias("__pf_x"), n.alias("__pf_nn"))
+        .collect()
+    )  # fmt: skip
+    res = per_part.group_by([*by, fam], maintain_order=True).agg(
+        pl.col("__pf_hkey").drop_nulls().first(), pl.col("__pf_stat").sum(), pl.col("__pf_df").sum(),
+        pl.col("__pf_few").any(), pl.col("__pf_bad").any(), pl.col("__pf_x"), pl.col("__pf_nn"),
+    )  # fmt: skip
+    stat_np = res["__pf_stat"].to_numpy().astype(np.float64)
+    dfs = res["__pf_df"].to_numpy()
+    few_np = res["__pf_few"].to_numpy()
+    mc = res["__pf_bad"].to_numpy() & ~few_np & (not weighted)
+    pv = np.full(res.height, np.nan)
+    chi_rows = ~few_np & ~mc
+    if chi_rows.any():
+        pv[chi_rows] = chi2_sf(stat_np[chi_rows], dfs[chi_rows])
+    tests: list[str | None] = [
+        None if f else ("mc_exact" if m else "chi2_homogeneity") for f, m in zip(few_np.tolist(), mc.tolist())
+    ]
+    for i in np.flatnonzero(mc).tolist():  # rare: the exact test, as homogeneity_test runs it
+        xs, ns = res["__pf_x"][i], res["__pf_nn"][i]
+        arrays = [(xs[j].to_numpy().astype(np.float64), ns[j].to_numpy().astype(np.float64)) for j in range(len(xs))]
+        kv, name = res["__pf_hkey"][i], res[fam][i]
+        pv[i], tests[i] = _homogeneity(arrays, weighted, None if kv is None else f"{kv}{name}", seed, n_boot)
+    res = res.select(*by, fam).with_columns(
+        pl.Series("__pf_tp", pv, dtype=pl.Float64, nan_to_null=True), pl.Series("__pf_tt", tests, dtype=pl.String)
+    )
+    ones = [
+        res.filter(pl.col(fam) == name).select(*by, pl.col("__pf_tp").alias(f"{name}__tp"), pl.col("__pf_tt").alias(f"{name}__tt"))
+        for name in families
+    ]  # fmt: skip
+    if not by:
+        return pl.concat(ones, how="horizontal")
+    out = res.select(by).unique(maintain_order=True)
+    for one in ones:
+        out = out.join(one, on=by, how="left", nulls_equal=True, maintain_order="left")
     return out
 
 
