@@ -160,7 +160,7 @@ def _check_overflow(spec: Spec, codes: pl.DataFrame) -> None:
     if spec.weighted and codes.height and int(codes["__pf_n"].max()) >= 2**31:  # type: ignore[arg-type]
         msg = (
             f"weight={_describe(spec, 'weight')}: a cell has 2**31 rows or more, beyond the exact "
-            "weighted sums (weights < 2**40, Int128); count the input in parts and merge the cell "
+            "weighted sums (weights < 2**40, 128-bit integers); count the input in parts and merge the cell "
             "tables with polfair.merge_counts"
         )
         raise InvalidInputError(msg)

@@ -101,16 +101,27 @@ def _group(spec: Spec) -> list[str]:
 
 
 def _exact_sum(name: str) -> pl.Expr:
-    """Σ of a non-negative Float64 column below MAX_WEIGHT, exactly: each value rounded to a
-    multiple of 2**-56 (exact for values >= 1/16), summed as Int128 (order-independent).
+    """Σ of a non-negative Float64 column below MAX_WEIGHT, exactly and in any order: each value
+    truncated to a multiple of 2**-56 (exact for values >= 1/16), summed as UInt128.
+
+    ``wrap_numerical=True`` is the plain float -> integer conversion (truncation, no range check:
+    about 20% cheaper than a checked cast); UInt128 about 10% cheaper again than Int128. Every
+    counted value is in [0, 2**96), where it is exact; NaN, negative or huge values exist only in
+    rows with an invalid weight or score, whose sums are never read (``collect_cells`` raises).
     """
-    # strict=False: NaN/inf become null (such rows are invalid: collect_cells raises on them)
-    return (pl.col(name) * EXACT_SCALE).round().cast(pl.Int128, strict=False).sum().alias(name)
+    return (pl.col(name) * EXACT_SCALE).cast(pl.UInt128, wrap_numerical=True).sum().alias(name)
+
+
+def _is_exact(dtype: pl.DataType | None) -> bool:
+    """A weighted sum of the code table held as exact fixed point (this pass; Int128 before)."""
+    return dtype in (pl.UInt128, pl.Int128)
 
 
 def _as_float(name: str, schema: pl.Schema) -> pl.Expr:
-    """A weighted sum of the code table as Float64 (exact Int128 fixed point, or a foreign float sum)."""
-    if schema.get(name) == pl.Int128:
+    """A weighted sum of the code table as Float64 (exact fixed point correctly rounded once, or a
+    foreign engine's float sum).
+    """
+    if _is_exact(schema.get(name)):
         return pl.col(name).cast(pl.Float64) / EXACT_SCALE
     return pl.col(name)
 
@@ -122,6 +133,13 @@ def code_counts(spec: Spec) -> pl.LazyFrame:
         aggs += [_exact_sum(W), (pl.col(W) * pl.col(W)).sum().alias(_W2)]  # Σw² for Kish sizes
     if spec.has_scores:
         aggs.append(_exact_sum(WS))  # Σw·(1-s) = Σw − Σw·s, exactly: no sum of its own
+    return grouped_by_code(spec, aggs)
+
+
+def grouped_by_code(spec: Spec, aggs: Sequence[pl.Expr]) -> pl.LazyFrame:
+    """``aggs`` per (by, keys, outcome code) of ``spec.lf``: the grouping of :func:`code_counts`
+    (one folded integer key where the keys' values are known), for any aggregations.
+    """
     group = _group(spec)
     if not spec.fold or BUCKET in group:
         return spec.lf.group_by([*group, CODE]).agg(aggs)
@@ -174,9 +192,12 @@ def pivot_codes(codes: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
     w2 = (pl.col(_W2) if _W2 in names else pl.lit(None, pl.Float64)) if spec.weighted else n.cast(pl.Float64)
     # default scores are 1[ŷ = fav] (aif360), so then the generalized counts are the hard ones
     ws = _as_float(WS, cschema) if spec.has_scores else pl.when(slot.is_in([0, 1])).then(wt).otherwise(0.0)
-    if spec.has_scores and W1S not in cschema:  # the exact pass: Σw·(1-s) = Σw − Σw·s, in Int128
-        total = pl.col(W) if spec.weighted else n.cast(pl.Int128) * pl.lit(int(EXACT_SCALE), pl.Int128)
-        w1s = (total - pl.col(WS)).cast(pl.Float64) / EXACT_SCALE
+    if spec.has_scores and W1S not in cschema:  # the exact pass: Σw·(1-s) = Σw − Σw·s, in UInt128
+        # each counted row has trunc(w·s·2**56) <= trunc(w·2**56) (fl(w·s) <= w for s <= 1), so the
+        # difference never goes below zero where it is read (rows of slots 0-3)
+        u128 = pl.UInt128
+        total = pl.col(W).cast(u128) if spec.weighted else n.cast(u128) * pl.lit(int(EXACT_SCALE), u128)
+        w1s = (total - pl.col(WS).cast(u128)).cast(pl.Float64) / EXACT_SCALE
     else:
         w1s = _as_float(W1S, cschema) if spec.has_scores else pl.when(slot.is_in([2, 3])).then(wt).otherwise(0.0)
 

@@ -64,10 +64,11 @@ RESERVED = frozenset(
 
 FLAG_BAD_SCORE, FLAG_BAD_WEIGHT, FLAG_NULL_WEIGHT, FLAG_NULL_SCORE = 1, 2, 4, 8
 
-#: Weighted sums of the pass are exact: each w (and w·s, w·(1-s)) is rounded to a multiple of
-#: 2**-56 and summed as Int128, so the result does not depend on row order or chunking
-#: (``docs/design.md``, "Reproducible weighted sums"). Weights must be below MAX_WEIGHT so that no
-#: cell of fewer than 2**31 rows can overflow the Int128 sum.
+#: Weighted sums of the pass are exact: each w (and w·s) is truncated to a multiple of 2**-56
+#: (``floor(w * 2**56)``; exact for w >= 1/16) and summed as UInt128, so the result does not depend
+#: on row order or chunking; Σw·(1-s) is Σw − Σw·s of those integers (``docs/design.md``,
+#: "Reproducible weighted sums"). Weights must be below MAX_WEIGHT so that no cell of fewer than
+#: 2**31 rows can overflow the sum.
 EXACT_SCALE = 2.0**56
 MAX_WEIGHT = 2.0**40
 
