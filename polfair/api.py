@@ -175,7 +175,7 @@ def fairness_report(
     shape: Literal["long", "wide"] = "long",
     run_metadata: bool | Mapping[str, Any] = False,
     allow_many_groups: bool = False,
-    ci: float | None = None,
+    ci: float | None = 0.95,
     ci_method: Literal["auto"] = "auto",
     n_boot: int = 200,
     seed: int = 0,
@@ -251,11 +251,12 @@ def fairness_report(
         distinct values that are more than half the rows (an id, score or weight passed by
         mistake), is an error suggesting binning. ``True`` audits every distinct value as a group.
     ci
-        Optional confidence level in (0, 1), e.g. ``0.95``: adds the interval and test columns
+        Confidence level in (0, 1), default ``0.95``: adds the interval and test columns
         ``value_lo, value_hi, difference_lo, difference_hi, ratio_lo, ratio_hi, p_value,
         p_value_adjusted, n_eff`` (Float64) and ``ci_method, test`` (Categorical) after ``n``
-        (methods in :mod:`polfair.core.intervals`; from the cell table, no second pass). ``None``
-        (default for now): no interval columns.
+        (methods in :mod:`polfair.core.intervals`; from the cell table, no second pass; a fixed
+        cost of roughly 0.1–0.3 s per report, independent of the number of rows). ``None``: no
+        interval columns (the schema of polfair before intervals, and the fastest report).
     ci_method
         ``"auto"``: Wilson / Newcombe / MOVER-R closed forms, projections for spreads, equalized
         odds and EDF, a bias-corrected cell bootstrap for the entropy indices.

@@ -102,7 +102,8 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--intersections", type=int, help="largest attribute-set size (default: all)")
     rep.add_argument("--on-missing", choices=["warn", "raise", "ignore"], default="warn")
     rep.add_argument("--ci", type=float, metavar="LEVEL",
-                     help="confidence level of the intervals, e.g. 0.95 (docs/statistics.md)")
+                     help="confidence level of the intervals (default 0.95; docs/statistics.md)")
+    rep.add_argument("--no-ci", action="store_true", help="no interval and test columns (faster; the older schema)")
     rep.add_argument("--n-boot", type=int, metavar="B", help="bootstrap / Monte Carlo replicates (default 200)")
     rep.add_argument("--seed", type=int, help="seed of the bootstrap and Monte Carlo streams (default 0)")
     rep.add_argument("--cluster", metavar="COLUMN",
@@ -272,6 +273,10 @@ def _run_report(args: argparse.Namespace) -> int:
     for flag in ("ci", "n_boot", "seed", "cluster", "min_group_size", "significance"):
         if getattr(args, flag, None) is not None:
             kwargs[flag] = getattr(args, flag)
+    if getattr(args, "no_ci", False):
+        if args.ci is not None:
+            raise PolfairError("--ci and --no-ci contradict each other: give one")
+        kwargs["ci"] = None
     log = _event_log(args)
     run_id = args.run_id or uuid.uuid4().hex
     if args.run_metadata:

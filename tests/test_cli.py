@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 import polfair as pf
 from polfair.cli import main
@@ -80,3 +81,20 @@ def test_progress_reports_rows_per_second_on_stderr(tmp_path, capsys):
     assert "audited 6,172 rows" in err and "rows/s" in err
     assert main([*args, "--no-progress"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_intervals_by_default_and_no_ci(tmp_path, capsys):
+    src = tmp_path / "compas.parquet"
+    pf.load_compas().write_parquet(src)
+    base = ["report", str(src), "--y-true", "two_year_recid", "--y-pred", "decile_score >= 5", "--protected", "sex"]
+    assert main([*base, "--out", str(tmp_path / "a.parquet")]) == 0
+    assert main([*base, "--no-ci", "--out", str(tmp_path / "b.parquet")]) == 0
+    with_ci, without = pl.read_parquet(tmp_path / "a.parquet"), pl.read_parquet(tmp_path / "b.parquet")
+    assert "value_lo" in with_ci.columns and "p_value_adjusted" in with_ci.columns
+    assert "value_lo" not in without.columns
+    point = ["attribute", "group", "metric", "value", "reference_group", "difference", "ratio", "n", "group_key"]
+    # the same point report (entropy indices up to last-bit summation noise)
+    assert_frame_equal(with_ci.select(point), without.select(point), rel_tol=1e-14, abs_tol=0.0)
+    capsys.readouterr()
+    assert main([*base, "--no-ci", "--ci", "0.9"]) == 2
+    assert "--ci and --no-ci" in capsys.readouterr().err

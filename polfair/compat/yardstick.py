@@ -188,7 +188,8 @@ class GroupwiseMetric:
         rep_kw = {k: kw.pop(k) for k in _REPORT_KEYWORDS if k in kw}
         spec = build_spec(data, **kw)
         cells = collect_cells(spec, **run)
-        rep = report_from_counts(cells, protected=spec.keys, by=spec.by, has_predictions=spec.has_predictions, **rep_kw)
+        rep = report_from_counts(cells, protected=spec.keys, by=spec.by, has_predictions=spec.has_predictions, ci=None,
+                                 **rep_kw)  # fmt: skip
         return add_groupwise_rows(rep, [self]).filter(pl.col("metric") == self.name)
 
 

@@ -310,7 +310,7 @@ def report_from_counts(
     intersections: Intersections = None,
     alpha: float = 2.0,
     concentration: float = 1.0,
-    ci: float | None = None,
+    ci: float | None = 0.95,
     ci_method: Literal["auto"] = "auto",
     n_boot: int = 200,
     seed: int = 0,

@@ -72,8 +72,9 @@ class FairnessAccumulator:
     ----------
     y_true, y_pred, y_score, threshold, protected, favorable, unfavorable, weight, by
         As in :func:`polfair.fairness_report`; they say how to read each batch.
-    privileged, reference, intersections, alpha, concentration
-        As in :func:`polfair.fairness_report`; used by :meth:`compute`.
+    privileged, reference, intersections, alpha, concentration, ci, n_boot, seed, p_adjust
+        As in :func:`polfair.fairness_report` (intervals at ``ci=0.95`` by default, ``None`` for
+        none); used by :meth:`compute`.
     on_missing
         ``"warn"`` | ``"raise"`` | ``"ignore"``, applied to each batch (see
         :func:`polfair.fairness_report`).
@@ -139,6 +140,10 @@ class FairnessAccumulator:
         engine: str = "streaming",
         cluster: IntoExpr | None = None,
         n_buckets: int = 20,
+        ci: float | None = 0.95,
+        n_boot: int = 200,
+        seed: int = 0,
+        p_adjust: str | None = "bh",
     ) -> None:
         self._read = dict(
             y_true=y_true, y_pred=y_pred, y_score=y_score, threshold=threshold, protected=protected,
@@ -148,7 +153,8 @@ class FairnessAccumulator:
             self._read |= {"cluster": cluster, "n_buckets": n_buckets}
         self._bucket: tuple[str, ...] = ("bucket",) if cluster is not None else ()
         self._report = dict(privileged=dict(privileged or {}), reference=reference, intersections=intersections,
-                            alpha=alpha, concentration=concentration)  # fmt: skip
+                            alpha=alpha, concentration=concentration, ci=ci, n_boot=n_boot, seed=seed,
+                            p_adjust=p_adjust)  # fmt: skip
         check_reference(reference)
         self._on_missing = on_missing
         self._engine = engine

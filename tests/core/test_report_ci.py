@@ -28,7 +28,7 @@ def rep(cells: pl.DataFrame) -> pl.DataFrame:
 
 
 def test_ci_none_keeps_the_schema(cells: pl.DataFrame) -> None:
-    plain = report_from_counts(cells, protected=["g"], has_predictions=False)
+    plain = report_from_counts(cells, protected=["g"], has_predictions=False, ci=None)
     assert plain.columns == [*pf.REPORT_COLUMNS, "n_groups", "excluded_groups", "group_key"]
 
 

@@ -193,10 +193,12 @@ def test_integer_weights_equal_row_duplication(case: Case, data: st.DataObject) 
 @given(audit_cases(max_rows=40, by=True))
 def test_by_equals_separate_reports(case: Case) -> None:
     kwargs = {k: v for k, v in case.kwargs.items() if k != "by"}
-    full = report(case)
+    # point values only: the bootstrap and Monte Carlo streams are keyed by the by value (by design,
+    # docs/statistics.md "Determinism"), so a report without by draws from another stream
+    full = report(case, ci=None)
     for (value,), part in full.group_by(["bcol"], maintain_order=True):
         sub = case.df.filter(pl.col("bcol").eq_missing(value))
-        alone = pf.fairness_report(sub, **kwargs, **case.options, on_missing="ignore")
+        alone = pf.fairness_report(sub, **kwargs, **case.options, on_missing="ignore", ci=None)
         assert_reports_equal(part.drop("bcol"), alone)
     # every by value gets a report
     assert set(full["bcol"].unique().to_list()) == set(case.df["bcol"].unique().to_list())

@@ -226,14 +226,15 @@ def test_seven_sections_and_verdict_sentences(compas_html: str) -> None:
     text = page.all_text
     # ProPublica's finding, as a plain sentence with both rates and the ratio
     assert re.search(r"race = African-American has a false positive rate of 42\.3% vs 22\.0% for the reference "
-                     r"group Caucasian: false_positive_rate_ratio \(ratio\) 1\.92, outside the band \[0\.8, 1\.25\]",
+                     r"group Caucasian: false_positive_rate_ratio \(ratio\) 1\.92 \[1\.71, 2\.17\], outside the band \[0\.8, 1\.25\] "
+                     r"\(n = 3,175; adjusted p = 1\.7e-28\)",
                      " ".join(text.split()))  # fmt: skip
     # small groups are greyed with the reason, never called fair or unfair
     assert "small group (n = 11)" in text
     # methods: definitions from polfair.metrics, sources, policies
     assert "FP / N" in text and "selection_rate(group) / selection_rate(reference)" in text
     assert "Foulds" in text and "29 CFR 1607.4(D)" in text
-    assert "this report has none" in text  # no intervals in today's default report
+    assert "this report has none" not in text  # intervals are in the default report (ci=0.95)
 
 
 def test_group_table_is_sortable_without_needing_script(compas_html: str) -> None:

@@ -98,13 +98,13 @@ def test_append_refuses_a_schema_mismatch(tmp_path: Path, report: pl.DataFrame, 
     table = tmp_path / ("t.parquet" if layout == "file" else "t")
     append_report(report, table)
     before = sorted(p.name for p in tmp_path.rglob("*"))
-    bad = report.with_columns(pl.col("n").cast(pl.Int32)).drop("ratio").with_columns(pl.lit(1.0).alias("p_value"))
+    bad = report.with_columns(pl.col("n").cast(pl.Int32)).drop("ratio").with_columns(pl.lit(1.0).alias("extra"))
     with pytest.raises(SchemaMismatchError) as err:
         append_report(bad, table)
     msg = str(err.value)
     assert "column 'n': Int32 here, Int64 expected" in msg
     assert "column 'ratio': absent here, Float64 expected" in msg
-    assert "column 'p_value': Float64 here, absent expected" in msg
+    assert "column 'extra': Float64 here, absent expected" in msg
     assert sorted(p.name for p in tmp_path.rglob("*")) == before
 
 

@@ -210,7 +210,8 @@ def multiclass_report(
     n_by = len(as_list(by))
     by_names, keys = cells.columns[:n_by], cells.columns[n_by:ci]
     binary = report_from_counts(
-        cells.drop("n_correct", "w_correct"), protected=keys, by=[*by_names, CLASS], intersections=intersections
+        cells.drop("n_correct", "w_correct"), protected=keys, by=[*by_names, CLASS], intersections=intersections,
+        ci=None,
     )
     # class-free rows: accuracy is the same in every class row of a cell, so take one class
     one = cells.filter(pl.col(CLASS) == cells[CLASS][0]).drop(CLASS)
