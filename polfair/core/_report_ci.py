@@ -190,8 +190,9 @@ def group_tables(
         dl, dh, ql, qh = [pl.when(keep).then(e) for e in (dl, dh, ql, qh)]
         tp, tt = pl.when(keep).then(tp), pl.when(keep).then(tt)
         gen = c("gen")
-        method = pl.when(gen).then(pl.lit("bound")).otherwise(
-            pl.when(c("mode") == "best").then(pl.lit("projection")).otherwise(pl.lit(_score(opts.weighted)))
+        e = iv.CI_METHOD_DTYPE
+        method = pl.when(gen).then(pl.lit("bound", e)).otherwise(
+            pl.when(c("mode") == "best").then(pl.lit("projection", e)).otherwise(pl.lit(_score(opts.weighted), e))
         )
         okd, okr = (c("p") - c("pr")).is_not_null(), (c("pr") > 0) & c("p").is_not_null()
         outs = {
@@ -260,7 +261,8 @@ def group_tables(
             fixed = ~c("mine") & (c("mode") != "best") & (c("mode") != "overall")
             t2 = iv.chi2_2df_test(pairs)
             gen, ok = c("gen"), c("v").is_not_null()
-            method = pl.when(gen).then(pl.lit("bound")).when(k == 0).then(pl.lit("mover")).otherwise(pl.lit("projection"))
+            e = iv.CI_METHOD_DTYPE
+            method = pl.when(gen).then(pl.lit("bound", e)).when(k == 0).then(pl.lit("mover", e)).otherwise(pl.lit("projection", e))
             outs2 = {
                 "value_lo": pl.when(ok & fixed).then(lo), "value_hi": pl.when(ok & fixed).then(hi),
                 "p_value": pl.when(~gen & fixed).then(t2.p_value), "test": pl.when(~gen & fixed).then(t2.test),

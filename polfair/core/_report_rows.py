@@ -72,8 +72,18 @@ class Part:
 
 
 def categorical_codes(frame: pl.DataFrame) -> np.ndarray:
-    """The global Categorical codes of a frame of Categorical columns (null -> :data:`NO_CODE`)."""
-    return frame.select(pl.all().to_physical().cast(pl.UInt32).fill_null(int(NO_CODE))).to_numpy()
+    """The global Categorical codes of a frame of Categorical (or Enum) columns (null -> :data:`NO_CODE`).
+
+    An Enum column is mapped through its few categories (no per-row string work).
+    """
+    out = frame.select(pl.all().to_physical().cast(pl.UInt32).fill_null(int(NO_CODE))).to_numpy()
+    for j, dtype in enumerate(frame.schema.dtypes()):
+        if isinstance(dtype, pl.Enum):
+            lut = pl.Series(dtype.categories).cast(pl.Categorical).to_physical().cast(pl.UInt32).to_numpy()
+            col = out[:, j]
+            known = col != NO_CODE
+            col[known] = lut[col[known]]
+    return out
 
 
 def _codes_to_categorical(name: str, codes: np.ndarray) -> pl.Series:
@@ -249,8 +259,12 @@ def _finish(
         if not d:
             continue
         cols = [pl.col(f"{fam}\x1f{m}").alias(m) for m in d]
-        if fam in CI_CATS:
-            cats[fam] = res.select([c.cast(pl.String).cast(pl.Categorical) for c in cols])
+        if fam in CI_CATS:  # Enum columns stay Enum (assemble maps their few categories); strings -> Categorical
+            schema = res.schema
+            cats[fam] = res.select(
+                [c if isinstance(schema[f"{fam}\x1f{m}"], pl.Enum) else c.cast(pl.String).cast(pl.Categorical)
+                 for c, m in zip(cols, d)]
+            )  # fmt: skip
         else:
             floats[fam] = res.select([c.cast(pl.Float64) for c in cols])
     return floats, cats

@@ -90,9 +90,11 @@ from polfair.exceptions import PolfairError
 
 __all__ = [
     "CI_METHODS",
+    "CI_METHOD_DTYPE",
     "INTERVAL_COLUMNS",
     "INTERVAL_DTYPES",
     "TESTS",
+    "TEST_DTYPE",
     "Interval",
     "Rate",
     "SpreadInterval",
@@ -154,6 +156,9 @@ INTERVAL_DTYPES: dict[str, pl.DataType] = {
 CI_METHODS = ("score", "score_ess", "mover", "projection", "bootstrap_bc", "jackknife_t", "bound")
 #: Values of the report's ``test`` column.
 TESTS = ("chi2_n1", "fisher", "z_ess", "chi2_2df", "chi2_homogeneity", "mc_exact", "jackknife_t")
+#: Enum dtypes of the method and test names (cheap to build per row; the report stores them Categorical).
+CI_METHOD_DTYPE = pl.Enum(CI_METHODS)
+TEST_DTYPE = pl.Enum(TESTS)
 
 IntoFloat = float | pl.Expr
 
@@ -418,16 +423,30 @@ def _chi2_sf1(x: float, df: int) -> float:
         return 0.0
     h = x / 2.0
     lh = math.log(h)
-    if df % 2 == 0:
-        logs = [-h + j * lh - math.lgamma(j + 1.0) for j in range(df // 2)]
+    if df % 2 == 0:  # j = 0 … df/2 − 1: (x/2)^j / j!
+        j = np.arange(df // 2, dtype=np.float64)
+        logs = -h + j * lh - _lgamma_table(df // 2, 1.0)
         base = 0.0
-    else:
-        logs = [-h + (j - 0.5) * lh - math.lgamma(j + 0.5) for j in range(1, (df - 1) // 2 + 1)]
+    else:  # j = 1 … (df−1)/2: (x/2)^(j−½) / Γ(j + ½)
+        j = np.arange(1, (df - 1) // 2 + 1, dtype=np.float64)
+        logs = -h + (j - 0.5) * lh - _lgamma_table((df - 1) // 2, 1.5)
         base = math.erfc(math.sqrt(h))
-    if logs:
-        top = max(logs)
-        base += math.exp(top) * math.fsum(math.exp(v - top) for v in logs)
+    if logs.size:
+        top = float(logs.max())
+        base += math.exp(top) * float(np.exp(logs - top).sum())
     return min(1.0, base)
+
+
+_LGAMMA: dict[float, np.ndarray] = {}
+
+
+def _lgamma_table(k: int, start: float) -> np.ndarray:
+    """``[lgamma(start), lgamma(start + 1), …]`` (``k`` values), from a cached table (math.lgamma each)."""
+    table = _LGAMMA.get(start)
+    if table is None or table.size < k:
+        table = np.array([math.lgamma(start + i) for i in range(max(k, 64, 2 * (0 if table is None else table.size)))])
+        _LGAMMA[start] = table
+    return table[:k]
 
 
 def _t_cdf_two_sided(t: float, df: int) -> float:
@@ -1506,7 +1525,7 @@ def two_proportion_test(g: Rate, r: Rate, *, weighted: bool = False) -> Test:
     z, tot, ok = _pooled_z(g, r)
     if weighted:
         p = (z.abs() / math.sqrt(2.0)).erfc()
-        return _staged(Test(pl.when(ok).then(p.clip(0.0, 1.0)), pl.when(ok).then(pl.lit("z_ess"))))
+        return _staged(Test(pl.when(ok).then(p.clip(0.0, 1.0)), pl.when(ok).then(pl.lit("z_ess", TEST_DTYPE))))
     stat = z * z * (tot - 1.0) / tot
     p = (stat / 2.0).sqrt().erfc().clip(0.0, 1.0)
     x1, x2 = (g.p * g.n).round(0), (r.p * r.n).round(0)
@@ -1517,7 +1536,7 @@ def two_proportion_test(g: Rate, r: Rate, *, weighted: bool = False) -> Test:
         x1.alias("x1"), g.n.round(0).alias("n1"), x2.alias("x2"), r.n.round(0).alias("n2"), flag.alias("flag")
     ).map_batches(_fisher_batch, return_dtype=pl.Float64)
     p_value = pl.when(ok).then(pl.when(flag).then(fisher).otherwise(p))
-    test = pl.when(ok).then(pl.when(flag).then(pl.lit("fisher")).otherwise(pl.lit("chi2_n1")))
+    test = pl.when(ok).then(pl.when(flag).then(pl.lit("fisher", TEST_DTYPE)).otherwise(pl.lit("chi2_n1", TEST_DTYPE)))
     return _staged(Test(p_value, test))
 
 
@@ -1543,7 +1562,7 @@ def chi2_2df_test(pairs: Sequence[tuple[Rate, Rate]]) -> Test:
         p = (-x / 2.0).exp()
     else:
         p = x.map_batches(lambda s: pl.Series(chi2_sf(s.to_numpy(), len(pairs))), return_dtype=pl.Float64)
-    return _staged(Test(pl.when(ok).then(p), pl.when(ok).then(pl.lit("chi2_2df"))))
+    return _staged(Test(pl.when(ok).then(p), pl.when(ok).then(pl.lit("chi2_2df", TEST_DTYPE))))
 
 
 def _generator(seed: int, key: Any) -> np.random.Generator:
