@@ -8,8 +8,11 @@ in ``n_missing`` and reported by a :class:`~polfair.exceptions.MissingValuesWarn
 
 from __future__ import annotations
 
+import os
+import threading
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
 import polars as pl
 
@@ -125,10 +128,46 @@ def collect_cells(
 MANY_GROUPS = 1000
 
 
+#: Polars' streaming group-by pre-aggregates each thread's groups in a "hot" table that grows to at
+#: most POLARS_MAX_HOT_TABLE_SIZE groups (an environment-only setting, below 10^5 by default); the
+#: rows of every further group are buffered raw until the end. A pass over a high-cardinality key
+#: (a 50k-value String attribute x sex x outcome codes: 4e5 groups) then holds every row, its keys
+#: and its sum inputs: 2.1 GiB peak for 2e7 rows, 0.7-0.8 GiB with room for 2**20 groups, and no
+#: slower (bench/pass_sums.py --big50k). The pass raises the cap while it runs, unless the user
+#: set it; the cap only bounds memory (a hot group holds one row of sums), results are unchanged.
+_HOT_TABLE_ENV = "POLARS_MAX_HOT_TABLE_SIZE"
+_HOT_TABLE_GROUPS = 2**20
+_hot_lock = threading.Lock()
+_hot_users = 0  # passes running with the raised cap (the cap is set by the first, removed by the last)
+
+
+@contextmanager
+def _room_for_groups(engine: str) -> Iterator[None]:
+    """Raise Polars' hot-table cap for a streaming pass (see ``_HOT_TABLE_ENV``), then restore it."""
+    global _hot_users
+    with _hot_lock:
+        mine = engine != "in-memory" and (_hot_users > 0 or _HOT_TABLE_ENV not in os.environ)
+        if mine:
+            if _hot_users == 0:
+                os.environ[_HOT_TABLE_ENV] = str(_HOT_TABLE_GROUPS)
+                pl.Config.reload_env_vars()
+            _hot_users += 1
+    try:
+        yield
+    finally:
+        if mine:
+            with _hot_lock:
+                _hot_users -= 1
+                if _hot_users == 0:
+                    os.environ.pop(_HOT_TABLE_ENV, None)
+                    pl.Config.reload_env_vars()
+
+
 def _run_pass(spec: Spec, engine: str) -> pl.DataFrame:
     """Collect the pass; a Polars error while reading the input names the file or pattern."""
     try:
-        return code_counts(spec).collect(engine=engine)  # type: ignore[call-overload]
+        with _room_for_groups(engine):
+            return code_counts(spec).collect(engine=engine)  # type: ignore[call-overload]
     except pl.exceptions.PolarsError as exc:
         where = source_name(spec.source) if spec.source is not None else None
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

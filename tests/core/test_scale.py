@@ -116,3 +116,38 @@ def test_duckdb_relation_gives_the_polars_report():
     )
     with pytest.raises(TypeError, match="column names"):
         pf.confusion_counts(rel, y_true="y", y_pred=pl.col("p") == 1, protected="sex")
+
+
+def test_streaming_pass_raises_the_hot_table_cap_only_while_it_runs(monkeypatch):
+    # Polars buffers the rows of groups beyond its hot-table cap raw (memory ~ rows); the report's
+    # pass raises the cap while it runs, keeps a cap the user set, and leaves no trace afterwards
+    import os
+
+    from polfair.core import collect
+
+    env = collect._HOT_TABLE_ENV
+    monkeypatch.delenv(env, raising=False)
+    seen: list[str | None] = []
+    real = collect.code_counts
+
+    def spy(spec):
+        seen.append(os.environ.get(env))
+        return real(spec)
+
+    monkeypatch.setattr(collect, "code_counts", spy)
+    df = _frame(2_000)
+    want = pf.confusion_counts(df, **KW).collect()
+    assert_frame_equal(collect.collect_cells(build_spec(df, **KW)), want)
+    assert seen == [str(collect._HOT_TABLE_GROUPS)] and env not in os.environ
+    collect.collect_cells(build_spec(df, **KW), engine="in-memory")  # no hot tables: untouched
+    assert seen[-1] is None
+    monkeypatch.setattr(collect, "code_counts", lambda spec: 1 / 0)  # restored on errors too
+    with pytest.raises(ZeroDivisionError):
+        collect.collect_cells(build_spec(df, **KW))
+    assert env not in os.environ and collect._hot_users == 0
+    monkeypatch.setattr(collect, "code_counts", spy)
+    monkeypatch.setenv(env, "5000")  # the user's own setting wins
+    collect.collect_cells(build_spec(df, **KW))
+    assert seen[-1] == "5000" and os.environ[env] == "5000"
+    monkeypatch.delenv(env)
+    pl.Config.reload_env_vars()  # leave Polars' cached configuration as the environment is
