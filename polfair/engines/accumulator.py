@@ -311,6 +311,7 @@ class FairnessAccumulator:
             raise InvalidInputError(msg)
         return report_from_counts(
             self._cells, protected=self.protected, by=self.by, has_predictions=self.has_predictions,
+            weighted=self._read["weight"] is not None,  # as fairness_report: all-one weights are still weights
             **self._report,  # type: ignore[arg-type]
         )  # fmt: skip
 
