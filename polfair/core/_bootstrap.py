@@ -154,7 +154,7 @@ def draw_cells(rng: np.random.Generator, counts: np.ndarray, n_boot: int) -> tup
 
 
 def bias_corrected_normal_intervals(
-    estimates: Any, replicates: Any, ci: float, *, lower: float | None = 0.0
+    estimates: Any, replicates: Any, ci: float, quantile: Callable[[float], float], *, lower: float | None = 0.0
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`polfair.core.intervals.bias_corrected_normal_interval` for many estimates at once.
 
@@ -166,6 +166,9 @@ def bias_corrected_normal_intervals(
         ``(m, B)`` replicates; non-finite ones are skipped.
     ci, lower
         As for the scalar function.
+    quantile
+        :func:`polfair.core.intervals.z_value` (called only when some row is defined, as the
+        scalar function calls it).
 
     Returns
     -------
@@ -177,12 +180,11 @@ def bias_corrected_normal_intervals(
 
     Examples
     --------
-    >>> lo, hi, ok = bias_corrected_normal_intervals([1.0], [[1.1, 1.3, 1.2]], 0.95)
+    >>> from polfair.core.intervals import z_value
+    >>> lo, hi, ok = bias_corrected_normal_intervals([1.0], [[1.1, 1.3, 1.2]], 0.95, z_value)
     >>> [round(float(lo[0]), 4), round(float(hi[0]), 4)], bool(ok[0])
     ([0.604, 0.996], True)
     """
-    from polfair.core.intervals import z_value
-
     est = np.asarray(estimates, dtype=np.float64).reshape(-1)
     reps = np.asarray(replicates, dtype=np.float64)
     if reps.ndim != 2 or reps.shape[0] != est.size:
@@ -212,7 +214,7 @@ def bias_corrected_normal_intervals(
                 sd[part[sel]] = block.std(axis=1, ddof=1)
     if not defined.any():
         return np.full(rows, np.nan), np.full(rows, np.nan), defined
-    z = z_value(ci)
+    z = quantile(ci)
     with np.errstate(over="ignore", invalid="ignore"):
         centre = 2.0 * est - mean
         lo, hi = centre - z * sd, centre + z * sd
@@ -320,21 +322,25 @@ def entropy_bootstrap(
     ci: float = 0.95,
     n_boot: int = 200,
     seed: int = 0,
+    quantile: Callable[[float], float],
+    generator: Callable[[int, Any], np.random.Generator],
     sampler: Sampler | None = None,
 ) -> pl.DataFrame:
-    """:func:`polfair.core.intervals.entropy_bootstrap` (see there); ``sampler`` defaults to :func:`draw_cells`.
+    """:func:`polfair.core.intervals.entropy_bootstrap` (see there), for a valid ``ci`` and ``n_boot``.
+
+    ``quantile`` is :func:`polfair.core.intervals.z_value`, ``generator(seed, key)`` the seeded
+    generator of a ``by`` value (``intervals._generator``; passed in: this module imports nothing
+    from ``intervals``, which imports it), ``sampler`` the draws (default :func:`draw_cells`).
 
     Examples
     --------
+    >>> from polfair.core.intervals import _generator, z_value
     >>> cells = pl.DataFrame({"g": ["a", "b"], "tp_n": [30, 10], "fp_n": [10, 20], "tn_n": [50, 60], "fn_n": [10, 10]})
-    >>> entropy_bootstrap(cells, protected=["g"], n_boot=50).height
+    >>> entropy_bootstrap(cells, protected=["g"], n_boot=50, quantile=z_value, generator=_generator).height
     9
     """
     from polfair.core import entropy
-    from polfair.core.intervals import _generator, check_ci, check_n_boot
 
-    ci = check_ci(ci)  # type: ignore[assignment]
-    n_boot = check_n_boot(n_boot)
     draw = draw_cells if sampler is None else sampler
     keys, by = list(protected), list(by)
     attr_sets: list[tuple[str, ...]] = [tuple(s) for s in sets] if sets is not None else [
@@ -368,7 +374,7 @@ def entropy_bootstrap(
     fp = np.empty((n_boot, n_cells), dtype=np.int64)
     for d, values in enumerate(by_rows):
         a, b = bounds[d], bounds[d + 1]
-        rng = _generator(seed, tuple(str(v) for v in values))
+        rng = generator(seed, tuple(str(v) for v in values))
         fn[:, a:b], fp[:, a:b] = draw(rng, counts[a:b], n_boot)
     num = n[None, :] - fn + fp  # TP + TN + 2 FP
 
@@ -454,7 +460,7 @@ def entropy_bootstrap(
     value = est["value"].cast(pl.Float64)
     if n_cells:
         matrix = np.concatenate([r.T for r in reps], axis=0)  # (rows, B), rows in the order of `est`
-        lo, hi, ok = bias_corrected_normal_intervals(value.to_numpy(), matrix, ci)
+        lo, hi, ok = bias_corrected_normal_intervals(value.to_numpy(), matrix, ci, quantile)
     else:
         lo = hi = np.zeros(0)
         ok = np.zeros(0, dtype=bool)

@@ -76,6 +76,8 @@ def categorical_codes(frame: pl.DataFrame) -> np.ndarray:
     An Enum column is mapped through its few categories (no per-row string work).
     """
     out = frame.select(pl.all().to_physical().cast(pl.UInt32).fill_null(int(NO_CODE))).to_numpy()
+    if any(isinstance(dtype, pl.Enum) for dtype in frame.schema.dtypes()):
+        out = np.array(out)  # writable (to_numpy may return a read-only view)
     for j, dtype in enumerate(frame.schema.dtypes()):
         if isinstance(dtype, pl.Enum):
             lut = pl.Series(dtype.categories).cast(pl.Categorical).to_physical().cast(pl.UInt32).to_numpy()

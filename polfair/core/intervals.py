@@ -1853,7 +1853,7 @@ def bias_corrected_normal_interval(
     if estimate is None:
         return None, None
     reps = np.asarray(replicates, dtype=np.float64).reshape(1, -1)
-    lo, hi, ok = bias_corrected_normal_intervals([estimate], reps, ci, lower=lower)
+    lo, hi, ok = bias_corrected_normal_intervals([estimate], reps, ci, z_value, lower=lower)
     return (float(lo[0]), float(hi[0])) if ok[0] else (None, None)
 
 
@@ -1922,9 +1922,12 @@ def entropy_bootstrap(
     """
     from polfair.core import _bootstrap
 
+    ci = check_ci(ci)  # type: ignore[assignment]
+    n_boot = check_n_boot(n_boot)
     return _bootstrap.entropy_bootstrap(
-        cells, protected=protected, by=by, sets=sets, alpha=alpha, ci=ci, n_boot=n_boot, seed=seed
-    )
+        cells, protected=protected, by=by, sets=sets, alpha=alpha, ci=ci, n_boot=n_boot, seed=seed,
+        quantile=z_value, generator=_generator,
+    )  # fmt: skip
 
 
 def ge_replicates(benefits: pl.DataFrame, alphas: dict[str, float], by: Sequence[str]) -> pl.DataFrame:

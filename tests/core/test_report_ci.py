@@ -152,3 +152,10 @@ def test_homogeneity_table_equals_the_aggregation_form() -> None:
         assert got[f"{fam}__tt"].to_list() == want[col].struct.field("test").to_list()
         for x, y in zip(got[f"{fam}__tp"].to_list(), want[col].struct.field("p_value").to_list()):
             assert (x is None and y is None) or math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-14)
+
+
+def test_one_group_labels_only_report_with_intervals() -> None:
+    # regression: the Enum test/method codes of a one-column cats frame were written into a read-only view
+    df = pl.DataFrame({"k": [1, 1, 0, 0, 1], "y": [True, True, False, True, False]})
+    rep = pf.fairness_report(df, y_true="y", protected="k")
+    assert rep.filter(group="1", metric="base_rate")["ci_method"].item() == "score"
