@@ -68,6 +68,7 @@ __all__ = [
     "code_counts",
     "describe_code_problems",
     "check_cell_table",
+    "grouped_by_code",
     "merge_counts",
     "pivot_codes",
     "W2_COLUMNS",
