@@ -1872,10 +1872,12 @@ def entropy_bootstrap(
 
     Per ``by`` value, each cell keeps its size and redraws its four confusion counts:
     ``(TP, FP, TN, FN)* ~ Multinomial(n_c; observed shares)`` (exactly a row bootstrap stratified
-    by cell; the indices use unweighted counts, as aif360). The ``n_boot`` replicate tables are
-    stacked as an extra key and go through the same :mod:`polfair.core.entropy` aggregations as
-    the report (one definition of the formulas); the interval is ``θ̂ − (mean θ* − θ̂) ± z·sd(θ*)``
-    clipped at 0 (:func:`bias_corrected_normal_interval`).
+    by cell; the indices use unweighted counts, as aif360). The draws of all ``by`` values fill one
+    replicate × cell array (``polfair.core._bootstrap``: FN binomial, FP given FN as two binomial
+    pieces, TP + TN the rest, which is all the indices read); the replicate indices use the
+    deviation form ``Σ cnt·((b/μ)^α − 1)`` of the :mod:`polfair.core.entropy` formulas, whose
+    estimates the report keeps. The interval is ``θ̂ − (mean θ* − θ̂) ± z·sd(θ*)`` clipped at 0
+    (:func:`bias_corrected_normal_interval`, vectorised over all rows).
 
     Parameters
     ----------
