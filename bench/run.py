@@ -4,6 +4,9 @@ Usage::
 
     python bench/run.py --rows 1e6 1e7 --out bench/results.md [--stream-rows 1e8] [--repeats 5]
 
+The table replaces the section between ``<!-- run:begin -->`` and ``<!-- run:end -->`` of ``--out``
+(prepended if absent); the other sections of that file belong to bench/coverage.py and bench/shapes.py.
+
 Generates seeded synthetic data (3 protected attributes with 2, 5 and 6 levels; labels, predictions,
 scores, weights) as parquet under ``bench/data/`` (not committed), then times, in ONE run on the
 same data, each case in a fresh subprocess (so peak RSS is the case's own):
@@ -292,7 +295,16 @@ def write_results(results: dict[int, dict[str, dict]], args: argparse.Namespace)
             rel = max(abs(ours[k] - theirs[k]) / max(abs(theirs[k]), 1e-300) for k in theirs)
             lines.append(f"* {n:,} rows: max relative |pf.ClassificationMetric − aif360| over {len(theirs)} metrics "
                          f"(weights, scores, sex F vs M): {rel:.2e}")  # fmt: skip
-    Path(args.out).write_text("\n".join(lines) + "\n")
+    # replace only this script's section of the file (between its markers; other scripts own the rest)
+    out = Path(args.out)
+    begin, end = "<!-- run:begin -->", "<!-- run:end -->"
+    block = f"{begin}\n" + "\n".join(lines) + f"\n{end}\n"
+    text = out.read_text() if out.exists() else ""
+    if begin in text and end in text:
+        text = text[: text.index(begin)] + block + text[text.index(end) + len(end) + 1 :]
+    else:
+        text = block + ("\n" + text if text else "")
+    out.write_text(text)
     print("\n".join(lines))
     try:
         import matplotlib

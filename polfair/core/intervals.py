@@ -1139,8 +1139,8 @@ def spread_intervals(r: Rate, ci: float, *, families: int = 1) -> SpreadInterval
     g_rhi = pl.when(lo.max() > 0).then(pl.min_horizontal(hi.min() / lo.max(), 1.0))
     # k = 2: the tight interval of |p1 − p2| and of min/max
     z2 = z_value(ci, families)
-    big = Rate(p.max(), n.sort_by(p).last())
-    small = Rate(p.min(), n.sort_by(p).first())
+    big = Rate(p.max(), n.sort_by([p, n]).last())
+    small = Rate(p.min(), n.sort_by([p, n]).first())
     d2 = abs_interval(newcombe_interval(big, small, z2))
     q_lo, q_hi = _mover_ratio_raw(small, big, z2)
     r2_lo = pl.when(q_hi >= 1.0).then(pl.min_horizontal(q_lo, 1.0 / q_hi)).otherwise(q_lo)
@@ -1250,7 +1250,8 @@ def spread_table(
         pl.col("__pf_lo").max().alias("__pf_maxl"), pl.col("__pf_lo").min().alias("__pf_minl"),
         pl.col("__pf_hi").max().alias("__pf_maxu"), pl.col("__pf_hi").min().alias("__pf_minu"),
         pc.max().alias("__pf_pmax"), pc.min().alias("__pf_pmin"),
-        nc.sort_by(pc).last().alias("__pf_nmax"), nc.sort_by(pc).first().alias("__pf_nmin"),
+        # ties of p: the largest (smallest) size, so the choice does not depend on the row order
+        nc.sort_by([pc, nc]).last().alias("__pf_nmax"), nc.sort_by([pc, nc]).first().alias("__pf_nmin"),
     ]  # fmt: skip
     agg = lf.group_by(by, maintain_order=True).agg(aggs) if by else lf.select(aggs)
     c = pl.col

@@ -514,3 +514,13 @@ def test_table_forms_equal_the_aggregation_forms():
     edf_fast = iv.edf_table(df, by=["f"], positives="x", total="n", total_w2=None, ci=0.9).collect().sort("f")
     edf_slow = df.group_by("f").agg(e.lo.alias("value_lo"), e.hi.alias("value_hi")).sort("f")
     assert edf_fast.select("value_lo", "value_hi").equals(edf_slow.select("value_lo", "value_hi"))
+
+
+def test_spread_with_tied_rates_does_not_depend_on_row_order() -> None:
+    # two groups with the same rate and different sizes: the two-group interval takes the larger
+    # size for the "largest" rate and the smaller for the "smallest", whatever the row order
+    rows = pl.DataFrame({"a": ["x", "x"], "p": [0.5, 0.5], "n": [10.0, 400.0]})
+    got = {iv.spread_table(r, by=["a"], p="p", n="n", ci=0.95).collect().row(0) for r in (rows, rows.reverse())}
+    assert len(got) == 1
+    d = iv.abs_interval(iv.newcombe_interval(iv.Rate(pl.lit(0.5), pl.lit(400.0)), iv.Rate(pl.lit(0.5), pl.lit(10.0)), iv.z_value(0.95)))
+    assert got.pop()[3] == pl.select(d.hi).item()
