@@ -39,7 +39,10 @@ def _frame(n: int, seed: int, null_rate: float = 0.1) -> pl.DataFrame:
 
 def test_fold_layout_is_chosen_only_where_values_are_known() -> None:
     df = _frame(50, 0)
-    assert [size for size, _ in build_spec(df, **KW).fold] == [2, 4, 2]  # Enum counts its categories
+    sizes = [size for size, _ in build_spec(df, **KW).fold]
+    # a Categorical's size is the process-wide bound of interned values (>= its 2 values; other
+    # tests in the same process intern more); an Enum counts its categories
+    assert sizes[0] >= 2 and sizes[1:] == [4, 2]
     assert build_spec(df.lazy(), **KW).fold == ()  # a lazy Categorical may intern new values
     lazy_enum = dict(KW, protected=["b", "c"])
     assert [size for size, _ in build_spec(df.lazy(), **lazy_enum).fold] == [4, 2]
