@@ -409,9 +409,35 @@ def chi2_sf(x: Any, df: Any) -> np.ndarray:
     x, df = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(df, dtype=np.int64))
     out = np.full(x.shape, np.nan)
     flat_x, flat_df, flat_out = x.ravel(), df.ravel(), out.ravel()
-    for i in range(flat_x.size):
-        flat_out[i] = _chi2_sf1(float(flat_x[i]), int(flat_df[i]))
+    regular = np.isfinite(flat_x) & (flat_x > 0.0) & (flat_df >= 1)
+    flat_out[~np.isnan(flat_x) & (flat_df >= 1) & (flat_x <= 0.0)] = 1.0
+    flat_out[np.isposinf(flat_x) & (flat_df >= 1)] = 0.0
+    for d in np.unique(flat_df[regular]).tolist():  # one vectorised series per distinct df
+        idx = np.flatnonzero(regular & (flat_df == d))
+        if idx.size * max(d // 2, 1) > 4_000_000:  # huge df and many values: one at a time
+            for i in idx.tolist():
+                flat_out[i] = _chi2_sf1(float(flat_x[i]), int(d))
+            continue
+        flat_out[idx] = _chi2_sf_many(flat_x[idx], int(d))
     return out
+
+
+def _chi2_sf_many(x: np.ndarray, df: int) -> np.ndarray:
+    """:func:`_chi2_sf1` for many finite ``x > 0`` with one ``df``, as (values × terms) arrays."""
+    h = x / 2.0
+    lh = np.log(h)[:, None]
+    if df % 2 == 0:
+        j = np.arange(df // 2, dtype=np.float64)
+        logs = -h[:, None] + j * lh - _lgamma_table(df // 2, 1.0)
+        base = np.zeros_like(h)
+    else:
+        j = np.arange(1, (df - 1) // 2 + 1, dtype=np.float64)
+        logs = -h[:, None] + (j - 0.5) * lh - _lgamma_table((df - 1) // 2, 1.5)
+        base = np.array([math.erfc(math.sqrt(v)) for v in h.tolist()])
+    if logs.shape[1]:
+        top = logs.max(axis=1)
+        base = base + np.exp(top) * np.exp(logs - top[:, None]).sum(axis=1)
+    return np.minimum(1.0, base)
 
 
 def _chi2_sf1(x: float, df: int) -> float:
