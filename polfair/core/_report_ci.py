@@ -23,9 +23,9 @@ from polfair.core import intervals as iv
 from polfair.core.metrics import METRICS, Counts, Disparity
 
 __all__ = [
-    "CI_CATS", "CI_FLOATS", "CiOptions", "Families", "attribute_aggs", "attribute_tables", "group_tables",
+    "CI_CATS", "CI_FLOATS", "CiOptions", "Families", "attribute_families", "attribute_tables", "group_tables",
     "neff_columns",
-    "population_edf_aggs", "population_edf_table", "population_families",
+    "population_edf_families", "population_edf_table", "population_families",
 ]  # fmt: skip
 
 #: Float interval families, in report column order.
@@ -289,13 +289,10 @@ def _edf_interval(on: str, ci: float, weighted: bool) -> iv.Interval:
 _EDF = "smoothed_empirical_differential_fairness"
 
 
-def attribute_aggs(
-    metric_names: Sequence[str], *, opts: CiOptions, has_predictions: bool, key: pl.Expr
-) -> tuple[list[pl.Expr], Families]:
-    """Aggregations (over the group rows of one attribute set and ``by`` value) for the interval
-    columns of the attribute rows, and the families reading their results.
+def attribute_families(metric_names: Sequence[str], *, has_predictions: bool) -> Families:
+    """The families of the attribute rows' interval columns, reading the columns that
+    :func:`attribute_tables` joins onto the attribute rows (limits and homogeneity tests).
     """
-    aggs: list[pl.Expr] = []
     out = _empty()
     rates = _rates(metric_names)
     for m in rates:  # limits come from attribute_tables (joined on the attribute rows)
@@ -321,6 +318,16 @@ def attribute_aggs(
             out["p_value"][name] = pl.when(ok).then(pl.col("equalized_odds__tp"))
             out["test"][name] = pl.when(ok).then(pl.col("equalized_odds__tt"))
             out["ci_method"][name] = pl.when(ok).then(pl.lit("projection"))
+    _edf_families(out, has_predictions)
+    return out
+
+
+def _edf_names(has_predictions: bool) -> list[tuple[str, str]]:
+    return [("labels", _EDF), ("predictions", f"{_EDF}_predictions")][: 2 if has_predictions else 1]
+
+
+def _edf_families(out: Families, has_predictions: bool) -> None:
+    """Add the EDF rows' families to ``out``: the projection limits ``<edf>__lo/hi`` where EDF is defined."""
     for _, name in _edf_names(has_predictions):
         ok = pl.col(name).is_not_null()
         out["value_lo"][name], out["value_hi"][name] = (
@@ -328,11 +335,6 @@ def attribute_aggs(
             pl.when(ok).then(pl.col(f"{name}__hi")),
         )
         out["ci_method"][name] = pl.when(ok).then(pl.lit("projection"))
-    return aggs, out
-
-
-def _edf_names(has_predictions: bool) -> list[tuple[str, str]]:
-    return [("labels", _EDF), ("predictions", f"{_EDF}_predictions")][: 2 if has_predictions else 1]
 
 
 def attribute_tables(
@@ -409,18 +411,12 @@ def population_families(metric_names: Sequence[str], *, opts: CiOptions) -> Fami
     return out
 
 
-def population_edf_aggs(has_predictions: bool, opts: CiOptions) -> tuple[list[pl.Expr], Families]:
+def population_edf_families(has_predictions: bool) -> Families:
     """EDF over the full intersection's cells and bias amplification (EDFs at level 1 − α/2 each):
-    the families reading the columns of :func:`population_edf_table` (no aggregations of their own).
+    the families reading the columns of :func:`population_edf_table`.
     """
     out = _empty()
-    for _, name in _edf_names(has_predictions):
-        ok = pl.col(name).is_not_null()
-        out["value_lo"][name], out["value_hi"][name] = (
-            pl.when(ok).then(pl.col(f"{name}__lo")),
-            pl.when(ok).then(pl.col(f"{name}__hi")),
-        )
-        out["ci_method"][name] = pl.when(ok).then(pl.lit("projection"))
+    _edf_families(out, has_predictions)
     if has_predictions:
         name = "differential_fairness_bias_amplification"
         d = iv.difference_of_intervals(iv.Interval(pl.col(f"{_EDF}_predictions__hlo"), pl.col(f"{_EDF}_predictions__hhi")),
@@ -428,7 +424,7 @@ def population_edf_aggs(has_predictions: bool, opts: CiOptions) -> tuple[list[pl
         ok = pl.col(name).is_not_null()
         out["value_lo"][name], out["value_hi"][name] = pl.when(ok).then(d.lo), pl.when(ok).then(d.hi)
         out["ci_method"][name] = pl.when(ok).then(pl.lit("projection"))
-    return [], out
+    return out
 
 
 def population_edf_table(

@@ -30,11 +30,11 @@ from polfair.core._report_ci import (
     CI_CATS,
     CiOptions,
     Families,
-    attribute_aggs,
+    attribute_families,
     attribute_tables,
     group_tables,
     neff_columns,
-    population_edf_aggs,
+    population_edf_families,
     population_edf_table,
     population_families,
 )
@@ -227,19 +227,16 @@ def _families(
     frame: pl.DataFrame | pl.LazyFrame,
     fams: Families | None,
     adjust: tuple[list[str], str | None] = ([], None),
-    stager: iv.Stager | None = None,
 ) -> tuple[dict, dict]:
     """Evaluate interval families (metric -> expression) over ``frame`` in ONE select (common
     subexpressions shared); floats as Float64 frames, cats (ci_method, test) as Categorical frames.
     ``p_value_adjusted`` is then the p-value adjusted (``adjust[1]``) within ``adjust[0]`` (by values).
-    With ``stager``, the families read its staged columns, added first (:class:`~polfair.core.intervals.Stager`).
     """
     if not fams:
         return {}, {}
     over = adjust[0]
     exprs = [e.alias(f"{fam}\x1f{m}") for fam, d in fams.items() for m, e in d.items()]
-    lf = frame.lazy() if stager is None else stager.apply(frame.lazy())
-    res = lf.select(*over, *exprs).collect()
+    res = frame.lazy().select(*over, *exprs).collect()
     return _finish(res, {fam: list(d) for fam, d in fams.items()}, adjust)
 
 
@@ -322,8 +319,9 @@ def group_part(
             counts = [c for c in COUNT_COLUMNS if c in pop.columns]
             wide = wide.join(pop.select(*ib, *[pl.col(c).alias(f"__pop_{c}") for c in counts]),
                              on=ib, how="left", nulls_equal=True, maintain_order="left")  # fmt: skip
-        wide = wide.with_columns(
-            *neff_columns(metric_names), *[d.formula(pl.col, r).alias(d.name) for d in disparities]
+        # the disparity values computed above (part.floats["value"]), for the intervals' null rules
+        wide = wide.with_columns(*neff_columns(metric_names)).hstack(
+            part.floats["value"].select([d.name for d in disparities])
         )
         res, fam_names = group_tables(wide, metric_names, disparities, opts=ci, mode=mode, modes=modes or set(),
                                       sk=sk, priv=priv, group_col=GROUP_COL)  # fmt: skip
@@ -399,24 +397,23 @@ def attribute_part(
                              pl.when(fpr.is_null()).then(pl.lit("no negatives"))], separator=", ", ignore_nulls=True)  # fmt: skip
         extra = [both.sum().cast(pl.Float64).alias("__pf_eo_k"), _excluded(both, why).alias("__pf_eo_x")]
     idx = [*sk, "attribute"]
-    ci_aggs: list[pl.Expr] = []
-    fams: Families | None = None
-    if ci is not None:
-        key = pl.concat_str(
-            [*[pl.col(b).cast(pl.String).fill_null("\x00") for b in ib], pl.col("attribute")], separator="\x1f"
-        )
-        ci_aggs, fams = attribute_aggs(metric_names, opts=ci, has_predictions=has_predictions, key=key)
     wide = (
-        groups.lazy().with_columns(*_index_inputs(concentration), *(neff_columns(metric_names) if ci else []))
+        groups.lazy().with_columns(*_index_inputs(concentration))
         .group_by(idx, maintain_order=True)
-        .agg(*spread, *extra, *aggs, *ci_aggs, pl.col(_CNT).count().cast(pl.Float64).alias("__pf_ix_k"),
+        .agg(*spread, *extra, *aggs, pl.col(_CNT).count().cast(pl.Float64).alias("__pf_ix_k"),
              _excluded(pl.col(_CNT).is_not_null(), "no counted rows").alias("__pf_ix_x"))
         .with_columns(finish).with_columns(_between_rule(index_names))
         .join(pop.lazy().select(*ib, pl.col("n").cast(pl.Int64)), on=ib, how="left", nulls_equal=True,
               maintain_order="left")
         .collect(**SMALL_COLLECT)
     )  # fmt: skip
+    fams: Families | None = None
     if ci is not None:  # projection limits of the spreads, equalized odds and EDF: vectorised frames
+        fams = attribute_families(metric_names, has_predictions=has_predictions)
+        # names the attribute row (seeds its Monte Carlo tests)
+        key = pl.concat_str(
+            [*[pl.col(b).cast(pl.String).fill_null("\x00") for b in ib], pl.col("attribute")], separator="\x1f"
+        )
         rows = groups.lazy().with_columns(neff_columns(metric_names))
         limits = attribute_tables(rows, idx, metric_names, opts=ci, has_predictions=has_predictions, key=key).collect(**SMALL_COLLECT)
         wide = wide.join(limits, on=idx, how="left", nulls_equal=True, maintain_order="left")
@@ -500,12 +497,12 @@ def population_part(
     """Population rows: every metric of everyone, and the population-level indices."""
     # the cell table is already the full intersection (one row per by + all keys)
     aggs, finish, names = _index_aggs(has_predictions, alpha, "between_all_groups_")
-    edf_aggs, edf_fams = population_edf_aggs(has_predictions, ci) if ci is not None else ([], None)
+    edf_fams = population_edf_families(has_predictions) if ci is not None else None
     vals = (
         cells.with_columns(_index_inputs(concentration)).group_by(ib, maintain_order=True)
-        .agg(*aggs, *edf_aggs, pl.col(_CNT).count().cast(pl.Float64).alias("__pf_ix_k"))
+        .agg(*aggs, pl.col(_CNT).count().cast(pl.Float64).alias("__pf_ix_k"))
         .with_columns(finish).with_columns(_between_rule(names))
-        .select(*ib, *names, "__pf_ix_k", *[e.meta.output_name() for e in edf_aggs])
+        .select(*ib, *names, "__pf_ix_k")
     )  # fmt: skip
     if ci is not None:  # EDF projection limits: the vectorised frame form
         vals = vals.join(population_edf_table(cells, ib, has_predictions, ci), on=ib, how="left", nulls_equal=True)
