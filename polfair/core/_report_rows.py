@@ -518,7 +518,7 @@ def population_part(
             differential_fairness_bias_amplification=pl.col("smoothed_empirical_differential_fairness_predictions")
             - pl.col("smoothed_empirical_differential_fairness")
         )
-    wide_df = wide.collect(**(SMALL_COLLECT if ci is None else {}))  # intervals: CSE pays
+    wide_df = wide.collect(**SMALL_COLLECT)  # as without intervals: their families are evaluated below
     values = [pl.col("n_missing").cast(pl.Float64), *[pl.col(m) for m in metric_names], *[pl.col(n) for n in names]]
     entities = _entities(wide_df, ib, pl.lit(-1), pl.lit(-1), pl.col("n").cast(pl.Int64))
     part = Part(
