@@ -221,6 +221,33 @@ def entropy_between(
     }
 
 
+def entropy_analytic(
+    rng: np.random.Generator, reps: int, k: int, sizes: np.ndarray, fprs: np.ndarray
+) -> dict[str, tuple[float, float]]:
+    """Between-group GE(2) and Theil, the report's analytic moments of the cell bootstrap (``entropy_delta``)."""
+    base, tpr = 0.4, 0.7
+    pos = rng.binomial(sizes[None, :], base, (reps, k))
+    neg = sizes[None, :] - pos
+    tp = rng.binomial(pos, tpr)
+    fp = rng.binomial(neg, fprs[None, :])
+    cells = pl.DataFrame({
+        "rep": np.repeat(np.arange(reps), k), "g": np.tile([f"g{i:02d}" for i in range(k)], reps),
+        "tp_n": tp.ravel(), "fp_n": fp.ravel(), "tn_n": (neg - fp).ravel(), "fn_n": (pos - tp).ravel(),
+    })  # fmt: skip
+    out = iv.entropy_delta(cells, protected=["g"], by=["rep"])
+    mu_g = 1.0 + base * tpr + (1 - base) * fprs - base
+    p = sizes / sizes.sum()
+    r = mu_g / float(np.sum(p * mu_g))
+    truths = {"GE(2)": float(np.sum(p * (r**2 - 1.0)) / 2.0), "Theil": float(np.sum(p * r * np.log(r)))}
+    res = {}
+    for label, metric in (("GE(2)", "between_group_generalized_entropy_index"), ("Theil", "between_group_theil_index")):
+        rows = out.filter(pl.col("metric") == metric)
+        res[f"between-group {label}: analytic cell-bootstrap moments ({k} groups)"] = _covers(
+            rows["value_lo"], rows["value_hi"], truths[label]
+        )
+    return res
+
+
 def edf(
     rng: np.random.Generator, reps: int, k: int, sizes: np.ndarray, rates: np.ndarray
 ) -> dict[str, tuple[float, float]]:
@@ -299,6 +326,15 @@ def scenarios(
             lambda g: many_groups(g, reps, 30, np.full(30, 0.03), sizes30),
         ),
         ("30 groups: between-group GE(2)", lambda g: entropy_between(g, max(reps // 10, 50), 30, sizes30, fpr30, boot)),
+        ("entropy, analytic: 30 groups n 20..1000", lambda g: entropy_analytic(g, reps, 30, sizes30, fpr30)),
+        (
+            "entropy, analytic: 30 groups n 20..1000, H0 (true index 0)",
+            lambda g: entropy_analytic(g, reps, 30, sizes30, np.full(30, 0.2)),
+        ),
+        (
+            "entropy, analytic: 30 small groups n 5..40",
+            lambda g: entropy_analytic(g, reps, 30, np.linspace(5, 40, 30).astype(np.int64), fpr30),
+        ),
         ("30 cells: EDF", lambda g: edf(g, reps, 30, np.round(np.geomspace(100, 2000, 30)).astype(np.int64), rates30)),
         (
             "clustered: 2 x 100 clusters x 10 rows, sd 1.0",

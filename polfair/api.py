@@ -259,10 +259,11 @@ def fairness_report(
         interval columns (the schema of polfair before intervals, and the fastest report).
     ci_method
         ``"auto"``: Wilson / Newcombe / MOVER-R closed forms, projections for spreads, equalized
-        odds and EDF, a bias-corrected cell bootstrap for the entropy indices.
+        odds and EDF, a bias-corrected normal interval from the analytic moments of the cell
+        bootstrap for the entropy indices (``delta_bc``).
     n_boot, seed
-        Replicates and seed of the entropy-index bootstrap and Monte Carlo exact tests (seeded per
-        ``by`` value; same input and seed, same numbers).
+        Replicates and seed of the Monte Carlo exact tests (seeded per tested family; same input
+        and seed, same numbers). The entropy-index intervals use no random numbers.
     p_adjust
         ``"bh"`` (Benjamini–Hochberg, default), ``"by"``, ``"holm"`` or ``None``: ``p_value_adjusted``
         within each (``by`` value, metric) family.

@@ -25,23 +25,19 @@ slower); the same law.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-__all__ = ["Sampler", "bias_corrected_normal_intervals", "draw_cells", "entropy_bootstrap"]
+__all__ = ["Sampler", "bias_corrected_normal_intervals", "bootstrap_limits", "draw_cells", "entropy_bootstrap"]
 
 #: ``sampler(rng, counts, n_boot) -> (fn, fp)``: ``counts`` is ``(C, 4)`` int64 in the order
 #: ``tp_n, fp_n, tn_n, fn_n`` (one ``by`` value's cells, sorted); ``fn`` and ``fp`` are the drawn
 #: false negatives and false positives, ``(n_boot, C)`` int64.
 Sampler = Callable[[np.random.Generator, np.ndarray, int], tuple[np.ndarray, np.ndarray]]
 
-_REP = "__pf_rep"
-_ROW = "__pf_row"
-_CONFUSION_N = ("tp_n", "fp_n", "tn_n", "fn_n")
 #: Binomials drawn as histograms have a window of at most ``2 * _HALF + 1`` values.
 _HALF = 127
 
@@ -330,7 +326,9 @@ def entropy_bootstrap(
 
     ``quantile`` is :func:`polfair.core.intervals.z_value`, ``generator(seed, key)`` the seeded
     generator of a ``by`` value (``intervals._generator``; passed in: this module imports nothing
-    from ``intervals``, which imports it), ``sampler`` the draws (default :func:`draw_cells`).
+    from ``intervals``, which imports it), ``sampler`` the draws (default :func:`draw_cells`). The
+    rows and estimates are :func:`polfair.core._entropy_ci.entropy_intervals`'s; this module adds
+    the limits (:func:`bootstrap_limits`).
 
     Examples
     --------
@@ -339,133 +337,91 @@ def entropy_bootstrap(
     >>> entropy_bootstrap(cells, protected=["g"], n_boot=50, quantile=z_value, generator=_generator).height
     9
     """
-    from polfair.core import entropy
+    from polfair.core._entropy_ci import entropy_intervals
 
+    limits = bootstrap_limits(n_boot=n_boot, seed=seed, quantile=quantile, generator=generator, sampler=sampler)
+    out = entropy_intervals(cells, protected=protected, by=by, sets=sets, alpha=alpha, ci=ci, limits=limits,
+                            method="bootstrap_bc")  # fmt: skip
+    return out.drop("ci_method")
+
+
+def bootstrap_limits(
+    *,
+    n_boot: int,
+    seed: int,
+    quantile: Callable[[float], float],
+    generator: Callable[[int, Any], np.random.Generator],
+    sampler: Sampler | None = None,
+) -> Callable[[Any, np.ndarray, float], tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The cell bootstrap as a :data:`polfair.core._entropy_ci.Limits` method.
+
+    Parameters
+    ----------
+    n_boot, seed, quantile, generator, sampler
+        As for :func:`entropy_bootstrap`.
+
+    Returns
+    -------
+    callable
+        ``limits(cells, estimates, ci) -> (lo, hi, defined)``: the draws of every ``by`` value
+        (its own generator) in one replicate × cell array, the replicates' indices per block
+        (group sums rolled up from the finest grouping already summed, finest first), and
+        :func:`bias_corrected_normal_intervals` over all rows.
+
+    Examples
+    --------
+    >>> from polfair.core.intervals import _generator, z_value
+    >>> callable(bootstrap_limits(n_boot=10, seed=0, quantile=z_value, generator=_generator))
+    True
+    """
     draw = draw_cells if sampler is None else sampler
-    keys, by = list(protected), list(by)
-    attr_sets: list[tuple[str, ...]] = [tuple(s) for s in sets] if sets is not None else [
-        s for k in range(1, len(keys) + 1) for s in itertools.combinations(keys, k)
-    ]  # fmt: skip
-    group = [*by, *keys]
-    base = (
-        cells.lazy().group_by(group).agg([pl.col(c).cast(pl.Int64).sum() for c in _CONFUSION_N])
-        .sort(group, nulls_last=False)
-        .collect()
-    )  # fmt: skip
-    base = base.filter(base.select(pl.sum_horizontal(_CONFUSION_N)).to_series() > 0)
-    rk = [*by, _REP]
-    alphas = sorted({float(alpha), 1.0, 2.0})
 
-    # by values: runs of the sorted table
-    n_cells = base.height
-    if by and n_cells:
-        seg = base.select(pl.struct(by).rle_id()).to_series().to_numpy().astype(np.int64)
-    else:
-        seg = np.zeros(n_cells, dtype=np.int64)
-    starts = np.flatnonzero(np.r_[True, seg[1:] != seg[:-1]]) if n_cells else np.zeros(0, dtype=np.int64)
-    bounds = np.r_[starts, n_cells]
-    n_seg = starts.size
-    by_rows = base.select(by)[starts.tolist()].rows() if by else [()] * n_seg
-
-    # draws, per by value with its own generator, into one (replicate, cell) array
-    counts = base.select(_CONFUSION_N).to_numpy().astype(np.int64).reshape(n_cells, 4)
-    n = counts.sum(axis=1)
-    fn = np.empty((n_boot, n_cells), dtype=np.int64)
-    fp = np.empty((n_boot, n_cells), dtype=np.int64)
-    for d, values in enumerate(by_rows):
-        a, b = bounds[d], bounds[d + 1]
-        rng = generator(seed, tuple(str(v) for v in values))
-        fn[:, a:b], fp[:, a:b] = draw(rng, counts[a:b], n_boot)
-    num = n[None, :] - fn + fp  # TP + TN + 2 FP
-
-    orig = base.with_columns(pl.lit(-1, pl.Int32).alias(_REP))
-
-    def estimates(benefits: pl.DataFrame, prefix: str) -> pl.DataFrame:
-        # the estimate through polfair.core.entropy (the report's definition), as before
-        names = {f"{prefix}generalized_entropy_index": alpha, f"{prefix}theil_index": 1.0, "__pf_ge2": 2.0}
-        out = entropy.generalized_entropy_indices(benefits, names, rk)
-        clamped = {k: pl.col(k).fill_nan(None).clip(lower_bound=0.0) for k in names}
-        cv = f"{prefix}coefficient_of_variation"
-        wide = out.select(
-            *rk,
-            clamped[f"{prefix}generalized_entropy_index"].alias(f"{prefix}generalized_entropy_index"),
-            clamped[f"{prefix}theil_index"].alias(f"{prefix}theil_index"),
-            (2.0 * clamped["__pf_ge2"]).sqrt().alias(cv),
-        )
-        return wide.unpivot(index=rk, variable_name="metric", value_name="value")
-
-    longs: list[pl.DataFrame] = []
-    reps: list[np.ndarray] = []  # (B, D) per output block, in the order of `longs`
-
-    def add(long: pl.DataFrame, attribute: str | None, values: list[np.ndarray]) -> None:
-        if long.height != 3 * n_seg:  # every by value has a counted row in every family
-            msg = "entropy_bootstrap: internal error (estimate rows do not match the by values)"
-            raise AssertionError(msg)
-        longs.append(long.with_columns(pl.lit(attribute, pl.String).alias("attribute")))
-        reps.extend(values)
-
-    indexed = base.with_row_index(_ROW)
-    if n_cells:
+    def limits(cells: Any, estimates: np.ndarray, ci: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        counts, n, seg, starts = cells.counts, cells.n, cells.seg, cells.starts
+        n_cells, alpha = n.size, cells.alpha
+        alphas = sorted({float(alpha), 1.0, 2.0})
+        bounds = np.r_[starts, n_cells]
+        fn = np.empty((n_boot, n_cells), dtype=np.int64)
+        fp = np.empty((n_boot, n_cells), dtype=np.int64)
+        for d, values in enumerate(cells.by_rows):
+            a, b = bounds[d], bounds[d + 1]
+            rng = generator(seed, tuple(str(v) for v in values))
+            fn[:, a:b], fp[:, a:b] = draw(rng, counts[a:b], n_boot)
+        num = n[None, :] - fn + fp  # TP + TN + 2 FP
         s0 = np.add.reduceat(n, starts).astype(np.float64)[None, :]
         with np.errstate(divide="ignore", invalid="ignore"):
             mu = np.add.reduceat(num, starts, axis=1) / s0  # mean benefit per (replicate, by value)
 
-    def group_codes(s: tuple[str, ...]) -> np.ndarray:
-        # the groups of cells, numbered in order of first appearance (so a by value's are consecutive)
-        if not (by or s):
-            return np.zeros(n_cells, dtype=np.int64)
-        first = indexed.select(pl.col(_ROW).min().over([*by, *s])).to_series().to_numpy()
-        return np.unique(first, return_inverse=True)[1].reshape(-1).astype(np.int64)
+        # replicate values per distinct grouping; group sums rolled up from the smallest finer
+        # grouping already summed (integer sums: the same as from the cells), finest first
+        groupings = [blk for blk in cells.blocks if blk is not None]
+        finest = max(groupings, key=lambda blk: len(blk[0]))
+        summed = [(finest[0], finest[1], np.unique(finest[1], return_index=True)[1], num, n)]
+        by_grouping: dict[bytes, list[np.ndarray]] = {}
 
-    # replicate values per distinct grouping; group sums rolled up from the smallest finer grouping
-    # already summed (integer sums: the same as from the cells), finest first
-    summed: list[tuple[frozenset[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
-    by_grouping: dict[bytes, list[np.ndarray]] = {}
-    set_codes: dict[tuple[str, ...], np.ndarray] = {}
+        def replicate_values(attrs: frozenset[str], codes: np.ndarray) -> list[np.ndarray]:
+            key = codes.tobytes()
+            if key not in by_grouping:
+                _, f_codes, f_first, f_num, f_cnt = min(
+                    (f for f in summed if f[0] >= attrs), key=lambda f: f[3].shape[1]
+                )  # fmt: skip
+                numg, cntg = _rollup(f_num, f_cnt, codes[f_first])
+                first = np.unique(codes, return_index=True)[1]
+                summed.append((attrs, codes, first, numg, cntg))
+                by_grouping[key] = _family_values(_group_replicates(numg, cntg, seg[first], s0, mu, alphas), alpha)
+            return by_grouping[key]
 
-    def replicate_values(attrs: frozenset[str], codes: np.ndarray) -> list[np.ndarray]:
-        key = codes.tobytes()
-        if key not in by_grouping:
-            _, f_codes, f_first, f_num, f_cnt = min(
-                (f for f in summed if f[0] >= attrs), key=lambda f: f[3].shape[1]
-            )  # fmt: skip
-            numg, cntg = _rollup(f_num, f_cnt, codes[f_first])
-            first = np.unique(codes, return_index=True)[1]
-            summed.append((attrs, codes, first, numg, cntg))
-            by_grouping[key] = _family_values(_group_replicates(numg, cntg, seg[first], s0, mu, alphas), alpha)
-        return by_grouping[key]
+        for attrs, codes in sorted(groupings, key=lambda blk: len(blk[0]), reverse=True):
+            replicate_values(attrs, codes)
+        reps: list[np.ndarray] = []
+        for blk in cells.blocks:
+            if blk is None:
+                fn_tot = np.add.reduceat(fn, starts, axis=1)
+                fp_tot = np.add.reduceat(fp, starts, axis=1)
+                reps.extend(_family_values(_individual_replicates(fn_tot, fp_tot, s0, mu, alphas), alpha))
+            else:
+                reps.extend(replicate_values(*blk))
+        matrix = np.concatenate([r.T for r in reps], axis=0)  # (rows, B), rows in the order of the estimates
+        return bias_corrected_normal_intervals(estimates, matrix, ci, quantile)
 
-    if n_cells:
-        cells_codes = np.arange(n_cells, dtype=np.int64)
-        summed.append((frozenset(keys), cells_codes, cells_codes, num, n))
-        for s in sorted(set(attr_sets), key=len, reverse=True):
-            set_codes[s] = group_codes(s)
-            replicate_values(frozenset(s), set_codes[s])
-    for s in attr_sets:
-        rolled = orig.group_by([*rk, *s], maintain_order=True).agg([pl.col(c).sum() for c in _CONFUSION_N])
-        long = estimates(entropy.benefit_of_groups(rolled, rk), "between_group_")
-        add(long, " & ".join(s), replicate_values(frozenset(s), set_codes[s]) if n_cells else [])
-    long = estimates(entropy.benefit_of_groups(orig, rk), "between_all_groups_")
-    add(long, None, replicate_values(frozenset(keys), cells_codes) if n_cells else [])
-    sums = orig.group_by(rk, maintain_order=True).agg([pl.col(c).sum() for c in _CONFUSION_N])
-    long = estimates(entropy.benefit_of_individuals(sums, rk, summed=True), "")
-    if n_cells:
-        fn_tot = np.add.reduceat(fn, starts, axis=1)
-        fp_tot = np.add.reduceat(fp, starts, axis=1)
-        add(long, None, _family_values(_individual_replicates(fn_tot, fp_tot, s0, mu, alphas), alpha))
-    else:
-        add(long, None, [])
-
-    est = pl.concat(longs, how="vertical_relaxed")
-    value = est["value"].cast(pl.Float64)
-    if n_cells:
-        matrix = np.concatenate([r.T for r in reps], axis=0)  # (rows, B), rows in the order of `est`
-        lo, hi, ok = bias_corrected_normal_intervals(value.to_numpy(), matrix, ci, quantile)
-    else:
-        lo = hi = np.zeros(0)
-        ok = np.zeros(0, dtype=bool)
-    limits = pl.DataFrame({"value_lo": lo, "value_hi": hi, "__pf_ok": ok}).select(
-        pl.when("__pf_ok").then(pl.col("value_lo")).alias("value_lo"),
-        pl.when("__pf_ok").then(pl.col("value_hi")).alias("value_hi"),
-    )
-    return pl.concat([est.select(*by, pl.col("attribute"), pl.col("metric"), value), limits], how="horizontal")
+    return limits

@@ -463,17 +463,18 @@ def attribute_part(
 def _with_entropy_ci(
     wide: pl.DataFrame, boot: pl.DataFrame, on: list[str], names: list[str], fams: Families
 ) -> pl.DataFrame:
-    """Join the entropy-bootstrap limits (``<metric>__elo/ehi``) and add them to the families."""
+    """Join the entropy-index limits and method (``<metric>__elo/ehi/em``) and add them to the families."""
     for n in names:
         part = boot.filter(pl.col("metric") == n).select(*on, pl.col("value_lo").alias(f"{n}__elo"),
-                                                         pl.col("value_hi").alias(f"{n}__ehi"))  # fmt: skip
+                                                         pl.col("value_hi").alias(f"{n}__ehi"),
+                                                         pl.col("ci_method").alias(f"{n}__em"))  # fmt: skip
         wide = wide.join(part, on=on, how="left", nulls_equal=True, maintain_order="left")
         ok = pl.col(n).is_not_null()
         fams["value_lo"][n], fams["value_hi"][n] = (
             pl.when(ok).then(pl.col(f"{n}__elo")),
             pl.when(ok).then(pl.col(f"{n}__ehi")),
         )
-        fams["ci_method"][n] = pl.when(ok).then(pl.lit("bootstrap_bc"))
+        fams["ci_method"][n] = pl.when(ok).then(pl.col(f"{n}__em"))
     return wide
 
 

@@ -401,9 +401,8 @@ def report_from_counts(
     _warn_size(groups.height, pop.height, len(sets), has_predictions)
     ref = _reference(groups.lazy(), pop.lazy(), sk, ib, metric_names, modes, has_predictions)
     boot = None
-    if opts is not None and has_predictions:  # the only resampling of a default report (seeded per by value)
-        boot = iv.entropy_bootstrap(lf, protected=keys, by=ib, sets=sets, alpha=alpha, ci=opts.ci,
-                                    n_boot=opts.n_boot, seed=opts.seed)  # fmt: skip
+    if opts is not None and has_predictions:  # entropy indices: analytic moments of the cell bootstrap
+        boot = iv.entropy_delta(lf, protected=keys, by=ib, sets=sets, alpha=alpha, ci=opts.ci)
     parts = [
         population_part(lf, pop, keys, ib, has_predictions, metric_names, alpha, concentration, opts, boot),
         attribute_part(groups, pop, sk, ib, has_predictions, alpha, concentration, opts, boot),
@@ -428,7 +427,7 @@ def _ci_options(
     if level is None:
         return None
     if ci_method != "auto":
-        msg = f"ci_method must be 'auto' (closed forms, projections, cell bootstrap), got {ci_method!r}"
+        msg = f"ci_method must be 'auto' (closed forms, projections, analytic cell-bootstrap moments), got {ci_method!r}"
         raise PolfairError(msg)
     if isinstance(seed, bool) or not isinstance(seed, int):
         msg = f"seed must be an int, got {seed!r}"

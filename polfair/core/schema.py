@@ -87,8 +87,8 @@ REPORT_SCHEMA: tuple[Column, ...] = (
            "equal' (attribute rows)", 2, "interval"),
     Column("p_value_adjusted", _F, "p_value adjusted for multiplicity within (by value, metric)", 2, "interval"),
     Column("n_eff", _F, "effective sample size of the rate's denominator (Kish; = count unweighted)", 2, "interval"),
-    Column("ci_method", pl.Categorical, "interval method (score, score_ess, mover, projection, bootstrap_bc, "
-           "jackknife_t, bound)", 2, "interval"),
+    Column("ci_method", pl.Categorical, "interval method (score, score_ess, mover, projection, delta_bc, "
+           "jackknife_t, bound; bootstrap_bc before 2026-11-23)", 2, "interval"),
     Column("test", pl.Categorical, "test behind p_value (chi2_n1, fisher, z_ess, chi2_2df, chi2_homogeneity, "
            "mc_exact, jackknife_t)", 2, "interval"),
     Column("n_groups", _I, "attribute rows and between_all_groups rows: number of groups the spread or index "

@@ -26,6 +26,7 @@ FAST = {
     "odds: 40 vs 400, TPR 0.6/0.75, FPR 0.2/0.1",
     "weighted (lognormal sd 1): 60/200, H0 p = 0.3",
     "clustered: 2 x 100 clusters x 10 rows, sd 1.0",
+    "entropy, analytic: 30 small groups n 5..40",
 }
 
 

@@ -78,6 +78,7 @@ _CI_METHODS = {
     "mover": "MOVER: the disparity's interval recovered from its parts' score intervals (Zou & Donner 2008)",
     "projection": "projection: the range of the quantity over the group intervals (conservative)",
     "bootstrap_bc": "bias-corrected bootstrap over cells",
+    "delta_bc": "bias-corrected normal interval from the analytic (second-order) moments of the bootstrap over cells",
     "bootstrap_percentile": "percentile bootstrap",
     "jackknife_t": "delete-a-group jackknife with t quantiles over cluster buckets",
     "bound": "bound from the interval of the hard-prediction rate",
