@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from polfair.core import entropy
 from polfair.core import intervals as iv
@@ -94,6 +95,19 @@ def _codes_to_categorical(name: str, codes: np.ndarray) -> pl.Series:
     return s.cat.to(pl.Categorical)
 
 
+def _float_column(name: str, values: np.ndarray) -> pl.Series:
+    """A Float64 Series over ``values`` (no copy), null where they hold the :data:`_NULL` sentinel.
+
+    The validity is an Arrow bitmap packed from the sentinel mask; the values buffer is shared.
+    """
+    null = values.view(np.uint64) == _NULL_BITS
+    if not null.any():
+        return pl.Series(name, values)
+    valid = np.packbits(~null, bitorder="little")
+    arr = pa.Array.from_buffers(pa.float64(), values.size, [pa.py_buffer(valid), pa.py_buffer(values)])
+    return pl.Series(name, arr)
+
+
 def assemble(
     parts: Sequence[Part],
     sort_keys: list[str],
@@ -132,29 +146,34 @@ def assemble(
     runs = [(int(kinds[f]), int(srcs[f]) * int(sizes[kinds[f]]), int(n) * int(sizes[kinds[f]]))
             for f, n in zip(first, lengths)]  # fmt: skip
 
-    def layout(flats: list[np.ndarray]) -> np.ndarray:
-        return np.concatenate([flats[k][a : a + n] for k, a, n in runs])
+    total = int(count.sum())
+
+    def layout(flats: list[np.ndarray], dtype: type) -> np.ndarray:
+        out: np.ndarray = np.empty(total, dtype=dtype)  # one allocation per output column
+        at = 0
+        for k, a, n in runs:
+            out[at : at + n] = flats[k][a : a + n]
+            at += n
+        return out
 
     all_names = list(dict.fromkeys(m for p in parts for m in p.metrics))
     name_codes = dict(zip(all_names, pl.Series(all_names).cast(pl.Categorical).to_physical().to_numpy()))
     metric = layout([np.tile(np.array([name_codes[m] for m in p.metrics], dtype=np.uint32), p.entities.height)
-                     for p in parts])  # fmt: skip
+                     for p in parts], np.uint32)  # fmt: skip
     columns = [_codes_to_categorical("metric", metric)]
     for fam in float_families:
         flats = []
         for p in parts:
-            full = np.full((p.entities.height, len(p.metrics)), _NULL)
             frame = p.floats.get(fam)
-            if frame is not None and frame.width:
-                offs = [p.metrics.index(c) for c in frame.columns]
-                full[:, offs] = frame.select(pl.all().cast(pl.Float64).fill_null(pl.lit(_NULL))).to_numpy()
-            flats.append(full.ravel())
-        out = layout(flats)
-        null = out.view(np.uint64) == _NULL_BITS
-        col = pl.Series(fam, out)
-        if null.any():  # a Polars mask (much faster than an Arrow array built with a mask)
-            col = pl.select(pl.when(pl.Series(null)).then(None).otherwise(col).alias(fam)).to_series()
-        columns.append(col)
+            have = set(frame.columns) if frame is not None else set()
+            if frame is None or not have:
+                flats.append(np.full(p.entities.height * len(p.metrics), _NULL))
+                continue
+            # row-major (entity, metric) straight from Polars, null and absent metrics as the sentinel
+            cols = [pl.col(m).cast(pl.Float64).fill_null(pl.lit(_NULL)) if m in have else pl.lit(_NULL).alias(m)
+                    for m in p.metrics]  # fmt: skip
+            flats.append(frame.select(cols).to_numpy(order="c").reshape(-1))
+        columns.append(_float_column(fam, layout(flats, np.float64)))
     for fam in cat_families:
         flats = []
         for p in parts:
@@ -164,7 +183,7 @@ def assemble(
                 offs = [p.metrics.index(c) for c in frame.columns]
                 full[:, offs] = categorical_codes(frame)
             flats.append(full.ravel())
-        columns.append(_codes_to_categorical(fam, layout(flats)))
+        columns.append(_codes_to_categorical(fam, layout(flats, np.uint32)))
     return base.hstack(columns)
 
 
