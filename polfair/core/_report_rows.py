@@ -17,7 +17,7 @@ An underscore module: internal, not public API.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -95,6 +95,11 @@ def _codes_to_categorical(name: str, codes: np.ndarray) -> pl.Series:
     return s.cat.to(pl.Categorical)
 
 
+#: At most this many runs of entities: the long columns are zero-copy chunks (one per run) of the
+#: parts' arrays, aligned across columns; more (e.g. many ``by`` values): one copy per column.
+_MAX_CHUNKS = 64
+
+
 def _float_column(name: str, values: np.ndarray) -> pl.Series:
     """A Float64 Series over ``values`` (no copy), null where they hold the :data:`_NULL` sentinel.
 
@@ -122,7 +127,9 @@ def assemble(
 
     Each part's family is flattened row-major once (entity by entity, its metrics in order); the
     final column is the concatenation of slices of those flat arrays, one slice per *run* of
-    consecutive entities of one part (e.g. the groups of one attribute set and ``by`` value).
+    consecutive entities of one part (e.g. the groups of one attribute set and ``by`` value):
+    zero-copy chunks when there are few runs, one copied array otherwise. The parts' family
+    frames are consumed (removed from ``floats``/``cats``) so their memory goes as the report grows.
     """
     kind, src = "__pf_kind", "__pf_src"
     ents = pl.concat(
@@ -147,24 +154,30 @@ def assemble(
             for f, n in zip(first, lengths)]  # fmt: skip
 
     total = int(count.sum())
+    chunked = len(runs) <= _MAX_CHUNKS
 
-    def layout(flats: list[np.ndarray], dtype: type) -> np.ndarray:
+    def layout(name: str, flats: list[np.ndarray], dtype: type, column: Callable[[str, np.ndarray], pl.Series]
+               ) -> pl.Series:  # fmt: skip
+        if chunked:  # one zero-copy chunk per run: the output shares the parts' flat arrays
+            return pl.concat([column(name, flats[k][a : a + n]) for k, a, n in runs], rechunk=False)
         out: np.ndarray = np.empty(total, dtype=dtype)  # one allocation per output column
         at = 0
         for k, a, n in runs:
             out[at : at + n] = flats[k][a : a + n]
             at += n
-        return out
+        return column(name, out)
 
+    if chunked:  # the entity columns cut at the same row boundaries (aligned chunks)
+        ends = np.cumsum([n for _, _, n in runs])
+        base = pl.concat([base.slice(int(e - n), int(n)) for e, (_, _, n) in zip(ends, runs)], rechunk=False)
     all_names = list(dict.fromkeys(m for p in parts for m in p.metrics))
     name_codes = dict(zip(all_names, pl.Series(all_names).cast(pl.Categorical).to_physical().to_numpy()))
-    metric = layout([np.tile(np.array([name_codes[m] for m in p.metrics], dtype=np.uint32), p.entities.height)
-                     for p in parts], np.uint32)  # fmt: skip
-    columns = [_codes_to_categorical("metric", metric)]
+    metric = [np.tile(np.array([name_codes[m] for m in p.metrics], dtype=np.uint32), p.entities.height) for p in parts]
+    columns = [layout("metric", metric, np.uint32, _codes_to_categorical)]
     for fam in float_families:
         flats = []
         for p in parts:
-            frame = p.floats.get(fam)
+            frame = p.floats.pop(fam, None)  # consumed: its columns are freed once laid out
             have = set(frame.columns) if frame is not None else set()
             if frame is None or not have:
                 flats.append(np.full(p.entities.height * len(p.metrics), _NULL))
@@ -173,17 +186,17 @@ def assemble(
             cols = [pl.col(m).cast(pl.Float64).fill_null(pl.lit(_NULL)) if m in have else pl.lit(_NULL).alias(m)
                     for m in p.metrics]  # fmt: skip
             flats.append(frame.select(cols).to_numpy(order="c").reshape(-1))
-        columns.append(_float_column(fam, layout(flats, np.float64)))
+        columns.append(layout(fam, flats, np.float64, _float_column))
     for fam in cat_families:
         flats = []
         for p in parts:
             full = np.full((p.entities.height, len(p.metrics)), NO_CODE, dtype=np.uint32)
-            frame = p.cats.get(fam)
+            frame = p.cats.pop(fam, None)
             if frame is not None and frame.width:
                 offs = [p.metrics.index(c) for c in frame.columns]
                 full[:, offs] = categorical_codes(frame)
             flats.append(full.ravel())
-        columns.append(_codes_to_categorical(fam, layout(flats, np.uint32)))
+        columns.append(layout(fam, flats, np.uint32, _codes_to_categorical))
     return base.hstack(columns)
 
 

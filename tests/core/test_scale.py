@@ -151,3 +151,21 @@ def test_streaming_pass_raises_the_hot_table_cap_only_while_it_runs(monkeypatch)
     assert seen[-1] == "5000" and os.environ[env] == "5000"
     monkeypatch.delenv(env)
     pl.Config.reload_env_vars()  # leave Polars' cached configuration as the environment is
+
+
+@pytest.mark.parametrize("by", [None, ["day"]])
+def test_long_report_layout_chunked_and_copied_are_the_same_rows(monkeypatch, by):
+    # few runs of entities: the long columns are zero-copy chunks of the parts' arrays, aligned
+    # across columns; many runs (or _MAX_CHUNKS = 0): one copied array per column. Same report.
+    from polfair.core import _report_rows
+
+    df = _frame(5_000)
+    chunked = pf.fairness_report(df, **KW, by=by)
+    monkeypatch.setattr(_report_rows, "_MAX_CHUNKS", 0)
+    copied = pf.fairness_report(df, **KW, by=by)
+    assert copied.n_chunks() == 1
+    if by is None:
+        assert len(set(chunked.n_chunks("all"))) == 1 and chunked.n_chunks() > 1  # aligned chunks
+    assert_frame_equal(chunked, copied)
+    assert_frame_equal(chunked.filter(pl.col("metric") == "true_positive_rate"), copied.filter(pl.col("metric") == "true_positive_rate"))
+    assert chunked.rechunk().equals(copied)
