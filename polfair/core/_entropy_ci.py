@@ -44,7 +44,6 @@ import polars as pl
 
 __all__ = ["CellBlocks", "Limits", "delta_limits", "entropy_intervals"]
 
-_REP = "__pf_rep"
 _ROW = "__pf_row"
 _CONFUSION_N = ("tp_n", "fp_n", "tn_n", "fn_n")
 
@@ -126,8 +125,6 @@ def entropy_intervals(
         .collect()
     )  # fmt: skip
     base = base.filter(base.select(pl.sum_horizontal(_CONFUSION_N)).to_series() > 0)
-    rk = [*by, _REP]
-
     n_cells = base.height
     if by and n_cells:
         seg = base.select(pl.struct(by).rle_id()).to_series().to_numpy().astype(np.int64)
@@ -137,56 +134,63 @@ def entropy_intervals(
     n_seg = starts.size
     by_rows = base.select(by)[starts.tolist()].rows() if by else [()] * n_seg
     counts = base.select(_CONFUSION_N).to_numpy().astype(np.int64).reshape(n_cells, 4)
-    orig = base.with_columns(pl.lit(-1, pl.Int32).alias(_REP))
-    indexed = base.with_row_index(_ROW)
+    n = counts.sum(axis=1)
 
-    def group_codes(s: tuple[str, ...]) -> np.ndarray:
-        # the groups of cells, numbered in order of first appearance (so a by value's are consecutive)
-        if not (by or s):
-            return np.zeros(n_cells, dtype=np.int64)
-        first = indexed.select(pl.col(_ROW).min().over([*by, *s])).to_series().to_numpy()
-        return np.unique(first, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    # every attribute set's groups of cells in one select, numbered in order of first appearance
+    # (so a by value's groups are consecutive)
+    distinct = list(dict.fromkeys(attr_sets))
+    firsts = base.with_row_index(_ROW).select(
+        [pl.col(_ROW).min().over([*by, *st]).alias(str(i)) for i, st in enumerate(distinct)]
+    )
+    codes_of = {
+        st: np.unique(firsts[str(i)].to_numpy(), return_inverse=True)[1].reshape(-1).astype(np.int64)
+        for i, st in enumerate(distinct)
+    }
+    blocks: list[tuple[frozenset[str], np.ndarray] | None] = [(frozenset(st), codes_of[st]) for st in attr_sets]
+    blocks.append((frozenset(keys), np.arange(n_cells, dtype=np.int64)))  # between all groups (cells)
+    labels = [" & ".join(st) for st in attr_sets] + [None, None]
+    prefixes = ["between_group_"] * len(attr_sets) + ["between_all_groups_", ""]
 
-    def estimates(benefits: pl.DataFrame, prefix: str) -> pl.DataFrame:
-        names = {f"{prefix}generalized_entropy_index": alpha, f"{prefix}theil_index": 1.0, "__pf_ge2": 2.0}
-        out = entropy.generalized_entropy_indices(benefits, names, rk)
-        clamped = {k: pl.col(k).fill_nan(None).clip(lower_bound=0.0) for k in names}
-        cv = f"{prefix}coefficient_of_variation"
-        wide = out.select(
-            *rk,
-            clamped[f"{prefix}generalized_entropy_index"].alias(f"{prefix}generalized_entropy_index"),
-            clamped[f"{prefix}theil_index"].alias(f"{prefix}theil_index"),
-            (2.0 * clamped["__pf_ge2"]).sqrt().alias(cv),
-        )
-        return wide.unpivot(index=rk, variable_name="metric", value_name="value")
-
-    longs: list[pl.DataFrame] = []
-    blocks: list[tuple[frozenset[str], np.ndarray] | None] = []
-    codes_of: dict[tuple[str, ...], np.ndarray] = {}
-
-    def add(long: pl.DataFrame, attribute: str | None, block: tuple[frozenset[str], np.ndarray] | None) -> None:
-        if long.height != 3 * n_seg:  # every by value has a counted row in every family
-            msg = "entropy intervals: internal error (estimate rows do not match the by values)"
-            raise AssertionError(msg)
-        longs.append(long.with_columns(pl.lit(attribute, pl.String).alias("attribute")))
-        blocks.append(block)
-
-    for s in attr_sets:
-        if s not in codes_of:
-            codes_of[s] = group_codes(s)
-        rolled = orig.group_by([*rk, *s], maintain_order=True).agg([pl.col(c).sum() for c in _CONFUSION_N])
-        add(estimates(entropy.benefit_of_groups(rolled, rk), "between_group_"), " & ".join(s),
-            (frozenset(s), codes_of[s]))  # fmt: skip
-    add(estimates(entropy.benefit_of_groups(orig, rk), "between_all_groups_"), None,
-        (frozenset(keys), np.arange(n_cells, dtype=np.int64)))  # fmt: skip
-    sums = orig.group_by(rk, maintain_order=True).agg([pl.col(c).sum() for c in _CONFUSION_N])
-    add(estimates(entropy.benefit_of_individuals(sums, rk, summed=True), ""), None, None)
-
-    est = pl.concat(longs, how="vertical_relaxed")
-    value = est["value"].cast(pl.Float64)
+    # estimates through polfair.core.entropy (the report's definition): the group benefit vectors of
+    # every between-group block in one frame, one aggregation; the individuals' benefits in another
+    x = (counts[:, 0] + counts[:, 2] + 2 * counts[:, 1]).astype(np.float64)  # TP + TN + 2 FP
+    cols: dict[str, list[np.ndarray]] = {"__pf_blk": [], "__pf_seg": [], "b": [], "cnt": []}
+    for j, blk in enumerate(blocks):
+        codes = blk[1] if blk is not None else np.zeros(0, dtype=np.int64)
+        g = int(codes.max()) + 1 if codes.size else 0
+        first = np.unique(codes, return_index=True)[1]
+        ng = np.bincount(codes, weights=n, minlength=g)
+        cols["__pf_blk"].append(np.full(g, j, dtype=np.int64))
+        cols["__pf_seg"].append(seg[first])
+        cols["b"].append(np.bincount(codes, weights=x, minlength=g) / ng)
+        cols["cnt"].append(ng)
+    groups = pl.DataFrame({k: np.concatenate(v) if v else np.zeros(0) for k, v in cols.items()})
+    names = {"ge": alpha, "theil": 1.0, "ge2": 2.0}
+    idx = ["__pf_blk", "__pf_seg"]
+    between = entropy.generalized_entropy_indices(groups, names, idx)
+    sums = base.with_columns(pl.lit(0, pl.Int64).alias("__pf_blk"), pl.Series("__pf_seg", seg)).group_by(
+        idx, maintain_order=True
+    ).agg([pl.col(c).sum() for c in _CONFUSION_N])  # fmt: skip
+    individuals = entropy.generalized_entropy_indices(entropy.benefit_of_individuals(sums, idx, summed=True), names, idx)
+    wide = pl.concat([between, individuals.with_columns(pl.lit(len(blocks), pl.Int64).alias("__pf_blk"))])
+    clamped = {k: pl.col(k).fill_nan(None).clip(lower_bound=0.0) for k in names}
+    wide = wide.sort(idx).select(clamped["ge"], clamped["theil"], (2.0 * clamped["ge2"]).sqrt().alias("cv"))
+    blocks.append(None)  # all individuals
+    if wide.height != len(blocks) * n_seg:  # every by value has a counted row in every block
+        msg = "entropy intervals: internal error (estimate rows do not match the by values)"
+        raise AssertionError(msg)
+    # rows: block after block, in each GE(α) for every by value, then Theil, then CV
+    value = wide.to_numpy().reshape(len(blocks), n_seg, 3).transpose(0, 2, 1).reshape(-1)
+    family = ["generalized_entropy_index", "theil_index", "coefficient_of_variation"]
+    est = pl.DataFrame({
+        "attribute": pl.Series([lb for lb in labels for _ in range(3 * n_seg)], dtype=pl.String),
+        "metric": pl.Series([f"{pre}{f}" for pre in prefixes for f in family for _ in range(n_seg)], dtype=pl.String),
+    })  # fmt: skip
+    if by:
+        est = pl.concat([base.select(by)[np.tile(starts, 3 * len(blocks))], est], how="horizontal")
     if n_cells:
-        table = CellBlocks(counts, counts.sum(axis=1), seg, starts, by_rows, blocks, float(alpha))
-        lo, hi, ok = limits(table, value.to_numpy(), ci)
+        table = CellBlocks(counts, n, seg, starts, by_rows, blocks, float(alpha))
+        lo, hi, ok = limits(table, value, ci)
     else:
         lo = hi = np.zeros(0)
         ok = np.zeros(0, dtype=bool)
@@ -195,7 +199,8 @@ def entropy_intervals(
         pl.when("__pf_ok").then(pl.col("value_hi")).alias("value_hi"),
         pl.when("__pf_ok").then(pl.lit(method)).alias("ci_method"),
     )
-    return pl.concat([est.select(*by, pl.col("attribute"), pl.col("metric"), value), out], how="horizontal")
+    value_col = pl.DataFrame({"value": pl.Series(value, dtype=pl.Float64)}).fill_nan(None)
+    return pl.concat([est, value_col, out], how="horizontal")
 
 
 # ----------------------------------------------------------------------------------------------
