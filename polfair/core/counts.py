@@ -184,9 +184,19 @@ _SLOTS = pl.Series("__pf_slot", [_slot(c) for c in range(CODE_VALUES)], dtype=pl
 
 
 def pivot_codes(codes: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
-    """Turn per-code counts into the cell table (runs on the small result of :func:`code_counts`)."""
-    n, slot = pl.col(_N), pl.col(_SLOTS.name)
+    """Turn per-code counts into the cell table (runs on the small result of :func:`code_counts`).
+
+    This pass's code table (integer counts, exact fixed-point sums) goes through
+    :func:`_pivot_exact`; a foreign engine's table with Float64 sums is sorted first so its sums add
+    in the same order every run.
+    """
     cschema = codes.collect_schema()
+    exact = not (spec.weighted and not _is_exact(cschema.get(W))) and not (
+        spec.has_scores and not _is_exact(cschema.get(WS))
+    )
+    if exact:
+        return _pivot_exact(codes, spec)
+    n, slot = pl.col(_N), pl.col(_SLOTS.name)
     wt = _as_float(W, cschema) if spec.weighted else n.cast(pl.Float64)
     # Σw² per row of the code table (unweighted: the count); a foreign engine's table may lack it
     names = codes.collect_schema().names()
@@ -224,6 +234,49 @@ def pivot_codes(codes: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
     if group:
         return out.group_by(group, maintain_order=True).agg(pl.all().sum())
     return out.select(pl.all().sum())
+
+
+def _pivot_exact(codes: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
+    """:func:`pivot_codes` of this pass's code table (counts and exact fixed-point sums).
+
+    Every column is a sum over its slots' codes done in integers (UInt64 counts, UInt128 fixed
+    point) and converted once: the result does not depend on the order of the code table, so it
+    needs no sort of the code table (one row per (cell, outcome code)), only of the cells. Σw² is
+    a Float64 sum of one code per cell (slots 0–3 hold one code each), also order-free.
+    """
+    n, slot = pl.col(_N), pl.col(_SLOTS.name)
+    u128 = pl.UInt128
+    zero_n, zero_u, zero_f = pl.lit(0, pl.UInt64), pl.lit(0, u128), pl.lit(0.0)
+
+    def at(x: pl.Expr, zero: pl.Expr, *slots: int) -> pl.Expr:  # x on rows of these slots, else 0
+        return pl.when(slot.is_in(list(slots)) if len(slots) > 1 else slot == slots[0]).then(x).otherwise(zero)
+
+    # per code-table row: each amount in its slots' columns (integers), then one plain sum per column
+    total = pl.col(W).cast(u128) if spec.weighted else n.cast(u128) * pl.lit(int(EXACT_SCALE), u128)
+    w2 = pl.col(_W2) if spec.weighted else n.cast(pl.Float64)
+    ws = pl.col(WS).cast(u128) if spec.has_scores else None
+    fixed: dict[str, pl.Expr] = {"w": at(total, zero_u, 0, 1, 2, 3)}
+    if spec.weighted:
+        fixed |= {"tp": at(total, zero_u, 0), "fp": at(total, zero_u, 1), "tn": at(total, zero_u, 2),
+                  "fn": at(total, zero_u, 3)}  # fmt: skip
+    if ws is not None:  # Σw·s and Σw·(1 − s) = Σw − Σw·s (never below 0 where read: rows of slots 0-3)
+        fixed |= {"gtp": at(ws, zero_u, 0, 3), "gfp": at(ws, zero_u, 1, 2), "gtn": at(total - ws, zero_u, 1, 2),
+                  "gfn": at(total - ws, zero_u, 0, 3)}  # fmt: skip
+    counts = {"n": n, "n_missing": at(n, zero_n, 4), "n_invalid": at(n, zero_n, 5), "tp_n": at(n, zero_n, 0),
+              "fp_n": at(n, zero_n, 1), "tn_n": at(n, zero_n, 2), "fn_n": at(n, zero_n, 3)}  # fmt: skip
+    floats = {f"{k}_w2": at(w2, zero_f, i) for i, k in enumerate(("tp", "fp", "tn", "fn"))}
+    group = _group(spec)
+    rows = codes.with_columns(pl.lit(_SLOTS).gather(pl.col(CODE))).select(
+        *group, *[e.alias(c) for c, e in {**counts, **fixed, **floats}.items()]
+    )
+    summed = rows.group_by(group).agg(pl.all().sum()).sort(group, nulls_last=False) if group else rows.sum()
+    as_float = {c: pl.col(c).cast(pl.Float64) / EXACT_SCALE for c in fixed}
+    hard = {"tp": "tp_n", "fp": "fp_n", "tn": "tn_n", "fn": "fn_n"}
+    for c, src in hard.items():  # unweighted: the counts
+        as_float.setdefault(c, pl.col(src).cast(pl.Float64))
+    for c, src in {"gtp": "tp", "gfp": "fp", "gtn": "tn", "gfn": "fn"}.items():  # default scores 1[ŷ = fav]
+        as_float.setdefault(c, as_float[src])
+    return summed.select(*group, *[(as_float[c] if c in as_float else pl.col(c)).alias(c) for c in COUNT_COLUMNS])
 
 
 def describe_code_problems(codes: pl.DataFrame) -> dict[str, int]:

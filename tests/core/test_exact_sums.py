@@ -150,10 +150,13 @@ def test_cell_values_are_the_exact_sums_rounded_once() -> None:
     for g, tp, fp, tn, fn in cells.select("g", "tp", "fp", "tn", "fn").iter_rows():
         for col, got in (("tp", tp), ("fp", fp), ("tn", tn), ("fn", fn)):
             assert got == float(Fraction(exact[(g, col)], SCALE)), (g, col)  # float(Fraction): correctly rounded
-    # Σw·s and Σw·(1−s) of each class are exact too: a generalized count adds two classes' values
-    for g, gtp, gfn in cells.select("g", "gtp", "gfn").iter_rows():
-        assert gtp == float(Fraction(exact[(g, "tp_ws")], SCALE)) + float(Fraction(exact[(g, "fn_ws")], SCALE))
-        assert gfn == float(Fraction(exact[(g, "tp_w1s")], SCALE)) + float(Fraction(exact[(g, "fn_w1s")], SCALE))
+    # Σw·s and Σw·(1−s) are exact too, and a column over several classes (generalized counts, w)
+    # adds the classes' exact sums before its one rounding
+    for g, gtp, gfn, gtn, w in cells.select("g", "gtp", "gfn", "gtn", "w").iter_rows():
+        assert gtp == float(Fraction(exact[(g, "tp_ws")] + exact[(g, "fn_ws")], SCALE))
+        assert gfn == float(Fraction(exact[(g, "tp_w1s")] + exact[(g, "fn_w1s")], SCALE))
+        assert gtn == float(Fraction(exact[(g, "fp_w1s")] + exact[(g, "tn_w1s")], SCALE))
+        assert w == float(Fraction(sum(exact[(g, c)] for c in ("tp", "fp", "tn", "fn")), SCALE))
 
 
 @pytest.mark.parametrize("engine", ["in-memory", "streaming"])
