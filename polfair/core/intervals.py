@@ -310,7 +310,7 @@ def check_n_boot(n_boot: Any) -> int:
     200
     """
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 2:
-        msg = f"n_boot must be an integer >= 2 (replicates of the cell bootstrap), got {n_boot!r}"
+        msg = f"n_boot must be an integer >= 2 (Monte Carlo or bootstrap replicates), got {n_boot!r}"
         raise PolfairError(msg)
     return n_boot
 
