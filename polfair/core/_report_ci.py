@@ -23,8 +23,8 @@ from polfair.core import intervals as iv
 from polfair.core.metrics import METRICS, Counts, Disparity
 
 __all__ = [
-    "CI_CATS", "CI_FLOATS", "CiOptions", "Families", "attribute_families", "attribute_tables", "group_tables",
-    "neff_columns",
+    "CI_CATS", "CI_FLOATS", "CiOptions", "Families", "adjusted_p_values", "attribute_families", "attribute_tables",
+    "group_tables", "neff_columns",
     "population_edf_families", "population_edf_table", "population_families",
 ]  # fmt: skip
 
@@ -78,6 +78,24 @@ def _rate(m: str) -> iv.Rate:
 
 _F64 = pl.Float64
 _SEP = "\x1f"
+
+
+def adjusted_p_values(res: pl.DataFrame, metrics: Sequence[str], over: Sequence[str], method: str) -> list[pl.Series]:
+    """``p_value_adjusted`` U+001F ``<m>`` for each metric: its ``p_value`` U+001F ``<m>`` column adjusted
+    (:func:`~polfair.core.intervals.p_adjust`) within ``over`` (the by values), the family being
+    (by value, metric).
+
+    Evaluated ONCE over the p-values stacked in long form (one block of rows per metric, the
+    window ``over`` + metric), not as one window expression per metric: the same windows, rows and
+    order, so the same values.
+    """
+    h, k = res.height, len(metrics)
+    long = res.select(over)[np.tile(np.arange(h), k)].with_columns(
+        pl.Series("__pf_padj_m", np.repeat(np.arange(k, dtype=np.int32), h)),
+        pl.concat([res[f"p_value{_SEP}{m}"] for m in metrics]).alias("__pf_padj_p"),
+    )
+    adj = long.select(iv.p_adjust(pl.col("__pf_padj_p"), method).over([*over, "__pf_padj_m"])).to_series()  # type: ignore[arg-type]
+    return [adj.slice(i * h, h).alias(f"p_value_adjusted{_SEP}{m}") for i, m in enumerate(metrics)]
 
 
 def _hib(m: str) -> bool:

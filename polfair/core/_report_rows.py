@@ -25,12 +25,12 @@ import polars as pl
 import pyarrow as pa
 
 from polfair.core import entropy
-from polfair.core import intervals as iv
 from polfair.core._args import SMALL_COLLECT
 from polfair.core._report_ci import (
     CI_CATS,
     CiOptions,
     Families,
+    adjusted_p_values,
     attribute_families,
     attribute_tables,
     group_tables,
@@ -283,10 +283,7 @@ def _finish(
     names = {**names, "p_value_adjusted": []}
     if method is not None and names.get("p_value"):
         names["p_value_adjusted"] = list(names["p_value"])
-        res = res.with_columns(
-            [iv.p_adjust(pl.col(f"p_value\x1f{m}"), method).over(over).alias(f"p_value_adjusted\x1f{m}")  # type: ignore[arg-type]
-             for m in names["p_value"]]
-        )  # fmt: skip
+        res = res.hstack(adjusted_p_values(res, names["p_value"], over, method))
     floats, cats = {}, {}
     for fam, d in names.items():
         if not d:
