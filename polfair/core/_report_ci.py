@@ -23,8 +23,8 @@ from polfair.core import intervals as iv
 from polfair.core.metrics import METRICS, Counts, Disparity
 
 __all__ = [
-    "CI_CATS", "CI_FLOATS", "CiOptions", "Families", "adjusted_p_values", "attribute_families", "attribute_tables",
-    "group_tables", "neff_columns",
+    "CI_CATS", "CI_FLOATS", "CiOptions", "Families", "adjusted_p_values", "attribute_intervals", "group_tables",
+    "neff_columns",
     "population_edf_families", "population_edf_table", "population_families",
 ]  # fmt: skip
 
@@ -307,39 +307,6 @@ def _edf_interval(on: str, ci: float, weighted: bool) -> iv.Interval:
 _EDF = "smoothed_empirical_differential_fairness"
 
 
-def attribute_families(metric_names: Sequence[str], *, has_predictions: bool) -> Families:
-    """The families of the attribute rows' interval columns, reading the columns that
-    :func:`attribute_tables` joins onto the attribute rows (limits and homogeneity tests).
-    """
-    out = _empty()
-    rates = _rates(metric_names)
-    for m in rates:  # limits come from attribute_tables (joined on the attribute rows)
-        for fam, kind in zip(("difference_lo", "difference_hi", "ratio_lo", "ratio_hi"), ("dlo", "dhi", "rlo", "rhi")):
-            out[fam][m] = pl.col(f"{m}__{kind}")
-        out["ci_method"][m] = pl.when(pl.col(f"{m}__d").is_not_null()).then(pl.lit("projection"))
-    tested = [m for m in rates if not _generalized(m)]
-    for m in tested:  # homogeneity tests: columns <m>__tp/__tt from attribute_tables
-        out["p_value"][m] = pl.when(pl.col(f"{m}__d").is_not_null()).then(pl.col(f"{m}__tp"))
-        out["test"][m] = pl.when(pl.col(f"{m}__d").is_not_null()).then(pl.col(f"{m}__tt"))
-    if has_predictions:
-        for name, m in (
-            ("demographic_parity_difference", "selection_rate"),
-            ("demographic_parity_ratio", "selection_rate"),
-        ):
-            kind = "d" if name.endswith("difference") else "r"
-            out["value_lo"][name], out["value_hi"][name] = pl.col(f"{m}__{kind}lo"), pl.col(f"{m}__{kind}hi")
-            out["p_value"][name], out["test"][name] = out["p_value"][m], out["test"][m]
-            out["ci_method"][name] = pl.when(pl.col(f"{m}__{kind}").is_not_null()).then(pl.lit("projection"))
-        for name, kind in (("equalized_odds_difference", "d"), ("equalized_odds_ratio", "r")):
-            out["value_lo"][name], out["value_hi"][name] = pl.col(f"__pf_eo_{kind}lo"), pl.col(f"__pf_eo_{kind}hi")
-            ok = pl.col(name).is_not_null()
-            out["p_value"][name] = pl.when(ok).then(pl.col("equalized_odds__tp"))
-            out["test"][name] = pl.when(ok).then(pl.col("equalized_odds__tt"))
-            out["ci_method"][name] = pl.when(ok).then(pl.lit("projection"))
-    _edf_families(out, has_predictions)
-    return out
-
-
 def _edf_names(has_predictions: bool) -> list[tuple[str, str]]:
     return [("labels", _EDF), ("predictions", f"{_EDF}_predictions")][: 2 if has_predictions else 1]
 
@@ -355,66 +322,179 @@ def _edf_families(out: Families, has_predictions: bool) -> None:
         out["ci_method"][name] = pl.when(ok).then(pl.lit("projection"))
 
 
-def attribute_tables(
-    rows: pl.LazyFrame,
+def attribute_intervals(
+    rows: pl.DataFrame,
+    wide: pl.DataFrame,
     idx: Sequence[str],
+    ib: Sequence[str],
     metric_names: Sequence[str],
     *,
     opts: CiOptions,
     has_predictions: bool,
-    key: pl.Expr | None = None,
-) -> pl.LazyFrame:
-    """The attribute rows' projection limits, one row per (by, attribute set): ``<m>__dlo/dhi/rlo/rhi``
-    of every rate's spread, ``__pf_eo_*`` of fairlearn's equalized odds and ``<edf>__lo/hi``; with
-    ``key`` (naming the attribute row, seeds the Monte Carlo tests) also the homogeneity tests
-    ``<m>__tp/__tt`` (``equalized_odds__tp/__tt`` for TPR and FPR together).
+) -> tuple[pl.DataFrame, dict[str, list[str]]]:
+    """The attribute rows' interval columns, evaluated in long form.
 
-    Uses the vectorised frame forms of :mod:`polfair.core.intervals` (:func:`~polfair.core.intervals.spread_table`,
-    :func:`~polfair.core.intervals.equalized_odds_spread_table`, :func:`~polfair.core.intervals.edf_table`):
-    a few plain aggregations for all families at once, where one aggregation expression per family
-    would cost Polars a large plan each. ``rows`` are the group rows with ``<m>__neff`` columns.
+    One frame with a block of the group rows per spread (every rate; TPR and FPR again at the
+    equalized-odds level, two spreads holding jointly) and per EDF (favourable labels,
+    predictions), so each method is written ONCE: the Wilson limits at the Šidák level of each
+    (attribute row, block), then ONE aggregation per (attribute row, block) with every family's
+    inputs, the spread, EDF and homogeneity-test aggregations of
+    :func:`~polfair.core.intervals.spread_table`, :func:`~polfair.core.intervals.edf_table` and
+    :func:`~polfair.core.intervals.homogeneity_table` (the same helpers, rows and order, so the
+    same values), then their finishing arithmetic. No join: an aggregation keeps the attribute
+    rows in the order of ``wide``.
+
+    Per rate: the projection limits of its spread (``difference`` / ``ratio``) and the homogeneity
+    test (not for generalized rates), where the spread is defined; the demographic-parity
+    disparities take the selection rate's limits and test, fairlearn's equalized odds the limits
+    of the TPR and FPR spreads combined (max / min) and the test of both; EDF its projection
+    limits where EDF is defined. ``ci_method`` is ``projection`` throughout.
+
+    ``rows`` are the group rows with ``<m>__neff`` columns; ``wide`` the attribute rows (one per
+    distinct ``idx`` of ``rows``, in order of first appearance) with the point spreads
+    ``<m>__d`` / ``<m>__r``, the named disparities and EDF. Returns a frame aligned with ``wide``
+    with columns ``<family>`` + U+001F + ``<metric>`` and the metric names per family.
     """
-    keys = list(idx)
-    names = ("difference_lo", "difference_hi", "ratio_lo", "ratio_hi")
-    rows = rows.collect().lazy()  # read by every table below: evaluate once
-    out = rows.select(keys).unique(maintain_order=True)
-    parts = []
-    rates = _rates(metric_names)
-    if rates:  # every rate's spreads in ONE table (families: keys + metric), then one column set per rate
-        metric = "__pf_metric"
-        long = pl.concat([rows.select(*keys, pl.lit(m).alias(metric), pl.col(m).cast(pl.Float64).alias("__pf_p"),
-                                      pl.col(f"{m}__neff").cast(pl.Float64).alias("__pf_n")) for m in rates])  # fmt: skip
-        spreads = iv.spread_table(long, by=[*keys, metric], p="__pf_p", n="__pf_n", ci=opts.ci).collect()
-        for m in rates:
-            parts.append(
-                spreads.lazy().filter(pl.col(metric) == m)
-                .select(*keys, *[pl.col(c).alias(f"{m}__{k}") for c, k in zip(names, ("dlo", "dhi", "rlo", "rhi"))])
-            )  # fmt: skip
-    if has_predictions:
-        t = iv.equalized_odds_spread_table(rows, by=keys, tpr=("true_positive_rate", "true_positive_rate__neff"),
-                                           fpr=("false_positive_rate", "false_positive_rate__neff"), ci=opts.ci)  # fmt: skip
-        parts.append(
-            t.select(*keys, *[pl.col(c).alias(f"__pf_eo_{k}") for c, k in zip(names, ("dlo", "dhi", "rlo", "rhi"))])
-        )
+    h, g = wide.height, rows.height
     c = pl.col
+    rates = _rates(metric_names)
+    tested = [m for m in rates if not _generalized(m)]
     tot = c("tp") + c("fn") + c("fp") + c("tn")
     tot2 = c("tp_w2") + c("fn_w2") + c("fp_w2") + c("tn_w2") if opts.weighted else None
+    # blocks: (name, rate, size, number of spreads that hold jointly)
+    blocks: list[tuple[str, pl.Expr, pl.Expr, int]] = [(m, c(m), c(f"{m}__neff"), 1) for m in rates]
+    if has_predictions:
+        blocks += [(f"__eo_{m}", c(m), c(f"{m}__neff"), 2) for m in ("true_positive_rate", "false_positive_rate")]
     for on, name in _edf_names(has_predictions):
-        pos = c("tp") + (c("fn") if on == "labels" else c("fp"))
-        t = iv.edf_table(rows, by=keys, positives=pos, total=tot, total_w2=tot2, ci=opts.ci)
-        parts.append(t.select(*keys, pl.col("value_lo").alias(f"{name}__lo"), pl.col("value_hi").alias(f"{name}__hi")))
-    if key is not None:
-        fams: dict[str, list[tuple[str, str]]] = {
-            m: [(m, f"{m}__neff")] for m in _rates(metric_names) if not _generalized(m)
-        }
-        if has_predictions:
-            fams["equalized_odds"] = [(m, f"{m}__neff") for m in ("true_positive_rate", "false_positive_rate")]
-        tests = iv.homogeneity_table(rows, by=keys, families=fams, key=key, weighted=opts.weighted, seed=opts.seed,
-                                     n_boot=opts.n_boot)  # fmt: skip
-        parts.append(tests.lazy())
-    for part in parts:
-        out = out.join(part, on=keys, how="left", nulls_equal=True, maintain_order="left")
-    return out
+        pos, tot_f = (c("tp") + (c("fn") if on == "labels" else c("fp"))).cast(_F64), tot.cast(_F64)
+        size = tot_f if tot2 is None else iv.effective_size(tot_f, tot2)
+        blocks.append((name, pl.when(tot_f > 0).then(pos / tot_f), size, 1))
+    at = {name: i for i, (name, *_) in enumerate(blocks)}
+    nb = len(blocks)
+    # the attribute row of each group row: first-appearance order, as wide's aggregation
+    first = rows.select(idx).with_row_index("r").select(c("r").first().over(idx))["r"].to_numpy()
+    rid = np.unique(first, return_inverse=True)[1]
+    inputs = rows.select([e.cast(_F64).alias(f"p{i}") for i, (_, e, _, _) in enumerate(blocks)]
+                         + [e.cast(_F64).alias(f"n{i}") for i, (_, _, e, _) in enumerate(blocks)])  # fmt: skip
+    spreads = np.array([j for *_, j in blocks], dtype=np.int32)
+    long = pl.DataFrame([
+        pl.Series("key", np.repeat(np.arange(nb, dtype=np.int64) * h, g) + np.tile(rid, nb)),
+        pl.Series("fam", np.repeat(spreads, g)),
+        pl.concat([inputs[f"p{i}"] for i in range(nb)]).alias("p"),
+        pl.concat([inputs[f"n{i}"] for i in range(nb)]).alias("n"),
+    ])  # fmt: skip
+    r = iv.Rate(c("p"), c("n"))
+    ok = iv._ok(r)
+    z = iv._z_expr(opts.ci, ok.sum().over("key") * c("fam"), scalar=False)
+    wilson = iv.wilson_interval(r, c("z"))  # z as a column: one call of its quantile function
+    lf = long.lazy().with_columns(ok.alias("ok"), z.alias("z")).with_columns(wilson.lo.alias("lo"), wilson.hi.alias("hi"))
+    wl = iv.Interval(c("lo"), c("hi"))  # null where the group is not defined
+    r_ok = iv.Rate(pl.when(c("ok")).then(c("p")), pl.when(c("ok")).then(c("n")))
+    for stage in iv._spread_inputs(r_ok, wl, "key"):
+        lf = lf.with_columns(stage)
+    agg = (
+        lf.group_by("key", maintain_order=True)
+        .agg(c("ok").sum().alias("k"), *iv._spread_aggs(), *iv._edf_aggs(wl), *iv._homogeneity_aggs(r, opts.weighted))
+        .collect()
+    )  # fmt: skip
+    if agg.height != nb * h:  # every attribute row has group rows
+        msg = f"attribute_intervals: {agg.height} families, expected {nb * h}"
+        raise AssertionError(msg)
+    z2 = pl.when(c("fam") == 2).then(iv.z_value(opts.ci, 2)).otherwise(iv.z_value(opts.ci, 1))
+    staged, lim = iv._spread_limits(agg.lazy().with_columns(pl.Series("fam", np.repeat(spreads, h))), c("k"), z2)
+    edf = iv._edf_limits(c("k"))
+    out = staged.select(*[e.alias(n) for n, e in lim.items()], edf.lo.alias("edf_lo"), edf.hi.alias("edf_hi")).collect()
+
+    def block(name: str, col: str) -> pl.Series:
+        return out[col].slice(at[name] * h, h)
+
+    cols: dict[str, pl.Series] = {}
+    names: dict[str, list[str]] = {fam: [] for fam in (*CI_FLOATS, *CI_CATS)}
+
+    def put(fam: str, metric: str, v: pl.Series) -> None:
+        cols[f"{fam}{_SEP}{metric}"] = v
+        names[fam].append(metric)
+
+    def where(defined: pl.Series, v: pl.Series) -> pl.Series:
+        return v.set(~defined, None)
+
+    projection = pl.Series(["projection"] * h, dtype=pl.String)
+    for m in rates:
+        for fam in ("difference_lo", "difference_hi", "ratio_lo", "ratio_hi"):
+            put(fam, m, block(m, fam))
+        put("ci_method", m, where(wide[f"{m}__d"].is_not_null(), projection))
+    # homogeneity tests: one per tested rate, and equalized odds (TPR and FPR together)
+    families = {m: [m] for m in tested}
+    if has_predictions:
+        families["equalized_odds"] = ["true_positive_rate", "false_positive_rate"]
+    if families:
+        key = wide.select(
+            pl.concat_str([*[c(b).cast(pl.String).fill_null("\x00") for b in ib], c("attribute")], separator="\x1f")
+        ).to_series().to_list()  # names the attribute row (seeds its Monte Carlo tests)
+
+        def part(col: str, m: str) -> np.ndarray:
+            return agg[col].slice(at[m] * h, h).to_numpy()
+
+        def combined(col: str, op: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+            out_: list[np.ndarray] = []
+            for parts in families.values():
+                acc = part(col, parts[0])
+                for m in parts[1:]:
+                    acc = op(acc, part(col, m))
+                out_.append(acc)
+            return np.concatenate(out_)
+
+        fam_of = [(name, parts) for name, parts in families.items() for _ in range(h)]
+        xs, ns = agg["__pf_x"], agg["__pf_nn"]
+
+        def arrays(i: int) -> list[tuple[np.ndarray, np.ndarray]]:  # the parts' (counts, sizes) of test i
+            rows_ = [at[m] * h + i % h for m in fam_of[i][1]]
+            return [(xs[j].to_numpy().astype(np.float64), ns[j].to_numpy().astype(np.float64)) for j in rows_]
+
+        pv, tests = iv._homogeneity_results(
+            combined("__pf_stat", np.add), combined("__pf_df", np.add), combined("__pf_few", np.logical_or),
+            combined("__pf_bad", np.logical_or), arrays, [f"{key[i % h]}{fam_of[i][0]}" for i in range(len(fam_of))],
+            weighted=opts.weighted, seed=opts.seed, n_boot=opts.n_boot,
+        )  # fmt: skip
+        tp = pl.Series(pv, dtype=_F64, nan_to_null=True)
+        tt = pl.Series(tests, dtype=pl.String)
+        test_of = {name: (tp.slice(i * h, h), tt.slice(i * h, h)) for i, name in enumerate(families)}
+        for m in tested:
+            defined = wide[f"{m}__d"].is_not_null()
+            put("p_value", m, where(defined, test_of[m][0]))
+            put("test", m, where(defined, test_of[m][1]))
+    if has_predictions:
+        sel = "selection_rate"
+        for name, kind in (("demographic_parity_difference", "difference"), ("demographic_parity_ratio", "ratio")):
+            put("value_lo", name, block(sel, f"{kind}_lo"))
+            put("value_hi", name, block(sel, f"{kind}_hi"))
+            put("p_value", name, cols[f"p_value{_SEP}{sel}"])
+            put("test", name, cols[f"test{_SEP}{sel}"])
+            put("ci_method", name, where(wide[f"{sel}__{kind[0]}"].is_not_null(), projection))
+        t, f = "__eo_true_positive_rate", "__eo_false_positive_rate"
+        both = pl.DataFrame([block(x, fam).alias(f"{fam}{y}") for x, y in ((t, ""), (f, "__f"))
+                             for fam in ("difference_lo", "difference_hi", "ratio_lo", "ratio_hi")])  # fmt: skip
+        d = iv._max_of([iv.Interval(c("difference_lo"), c("difference_hi")),
+                        iv.Interval(c("difference_lo__f"), c("difference_hi__f"))])  # fmt: skip
+        q = iv._min_of([iv.Interval(c("ratio_lo"), c("ratio_hi")), iv.Interval(c("ratio_lo__f"), c("ratio_hi__f"))])
+        q_hi = pl.when(c("ratio_lo").is_not_null() & c("ratio_lo__f").is_not_null()).then(
+            pl.min_horizontal(c("ratio_hi"), c("ratio_hi__f"))
+        )
+        eo = both.select(d.lo.alias("dlo"), d.hi.alias("dhi"), pl.when(q_hi.is_not_null()).then(q.lo).alias("rlo"),
+                         q_hi.alias("rhi"))  # fmt: skip
+        for name, kind in (("equalized_odds_difference", "d"), ("equalized_odds_ratio", "r")):
+            defined = wide[name].is_not_null()
+            put("value_lo", name, eo[f"{kind}lo"])
+            put("value_hi", name, eo[f"{kind}hi"])
+            put("p_value", name, where(defined, test_of["equalized_odds"][0]))
+            put("test", name, where(defined, test_of["equalized_odds"][1]))
+            put("ci_method", name, where(defined, projection))
+    for _, name in _edf_names(has_predictions):
+        defined = wide[name].is_not_null()
+        put("value_lo", name, where(defined, block(name, "edf_lo")))
+        put("value_hi", name, where(defined, block(name, "edf_hi")))
+        put("ci_method", name, where(defined, projection))
+    return pl.DataFrame([v.alias(n) for n, v in cols.items()]), {f: ms for f, ms in names.items() if ms}
 
 
 def population_families(metric_names: Sequence[str], *, opts: CiOptions) -> Families:

@@ -28,11 +28,11 @@ from polfair.core import entropy
 from polfair.core._args import SMALL_COLLECT
 from polfair.core._report_ci import (
     CI_CATS,
+    CI_FLOATS,
     CiOptions,
     Families,
     adjusted_p_values,
-    attribute_families,
-    attribute_tables,
+    attribute_intervals,
     group_tables,
     neff_columns,
     population_edf_families,
@@ -259,17 +259,25 @@ def _families(
     frame: pl.DataFrame | pl.LazyFrame,
     fams: Families | None,
     adjust: tuple[list[str], str | None] = ([], None),
+    computed: tuple[pl.DataFrame, dict[str, list[str]]] | None = None,
 ) -> tuple[dict, dict]:
     """Evaluate interval families (metric -> expression) over ``frame`` in ONE select (common
     subexpressions shared); floats as Float64 frames, cats (ci_method, test) as Categorical frames.
-    ``p_value_adjusted`` is then the p-value adjusted (``adjust[1]``) within ``adjust[0]`` (by values).
+    ``computed``: families already evaluated (columns ``<family>`` U+001F ``<metric>`` aligned with
+    ``frame``, and the metric names per family), added to them. ``p_value_adjusted`` is then the
+    p-value adjusted (``adjust[1]``) within ``adjust[0]`` (by values).
     """
-    if not fams:
+    if fams is None or (not fams and computed is None):
         return {}, {}
     over = adjust[0]
     exprs = [e.alias(f"{fam}\x1f{m}") for fam, d in fams.items() for m, e in d.items()]
     res = frame.lazy().select(*over, *exprs).collect()
-    return _finish(res, {fam: list(d) for fam, d in fams.items()}, adjust)
+    names = {fam: list(d) for fam, d in fams.items()}
+    if computed is not None:
+        res = res.hstack(computed[0])
+        for fam, ms in computed[1].items():
+            names[fam] = [*names.get(fam, []), *ms]
+    return _finish(res, names, adjust)
 
 
 def _finish(
@@ -436,16 +444,8 @@ def attribute_part(
               maintain_order="left")
         .collect(**SMALL_COLLECT)
     )  # fmt: skip
-    fams: Families | None = None
-    if ci is not None:  # projection limits of the spreads, equalized odds and EDF: vectorised frames
-        fams = attribute_families(metric_names, has_predictions=has_predictions)
-        # names the attribute row (seeds its Monte Carlo tests)
-        key = pl.concat_str(
-            [*[pl.col(b).cast(pl.String).fill_null("\x00") for b in ib], pl.col("attribute")], separator="\x1f"
-        )
-        rows = groups.lazy().with_columns(neff_columns(metric_names))
-        limits = attribute_tables(rows, idx, metric_names, opts=ci, has_predictions=has_predictions, key=key).collect(**SMALL_COLLECT)
-        wide = wide.join(limits, on=idx, how="left", nulls_equal=True, maintain_order="left")
+    # the entropy indices' families (expressions over wide); the rest come from attribute_intervals
+    fams: Families | None = None if ci is None else {f: {} for f in (*CI_FLOATS, *CI_CATS)}
     values: dict[str, pl.Expr] = {}
     k: dict[str, pl.Expr] = {m: pl.col(f"{m}__k") for m in metric_names}
     x: dict[str, pl.Expr] = {m: pl.col(f"{m}__x") for m in metric_names}
@@ -483,7 +483,11 @@ def attribute_part(
         },
         cats={"excluded_groups": wide.select([e.cast(pl.Categorical).alias(n) for n, e in x.items()])},
     )
-    floats, cats = _families(wide, fams, (list(ib), ci.p_adjust if ci else None))
+    computed = None
+    if ci is not None:  # spreads, equalized odds, EDF: projection limits and homogeneity tests, in long form
+        rows = groups.with_columns(neff_columns(metric_names))
+        computed = attribute_intervals(rows, wide, idx, ib, metric_names, opts=ci, has_predictions=has_predictions)
+    floats, cats = _families(wide, fams, (list(ib), ci.p_adjust if ci else None), computed)
     part.floats |= floats
     part.cats |= cats
     return part

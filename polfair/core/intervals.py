@@ -1273,21 +1273,47 @@ def spread_table(
             ci, pl.len() * families, scalar=False
         ).alias("__pf_z")
     )
-    lo, hi = wilson_interval(r, pl.col("__pf_z"))
-    lf = lf.with_columns(lo.alias("__pf_lo"), hi.alias("__pf_hi"))
-    pc, nc = pl.col("__pf_p"), pl.col("__pf_n")
-    aggs = [
-        pl.len().alias("n_defined"),
-        pl.col("__pf_lo").max().alias("__pf_maxl"), pl.col("__pf_lo").min().alias("__pf_minl"),
-        pl.col("__pf_hi").max().alias("__pf_maxu"), pl.col("__pf_hi").min().alias("__pf_minu"),
-        pc.max().alias("__pf_pmax"), pc.min().alias("__pf_pmin"),
-        # ties of p: the largest (smallest) size, so the choice does not depend on the row order
-        nc.sort_by([pc, nc]).last().alias("__pf_nmax"), nc.sort_by([pc, nc]).first().alias("__pf_nmin"),
-    ]  # fmt: skip
+    for stage in _spread_inputs(r, wilson_interval(r, pl.col("__pf_z")), by):
+        lf = lf.with_columns(stage)
+    aggs = [pl.len().alias("n_defined"), *_spread_aggs()]
     agg = lf.group_by(by, maintain_order=True).agg(aggs) if by else lf.select(aggs)
+    agg, limits = _spread_limits(agg, pl.col("n_defined"), z_value(ci, families))
+    return agg.select(*by, "n_defined", *[e.alias(name) for name, e in limits.items()])
+
+
+def _spread_inputs(r: Rate, wl: Interval, over: Sequence[str] | str) -> list[list[pl.Expr]]:
+    """Row columns that :func:`_spread_aggs` aggregates, as successive ``with_columns`` stages: the
+    group's rate, size and Wilson limits ``r``, ``wl`` (null where the group is not defined), and
+    its size where its rate is the family's (``over``) largest or smallest.
+    """
+    p, n = pl.col("__pf_sp"), pl.col("__pf_sn")
+    top, bottom = (p.max().over(over), p.min().over(over)) if over else (p.max(), p.min())
+    return [
+        [r.p.alias("__pf_sp"), r.n.alias("__pf_sn"), wl.lo.alias("__pf_slo"), wl.hi.alias("__pf_shi")],
+        [pl.when(p == top).then(n).alias("__pf_snmax"), pl.when(p == bottom).then(n).alias("__pf_snmin")],
+    ]
+
+
+def _spread_aggs() -> list[pl.Expr]:
+    """The aggregations :func:`_spread_limits` reads, over the :func:`_spread_inputs` columns (plain
+    extremes: Polars' fast path).
+    """
     c = pl.col
-    k = c("n_defined")
-    z2 = z_value(ci, families)
+    return [
+        c("__pf_slo").max().alias("__pf_maxl"), c("__pf_slo").min().alias("__pf_minl"),
+        c("__pf_shi").max().alias("__pf_maxu"), c("__pf_shi").min().alias("__pf_minu"),
+        c("__pf_sp").max().alias("__pf_pmax"), c("__pf_sp").min().alias("__pf_pmin"),
+        # ties of p: the largest (smallest) size, so the choice does not depend on the row order
+        c("__pf_snmax").max().alias("__pf_nmax"), c("__pf_snmin").min().alias("__pf_nmin"),
+    ]  # fmt: skip
+
+
+def _spread_limits(agg: pl.LazyFrame, k: pl.Expr, z2: IntoFloat) -> tuple[pl.LazyFrame, dict[str, pl.Expr]]:
+    """The spread limits over the :func:`_spread_aggs` columns of ``agg`` (``k`` defined groups; two
+    groups: Newcombe / MOVER-R at critical value ``z2``): ``agg`` with the staged two-group limits,
+    and the expressions of ``difference_lo/hi``, ``ratio_lo/hi`` over it.
+    """
+    c = pl.col
     big, small = Rate(c("__pf_pmax"), c("__pf_nmax")), Rate(c("__pf_pmin"), c("__pf_nmin"))
     st = Stager("__pf_st")
     with st.active():  # the two-group limits as staged columns: small expression trees
@@ -1306,14 +1332,10 @@ def spread_table(
         out = pl.when(k == 2).then(two).when(k > 2).then(many)
         return out if extra is None else pl.when(extra).then(out)
 
-    return agg.select(
-        *by,
-        k,
-        pick(d2.lo, g_dlo).alias("difference_lo"),
-        pick(d2.hi, g_dhi).alias("difference_hi"),
-        pick(r2_lo, g_rlo, defined_ratio).alias("ratio_lo"),
-        pick(r2_hi, g_rhi, defined_ratio).alias("ratio_hi"),
-    )
+    return agg, {
+        "difference_lo": pick(d2.lo, g_dlo), "difference_hi": pick(d2.hi, g_dhi),
+        "ratio_lo": pick(r2_lo, g_rlo, defined_ratio), "ratio_hi": pick(r2_hi, g_rhi, defined_ratio),
+    }  # fmt: skip
 
 
 def equalized_odds_spread_table(
@@ -1423,26 +1445,33 @@ def edf_table(
     k = pl.len().over(by) if by else pl.len()
     lf = lf.with_columns(_z_expr(ci, k, scalar=False).alias("__pf_z"))
     lo, hi = wilson_interval(r, pl.col("__pf_z"))
-    lf = lf.with_columns(
-        lo.log().alias("__pf_ll"), hi.log().alias("__pf_lu"), (1.0 - hi).log().alias("__pf_l1u"),
-        (1.0 - lo).log().alias("__pf_l1l"),
-    )  # fmt: skip
-    c = pl.col
-    aggs = [pl.len().alias("__pf_k")] + [
-        getattr(c(name), fn)().alias(f"{name}_{fn}") for name in ("__pf_ll", "__pf_lu", "__pf_l1u", "__pf_l1l")
-        for fn in ("max", "min")
-    ]  # fmt: skip
+    lf = lf.with_columns(lo.alias("__pf_lo"), hi.alias("__pf_hi"))
+    aggs = [pl.len().alias("__pf_k"), *_edf_aggs(Interval(pl.col("__pf_lo"), pl.col("__pf_hi")))]
     agg = lf.group_by(by, maintain_order=True).agg(aggs) if by else lf.select(aggs)
+    value_lo, value_hi = _edf_limits(pl.col("__pf_k"))
+    return agg.select(*by, value_lo.alias("value_lo"), value_hi.alias("value_hi"))
+
+
+def _edf_aggs(wl: Interval) -> list[pl.Expr]:
+    """The aggregations :func:`_edf_limits` reads: extremes of the log Wilson limits of the cells' rates and
+    of their complements (``wl``: the cells' limits, over the cells with rows).
+    """
+    logs = {"__pf_ll": wl.lo.log(), "__pf_lu": wl.hi.log(), "__pf_l1u": (1.0 - wl.hi).log(),
+            "__pf_l1l": (1.0 - wl.lo).log()}  # fmt: skip
+    return [getattr(e, fn)().alias(f"{name}_{fn}") for name, e in logs.items() for fn in ("max", "min")]
+
+
+def _edf_limits(k: pl.Expr) -> Interval:
+    """EDF projection limits over the :func:`_edf_aggs` columns (``k`` cells with rows; null below two)."""
+    c = pl.col
     low = pl.max_horizontal(
         pl.lit(0.0),
         (c("__pf_ll_max") - c("__pf_lu_min")).fill_nan(0.0),
         (c("__pf_l1u_max") - c("__pf_l1l_min")).fill_nan(0.0),
     )
     high = pl.max_horizontal(c("__pf_lu_max") - c("__pf_ll_min"), c("__pf_l1l_max") - c("__pf_l1u_min"))
-    k2 = c("__pf_k") >= 2
-    return agg.select(
-        *by, pl.when(k2).then(low).alias("value_lo"), pl.when(k2 & high.is_finite()).then(high).alias("value_hi")
-    )
+    k2 = k >= 2
+    return Interval(pl.when(k2).then(low), pl.when(k2 & high.is_finite()).then(high))
 
 
 def edf_interval(positives: pl.Expr, total: pl.Expr, total_w2: pl.Expr | None, ci: float) -> Interval:
@@ -1706,6 +1735,61 @@ def homogeneity_test(
     return pl.map_groups(exprs, lambda s: pl.Series([run(s)], dtype=dtype), return_dtype=dtype, returns_scalar=True)
 
 
+def _homogeneity_aggs(r: Rate, weighted: bool) -> list[pl.Expr]:
+    """Per (family, part) aggregations of :func:`homogeneity_table` over the group rows' rates ``r``:
+    Pearson's χ² ``__pf_stat``, its df ``__pf_df``, fewer than two groups ``__pf_few``, Cochran's
+    rule failed ``__pf_bad``, and the groups' counts ``__pf_x`` / sizes ``__pf_nn`` (lists).
+
+    The sums run over each family's filtered rows (Polars' per-group evaluation; a plain grouped
+    sum of null-masked columns may add in another order and change the last bits of χ²).
+    """
+    p, n = r
+    good = (p.is_finite() & n.is_finite() & (n > 0)).fill_null(False)
+    x = (p * n if weighted else (p * n).round(0)).filter(good)
+    n = (n if weighted else n.round(0)).filter(good)
+    k = good.sum()
+    pp = x.sum() / n.sum()
+    chi = pl.when((pp > 0.0) & (pp < 1.0)).then(((x - n * pp) ** 2 / n).sum() / (pp * (1.0 - pp)))
+    e1, e2 = n * pp, n * (1.0 - pp)
+    fails = (pl.min_horizontal(e1.min(), e2.min()) < 1.0) | (
+        ((e1 < 5.0).sum() + (e2 < 5.0).sum()).cast(pl.Float64) / (2.0 * k.cast(pl.Float64)) > 0.2
+    )
+    return [chi.fill_null(0.0).alias("__pf_stat"), (k.cast(pl.Int64) - 1).alias("__pf_df"), (k < 2).alias("__pf_few"),
+            fails.fill_null(True).alias("__pf_bad"), x.alias("__pf_x"), n.alias("__pf_nn")]  # fmt: skip
+
+
+def _homogeneity_results(
+    stat: np.ndarray,
+    df: np.ndarray,
+    few: np.ndarray,
+    bad: np.ndarray,
+    parts: Callable[[int], list[tuple[np.ndarray, np.ndarray]]],
+    keys: Sequence[str | None],
+    *,
+    weighted: bool,
+    seed: int,
+    n_boot: int,
+) -> tuple[np.ndarray, list[str | None]]:
+    """p-values (NaN where untested) and test names of families: the :func:`_homogeneity_aggs` values
+    ``__pf_stat``, ``__pf_df`` (summed over each family's parts), ``__pf_few``, ``__pf_bad`` (any
+    part), one per family. The χ² tail for all at once; the Monte Carlo exact test (unweighted,
+    Cochran's rule failed) on ``parts(i)`` (family ``i``'s counts and sizes per part), seeded by ``keys[i]``.
+    """
+    stat_np = stat.astype(np.float64)
+    dfs, few_np = df, few
+    mc = bad & ~few_np & (not weighted)
+    pv = np.full(len(stat_np), np.nan)
+    chi_rows = ~few_np & ~mc
+    if chi_rows.any():
+        pv[chi_rows] = chi2_sf(stat_np[chi_rows], dfs[chi_rows])
+    tests: list[str | None] = [
+        None if f else ("mc_exact" if m else "chi2_homogeneity") for f, m in zip(few_np.tolist(), mc.tolist())
+    ]
+    for i in np.flatnonzero(mc).tolist():  # rare: the exact test, as homogeneity_test runs it
+        pv[i], tests[i] = _homogeneity(parts(i), weighted, keys[i], seed, n_boot)
+    return pv, tests
+
+
 def homogeneity_table(
     rows: pl.DataFrame | pl.LazyFrame,
     *,
@@ -1765,45 +1849,27 @@ def homogeneity_table(
                            _as_expr(p_).cast(pl.Float64).alias("__pf_p"), _as_expr(n_).cast(pl.Float64).alias("__pf_n"))
         for name, parts in families.items() for j, (p_, n_) in enumerate(parts)
     ]  # fmt: skip
-    p, n = pl.col("__pf_p"), pl.col("__pf_n")
-    good = (p.is_finite() & n.is_finite() & (n > 0)).fill_null(False)
-    x = (p * n if weighted else (p * n).round(0)).filter(good)
-    n = (n if weighted else n.round(0)).filter(good)
-    k = good.sum()
-    pp = x.sum() / n.sum()
-    chi = pl.when((pp > 0.0) & (pp < 1.0)).then(((x - n * pp) ** 2 / n).sum() / (pp * (1.0 - pp)))
-    e1, e2 = n * pp, n * (1.0 - pp)
-    fails = (pl.min_horizontal(e1.min(), e2.min()) < 1.0) | (
-        ((e1 < 5.0).sum() + (e2 < 5.0).sum()).cast(pl.Float64) / (2.0 * k.cast(pl.Float64)) > 0.2
-    )
     per_part = (
         pl.concat(blocks, how="vertical_relaxed")
         .group_by([*by, fam, part], maintain_order=True)
-        .agg(pl.col("__pf_hkey").drop_nulls().first(), chi.fill_null(0.0).alias("__pf_stat"),
-             (k.cast(pl.Int64) - 1).alias("__pf_df"), (k < 2).alias("__pf_few"), fails.fill_null(True).alias("__pf_bad"),
-             x.alias("__pf_x"), n.alias("__pf_nn"))
+        .agg(pl.col("__pf_hkey").drop_nulls().first(),
+             *_homogeneity_aggs(Rate(pl.col("__pf_p"), pl.col("__pf_n")), weighted))
         .collect()
     )  # fmt: skip
     res = per_part.group_by([*by, fam], maintain_order=True).agg(
         pl.col("__pf_hkey").drop_nulls().first(), pl.col("__pf_stat").sum(), pl.col("__pf_df").sum(),
         pl.col("__pf_few").any(), pl.col("__pf_bad").any(), pl.col("__pf_x"), pl.col("__pf_nn"),
     )  # fmt: skip
-    stat_np = res["__pf_stat"].to_numpy().astype(np.float64)
-    dfs = res["__pf_df"].to_numpy()
-    few_np = res["__pf_few"].to_numpy()
-    mc = res["__pf_bad"].to_numpy() & ~few_np & (not weighted)
-    pv = np.full(res.height, np.nan)
-    chi_rows = ~few_np & ~mc
-    if chi_rows.any():
-        pv[chi_rows] = chi2_sf(stat_np[chi_rows], dfs[chi_rows])
-    tests: list[str | None] = [
-        None if f else ("mc_exact" if m else "chi2_homogeneity") for f, m in zip(few_np.tolist(), mc.tolist())
-    ]
-    for i in np.flatnonzero(mc).tolist():  # rare: the exact test, as homogeneity_test runs it
-        xs, ns = res["__pf_x"][i], res["__pf_nn"][i]
-        arrays = [(xs[j].to_numpy().astype(np.float64), ns[j].to_numpy().astype(np.float64)) for j in range(len(xs))]
-        kv, name = res["__pf_hkey"][i], res[fam][i]
-        pv[i], tests[i] = _homogeneity(arrays, weighted, None if kv is None else f"{kv}{name}", seed, n_boot)
+    keys = [None if kv is None else f"{kv}{name}" for kv, name in zip(res["__pf_hkey"].to_list(), res[fam].to_list())]
+    xs, ns = res["__pf_x"], res["__pf_nn"]
+
+    def parts(i: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        return [(x.to_numpy().astype(np.float64), n.to_numpy().astype(np.float64)) for x, n in zip(xs[i], ns[i])]
+
+    pv, tests = _homogeneity_results(
+        res["__pf_stat"].to_numpy(), res["__pf_df"].to_numpy(), res["__pf_few"].to_numpy(), res["__pf_bad"].to_numpy(),
+        parts, keys, weighted=weighted, seed=seed, n_boot=n_boot,
+    )  # fmt: skip
     res = res.select(*by, fam).with_columns(
         pl.Series("__pf_tp", pv, dtype=pl.Float64, nan_to_null=True), pl.Series("__pf_tt", tests, dtype=pl.String)
     )
