@@ -24,8 +24,7 @@ from polfair.core.metrics import METRICS, Counts, Disparity
 
 __all__ = [
     "CI_CATS", "CI_FLOATS", "CiOptions", "Families", "adjusted_p_values", "attribute_intervals", "group_tables",
-    "neff_columns",
-    "population_edf_families", "population_edf_table", "population_families",
+    "neff_columns", "population_intervals",
 ]  # fmt: skip
 
 #: Float interval families, in report column order.
@@ -49,10 +48,6 @@ class CiOptions:
     families: Families = field(default_factory=dict)
 
 
-def _empty() -> Families:
-    return {f: {} for f in (*CI_FLOATS, *CI_CATS)}
-
-
 def _rates(names: Sequence[str]) -> list[str]:
     return [m for m in names if METRICS[m].is_rate]
 
@@ -70,10 +65,6 @@ def neff_columns(names: Sequence[str]) -> list[pl.Expr]:
     so the interval expressions read plain columns (small expression trees).
     """
     return [iv.rate_inputs(m).n.alias(f"{m}__neff") for m in _rates(names)]
-
-
-def _rate(m: str) -> iv.Rate:
-    return iv.Rate(pl.col(m), pl.col(f"{m}__neff"))
 
 
 _F64 = pl.Float64
@@ -296,30 +287,11 @@ def group_tables(
     return pl.DataFrame([s_.alias(name) for name, s_ in cols.items()]), names
 
 
-def _edf_interval(on: str, ci: float, weighted: bool) -> iv.Interval:
-    c = pl.col
-    pos = c("tp") + (c("fn") if on == "labels" else c("fp"))
-    tot = c("tp") + c("fn") + c("fp") + c("tn")
-    tot2 = c("tp_w2") + c("fn_w2") + c("fp_w2") + c("tn_w2") if weighted else None
-    return iv.edf_interval(pos, tot, tot2, ci)
-
-
 _EDF = "smoothed_empirical_differential_fairness"
 
 
 def _edf_names(has_predictions: bool) -> list[tuple[str, str]]:
     return [("labels", _EDF), ("predictions", f"{_EDF}_predictions")][: 2 if has_predictions else 1]
-
-
-def _edf_families(out: Families, has_predictions: bool) -> None:
-    """Add the EDF rows' families to ``out``: the projection limits ``<edf>__lo/hi`` where EDF is defined."""
-    for _, name in _edf_names(has_predictions):
-        ok = pl.col(name).is_not_null()
-        out["value_lo"][name], out["value_hi"][name] = (
-            pl.when(ok).then(pl.col(f"{name}__lo")),
-            pl.when(ok).then(pl.col(f"{name}__hi")),
-        )
-        out["ci_method"][name] = pl.when(ok).then(pl.lit("projection"))
 
 
 def attribute_intervals(
@@ -497,50 +469,97 @@ def attribute_intervals(
     return pl.DataFrame([v.alias(n) for n, v in cols.items()]), {f: ms for f, ms in names.items() if ms}
 
 
-def population_families(metric_names: Sequence[str], *, opts: CiOptions) -> Families:
-    """Interval columns of the population rows that are expressions over the population table."""
-    z = iv.z_value(opts.ci)
-    out = _empty()
-    for m in _rates(metric_names):
-        g = _rate(m)
-        wl = iv.wilson_interval(g, z)
-        out["value_lo"][m], out["value_hi"][m], out["n_eff"][m] = wl.lo, wl.hi, g.n
-        out["ci_method"][m] = pl.lit("bound" if _generalized(m) else _score(opts.weighted))
-    return out
+def population_intervals(
+    cells: pl.LazyFrame,
+    wide: pl.DataFrame,
+    ib: Sequence[str],
+    metric_names: Sequence[str],
+    *,
+    opts: CiOptions,
+    has_predictions: bool,
+) -> tuple[pl.DataFrame, dict[str, list[str]]]:
+    """The population rows' interval columns (one row per ``by`` value), evaluated in long form.
 
+    Every rate's Wilson limits (``n_eff`` its Kish size; ``ci_method`` ``bound`` for generalized
+    rates, else the score method) written ONCE over a frame with one block of rows per rate; the
+    EDF projection limits over the full intersection's ``cells`` (level ``ci``, and ``1 − α/2``
+    for bias amplification, the difference of the two EDFs' intervals) in ONE aggregation over a
+    block of the cells per (EDF, level), with the helpers of
+    :func:`~polfair.core.intervals.edf_table` (same values). EDF limits are null where EDF is.
 
-def population_edf_families(has_predictions: bool) -> Families:
-    """EDF over the full intersection's cells and bias amplification (EDFs at level 1 − α/2 each):
-    the families reading the columns of :func:`population_edf_table`.
+    ``wide`` holds the rates, ``<m>__neff``, EDF and bias amplification, and the ``ib`` columns.
+    Returns a frame aligned with ``wide`` with columns ``<family>`` + U+001F + ``<metric>`` and
+    the metric names per family.
     """
-    out = _empty()
-    _edf_families(out, has_predictions)
-    if has_predictions:
-        name = "differential_fairness_bias_amplification"
-        d = iv.difference_of_intervals(iv.Interval(pl.col(f"{_EDF}_predictions__hlo"), pl.col(f"{_EDF}_predictions__hhi")),
-                                       iv.Interval(pl.col(f"{_EDF}__hlo"), pl.col(f"{_EDF}__hhi")))  # fmt: skip
-        ok = pl.col(name).is_not_null()
-        out["value_lo"][name], out["value_hi"][name] = pl.when(ok).then(d.lo), pl.when(ok).then(d.hi)
-        out["ci_method"][name] = pl.when(ok).then(pl.lit("projection"))
-    return out
-
-
-def population_edf_table(
-    cells: pl.LazyFrame, by: Sequence[str], has_predictions: bool, opts: CiOptions
-) -> pl.LazyFrame:
-    """Per ``by`` value: the EDF projection limits over the cells (``<edf>__lo/hi``) and at level
-    1 − α/2 (``<edf>__hlo/hhi``, for bias amplification), via :func:`polfair.core.intervals.edf_table`.
-    """
-    keys = list(by)
+    h = wide.height
     c = pl.col
-    tot = c("tp") + c("fn") + c("fp") + c("tn")
-    tot2 = c("tp_w2") + c("fn_w2") + c("fp_w2") + c("tn_w2") if opts.weighted else None
+    rates = _rates(metric_names)
+    cols: dict[str, pl.Series] = {}
+    names: dict[str, list[str]] = {fam: [] for fam in (*CI_FLOATS, *CI_CATS)}
+
+    def put(fam: str, metric: str, v: pl.Series) -> None:
+        cols[f"{fam}{_SEP}{metric}"] = v
+        names[fam].append(metric)
+
+    if rates:
+        long = pl.DataFrame([pl.concat([wide[m].cast(_F64) for m in rates]).alias("p"),
+                             pl.concat([wide[f"{m}__neff"].cast(_F64) for m in rates]).alias("n")])  # fmt: skip
+        wl = iv.wilson_interval(iv.Rate(c("p"), c("n")), iv.z_value(opts.ci))
+        out = long.select(wl.lo.alias("lo"), wl.hi.alias("hi"), "n")
+        for i, m in enumerate(rates):
+            for fam, col in (("value_lo", "lo"), ("value_hi", "hi"), ("n_eff", "n")):
+                put(fam, m, out[col].slice(i * h, h))
+            put("ci_method", m, pl.Series(["bound" if _generalized(m) else _score(opts.weighted)] * h, dtype=pl.String))
+    # EDF: one block of the cells per (EDF, level ci / 1 − α/2), keyed by block and by value
+    tot = (c("tp") + c("fn") + c("fp") + c("tn")).cast(_F64)
+    size = tot if not opts.weighted else iv.effective_size(tot, c("tp_w2") + c("fn_w2") + c("fp_w2") + c("tn_w2"))
+    edfs = _edf_names(has_predictions)
+    inputs = (
+        cells.join(wide.lazy().select(*ib).with_row_index("__pf_rid"), on=list(ib), how="left", nulls_equal=True)
+        .select(c("__pf_rid").cast(pl.Int64),
+                *[pl.when(tot > 0).then((c("tp") + c("fn" if on == "labels" else "fp")).cast(_F64) / tot).alias(f"p{j}")
+                  for j, (on, _) in enumerate(edfs)], size.alias("n"))
+        .collect()
+    )  # fmt: skip
+    g, nb = inputs.height, 2 * len(edfs)
+    long = pl.DataFrame([
+        pl.Series("key", np.repeat(np.arange(nb, dtype=np.int64) * h, g) + np.tile(inputs["__pf_rid"].to_numpy(), nb)),
+        pl.Series("half", np.repeat(np.tile([False, True], len(edfs)), g)),
+        pl.concat([inputs[f"p{j}"] for j in range(len(edfs)) for _ in (0, 1)]).alias("p"),
+        pl.concat([inputs["n"]] * nb).alias("n"),
+    ])  # fmt: skip
+    r = iv.Rate(c("p"), c("n"))
+    ok = iv._ok(r)
+    k = ok.sum().over("key")
     half = 1.0 - (1.0 - opts.ci) / 2.0
-    out = cells.select(keys).unique(maintain_order=True)
-    for on, name in _edf_names(has_predictions):
-        pos = c("tp") + (c("fn") if on == "labels" else c("fp"))
-        for level, lo, hi in ((opts.ci, "lo", "hi"), (half, "hlo", "hhi")):
-            t = iv.edf_table(cells, by=keys, positives=pos, total=tot, total_w2=tot2, ci=level)
-            t = t.select(*keys, c("value_lo").alias(f"{name}__{lo}"), c("value_hi").alias(f"{name}__{hi}"))
-            out = out.join(t, on=keys, how="left", nulls_equal=True, maintain_order="left")
-    return out
+    z = pl.when(c("half")).then(iv._z_expr(half, k, scalar=False)).otherwise(iv._z_expr(opts.ci, k, scalar=False))
+    wilson = iv.wilson_interval(r, c("z"))
+    lim = iv._edf_limits(c("k"))
+    edf = (
+        long.lazy().with_columns(ok.alias("ok"), z.alias("z")).with_columns(wilson.lo.alias("lo"), wilson.hi.alias("hi"))
+        .group_by("key").agg(c("ok").sum().alias("k"), *iv._edf_aggs(iv.Interval(c("lo"), c("hi"))))
+        .sort("key").select(lim.lo.alias("lo"), lim.hi.alias("hi"))
+        .collect()
+    )  # fmt: skip
+    if edf.height != nb * h:  # every by value has cells
+        msg = f"population_intervals: {edf.height} EDF families, expected {nb * h}"
+        raise AssertionError(msg)
+
+    def limits(j: int, level: int) -> tuple[pl.Series, pl.Series]:
+        return edf["lo"].slice((2 * j + level) * h, h), edf["hi"].slice((2 * j + level) * h, h)
+
+    projection = pl.Series(["projection"] * h, dtype=pl.String)
+    for j, (_, name) in enumerate(edfs):
+        defined = wide[name].is_not_null()
+        lo, hi = limits(j, 0)
+        put("value_lo", name, lo.set(~defined, None))
+        put("value_hi", name, hi.set(~defined, None))
+        put("ci_method", name, projection.set(~defined, None))
+    if has_predictions:  # bias amplification: EDF(predictions) − EDF(labels), each at level 1 − α/2
+        name = "differential_fairness_bias_amplification"
+        defined = wide[name].is_not_null()
+        (llo, lhi), (plo, phi) = limits(0, 1), limits(1, 1)
+        put("value_lo", name, (plo - lhi).set(~defined, None))
+        put("value_hi", name, (phi - llo).set(~defined, None))
+        put("ci_method", name, projection.set(~defined, None))
+    return pl.DataFrame([v.alias(n) for n, v in cols.items()]), {f: ms for f, ms in names.items() if ms}

@@ -35,9 +35,7 @@ from polfair.core._report_ci import (
     attribute_intervals,
     group_tables,
     neff_columns,
-    population_edf_families,
-    population_edf_table,
-    population_families,
+    population_intervals,
 )
 from polfair.core.counts import COUNT_COLUMNS
 from polfair.core.metrics import DISPARITIES, METRICS, Disparity, label_disparities, rate
@@ -274,7 +272,7 @@ def _families(
     res = frame.lazy().select(*over, *exprs).collect()
     names = {fam: list(d) for fam, d in fams.items()}
     if computed is not None:
-        res = res.hstack(computed[0])
+        res = res.hstack(computed[0]) if res.width else computed[0]
         for fam, ms in computed[1].items():
             names[fam] = [*names.get(fam, []), *ms]
     return _finish(res, names, adjust)
@@ -531,15 +529,12 @@ def population_part(
     """Population rows: every metric of everyone, and the population-level indices."""
     # the cell table is already the full intersection (one row per by + all keys)
     aggs, finish, names = _index_aggs(has_predictions, alpha, "between_all_groups_")
-    edf_fams = population_edf_families(has_predictions) if ci is not None else None
     vals = (
         cells.with_columns(_index_inputs(concentration)).group_by(ib, maintain_order=True)
         .agg(*aggs, pl.col(_CNT).count().cast(pl.Float64).alias("__pf_ix_k"))
         .with_columns(finish).with_columns(_between_rule(names))
         .select(*ib, *names, "__pf_ix_k")
     )  # fmt: skip
-    if ci is not None:  # EDF projection limits: the vectorised frame form
-        vals = vals.join(population_edf_table(cells, ib, has_predictions, ci), on=ib, how="left", nulls_equal=True)
     between = [n for n in names if "differential" not in n]
     if has_predictions:
         benefits = entropy.benefit_of_individuals(pop.lazy(), ib, summed=True)  # pop: one row per by group
@@ -563,15 +558,14 @@ def population_part(
             "n_groups": wide_df.select([pl.col("__pf_ix_k").alias(n) for n in between]),
         },
     )
-    if ci is not None and edf_fams is not None:
+    if ci is not None:  # rates' Wilson limits and EDF: long form; the entropy indices' families over wide_df
         wide_df = wide_df.with_columns(neff_columns(metric_names))
-        fams = population_families(metric_names, opts=ci)
-        for fam, d in edf_fams.items():
-            fams[fam] |= d
+        fams: Families = {f: {} for f in (*CI_FLOATS, *CI_CATS)}
         if entropy_ci is not None:
             wide_df = _with_entropy_ci(wide_df, entropy_ci.filter(pl.col("attribute").is_null()), list(ib),
                                        [n for n in names if "differential" not in n and "smoothed" not in n], fams)  # fmt: skip
-        floats, cats = _families(wide_df, fams)
+        computed = population_intervals(cells, wide_df, ib, metric_names, opts=ci, has_predictions=has_predictions)
+        floats, cats = _families(wide_df, fams, computed=computed)
         part.floats |= floats
         part.cats |= cats
     return part
