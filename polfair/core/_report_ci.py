@@ -20,6 +20,7 @@ import numpy as np
 import polars as pl
 
 from polfair.core import intervals as iv
+from polfair.core._args import SMALL_COLLECT
 from polfair.core.metrics import METRICS, Counts, Disparity
 
 __all__ = [
@@ -211,7 +212,7 @@ def group_tables(
             "p_value": pl.when(~gen).then(tp), "test": pl.when(~gen).then(tt), "ci_method": method,
             "__dl": dl, "__dh": dh, "__ql": ql, "__qh": qh, "__tp": tp, "__tt": tt, "__mine": mine,
         }  # fmt: skip
-    long = st.apply(long_in.lazy()).select([e.alias(k) for k, e in outs.items()]).collect()
+    long = st.apply(long_in.lazy()).select([e.alias(k) for k, e in outs.items()]).collect(**SMALL_COLLECT)
     cols: dict[str, pl.Series] = {}
     names: dict[str, list[str]] = {fam: [] for fam in (*CI_FLOATS, *CI_CATS)}
     fams = [f for f in (*CI_FLOATS, *CI_CATS) if f in outs]
@@ -279,7 +280,7 @@ def group_tables(
             }  # fmt: skip
         long2 = st2.apply(pl.DataFrame([v.alias(n) for n, v in data2.items()]).lazy()).select(
             [e.alias(n) for n, e in outs2.items()]
-        ).collect()
+        ).collect(**SMALL_COLLECT)
         for i, x in enumerate(multi):
             for fam in outs2:
                 cols[f"{fam}{_SEP}{x.name}"] = long2[fam].slice(i * h, h)
@@ -367,7 +368,7 @@ def attribute_intervals(
     agg = (
         lf.group_by("key", maintain_order=True)
         .agg(c("ok").sum().alias("k"), *iv._spread_aggs(), *iv._edf_aggs(wl), *iv._homogeneity_aggs(r, opts.weighted))
-        .collect()
+        .collect(**SMALL_COLLECT)
     )  # fmt: skip
     if agg.height != nb * h:  # every attribute row has group rows
         msg = f"attribute_intervals: {agg.height} families, expected {nb * h}"
@@ -375,7 +376,7 @@ def attribute_intervals(
     z2 = pl.when(c("fam") == 2).then(iv.z_value(opts.ci, 2)).otherwise(iv.z_value(opts.ci, 1))
     staged, lim = iv._spread_limits(agg.lazy().with_columns(pl.Series("fam", np.repeat(spreads, h))), c("k"), z2)
     edf = iv._edf_limits(c("k"))
-    out = staged.select(*[e.alias(n) for n, e in lim.items()], edf.lo.alias("edf_lo"), edf.hi.alias("edf_hi")).collect()
+    out = staged.select(*[e.alias(n) for n, e in lim.items()], edf.lo.alias("edf_lo"), edf.hi.alias("edf_hi")).collect(**SMALL_COLLECT)
 
     def block(name: str, col: str) -> pl.Series:
         return out[col].slice(at[name] * h, h)
@@ -519,7 +520,7 @@ def population_intervals(
         .select(c("__pf_rid").cast(pl.Int64),
                 *[pl.when(tot > 0).then((c("tp") + c("fn" if on == "labels" else "fp")).cast(_F64) / tot).alias(f"p{j}")
                   for j, (on, _) in enumerate(edfs)], size.alias("n"))
-        .collect()
+        .collect(**SMALL_COLLECT)
     )  # fmt: skip
     g, nb = inputs.height, 2 * len(edfs)
     long = pl.DataFrame([
@@ -539,7 +540,7 @@ def population_intervals(
         long.lazy().with_columns(ok.alias("ok"), z.alias("z")).with_columns(wilson.lo.alias("lo"), wilson.hi.alias("hi"))
         .group_by("key").agg(c("ok").sum().alias("k"), *iv._edf_aggs(iv.Interval(c("lo"), c("hi"))))
         .sort("key").select(lim.lo.alias("lo"), lim.hi.alias("hi"))
-        .collect()
+        .collect(**SMALL_COLLECT)
     )  # fmt: skip
     if edf.height != nb * h:  # every by value has cells
         msg = f"population_intervals: {edf.height} EDF families, expected {nb * h}"

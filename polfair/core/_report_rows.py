@@ -294,15 +294,13 @@ def _finish(
     for fam, d in names.items():
         if not d:
             continue
-        cols = [pl.col(f"{fam}\x1f{m}").alias(m) for m in d]
+        cols = [res[f"{fam}\x1f{m}"].alias(m) for m in d]  # Series casts: no expression plan per family
         if fam in CI_CATS:  # Enum columns stay Enum (assemble maps their few categories); strings -> Categorical
-            schema = res.schema
-            cats[fam] = res.select(
-                [c if isinstance(schema[f"{fam}\x1f{m}"], pl.Enum) else c.cast(pl.String).cast(pl.Categorical)
-                 for c, m in zip(cols, d)]
-            )  # fmt: skip
+            cats[fam] = pl.DataFrame(
+                [c if isinstance(c.dtype, pl.Enum) else c.cast(pl.String).cast(pl.Categorical) for c in cols]
+            )
         else:
-            floats[fam] = res.select([c.cast(pl.Float64) for c in cols])
+            floats[fam] = pl.DataFrame([c if c.dtype == pl.Float64 else c.cast(pl.Float64) for c in cols])
     return floats, cats
 
 
