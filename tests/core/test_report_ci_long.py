@@ -1,0 +1,48 @@
+"""The report's attribute-row intervals (computed in long form, one aggregation for every spread,
+EDF and test) equal the public frame functions run on the report's own group rows."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+import polfair as pf
+from polfair.core import intervals as iv
+from polfair.core.metrics import METRICS
+
+
+def _frame(weighted: bool) -> pl.DataFrame:
+    rng = np.random.default_rng(3)
+    n = 1500
+    df = pl.DataFrame({
+        "a": rng.choice(["x", "y"], n), "b": rng.choice(["p", "q", "r", "s"], n, p=[0.5, 0.3, 0.15, 0.05]),
+        "y": rng.integers(0, 2, n), "s": rng.random(n), "d": rng.choice(["d1", "d2"], n),
+    }).with_columns(p=(pl.col("s") > 0.5).cast(pl.Int8), w=pl.lit(1.0) + pl.Series(rng.random(n)))  # fmt: skip
+    return df if weighted else df.drop("w")
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_attribute_limits_and_tests_equal_the_frame_functions(weighted: bool) -> None:
+    df = _frame(weighted)
+    rep = pf.fairness_report(df, y_true="y", y_pred="p", protected=["a", "b"], by="d",
+                             weight="w" if weighted else None, intersections="all")  # fmt: skip
+    groups = rep.filter(pl.col("group").is_not_null())
+    attrs = rep.filter(pl.col("group").is_null() & pl.col("attribute").is_not_null())
+    fam = ["d", "attribute"]
+    rates = [m for m, v in METRICS.items() if v.is_rate and not m.startswith("generalized_")]
+    for m in rates:
+        rows = groups.filter(pl.col("metric") == m).select(*fam, "value", "n_eff")
+        want = iv.spread_table(rows, by=fam, p="value", n="n_eff", ci=0.95).collect()
+        got = attrs.filter(pl.col("metric") == m).select(*fam, "difference", "difference_lo", "difference_hi",
+                                                          "ratio_lo", "ratio_hi", "p_value", "test")  # fmt: skip
+        both = got.join(want, on=fam, how="left", suffix="_w", nulls_equal=True)
+        defined = both["difference"].is_not_null()  # the spread (attribute rows have no value)
+        assert defined.sum() >= 6, m  # 2 by values x 3 attribute sets
+        for c in ("difference_lo", "difference_hi", "ratio_lo", "ratio_hi"):
+            assert both.filter(defined)[c].equals(both.filter(defined)[f"{c}_w"]), (m, c)
+        tests = iv.homogeneity_table(rows, by=fam, families={m: [("value", "n_eff")]}, key=pl.col("attribute"),
+                                     weighted=weighted)  # fmt: skip
+        both = got.join(tests, on=fam, how="left", nulls_equal=True).filter(defined & (pl.col(f"{m}__tt") != "mc_exact"))
+        assert both["p_value"].equals(both[f"{m}__tp"].alias("p_value")), m
+        assert both["test"].cast(pl.String).equals(both[f"{m}__tt"].alias("test")), m
