@@ -96,6 +96,9 @@ def _codes_to_categorical(name: str, codes: np.ndarray) -> pl.Series:
 #: At most this many runs of entities: the long columns are zero-copy chunks (one per run) of the
 #: parts' arrays, aligned across columns; more (e.g. many ``by`` values): one copy per column.
 _MAX_CHUNKS = 64
+#: ... and only for reports of at least this many rows (below, building the chunks costs more than
+#: copying: a 60-cell report has 15 runs of a few hundred rows).
+_MIN_CHUNKED_ROWS = 2**20
 
 
 def _float_column(name: str, values: np.ndarray) -> pl.Series:
@@ -152,7 +155,7 @@ def assemble(
             for f, n in zip(first, lengths)]  # fmt: skip
 
     total = int(count.sum())
-    chunked = len(runs) <= _MAX_CHUNKS
+    chunked = len(runs) <= _MAX_CHUNKS and total >= _MIN_CHUNKED_ROWS
 
     def layout(name: str, flats: list[np.ndarray], dtype: type, column: Callable[[str, np.ndarray], pl.Series]
                ) -> pl.Series:  # fmt: skip

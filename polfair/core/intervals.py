@@ -2099,8 +2099,8 @@ def entropy_delta(
     >>> import polars as pl
     >>> cells = pl.DataFrame({"g": ["a", "b"], "tp_n": [30, 10], "fp_n": [10, 20], "tn_n": [50, 60], "fn_n": [10, 10]})
     >>> out = entropy_delta(cells, protected=["g"])
-    >>> out.filter(pl.col("metric") == "theil_index").select("value_lo", "value_hi").row(0)
-    (0.10233040466937008, 0.1963831508658812)
+    >>> [round(v, 4) for v in out.filter(pl.col("metric") == "theil_index").select("value_lo", "value_hi").row(0)]
+    [0.1023, 0.1964]
     """
     from polfair.core import _entropy_ci
 

@@ -155,11 +155,12 @@ def test_streaming_pass_raises_the_hot_table_cap_only_while_it_runs(monkeypatch)
 
 @pytest.mark.parametrize("by", [None, ["day"]])
 def test_long_report_layout_chunked_and_copied_are_the_same_rows(monkeypatch, by):
-    # few runs of entities: the long columns are zero-copy chunks of the parts' arrays, aligned
-    # across columns; many runs (or _MAX_CHUNKS = 0): one copied array per column. Same report.
+    # few runs of entities (in a large report): the long columns are zero-copy chunks of the parts'
+    # arrays, aligned across columns; many runs (or _MAX_CHUNKS = 0): one copied array per column.
     from polfair.core import _report_rows
 
     df = _frame(5_000)
+    monkeypatch.setattr(_report_rows, "_MIN_CHUNKED_ROWS", 0)  # chunk this small report too
     chunked = pf.fairness_report(df, **KW, by=by)
     monkeypatch.setattr(_report_rows, "_MAX_CHUNKS", 0)
     copied = pf.fairness_report(df, **KW, by=by)
