@@ -20,7 +20,7 @@ import numpy as np
 import polars as pl
 
 from polfair.core import intervals as iv
-from polfair.core._args import SMALL_COLLECT
+from polfair.core._args import SMALL_COLLECT, SMALL_ROWS, collect_options
 from polfair.core.metrics import METRICS, Counts, Disparity
 
 __all__ = [
@@ -77,11 +77,19 @@ def adjusted_p_values(res: pl.DataFrame, metrics: Sequence[str], over: Sequence[
     (:func:`~polfair.core.intervals.p_adjust`) within ``over`` (the by values), the family being
     (by value, metric).
 
-    Evaluated ONCE over the p-values stacked in long form (one block of rows per metric, the
-    window ``over`` + metric), not as one window expression per metric: the same windows, rows and
-    order, so the same values.
+    On a small table evaluated ONCE over the p-values stacked in long form (one block of rows per
+    metric, the window ``over`` + metric), not as one window expression per metric (fewer
+    expressions to plan); on a large one (more than :data:`~polfair.core._args.SMALL_ROWS` rows)
+    as one window expression per metric in one ``select``, which Polars runs in parallel (the
+    stacked window sorted 6 million rows in one piece: 0.4 s slower on a 180,000-group report).
+    The same windows, rows and order either way, so the same values.
     """
     h, k = res.height, len(metrics)
+    if h > SMALL_ROWS:
+        return res.select(
+            [iv.p_adjust(pl.col(f"p_value{_SEP}{m}"), method).over(over).alias(f"p_value_adjusted{_SEP}{m}")  # type: ignore[arg-type]
+             for m in metrics]
+        ).get_columns()  # fmt: skip
     long = res.select(over)[np.tile(np.arange(h), k)].with_columns(
         pl.Series("__pf_padj_m", np.repeat(np.arange(k, dtype=np.int32), h)),
         pl.concat([res[f"p_value{_SEP}{m}"] for m in metrics]).alias("__pf_padj_p"),
@@ -212,7 +220,7 @@ def group_tables(
             "p_value": pl.when(~gen).then(tp), "test": pl.when(~gen).then(tt), "ci_method": method,
             "__dl": dl, "__dh": dh, "__ql": ql, "__qh": qh, "__tp": tp, "__tt": tt, "__mine": mine,
         }  # fmt: skip
-    long = st.apply(long_in.lazy()).select([e.alias(k) for k, e in outs.items()]).collect(**SMALL_COLLECT)
+    long = st.apply(long_in.lazy()).select([e.alias(k) for k, e in outs.items()]).collect(**collect_options(long_in.height))
     cols: dict[str, pl.Series] = {}
     names: dict[str, list[str]] = {fam: [] for fam in (*CI_FLOATS, *CI_CATS)}
     fams = [f for f in (*CI_FLOATS, *CI_CATS) if f in outs]
@@ -278,9 +286,10 @@ def group_tables(
                 "p_value": pl.when(~gen & fixed).then(t2.p_value), "test": pl.when(~gen & fixed).then(t2.test),
                 "n_eff": c("n1"), "ci_method": pl.when(ok).then(method),
             }  # fmt: skip
-        long2 = st2.apply(pl.DataFrame([v.alias(n) for n, v in data2.items()]).lazy()).select(
-            [e.alias(n) for n, e in outs2.items()]
-        ).collect(**SMALL_COLLECT)
+        frame2 = pl.DataFrame([v.alias(n) for n, v in data2.items()])
+        long2 = st2.apply(frame2.lazy()).select([e.alias(n) for n, e in outs2.items()]).collect(
+            **collect_options(frame2.height)
+        )
         for i, x in enumerate(multi):
             for fam in outs2:
                 cols[f"{fam}{_SEP}{x.name}"] = long2[fam].slice(i * h, h)
@@ -368,7 +377,7 @@ def attribute_intervals(
     agg = (
         lf.group_by("key", maintain_order=True)
         .agg(c("ok").sum().alias("k"), *iv._spread_aggs(), *iv._edf_aggs(wl), *iv._homogeneity_aggs(r, opts.weighted))
-        .collect(**SMALL_COLLECT)
+        .collect(**collect_options(long.height))
     )  # fmt: skip
     if agg.height != nb * h:  # every attribute row has group rows
         msg = f"attribute_intervals: {agg.height} families, expected {nb * h}"
@@ -376,7 +385,9 @@ def attribute_intervals(
     z2 = pl.when(c("fam") == 2).then(iv.z_value(opts.ci, 2)).otherwise(iv.z_value(opts.ci, 1))
     staged, lim = iv._spread_limits(agg.lazy().with_columns(pl.Series("fam", np.repeat(spreads, h))), c("k"), z2)
     edf = iv._edf_limits(c("k"))
-    out = staged.select(*[e.alias(n) for n, e in lim.items()], edf.lo.alias("edf_lo"), edf.hi.alias("edf_hi")).collect(**SMALL_COLLECT)
+    out = staged.select(*[e.alias(n) for n, e in lim.items()], edf.lo.alias("edf_lo"), edf.hi.alias("edf_hi")).collect(
+        **collect_options(agg.height)
+    )
 
     def block(name: str, col: str) -> pl.Series:
         return out[col].slice(at[name] * h, h)

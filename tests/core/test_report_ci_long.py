@@ -46,3 +46,22 @@ def test_attribute_limits_and_tests_equal_the_frame_functions(weighted: bool) ->
         both = got.join(tests, on=fam, how="left", nulls_equal=True).filter(defined & (pl.col(f"{m}__tt") != "mc_exact"))
         assert both["p_value"].equals(both[f"{m}__tp"].alias("p_value")), m
         assert both["test"].cast(pl.String).equals(both[f"{m}__tt"].alias("test")), m
+
+
+@pytest.mark.parametrize("by", [None, "d"])
+def test_small_and_large_table_paths_give_the_same_report(monkeypatch: pytest.MonkeyPatch, by: str | None) -> None:
+    # small tables: adjusted p-values over the stacked p-values, plans collected without the
+    # optimiser; large tables (SMALL_ROWS = 0 forces it): one window per metric, default collect
+    from polfair.core import _args, _report_ci
+
+    df = _frame(True)
+    kw = {"y_true": "y", "y_pred": "p", "y_score": "s", "weight": "w", "protected": ["a", "b"], "by": by}
+    small = pf.fairness_report(df, **kw)
+    monkeypatch.setattr(_report_ci, "SMALL_ROWS", 0)
+    monkeypatch.setattr(_args, "SMALL_ROWS", 0)
+    large = pf.fairness_report(df, **kw)
+    assert small["p_value_adjusted"].is_not_null().sum() > 10
+    assert small.select("p_value_adjusted").equals(large.select("p_value_adjusted"))
+    floats = [c for c, t in small.schema.items() if t == pl.Float64]
+    for c in floats:  # the optimiser may fuse arithmetic differently: equal to rounding
+        np.testing.assert_allclose(large[c].to_numpy(), small[c].to_numpy(), rtol=1e-13, atol=1e-15, err_msg=c)
