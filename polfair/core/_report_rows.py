@@ -79,11 +79,24 @@ def categorical_codes(frame: pl.DataFrame) -> np.ndarray:
         out = np.array(out)  # writable (to_numpy may return a read-only view)
     for j, dtype in enumerate(frame.schema.dtypes()):
         if isinstance(dtype, pl.Enum):
-            lut = pl.Series(dtype.categories).cast(pl.Categorical).to_physical().cast(pl.UInt32).to_numpy()
+            lut = _enum_lut(tuple(dtype.categories))
             col = out[:, j]
             known = col != NO_CODE
             col[known] = lut[col[known]]
     return out
+
+
+#: Categorical Series of each Enum's categories seen (a few per process), with their global codes.
+#: The Series are kept alive on purpose: Polars may recycle the codes of strings no Series uses.
+_ENUM_LUTS: dict[tuple[str, ...], tuple[pl.Series, np.ndarray]] = {}
+
+
+def _enum_lut(categories: tuple[str, ...]) -> np.ndarray:
+    """Global Categorical code of each category of an Enum, by Enum position."""
+    if categories not in _ENUM_LUTS:
+        held = pl.Series(categories, dtype=pl.String).cast(pl.Categorical)
+        _ENUM_LUTS[categories] = (held, held.to_physical().cast(pl.UInt32).to_numpy())
+    return _ENUM_LUTS[categories][1]
 
 
 def _codes_to_categorical(name: str, codes: np.ndarray) -> pl.Series:
@@ -184,9 +197,13 @@ def assemble(
                 flats.append(np.full(p.entities.height * len(p.metrics), _NULL))
                 continue
             # row-major (entity, metric) straight from Polars, null and absent metrics as the sentinel
-            cols = [pl.col(m).cast(pl.Float64).fill_null(pl.lit(_NULL)) if m in have else pl.lit(_NULL).alias(m)
-                    for m in p.metrics]  # fmt: skip
-            flats.append(frame.select(cols).to_numpy(order="c").reshape(-1))
+            # (whole-frame calls and Series: no expression per metric, which cost more than the data
+            # on small reports)
+            sub = frame.cast(pl.Float64).fill_null(_NULL)
+            if sub.columns != p.metrics:
+                absent = pl.Series(values=np.full(p.entities.height, _NULL))
+                sub = pl.DataFrame([sub[m] if m in have else absent.alias(m) for m in p.metrics])
+            flats.append(sub.to_numpy(order="c").reshape(-1))
         columns.append(layout(fam, flats, np.float64, _float_column))
     for fam in cat_families:
         flats = []
