@@ -13,7 +13,8 @@ its own). Data are seeded synthetic rows (labels, scores, predictions ``score >=
 * ``zip10k``: 2e6 rows, a 10k-level zip code (String) + sex + race;
 * ``big50k``: 2e7 rows, a 50k-level attribute (String) × sex, read from a parquet file (written
   once under ``bench/data/``, not committed) by the streaming engine: peak RSS of the pass alone
-  (``confusion_counts``) and of the full report, each in its own process;
+  (``confusion_counts``) and of the full report (with ``--ci-none`` also without intervals), each in
+  its own process;
 * ``mem1e7``: 1e7 rows in memory, 3 attributes (the README benchmark's in-memory case).
 
 ``floor`` is ``df.lazy().group_by(keys).agg(pl.len()).collect()`` on the same frame (keys = by +
@@ -139,6 +140,14 @@ rep = pf.fairness_report(path, y_true="y_true", y_pred="y_pred", y_score="score"
 emit({"label": "2e7 rows, 50k-level attribute x sex, parquet: full report", "time": time.perf_counter() - t0,
       "report_rows": rep.height, "report_mib": rep.estimated_size() / 2**20})
 """,
+    "big50k_report_ci_none": """
+path = sys.argv[3]
+t0 = time.perf_counter()
+rep = pf.fairness_report(path, y_true="y_true", y_pred="y_pred", y_score="score", weight="weight",
+                         protected=["person_group", "sex"], engine="streaming", ci=None)
+emit({"label": "2e7 rows, 50k-level attribute x sex, parquet: full report, ci=None", "time": time.perf_counter() - t0,
+      "report_rows": rep.height, "report_mib": rep.estimated_size() / 2**20})
+""",
     "big50k_floor": """
 path = sys.argv[3]
 t0 = time.perf_counter()
@@ -220,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
                 t0 = time.perf_counter()
                 subprocess.run([sys.executable, "-c", _MAKE_BIG, str(path)], check=True)
                 print(f"generated {path} in {time.perf_counter() - t0:.0f}s", flush=True)
-            parts = ["big50k_floor", "big50k_pass", "big50k_report"]
+            parts = ["big50k_floor", "big50k_pass", "big50k_report", *(["big50k_report_ci_none"] if args.ci_none else [])]
             for part in parts:
                 res = run(part, args.repeats, args.ci_none, str(path))
                 results += res
