@@ -302,8 +302,8 @@ def _rollup(cells: pl.LazyFrame, group: Sequence[str]) -> pl.LazyFrame:
 def report_from_counts(
     cells: pl.DataFrame | pl.LazyFrame,
     *,
-    protected: Sequence[str],
-    by: Sequence[str] = (),
+    protected: str | Sequence[str],
+    by: str | Sequence[str] | None = (),
     has_predictions: bool = True,
     privileged: Mapping[str, Any] | None = None,
     reference: Reference | None = None,
@@ -324,9 +324,10 @@ def report_from_counts(
     cells
         A cell table (:func:`polfair.confusion_counts`, :func:`polfair.merge_counts`), eager or lazy.
     protected
-        Names of its protected-attribute columns, in order. Names may not contain ``" & "``.
+        Names of its protected-attribute columns, in order (one name or a list). Names may not
+        contain ``" & "``.
     by
-        Names of its ``by`` columns.
+        Names of its ``by`` columns (one name, a list, or None / empty for none).
     has_predictions
         ``False`` for a labels-only audit (only label metrics are reported).
     privileged, reference, intersections, alpha, concentration, ci, ci_method, n_boot, seed, p_adjust
@@ -368,7 +369,8 @@ def report_from_counts(
     # All attribute sets are rolled up into ONE small table keyed by a set index (grouping sets), so
     # metrics, references, spreads, entropy and EDF are computed once over it, not once per set;
     # the long rows are then laid out once (polfair.core._report_rows.assemble).
-    keys, by = list(protected), list(by)
+    keys = [protected] if isinstance(protected, str) else list(protected)
+    by = [] if by is None else [by] if isinstance(by, str) else list(by)  # as fairness_report accepts them
     check_cell_table(cells, keys=[*by, *keys], what="cells")
     check_reference(reference)
     check_protected_names(keys)
