@@ -118,13 +118,10 @@ def _is_exact(dtype: pl.DataType | None) -> bool:
     return dtype in (pl.UInt128, pl.Int128)
 
 
-def _as_float(name: str, schema: pl.Schema) -> pl.Expr:
-    """A weighted sum of the code table as Float64 (exact fixed point correctly rounded once, or a
-    foreign engine's float sum).
-    """
-    if _is_exact(schema.get(name)):
-        return pl.col(name).cast(pl.Float64) / EXACT_SCALE
-    return pl.col(name)
+def _in_slots(x: pl.Expr, zero: pl.Expr, *slots: int) -> pl.Expr:
+    """``x`` on code-table rows of these slots (column ``_SLOTS.name``), ``zero`` elsewhere."""
+    slot = pl.col(_SLOTS.name)
+    return pl.when(slot.is_in(list(slots)) if len(slots) > 1 else slot == slots[0]).then(x).otherwise(zero)
 
 
 def code_counts(spec: Spec) -> pl.LazyFrame:
@@ -196,25 +193,17 @@ def pivot_codes(codes: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
     )
     if exact:
         return _pivot_exact(codes, spec)
+    # a foreign engine's code table (polfair.engines.narwhals): Float64 sums W, WS, W1S and Σw²
     n, slot = pl.col(_N), pl.col(_SLOTS.name)
-    wt = _as_float(W, cschema) if spec.weighted else n.cast(pl.Float64)
+    wt = pl.col(W) if spec.weighted else n.cast(pl.Float64)
     # Σw² per row of the code table (unweighted: the count); a foreign engine's table may lack it
-    names = codes.collect_schema().names()
-    w2 = (pl.col(_W2) if _W2 in names else pl.lit(None, pl.Float64)) if spec.weighted else n.cast(pl.Float64)
+    w2 = (pl.col(_W2) if _W2 in cschema.names() else pl.lit(None, pl.Float64)) if spec.weighted else n.cast(pl.Float64)
     # default scores are 1[ŷ = fav] (aif360), so then the generalized counts are the hard ones
-    ws = _as_float(WS, cschema) if spec.has_scores else pl.when(slot.is_in([0, 1])).then(wt).otherwise(0.0)
-    if spec.has_scores and W1S not in cschema:  # the exact pass: Σw·(1-s) = Σw − Σw·s, in UInt128
-        # each counted row has trunc(w·s·2**56) <= trunc(w·2**56) (fl(w·s) <= w for s <= 1), so the
-        # difference never goes below zero where it is read (rows of slots 0-3)
-        u128 = pl.UInt128
-        total = pl.col(W).cast(u128) if spec.weighted else n.cast(u128) * pl.lit(int(EXACT_SCALE), u128)
-        w1s = (total - pl.col(WS).cast(u128)).cast(pl.Float64) / EXACT_SCALE
-    else:
-        w1s = _as_float(W1S, cschema) if spec.has_scores else pl.when(slot.is_in([2, 3])).then(wt).otherwise(0.0)
+    ws = pl.col(WS) if spec.has_scores else pl.when(slot.is_in([0, 1])).then(wt).otherwise(0.0)
+    w1s = pl.col(W1S) if spec.has_scores else pl.when(slot.is_in([2, 3])).then(wt).otherwise(0.0)
 
     def at(x: pl.Expr, *slots: int) -> pl.Expr:
-        zero = pl.lit(0, pl.UInt64) if x is n else pl.lit(0.0)
-        return pl.when(slot.is_in(list(slots)) if len(slots) > 1 else slot == slots[0]).then(x).otherwise(zero)
+        return _in_slots(x, pl.lit(0, pl.UInt64) if x is n else pl.lit(0.0), *slots)
 
     columns = {
         "n": n, "n_missing": at(n, 4), "n_invalid": at(n, 5), "w": at(wt, 0, 1, 2, 3),
@@ -244,12 +233,10 @@ def _pivot_exact(codes: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
     needs no sort of the code table (one row per (cell, outcome code)), only of the cells. Σw² is
     a Float64 sum of one code per cell (slots 0–3 hold one code each), also order-free.
     """
-    n, slot = pl.col(_N), pl.col(_SLOTS.name)
+    n = pl.col(_N)
     u128 = pl.UInt128
     zero_n, zero_u, zero_f = pl.lit(0, pl.UInt64), pl.lit(0, u128), pl.lit(0.0)
-
-    def at(x: pl.Expr, zero: pl.Expr, *slots: int) -> pl.Expr:  # x on rows of these slots, else 0
-        return pl.when(slot.is_in(list(slots)) if len(slots) > 1 else slot == slots[0]).then(x).otherwise(zero)
+    at = _in_slots
 
     # per code-table row: each amount in its slots' columns (integers), then one plain sum per column
     total = pl.col(W).cast(u128) if spec.weighted else n.cast(u128) * pl.lit(int(EXACT_SCALE), u128)
