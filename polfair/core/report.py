@@ -77,12 +77,13 @@ import itertools
 import json
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import polars as pl
 
 from polfair.core import intervals as iv
 from polfair.core._args import SMALL_COLLECT as _SMALL
+from polfair.core._args import as_list
 from polfair.core._report_ci import CI_CATS, CI_FLOATS, CiOptions
 from polfair.core._report_rows import (
     ATTR_METRICS,
@@ -369,8 +370,7 @@ def report_from_counts(
     # All attribute sets are rolled up into ONE small table keyed by a set index (grouping sets), so
     # metrics, references, spreads, entropy and EDF are computed once over it, not once per set;
     # the long rows are then laid out once (polfair.core._report_rows.assemble).
-    keys = [protected] if isinstance(protected, str) else list(protected)
-    by = [] if by is None else [by] if isinstance(by, str) else list(by)  # as fairness_report accepts them
+    keys, by = cast("list[str]", as_list(protected)), cast("list[str]", as_list(by))  # a name, a list, None
     check_cell_table(cells, keys=[*by, *keys], what="cells")
     check_reference(reference)
     check_protected_names(keys)
