@@ -84,7 +84,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from statistics import NormalDist
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, overload
 
 import numpy as np
 import polars as pl
@@ -280,19 +280,27 @@ def _staged(x: Any) -> Any:
 # options
 
 
-def check_ci(ci: Any) -> float | None:
-    """Validate a confidence level: ``None`` or a float strictly between 0 and 1.
+@overload
+def check_ci(ci: Any, *, required: Literal[True]) -> float: ...
+@overload
+def check_ci(ci: Any, *, required: bool = False) -> float | None: ...
+def check_ci(ci: Any, *, required: bool = False) -> float | None:
+    """Validate a confidence level: ``None`` (unless ``required``) or a float strictly between 0 and 1.
 
     Raises
     ------
     PolfairError
-        ``ci`` is not ``None`` and not a number in (0, 1) (e.g. ``95`` instead of ``0.95``).
+        ``ci`` is not ``None`` and not a number in (0, 1) (e.g. ``95`` instead of ``0.95``), or
+        ``ci`` is ``None`` where ``required`` (a function that only computes intervals).
 
     Examples
     --------
     >>> check_ci(0.9)
     0.9
     """
+    if ci is None and required:
+        msg = "ci must be a confidence level in (0, 1) such as 0.95 here (this function only computes intervals); got None"
+        raise PolfairError(msg)
     if ci is None:
         return None
     if isinstance(ci, bool) or not isinstance(ci, (int, float)) or not 0.0 < float(ci) < 1.0:
@@ -2022,7 +2030,7 @@ def entropy_bootstrap(
     """
     from polfair.core import _bootstrap
 
-    ci = check_ci(ci)  # type: ignore[assignment]
+    ci = check_ci(ci, required=True)
     n_boot = check_n_boot(n_boot)
     return _bootstrap.entropy_bootstrap(
         cells, protected=protected, by=by, sets=sets, alpha=alpha, ci=ci, n_boot=n_boot, seed=seed,
@@ -2082,8 +2090,8 @@ def entropy_delta(
 
     Raises
     ------
-    ValueError
-        ``ci`` not a level in (0, 1) (or None).
+    PolfairError
+        ``ci`` not a level in (0, 1) (or None); a ``ValueError``.
 
     Notes
     -----
@@ -2104,10 +2112,7 @@ def entropy_delta(
     """
     from polfair.core import _entropy_ci
 
-    level = check_ci(ci)
-    if level is None:
-        msg = "entropy_delta: ci must be a confidence level in (0, 1) such as 0.95, got None"
-        raise ValueError(msg)
+    level = check_ci(ci, required=True)
     return _entropy_ci.entropy_intervals(
         cells, protected=protected, by=by, sets=sets, alpha=alpha, ci=level, limits=_entropy_ci.delta_limits,
         method="delta_bc",
@@ -2229,7 +2234,7 @@ def jackknife_intervals(
     """
     from polfair.core.counts import COUNT_COLUMNS
 
-    ci = check_ci(ci)  # type: ignore[assignment]
+    ci = check_ci(ci, required=True)
     by = list(by)
     df = cells.lazy().collect()
     if bucket not in df.columns:
