@@ -395,24 +395,21 @@ def bootstrap_limits(
         # replicate values per distinct grouping; group sums rolled up from the smallest finer
         # grouping already summed (integer sums: the same as from the cells), finest first
         groupings = [blk for blk in cells.blocks if blk is not None]
-        finest = max(groupings, key=lambda blk: len(blk[0]))
-        summed = [(finest[0], finest[1], np.unique(finest[1], return_index=True)[1], num, n)]
+        finest = max(groupings, key=lambda g: len(g.attrs))  # the cells themselves
+        summed = [(finest.attrs, finest.first, num, n)]
         by_grouping: dict[bytes, list[np.ndarray]] = {}
 
-        def replicate_values(attrs: frozenset[str], codes: np.ndarray) -> list[np.ndarray]:
-            key = codes.tobytes()
+        def replicate_values(g: Any) -> list[np.ndarray]:  # g: a polfair.core._entropy_ci.Grouping
+            key = g.codes.tobytes()
             if key not in by_grouping:
-                _, f_codes, f_first, f_num, f_cnt = min(
-                    (f for f in summed if f[0] >= attrs), key=lambda f: f[3].shape[1]
-                )  # fmt: skip
-                numg, cntg = _rollup(f_num, f_cnt, codes[f_first])
-                first = np.unique(codes, return_index=True)[1]
-                summed.append((attrs, codes, first, numg, cntg))
-                by_grouping[key] = _family_values(_group_replicates(numg, cntg, seg[first], s0, mu, alphas), alpha)
+                _, f_first, f_num, f_cnt = min((f for f in summed if f[0] >= g.attrs), key=lambda f: f[2].shape[1])
+                numg, cntg = _rollup(f_num, f_cnt, g.codes[f_first])
+                summed.append((g.attrs, g.first, numg, cntg))
+                by_grouping[key] = _family_values(_group_replicates(numg, cntg, seg[g.first], s0, mu, alphas), alpha)
             return by_grouping[key]
 
-        for attrs, codes in sorted(groupings, key=lambda blk: len(blk[0]), reverse=True):
-            replicate_values(attrs, codes)
+        for g in sorted(groupings, key=lambda g: len(g.attrs), reverse=True):
+            replicate_values(g)
         reps: list[np.ndarray] = []
         for blk in cells.blocks:
             if blk is None:
@@ -420,7 +417,7 @@ def bootstrap_limits(
                 fp_tot = np.add.reduceat(fp, starts, axis=1)
                 reps.extend(_family_values(_individual_replicates(fn_tot, fp_tot, s0, mu, alphas), alpha))
             else:
-                reps.extend(replicate_values(*blk))
+                reps.extend(replicate_values(blk))
         matrix = np.concatenate([r.T for r in reps], axis=0)  # (rows, B), rows in the order of the estimates
         return bias_corrected_normal_intervals(estimates, matrix, ci, quantile)
 

@@ -42,10 +42,25 @@ from typing import Any, NamedTuple
 import numpy as np
 import polars as pl
 
-__all__ = ["CellBlocks", "Limits", "delta_limits", "entropy_intervals"]
+__all__ = ["CellBlocks", "Grouping", "Limits", "delta_limits", "entropy_intervals"]
 
 _ROW = "__pf_row"
 _CONFUSION_N = ("tp_n", "fp_n", "tn_n", "fn_n")
+
+
+class Grouping(NamedTuple):
+    """The groups of cells of one between-group block.
+
+    ``attrs`` the attributes it groups by (besides ``by``); ``codes`` each cell's group, numbered
+    by first appearance (so a ``by`` value's groups are consecutive); ``first`` each group's first
+    cell; ``n`` and ``x`` each group's row count and benefit sum ``TP + TN + 2 FP`` (Float64).
+    """
+
+    attrs: frozenset[str]
+    codes: np.ndarray
+    first: np.ndarray
+    n: np.ndarray
+    x: np.ndarray
 
 
 class CellBlocks(NamedTuple):
@@ -54,9 +69,8 @@ class CellBlocks(NamedTuple):
     ``counts`` ``(C, 4)`` int64 ``tp_n, fp_n, tn_n, fn_n`` of the cells with ``n > 0``, sorted by
     ``by`` and the protected attributes; ``n`` their sizes; ``seg`` each cell's ``by`` value
     (``0..D−1``), ``starts`` the first cell of each; ``by_rows`` the ``by`` values (tuples);
-    ``blocks`` one entry per block in row order: ``(attributes, codes)`` with ``codes`` each cell's
-    group (numbered by first appearance, so a ``by`` value's groups are consecutive) for the
-    between-group blocks, ``None`` for the block of all individuals; ``alpha`` the index's α.
+    ``blocks`` one entry per block in row order: a :class:`Grouping` for the between-group blocks,
+    ``None`` for the block of all individuals; ``alpha`` the index's α.
     """
 
     counts: np.ndarray
@@ -64,7 +78,7 @@ class CellBlocks(NamedTuple):
     seg: np.ndarray
     starts: np.ndarray
     by_rows: list[tuple[Any, ...]]
-    blocks: list[tuple[frozenset[str], np.ndarray] | None]
+    blocks: list[Grouping | None]
     alpha: float
 
 
@@ -142,28 +156,30 @@ def entropy_intervals(
     firsts = base.with_row_index(_ROW).select(
         [pl.col(_ROW).min().over([*by, *st]).alias(str(i)) for i, st in enumerate(distinct)]
     )
-    codes_of = {
-        st: np.unique(firsts[str(i)].to_numpy(), return_inverse=True)[1].reshape(-1).astype(np.int64)
-        for i, st in enumerate(distinct)
-    }
-    blocks: list[tuple[frozenset[str], np.ndarray] | None] = [(frozenset(st), codes_of[st]) for st in attr_sets]
-    blocks.append((frozenset(keys), np.arange(n_cells, dtype=np.int64)))  # between all groups (cells)
+    x = (counts[:, 0] + counts[:, 2] + 2 * counts[:, 1]).astype(np.float64)  # TP + TN + 2 FP
+
+    def grouping(attrs: frozenset[str], first: np.ndarray, codes: np.ndarray) -> Grouping:
+        g = first.size
+        return Grouping(attrs, codes, first, np.bincount(codes, weights=n, minlength=g),
+                        np.bincount(codes, weights=x, minlength=g))  # fmt: skip
+
+    of_set = {}
+    for i, st in enumerate(distinct):  # a group's first row is its number's key (ascending = first appearance)
+        first, codes = np.unique(firsts[str(i)].to_numpy(), return_inverse=True)
+        of_set[st] = grouping(frozenset(st), first.astype(np.int64), codes.reshape(-1).astype(np.int64))
+    cells_rows = np.arange(n_cells, dtype=np.int64)
+    groupings = [of_set[st] for st in attr_sets] + [grouping(frozenset(keys), cells_rows, cells_rows)]  # + all groups
     labels = [" & ".join(st) for st in attr_sets] + [None, None]
     prefixes = ["between_group_"] * len(attr_sets) + ["between_all_groups_", ""]
 
     # estimates through polfair.core.entropy (the report's definition): the group benefit vectors of
     # every between-group block in one frame, one aggregation; the individuals' benefits in another
-    x = (counts[:, 0] + counts[:, 2] + 2 * counts[:, 1]).astype(np.float64)  # TP + TN + 2 FP
     cols: dict[str, list[np.ndarray]] = {"__pf_blk": [], "__pf_seg": [], "b": [], "cnt": []}
-    for j, blk in enumerate(blocks):
-        codes = blk[1] if blk is not None else np.zeros(0, dtype=np.int64)
-        g = int(codes.max()) + 1 if codes.size else 0
-        first = np.unique(codes, return_index=True)[1]
-        ng = np.bincount(codes, weights=n, minlength=g)
-        cols["__pf_blk"].append(np.full(g, j, dtype=np.int64))
-        cols["__pf_seg"].append(seg[first])
-        cols["b"].append(np.bincount(codes, weights=x, minlength=g) / ng)
-        cols["cnt"].append(ng)
+    for j, gr in enumerate(groupings):
+        cols["__pf_blk"].append(np.full(gr.first.size, j, dtype=np.int64))
+        cols["__pf_seg"].append(seg[gr.first])
+        cols["b"].append(gr.x / gr.n)
+        cols["cnt"].append(gr.n)
     groups = pl.DataFrame({k: np.concatenate(v) if v else np.zeros(0) for k, v in cols.items()})
     names = {"ge": alpha, "theil": 1.0, "ge2": 2.0}
     idx = ["__pf_blk", "__pf_seg"]
@@ -172,10 +188,10 @@ def entropy_intervals(
         idx, maintain_order=True
     ).agg([pl.col(c).sum() for c in _CONFUSION_N])  # fmt: skip
     individuals = entropy.generalized_entropy_indices(entropy.benefit_of_individuals(sums, idx, summed=True), names, idx)
-    wide = pl.concat([between, individuals.with_columns(pl.lit(len(blocks), pl.Int64).alias("__pf_blk"))])
+    wide = pl.concat([between, individuals.with_columns(pl.lit(len(groupings), pl.Int64).alias("__pf_blk"))])
     clamped = {k: pl.col(k).fill_nan(None).clip(lower_bound=0.0) for k in names}
     wide = wide.sort(idx).select(clamped["ge"], clamped["theil"], (2.0 * clamped["ge2"]).sqrt().alias("cv"))
-    blocks.append(None)  # all individuals
+    blocks: list[Grouping | None] = [*groupings, None]  # None: all individuals
     if wide.height != len(blocks) * n_seg:  # every by value has a counted row in every block
         msg = "entropy intervals: internal error (estimate rows do not match the by values)"
         raise AssertionError(msg)
@@ -361,8 +377,9 @@ def delta_limits(cells: CellBlocks, estimates: np.ndarray, ci: float) -> tuple[n
     Examples
     --------
     >>> counts = np.array([[30, 10, 50, 10], [10, 20, 60, 10]])
-    >>> cb = CellBlocks(counts, counts.sum(axis=1), np.zeros(2, np.int64), np.zeros(1, np.int64), [()],
-    ...                 [(frozenset({"g"}), np.array([0, 1])), None], 2.0)
+    >>> g = Grouping(frozenset({"g"}), np.array([0, 1]), np.array([0, 1]), np.array([100.0, 100.0]),
+    ...              np.array([100.0, 110.0]))
+    >>> cb = CellBlocks(counts, counts.sum(axis=1), np.zeros(2, np.int64), np.zeros(1, np.int64), [()], [g, None], 2.0)
     >>> lo, hi, ok = delta_limits(cb, np.array([0.005, 0.5, 0.1, 0.2, 0.1, 0.63]), 0.95)
     >>> bool(ok.all()), bool((lo <= hi).all())
     (True, True)
@@ -387,15 +404,9 @@ def delta_limits(cells: CellBlocks, estimates: np.ndarray, ci: float) -> tuple[n
             for a in alphas:
                 moments[a] = _individual_moments(fn, fp, n, seg, n_seg, a)
         else:
-            codes = block[1]
-            g = int(codes.max()) + 1 if codes.size else 0
-            nn = np.bincount(codes, weights=n, minlength=g)
-            xg = np.bincount(codes, weights=x, minlength=g)
-            vg = np.bincount(codes, weights=var, minlength=g)
-            gseg = np.zeros(g, dtype=np.int64)
-            gseg[codes] = seg
+            vg = np.bincount(block.codes, weights=var, minlength=block.first.size)
             for a in alphas:
-                moments[a] = _between_moments(nn, xg, vg, gseg, n_seg, a)
+                moments[a] = _between_moments(block.n, block.x, vg, seg[block.first], n_seg, a)
         est_ge, est_theil = estimates[at : at + n_seg], estimates[at + n_seg : at + 2 * n_seg]
         ge2 = np.where(np.isfinite(estimates[at + 2 * n_seg : at + 3 * n_seg]),
                        estimates[at + 2 * n_seg : at + 3 * n_seg] ** 2 / 2.0, np.nan)  # fmt: skip
