@@ -79,24 +79,25 @@ def categorical_codes(frame: pl.DataFrame) -> np.ndarray:
         out = np.array(out)  # writable (to_numpy may return a read-only view)
     for j, dtype in enumerate(frame.schema.dtypes()):
         if isinstance(dtype, pl.Enum):
-            lut = _enum_lut(tuple(dtype.categories))
+            lut = _global_codes(tuple(dtype.categories))
             col = out[:, j]
             known = col != NO_CODE
             col[known] = lut[col[known]]
     return out
 
 
-#: Categorical Series of each Enum's categories seen (a few per process), with their global codes.
-#: The Series are kept alive on purpose: Polars may recycle the codes of strings no Series uses.
-_ENUM_LUTS: dict[tuple[str, ...], tuple[pl.Series, np.ndarray]] = {}
+#: Categorical Series of the fixed string lists coded so far (Enum categories, metric names: a few
+#: per process), with their global codes. The Series are kept alive on purpose: Polars may recycle
+#: the codes of strings no Series uses, and these codes are turned back into Categoricals later.
+_HELD_CODES: dict[tuple[str, ...], tuple[pl.Series, np.ndarray]] = {}
 
 
-def _enum_lut(categories: tuple[str, ...]) -> np.ndarray:
-    """Global Categorical code of each category of an Enum, by Enum position."""
-    if categories not in _ENUM_LUTS:
-        held = pl.Series(categories, dtype=pl.String).cast(pl.Categorical)
-        _ENUM_LUTS[categories] = (held, held.to_physical().cast(pl.UInt32).to_numpy())
-    return _ENUM_LUTS[categories][1]
+def _global_codes(strings: tuple[str, ...]) -> np.ndarray:
+    """Global Categorical code (UInt32) of each string, in order; the codes stay valid."""
+    if strings not in _HELD_CODES:
+        held = pl.Series(strings, dtype=pl.String).cast(pl.Categorical)
+        _HELD_CODES[strings] = (held, held.to_physical().cast(pl.UInt32).to_numpy())
+    return _HELD_CODES[strings][1]
 
 
 def _codes_to_categorical(name: str, codes: np.ndarray) -> pl.Series:
@@ -143,7 +144,9 @@ def assemble(
     final column is the concatenation of slices of those flat arrays, one slice per *run* of
     consecutive entities of one part (e.g. the groups of one attribute set and ``by`` value):
     zero-copy chunks when there are few runs, one copied array otherwise. The parts' family
-    frames are consumed (removed from ``floats``/``cats``) so their memory goes as the report grows.
+    Float64 frames are consumed (removed from ``floats``) so their memory goes as the report grows;
+    the Categorical ones stay until their codes are Categoricals again (Polars may recycle the codes
+    of strings no Series holds).
     """
     kind, src = "__pf_kind", "__pf_src"
     ents = pl.concat(
@@ -185,7 +188,7 @@ def assemble(
         ends = np.cumsum([n for _, _, n in runs])
         base = pl.concat([base.slice(int(e - n), int(n)) for e, (_, _, n) in zip(ends, runs)], rechunk=False)
     all_names = list(dict.fromkeys(m for p in parts for m in p.metrics))
-    name_codes = dict(zip(all_names, pl.Series(all_names).cast(pl.Categorical).to_physical().to_numpy()))
+    name_codes = dict(zip(all_names, _global_codes(tuple(all_names))))
     metric = [np.tile(np.array([name_codes[m] for m in p.metrics], dtype=np.uint32), p.entities.height) for p in parts]
     columns = [layout("metric", metric, np.uint32, _codes_to_categorical)]
     for fam in float_families:
@@ -209,7 +212,7 @@ def assemble(
         flats = []
         for p in parts:
             full = np.full((p.entities.height, len(p.metrics)), NO_CODE, dtype=np.uint32)
-            frame = p.cats.pop(fam, None)
+            frame = p.cats.get(fam)  # kept until laid out: its strings' codes must stay in use
             if frame is not None and frame.width:
                 offs = [p.metrics.index(c) for c in frame.columns]
                 full[:, offs] = categorical_codes(frame)
