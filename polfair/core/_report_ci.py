@@ -376,7 +376,7 @@ def attribute_intervals(
         lf = lf.with_columns(stage)
     agg = (
         lf.group_by("key", maintain_order=True)
-        .agg(c("ok").sum().alias("k"), *iv._spread_aggs(), *iv._edf_aggs(wl), *iv._homogeneity_aggs(r, opts.weighted))
+        .agg(c("ok").sum().alias("k"), *iv._spread_aggs(), *iv._edf_aggs(wl))
         .collect(**collect_options(long.height))
     )  # fmt: skip
     if agg.height != nb * h:  # every attribute row has group rows
@@ -416,8 +416,17 @@ def attribute_intervals(
             pl.concat_str([*[c(b).cast(pl.String).fill_null("\x00") for b in ib], c("attribute")], separator="\x1f")
         ).to_series().to_list()  # names the attribute row (seeds its Monte Carlo tests)
 
+        # the tests' statistics: one segment per (tested rate, attribute row), numpy sums in row order
+        ti = {m: i for i, m in enumerate(tested)}
+        sums = iv._homogeneity_segments(
+            np.concatenate([inputs[f"p{at[m]}"].to_numpy() for m in tested]),
+            np.concatenate([inputs[f"n{at[m]}"].to_numpy() for m in tested]),
+            np.repeat(np.arange(len(tested), dtype=np.int64) * h, g) + np.tile(rid, len(tested)),
+            len(tested) * h, opts.weighted,
+        )  # fmt: skip
+
         def part(col: str, m: str) -> np.ndarray:
-            return agg[col].slice(at[m] * h, h).to_numpy()
+            return getattr(sums, col)[ti[m] * h : (ti[m] + 1) * h]
 
         def combined(col: str, op: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
             out_: list[np.ndarray] = []
@@ -429,15 +438,14 @@ def attribute_intervals(
             return np.concatenate(out_)
 
         fam_of = [(name, parts) for name, parts in families.items() for _ in range(h)]
-        xs, ns = agg["__pf_x"], agg["__pf_nn"]
+        segment = iv._segment_parts(sums)
 
         def arrays(i: int) -> list[tuple[np.ndarray, np.ndarray]]:  # the parts' (counts, sizes) of test i
-            rows_ = [at[m] * h + i % h for m in fam_of[i][1]]
-            return [(xs[j].to_numpy().astype(np.float64), ns[j].to_numpy().astype(np.float64)) for j in rows_]
+            return [segment(ti[m] * h + i % h) for m in fam_of[i][1]]
 
         pv, tests = iv._homogeneity_results(
-            combined("__pf_stat", np.add), combined("__pf_df", np.add), combined("__pf_few", np.logical_or),
-            combined("__pf_bad", np.logical_or), arrays, [f"{key[i % h]}{fam_of[i][0]}" for i in range(len(fam_of))],
+            combined("stat", np.add), combined("df", np.add), combined("few", np.logical_or),
+            combined("bad", np.logical_or), arrays, [f"{key[i % h]}{fam_of[i][0]}" for i in range(len(fam_of))],
             weighted=opts.weighted, seed=opts.seed, n_boot=opts.n_boot,
         )  # fmt: skip
         tp = pl.Series(pv, dtype=_F64, nan_to_null=True)

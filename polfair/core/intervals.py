@@ -1743,27 +1743,65 @@ def homogeneity_test(
     return pl.map_groups(exprs, lambda s: pl.Series([run(s)], dtype=dtype), return_dtype=dtype, returns_scalar=True)
 
 
-def _homogeneity_aggs(r: Rate, weighted: bool) -> list[pl.Expr]:
-    """Per (family, part) aggregations of :func:`homogeneity_table` over the group rows' rates ``r``:
-    Pearson's χ² ``__pf_stat``, its df ``__pf_df``, fewer than two groups ``__pf_few``, Cochran's
-    rule failed ``__pf_bad``, and the groups' counts ``__pf_x`` / sizes ``__pf_nn`` (lists).
+class _HomogeneitySums(NamedTuple):
+    """Per-segment statistics of :func:`_homogeneity_segments` (arrays of one value per segment)."""
 
-    The sums run over each family's filtered rows (Polars' per-group evaluation; a plain grouped
-    sum of null-masked columns may add in another order and change the last bits of χ²).
+    stat: np.ndarray  # Pearson's χ² (0 where the pooled rate is 0 or 1)
+    df: np.ndarray  # defined groups − 1 (Int64)
+    few: np.ndarray  # fewer than two defined groups (bool)
+    bad: np.ndarray  # Cochran's rule failed (bool)
+    x: np.ndarray  # per row: the group's count (0 where not defined)
+    n: np.ndarray  # per row: the group's size (0 where not defined)
+    good: np.ndarray  # per row: the group is defined
+    seg: np.ndarray  # per row: its segment
+
+
+def _homogeneity_segments(p: np.ndarray, n: np.ndarray, seg: np.ndarray, segments: int, weighted: bool) -> _HomogeneitySums:
+    """Pearson's χ² homogeneity statistic of many families at once, over rows tagged by segment.
+
+    ``p``, ``n``: each group row's rate and (effective) size (Float64, NaN for null); ``seg``: its
+    segment (Int64 in ``[0, segments)``; a segment is one family part, e.g. one rate of one
+    attribute set and ``by`` value). A row enters where ``p`` and ``n`` are finite and ``n > 0``;
+    unweighted counts are rounded (``x = round(p·n)``, ``n = round(n)``), weighted ones are the
+    effective counts ``(p·n, n)``. Per segment: ``χ² = Σ (x − n·p̄)² / n / (p̄(1 − p̄))`` with
+    ``p̄ = Σx / Σn`` (0 where ``p̄`` is 0 or 1), ``df = k − 1``, ``few = k < 2``, and Cochran's rule
+    failed (an expected count below 1, or more than 20% below 5). Every sum adds the rows in order
+    (``np.bincount``), so the result does not depend on threads: the report and
+    :func:`homogeneity_table` give bit-identical statistics. Vectorised: O(rows), no per-segment work.
     """
-    p, n = r
-    good = (p.is_finite() & n.is_finite() & (n > 0)).fill_null(False)
-    x = (p * n if weighted else (p * n).round(0)).filter(good)
-    n = (n if weighted else n.round(0)).filter(good)
-    k = good.sum()
-    pp = x.sum() / n.sum()
-    chi = pl.when((pp > 0.0) & (pp < 1.0)).then(((x - n * pp) ** 2 / n).sum() / (pp * (1.0 - pp)))
-    e1, e2 = n * pp, n * (1.0 - pp)
-    fails = (pl.min_horizontal(e1.min(), e2.min()) < 1.0) | (
-        ((e1 < 5.0).sum() + (e2 < 5.0).sum()).cast(pl.Float64) / (2.0 * k.cast(pl.Float64)) > 0.2
-    )
-    return [chi.fill_null(0.0).alias("__pf_stat"), (k.cast(pl.Int64) - 1).alias("__pf_df"), (k < 2).alias("__pf_few"),
-            fails.fill_null(True).alias("__pf_bad"), x.alias("__pf_x"), n.alias("__pf_nn")]  # fmt: skip
+    good = np.isfinite(p) & np.isfinite(n) & (n > 0)
+    with np.errstate(invalid="ignore"):
+        x = np.where(good, p * n if weighted else np.round(p * n), 0.0)
+        nn = np.where(good, n if weighted else np.round(n), 0.0)
+    k = np.bincount(seg, weights=good, minlength=segments)
+    tot_x = np.bincount(seg, weights=x, minlength=segments)
+    tot_n = np.bincount(seg, weights=nn, minlength=segments)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pp = tot_x / tot_n
+        pr = pp[seg]
+        e1, e2 = nn * pr, nn * (1.0 - pr)
+        dev = np.where(good, (x - e1) ** 2 / nn, 0.0)
+        inner = (pp > 0.0) & (pp < 1.0)
+        stat = np.where(inner, np.bincount(seg, weights=dev, minlength=segments) / (pp * (1.0 - pp)), 0.0)
+    below1 = np.bincount(seg, weights=good & ((e1 < 1.0) | (e2 < 1.0)), minlength=segments)
+    below5 = np.bincount(seg, weights=np.where(good, (e1 < 5.0).astype(np.float64) + (e2 < 5.0), 0.0),
+                         minlength=segments)  # fmt: skip
+    with np.errstate(invalid="ignore", divide="ignore"):
+        bad = (k == 0) | (below1 > 0) | (below5 / (2.0 * k) > 0.2)
+    return _HomogeneitySums(stat, k.astype(np.int64) - 1, k < 2, bad, x, nn, good, seg)
+
+
+def _segment_parts(sums: _HomogeneitySums) -> Callable[[int], tuple[np.ndarray, np.ndarray]]:
+    """The defined groups' (counts, sizes) of segment ``i`` (for the rare Monte Carlo tests)."""
+    order = np.argsort(sums.seg, kind="stable")
+    bounds = np.searchsorted(sums.seg[order], np.arange(int(sums.seg.max(initial=-1)) + 2))
+
+    def of(i: int) -> tuple[np.ndarray, np.ndarray]:
+        rows = order[bounds[i] : bounds[i + 1]]
+        rows = rows[sums.good[rows]]
+        return sums.x[rows], sums.n[rows]
+
+    return of
 
 
 def _homogeneity_results(
@@ -1778,10 +1816,10 @@ def _homogeneity_results(
     seed: int,
     n_boot: int,
 ) -> tuple[np.ndarray, list[str | None]]:
-    """p-values (NaN where untested) and test names of families: the :func:`_homogeneity_aggs` values
-    ``__pf_stat``, ``__pf_df`` (summed over each family's parts), ``__pf_few``, ``__pf_bad`` (any
-    part), one per family. The χ² tail for all at once; the Monte Carlo exact test (unweighted,
-    Cochran's rule failed) on ``parts(i)`` (family ``i``'s counts and sizes per part), seeded by ``keys[i]``.
+    """p-values (NaN where untested) and test names of families: the :func:`_homogeneity_segments`
+    values ``stat``, ``df`` (summed over each family's parts), ``few``, ``bad`` (any part), one per family.
+    The χ² tail for all at once; the Monte Carlo exact test (unweighted, Cochran's rule failed)
+    on ``parts(i)`` (family ``i``'s counts and sizes per part), seeded by ``keys[i]``.
     """
     stat_np = stat.astype(np.float64)
     dfs, few_np = df, few
@@ -1857,22 +1895,31 @@ def homogeneity_table(
                            _as_expr(p_).cast(pl.Float64).alias("__pf_p"), _as_expr(n_).cast(pl.Float64).alias("__pf_n"))
         for name, parts in families.items() for j, (p_, n_) in enumerate(parts)
     ]  # fmt: skip
-    per_part = (
+    long = (
         pl.concat(blocks, how="vertical_relaxed")
-        .group_by([*by, fam, part], maintain_order=True)
-        .agg(pl.col("__pf_hkey").drop_nulls().first(),
-             *_homogeneity_aggs(Rate(pl.col("__pf_p"), pl.col("__pf_n")), weighted))
+        .with_row_index("__pf_seg")
+        .with_columns(pl.col("__pf_seg").first().over([*by, fam, part]))
         .collect()
+    )
+    # segments (by, family, part) in order of first appearance; families (by, family) likewise
+    first_rows, seg = np.unique(long["__pf_seg"].to_numpy(), return_inverse=True)
+    sums = _homogeneity_segments(long["__pf_p"].fill_null(np.nan).to_numpy(), long["__pf_n"].fill_null(np.nan).to_numpy(),
+                                seg.astype(np.int64), len(first_rows), weighted)  # fmt: skip
+    per_part = long[first_rows].select(*by, fam, part).with_columns(
+        pl.Series("__pf_i", np.arange(len(first_rows))), pl.Series("__pf_stat", sums.stat), pl.Series("__pf_df", sums.df),
+        pl.Series("__pf_few", sums.few), pl.Series("__pf_bad", sums.bad),
     )  # fmt: skip
+    hkey = long.group_by([*by, fam], maintain_order=True).agg(pl.col("__pf_hkey").drop_nulls().first())
     res = per_part.group_by([*by, fam], maintain_order=True).agg(
-        pl.col("__pf_hkey").drop_nulls().first(), pl.col("__pf_stat").sum(), pl.col("__pf_df").sum(),
-        pl.col("__pf_few").any(), pl.col("__pf_bad").any(), pl.col("__pf_x"), pl.col("__pf_nn"),
-    )  # fmt: skip
+        pl.col("__pf_stat").sum(), pl.col("__pf_df").sum(), pl.col("__pf_few").any(), pl.col("__pf_bad").any(),
+        pl.col("__pf_i"),
+    ).join(hkey, on=[*by, fam], how="left", nulls_equal=True, maintain_order="left")  # fmt: skip
     keys = [None if kv is None else f"{kv}{name}" for kv, name in zip(res["__pf_hkey"].to_list(), res[fam].to_list())]
-    xs, ns = res["__pf_x"], res["__pf_nn"]
+    segment = _segment_parts(sums)
+    members = res["__pf_i"]
 
     def parts(i: int) -> list[tuple[np.ndarray, np.ndarray]]:
-        return [(x.to_numpy().astype(np.float64), n.to_numpy().astype(np.float64)) for x, n in zip(xs[i], ns[i])]
+        return [segment(j) for j in members[i].to_list()]
 
     pv, tests = _homogeneity_results(
         res["__pf_stat"].to_numpy(), res["__pf_df"].to_numpy(), res["__pf_few"].to_numpy(), res["__pf_bad"].to_numpy(),
