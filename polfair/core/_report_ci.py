@@ -79,12 +79,29 @@ def adjusted_p_values(res: pl.DataFrame, metrics: Sequence[str], over: Sequence[
 
     On a small table evaluated ONCE over the p-values stacked in long form (one block of rows per
     metric, the window ``over`` + metric), not as one window expression per metric (fewer
-    expressions to plan); on a large one (more than :data:`~polfair.core._args.SMALL_ROWS` rows)
-    as one window expression per metric in one ``select``, which Polars runs in parallel (the
-    stacked window sorted 6 million rows in one piece: 0.4 s slower on a 180,000-group report).
-    The same windows, rows and order either way, so the same values.
+    expressions to plan). On a large one (more than :data:`~polfair.core._args.SMALL_ROWS` rows)
+    each distinct p-value column once (a named disparity has its rate's test: half the columns
+    repeat one), by :func:`_adjust_sorted`: one sort per column instead of Polars' sort and rank
+    (0.5 s -> 0.1 s for 34 columns of 180,000 groups). The same windows and arithmetic either way
+    (the order of tied p-values does not change their adjusted value), so the same values; a
+    test checks both paths.
     """
     h, k = res.height, len(metrics)
+    if h > SMALL_ROWS and method in ("bh", "holm"):
+        seg = np.zeros(h, dtype=np.int64)
+        if over:  # the by values' codes (first-appearance order)
+            first = res.select(over).with_row_index("__pf_r").select(pl.col("__pf_r").first().over(over))
+            seg = np.unique(first.to_series().to_numpy(), return_inverse=True)[1].astype(np.int64)
+        done: list[tuple[pl.Series, pl.Series]] = []
+        out = []
+        for m in metrics:
+            p = res[f"p_value{_SEP}{m}"].cast(_F64)
+            same = next((adj for q, adj in done if q.equals(p)), None)
+            if same is None:
+                same = pl.Series(_adjust_sorted(p.to_numpy(), seg, method), nan_to_null=True)
+                done.append((p, same))
+            out.append(same.alias(f"p_value_adjusted{_SEP}{m}"))
+        return out
     if h > SMALL_ROWS:
         return res.select(
             [iv.p_adjust(pl.col(f"p_value{_SEP}{m}"), method).over(over).alias(f"p_value_adjusted{_SEP}{m}")  # type: ignore[arg-type]
@@ -96,6 +113,41 @@ def adjusted_p_values(res: pl.DataFrame, metrics: Sequence[str], over: Sequence[
     )
     adj = long.select(iv.p_adjust(pl.col("__pf_padj_p"), method).over([*over, "__pf_padj_m"])).to_series()  # type: ignore[arg-type]
     return [adj.slice(i * h, h).alias(f"p_value_adjusted{_SEP}{m}") for i, m in enumerate(metrics)]
+
+
+def _adjust_sorted(p: np.ndarray, seg: np.ndarray, method: str) -> np.ndarray:
+    """Benjamini–Hochberg (``"bh"``) or Holm adjusted p-values of ``p`` (NaN: untested, stays NaN)
+    within each segment ``seg`` (Int64 codes): :func:`~polfair.core.intervals.p_adjust`'s arithmetic
+    (``p_(i)·m/i`` with a reverse cumulative minimum, or ``(m − i + 1)·p_(i)`` with a cumulative
+    maximum; clipped at 1) over the p-values sorted within their segment.
+    """
+    out = np.full(len(p), np.nan)
+    rows = np.flatnonzero(~np.isnan(p))  # only the tested rows are sorted (numpy sorts NaN slowly)
+    if not len(rows):
+        return out
+    order = rows[np.argsort(p[rows])]  # the order of ties does not change their adjusted value
+    if seg.any():
+        order = order[np.argsort(seg[order], kind="stable")]
+    s, sg = p[order], seg[order]
+    n = len(s)
+    starts = np.flatnonzero(np.r_[True, sg[1:] != sg[:-1]])
+    size = np.diff(np.r_[starts, n])
+    m = np.repeat(size, size).astype(np.float64)
+    idx = (np.arange(n) - np.repeat(starts, size) + 1).astype(np.float64)
+    if method == "holm":
+        adj = _segment_scan((m - idx + 1.0) * s, sg, len(starts), "max")
+    else:
+        adj = _segment_scan((s * m / idx)[::-1], sg[::-1], len(starts), "min")[::-1]
+    out[order] = np.minimum(adj, 1.0)
+    return out
+
+
+def _segment_scan(x: np.ndarray, seg: np.ndarray, segments: int, how: str) -> np.ndarray:
+    """Cumulative min / max of ``x`` restarting at each change of ``seg`` (``segments`` runs)."""
+    if segments == 1:
+        return (np.minimum if how == "min" else np.maximum).accumulate(x)
+    e = pl.col("x").cum_min() if how == "min" else pl.col("x").cum_max()
+    return pl.DataFrame({"x": x, "s": seg}).select(e.over("s")).to_series().to_numpy()
 
 
 def _hib(m: str) -> bool:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import polfair as pf
 from polfair.core import intervals as iv
@@ -78,3 +80,32 @@ def test_report_from_counts_takes_by_and_protected_as_fairness_report_does() -> 
     assert pf.report_from_counts(whole, protected="a", by=None, ci=None).equals(
         pf.report_from_counts(whole, protected=["a"], ci=None)
     )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    p=st.lists(st.one_of(st.none(), st.sampled_from([0.0, 0.01, 0.5, 1.0]), st.floats(0.0, 1.0)), min_size=1, max_size=40),
+    data=st.data(),
+    method=st.sampled_from(["bh", "holm", "by"]),
+)
+def test_adjusted_p_values_large_path_equals_the_window_expression(p: list, data: st.DataObject, method: str) -> None:
+    # both paths (the large one: numpy, one sort per distinct column) against p_adjust over the by values,
+    # with ties, nulls, repeated columns and a by column holding nulls and separator-like strings
+    from polfair.core import _report_ci
+
+    n = len(p)
+    by = data.draw(st.lists(st.sampled_from([None, "a", "b & c", "null", "\x1f"]), min_size=n, max_size=n))
+    q = data.draw(st.permutations(p))
+    res = pl.DataFrame({"k": [0] * n, "d": pl.Series(by, dtype=pl.String), "p_value\x1fx": pl.Series(p, dtype=pl.Float64),
+                        "p_value\x1fy": pl.Series(q, dtype=pl.Float64), "p_value\x1fz": pl.Series(p, dtype=pl.Float64)})  # fmt: skip
+    for over in (["k"], ["d"]):  # the report always has a by key (a constant one without by)
+        want = res.select(
+            [iv.p_adjust(pl.col(f"p_value\x1f{m}"), method).over(over).alias(f"p_value_adjusted\x1f{m}")  # type: ignore[arg-type]
+             for m in "xyz"]
+        )  # fmt: skip
+        small = _report_ci.adjusted_p_values(res, list("xyz"), over, method)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(_report_ci, "SMALL_ROWS", 0)
+            large = _report_ci.adjusted_p_values(res, list("xyz"), over, method)
+        for got in (small, large):
+            assert pl.DataFrame(got).equals(want), (over, method)
