@@ -109,3 +109,39 @@ def test_adjusted_p_values_large_path_equals_the_window_expression(p: list, data
             large = _report_ci.adjusted_p_values(res, list("xyz"), over, method)
         for got in (small, large):
             assert pl.DataFrame(got).equals(want), (over, method)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(st.integers(0, 3), st.one_of(st.floats(0.0, 1.0), st.sampled_from([float("nan"), float("inf")])),
+                  st.one_of(st.floats(0.0, 300.0), st.sampled_from([0.0, -1.0, float("nan"), 1.0, 2.0]))),
+        min_size=1, max_size=30,
+    ),  # fmt: skip
+    weighted=st.booleans(),
+)
+def test_homogeneity_segments_equal_the_per_family_test(rows: list, weighted: bool) -> None:
+    # the vectorised χ² statistics against the per-family computation of homogeneity_test
+    seg = np.array([r[0] for r in rows], dtype=np.int64)
+    p, n = np.array([r[1] for r in rows]), np.array([r[2] for r in rows])
+    if not weighted:  # unweighted sizes are counts
+        n = np.round(n)
+    got = iv._homogeneity_segments(p, n, seg, 4, weighted)
+    parts = iv._segment_parts(got)
+    for i in range(4):
+        mine = seg == i
+        good = np.isfinite(p[mine]) & np.isfinite(n[mine]) & (n[mine] > 0)
+        pi, ni = p[mine][good], n[mine][good]
+        x, nn = (pi * ni, ni) if weighted else (np.round(pi * ni), np.round(ni))
+        k = len(ni)
+        assert got.df[i] == k - 1 and got.few[i] == (k < 2)
+        if i <= seg.max():
+            gx, gn = parts(i)
+            assert np.array_equal(gx, x) and np.array_equal(gn, nn)
+        if k == 0:
+            assert got.bad[i]
+            continue
+        np.testing.assert_allclose(got.stat[i], iv._pearson(x, nn), rtol=1e-12, atol=1e-12)
+        pp = x.sum() / nn.sum()
+        e = np.concatenate([nn * pp, nn * (1.0 - pp)])
+        assert got.bad[i] == bool(e.min() < 1.0 or np.mean(e < 5.0) > 0.2)
