@@ -411,17 +411,22 @@ def attribute_intervals(
     inputs = rows.select([e.cast(_F64).alias(f"p{i}") for i, (_, e, _, _) in enumerate(blocks)]
                          + [e.cast(_F64).alias(f"n{i}") for i, (_, _, e, _) in enumerate(blocks)])  # fmt: skip
     spreads = np.array([j for *_, j in blocks], dtype=np.int32)
+    keys = np.repeat(np.arange(nb, dtype=np.int64) * h, g) + np.tile(rid, nb)
     long = pl.DataFrame([
-        pl.Series("key", np.repeat(np.arange(nb, dtype=np.int64) * h, g) + np.tile(rid, nb)),
-        pl.Series("fam", np.repeat(spreads, g)),
+        pl.Series("key", keys),
         pl.concat([inputs[f"p{i}"] for i in range(nb)]).alias("p"),
         pl.concat([inputs[f"n{i}"] for i in range(nb)]).alias("n"),
     ])  # fmt: skip
     r = iv.Rate(c("p"), c("n"))
-    ok = iv._ok(r)
-    z = iv._z_expr(opts.ci, ok.sum().over("key") * c("fam"), scalar=False)
-    wilson = iv.wilson_interval(r, c("z"))  # z as a column: one call of its quantile function
-    lf = long.lazy().with_columns(ok.alias("ok"), z.alias("z")).with_columns(wilson.lo.alias("lo"), wilson.hi.alias("hi"))
+    long = long.with_columns(iv._ok(r).alias("ok"))
+    # the Šidák critical value of each (block, attribute row): its defined groups times the spreads
+    # holding jointly, one quantile per distinct value, broadcast to the rows by key (no window)
+    k_key = np.bincount(keys, weights=long["ok"].to_numpy(), minlength=nb * h).astype(np.int64) * np.repeat(spreads, h)
+    levels = np.unique(k_key)
+    z_level = np.array([iv.z_value(opts.ci, int(v)) if v else np.nan for v in levels.tolist()])
+    long = long.with_columns(pl.Series("z", z_level[np.searchsorted(levels, k_key)][keys], nan_to_null=True))
+    wilson = iv.wilson_interval(r, c("z"))  # z as a column
+    lf = long.lazy().with_columns(wilson.lo.alias("lo"), wilson.hi.alias("hi"))
     wl = iv.Interval(c("lo"), c("hi"))  # null where the group is not defined
     r_ok = iv.Rate(pl.when(c("ok")).then(c("p")), pl.when(c("ok")).then(c("n")))
     for stage in iv._spread_inputs(r_ok, wl, "key"):
