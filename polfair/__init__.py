@@ -62,6 +62,7 @@ from polfair.exceptions import (
     InvalidInputError,
     MissingValuesWarning,
     PolfairError,
+    ReferenceWarning,
     ReportSizeWarning,
     SchemaMismatchError,
 )
@@ -162,6 +163,7 @@ __all__ = [
     "InvalidInputError",
     "SchemaMismatchError",
     "MissingValuesWarning",
+    "ReferenceWarning",
     "ReportSizeWarning",
     "__version__",
 ]

@@ -206,7 +206,8 @@ def fairness_report(
     privileged
         Optional mapping attribute -> privileged value (or list of values), e.g.
         ``{"race": "Caucasian", "sex": "Male"}``. An attribute set whose attributes all have a
-        privileged value is compared with that group; others fall back to the largest group.
+        privileged value is compared with that group; others fall back to the largest group. A
+        value found in no row warns (:class:`polfair.exceptions.ReferenceWarning`).
     reference
         ``None`` (default: privileged where given, else largest), ``"privileged"`` (require
         ``privileged`` for every attribute set; others get null comparisons), ``"largest"``
@@ -321,6 +322,12 @@ def fairness_report(
     -----
     MissingValuesWarning
         Rows with a null label, prediction, score or weight (with ``on_missing="warn"``).
+    ReferenceWarning
+        A ``privileged`` value that occurs in no row of its column (a misspelling, or another
+        type: ``"1"`` for ``1``); with none of an attribute's values present, every comparison
+        with the privileged group is null.
+    ReportSizeWarning
+        A report of more than 5 million rows (see ``intersections``).
 
     Notes
     -----

@@ -7,6 +7,7 @@ __all__ = [
     "InvalidInputError",
     "MissingValuesWarning",
     "PolfairError",
+    "ReferenceWarning",
     "ReportSizeWarning",
     "SchemaMismatchError",
 ]
@@ -34,3 +35,7 @@ class MissingValuesWarning(UserWarning):
 
 class ReportSizeWarning(UserWarning):
     """The report will have millions of rows (many attribute sets or high-cardinality groups)."""
+
+
+class ReferenceWarning(UserWarning):
+    """A ``privileged`` value does not occur in the data: comparisons with that group are null."""

@@ -102,7 +102,7 @@ from polfair.core._typing import Reference
 from polfair.core.counts import COUNT_COLUMNS, check_cell_table
 from polfair.core.metrics import METRICS, Disparity, group_metrics
 from polfair.core.values import coerce_values, match_values
-from polfair.exceptions import PolfairError, ReportSizeWarning
+from polfair.exceptions import PolfairError, ReferenceWarning, ReportSizeWarning
 
 __all__ = [
     "GROUP_KEY",
@@ -351,6 +351,8 @@ def report_from_counts(
 
     Warns
     -----
+    ReferenceWarning
+        A ``privileged`` value found in no cell of its column.
     ReportSizeWarning
         When the report would have more than :data:`LARGE_REPORT_ROWS` rows (pass fewer
         ``intersections``).
@@ -399,7 +401,9 @@ def report_from_counts(
     opts = _ci_options(lf, ci, ci_method, n_boot, seed, p_adjust, weighted)
 
     pop = _rollup(lf, ib).with_columns(group_metrics(has_predictions)).collect(**_SMALL)
-    groups, modes = _groups(lf, keys, ib, sets, schema, privileged, reference, has_predictions)
+    typed = {a: coerce_values(privileged[a], schema[a], option="privileged", column=a) for a in privileged}
+    _warn_absent_privileged(lf, schema, typed)
+    groups, modes = _groups(lf, keys, ib, sets, schema, typed, reference, has_predictions)
     _warn_size(groups.height, pop.height, len(sets), has_predictions)
     ref = _reference(groups.lazy(), pop.lazy(), sk, ib, metric_names, modes, has_predictions)
     boot = None
@@ -448,6 +452,36 @@ def _ci_options(
     return CiOptions(level, weighted, iv.check_n_boot(n_boot), seed, iv.check_p_adjust(p_adjust))
 
 
+def _warn_absent_privileged(lf: pl.LazyFrame, schema: pl.Schema, typed: dict[str, tuple[Any, ...]]) -> None:
+    """Warn (:class:`ReferenceWarning`) for each ``privileged`` value found in no cell of its column:
+    most often a misspelling or another dtype (``"male"`` for ``"Male"``, ``"1"`` for ``1``), which
+    would leave every comparison with the privileged group null without a word.
+    """
+    if not typed:
+        return
+    checks = [
+        match_values(pl.col(a), schema[a], (v,)).any().alias(f"{a}\x1f{i}")
+        for a, values in typed.items() for i, v in enumerate(values)
+    ]  # fmt: skip
+    found = lf.select(checks).collect(**_SMALL).row(0)
+    at = 0
+    for a, values in typed.items():
+        absent = [v for v, ok in zip(values, found[at : at + len(values)]) if not ok]
+        at += len(values)
+        if not absent:
+            continue
+        seen = lf.select(pl.col(a).unique(maintain_order=True).head(11)).collect(**_SMALL).to_series().to_list()
+        shown = ", ".join(repr(v) for v in seen[:10]) + (", ..." if len(seen) > 10 else "")
+        what = "no row is in the privileged group, so its comparisons are null" if len(absent) == len(values) else (
+            "the privileged group holds the other values only"
+        )
+        msg = (
+            f"privileged={{{a!r}: {list(values)!r}}}: {', '.join(repr(v) for v in absent)} does not occur in column "
+            f"{a!r} (values: {shown}); {what}. Check the spelling and the type of the value"
+        )
+        warnings.warn(msg, ReferenceWarning, stacklevel=4)
+
+
 def _warn_size(n_groups: int, n_by: int, n_sets: int, has_predictions: bool) -> None:
     per_group = 1 + len(metric_list(has_predictions)) + len(disparity_list(has_predictions))
     rows = n_groups * per_group + n_by * n_sets * (len(metric_list(has_predictions)) + len(ATTR_METRICS))
@@ -467,14 +501,16 @@ def _groups(
     ib: list[str],
     sets: list[tuple[str, ...]],
     schema: pl.Schema,
-    privileged: dict[str, Any],
+    typed: dict[str, tuple[Any, ...]],
     reference: Reference | None,
     has_predictions: bool,
 ) -> tuple[pl.DataFrame, set[str]]:
-    """Every group of every attribute set (and by value): sums, metrics, labels and typed keys."""
+    """Every group of every attribute set (and by value): sums, metrics, labels and typed keys.
+    ``typed``: the privileged values in their columns' dtypes (:func:`coerce_values`).
+    """
     frames = []
     modes: set[str] = set()
-    typed = {a: coerce_values(privileged[a], schema[a], option="privileged", column=a) for a in privileged}
+    privileged = typed
     for ai, attrs in enumerate(sets):
         covered = all(a in privileged for a in attrs)
         mode = reference or ("privileged" if privileged and covered else "largest")

@@ -301,3 +301,32 @@ def test_null_labels_in_labels_only_audit(with_nulls) -> None:
     pop = rep.filter(pl.col("attribute").is_null())
     assert pop.filter(metric="num_instances")["value"].item() == 7.0
     assert pop.filter(metric="n_missing")["value"].item() == 1.0
+
+
+@pytest.mark.parametrize(
+    ("privileged", "absent", "what"),
+    [
+        ({"race": "A"}, "'A'", "no row is in the privileged group"),  # case
+        ({"sex": ["f", "x"]}, "'x'", "holds the other values only"),
+        ({"race": None}, "None", "no row is in the privileged group"),  # the null group, absent
+    ],
+)
+def test_privileged_value_absent_from_the_data_warns(df, privileged, absent, what) -> None:
+    with pytest.warns(pf.ReferenceWarning) as got:
+        rep = pf.fairness_report(df, **BASE, privileged=privileged)
+    assert len(got) == 1
+    msg = str(got[0].message)
+    attr = next(iter(privileged))
+    assert f"{absent} does not occur in column {attr!r}" in msg and what in msg
+    assert ("'a', 'b'" if attr == "race" else "'f', 'm'") in msg  # the values that do occur
+    if "no row" in what:  # every comparison of that attribute with its privileged group is null
+        spd = rep.filter(pl.col("attribute") == attr, pl.col("metric") == "statistical_parity_difference")
+        assert spd.height == 2 and spd["value"].null_count() == 2
+
+
+def test_privileged_values_present_do_not_warn(df) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pf.ReferenceWarning)
+        rep = pf.fairness_report(df, **BASE, privileged={"race": "a", "sex": ["f", "m"]})
+    assert rep.filter(pl.col("attribute") == "race", pl.col("group") == "b",
+                      pl.col("metric") == "statistical_parity_difference")["value"].item() is not None  # fmt: skip
