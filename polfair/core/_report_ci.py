@@ -13,6 +13,7 @@ An underscore module: internal, not public API.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -65,7 +66,12 @@ def neff_columns(names: Sequence[str]) -> list[pl.Expr]:
     """``<m>__neff``: each rate's effective size (Kish; = the count unweighted), materialised once
     so the interval expressions read plain columns (small expression trees).
     """
-    return [iv.rate_inputs(m).n.alias(f"{m}__neff") for m in _rates(names)]
+    return list(_neff_columns(tuple(names)))
+
+
+@functools.lru_cache(maxsize=16)
+def _neff_columns(names: tuple[str, ...]) -> tuple[pl.Expr, ...]:
+    return tuple(iv.rate_inputs(m).n.alias(f"{m}__neff") for m in _rates(names))
 
 
 _F64 = pl.Float64

@@ -79,6 +79,7 @@ NEP 19).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -640,6 +641,7 @@ def effective_size(w: IntoFloat, w2: IntoFloat) -> pl.Expr:
     return pl.when(w2 > 0).then(pl.when(w == w2).then(w).otherwise(w * w / w2))
 
 
+@functools.lru_cache(maxsize=256)  # expressions are immutable: each metric's built once
 def rate_inputs(metric: str, *, w2: bool = True) -> Rate:
     """A metric's :class:`Rate` (value and Kish effective size of its denominator) from cell-table columns.
 

@@ -218,8 +218,9 @@ def test_case3_privileged_list_and_missing() -> None:
     y = values(rep, "g", "y")
     assert y["statistical_parity_difference"] == approx(1 / 3 - 1)
     assert y["false_positive_rate_difference"] == approx(-1)
-    # a privileged value that does not occur: undefined reference, null comparisons
-    rep_none = rep3(privileged={"g": "w"})
+    # a privileged value that does not occur: undefined reference, null comparisons, and a warning
+    with pytest.warns(pf.ReferenceWarning, match="'w' does not occur in column 'g'"):
+        rep_none = rep3(privileged={"g": "w"})
     assert values(rep_none, "g", "y")["disparate_impact"] is None
     assert values(rep_none, "g", "y", "reference_group")["disparate_impact"] == "w"
 
