@@ -178,10 +178,7 @@ def assemble(
         if chunked:  # one zero-copy chunk per run: the output shares the parts' flat arrays
             return pl.concat([column(name, flats[k][a : a + n]) for k, a, n in runs], rechunk=False)
         out: np.ndarray = np.empty(total, dtype=dtype)  # one allocation per output column
-        at = 0
-        for k, a, n in runs:
-            out[at : at + n] = flats[k][a : a + n]
-            at += n
+        np.concatenate([flats[k][a : a + n] for k, a, n in runs], out=out)  # the copy loop in C
         return column(name, out)
 
     if chunked:  # the entity columns cut at the same row boundaries (aligned chunks)
