@@ -104,7 +104,12 @@ def adjusted_p_values(res: pl.DataFrame, metrics: Sequence[str], over: Sequence[
             p = res[f"p_value{_SEP}{m}"].cast(_F64)
             same = next((adj for q, adj in done if q.equals(p)), None)
             if same is None:
-                same = pl.Series(_adjust_sorted(p.to_numpy(), seg, method), nan_to_null=True)
+                values = p.to_numpy()
+                if np.count_nonzero(np.isnan(values)) == p.null_count():
+                    same = pl.Series(_adjust_sorted(values, seg, method), nan_to_null=True)
+                else:  # a NaN p-value (never produced by the report's tests): Polars' own ordering of NaN
+                    frame = res.select(over).with_columns(p.alias("__pf_p"))
+                    same = frame.select(iv.p_adjust(pl.col("__pf_p"), method).over(over)).to_series()  # type: ignore[arg-type]
                 done.append((p, same))
             out.append(same.alias(f"p_value_adjusted{_SEP}{m}"))
         return out

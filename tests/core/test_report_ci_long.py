@@ -84,7 +84,8 @@ def test_report_from_counts_takes_by_and_protected_as_fairness_report_does() -> 
 
 @settings(max_examples=60, deadline=None)
 @given(
-    p=st.lists(st.one_of(st.none(), st.sampled_from([0.0, 0.01, 0.5, 1.0]), st.floats(0.0, 1.0)), min_size=1, max_size=40),
+    p=st.lists(st.one_of(st.none(), st.sampled_from([0.0, 0.01, 0.5, 1.0, float("nan")]), st.floats(0.0, 1.0)),
+               min_size=1, max_size=40),
     data=st.data(),
     method=st.sampled_from(["bh", "holm", "by"]),
 )
