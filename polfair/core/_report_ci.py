@@ -87,15 +87,16 @@ def adjusted_p_values(res: pl.DataFrame, metrics: Sequence[str], over: Sequence[
     metric, the window ``over`` + metric), not as one window expression per metric (fewer
     expressions to plan). On a large one (more than :data:`~polfair.core._args.SMALL_ROWS` rows)
     each distinct p-value column once (a named disparity has its rate's test: half the columns
-    repeat one), by :func:`_adjust_sorted`: one sort per column instead of Polars' sort and rank
-    (0.5 s -> 0.1 s for 34 columns of 180,000 groups). The same windows and arithmetic either way
-    (the order of tied p-values does not change their adjusted value), so the same values; a
-    test checks both paths.
+    repeat one), for BH and Holm by :func:`_adjust_sorted`: one sort per column instead of Polars'
+    sort and rank (0.5 s -> 0.1 s for 34 columns of 180,000 groups). The same windows and
+    arithmetic either way (the order of tied p-values does not change their adjusted value), so
+    the same values; a test checks both paths.
     """
     h, k = res.height, len(metrics)
-    if h > SMALL_ROWS and method in ("bh", "holm"):
+    if h > SMALL_ROWS:
+        sorted_ok = method in ("bh", "holm")  # "by" scales by a harmonic sum: Polars' own, below
         seg = np.zeros(h, dtype=np.int64)
-        if over:  # the by values' codes (first-appearance order)
+        if over and sorted_ok:  # the by values' codes (first-appearance order)
             first = res.select(over).with_row_index("__pf_r").select(pl.col("__pf_r").first().over(over))
             seg = np.unique(first.to_series().to_numpy(), return_inverse=True)[1].astype(np.int64)
         done: list[tuple[pl.Series, pl.Series]] = []
@@ -105,19 +106,14 @@ def adjusted_p_values(res: pl.DataFrame, metrics: Sequence[str], over: Sequence[
             same = next((adj for q, adj in done if q.equals(p)), None)
             if same is None:
                 values = p.to_numpy()
-                if np.count_nonzero(np.isnan(values)) == p.null_count():
+                if sorted_ok and np.count_nonzero(np.isnan(values)) == p.null_count():
                     same = pl.Series(_adjust_sorted(values, seg, method), nan_to_null=True)
-                else:  # a NaN p-value (never produced by the report's tests): Polars' own ordering of NaN
+                else:  # "by", or a NaN p-value (never produced by the report's tests): the window expression
                     frame = res.select(over).with_columns(p.alias("__pf_p"))
                     same = frame.select(iv.p_adjust(pl.col("__pf_p"), method).over(over)).to_series()  # type: ignore[arg-type]
                 done.append((p, same))
             out.append(same.alias(f"p_value_adjusted{_SEP}{m}"))
         return out
-    if h > SMALL_ROWS:
-        return res.select(
-            [iv.p_adjust(pl.col(f"p_value{_SEP}{m}"), method).over(over).alias(f"p_value_adjusted{_SEP}{m}")  # type: ignore[arg-type]
-             for m in metrics]
-        ).get_columns()  # fmt: skip
     long = res.select(over)[np.tile(np.arange(h), k)].with_columns(
         pl.Series("__pf_padj_m", np.repeat(np.arange(k, dtype=np.int32), h)),
         pl.concat([res[f"p_value{_SEP}{m}"] for m in metrics]).alias("__pf_padj_p"),
@@ -159,6 +155,44 @@ def _segment_scan(x: np.ndarray, seg: np.ndarray, segments: int, how: str) -> np
         return (np.minimum if how == "min" else np.maximum).accumulate(x)
     e = pl.col("x").cum_min() if how == "min" else pl.col("x").cum_max()
     return pl.DataFrame({"x": x, "s": seg}).select(e.over("s")).to_series().to_numpy()
+
+
+class _Columns:
+    """Interval columns gathered per family, as the ``*_intervals`` functions and :func:`group_tables`
+    return them: Series named ``<family>`` U+001F ``<metric>``, and each family's metric names in order.
+    """
+
+    def __init__(self) -> None:
+        self.series: dict[str, pl.Series] = {}
+        self.names: dict[str, list[str]] = {fam: [] for fam in (*CI_FLOATS, *CI_CATS)}
+
+    def put(self, fam: str, metric: str, v: pl.Series) -> None:
+        self.series[f"{fam}{_SEP}{metric}"] = v
+        self.names[fam].append(metric)
+
+    def get(self, fam: str, metric: str) -> pl.Series:
+        return self.series[f"{fam}{_SEP}{metric}"]
+
+    def result(self) -> tuple[pl.DataFrame, dict[str, list[str]]]:
+        return pl.DataFrame([v.alias(n) for n, v in self.series.items()]), {f: ms for f, ms in self.names.items() if ms}
+
+
+def _keyed_rates(keys: np.ndarray, p: pl.Series, n: pl.Series, ci: np.ndarray, joint: np.ndarray) -> pl.DataFrame:
+    """Rows of rates tagged by the family of limits they belong to: ``key`` (Int64 in
+    ``[0, len(ci))``), ``p``, ``n``, ``ok`` (the rate is defined) and ``z``, the Šidák critical value
+    of the row's key, ``z_value(ci[key], k·joint[key])`` with ``k`` the key's defined rows and
+    ``joint`` the number of such families holding jointly (null where ``k`` is 0). One quantile per
+    distinct (level, ``k``), broadcast by key: no window over the rows.
+    """
+    long = pl.DataFrame([pl.Series("key", keys), p.alias("p"), n.alias("n")])
+    long = long.with_columns(iv._ok(iv.Rate(pl.col("p"), pl.col("n"))).alias("ok"))
+    k = np.bincount(keys, weights=long["ok"].to_numpy(), minlength=len(ci)).astype(np.int64) * joint
+    z = np.full(len(ci), np.nan)
+    for level in np.unique(ci).tolist():
+        mine = ci == level
+        ks, at = np.unique(k[mine], return_inverse=True)
+        z[mine] = np.array([iv.z_value(level, int(v)) if v else np.nan for v in ks.tolist()])[at]
+    return long.with_columns(pl.Series("z", z[keys], nan_to_null=True))
 
 
 def _hib(m: str) -> bool:
@@ -284,8 +318,7 @@ def group_tables(
             "__dl": dl, "__dh": dh, "__ql": ql, "__qh": qh, "__tp": tp, "__tt": tt, "__mine": mine,
         }  # fmt: skip
     long = st.apply(long_in.lazy()).select([e.alias(k) for k, e in outs.items()]).collect(**collect_options(long_in.height))
-    cols: dict[str, pl.Series] = {}
-    names: dict[str, list[str]] = {fam: [] for fam in (*CI_FLOATS, *CI_CATS)}
+    cols = _Columns()
     fams = [f for f in (*CI_FLOATS, *CI_CATS) if f in outs]
 
     def block(name: str, i: int) -> pl.Series:
@@ -293,8 +326,7 @@ def group_tables(
 
     for i, m in enumerate(rates):
         for fam in fams:
-            cols[f"{fam}{_SEP}{m}"] = block(fam, i)
-            names[fam].append(m)
+            cols.put(fam, m, block(fam, i))
     # ---- named disparities of one rate: the rate's comparison, where the disparity is defined ----
     for x in disparities:
         if len(x.rates) != 1:
@@ -308,8 +340,7 @@ def group_tables(
             "ci_method": block("ci_method", i).set(undefined, None),
         }  # fmt: skip
         for fam, v in got.items():
-            cols[f"{fam}{_SEP}{x.name}"] = v
-            names[fam].append(x.name)
+            cols.put(fam, x.name, v)
     # ---- two-part disparities: one block of rows per disparity -------------------------------
     multi = [x for x in disparities if len(x.rates) > 1]
     if multi:
@@ -355,9 +386,8 @@ def group_tables(
         )
         for i, x in enumerate(multi):
             for fam in outs2:
-                cols[f"{fam}{_SEP}{x.name}"] = long2[fam].slice(i * h, h)
-                names[fam].append(x.name)
-    return pl.DataFrame([s_.alias(name) for name, s_ in cols.items()]), names
+                cols.put(fam, x.name, long2[fam].slice(i * h, h))
+    return cols.result()
 
 
 _EDF = "smoothed_empirical_differential_fairness"
@@ -382,12 +412,12 @@ def attribute_intervals(
     One frame with a block of the group rows per spread (every rate; TPR and FPR again at the
     equalized-odds level, two spreads holding jointly) and per EDF (favourable labels,
     predictions), so each method is written ONCE: the Wilson limits at the Šidák level of each
-    (attribute row, block), then ONE aggregation per (attribute row, block) with every family's
-    inputs, the spread, EDF and homogeneity-test aggregations of
-    :func:`~polfair.core.intervals.spread_table`, :func:`~polfair.core.intervals.edf_table` and
-    :func:`~polfair.core.intervals.homogeneity_table` (the same helpers, rows and order, so the
-    same values), then their finishing arithmetic. No join: an aggregation keeps the attribute
-    rows in the order of ``wide``.
+    (attribute row, block), then ONE aggregation per (attribute row, block) with the spread and
+    EDF aggregations of :func:`~polfair.core.intervals.spread_table` and
+    :func:`~polfair.core.intervals.edf_table` (the same helpers, rows and order, so the same
+    values) and their finishing arithmetic; the homogeneity tests' statistics are the numpy
+    segment sums that :func:`~polfair.core.intervals.homogeneity_table` uses. No join: an
+    aggregation keeps the attribute rows in the order of ``wide``.
 
     Per rate: the projection limits of its spread (``difference`` / ``ratio``) and the homogeneity
     test (not for generalized rates), where the spread is defined; the demographic-parity
@@ -422,20 +452,13 @@ def attribute_intervals(
     inputs = rows.select([e.cast(_F64).alias(f"p{i}") for i, (_, e, _, _) in enumerate(blocks)]
                          + [e.cast(_F64).alias(f"n{i}") for i, (_, _, e, _) in enumerate(blocks)])  # fmt: skip
     spreads = np.array([j for *_, j in blocks], dtype=np.int32)
-    keys = np.repeat(np.arange(nb, dtype=np.int64) * h, g) + np.tile(rid, nb)
-    long = pl.DataFrame([
-        pl.Series("key", keys),
-        pl.concat([inputs[f"p{i}"] for i in range(nb)]).alias("p"),
-        pl.concat([inputs[f"n{i}"] for i in range(nb)]).alias("n"),
-    ])  # fmt: skip
+    # key: (block, attribute row); the Šidák level of its defined groups times the spreads holding jointly
+    long = _keyed_rates(
+        np.repeat(np.arange(nb, dtype=np.int64) * h, g) + np.tile(rid, nb),
+        pl.concat([inputs[f"p{i}"] for i in range(nb)]), pl.concat([inputs[f"n{i}"] for i in range(nb)]),
+        np.full(nb * h, opts.ci), np.repeat(spreads, h).astype(np.int64),
+    )  # fmt: skip
     r = iv.Rate(c("p"), c("n"))
-    long = long.with_columns(iv._ok(r).alias("ok"))
-    # the Šidák critical value of each (block, attribute row): its defined groups times the spreads
-    # holding jointly, one quantile per distinct value, broadcast to the rows by key (no window)
-    k_key = np.bincount(keys, weights=long["ok"].to_numpy(), minlength=nb * h).astype(np.int64) * np.repeat(spreads, h)
-    levels = np.unique(k_key)
-    z_level = np.array([iv.z_value(opts.ci, int(v)) if v else np.nan for v in levels.tolist()])
-    long = long.with_columns(pl.Series("z", z_level[np.searchsorted(levels, k_key)][keys], nan_to_null=True))
     wilson = iv.wilson_interval(r, c("z"))  # z as a column
     lf = long.lazy().with_columns(wilson.lo.alias("lo"), wilson.hi.alias("hi"))
     wl = iv.Interval(c("lo"), c("hi"))  # null where the group is not defined
@@ -460,12 +483,8 @@ def attribute_intervals(
     def block(name: str, col: str) -> pl.Series:
         return out[col].slice(at[name] * h, h)
 
-    cols: dict[str, pl.Series] = {}
-    names: dict[str, list[str]] = {fam: [] for fam in (*CI_FLOATS, *CI_CATS)}
-
-    def put(fam: str, metric: str, v: pl.Series) -> None:
-        cols[f"{fam}{_SEP}{metric}"] = v
-        names[fam].append(metric)
+    cols = _Columns()
+    put = cols.put
 
     def where(defined: pl.Series, v: pl.Series) -> pl.Series:
         return v.set(~defined, None)
@@ -528,8 +547,8 @@ def attribute_intervals(
         for name, kind in (("demographic_parity_difference", "difference"), ("demographic_parity_ratio", "ratio")):
             put("value_lo", name, block(sel, f"{kind}_lo"))
             put("value_hi", name, block(sel, f"{kind}_hi"))
-            put("p_value", name, cols[f"p_value{_SEP}{sel}"])
-            put("test", name, cols[f"test{_SEP}{sel}"])
+            put("p_value", name, cols.get("p_value", sel))
+            put("test", name, cols.get("test", sel))
             put("ci_method", name, where(wide[f"{sel}__{kind[0]}"].is_not_null(), projection))
         t, f = "__eo_true_positive_rate", "__eo_false_positive_rate"
         both = pl.DataFrame([block(x, fam).alias(f"{fam}{y}") for x, y in ((t, ""), (f, "__f"))
@@ -554,7 +573,7 @@ def attribute_intervals(
         put("value_lo", name, where(defined, block(name, "edf_lo")))
         put("value_hi", name, where(defined, block(name, "edf_hi")))
         put("ci_method", name, where(defined, projection))
-    return pl.DataFrame([v.alias(n) for n, v in cols.items()]), {f: ms for f, ms in names.items() if ms}
+    return cols.result()
 
 
 def population_intervals(
@@ -582,12 +601,8 @@ def population_intervals(
     h = wide.height
     c = pl.col
     rates = _rates(metric_names)
-    cols: dict[str, pl.Series] = {}
-    names: dict[str, list[str]] = {fam: [] for fam in (*CI_FLOATS, *CI_CATS)}
-
-    def put(fam: str, metric: str, v: pl.Series) -> None:
-        cols[f"{fam}{_SEP}{metric}"] = v
-        names[fam].append(metric)
+    cols = _Columns()
+    put = cols.put
 
     if rates:
         long = pl.DataFrame([pl.concat([wide[m].cast(_F64) for m in rates]).alias("p"),
@@ -610,21 +625,16 @@ def population_intervals(
         .collect(**SMALL_COLLECT)
     )  # fmt: skip
     g, nb = inputs.height, 2 * len(edfs)
-    long = pl.DataFrame([
-        pl.Series("key", np.repeat(np.arange(nb, dtype=np.int64) * h, g) + np.tile(inputs["__pf_rid"].to_numpy(), nb)),
-        pl.Series("half", np.repeat(np.tile([False, True], len(edfs)), g)),
-        pl.concat([inputs[f"p{j}"] for j in range(len(edfs)) for _ in (0, 1)]).alias("p"),
-        pl.concat([inputs["n"]] * nb).alias("n"),
-    ])  # fmt: skip
-    r = iv.Rate(c("p"), c("n"))
-    ok = iv._ok(r)
-    k = ok.sum().over("key")
     half = 1.0 - (1.0 - opts.ci) / 2.0
-    z = pl.when(c("half")).then(iv._z_expr(half, k, scalar=False)).otherwise(iv._z_expr(opts.ci, k, scalar=False))
-    wilson = iv.wilson_interval(r, c("z"))
+    long = _keyed_rates(  # key: (EDF, level, by value); levels ci and 1 − α/2 alternate
+        np.repeat(np.arange(nb, dtype=np.int64) * h, g) + np.tile(inputs["__pf_rid"].to_numpy(), nb),
+        pl.concat([inputs[f"p{j}"] for j in range(len(edfs)) for _ in (0, 1)]), pl.concat([inputs["n"]] * nb),
+        np.repeat(np.tile([opts.ci, half], len(edfs)), h), np.ones(nb * h, dtype=np.int64),
+    )  # fmt: skip
+    wilson = iv.wilson_interval(iv.Rate(c("p"), c("n")), c("z"))
     lim = iv._edf_limits(c("k"))
     edf = (
-        long.lazy().with_columns(ok.alias("ok"), z.alias("z")).with_columns(wilson.lo.alias("lo"), wilson.hi.alias("hi"))
+        long.lazy().with_columns(wilson.lo.alias("lo"), wilson.hi.alias("hi"))
         .group_by("key").agg(c("ok").sum().alias("k"), *iv._edf_aggs(iv.Interval(c("lo"), c("hi"))))
         .sort("key").select(lim.lo.alias("lo"), lim.hi.alias("hi"))
         .collect(**SMALL_COLLECT)
@@ -650,4 +660,4 @@ def population_intervals(
         put("value_lo", name, (plo - lhi).set(~defined, None))
         put("value_hi", name, (phi - llo).set(~defined, None))
         put("ci_method", name, projection.set(~defined, None))
-    return pl.DataFrame([v.alias(n) for n, v in cols.items()]), {f: ms for f, ms in names.items() if ms}
+    return cols.result()

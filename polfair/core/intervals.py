@@ -1796,7 +1796,7 @@ def _homogeneity_segments(p: np.ndarray, n: np.ndarray, seg: np.ndarray, segment
 def _segment_parts(sums: _HomogeneitySums) -> Callable[[int], tuple[np.ndarray, np.ndarray]]:
     """The defined groups' (counts, sizes) of segment ``i`` (for the rare Monte Carlo tests)."""
     order = np.argsort(sums.seg, kind="stable")
-    bounds = np.searchsorted(sums.seg[order], np.arange(int(sums.seg.max(initial=-1)) + 2))
+    bounds = np.searchsorted(sums.seg[order], np.arange(len(sums.stat) + 1))  # every segment, rows or not
 
     def of(i: int) -> tuple[np.ndarray, np.ndarray]:
         rows = order[bounds[i] : bounds[i + 1]]
@@ -1823,15 +1823,14 @@ def _homogeneity_results(
     The χ² tail for all at once; the Monte Carlo exact test (unweighted, Cochran's rule failed)
     on ``parts(i)`` (family ``i``'s counts and sizes per part), seeded by ``keys[i]``.
     """
-    stat_np = stat.astype(np.float64)
-    dfs, few_np = df, few
-    mc = bad & ~few_np & (not weighted)
-    pv = np.full(len(stat_np), np.nan)
-    chi_rows = ~few_np & ~mc
+    stat = stat.astype(np.float64)
+    mc = bad & ~few & (not weighted)
+    pv = np.full(len(stat), np.nan)
+    chi_rows = ~few & ~mc
     if chi_rows.any():
-        pv[chi_rows] = chi2_sf(stat_np[chi_rows], dfs[chi_rows])
+        pv[chi_rows] = chi2_sf(stat[chi_rows], df[chi_rows])
     tests: list[str | None] = [
-        None if f else ("mc_exact" if m else "chi2_homogeneity") for f, m in zip(few_np.tolist(), mc.tolist())
+        None if f else ("mc_exact" if m else "chi2_homogeneity") for f, m in zip(few.tolist(), mc.tolist())
     ]
     for i in np.flatnonzero(mc).tolist():  # rare: the exact test, as homogeneity_test runs it
         pv[i], tests[i] = _homogeneity(parts(i), weighted, keys[i], seed, n_boot)

@@ -510,10 +510,9 @@ def _groups(
     """
     frames = []
     modes: set[str] = set()
-    privileged = typed
     for ai, attrs in enumerate(sets):
-        covered = all(a in privileged for a in attrs)
-        mode = reference or ("privileged" if privileged and covered else "largest")
+        covered = all(a in typed for a in attrs)
+        mode = reference or ("privileged" if typed and covered else "largest")
         modes.add(mode)
         is_priv = pl.lit(False)
         label = None
