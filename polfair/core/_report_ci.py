@@ -22,6 +22,9 @@ import polars as pl
 
 from polfair.core import intervals as iv
 from polfair.core._args import SMALL_COLLECT, SMALL_ROWS, collect_options
+from polfair.core.intervals import homogeneity as ivh
+from polfair.core.intervals import projections as ivp
+from polfair.core.intervals import proportions as ivr
 from polfair.core.metrics import METRICS, Counts, Disparity
 
 __all__ = [
@@ -185,7 +188,7 @@ def _keyed_rates(keys: np.ndarray, p: pl.Series, n: pl.Series, ci: np.ndarray, j
     distinct (level, ``k``), broadcast by key: no window over the rows.
     """
     long = pl.DataFrame([pl.Series("key", keys), p.alias("p"), n.alias("n")])
-    long = long.with_columns(iv._ok(iv.Rate(pl.col("p"), pl.col("n"))).alias("ok"))
+    long = long.with_columns(ivr.rate_defined(iv.Rate(pl.col("p"), pl.col("n"))).alias("ok"))
     k = np.bincount(keys, weights=long["ok"].to_numpy(), minlength=len(ci)).astype(np.int64) * joint
     z = np.full(len(ci), np.nan)
     for level in np.unique(ci).tolist():
@@ -463,19 +466,19 @@ def attribute_intervals(
     lf = long.lazy().with_columns(wilson.lo.alias("lo"), wilson.hi.alias("hi"))
     wl = iv.Interval(c("lo"), c("hi"))  # null where the group is not defined
     r_ok = iv.Rate(pl.when(c("ok")).then(c("p")), pl.when(c("ok")).then(c("n")))
-    for stage in iv._spread_inputs(r_ok, wl, "key"):
+    for stage in ivp._spread_inputs(r_ok, wl, "key"):
         lf = lf.with_columns(stage)
     agg = (
         lf.group_by("key", maintain_order=True)
-        .agg(c("ok").sum().alias("k"), *iv._spread_aggs(), *iv._edf_aggs(wl))
+        .agg(c("ok").sum().alias("k"), *ivp._spread_aggs(), *ivp._edf_aggs(wl))
         .collect(**collect_options(long.height))
     )  # fmt: skip
     if agg.height != nb * h:  # every attribute row has group rows
         msg = f"attribute_intervals: {agg.height} families, expected {nb * h}"
         raise AssertionError(msg)
     z2 = pl.when(c("fam") == 2).then(iv.z_value(opts.ci, 2)).otherwise(iv.z_value(opts.ci, 1))
-    staged, lim = iv._spread_limits(agg.lazy().with_columns(pl.Series("fam", np.repeat(spreads, h))), c("k"), z2)
-    edf = iv._edf_limits(c("k"))
+    staged, lim = ivp._spread_limits(agg.lazy().with_columns(pl.Series("fam", np.repeat(spreads, h))), c("k"), z2)
+    edf = ivp._edf_limits(c("k"))
     out = staged.select(*[e.alias(n) for n, e in lim.items()], edf.lo.alias("edf_lo"), edf.hi.alias("edf_hi")).collect(
         **collect_options(agg.height)
     )
@@ -505,7 +508,7 @@ def attribute_intervals(
 
         # the tests' statistics: one segment per (tested rate, attribute row), numpy sums in row order
         ti = {m: i for i, m in enumerate(tested)}
-        sums = iv._homogeneity_segments(
+        sums = ivh._homogeneity_segments(
             np.concatenate([inputs[f"p{at[m]}"].to_numpy() for m in tested]),
             np.concatenate([inputs[f"n{at[m]}"].to_numpy() for m in tested]),
             np.repeat(np.arange(len(tested), dtype=np.int64) * h, g) + np.tile(rid, len(tested)),
@@ -525,12 +528,12 @@ def attribute_intervals(
             return np.concatenate(out_)
 
         fam_of = [(name, parts) for name, parts in families.items() for _ in range(h)]
-        segment = iv._segment_parts(sums)
+        segment = ivh._segment_parts(sums)
 
         def arrays(i: int) -> list[tuple[np.ndarray, np.ndarray]]:  # the parts' (counts, sizes) of test i
             return [segment(ti[m] * h + i % h) for m in fam_of[i][1]]
 
-        pv, tests = iv._homogeneity_results(
+        pv, tests = ivh._homogeneity_results(
             combined("stat", np.add), combined("df", np.add), combined("few", np.logical_or),
             combined("bad", np.logical_or), arrays, [f"{key[i % h]}{fam_of[i][0]}" for i in range(len(fam_of))],
             weighted=opts.weighted, seed=opts.seed, n_boot=opts.n_boot,
@@ -553,9 +556,9 @@ def attribute_intervals(
         t, f = "__eo_true_positive_rate", "__eo_false_positive_rate"
         both = pl.DataFrame([block(x, fam).alias(f"{fam}{y}") for x, y in ((t, ""), (f, "__f"))
                              for fam in ("difference_lo", "difference_hi", "ratio_lo", "ratio_hi")])  # fmt: skip
-        d = iv._max_of([iv.Interval(c("difference_lo"), c("difference_hi")),
+        d = ivp._max_of([iv.Interval(c("difference_lo"), c("difference_hi")),
                         iv.Interval(c("difference_lo__f"), c("difference_hi__f"))])  # fmt: skip
-        q = iv._min_of([iv.Interval(c("ratio_lo"), c("ratio_hi")), iv.Interval(c("ratio_lo__f"), c("ratio_hi__f"))])
+        q = ivp._min_of([iv.Interval(c("ratio_lo"), c("ratio_hi")), iv.Interval(c("ratio_lo__f"), c("ratio_hi__f"))])
         q_hi = pl.when(c("ratio_lo").is_not_null() & c("ratio_lo__f").is_not_null()).then(
             pl.min_horizontal(c("ratio_hi"), c("ratio_hi__f"))
         )
@@ -632,10 +635,10 @@ def population_intervals(
         np.repeat(np.tile([opts.ci, half], len(edfs)), h), np.ones(nb * h, dtype=np.int64),
     )  # fmt: skip
     wilson = iv.wilson_interval(iv.Rate(c("p"), c("n")), c("z"))
-    lim = iv._edf_limits(c("k"))
+    lim = ivp._edf_limits(c("k"))
     edf = (
         long.lazy().with_columns(wilson.lo.alias("lo"), wilson.hi.alias("hi"))
-        .group_by("key").agg(c("ok").sum().alias("k"), *iv._edf_aggs(iv.Interval(c("lo"), c("hi"))))
+        .group_by("key").agg(c("ok").sum().alias("k"), *ivp._edf_aggs(iv.Interval(c("lo"), c("hi"))))
         .sort("key").select(lim.lo.alias("lo"), lim.hi.alias("hi"))
         .collect(**SMALL_COLLECT)
     )  # fmt: skip

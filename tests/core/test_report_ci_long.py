@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import polfair as pf
 from polfair.core import intervals as iv
+from polfair.core.intervals import homogeneity as ivh
 from polfair.core.metrics import METRICS
 
 
@@ -127,8 +128,8 @@ def test_homogeneity_segments_equal_the_per_family_test(rows: list, weighted: bo
     p, n = np.array([r[1] for r in rows]), np.array([r[2] for r in rows])
     if not weighted:  # unweighted sizes are counts
         n = np.round(n)
-    got = iv._homogeneity_segments(p, n, seg, 4, weighted)
-    parts = iv._segment_parts(got)
+    got = ivh._homogeneity_segments(p, n, seg, 4, weighted)
+    parts = ivh._segment_parts(got)
     for i in range(4):
         mine = seg == i
         good = np.isfinite(p[mine]) & np.isfinite(n[mine]) & (n[mine] > 0)
@@ -142,7 +143,7 @@ def test_homogeneity_segments_equal_the_per_family_test(rows: list, weighted: bo
         if k == 0:
             assert got.bad[i]
             continue
-        np.testing.assert_allclose(got.stat[i], iv._pearson(x, nn), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(got.stat[i], ivh._pearson(x, nn), rtol=1e-12, atol=1e-12)
         pp = x.sum() / nn.sum()
         e = np.concatenate([nn * pp, nn * (1.0 - pp)])
         assert got.bad[i] == bool(e.min() < 1.0 or np.mean(e < 5.0) > 0.2)
