@@ -384,9 +384,9 @@ def delta_limits(cells: CellBlocks, estimates: np.ndarray, ci: float) -> tuple[n
     >>> bool(ok.all()), bool((lo <= hi).all())
     (True, True)
     """
-    from statistics import NormalDist
+    from scipy import special
 
-    z = NormalDist().inv_cdf(0.5 + ci / 2.0)
+    z = float(special.ndtri(0.5 + ci / 2.0))
     counts, n, seg = cells.counts, cells.n, cells.seg
     n_seg = cells.starts.size
     fn, fp = counts[:, 3], counts[:, 1]

@@ -131,10 +131,30 @@ def test_fisher_matches_scipy_on_many_small_tables():
     stats = pytest.importorskip("scipy.stats")
     rng = np.random.default_rng(5)
     n1, n2 = rng.integers(0, 40, 500), rng.integers(0, 40, 500)
+    n2[:150] = n1[:150]  # equal group sizes: tables tie exactly with their mirror image
     x1, x2 = rng.binomial(n1, rng.uniform(size=500)), rng.binomial(n2, rng.uniform(size=500))
     ours = iv.fisher_exact_two_sided(x1, n1, x2, n2)
     ref = np.array([stats.fisher_exact([[a, c - a], [b, d - b]]).pvalue for a, c, b, d in zip(x1, n1, x2, n2)])
-    assert np.max(np.abs(ours - ref)) < 1e-9
+    assert np.max(np.abs(ours - ref)) < 1e-12
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3000), st.integers(0, 3000), st.integers(0, 3000), st.integers(0, 3000)),
+                min_size=1, max_size=12))
+def test_fisher_vectorised_equals_scipy_table_by_table(tables):
+    # vectorised over tables of very different supports (blocks of support length): each p-value
+    # equals scipy's on its own table, large margins and exact ties included
+    stats = pytest.importorskip("scipy.stats")
+    a, b, c, d = (np.array(v) for v in zip(*tables))
+    ours = iv.fisher_exact_two_sided(a, a + b, c, c + d)
+    for i, (w, x, y, z) in enumerate(tables):
+        assert abs(ours[i] - stats.fisher_exact([[w, x], [y, z]]).pvalue) < 1e-12, tables[i]
+
+
+def test_fisher_invalid_and_degenerate_tables():
+    got = iv.fisher_exact_two_sided([np.nan, 3, 0, 2, -1], [5, 2, 0, 4, 3], [1, 1, 2, 2, 1], [5, 3, 5, 4, 3])
+    assert np.isnan(got[0]) and np.isnan(got[1]) and np.isnan(got[4])  # missing, x > n, negative
+    assert got[2] == 1.0 and got[3] == 1.0  # an empty group; the observed table is the mode
 
 
 def test_chi2_sf_matches_scipy():

@@ -6,7 +6,8 @@ its effective size, or two of them) and return expressions, so the report evalua
 its lazy plan, vectorised over rows. numpy is used only where a closed form does not exist:
 Fisher's exact test (rows with an expected count < 1), χ² tails with a per-row number of degrees
 of freedom, Monte Carlo exact homogeneity tests, the entropy-index bootstrap and the delete-a-group
-jackknife. No scipy, no statsmodels (they are the test suite's oracles).
+jackknife. Distribution tails and quantiles come from ``scipy.special``; statsmodels is the test
+suite's oracle.
 
 Methods (sources and measured coverage in ``docs/statistics.md``): Wilson score intervals for
 rates (Wilson 1927), with Kish's effective size for weighted rows (Kish 1965); Newcombe's hybrid

@@ -9,11 +9,11 @@ import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from statistics import NormalDist
 from typing import Any, Literal, NamedTuple, overload
 
 import numpy as np
 import polars as pl
+from scipy import special
 
 from polfair.core.hashing import stable_hash
 from polfair.exceptions import PolfairError
@@ -258,7 +258,7 @@ def z_value(ci: float, k: int = 1) -> float:
     Returns
     -------
     float
-        The quantile (``statistics.NormalDist().inv_cdf``; equal to scipy's ``norm.ppf`` to 1e-15).
+        The quantile (``scipy.special.ndtri``).
 
     Examples
     --------
@@ -268,7 +268,7 @@ def z_value(ci: float, k: int = 1) -> float:
     2.2365
     """
     alpha = -math.expm1(math.log(check_ci(ci)) / k)  # type: ignore[arg-type]
-    return NormalDist().inv_cdf(1.0 - alpha / 2.0)
+    return float(special.ndtri(1.0 - alpha / 2.0))
 
 
 def z_expr(ci: float, k: pl.Expr, *, scalar: bool) -> pl.Expr:

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 import numpy as np
 import polars as pl
+from scipy import special
 
 from polfair.core.intervals.common import TEST_DTYPE, Rate, Test, check_p_adjust, staged
 from polfair.core.intervals.proportions import rate_defined
@@ -26,140 +27,63 @@ __all__ = [
 ]
 
 def chi2_sf(x: Any, df: Any) -> np.ndarray:
-    """Survival function of the χ² distribution with integer degrees of freedom (numpy, vectorised).
-
-    Closed series: for even ``df``, ``Q = e^{−x/2} Σ_{j<df/2} (x/2)^j / j!``; for odd ``df``,
-    ``Q = erfc(√(x/2)) + e^{−x/2} Σ_{j=1}^{(df−1)/2} (x/2)^{j−1/2} / Γ(j + 1/2)``, summed in log space.
-    Equal to ``scipy.stats.chi2.sf`` to about 1e-14 (df 1…200).
+    """Survival function (upper tail) of the χ² distribution, vectorised: ``scipy.special.chdtrc``.
 
     Parameters
     ----------
     x
-        Statistic(s) ≥ 0 (array-like, Float64).
+        Statistic(s) (array-like, Float64).
     df
-        Degrees of freedom (positive integers, broadcast with ``x``).
+        Degrees of freedom (array-like, broadcast with ``x``; positive, not necessarily integers).
 
     Returns
     -------
     numpy.ndarray
-        Float64 p-values in [0, 1]; NaN where ``x`` is NaN or ``df < 1``.
+        Float64 p-values in [0, 1]: 1 where ``x ≤ 0``, 0 where ``x = +inf``; NaN where ``x`` is NaN or
+        ``df ≤ 0``.
 
     Examples
     --------
     >>> round(float(chi2_sf(3.841458820694124, 1)), 12)
     0.05
-    >>> float(chi2_sf(2.0, 2)) == math.exp(-1.0)
+    >>> abs(float(chi2_sf(2.0, 2)) - float(np.exp(-1.0))) < 1e-15
     True
     """
-    x, df = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(df, dtype=np.int64))
-    out = np.full(x.shape, np.nan)
-    flat_x, flat_df, flat_out = x.ravel(), df.ravel(), out.ravel()
-    regular = np.isfinite(flat_x) & (flat_x > 0.0) & (flat_df >= 1)
-    flat_out[~np.isnan(flat_x) & (flat_df >= 1) & (flat_x <= 0.0)] = 1.0
-    flat_out[np.isposinf(flat_x) & (flat_df >= 1)] = 0.0
-    for d in np.unique(flat_df[regular]).tolist():  # one vectorised series per distinct df
-        idx = np.flatnonzero(regular & (flat_df == d))
-        if idx.size * max(d // 2, 1) > 4_000_000:  # huge df and many values: one at a time
-            for i in idx.tolist():
-                flat_out[i] = _chi2_sf1(float(flat_x[i]), int(d))
-            continue
-        flat_out[idx] = _chi2_sf_many(flat_x[idx], int(d))
-    return out
+    x = np.asarray(x, dtype=np.float64)
+    df = np.asarray(df, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        out = special.chdtrc(np.where(df > 0, df, np.nan), np.where(x > 0, x, 0.0))
+    return np.where(np.isnan(x), np.nan, out)
 
 
-def _chi2_sf_many(x: np.ndarray, df: int) -> np.ndarray:
-    """:func:`_chi2_sf1` for many finite ``x > 0`` with one ``df``, as (values × terms) arrays."""
-    h = x / 2.0
-    lh = np.log(h)[:, None]
-    if df % 2 == 0:
-        j = np.arange(df // 2, dtype=np.float64)
-        logs = -h[:, None] + j * lh - _lgamma_table(df // 2, 1.0)
-        base = np.zeros_like(h)
-    else:
-        j = np.arange(1, (df - 1) // 2 + 1, dtype=np.float64)
-        logs = -h[:, None] + (j - 0.5) * lh - _lgamma_table((df - 1) // 2, 1.5)
-        base = np.array([math.erfc(math.sqrt(v)) for v in h.tolist()])
-    if logs.shape[1]:
-        top = logs.max(axis=1)
-        base = base + np.exp(top) * np.exp(logs - top[:, None]).sum(axis=1)
-    return np.minimum(1.0, base)
+def t_sf(t: Any, df: Any) -> Any:
+    """Upper tail ``P(T > t)`` of Student's t with ``df > 0`` (``scipy.special.stdtr``; scalars or arrays).
 
-
-def _chi2_sf1(x: float, df: int) -> float:
-    if math.isnan(x) or df < 1:
-        return math.nan
-    if x <= 0.0:
-        return 1.0
-    if math.isinf(x):
-        return 0.0
-    h = x / 2.0
-    lh = math.log(h)
-    if df % 2 == 0:  # j = 0 … df/2 − 1: (x/2)^j / j!
-        j = np.arange(df // 2, dtype=np.float64)
-        logs = -h + j * lh - _lgamma_table(df // 2, 1.0)
-        base = 0.0
-    else:  # j = 1 … (df−1)/2: (x/2)^(j−½) / Γ(j + ½)
-        j = np.arange(1, (df - 1) // 2 + 1, dtype=np.float64)
-        logs = -h + (j - 0.5) * lh - _lgamma_table((df - 1) // 2, 1.5)
-        base = math.erfc(math.sqrt(h))
-    if logs.size:
-        top = float(logs.max())
-        base += math.exp(top) * float(np.exp(logs - top).sum())
-    return min(1.0, base)
-
-
-_LGAMMA: dict[float, np.ndarray] = {}
-
-
-def _lgamma_table(k: int, start: float) -> np.ndarray:
-    """``[lgamma(start), lgamma(start + 1), …]`` (``k`` values), from a cached table (math.lgamma each)."""
-    table = _LGAMMA.get(start)
-    if table is None or table.size < k:
-        table = np.array([math.lgamma(start + i) for i in range(max(k, 64, 2 * (0 if table is None else table.size)))])
-        _LGAMMA[start] = table
-    return table[:k]
-
-
-def _t_cdf_two_sided(t: float, df: int) -> float:
-    """P(|T| < t) for Student's t with integer df (Abramowitz & Stegun 26.7.3, 26.7.4)."""
-    theta = math.atan(t / math.sqrt(df))
-    s, c2 = math.sin(theta), math.cos(theta) ** 2
-    if df % 2 == 1:
-        if df == 1:
-            return 2.0 * theta / math.pi
-        term, acc = 1.0, 1.0
-        for j in range(1, (df - 3) // 2 + 1):
-            term *= c2 * (2 * j) / (2 * j + 1)
-            acc += term
-        return 2.0 / math.pi * (theta + s * math.cos(theta) * acc)
-    term, acc = 1.0, 1.0
-    for j in range(1, (df - 2) // 2 + 1):
-        term *= c2 * (2 * j - 1) / (2 * j)
-        acc += term
-    return s * acc
-
-
-def t_sf(t: float, df: int) -> float:
-    """Upper tail ``P(T > t)`` of Student's t with integer ``df ≥ 1`` (closed finite series).
+    Raises
+    ------
+    PolfairError
+        A ``df`` that is not positive.
 
     Examples
     --------
     >>> round(t_sf(2.093024054408263, 19), 10)
     0.025
     """
-    if df < 1:
-        msg = f"t_sf: df must be >= 1, got {df}"
+    dfa = np.asarray(df, dtype=np.float64)
+    if np.any(dfa <= 0):
+        msg = f"t_sf: df must be > 0, got {df}"
         raise PolfairError(msg)
-    a = _t_cdf_two_sided(abs(float(t)), int(df))
-    return 0.5 * (1.0 - a) if t >= 0 else 1.0 - 0.5 * (1.0 - a)
+    out = special.stdtr(dfa, -np.asarray(t, dtype=np.float64))
+    return float(out) if np.ndim(out) == 0 else out
 
 
-def t_quantile(q: float, df: int) -> float:
-    """Quantile of Student's t with integer ``df ≥ 1``, for the jackknife's ``t_{G−1}``.
+def t_quantile(q: Any, df: Any) -> Any:
+    """Quantile of Student's t (``scipy.special.stdtrit``; scalars or arrays), for the jackknife's ``t_{G−1}``.
 
-    Bisection on the closed-form CDF of :func:`t_sf` (Abramowitz & Stegun 26.7.3–4) to machine
-    precision; equal to ``scipy.stats.t.ppf`` to about 1e-12 (the Cornish–Fisher expansion the
-    reference note mentions is only good to 1.4e-5 for df ≥ 9, and poor for small df).
+    Raises
+    ------
+    PolfairError
+        ``q`` outside (0, 1) or a ``df`` that is not positive.
 
     Examples
     --------
@@ -168,74 +92,104 @@ def t_quantile(q: float, df: int) -> float:
     >>> round(t_quantile(0.975, 1), 6)
     12.706205
     """
-    if not 0.0 < q < 1.0:
+    qa, dfa = np.asarray(q, dtype=np.float64), np.asarray(df, dtype=np.float64)
+    if np.any(~((qa > 0.0) & (qa < 1.0))):
         msg = f"t_quantile: q must be in (0, 1), got {q!r}"
         raise PolfairError(msg)
-    if q == 0.5:
-        return 0.0
-    upper = q > 0.5
-    tail = 1.0 - q if upper else q  # upper-tail probability of |t|
-    lo, hi = 0.0, 1.0
-    while t_sf(hi, df) > tail:
-        hi *= 2.0
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if t_sf(mid, df) > tail:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-15 * hi:
-            break
-    x = 0.5 * (lo + hi)
-    return x if upper else -x
+    if np.any(dfa <= 0):
+        msg = f"t_quantile: df must be > 0, got {df!r}"
+        raise PolfairError(msg)
+    out = special.stdtrit(dfa, qa)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+#: Relative band within which two hypergeometric probabilities count as equal in Fisher's test: wider than
+#: the rounding of their float64 evaluation (about support × 2e-16), far below any real difference.
+_FISHER_TIE = 1e-11
 
 
 def fisher_exact_two_sided(x1: Any, n1: Any, x2: Any, n2: Any) -> np.ndarray:
-    """Two-sided Fisher exact test of ``x1/n1`` vs ``x2/n2`` (numpy + ``math.lgamma``, vectorised).
+    """Two-sided Fisher exact test of ``x1/n1`` vs ``x2/n2`` for many 2×2 tables at once (numpy).
 
-    The p-value sums the hypergeometric probabilities (both margins fixed) of every table no
-    more likely than the observed one (relative tolerance 1e-7, as R's ``fisher.test``), as
-    ``scipy.stats.fisher_exact(alternative="two-sided")``; 1 when a margin is 0.
+    The p-value of ``scipy.stats.fisher_exact(alternative="two-sided")``: the hypergeometric
+    probabilities (both margins fixed) of the observed table's tail and of the tables on the other
+    side of the mode that are no more likely than it; 1 when the observed table is (as likely as)
+    the mode or a margin is 0. Vectorised over tables: each table's probabilities over its support
+    come from the ratio recurrence ``P(x+1)/P(x) = (n1 − x)(s − x) / ((x + 1)(n2 − s + x + 1))``
+    (log space, normalised per table), for all tables at once in blocks of similar support length
+    (a loop over ⌈log₂⌉ of the support length, never over tables). Probabilities equal to within
+    1e-11 relative count as ties (scipy: 1e-14 on its own evaluation; the recurrence's rounding is
+    about support × 2e-16), so exact ties are found whatever the rounding.
 
     Parameters
     ----------
     x1, n1, x2, n2
-        Integer counts (array-like; ``0 ≤ x ≤ n``).
+        Integer counts (array-like, broadcast; ``0 ≤ x ≤ n``).
 
     Returns
     -------
     numpy.ndarray
-        Float64 p-values; NaN where an input is missing or invalid.
+        Float64 p-values in (0, 1]; NaN where an input is missing or invalid.
+
+    Notes
+    -----
+    Fisher (1935); the two-sided rule of scipy and R (tables no more probable than the observed
+    one). Equal to ``scipy.stats.fisher_exact`` to 1e-12 (tested with hypothesis, ties included),
+    and far faster on large margins (scipy evaluates each probability exactly, O(N) per value).
 
     Examples
     --------
     >>> round(float(fisher_exact_two_sided(1, 10, 8, 10)), 10)  # scipy 1.17: 0.005477494641581329
     0.0054774946
+    >>> fisher_exact_two_sided([1, 0, 3], [10, 0, 6], [8, 2, 3], [10, 5, 6]).round(6).tolist()
+    [0.005477, 1.0, 1.0]
     """
     arrs = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (x1, n1, x2, n2)))
-    out = np.full(arrs[0].shape, np.nan)
-    flat = [a.ravel() for a in arrs]
-    o = out.ravel()
-    for i in range(o.size):
-        a, na, b, nb = (flat[j][i] for j in range(4))
-        if not all(math.isfinite(v) for v in (a, na, b, nb)) or min(a, na, b, nb) < 0 or a > na or b > nb:
-            continue
-        o[i] = _fisher1(round(a), round(na), round(b), round(nb))
-    return out
-
-
-def _fisher1(a: int, na: int, b: int, nb: int) -> float:
+    shape = arrs[0].shape
+    a, na, b, nb = (np.ravel(v) for v in arrs)
+    out = np.full(a.shape, np.nan)
+    with np.errstate(invalid="ignore"):
+        valid = np.isfinite(a) & np.isfinite(na) & np.isfinite(b) & np.isfinite(nb)
+        valid &= (a >= 0) & (b >= 0) & (a <= na) & (b <= nb)
+    a, na, b, nb = (np.round(v[valid]) for v in (a, na, b, nb))
     s, n = a + b, na + nb
-    if na == 0 or nb == 0 or s == 0 or s == n:
-        return 1.0
-    lo, hi = max(0, s - nb), min(s, na)
-    ks = np.arange(lo, hi + 1)
-    lg = np.vectorize(math.lgamma, otypes=[float])
-    logp = lg(na + 1.0) - lg(ks + 1.0) - lg(na - ks + 1.0) + lg(nb + 1.0) - lg(s - ks + 1.0) - lg(nb - s + ks + 1.0)
-    logp -= math.lgamma(n + 1.0) - math.lgamma(s + 1.0) - math.lgamma(n - s + 1.0)
-    p = np.exp(logp)
-    p_obs = p[a - lo]
-    return float(min(1.0, math.fsum(p[p <= p_obs * (1.0 + 1e-7)])))
+    lo, hi = np.maximum(0.0, s - nb), np.minimum(s, na)
+    p = np.ones(len(a))
+    todo = np.flatnonzero((na > 0) & (nb > 0) & (s > 0) & (s < n) & (hi > lo))
+    length = (hi - lo + 1.0)[todo]
+    width = np.exp2(np.ceil(np.log2(length))).astype(np.int64)  # blocks of support length within a factor 2
+    for w in np.unique(width).tolist():
+        rows = todo[width == w]
+        p[rows] = _fisher_block(a[rows], na[rows], nb[rows], s[rows], lo[rows], hi[rows], int(w))
+    out[valid] = p
+    return out.reshape(shape)
+
+
+def _fisher_block(a: np.ndarray, na: np.ndarray, nb: np.ndarray, s: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                  width: int) -> np.ndarray:  # fmt: skip
+    """Two-sided Fisher p-values of tables whose supports ``[lo, hi]`` fit in ``width`` columns."""
+    j = np.arange(width, dtype=np.float64)
+    x = lo[:, None] + j  # one row per table, its support padded to the width
+    inside = x <= hi[:, None]
+    xm = x[:, :-1]  # step from x to x + 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        step = np.log((na[:, None] - xm) * (s[:, None] - xm)) - np.log((xm + 1.0) * (nb[:, None] - s[:, None] + xm + 1.0))
+    logp = np.zeros_like(x)
+    np.cumsum(step, axis=1, out=logp[:, 1:])
+    logp = np.where(inside, logp, -np.inf)
+    logp -= logp.max(axis=1, keepdims=True)
+    prob = np.exp(logp)
+    prob /= prob.sum(axis=1, keepdims=True)
+    rows = np.arange(len(a))
+    obs = logp[rows, (a - lo).astype(np.int64)]
+    # scipy's mode and its tie rule with the observed table
+    mode = np.floor((s + 1.0) * (na + 1.0) / (na + nb + 2.0))
+    at_mode = logp[rows, (mode - lo).astype(np.int64)] <= obs + _FISHER_TIE
+    low_side = (a < mode)[:, None]
+    tail = np.where(low_side, x <= a[:, None], x >= a[:, None])  # the observed table's tail
+    other = np.where(low_side, x >= mode[:, None], x <= mode[:, None]) & (logp <= obs[:, None] + _FISHER_TIE)
+    p = np.where(tail | other, prob, 0.0).sum(axis=1)
+    return np.where(at_mode, 1.0, np.minimum(p, 1.0))
 
 
 # ----------------------------------------------------------------------------------------------
