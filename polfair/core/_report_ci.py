@@ -84,7 +84,7 @@ _SEP = "\x1f"
 def adjusted_p_values(res: pl.DataFrame, metrics: Sequence[str], over: Sequence[str], method: str) -> list[pl.Series]:
     """``p_value_adjusted`` U+001F ``<m>`` for each metric: its ``p_value`` U+001F ``<m>`` column adjusted
     (:func:`~polfair.core.intervals.p_adjust`) within ``over`` (the by values), the family being
-    (by value, metric).
+    (by value, metric) within these rows (another row kind is another family).
 
     On a small table evaluated ONCE over the p-values stacked in long form (one block of rows per
     metric, the window ``over`` + metric), not as one window expression per metric (fewer
@@ -502,10 +502,6 @@ def attribute_intervals(
     if has_predictions:
         families["equalized_odds"] = ["true_positive_rate", "false_positive_rate"]
     if families:
-        key = wide.select(
-            pl.concat_str([*[c(b).cast(pl.String).fill_null("\x00") for b in ib], c("attribute")], separator="\x1f")
-        ).to_series().to_list()  # names the attribute row (seeds its Monte Carlo tests)
-
         # the tests' statistics: one segment per (tested rate, attribute row), numpy sums in row order
         ti = {m: i for i, m in enumerate(tested)}
         sums = ivh._homogeneity_segments(
@@ -527,17 +523,11 @@ def attribute_intervals(
                 out_.append(acc)
             return np.concatenate(out_)
 
-        fam_of = [(name, parts) for name, parts in families.items() for _ in range(h)]
-        segment = ivh._segment_parts(sums)
-
-        def arrays(i: int) -> list[tuple[np.ndarray, np.ndarray]]:  # the parts' (counts, sizes) of test i
-            return [segment(ti[m] * h + i % h) for m in fam_of[i][1]]
-
-        pv, tests = ivh._homogeneity_results(
+        pv, codes = ivh._homogeneity_results(
             combined("stat", np.add), combined("df", np.add), combined("few", np.logical_or),
-            combined("bad", np.logical_or), arrays, [f"{key[i % h]}{fam_of[i][0]}" for i in range(len(fam_of))],
-            weighted=opts.weighted, seed=opts.seed, n_boot=opts.n_boot,
+            combined("bad", np.logical_or), combined("mean", np.add), combined("var", np.add), weighted=opts.weighted,
         )  # fmt: skip
+        tests = np.array([None, *iv.TESTS], dtype=object)[codes + 1]
         tp = pl.Series(pv, dtype=_F64, nan_to_null=True)
         tt = pl.Series(tests, dtype=pl.String)
         test_of = {name: (tp.slice(i * h, h), tt.slice(i * h, h)) for i, name in enumerate(families)}

@@ -44,9 +44,8 @@ def test_attribute_limits_and_tests_equal_the_frame_functions(weighted: bool) ->
         assert defined.sum() >= 6, m  # 2 by values x 3 attribute sets
         for c in ("difference_lo", "difference_hi", "ratio_lo", "ratio_hi"):
             assert both.filter(defined)[c].equals(both.filter(defined)[f"{c}_w"]), (m, c)
-        tests = iv.homogeneity_table(rows, by=fam, families={m: [("value", "n_eff")]}, key=pl.col("attribute"),
-                                     weighted=weighted)  # fmt: skip
-        both = got.join(tests, on=fam, how="left", nulls_equal=True).filter(defined & (pl.col(f"{m}__tt") != "mc_exact"))
+        tests = iv.homogeneity_table(rows, by=fam, families={m: [("value", "n_eff")]}, weighted=weighted)
+        both = got.join(tests, on=fam, how="left", nulls_equal=True).filter(defined)
         assert both["p_value"].equals(both[f"{m}__tp"].alias("p_value")), m
         assert both["test"].cast(pl.String).equals(both[f"{m}__tt"].alias("test")), m
 
@@ -129,7 +128,6 @@ def test_homogeneity_segments_equal_the_per_family_test(rows: list, weighted: bo
     if not weighted:  # unweighted sizes are counts
         n = np.round(n)
     got = ivh._homogeneity_segments(p, n, seg, 4, weighted)
-    parts = ivh._segment_parts(got)
     for i in range(4):
         mine = seg == i
         good = np.isfinite(p[mine]) & np.isfinite(n[mine]) & (n[mine] > 0)
@@ -137,9 +135,6 @@ def test_homogeneity_segments_equal_the_per_family_test(rows: list, weighted: bo
         x, nn = (pi * ni, ni) if weighted else (np.round(pi * ni), np.round(ni))
         k = len(ni)
         assert got.df[i] == k - 1 and got.few[i] == (k < 2)
-        if i <= seg.max():
-            gx, gn = parts(i)
-            assert np.array_equal(gx, x) and np.array_equal(gn, nn)
         if k == 0:
             assert got.bad[i]
             continue
