@@ -263,11 +263,12 @@ def fairness_report(
         odds and EDF, a bias-corrected normal interval from the analytic moments of the cell
         bootstrap for the entropy indices (``delta_bc``).
     n_boot, seed
-        Replicates and seed of the Monte Carlo exact tests (seeded per tested family; same input
-        and seed, same numbers). The entropy-index intervals use no random numbers.
+        Kept for compatibility: the report uses no random numbers (closed forms, exact-moment
+        homogeneity tests, analytic entropy intervals), so they change nothing in it.
     p_adjust
         ``"bh"`` (Benjamini–Hochberg, default), ``"by"``, ``"holm"`` or ``None``: ``p_value_adjusted``
-        within each (``by`` value, metric) family.
+        within each (``by`` value, row kind, metric) family: group rows and attribute rows are
+        adjusted separately.
     cluster, n_buckets
         Optional cluster id column (several rows per person, session, ...) and the number of
         hashed buckets (2…255, default 20), as in :func:`polfair.confusion_counts`: the cell table

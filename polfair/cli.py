@@ -104,8 +104,8 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--ci", type=float, metavar="LEVEL",
                      help="confidence level of the intervals (default 0.95; docs/statistics.md)")
     rep.add_argument("--no-ci", action="store_true", help="no interval and test columns (faster; the older schema)")
-    rep.add_argument("--n-boot", type=int, metavar="B", help="Monte Carlo exact-test replicates (default 200)")
-    rep.add_argument("--seed", type=int, help="seed of the Monte Carlo streams (default 0)")
+    rep.add_argument("--n-boot", type=int, metavar="B", help="kept for compatibility (the report uses no replicates)")
+    rep.add_argument("--seed", type=int, help="kept for compatibility (the report uses no random numbers)")
     rep.add_argument("--cluster", metavar="COLUMN",
                      help="cluster id column (several rows per person): cluster-robust jackknife intervals")
     rep.add_argument("--min-group-size", type=int, metavar="N",

@@ -5,7 +5,7 @@ data again. Closed forms are **Polars expression builders**: they take expressio
 its effective size, or two of them) and return expressions, so the report evaluates them inside
 its lazy plan, vectorised over rows. numpy is used only where a closed form does not exist:
 Fisher's exact test (rows with an expected count < 1), χ² tails with a per-row number of degrees
-of freedom, Monte Carlo exact homogeneity tests, the entropy-index bootstrap and the delete-a-group
+of freedom, the exact moments of the homogeneity statistic, the entropy-index bootstrap and the delete-a-group
 jackknife. Distribution tails and quantiles come from ``scipy.special``; statsmodels is the test
 suite's oracle.
 
@@ -19,7 +19,7 @@ bias-corrected normal interval from the analytic (second-order delta) moments of
 cell bootstrap for the entropy indices (:func:`entropy_delta`; :func:`entropy_bootstrap` draws the
 replicates); the "N−1" χ² test with
 Campbell's (2007) rule (two-sided Fisher when the smallest expected count is < 1); a 2-df χ² for
-the odds-based disparities; a χ² homogeneity test (Monte Carlo exact when Cochran's rule fails);
+the odds-based disparities; a χ² homogeneity test (on the statistic's exact moments when Cochran's rule fails, Haldane 1940);
 Benjamini–Hochberg adjusted p-values; Kott's (2001) delete-a-group jackknife for clustered rows.
 
 Which function gives which report column
@@ -54,7 +54,7 @@ ad hoc tables).
 * group row, generalized rates and generalized EOD -- :func:`wilson_interval`,
   :func:`max_abs_difference_interval` on ``(GTP/P, P)`` -- ``bound`` -- null.
 * attribute row, spread of a rate (``difference_*``, ``ratio_*``), ``demographic_parity_*`` --
-  :func:`spread_intervals` (aggregation) -- ``projection`` -- ``chi2_homogeneity`` or ``mc_exact``
+  :func:`spread_intervals` (aggregation) -- ``projection`` -- ``chi2_homogeneity`` or ``chi2_moments``
   (:func:`homogeneity_test`).
 * attribute row, fairlearn's ``equalized_odds_*`` -- :func:`equalized_odds_spread_intervals` --
   ``projection`` -- :func:`homogeneity_test` on TPR and FPR (2(k−1) df).
@@ -64,15 +64,15 @@ ad hoc tables).
 * population row, bias amplification -- :func:`difference_of_intervals` of two :func:`edf_interval`
   at level ``1 − α/2`` -- ``projection`` -- null.
 * population row, rate metric -- :func:`wilson_interval` -- ``score`` / ``score_ess`` -- null.
-* ``p_value_adjusted`` -- :func:`p_adjust` ``.over(family)``, family = (by value, metric).
+* ``p_value_adjusted`` -- :func:`p_adjust` ``.over(family)``, family = (by value, row kind, metric): group rows
+  and attribute rows are adjusted separately.
 * any smooth quantity with ``cluster=`` -- :func:`jackknife_intervals` -- ``jackknife_t`` --
   ``jackknife_t``.
 * count metrics, ``n_missing`` -- none (null) -- null -- null.
 
-Determinism: the closed forms (and the report's entropy intervals, :func:`entropy_delta`) are
-deterministic. The only random numbers (Monte Carlo exact tests; :func:`entropy_bootstrap` when
-called) come from ``np.random.Generator(PCG64(SeedSequence([seed,
-stable_hash(key)])))`` per ``by`` value (bootstrap) or per tested row (Monte Carlo), drawn in the
+Determinism: the report uses no random numbers (closed forms, exact-moment homogeneity tests, the
+analytic entropy intervals of :func:`entropy_delta`). :func:`entropy_bootstrap`, when called, draws
+from ``np.random.Generator(PCG64(SeedSequence([seed, stable_hash(key)])))`` per ``by`` value, in the
 cell table's sorted order from its exact integer counts, so results do not depend on row order,
 batch split or merge order (numpy guarantees its streams within a version, not across versions:
 NEP 19).

@@ -4,15 +4,14 @@ the bias-corrected normal interval, and the delete-a-group jackknife for cluster
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import polars as pl
+from scipy import special
 
 from polfair.core.intervals.common import check_ci, check_n_boot, seeded_generator, z_value
-from polfair.core.intervals.significance import t_quantile, t_sf
 from polfair.exceptions import PolfairError
 
 __all__ = [
@@ -369,36 +368,27 @@ def jackknife_intervals(
         if by
         else out.with_columns(pl.lit(g_count["n_buckets"][0], pl.UInt32).alias("n_buckets"))
     )
-    lows: list[float | None] = []
-    highs: list[float | None] = []
-    ses: list[float | None] = []
-    pvals: list[float | None] = []
-    has_null = "null_value" in out.columns
-    for row in out.iter_rows(named=True):
-        vals = [v for v in (row["__pf_vals"] or []) if v is not None and math.isfinite(v)]
-        g = int(row["n_buckets"] or 0)
-        theta = row["value"]
-        if theta is None or g < 2 or len(vals) != g or not math.isfinite(theta):
-            for acc in (lows, highs, ses, pvals):
-                acc.append(None)
-            continue
-        arr = np.asarray(vals)
-        se = math.sqrt((g - 1) / g * float(np.sum((arr - arr.mean()) ** 2)))
-        t = t_quantile(1.0 - (1.0 - ci) / 2.0, g - 1)
-        lows.append(theta - t * se)
-        highs.append(theta + t * se)
-        ses.append(se)
-        h0 = row.get("null_value") if has_null else None
-        if h0 is None:
-            pvals.append(None)
-        elif se == 0.0:
-            pvals.append(1.0 if theta == h0 else 0.0)
-        else:
-            pvals.append(min(1.0, 2.0 * t_sf(abs(theta - h0) / se, g - 1)))
+    # every row at once: the finite replicates' count, mean and spread (list arithmetic in Polars)
+    vals = pl.col("__pf_vals").list.eval(pl.element().filter(pl.element().is_finite()))
+    stats = out.select(
+        vals.list.len().alias("m"), vals.list.mean().alias("mean"),
+        vals.list.eval((pl.element() - pl.element().mean()) ** 2).list.sum().alias("ss"),
+        pl.col("value").cast(pl.Float64).alias("theta"), pl.col("n_buckets").cast(pl.Float64).alias("g"),
+        (pl.col("null_value").cast(pl.Float64) if "null_value" in out.columns else pl.lit(None, pl.Float64)).alias("h0"),
+    )  # fmt: skip
+    theta, g, m = (stats[c].fill_null(np.nan).to_numpy() for c in ("theta", "g", "m"))
+    ss, h0 = stats["ss"].fill_null(np.nan).to_numpy(), stats["h0"].fill_null(np.nan).to_numpy()
+    ok = np.isfinite(theta) & (g >= 2) & (m == g)  # every replicate defined
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = np.where(ok, np.sqrt((g - 1.0) / g * ss), np.nan)
+        tq = special.stdtrit(np.where(ok, g - 1.0, np.nan), 1.0 - (1.0 - ci) / 2.0)
+        tail = np.minimum(1.0, 2.0 * special.stdtr(g - 1.0, -np.abs(theta - h0) / se))
+        pv = np.where(se == 0.0, np.where(theta == h0, 1.0, 0.0), tail)
+    pv = np.where(ok & ~np.isnan(h0), pv, np.nan)
     return out.drop("__pf_vals").with_columns(
-        pl.Series("value_lo", lows, dtype=pl.Float64),
-        pl.Series("value_hi", highs, dtype=pl.Float64),
-        pl.Series("se", ses, dtype=pl.Float64),
+        pl.Series("value_lo", theta - tq * se, dtype=pl.Float64, nan_to_null=True),
+        pl.Series("value_hi", theta + tq * se, dtype=pl.Float64, nan_to_null=True),
+        pl.Series("se", se, dtype=pl.Float64, nan_to_null=True),
         pl.col("n_buckets").cast(pl.Int64),
-        pl.Series("p_value", pvals, dtype=pl.Float64),
+        pl.Series("p_value", pv, dtype=pl.Float64, nan_to_null=True),
     )

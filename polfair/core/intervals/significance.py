@@ -311,7 +311,7 @@ def p_adjust(p: pl.Expr, method: Literal["bh", "by", "holm"] = "bh") -> pl.Expr:
     Notes
     -----
     Benjamini & Hochberg (1995); Benjamini & Yekutieli (2001); Holm (1979). In the report the
-    family is (by value, metric): 29 groups vs a reference under the global null flag at least
+    family is (by value, row kind, metric): 29 groups vs a reference under the global null flag at least
     one group in 75.5% of audits at raw p < 0.05, in 5.4% with BH.
 
     Examples
