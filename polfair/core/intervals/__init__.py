@@ -1,13 +1,25 @@
 """Confidence intervals and significance tests for every rate and disparity, from the cell table.
 
 Everything here reads the cell table (or the report's rows built from it); nothing reads the
-data again. Closed forms are **Polars expression builders**: they take expressions (a rate and
-its effective size, or two of them) and return expressions, so the report evaluates them inside
-its lazy plan, vectorised over rows. numpy is used only where a closed form does not exist:
-Fisher's exact test (rows with an expected count < 1), χ² tails with a per-row number of degrees
-of freedom, the exact moments of the homogeneity statistic, the entropy-index bootstrap and the delete-a-group
-jackknife. Distribution tails and quantiles come from ``scipy.special``; statsmodels is the test
-suite's oracle.
+data again. Each method is defined once, as a **numpy kernel** over whole arrays (``*_limits``,
+``*_pvalues``: NaN marks a missing value; families over groups take
+:class:`~polfair.core.intervals.common.Segments` and compute every family at once), and the report
+(:mod:`polfair.core._report_ci`) calls the kernels on its (row × metric) matrices: no Polars plan per
+method, no Python loop over groups, pairs, replicates or families. The public **Polars expression
+builders** (:func:`wilson_interval`, :func:`newcombe_interval`, ...) wrap the same kernels
+(:func:`~polfair.core.intervals.common.numpy_expr`: one ``map_batches`` over a struct of the
+inputs), for use inside any plan or ``group_by``. Distribution tails and quantiles come from
+``scipy.special``; statsmodels and scipy.stats are the test suite's oracles.
+
+Modules, one per method family: :mod:`~polfair.core.intervals.common` (column names and dtypes,
+expression types, the stager, option checks, critical values, segments),
+:mod:`~polfair.core.intervals.proportions` (Kish sizes, Wilson, the complement of a group),
+:mod:`~polfair.core.intervals.differences` (Newcombe, MOVER-R, overall reference, MOVER sums),
+:mod:`~polfair.core.intervals.projections` (``|·|``, max, min, ``reference="best"``),
+:mod:`~polfair.core.intervals.spreads` (spreads over groups, fairlearn's equalized odds, EDF),
+:mod:`~polfair.core.intervals.significance` (tails, Fisher, two-proportion and 2-df tests, p_adjust),
+:mod:`~polfair.core.intervals.homogeneity` (χ² homogeneity, exact moments),
+:mod:`~polfair.core.intervals.resampling` (entropy bootstrap and analytic moments, jackknife).
 
 Methods (sources and measured coverage in ``docs/statistics.md``): Wilson score intervals for
 rates (Wilson 1927), with Kish's effective size for weighted rows (Kish 1965); Newcombe's hybrid
@@ -27,13 +39,14 @@ Which function gives which report column
 ``z = z_value(ci)``; a :class:`Rate` is ``(p̂, n_eff)`` (:func:`rate_inputs` builds it for a
 metric from cell-table columns). Null rules: every builder returns null where its inputs are
 null or a denominator is 0; the caller nulls the interval where the report's ``value``,
-``difference`` or ``ratio`` is null, on the reference group's own row, and on count rows.
+``difference`` or ``ratio`` is null, on the reference group's own row, and on count rows. Each
+entry names the expression form; the report calls its kernel (e.g. ``wilson_limits``).
 
 Each entry: report row kind -- function(s) -- ``ci_method`` -- ``test``. For families over
-groups (spreads, fairlearn's equalized odds, EDF) the report should use the frame forms
-:func:`spread_table`, :func:`equalized_odds_spread_table` and :func:`edf_table` (vectorised over
-all families; the aggregation-expression forms cost a Python call per family and are for small
-ad hoc tables).
+groups (spreads, fairlearn's equalized odds, EDF) on many families, use the frame forms
+:func:`spread_table`, :func:`equalized_odds_spread_table` and :func:`edf_table` (every family at
+once, as the report; the aggregation-expression forms cost a Python call per family and are for
+small ad hoc tables).
 
 * group row, rate metric (``value_lo/hi``) -- :func:`wilson_interval` -- ``score`` (weighted:
   ``score_ess``) -- none.
@@ -112,13 +125,7 @@ from polfair.core.intervals.projections import (
     abs_interval,
     average_abs_difference_interval,
     best_reference_intervals,
-    edf_interval,
-    edf_table,
-    equalized_odds_spread_intervals,
-    equalized_odds_spread_table,
     max_abs_difference_interval,
-    spread_intervals,
-    spread_table,
 )
 from polfair.core.intervals.proportions import complement_rate, effective_size, rate_inputs, wilson_interval
 from polfair.core.intervals.resampling import (
@@ -136,6 +143,14 @@ from polfair.core.intervals.significance import (
     t_quantile,
     t_sf,
     two_proportion_test,
+)
+from polfair.core.intervals.spreads import (
+    edf_interval,
+    edf_table,
+    equalized_odds_spread_intervals,
+    equalized_odds_spread_table,
+    spread_intervals,
+    spread_table,
 )
 
 __all__ = [

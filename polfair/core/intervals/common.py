@@ -5,8 +5,7 @@ normal critical values.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Literal, NamedTuple, overload
@@ -28,6 +27,7 @@ __all__ = [
     "INTERVAL_DTYPES",
     "Interval",
     "Rate",
+    "Segments",
     "SpreadInterval",
     "Stager",
     "TESTS",
@@ -37,7 +37,9 @@ __all__ = [
     "check_n_boot",
     "check_p_adjust",
     "sidak_level",
+    "numpy_expr",
     "z_value",
+    "z_values",
 ]
 
 INTERVAL_COLUMNS = (
@@ -268,8 +270,48 @@ def z_value(ci: float, k: int = 1) -> float:
     >>> round(z_value(0.95, 2), 4)
     2.2365
     """
-    alpha = -math.expm1(math.log(check_ci(ci)) / k)  # type: ignore[arg-type]
-    return float(special.ndtri(1.0 - alpha / 2.0))
+    return float(z_values(check_ci(ci, required=True), np.array([k]))[0])
+
+
+def z_values(ci: float, k: Any) -> np.ndarray:
+    """:func:`z_value` for many ``k`` at once (numpy): the Šidák critical value of each; NaN where ``k < 1``.
+
+    Examples
+    --------
+    >>> [round(v, 4) for v in z_values(0.95, [1, 2, 0]).tolist()]
+    [1.96, 2.2365, nan]
+    """
+    k = np.asarray(k, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        alpha = -np.expm1(np.log(ci) / k)
+        return np.where(k >= 1, special.ndtri(1.0 - alpha / 2.0), np.nan)
+
+
+def numpy_expr(fn: Callable[..., Sequence[np.ndarray]], inputs: Sequence[Any], names: Sequence[str]) -> tuple[pl.Expr, ...]:
+    """Expressions of the outputs of a numpy kernel over expression inputs (the Polars form of a method).
+
+    ``fn(*arrays)`` receives each input as a Float64 array (null -> NaN; floats are broadcast) and
+    returns one Float64 array per name (NaN -> null). One ``map_batches`` over a struct of the
+    inputs: elementwise in a select, per group in ``group_by().agg``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> lo, hi = numpy_expr(lambda a, b: (a - b, a + b), [pl.col("x"), 1.0], ("lo", "hi"))
+    >>> pl.DataFrame({"x": [1.0, None]}).select(lo, hi).rows()
+    [(0.0, 2.0), (None, None)]
+    """
+    fields = [(e if isinstance(e, pl.Expr) else pl.lit(e)).cast(pl.Float64).alias(f"a{i}") for i, e in enumerate(inputs)]
+    dtype = pl.Struct({name: pl.Float64 for name in names})
+
+    def run(s: pl.Series) -> pl.Series:
+        args = [s.struct.field(f"a{i}").fill_null(np.nan).to_numpy() for i in range(len(inputs))]
+        outs = fn(*args)
+        return pl.struct([pl.Series(name, np.asarray(o, dtype=np.float64), nan_to_null=True)
+                          for name, o in zip(names, outs)], eager=True)  # fmt: skip
+
+    e = pl.struct(fields).map_batches(run, return_dtype=dtype)
+    return tuple(e.struct.field(name) for name in names)
 
 
 def z_expr(ci: float, k: pl.Expr, *, scalar: bool) -> pl.Expr:
@@ -284,6 +326,45 @@ def z_expr(ci: float, k: pl.Expr, *, scalar: bool) -> pl.Expr:
         return s.cast(pl.Int64).replace_strict(list(table), list(table.values()), default=None, return_dtype=pl.Float64)
 
     return k.map_batches(f, return_dtype=pl.Float64, returns_scalar=scalar)
+
+
+class Segments:
+    """Rows tagged by a segment code in ``[0, count)`` (a family: the groups of one attribute row, ...):
+    per-segment sums, counts and reductions over all segments at once (numpy; rows sorted by segment
+    once when they are not already), never a loop over segments.
+
+    Examples
+    --------
+    >>> s = Segments(np.array([1, 0, 1, 1]), 3)
+    >>> s.reduce(np.fmax, np.array([5.0, 2.0, np.nan, 7.0])).tolist(), s.total(np.ones(4)).tolist()
+    ([2.0, 7.0, nan], [1.0, 3.0, 0.0])
+    """
+
+    def __init__(self, codes: Any, count: int) -> None:
+        self.codes = np.asarray(codes, dtype=np.int64)
+        self.count = int(count)
+        self.order = np.argsort(self.codes, kind="stable") if np.any(self.codes[1:] < self.codes[:-1]) else None
+        self.sizes = np.bincount(self.codes, minlength=self.count)
+        self.present = self.sizes > 0
+        self.starts = (np.cumsum(self.sizes) - self.sizes)[self.present]
+
+    def at(self, rows: np.ndarray) -> Segments:
+        """The segments of some of the rows (same numbering)."""
+        return Segments(self.codes[rows], self.count)
+
+    def total(self, x: Any) -> np.ndarray:
+        """Per-segment sum of ``x`` (rows added in row order)."""
+        return np.bincount(self.codes, weights=np.asarray(x, dtype=np.float64), minlength=self.count)
+
+    def reduce(self, ufunc: np.ufunc, x: Any) -> np.ndarray:
+        """Per-segment ``ufunc.reduce`` of ``x`` (e.g. ``np.fmax``: NaN ignored); NaN for an empty segment."""
+        x = np.asarray(x, dtype=np.float64)
+        if self.order is not None:
+            x = x[self.order]
+        out = np.full(self.count, np.nan)
+        if len(self.starts):
+            out[self.present] = ufunc.reduceat(x, self.starts)
+        return out
 
 
 def seeded_generator(seed: int, key: Any) -> np.random.Generator:

@@ -5,14 +5,23 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
+import numpy as np
 import polars as pl
 
-from polfair.core.intervals.common import Interval, IntoFloat, Rate, staged
-from polfair.core.intervals.proportions import rate_defined, wilson_interval
+from polfair.core.intervals.common import Interval, IntoFloat, Rate, numpy_expr, staged
+from polfair.core.intervals.proportions import defined, wilson_limits
 
 __all__ = [
+    "Pair",
+    "average_difference_limits",
     "mover_ratio_limits",
+    "mover_ratio_raw",
+    "mover_sum_limits",
+    "newcombe_limits",
+    "overall_difference_limits",
+    "overall_ratio_limits",
     "average_difference_interval",
     "difference_of_intervals",
     "mover_ratio_interval",
@@ -48,30 +57,8 @@ def newcombe_interval(g: Rate, r: Rate, z: IntoFloat) -> Interval:
     >>> [round(v, 4) for v in pl.select(lo, hi.alias("hi")).row(0)]
     [-0.3636, -0.0201]
     """
-    lg, ug = wilson_interval(g, z)
-    lr, ur = wilson_interval(r, z)
-    d = g.p - r.p
-    lo = d - ((g.p - lg) ** 2 + (ur - r.p) ** 2).sqrt()
-    hi = d + ((ug - g.p) ** 2 + (r.p - lr) ** 2).sqrt()
+    lo, hi = numpy_expr(newcombe_limits, [g.p, g.n, r.p, r.n, z], ("lo", "hi"))
     return staged(Interval(lo, hi))
-
-
-def mover_ratio_limits(g: Rate, r: Rate, z: IntoFloat) -> Interval:
-    """MOVER-R limits with an unbounded upper limit as +inf (when ``p_r = 0``)."""
-    lg, ug = wilson_interval(g, z)
-    lr, ur = wilson_interval(r, z)
-    p1, p2 = g.p, r.p
-    b = p1 * p2
-    a_lo = lg * (2.0 * p1 - lg)
-    c_lo = ur * (2.0 * p2 - ur)
-    lo = a_lo / (b + (b * b - a_lo * c_lo).clip(lower_bound=0.0).sqrt())
-    lo = pl.when(p1 <= 0.0).then(0.0).otherwise(lo)
-    a_hi = ug * (2.0 * p1 - ug)
-    c_hi = lr * (2.0 * p2 - lr)
-    hi = (b + (b * b - a_hi * c_hi).clip(lower_bound=0.0).sqrt()) / c_hi
-    hi = pl.when(p2 <= 0.0).then(float("inf")).otherwise(hi)
-    ok = rate_defined(g) & rate_defined(r) & ((p1 > 0.0) | (p2 > 0.0))
-    return staged(Interval(pl.when(ok).then(lo), pl.when(ok).then(hi)))
 
 
 def mover_ratio_interval(g: Rate, r: Rate, z: IntoFloat) -> Interval:
@@ -105,8 +92,8 @@ def mover_ratio_interval(g: Rate, r: Rate, z: IntoFloat) -> Interval:
     >>> [round(v, 4) for v in pl.select(lo, hi.alias("hi")).row(0)]
     [0.263, 0.9363]
     """
-    lo, hi = mover_ratio_limits(g, r, z)
-    return staged(Interval(pl.when(hi.is_finite()).then(lo), pl.when(hi.is_finite()).then(hi)))
+    lo, hi = numpy_expr(mover_ratio_limits, [g.p, g.n, r.p, r.n, z], ("lo", "hi"))
+    return staged(Interval(lo, hi))
 
 
 def overall_difference_interval(g: Rate, c: Rate, f: pl.Expr, z: IntoFloat) -> Interval:
@@ -129,8 +116,8 @@ def overall_difference_interval(g: Rate, c: Rate, f: pl.Expr, z: IntoFloat) -> I
     >>> [round(v, 4) for v in pl.select(lo, hi.alias("hi")).row(0)]
     [-0.1818, -0.0101]
     """
-    lo, hi = newcombe_interval(g, c, z)
-    return staged(Interval((1.0 - f) * lo, (1.0 - f) * hi))
+    lo, hi = numpy_expr(overall_difference_limits, [g.p, g.n, c.p, c.n, f, z], ("lo", "hi"))
+    return staged(Interval(lo, hi))
 
 
 def overall_ratio_interval(g: Rate, c: Rate, f: pl.Expr, z: IntoFloat) -> Interval:
@@ -152,13 +139,8 @@ def overall_ratio_interval(g: Rate, c: Rate, f: pl.Expr, z: IntoFloat) -> Interv
     >>> [round(v, 4) for v in pl.select(lo, hi.alias("hi")).row(0)]
     [1.4319, 2.0]
     """
-    lo, hi = mover_ratio_limits(g, c, z)
-
-    def m(x: pl.Expr) -> pl.Expr:
-        return pl.when(x.is_infinite()).then(1.0 / f).otherwise(x / (f * x + 1.0 - f))
-
-    ok = f.is_not_null() & (f < 1.0)
-    return staged(Interval(pl.when(ok).then(m(lo)), pl.when(ok).then(m(hi))))
+    lo, hi = numpy_expr(overall_ratio_limits, [g.p, g.n, c.p, c.n, f, z], ("lo", "hi"))
+    return staged(Interval(lo, hi))
 
 
 def mover_sum_interval(parts: Sequence[tuple[pl.Expr, Interval]], scale: float = 1.0) -> Interval:
@@ -185,13 +167,12 @@ def mover_sum_interval(parts: Sequence[tuple[pl.Expr, Interval]], scale: float =
     >>> [round(v, 6) for v in pl.select(lo, hi.alias("hi")).row(0)]
     [0.029289, 0.170711]
     """
-    d = pl.sum_horizontal([e for e, _ in parts]) if len(parts) > 1 else parts[0][0]
-    lo_sq = [(e - iv.lo) ** 2 for e, iv in parts]
-    hi_sq = [(iv.hi - e) ** 2 for e, iv in parts]
-    ok = pl.all_horizontal([e.is_not_null() & iv.lo.is_not_null() & iv.hi.is_not_null() for e, iv in parts])
-    lo = d - (pl.sum_horizontal(lo_sq) if len(parts) > 1 else lo_sq[0]).sqrt()
-    hi = d + (pl.sum_horizontal(hi_sq) if len(parts) > 1 else hi_sq[0]).sqrt()
-    return staged(Interval(pl.when(ok).then(scale * lo), pl.when(ok).then(scale * hi)))
+    inputs = [x for e, iv in parts for x in (e, iv.lo, iv.hi)]
+
+    def fn(*arrays: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return mover_sum_limits([tuple(arrays[i : i + 3]) for i in range(0, len(arrays), 3)], scale)  # type: ignore[misc]
+
+    return staged(Interval(*numpy_expr(fn, inputs, ("lo", "hi"))))
 
 
 def average_difference_interval(pairs: Sequence[tuple[Rate, Rate]], z: IntoFloat) -> Interval:
@@ -220,8 +201,11 @@ def average_difference_interval(pairs: Sequence[tuple[Rate, Rate]], z: IntoFloat
     >>> [round(v, 3) for v in pl.select(lo, hi.alias("hi")).row(0)]
     [-0.27, -0.027]
     """
-    parts = [(g.p - r.p, newcombe_interval(g, r, z)) for g, r in pairs]
-    return mover_sum_interval(parts, 1.0 / len(pairs))
+    def fn(*a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return average_difference_limits([tuple(a[i : i + 4]) for i in range(0, len(a) - 1, 4)], a[-1])  # type: ignore[misc]
+
+    inputs = [x for g, r in pairs for x in (g.p, g.n, r.p, r.n)] + [z]
+    return staged(Interval(*numpy_expr(fn, inputs, ("lo", "hi"))))
 
 
 def difference_of_intervals(a: Interval, b: Interval) -> Interval:
@@ -238,3 +222,135 @@ def difference_of_intervals(a: Interval, b: Interval) -> Interval:
     (0.25, 1.5)
     """
     return Interval(a.lo - b.hi, a.hi - b.lo)
+
+
+# ----------------------------------------------------------------------------------------------
+# numpy kernels: the definitions (the expression forms above wrap them). Arrays broadcast; NaN marks
+# a missing value and an undefined limit.
+
+Pair = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # group p, n; reference p, n
+
+
+def newcombe_limits(pg: Any, ng: Any, pr: Any, nr: Any, z: Any, *, wilson: tuple[Any, Any, Any, Any] | None = None
+                    ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """:func:`newcombe_interval` on arrays (``wilson``: the two rates' Wilson limits at ``z``, if already computed).
+
+    Examples
+    --------
+    >>> [round(float(v), 4) for v in newcombe_limits(0.2, 50.0, 0.4, 50.0, 1.959963984540054)]
+    [-0.3636, -0.0201]
+    """
+    pg, pr = np.asarray(pg, dtype=np.float64), np.asarray(pr, dtype=np.float64)
+    lg, ug, lr, ur = wilson if wilson is not None else (*wilson_limits(pg, ng, z), *wilson_limits(pr, nr, z))
+    d = pg - pr
+    with np.errstate(invalid="ignore"):
+        lo = d - np.sqrt((pg - lg) ** 2 + (ur - pr) ** 2)
+        hi = d + np.sqrt((ug - pg) ** 2 + (pr - lr) ** 2)
+    return lo, hi
+
+
+def mover_ratio_raw(pg: Any, ng: Any, pr: Any, nr: Any, z: Any, *, wilson: tuple[Any, Any, Any, Any] | None = None
+                    ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """MOVER-R limits of ``p_g / p_r`` on arrays, with an unbounded upper limit as ``+inf`` (``p_r = 0``).
+
+    Examples
+    --------
+    >>> [round(float(v), 4) for v in mover_ratio_raw(0.2, 50.0, 0.0, 50.0, 1.959963984540054)]
+    [2.5202, inf]
+    """
+    p1, n1, p2, n2 = (np.asarray(v, dtype=np.float64) for v in (pg, ng, pr, nr))
+    lg, ug, lr, ur = wilson if wilson is not None else (*wilson_limits(p1, n1, z), *wilson_limits(p2, n2, z))
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        b = p1 * p2
+        a_lo = lg * (2.0 * p1 - lg)
+        c_lo = ur * (2.0 * p2 - ur)
+        lo = a_lo / (b + np.sqrt(np.maximum(b * b - a_lo * c_lo, 0.0)))
+        lo = np.where(p1 <= 0.0, 0.0, lo)
+        a_hi = ug * (2.0 * p1 - ug)
+        c_hi = lr * (2.0 * p2 - lr)
+        hi = (b + np.sqrt(np.maximum(b * b - a_hi * c_hi, 0.0))) / c_hi
+        hi = np.where(p2 <= 0.0, np.inf, hi)
+        ok = defined(p1, n1) & defined(p2, n2) & ((p1 > 0.0) | (p2 > 0.0))
+    return np.where(ok, lo, np.nan), np.where(ok, hi, np.nan)
+
+
+def mover_ratio_limits(pg: Any, ng: Any, pr: Any, nr: Any, z: Any, *, wilson: tuple[Any, Any, Any, Any] | None = None
+                       ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """:func:`mover_ratio_interval` on arrays (NaN where the upper limit is unbounded).
+
+    Examples
+    --------
+    >>> [round(float(v), 4) for v in mover_ratio_limits(0.2, 50.0, 0.4, 50.0, 1.959963984540054)]
+    [0.263, 0.9363]
+    """
+    lo, hi = mover_ratio_raw(pg, ng, pr, nr, z, wilson=wilson)
+    finite = np.isfinite(hi)
+    return np.where(finite, lo, np.nan), np.where(finite, hi, np.nan)
+
+
+def overall_difference_limits(pg: Any, ng: Any, pc: Any, nc: Any, f: Any, z: Any) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`overall_difference_interval` on arrays: ``(1 − f)`` times Newcombe's limits of group vs complement.
+
+    Examples
+    --------
+    >>> [round(float(v), 4) for v in overall_difference_limits(0.2, 50.0, 0.4, 50.0, 0.5, 1.959963984540054)]
+    [-0.1818, -0.0101]
+    """
+    lo, hi = newcombe_limits(pg, ng, pc, nc, z)
+    f = np.asarray(f, dtype=np.float64)
+    return (1.0 - f) * lo, (1.0 - f) * hi
+
+
+def overall_ratio_limits(pg: Any, ng: Any, pc: Any, nc: Any, f: Any, z: Any) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`overall_ratio_interval` on arrays: the MOVER-R limits of ``R`` through ``R / (f·R + 1 − f)``.
+
+    Examples
+    --------
+    >>> [round(float(v), 4) for v in overall_ratio_limits(0.2, 50.0, 0.0, 50.0, 0.5, 1.959963984540054)]
+    [1.4319, 2.0]
+    """
+    lo, hi = mover_ratio_raw(pg, ng, pc, nc, z)
+    f = np.asarray(f, dtype=np.float64)
+
+    def m(x: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(np.isinf(x), 1.0 / f, x / (f * x + 1.0 - f))
+
+    with np.errstate(invalid="ignore"):
+        ok = ~np.isnan(f) & (f < 1.0)
+    return np.where(ok, m(lo), np.nan), np.where(ok, m(hi), np.nan)
+
+
+def mover_sum_limits(parts: Sequence[tuple[Any, Any, Any]], scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`mover_sum_interval` on arrays: ``parts`` are ``(estimate, lo, hi)`` of independent estimates.
+
+    Examples
+    --------
+    >>> [round(float(v), 6) for v in mover_sum_limits([(0.1, 0.0, 0.2), (0.1, 0.0, 0.2)], 0.5)]
+    [0.029289, 0.170711]
+    """
+    arrs = [tuple(np.asarray(v, dtype=np.float64) for v in part) for part in parts]
+    d = arrs[0][0]
+    lo_sq, hi_sq = (arrs[0][0] - arrs[0][1]) ** 2, (arrs[0][2] - arrs[0][0]) ** 2
+    ok = ~(np.isnan(arrs[0][0]) | np.isnan(arrs[0][1]) | np.isnan(arrs[0][2]))
+    for e, lo_i, hi_i in arrs[1:]:
+        d = d + e
+        lo_sq, hi_sq = lo_sq + (e - lo_i) ** 2, hi_sq + (hi_i - e) ** 2
+        ok = ok & ~(np.isnan(e) | np.isnan(lo_i) | np.isnan(hi_i))
+    with np.errstate(invalid="ignore"):
+        lo, hi = d - np.sqrt(lo_sq), d + np.sqrt(hi_sq)
+    return np.where(ok, scale * lo, np.nan), np.where(ok, scale * hi, np.nan)
+
+
+def average_difference_limits(pairs: Sequence[Pair], z: Any) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`average_difference_interval` on arrays: ``pairs`` are ``(p_g, n_g, p_r, n_r)`` of each part.
+
+    Examples
+    --------
+    >>> pairs = [(0.2, 50.0, 0.4, 50.0), (0.7, 40.0, 0.8, 60.0)]
+    >>> [round(float(v), 3) for v in average_difference_limits(pairs, 1.96)]
+    [-0.27, -0.027]
+    """
+    parts = [(np.asarray(pg, dtype=np.float64) - np.asarray(pr, dtype=np.float64), *newcombe_limits(pg, ng, pr, nr, z))
+             for pg, ng, pr, nr in pairs]  # fmt: skip
+    return mover_sum_limits(parts, 1.0 / len(pairs))

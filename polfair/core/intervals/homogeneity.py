@@ -12,8 +12,8 @@ import numpy as np
 import polars as pl
 
 from polfair.core.intervals.common import Rate
-from polfair.core.intervals.projections import as_expr
 from polfair.core.intervals.significance import chi2_sf
+from polfair.core.intervals.spreads import as_expr
 
 __all__ = [
     "homogeneity_table",

@@ -1,30 +1,34 @@
-"""Projections of simultaneous intervals: through ``|·|``, ``max`` and ``min`` (equalized
-odds on group rows), ``reference="best"``, spreads over the groups of an attribute set, and EDF.
+"""Projections of simultaneous intervals on group rows: through ``|·|``, ``max`` and ``min``
+(equalized odds, average absolute odds) and against a reference chosen from the data
+(``reference="best"``). Each method is a numpy kernel (``*_limits``) that its expression form wraps.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
+import numpy as np
 import polars as pl
 
-from polfair.core.intervals.common import Interval, IntoFloat, Rate, SpreadInterval, Stager, staged, z_expr, z_value
-from polfair.core.intervals.differences import mover_ratio_limits, newcombe_interval
-from polfair.core.intervals.proportions import effective_size, rate_defined, wilson_interval
+from polfair.core.intervals.common import Interval, Rate, Segments, numpy_expr, staged, z_value, z_values
+from polfair.core.intervals.differences import Pair, newcombe_limits
+from polfair.core.intervals.proportions import defined, wilson_limits
 
 __all__ = [
-    "as_expr",
     "abs_interval",
+    "abs_limits",
     "average_abs_difference_interval",
+    "average_abs_difference_limits",
     "best_reference_intervals",
-    "edf_interval",
-    "edf_table",
-    "equalized_odds_spread_intervals",
-    "equalized_odds_spread_table",
+    "best_reference_limits",
+    "best_reference_stats",
     "max_abs_difference_interval",
-    "spread_intervals",
-    "spread_table",
+    "max_abs_difference_limits",
+    "max_of",
+    "min_of",
 ]
+
 
 def abs_interval(iv: Interval) -> Interval:
     """Projection of an interval of ``d`` through ``|d|``.
@@ -38,11 +42,54 @@ def abs_interval(iv: Interval) -> Interval:
     >>> pl.select(lo, hi.alias("hi")).row(0)
     (0.0, 0.3)
     """
-    lo, hi = iv
-    top = pl.max_horizontal(lo.abs(), hi.abs())
-    bottom = pl.when((lo <= 0.0) & (hi >= 0.0)).then(0.0).otherwise(pl.min_horizontal(lo.abs(), hi.abs()))
-    ok = lo.is_not_null() & hi.is_not_null()
-    return staged(Interval(pl.when(ok).then(bottom), pl.when(ok).then(top)))
+    return staged(Interval(*numpy_expr(abs_limits, [iv.lo, iv.hi], ("lo", "hi"))))
+
+
+def abs_limits(lo: Any, hi: Any) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`abs_interval` on arrays (NaN: missing).
+
+    Examples
+    --------
+    >>> [float(v) for v in abs_limits(-0.3, 0.1)]
+    [0.0, 0.3]
+    """
+    lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        top = np.maximum(np.abs(lo), np.abs(hi))
+        bottom = np.where((lo <= 0.0) & (hi >= 0.0), 0.0, np.minimum(np.abs(lo), np.abs(hi)))
+    ok = ~(np.isnan(lo) | np.isnan(hi))
+    return np.where(ok, bottom, np.nan), np.where(ok, top, np.nan)
+
+
+def max_of(ivs: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Limit-by-limit maximum of intervals that hold jointly (the interval of their maximum); NaN if any is missing.
+
+    Examples
+    --------
+    >>> [float(v) for v in max_of([(np.array(0.1), np.array(0.3)), (np.array(0.2), np.array(0.25))])]
+    [0.2, 0.3]
+    """
+    return _combine(ivs, np.maximum)
+
+
+def min_of(ivs: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Limit-by-limit minimum of intervals that hold jointly; NaN if any is missing.
+
+    Examples
+    --------
+    >>> [float(v) for v in min_of([(np.array(0.1), np.array(0.3)), (np.array(0.2), np.array(0.25))])]
+    [0.1, 0.25]
+    """
+    return _combine(ivs, np.minimum)
+
+
+def _combine(ivs: Sequence[tuple[np.ndarray, np.ndarray]], op: Any) -> tuple[np.ndarray, np.ndarray]:
+    lo, hi = (np.asarray(v, dtype=np.float64) for v in ivs[0])
+    ok = ~(np.isnan(lo) | np.isnan(hi))
+    for a, b in ivs[1:]:
+        lo, hi = op(lo, a), op(hi, b)
+        ok = ok & ~(np.isnan(a) | np.isnan(b))
+    return np.where(ok, lo, np.nan), np.where(ok, hi, np.nan)
 
 
 def max_abs_difference_interval(pairs: Sequence[tuple[Rate, Rate]], ci: float) -> Interval:
@@ -61,23 +108,26 @@ def max_abs_difference_interval(pairs: Sequence[tuple[Rate, Rate]], ci: float) -
     >>> [round(v, 3) for v in pl.select(lo, hi.alias("hi")).row(0)]
     [0.0, 0.384]
     """
+    return staged(Interval(*_pairs_expr(max_abs_difference_limits, pairs, ci)))
+
+
+def _pairs_expr(fn: Any, pairs: Sequence[tuple[Rate, Rate]], ci: float) -> tuple[pl.Expr, ...]:
+    def run(*a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return fn([tuple(a[i : i + 4]) for i in range(0, len(a), 4)], ci)
+
+    return numpy_expr(run, [x for g, r in pairs for x in (g.p, g.n, r.p, r.n)], ("lo", "hi"))
+
+
+def max_abs_difference_limits(pairs: Sequence[Pair], ci: float) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`max_abs_difference_interval` on arrays: ``pairs`` are ``(p_g, n_g, p_r, n_r)`` of each part.
+
+    Examples
+    --------
+    >>> [round(float(v), 3) for v in max_abs_difference_limits([(0.2, 50.0, 0.4, 50.0), (0.7, 40.0, 0.8, 60.0)], 0.95)]
+    [0.0, 0.384]
+    """
     z = z_value(ci, len(pairs))
-    ivs = [abs_interval(newcombe_interval(g, r, z)) for g, r in pairs]
-    return _max_of(ivs)
-
-
-def _max_of(ivs: Sequence[Interval]) -> Interval:
-    ok = pl.all_horizontal([iv.lo.is_not_null() & iv.hi.is_not_null() for iv in ivs])
-    lo = pl.max_horizontal([iv.lo for iv in ivs])
-    hi = pl.max_horizontal([iv.hi for iv in ivs])
-    return staged(Interval(pl.when(ok).then(lo), pl.when(ok).then(hi)))
-
-
-def _min_of(ivs: Sequence[Interval]) -> Interval:
-    ok = pl.all_horizontal([iv.lo.is_not_null() & iv.hi.is_not_null() for iv in ivs])
-    lo = pl.min_horizontal([iv.lo for iv in ivs])
-    hi = pl.min_horizontal([iv.hi for iv in ivs])
-    return staged(Interval(pl.when(ok).then(lo), pl.when(ok).then(hi)))
+    return max_of([abs_limits(*newcombe_limits(*pair, z)) for pair in pairs])
 
 
 def average_abs_difference_interval(pairs: Sequence[tuple[Rate, Rate]], ci: float) -> Interval:
@@ -93,17 +143,26 @@ def average_abs_difference_interval(pairs: Sequence[tuple[Rate, Rate]], ci: floa
     >>> [round(v, 3) for v in pl.select(lo, hi.alias("hi")).row(0)]
     [0.0, 0.341]
     """
+    return staged(Interval(*_pairs_expr(average_abs_difference_limits, pairs, ci)))
+
+
+def average_abs_difference_limits(pairs: Sequence[Pair], ci: float) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`average_abs_difference_interval` on arrays.
+
+    Examples
+    --------
+    >>> [round(float(v), 3) for v in average_abs_difference_limits([(0.2, 50.0, 0.4, 50.0), (0.7, 40.0, 0.8, 60.0)], 0.95)]
+    [0.0, 0.341]
+    """
     z = z_value(ci, len(pairs))
-    ivs = [abs_interval(newcombe_interval(g, r, z)) for g, r in pairs]
-    ok = pl.all_horizontal([iv.lo.is_not_null() & iv.hi.is_not_null() for iv in ivs])
+    ivs = [abs_limits(*newcombe_limits(*pair, z)) for pair in pairs]
+    lo, hi = ivs[0]
+    ok = ~(np.isnan(lo) | np.isnan(hi))
+    for a, b in ivs[1:]:
+        lo, hi = lo + a, hi + b
+        ok = ok & ~(np.isnan(a) | np.isnan(b))
     m = float(len(ivs))
-    lo = pl.sum_horizontal([iv.lo for iv in ivs]) / m
-    hi = pl.sum_horizontal([iv.hi for iv in ivs]) / m
-    return staged(Interval(pl.when(ok).then(lo), pl.when(ok).then(hi)))
-
-
-# ----------------------------------------------------------------------------------------------
-# references chosen from the data, spreads over groups, EDF (projections)
+    return np.where(ok, lo / m, np.nan), np.where(ok, hi / m, np.nan)
 
 
 def best_reference_intervals(
@@ -148,432 +207,54 @@ def best_reference_intervals(
     [-0.603, 0.093]
     """
     over = [over] if isinstance(over, str) else list(over)
-    ok = rate_defined(r)
-    k = ok.sum().over(over)
-    z = z_expr(ci, k, scalar=False)
-    lo, hi = wilson_interval(r, z)
-    pick = (lambda e: e.max()) if higher_is_better else (lambda e: e.min())
-    best_u = pick(pl.when(ok).then(hi)).over(over)
-    best_l = pick(pl.when(ok).then(lo)).over(over)
-    diff = Interval(lo - best_u, hi - best_l)
-    ratio = Interval(pl.when(best_u > 0).then(lo / best_u), pl.when(best_l > 0).then(hi / best_l))
-    return diff, ratio
+
+    def run(s: pl.Series) -> pl.Series:  # one window (family) at a time
+        p, n = (s.struct.field(f).cast(pl.Float64).fill_null(np.nan).to_numpy() for f in ("p", "n"))
+        out = best_reference_limits(p, n, Segments(np.zeros(len(p), dtype=np.int64), 1), ci, higher_is_better)
+        return pl.struct([pl.Series(k, v, nan_to_null=True) for k, v in zip(("dl", "dh", "ql", "qh"), out)], eager=True)
+
+    dtype = pl.Struct({k: pl.Float64 for k in ("dl", "dh", "ql", "qh")})
+    e = pl.struct(r.p.alias("p"), r.n.alias("n")).map_batches(run, return_dtype=dtype).over(over)
+    return Interval(e.struct.field("dl"), e.struct.field("dh")), Interval(e.struct.field("ql"), e.struct.field("qh"))
 
 
-def _defined(r: Rate) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
-    ok = rate_defined(r)
-    return r.p.filter(ok).cast(pl.Float64), r.n.filter(ok).cast(pl.Float64), ok.sum()
-
-
-def spread_intervals(r: Rate, ci: float, *, families: int = 1) -> SpreadInterval:
-    r"""Aggregation expressions: intervals of ``max − min`` and ``min / max`` of a rate over the groups.
-
-    Use in ``group_by(by, attribute set, metric).agg(...)`` over group rows. Only groups where the
-    rate is defined (non-null, ``n > 0``) enter; ``k`` is their number. For ``k ≥ 3``: projection of
-    simultaneous Wilson intervals (Šidák level ``ci**(1/(k·families))``, groups independent)
-
-    .. math:: \max - \min \in [\max(0, \max_g l_g - \min_g u_g),\ \max_g u_g - \min_g l_g],\quad
-       \min/\max \in [\min_g l_g / \max_g u_g,\ \min(1, \min_g u_g / \max_g l_g)]
-
-    For ``k = 2`` the spread is ``|p_1 − p_2|``: the Newcombe interval (at level ``ci**(1/families)``)
-    of the larger minus the smaller rate, through ``|·|``; the ratio is the MOVER-R interval of
-    smaller / larger through ``x ↦ min(x, 1/x)``.
-
-    Parameters
-    ----------
-    r
-        :class:`Rate` expressions over the group rows.
-    ci
-        Confidence level.
-    families
-        Number of spreads that must hold jointly (2 for fairlearn's equalized odds: TPR and FPR).
-
-    Returns
-    -------
-    SpreadInterval
-        Four Float64 aggregation expressions; null for fewer than two defined groups, ratio
-        limits null when the largest rate is 0 (ratio undefined) or the upper limit is unbounded.
-
-    Notes
-    -----
-    The plug-in ``max − min`` is biased upward with many small groups, and bootstrap intervals of
-    it do not cover (0% for 30 groups; fairlearn's ``difference_ci``). The projection covers
-    99.7–100% at 95% (conservative by design); its lower limit is the useful statement ("the
-    spread is at least ..."). For ``k = 2``: 94.0–94.6%.
+def best_reference_stats(p: np.ndarray, n: np.ndarray, seg: Segments, ci: float, higher_is_better: bool
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """Per family (segment): the Šidák critical value over its defined groups and the best group's
+    simultaneous Wilson limits ``(z, best_u, best_l)`` (max, or min when lower is better).
 
     Examples
     --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"a": ["x"] * 3, "p": [0.2, 0.3, 0.5], "n": [100.0, 100.0, 100.0]})
-    >>> s = spread_intervals(Rate(pl.col("p"), pl.col("n")), 0.95)
-    >>> out = df.group_by("a").agg(s.difference_lo.alias("lo"), s.difference_hi.alias("hi"))
-    >>> [round(v, 3) for v in out.select("lo", "hi").row(0)]
-    [0.073, 0.494]
+    >>> z, bu, bl = best_reference_stats(np.array([0.5, 0.9]), np.array([100.0, 10.0]),
+    ...                                  Segments(np.zeros(2, dtype=np.int64), 1), 0.95, True)
+    >>> round(float(z[0]), 4), round(float(bu[0]), 3)
+    (2.2365, 0.985)
     """
-    p, n, k = _defined(r)
-    z = z_expr(ci, k * families, scalar=True)
-    lo, hi = wilson_interval(Rate(p, n), z)
-    g_dlo = (lo.max() - hi.min()).clip(lower_bound=0.0)
-    g_dhi = hi.max() - lo.min()
-    g_rlo = pl.when(hi.max() > 0).then(lo.min() / hi.max())
-    g_rhi = pl.when(lo.max() > 0).then(pl.min_horizontal(hi.min() / lo.max(), 1.0))
-    # k = 2: the tight interval of |p1 − p2| and of min/max
-    z2 = z_value(ci, families)
-    big = Rate(p.max(), n.sort_by([p, n]).last())
-    small = Rate(p.min(), n.sort_by([p, n]).first())
-    d2 = abs_interval(newcombe_interval(big, small, z2))
-    q_lo, q_hi = mover_ratio_limits(small, big, z2)
-    r2_lo = pl.when(q_hi >= 1.0).then(pl.min_horizontal(q_lo, 1.0 / q_hi)).otherwise(q_lo)
-    r2_hi = pl.when(q_hi >= 1.0).then(1.0).otherwise(q_hi)
-    defined_ratio = p.max() > 0
-
-    def pick(two: pl.Expr, many: pl.Expr, extra: pl.Expr | None = None) -> pl.Expr:
-        out = pl.when(k == 2).then(two).when(k > 2).then(many)
-        return out if extra is None else pl.when(extra).then(out)
-
-    return SpreadInterval(
-        pick(d2.lo, g_dlo), pick(d2.hi, g_dhi), pick(r2_lo, g_rlo, defined_ratio), pick(r2_hi, g_rhi, defined_ratio)
-    )
+    ok = defined(p, n)
+    z = z_values(ci, seg.total(ok))
+    lo, hi = wilson_limits(p, n, z[seg.codes])
+    pick = np.fmax if higher_is_better else np.fmin
+    return z, seg.reduce(pick, hi), seg.reduce(pick, lo)
 
 
-def equalized_odds_spread_intervals(tpr: Rate, fpr: Rate, ci: float) -> SpreadInterval:
-    """Aggregation expressions: fairlearn's ``equalized_odds_difference`` / ``_ratio`` intervals on attribute rows.
-
-    fairlearn's equalized odds difference is ``max(spread TPR, spread FPR)`` and the ratio
-    ``min(ratio TPR, ratio FPR)``; each spread by :func:`spread_intervals` with ``families=2`` (2k
-    simultaneous intervals), combined by ``max`` / ``min`` limit by limit. Null when either is null.
+def best_reference_limits(p: np.ndarray, n: np.ndarray, seg: Segments, ci: float, higher_is_better: bool, *,
+                          stats: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """:func:`best_reference_intervals` on arrays, for the families ``seg`` at once: per row the
+    difference and ratio limits ``(d_lo, d_hi, q_lo, q_hi)`` against the family's best group
+    (``stats``: the families' :func:`best_reference_stats`, when the rows are only some of each family's).
 
     Examples
     --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame(
-    ...     {"a": ["x"] * 2, "tpr": [0.6, 0.8], "fpr": [0.1, 0.3], "np": [50.0, 50.0], "nn": [80.0, 80.0]}
-    ... )
-    >>> s = equalized_odds_spread_intervals(Rate(pl.col("tpr"), pl.col("np")), Rate(pl.col("fpr"), pl.col("nn")), 0.95)
-    >>> out = df.group_by("a").agg(s.difference_lo.alias("lo"), s.difference_hi.alias("hi"))
-    >>> [round(v, 3) for v in out.select("lo", "hi").row(0)]
-    [0.059, 0.384]
+    >>> p, n = np.array([0.5, 0.6, 0.9]), np.array([100.0, 100.0, 10.0])
+    >>> d_lo, d_hi, _, _ = best_reference_limits(p, n, Segments(np.zeros(3, dtype=np.int64), 1), 0.95, True)
+    >>> [round(float(d_lo[0]), 3), round(float(d_hi[0]), 3)]
+    [-0.603, 0.093]
     """
-    t = spread_intervals(tpr, ci, families=2)
-    f = spread_intervals(fpr, ci, families=2)
-    d = _max_of([Interval(t.difference_lo, t.difference_hi), Interval(f.difference_lo, f.difference_hi)])
-    q = _min_of([Interval(t.ratio_lo, t.ratio_hi), Interval(f.ratio_lo, f.ratio_hi)])
-    # an unbounded ratio upper limit (null) of one part: the min is still bounded by the other
-    q_hi = pl.when(t.ratio_lo.is_not_null() & f.ratio_lo.is_not_null()).then(pl.min_horizontal(t.ratio_hi, f.ratio_hi))
-    return SpreadInterval(d.lo, d.hi, pl.when(q_hi.is_not_null()).then(q.lo), q_hi)
-
-
-def as_expr(e: str | pl.Expr) -> pl.Expr:
-    """A column name as ``pl.col(name)``; an expression as is.
-
-    Examples
-    --------
-    >>> as_expr("p").meta.output_name()
-    'p'
-    """
-    return pl.col(e) if isinstance(e, str) else e
-
-
-def spread_table(
-    rows: pl.DataFrame | pl.LazyFrame,
-    *,
-    by: Sequence[str],
-    p: str | pl.Expr,
-    n: str | pl.Expr,
-    ci: float,
-    families: int = 1,
-) -> pl.LazyFrame:
-    """Spread intervals (max − min, min / max) of a rate over groups, for many families at once (fast path).
-
-    The method of :func:`spread_intervals`, computed in three vectorised steps: the Šidák-level
-    critical value of each family (one per distinct number of defined groups) and each group's
-    Wilson limits as columns of ``rows``, then plain ``max``/``min`` aggregations per family, then the
-    finishing arithmetic. Use this for the report (hundreds of families); the aggregation form costs
-    a Python call per family.
-
-    Parameters
-    ----------
-    rows
-        One row per group (e.g. the report's group rows of one metric), with the family keys.
-    by
-        Columns that define a family, e.g. ``[*by, "attribute", "metric"]``.
-    p, n
-        Column names or expressions of the group's rate and (effective) size.
-    ci
-        Confidence level.
-    families
-        Number of spreads that must hold jointly (2 for fairlearn's equalized odds).
-
-    Returns
-    -------
-    pl.LazyFrame
-        Columns ``*by``, ``n_defined`` (UInt32: groups that entered), ``difference_lo``,
-        ``difference_hi``, ``ratio_lo``, ``ratio_hi`` (Float64; null for fewer than two defined
-        groups; ratio limits null when the largest rate is 0 or the upper limit is unbounded).
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"a": ["x"] * 3, "p": [0.2, 0.3, 0.5], "n": [100.0, 100.0, 100.0]})
-    >>> out = spread_table(df, by=["a"], p="p", n="n", ci=0.95).collect()
-    >>> [round(v, 3) for v in out.select("difference_lo", "difference_hi").row(0)]
-    [0.073, 0.494]
-    """
-    by = list(by)
-    pe, ne = as_expr(p).cast(pl.Float64), as_expr(n).cast(pl.Float64)
-    lf = rows.lazy().select(*by, pe.alias("__pf_p"), ne.alias("__pf_n"))
-    r = Rate(pl.col("__pf_p"), pl.col("__pf_n"))
-    lf = lf.filter(rate_defined(r))
-    lf = lf.with_columns(
-        z_expr(ci, pl.len().over(by) * families, scalar=False).alias("__pf_z") if by else z_expr(
-            ci, pl.len() * families, scalar=False
-        ).alias("__pf_z")
-    )
-    for stage in _spread_inputs(r, wilson_interval(r, pl.col("__pf_z")), by):
-        lf = lf.with_columns(stage)
-    aggs = [pl.len().alias("n_defined"), *_spread_aggs()]
-    agg = lf.group_by(by, maintain_order=True).agg(aggs) if by else lf.select(aggs)
-    agg, limits = _spread_limits(agg, pl.col("n_defined"), z_value(ci, families))
-    return agg.select(*by, "n_defined", *[e.alias(name) for name, e in limits.items()])
-
-
-def _spread_inputs(r: Rate, wl: Interval, over: Sequence[str] | str) -> list[list[pl.Expr]]:
-    """Row columns that :func:`_spread_aggs` aggregates, as successive ``with_columns`` stages: the
-    group's rate, size and Wilson limits ``r``, ``wl`` (null where the group is not defined), and
-    its size where its rate is the family's (``over``) largest or smallest.
-    """
-    p, n = pl.col("__pf_sp"), pl.col("__pf_sn")
-    top, bottom = (p.max().over(over), p.min().over(over)) if over else (p.max(), p.min())
-    return [
-        [r.p.alias("__pf_sp"), r.n.alias("__pf_sn"), wl.lo.alias("__pf_slo"), wl.hi.alias("__pf_shi")],
-        [pl.when(p == top).then(n).alias("__pf_snmax"), pl.when(p == bottom).then(n).alias("__pf_snmin")],
-    ]
-
-
-def _spread_aggs() -> list[pl.Expr]:
-    """The aggregations :func:`_spread_limits` reads, over the :func:`_spread_inputs` columns (plain
-    extremes: Polars' fast path).
-    """
-    c = pl.col
-    return [
-        c("__pf_slo").max().alias("__pf_maxl"), c("__pf_slo").min().alias("__pf_minl"),
-        c("__pf_shi").max().alias("__pf_maxu"), c("__pf_shi").min().alias("__pf_minu"),
-        c("__pf_sp").max().alias("__pf_pmax"), c("__pf_sp").min().alias("__pf_pmin"),
-        # ties of p: the largest (smallest) size, so the choice does not depend on the row order
-        c("__pf_snmax").max().alias("__pf_nmax"), c("__pf_snmin").min().alias("__pf_nmin"),
-    ]  # fmt: skip
-
-
-def _spread_limits(agg: pl.LazyFrame, k: pl.Expr, z2: IntoFloat) -> tuple[pl.LazyFrame, dict[str, pl.Expr]]:
-    """The spread limits over the :func:`_spread_aggs` columns of ``agg`` (``k`` defined groups; two
-    groups: Newcombe / MOVER-R at critical value ``z2``): ``agg`` with the staged two-group limits,
-    and the expressions of ``difference_lo/hi``, ``ratio_lo/hi`` over it.
-    """
-    c = pl.col
-    big, small = Rate(c("__pf_pmax"), c("__pf_nmax")), Rate(c("__pf_pmin"), c("__pf_nmin"))
-    st = Stager("__pf_st")
-    with st.active():  # the two-group limits as staged columns: small expression trees
-        d2 = abs_interval(newcombe_interval(big, small, z2))
-        q_lo, q_hi = mover_ratio_limits(small, big, z2)
-    agg = st.apply(agg)
-    r2_lo = pl.when(q_hi >= 1.0).then(pl.min_horizontal(q_lo, 1.0 / q_hi)).otherwise(q_lo)
-    r2_hi = pl.when(q_hi >= 1.0).then(1.0).otherwise(q_hi)
-    g_dlo = (c("__pf_maxl") - c("__pf_minu")).clip(lower_bound=0.0)
-    g_dhi = c("__pf_maxu") - c("__pf_minl")
-    g_rlo = pl.when(c("__pf_maxu") > 0).then(c("__pf_minl") / c("__pf_maxu"))
-    g_rhi = pl.when(c("__pf_maxl") > 0).then(pl.min_horizontal(c("__pf_minu") / c("__pf_maxl"), 1.0))
-    defined_ratio = c("__pf_pmax") > 0
-
-    def pick(two: pl.Expr, many: pl.Expr, extra: pl.Expr | None = None) -> pl.Expr:
-        out = pl.when(k == 2).then(two).when(k > 2).then(many)
-        return out if extra is None else pl.when(extra).then(out)
-
-    return agg, {
-        "difference_lo": pick(d2.lo, g_dlo), "difference_hi": pick(d2.hi, g_dhi),
-        "ratio_lo": pick(r2_lo, g_rlo, defined_ratio), "ratio_hi": pick(r2_hi, g_rhi, defined_ratio),
-    }  # fmt: skip
-
-
-def equalized_odds_spread_table(
-    rows: pl.DataFrame | pl.LazyFrame,
-    *,
-    by: Sequence[str],
-    tpr: tuple[str | pl.Expr, str | pl.Expr],
-    fpr: tuple[str | pl.Expr, str | pl.Expr],
-    ci: float,
-) -> pl.LazyFrame:
-    """Intervals of fairlearn's ``equalized_odds_difference`` / ``_ratio`` for many families (fast path).
-
-    :func:`spread_table` of TPR and of FPR with ``families=2``, combined limit by limit by ``max``
-    (difference) and ``min`` (ratio), as :func:`equalized_odds_spread_intervals`.
-
-    Parameters
-    ----------
-    rows
-        One row per group with the family keys.
-    by
-        Family columns.
-    tpr, fpr
-        ``(rate, size)`` column names or expressions (size: positives, resp. negatives).
-    ci
-        Confidence level.
-
-    Returns
-    -------
-    pl.LazyFrame
-        Columns ``*by``, ``difference_lo``, ``difference_hi``, ``ratio_lo``, ``ratio_hi`` (Float64;
-        null when either spread is null).
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"a": ["x"] * 2, "t": [0.6, 0.8], "f": [0.1, 0.3], "np": [50.0, 50.0], "nn": [80.0, 80.0]})
-    >>> out = equalized_odds_spread_table(df, by=["a"], tpr=("t", "np"), fpr=("f", "nn"), ci=0.95).collect()
-    >>> [round(v, 3) for v in out.select("difference_lo", "difference_hi").row(0)]
-    [0.059, 0.384]
-    """
-    by = list(by)
-    t = spread_table(rows, by=by, p=tpr[0], n=tpr[1], ci=ci, families=2)
-    f = spread_table(rows, by=by, p=fpr[0], n=fpr[1], ci=ci, families=2)
-    names = ("difference_lo", "difference_hi", "ratio_lo", "ratio_hi")
-    both = t.join(f.select(*by, *[pl.col(c).alias(f"{c}__f") for c in names]), on=by, how="full", coalesce=True,
-                  nulls_equal=True) if by else pl.concat([t, f.select([pl.col(c).alias(f"{c}__f") for c in names])],
-                                                        how="horizontal")  # fmt: skip
-    c = pl.col
-    d = _max_of(
-        [Interval(c("difference_lo"), c("difference_hi")), Interval(c("difference_lo__f"), c("difference_hi__f"))]
-    )
-    q = _min_of([Interval(c("ratio_lo"), c("ratio_hi")), Interval(c("ratio_lo__f"), c("ratio_hi__f"))])
-    q_hi = pl.when(c("ratio_lo").is_not_null() & c("ratio_lo__f").is_not_null()).then(
-        pl.min_horizontal(c("ratio_hi"), c("ratio_hi__f"))
-    )
-    return both.select(
-        *by,
-        d.lo.alias("difference_lo"),
-        d.hi.alias("difference_hi"),
-        pl.when(q_hi.is_not_null()).then(q.lo).alias("ratio_lo"),
-        q_hi.alias("ratio_hi"),
-    )
-
-
-def edf_table(
-    cells: pl.DataFrame | pl.LazyFrame,
-    *,
-    by: Sequence[str],
-    positives: str | pl.Expr,
-    total: str | pl.Expr,
-    total_w2: str | pl.Expr | None,
-    ci: float,
-) -> pl.LazyFrame:
-    """EDF projection intervals for many families at once (fast path of :func:`edf_interval`).
-
-    Parameters
-    ----------
-    cells
-        One row per cell (intersection) with the family keys.
-    by
-        Family columns (e.g. ``[*by, "attribute"]``; ``[*by]`` for the population EDF).
-    positives, total, total_w2
-        Each cell's (weighted) favorable count, total and Σw² (``None``: unweighted).
-    ci
-        Confidence level (``1 − (1 − ci)/2`` for each EDF of bias amplification).
-
-    Returns
-    -------
-    pl.LazyFrame
-        Columns ``*by``, ``value_lo`` (≥ 0), ``value_hi`` (null when unbounded) (Float64); null
-        for fewer than two cells with rows.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> cells = pl.DataFrame({"a": ["x", "x"], "pos": [30.0, 60.0], "tot": [100.0, 100.0]})
-    >>> out = edf_table(cells, by=["a"], positives="pos", total="tot", total_w2=None, ci=0.95).collect()
-    >>> [round(v, 3) for v in out.select("value_lo", "value_hi").row(0)]
-    [0.175, 1.212]
-    """
-    by = list(by)
-    pos, tot = as_expr(positives).cast(pl.Float64), as_expr(total).cast(pl.Float64)
-    size = tot if total_w2 is None else effective_size(tot, as_expr(total_w2))
-    lf = cells.lazy().select(*by, pl.when(tot > 0).then(pos / tot).alias("__pf_p"), size.alias("__pf_n"))
-    r = Rate(pl.col("__pf_p"), pl.col("__pf_n"))
-    lf = lf.filter(rate_defined(r))
-    k = pl.len().over(by) if by else pl.len()
-    lf = lf.with_columns(z_expr(ci, k, scalar=False).alias("__pf_z"))
-    lo, hi = wilson_interval(r, pl.col("__pf_z"))
-    lf = lf.with_columns(lo.alias("__pf_lo"), hi.alias("__pf_hi"))
-    aggs = [pl.len().alias("__pf_k"), *_edf_aggs(Interval(pl.col("__pf_lo"), pl.col("__pf_hi")))]
-    agg = lf.group_by(by, maintain_order=True).agg(aggs) if by else lf.select(aggs)
-    value_lo, value_hi = _edf_limits(pl.col("__pf_k"))
-    return agg.select(*by, value_lo.alias("value_lo"), value_hi.alias("value_hi"))
-
-
-def _edf_aggs(wl: Interval) -> list[pl.Expr]:
-    """The aggregations :func:`_edf_limits` reads: extremes of the log Wilson limits of the cells' rates and
-    of their complements (``wl``: the cells' limits, over the cells with rows).
-    """
-    logs = {"__pf_ll": wl.lo.log(), "__pf_lu": wl.hi.log(), "__pf_l1u": (1.0 - wl.hi).log(),
-            "__pf_l1l": (1.0 - wl.lo).log()}  # fmt: skip
-    return [getattr(e, fn)().alias(f"{name}_{fn}") for name, e in logs.items() for fn in ("max", "min")]
-
-
-def _edf_limits(k: pl.Expr) -> Interval:
-    """EDF projection limits over the :func:`_edf_aggs` columns (``k`` cells with rows; null below two)."""
-    c = pl.col
-    low = pl.max_horizontal(
-        pl.lit(0.0),
-        (c("__pf_ll_max") - c("__pf_lu_min")).fill_nan(0.0),
-        (c("__pf_l1u_max") - c("__pf_l1l_min")).fill_nan(0.0),
-    )
-    high = pl.max_horizontal(c("__pf_lu_max") - c("__pf_ll_min"), c("__pf_l1l_max") - c("__pf_l1u_min"))
-    k2 = k >= 2
-    return Interval(pl.when(k2).then(low), pl.when(k2 & high.is_finite()).then(high))
-
-
-def edf_interval(positives: pl.Expr, total: pl.Expr, total_w2: pl.Expr | None, ci: float) -> Interval:
-    r"""Aggregation expression: projection interval of the (unsmoothed) empirical differential fairness.
-
-    Over the cells (rows) of one group: simultaneous Wilson limits ``(l_c, u_c)`` of every cell's
-    favorable rate (Šidák over the ``k`` cells with rows; Kish size when ``total_w2`` is given),
-    mapped to log rates:
-
-    .. math:: \varepsilon \in [\max(0, \max\ln l - \min\ln u,\ \max\ln(1-u) - \min\ln(1-l)),\
-       \max(\max\ln u - \min\ln l,\ \max\ln(1-l) - \min\ln(1-u))]
-
-    Parameters
-    ----------
-    positives, total
-        Each cell's (weighted) favorable count and total.
-    total_w2
-        Each cell's Σw² (``None``: unweighted counts, size = ``total``).
-    ci
-        Confidence level (use ``1 − (1 − ci)/2`` for each of the two EDFs of bias amplification).
-
-    Returns
-    -------
-    Interval
-        ``lo`` ≥ 0; ``hi`` null when unbounded (a cell with no, or only, favorable outcomes: small
-        cells cannot bound EDF from above). Null for fewer than two cells.
-
-    Notes
-    -----
-    Foulds, Islam, Keya & Pan (2020). The estimand is the population EDF; the smoothed estimate is
-    far above it with small cells, and bootstrap intervals fail (0–98% coverage); the projection
-    covers 99.2–100% at 95%.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> cells = pl.DataFrame({"pos": [30.0, 60.0], "tot": [100.0, 100.0]})
-    >>> lo, hi = edf_interval(pl.col("pos"), pl.col("tot"), None, 0.95)
-    >>> [round(v, 3) for v in cells.select(lo, hi.alias("hi")).row(0)]
-    [0.175, 1.212]
-    """
-    n = total.cast(pl.Float64) if total_w2 is None else effective_size(total, total_w2)
-    r = Rate(pl.when(total > 0).then(positives / total), n)
-    p, nn, k = _defined(r)
-    lo, hi = wilson_interval(Rate(p, nn), z_expr(ci, k, scalar=True))
-    ll, lu, l1u, l1l = lo.log(), hi.log(), (1.0 - hi).log(), (1.0 - lo).log()
-    low = pl.max_horizontal(pl.lit(0.0), (ll.max() - lu.min()).fill_nan(0.0), (l1u.max() - l1l.min()).fill_nan(0.0))
-    high = pl.max_horizontal(lu.max() - ll.min(), l1l.max() - l1u.min())
-    return Interval(pl.when(k >= 2).then(low), pl.when((k >= 2) & high.is_finite()).then(high))
+    z, best_u, best_l = stats if stats is not None else best_reference_stats(p, n, seg, ci, higher_is_better)
+    lo, hi = wilson_limits(p, n, z[seg.codes])
+    best_u, best_l = best_u[seg.codes], best_l[seg.codes]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        q_lo = np.where(best_u > 0, lo / best_u, np.nan)
+        q_hi = np.where(best_l > 0, hi / best_l, np.nan)
+    return lo - best_u, hi - best_l, q_lo, q_hi

@@ -5,13 +5,19 @@ score interval, and the complement of a group within a reference that contains i
 from __future__ import annotations
 
 import functools
+from typing import Any
 
+import numpy as np
 import polars as pl
 
-from polfair.core.intervals.common import Interval, IntoFloat, Rate, staged
+from polfair.core.intervals.common import Interval, IntoFloat, Rate, numpy_expr, staged
 from polfair.exceptions import PolfairError
 
 __all__ = [
+    "complement_limits",
+    "defined",
+    "kish_size",
+    "wilson_limits",
     "rate_defined",
     "complement_rate",
     "effective_size",
@@ -144,16 +150,54 @@ def wilson_interval(r: Rate, z: IntoFloat) -> Interval:
     >>> [round(v, 4) for v in pl.select(lo, hi.alias("hi")).row(0)]
     [0.1078, 0.6032]
     """
-    p, n = r.p.cast(pl.Float64), r.n.cast(pl.Float64)
-    z = pl.lit(z) if not isinstance(z, pl.Expr) else z
-    z2 = z * z
-    denom = 1.0 + z2 / n
-    centre = (p + z2 / (2.0 * n)) / denom
-    half = z / denom * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt()
-    ok = rate_defined(r)
-    lo = pl.when(ok).then(pl.when(p <= 0.0).then(0.0).otherwise((centre - half).clip(0.0, 1.0)))
-    hi = pl.when(ok).then(pl.when(p >= 1.0).then(1.0).otherwise((centre + half).clip(0.0, 1.0)))
-    return staged(Interval(lo, hi))
+    return staged(Interval(*numpy_expr(wilson_limits, [r.p, r.n, z], ("lo", "hi"))))
+
+
+def wilson_limits(p: Any, n: Any, z: Any) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`wilson_interval` on arrays (numpy; the definition the expression form wraps).
+
+    ``p``, ``n``, ``z`` broadcast; NaN marks a missing value. Returns ``(lo, hi)``, NaN where the
+    rate is undefined (``p`` NaN, ``n`` not > 0).
+
+    Examples
+    --------
+    >>> [round(float(v), 4) for v in wilson_limits(0.3, 10.0, 1.959963984540054)]
+    [0.1078, 0.6032]
+    """
+    p, n, z = (np.asarray(v, dtype=np.float64) for v in (p, n, z))
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        z2 = z * z
+        denom = 1.0 + z2 / n
+        centre = (p + z2 / (2.0 * n)) / denom
+        half = z / denom * np.sqrt(p * (1.0 - p) / n + z2 / (4.0 * n * n))
+        ok = defined(p, n)
+        lo = np.where(ok, np.where(p <= 0.0, 0.0, np.clip(centre - half, 0.0, 1.0)), np.nan)
+        hi = np.where(ok, np.where(p >= 1.0, 1.0, np.clip(centre + half, 0.0, 1.0)), np.nan)
+    return lo, hi
+
+
+def defined(p: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Whether rates are defined (numpy form of :func:`rate_defined`): ``p`` not NaN and ``n > 0``.
+
+    Examples
+    --------
+    >>> defined(np.array([0.5, np.nan, 0.5]), np.array([2.0, 2.0, 0.0])).tolist()
+    [True, False, False]
+    """
+    with np.errstate(invalid="ignore"):
+        return ~np.isnan(p) & (n > 0)
+
+
+def kish_size(w: np.ndarray, w2: np.ndarray) -> np.ndarray:
+    """:func:`effective_size` on arrays: ``(Σw)² / Σw²`` (``Σw`` itself where the two are equal); NaN where ``Σw² ≤ 0``.
+
+    Examples
+    --------
+    >>> kish_size(np.array([3.0, 4.0, 0.0]), np.array([3.0, 8.0, 0.0])).tolist()
+    [3.0, 2.0, nan]
+    """
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        return np.where(w2 > 0, np.where(w == w2, w, w * w / w2), np.nan)
 
 
 def complement_rate(
@@ -181,10 +225,25 @@ def complement_rate(
     >>> pl.select(c.p, c.n.alias("n"), f.alias("f")).row(0)
     (0.5, 6.0, 0.4)
     """
-    den_c = (den_ref - den_g).clip(lower_bound=0.0)
-    num_c = (num_ref - num_g).clip(lower_bound=0.0)
-    num_c = pl.min_horizontal(num_c, den_c)
-    p_c = pl.when(den_c > 0).then(num_c / den_c)
-    n_c = effective_size(den_c, (den2_ref - den2_g).clip(lower_bound=0.0))
-    f = pl.when(den_ref > 0).then(den_g / den_ref)
+    p_c, n_c, f = numpy_expr(complement_limits, [num_g, den_g, den2_g, num_ref, den_ref, den2_ref], ("p", "n", "f"))
     return staged(Rate(p_c, n_c)), f
+
+
+def complement_limits(num_g: Any, den_g: Any, den2_g: Any, num_ref: Any, den_ref: Any, den2_ref: Any
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """:func:`complement_rate` on arrays: the complement's rate and effective size, and the group's share.
+
+    Examples
+    --------
+    >>> [float(v) for v in complement_limits(2.0, 4.0, 4.0, 5.0, 10.0, 10.0)]
+    [0.5, 6.0, 0.4]
+    """
+    num_g, den_g, den2_g, num_ref, den_ref, den2_ref = (
+        np.asarray(v, dtype=np.float64) for v in (num_g, den_g, den2_g, num_ref, den_ref, den2_ref))  # fmt: skip
+    with np.errstate(invalid="ignore", divide="ignore"):
+        den_c = np.maximum(den_ref - den_g, 0.0)
+        num_c = np.fmin(np.maximum(num_ref - num_g, 0.0), den_c)
+        p_c = np.where(den_c > 0, num_c / den_c, np.nan)
+        n_c = kish_size(den_c, np.maximum(den2_ref - den2_g, 0.0))
+        f = np.where(den_ref > 0, den_g / den_ref, np.nan)
+    return p_c, n_c, f

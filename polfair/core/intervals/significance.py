@@ -12,11 +12,14 @@ import numpy as np
 import polars as pl
 from scipy import special
 
-from polfair.core.intervals.common import TEST_DTYPE, Rate, Test, check_p_adjust, staged
-from polfair.core.intervals.proportions import rate_defined
+from polfair.core.intervals.common import TEST_DTYPE, TESTS, Rate, Test, check_p_adjust, numpy_expr, staged
+from polfair.core.intervals.proportions import defined
 from polfair.exceptions import PolfairError
 
 __all__ = [
+    "chi2_2df_pvalues",
+    "pooled_z",
+    "two_proportion_pvalues",
     "chi2_2df_test",
     "chi2_sf",
     "fisher_exact_two_sided",
@@ -152,6 +155,16 @@ def fisher_exact_two_sided(x1: Any, n1: Any, x2: Any, n2: Any) -> np.ndarray:
         valid = np.isfinite(a) & np.isfinite(na) & np.isfinite(b) & np.isfinite(nb)
         valid &= (a >= 0) & (b >= 0) & (a <= na) & (b <= nb)
     a, na, b, nb = (np.round(v[valid]) for v in (a, na, b, nb))
+    # many tables repeat (a 160,000-level attribute has a handful of distinct small tables per rate):
+    # each distinct table once
+    if a.size > 1 and max(na.max(), nb.max()) < 2**31:  # integer keys: (x, n) of each group, then the pair
+        g1 = np.unique(a.astype(np.int64) * (int(na.max()) + 1) + na.astype(np.int64), return_inverse=True)[1]
+        g2 = np.unique(b.astype(np.int64) * (int(nb.max()) + 1) + nb.astype(np.int64), return_inverse=True)[1]
+        first, back = np.unique(g1.reshape(-1) * (int(g2.max()) + 1) + g2.reshape(-1), return_index=True,
+                                return_inverse=True)[1:]  # fmt: skip
+        if first.size < a.size:
+            out[valid] = fisher_exact_two_sided(a[first], na[first], b[first], nb[first])[back.reshape(-1)]
+            return out.reshape(shape)
     s, n = a + b, na + nb
     lo, hi = np.maximum(0.0, s - nb), np.minimum(s, na)
     p = np.ones(len(a))
@@ -196,25 +209,6 @@ def _fisher_block(a: np.ndarray, na: np.ndarray, nb: np.ndarray, s: np.ndarray, 
 # tests
 
 
-def _pooled_z(g: Rate, r: Rate) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
-    """Pooled two-proportion z (null variance -> z = 0), the total size, and validity."""
-    n1, n2 = g.n.cast(pl.Float64), r.n.cast(pl.Float64)
-    tot = n1 + n2
-    pp = (g.p * n1 + r.p * n2) / tot
-    var = pp * (1.0 - pp) * (1.0 / n1 + 1.0 / n2)
-    z = pl.when(var > 0).then((g.p - r.p) / var.sqrt()).otherwise(0.0)
-    return z, tot, rate_defined(g) & rate_defined(r)
-
-
-def _fisher_batch(s: pl.Series) -> pl.Series:
-    flag = s.struct.field("flag").fill_null(False).to_numpy()
-    out = np.full(len(s), np.nan)
-    if flag.any():
-        cols = [s.struct.field(c).to_numpy()[flag] for c in ("x1", "n1", "x2", "n2")]
-        out[flag] = fisher_exact_two_sided(*cols)
-    return pl.Series(out, dtype=pl.Float64)
-
-
 def two_proportion_test(g: Rate, r: Rate, *, weighted: bool = False) -> Test:
     """p-value of H0 ``p_g = p_r`` (independent groups) and the test's name, as expressions.
 
@@ -252,22 +246,60 @@ def two_proportion_test(g: Rate, r: Rate, *, weighted: bool = False) -> Test:
     >>> out.rows()
     [(0.029913, 'chi2_n1'), (1.0, 'fisher')]
     """
-    z, tot, ok = _pooled_z(g, r)
+    p, code = numpy_expr(lambda *a: two_proportion_pvalues(*a, weighted=weighted), [g.p, g.n, r.p, r.n], ("p", "test"))
+    return staged(Test(p, _test_names(code)))
+
+
+def _test_names(code: pl.Expr) -> pl.Expr:
+    """The test names (Enum) of test codes (indices into ``TESTS``; null where untested)."""
+    return code.cast(pl.Int64).replace_strict(list(range(len(TESTS))), list(TESTS), default=None, return_dtype=TEST_DTYPE)
+
+
+def pooled_z(pg: np.ndarray, ng: np.ndarray, pr: np.ndarray, nr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pooled two-proportion z (0 where the pooled variance is 0), the total size and validity, on arrays.
+
+    Examples
+    --------
+    >>> [round(float(v), 4) for v in pooled_z(np.array(0.2), np.array(50.0), np.array(0.4), np.array(50.0))[:2]]
+    [-2.1822, 100.0]
+    """
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tot = ng + nr
+        pp = (pg * ng + pr * nr) / tot
+        var = pp * (1.0 - pp) * (1.0 / ng + 1.0 / nr)
+        z = np.where(var > 0, (pg - pr) / np.sqrt(var), 0.0)
+    return z, tot, defined(pg, ng) & defined(pr, nr)
+
+
+def two_proportion_pvalues(pg: Any, ng: Any, pr: Any, nr: Any, *, weighted: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`two_proportion_test` on arrays: p-values and test codes (indices into ``TESTS``; NaN: untested).
+
+    Fisher's exact test runs on the rows with an expected count below 1 only, all at once.
+
+    Examples
+    --------
+    >>> p, code = two_proportion_pvalues(np.array([0.2, 0.0]), np.array([50.0, 10.0]), np.array([0.4, 0.02]),
+    ...                                  np.array([50.0, 100.0]))
+    >>> np.round(p, 6).tolist(), [TESTS[int(c)] for c in code]
+    ([0.029913, 1.0], ['chi2_n1', 'fisher'])
+    """
+    pg, ng, pr, nr = (np.asarray(v, dtype=np.float64) for v in (pg, ng, pr, nr))
+    z, tot, ok = pooled_z(pg, ng, pr, nr)
     if weighted:
-        p = (z.abs() / math.sqrt(2.0)).erfc()
-        return staged(Test(pl.when(ok).then(p.clip(0.0, 1.0)), pl.when(ok).then(pl.lit("z_ess", TEST_DTYPE))))
-    stat = z * z * (tot - 1.0) / tot
-    p = (stat / 2.0).sqrt().erfc().clip(0.0, 1.0)
-    x1, x2 = (g.p * g.n).round(0), (r.p * r.n).round(0)
-    succ = x1 + x2
-    expected = pl.min_horizontal(g.n, r.n) * pl.min_horizontal(succ, tot - succ) / tot
-    flag = ok & (expected < 1.0)
-    fisher = pl.struct(
-        x1.alias("x1"), g.n.round(0).alias("n1"), x2.alias("x2"), r.n.round(0).alias("n2"), flag.alias("flag")
-    ).map_batches(_fisher_batch, return_dtype=pl.Float64)
-    p_value = pl.when(ok).then(pl.when(flag).then(fisher).otherwise(p))
-    test = pl.when(ok).then(pl.when(flag).then(pl.lit("fisher", TEST_DTYPE)).otherwise(pl.lit("chi2_n1", TEST_DTYPE)))
-    return staged(Test(p_value, test))
+        p = np.clip(special.erfc(np.abs(z) / math.sqrt(2.0)), 0.0, 1.0)
+        return np.where(ok, p, np.nan), np.where(ok, float(TESTS.index("z_ess")), np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        stat = z * z * (tot - 1.0) / tot
+        p = np.clip(special.erfc(np.sqrt(stat / 2.0)), 0.0, 1.0)
+        x1, x2 = np.round(pg * ng), np.round(pr * nr)
+        succ = x1 + x2
+        expected = np.minimum(ng, nr) * np.minimum(succ, tot - succ) / tot
+        flag = ok & (expected < 1.0)
+    if flag.any():
+        p = p.copy()
+        p[flag] = fisher_exact_two_sided(x1[flag], np.round(ng[flag]), x2[flag], np.round(nr[flag]))
+    code = np.where(flag, float(TESTS.index("fisher")), float(TESTS.index("chi2_n1")))
+    return np.where(ok, p, np.nan), np.where(ok, code, np.nan)
 
 
 def chi2_2df_test(pairs: Sequence[tuple[Rate, Rate]]) -> Test:
@@ -285,14 +317,29 @@ def chi2_2df_test(pairs: Sequence[tuple[Rate, Rate]]) -> Test:
     >>> pl.select(t.p_value.alias("p"), t.test.alias("test")).row(0)
     (1.0, 'chi2_2df')
     """
-    zs = [_pooled_z(g, r) for g, r in pairs]
-    x = pl.sum_horizontal([z * z for z, _, _ in zs])
-    ok = pl.all_horizontal([o for _, _, o in zs])
-    if len(pairs) == 2:
-        p = (-x / 2.0).exp()
-    else:
-        p = x.map_batches(lambda s: pl.Series(chi2_sf(s.to_numpy(), len(pairs))), return_dtype=pl.Float64)
-    return staged(Test(pl.when(ok).then(p), pl.when(ok).then(pl.lit("chi2_2df", TEST_DTYPE))))
+    def fn(*a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return chi2_2df_pvalues([tuple(a[i : i + 4]) for i in range(0, len(a), 4)])  # type: ignore[misc]
+
+    p, code = numpy_expr(fn, [x for g, r in pairs for x in (g.p, g.n, r.p, r.n)], ("p", "test"))
+    return staged(Test(p, _test_names(code)))
+
+
+def chi2_2df_pvalues(pairs: Sequence[tuple[Any, Any, Any, Any]]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`chi2_2df_test` on arrays: ``pairs`` are ``(p_g, n_g, p_r, n_r)``; p-values and test codes.
+
+    Examples
+    --------
+    >>> p, _ = chi2_2df_pvalues([(0.5, 100.0, 0.5, 100.0), (0.2, 100.0, 0.2, 100.0)])
+    >>> float(p)
+    1.0
+    """
+    zs = [pooled_z(*(np.asarray(v, dtype=np.float64) for v in pair)) for pair in pairs]
+    x = zs[0][0] * zs[0][0]
+    ok = zs[0][2]
+    for z, _, o in zs[1:]:
+        x, ok = x + z * z, ok & o
+    p = np.exp(-x / 2.0) if len(pairs) == 2 else chi2_sf(x, len(pairs))
+    return np.where(ok, p, np.nan), np.where(ok, float(TESTS.index("chi2_2df")), np.nan)
 
 
 def p_adjust(p: pl.Expr, method: Literal["bh", "by", "holm"] = "bh") -> pl.Expr:
