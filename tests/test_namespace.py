@@ -63,3 +63,32 @@ def test_docs_examples_run() -> None:
     namespace: dict = {}
     for block in blocks:
         exec(compile(block, str(DOC), "exec"), namespace)  # noqa: S102  (asserts inside the docs)
+
+
+def test_namespace_takes_every_keyword_of_the_function() -> None:
+    import inspect
+
+    from polfair.namespace import FairFrame, FairLazyFrame
+
+    for method, fn in (("report", pf.fairness_report), ("counts", pf.confusion_counts),
+                       ("multiclass_report", multiclass_report)):  # fmt: skip
+        want = list(inspect.signature(fn).parameters)[1:]  # all but data
+        for cls in (FairFrame, FairLazyFrame):
+            assert list(inspect.signature(getattr(cls, method)).parameters)[1:] == want, (cls, method)
+    # keywords the namespace did not forward before it was built from the functions
+    kw = dict(y_true="y", y_pred="p", protected="sex", ci=None, shape="wide", min_group_size=1)
+    assert same(DF.fair.report(**kw), pf.fairness_report(DF, **kw))
+    assert same(DF.lazy().fair.report(**kw), pf.fairness_report(DF, **kw))
+
+
+@pytest.mark.parametrize("name", ["demographic_parity_difference", "demographic_parity_ratio",
+                                  "equalized_odds_difference", "equalized_odds_ratio",
+                                  "equal_opportunity_difference", "equal_opportunity_ratio"])  # fmt: skip
+def test_disparities_on_both_namespaces(name: str) -> None:
+    e = getattr(pfx, name)("y", "p", sensitive_features="sex", sample_weight="w")
+    want = DF.select(e).item()
+    for ns in (DF.fair, DF.lazy().fair):
+        assert getattr(ns, name)("y", "p", sensitive_features="sex", sample_weight="w") == want
+    undefined = pl.DataFrame({"y": [1, 1], "p": [1, 0], "g": ["a", "b"]})  # no negatives: FPR undefined
+    if "odds" in name:
+        assert getattr(undefined.fair, name)("y", "p", sensitive_features="g") is None
