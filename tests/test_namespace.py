@@ -1,9 +1,6 @@
-"""The ``fair`` namespace forwards to the functions; the examples of docs/expressions.md run."""
+"""The ``fair`` namespace forwards to the functions (docs/expressions.md's examples run in tests/test_docs_run.py)."""
 
 from __future__ import annotations
-
-import re
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -52,17 +49,6 @@ def test_namespace_methods_are_explicit() -> None:
         assert "__getattr__" not in vars(cls)
         with pytest.raises(AttributeError):
             (DF.fair if cls is FairFrame else DF.lazy().fair).selection_ratee  # noqa: B018
-
-
-DOC = Path(__file__).resolve().parents[1] / "docs" / "expressions.md"
-
-
-def test_docs_examples_run() -> None:
-    blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)
-    assert len(blocks) >= 3
-    namespace: dict = {}
-    for block in blocks:
-        exec(compile(block, str(DOC), "exec"), namespace)  # noqa: S102  (asserts inside the docs)
 
 
 def test_namespace_takes_every_keyword_of_the_function() -> None:
