@@ -5,7 +5,9 @@
   namespace and one temporary working directory (a later block may use an earlier block's names
   and files). A block that needs an optional engine that is not installed here (dask, ray, ...)
   is reported as skipped by name; the blocks after it still run. Fence snippets that are not
-  meant to run as ```text or ```bash.
+  meant to run as ```text or ```bash. A ```text block right after the comment ``<!-- output -->``
+  shows (an excerpt of) what the python block before it prints: each of its lines must be a line
+  of the real output.
 * Every repository path cited in backticks (``tests/core/test_fold.py``,
   ``tests/x.py::test_name``, ``bench/results.md``, ``examples/fairness.toml`` ...) exists, and a
   cited test function is defined in its file.
@@ -16,6 +18,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
 import unicodedata
 import warnings
@@ -28,6 +32,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").rglob("*.md"))]
 FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.S | re.M)
+OUTPUT = re.compile(r"^<!-- output -->\n```text\n(.*?)^```", re.S | re.M)
 #: Optional engines and extras a page may show; a block that imports one that is not installed is
 #: skipped (by name), anything else missing is an error (a removed module, a typo).
 OPTIONAL = {
@@ -39,6 +44,17 @@ OPTIONAL = {
 def blocks_of_text(text: str) -> list[tuple[int, str]]:
     """(line number, source) of every ```python block."""
     return [(text.count("\n", 0, m.start()) + 1, m.group(1)) for m in FENCE.finditer(text)]
+
+
+def shown_outputs(text: str) -> dict[int, str]:
+    """Block index -> the output excerpt shown after it (``<!-- output -->`` then a ```text block)."""
+    starts = [m.start() for m in FENCE.finditer(text)]
+    out = {}
+    for m in OUTPUT.finditer(text):
+        before = [i for i, start in enumerate(starts) if start < m.start()]
+        if before:
+            out[before[-1]] = m.group(1)
+    return out
 
 
 def _name(path: Path) -> str:
@@ -55,6 +71,7 @@ class _File:
     cwd: Path
     namespace: dict = field(default_factory=lambda: {"__name__": "__docs__"})
     done: dict[int, str] = field(default_factory=dict)  # block index -> "ok" | "skip: ..." | "fail: ..."
+    printed: dict[int, io.StringIO] = field(default_factory=dict)  # block index -> what it printed
 
 
 _STATE: dict[Path, _File] = {}
@@ -63,7 +80,8 @@ _STATE: dict[Path, _File] = {}
 def _run_block(page: Path, index: int, state: _File) -> str:
     line, source = blocks_of_text(page.read_text("utf-8"))[index]
     code = compile(source, f"{_name(page)}:{line}", "exec")
-    with warnings.catch_warnings():
+    printed = state.printed[index] = io.StringIO()
+    with warnings.catch_warnings(), contextlib.redirect_stdout(printed):
         warnings.simplefilter("error")
         try:
             exec(code, state.namespace)  # noqa: S102 - the docs' own examples
@@ -94,11 +112,17 @@ def test_code_block_runs(page: Path, index: int, line: int, tmp_path_factory, mo
     if outcome.startswith("skip: "):
         pytest.skip(outcome[6:])
     assert outcome == "ok", outcome[6:]
+    shown = shown_outputs(page.read_text("utf-8")).get(index)
+    if shown is not None:
+        real = {ln.rstrip() for ln in state.printed[index].getvalue().splitlines()}
+        stale = [ln for ln in shown.splitlines() if ln.strip() and ln.rstrip() not in real]
+        assert not stale, f"{_name(page)}:{line}: the output shown after the block is not what it prints: {stale}"
 
 
 def test_the_fence_pattern_finds_blocks() -> None:
-    found = blocks_of_text("intro\n```python\nx = 1\n```\n```text\nnot code\n```\n```python\ny = x\n```\n")
-    assert [src for _, src in found] == ["x = 1\n", "y = x\n"]
+    text = "intro\n```python\nx = 1\n```\n```text\nnot code\n```\n```python\ny = x\n```\n<!-- output -->\n```text\n2\n```\n"
+    assert [src for _, src in blocks_of_text(text)] == ["x = 1\n", "y = x\n"]
+    assert shown_outputs(text) == {1: "2\n"}
 
 
 # ---- cited paths ------------------------------------------------------------------------------
