@@ -179,7 +179,7 @@ def _anchors(page: Path) -> set[str]:
         n = seen.get(s, 0)
         out.add(s if n == 0 else f"{s}_{n}")  # toc numbers repeated headings
         seen[s] = n + 1
-    return out
+    return out | set(re.findall(r"^::: ([\w.]+)", text, re.M))  # mkdocstrings' entries: #polfair.fairness_report
 
 
 def _links(page: Path) -> Iterator[str]:
@@ -208,3 +208,25 @@ def test_internal_links_resolve(page: Path) -> None:
         elif anchor and dest.suffix == ".md" and anchor not in _anchors(dest):
             broken.append(f"{target} (no heading #{anchor} in {dest.name})")
     assert not broken, f"{_name(page)} has broken links: {broken}"
+
+
+# ---- the site: nav and API reference ----------------------------------------------------------------
+
+
+def test_every_page_is_in_the_nav_and_every_nav_entry_exists() -> None:
+    config = (ROOT / "mkdocs.yml").read_text("utf-8")
+    nav = config[config.index("\nnav:"): config.index("\nmarkdown_extensions:")]
+    listed = set(re.findall(r":\s*([\w./-]+\.md)\s*$", nav, re.M))
+    pages = {str(p.relative_to(ROOT / "docs")) for p in (ROOT / "docs").rglob("*.md") if "_ext" not in p.parts}
+    assert not listed - pages, f"mkdocs.yml's nav names pages that do not exist: {sorted(listed - pages)}"
+    assert not pages - listed, f"pages missing from mkdocs.yml's nav (add a line under nav): {sorted(pages - listed)}"
+
+
+def test_the_api_reference_lists_every_public_name() -> None:
+    import polfair
+
+    listed = re.findall(r"^::: polfair\.(\w+)\s*$", (ROOT / "docs" / "api.md").read_text("utf-8"), re.M)
+    assert len(listed) == len(set(listed)), "docs/api.md lists a name twice"
+    public = set(polfair.__all__) - {"__version__"}
+    assert not public - set(listed), f"add to docs/api.md (one '::: polfair.NAME' line each): {sorted(public - set(listed))}"
+    assert not set(listed) - public, f"docs/api.md lists names outside polfair.__all__: {sorted(set(listed) - public)}"
