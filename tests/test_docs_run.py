@@ -230,3 +230,11 @@ def test_the_api_reference_lists_every_public_name() -> None:
     public = set(polfair.__all__) - {"__version__"}
     assert not public - set(listed), f"add to docs/api.md (one '::: polfair.NAME' line each): {sorted(public - set(listed))}"
     assert not set(listed) - public, f"docs/api.md lists names outside polfair.__all__: {sorted(set(listed) - public)}"
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    readme = (ROOT / "README.md").read_text("utf-8")
+    ci = (ROOT / ".ci" / "run").read_text("utf-8")
+    command = next(line for line in readme.splitlines() if "python -m pytest" in line)
+    assert command in ci.splitlines(), "the README's test command and .ci/run differ"
+    assert "mkdocs build --strict" in ci

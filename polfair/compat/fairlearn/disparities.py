@@ -142,13 +142,13 @@ def _disparity(name: str, metrics: tuple[str, ...], text: dict[str, str]) -> Dua
     ------
     PolfairError
         Unknown ``method``{" or ``agg``" if len(metrics) > 1 else ""}, missing ``sensitive_features``,
-        {text["pos_label"]}; data of different lengths.
+        {text.get("pos_label", "``pos_label=None``")}; data of different lengths.
     TypeError
         A column argument is neither a name, an expression nor data, or names and data are mixed.
 
     Notes
     -----
-    {text["notes"]}
+    {text.get("notes", "Source: fairlearn 0.15.")}
 
     Examples
     --------
@@ -158,8 +158,6 @@ def _disparity(name: str, metrics: tuple[str, ...], text: dict[str, str]) -> Dua
     """
     return accepts_data(build)
 
-
-_NO_MULTICLASS = "``pos_label=None``"
 
 demographic_parity_difference = _disparity("demographic_parity_difference", ("selection_rate",), {
     "title": "Demographic parity difference: the largest gap in selection rate between groups.",
@@ -191,8 +189,6 @@ demographic_parity_ratio = _disparity("demographic_parity_ratio", ("selection_ra
     ``min_g min(SR_g/SR, SR/SR_g)`` against the overall rate ``SR`` (``to_overall``).""",
     "returns": """in [0, 1]; 1 means equal rates.
         Null when every group's selection rate is 0 (fairlearn: NaN).""",
-    "pos_label": _NO_MULTICLASS,
-    "notes": "Source: fairlearn 0.15.",
     "examples": """    >>> df = pl.DataFrame({"y": [1, 0, 1, 0], "p": [1, 1, 0, 1], "g": ["a", "a", "b", "b"]})
     >>> df.select(pfx.demographic_parity_ratio("y", "p", sensitive_features="g")).item()
     0.5""",
@@ -204,8 +200,6 @@ equalized_odds_difference = _disparity("equalized_odds_difference", ("true_posit
     ``agg="mean"``.""",
     "returns": """in [0, 1]. Null when a group has
         no positives or no negatives (its TPR or FPR is undefined); fairlearn counts that rate as 0.""",
-    "pos_label": _NO_MULTICLASS,
-    "notes": "Source: fairlearn 0.15.",
     "examples": """    >>> df = pl.DataFrame({"y": [1, 1, 0, 0, 1, 1, 0, 0], "p": [1, 1, 0, 1, 1, 0, 0, 0],
     ...                    "g": ["a"] * 4 + ["b"] * 4})
     >>> df.select(pfx.equalized_odds_difference("y", "p", sensitive_features="g")).item()
@@ -221,8 +215,6 @@ equalized_odds_ratio = _disparity("equalized_odds_ratio", ("true_positive_rate",
     ``min(R(TPR), R(FPR))`` for ``agg="worst_case"``, ``(R(TPR) + R(FPR)) / 2`` for ``agg="mean"``.""",
     "returns": """in [0, 1]. Null when a group's TPR or
         FPR is undefined or a divisor is 0 (fairlearn: 0.0 or NaN).""",
-    "pos_label": _NO_MULTICLASS,
-    "notes": "Source: fairlearn 0.15.",
     "examples": """    >>> df = pl.DataFrame({"y": [1, 1, 0, 0, 1, 1, 0, 0], "p": [1, 1, 0, 1, 1, 0, 1, 0],
     ...                    "g": ["a"] * 4 + ["b"] * 4})
     >>> df.select(pfx.equalized_odds_ratio("y", "p", sensitive_features="g")).item()
@@ -235,8 +227,6 @@ equal_opportunity_difference = _disparity("equal_opportunity_difference", ("true
     the report gives per group.""",
     "returns": """in [0, 1]. Null when a group
         has no positives (fairlearn counts its TPR as 0.0).""",
-    "pos_label": _NO_MULTICLASS,
-    "notes": "Source: fairlearn 0.15.",
     "examples": """    >>> df = pl.DataFrame({"y": [1, 1, 1, 1], "p": [1, 0, 1, 1], "g": ["a", "a", "b", "b"]})
     >>> df.select(pfx.equal_opportunity_difference("y", "p", sensitive_features="g")).item()
     0.5""",
@@ -247,8 +237,6 @@ equal_opportunity_ratio = _disparity("equal_opportunity_ratio", ("true_positive_
     ``true_positive_rate``.""",
     "returns": """in [0, 1]. Null when a group has
         no positives or every group's TPR is 0 (fairlearn: 0.0 or NaN).""",
-    "pos_label": _NO_MULTICLASS,
-    "notes": "Source: fairlearn 0.15.",
     "examples": """    >>> df = pl.DataFrame({"y": [1, 1, 1, 1], "p": [1, 0, 1, 1], "g": ["a", "a", "b", "b"]})
     >>> df.select(pfx.equal_opportunity_ratio("y", "p", sensitive_features="g")).item()
     0.5""",

@@ -3,8 +3,8 @@
 Each function returns a Polars aggregation expression when ``y_true``/``y_pred`` are column names or
 expressions, and a number (``numpy.float64``, as fairlearn returns) when they are data: lists,
 NumPy arrays, pandas or Polars Series. The twelve rate functions are made by :func:`_rate_function`
-from one row each of :data:`_RATES` (what differs between them: the definition, the peer's name,
-the edge case, the example); their formulas are those of :data:`polfair.core.metrics.METRICS`.
+from what differs between them (the definition, the peer's name, the example; the edge case is
+read from the denominator); their formulas are those of :data:`polfair.core.metrics.METRICS`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import polars as pl
 from polfair.compat.fairlearn._inputs import Dual, accepts_data
 from polfair.compat.fairlearn._rows import Rows, metric_value, resolve_metric
 from polfair.core._typing import IntoExpr
-from polfair.core.metrics import METRICS
+from polfair.core.metrics import METRICS, Counts
 
 __all__ = [
     "accuracy",
@@ -154,56 +154,56 @@ def _rate_function(name: str, title: str, peer: str, edge: str, by_group: str, o
     return accepts_data(build)
 
 
-_EMPTY = "on no (valid) rows the value is **null** (fairlearn returns 0.0)."
-_NO_PRED_POS = "with no predicted positives the value is **null** (aif360 returns 0.0)."
-_NO_PRED_NEG = "with no predicted negatives the value is **null** (aif360 returns 0.0)."
+#: When a rate is undefined, by the counts in its denominator (``METRICS[name].denominator``).
+_UNDEFINED = {
+    frozenset({"tp", "fn"}): "with no positives (y = pos)",
+    frozenset({"fp", "tn"}): "with no negatives (y ≠ pos)",
+    frozenset({"tp", "fp"}): "with no predicted positives",
+    frozenset({"tn", "fn"}): "with no predicted negatives",
+    frozenset({"tp", "fp", "tn", "fn"}): "on no (valid) rows",
+}
 
-#: name -> (title, peer, edge case, example by group, example on data)
-_RATES: dict[str, tuple[str, str, str, str, str]] = {
-    "selection_rate": ("Selection rate P(ŷ = pos)", "fairlearn's ``selection_rate``", _EMPTY,
-                       "[0.666..., 0.5]", "np.float64(0.6)"),
-    "base_rate": ("Base rate P(y = pos)", "fairlearn: the mean of ``y_true == pos_label``", _EMPTY,
-                  "[0.666..., 0.5]", "np.float64(0.6)"),
-    "true_positive_rate": ("True positive rate (recall) P(ŷ = pos | y = pos)", "fairlearn's ``true_positive_rate``",
-                           "with no positives (y = pos) the value is **null** (fairlearn returns 0.0).",
-                           "[0.5, 1.0]", "np.float64(0.666...)"),
-    "true_negative_rate": ("True negative rate (specificity) P(ŷ ≠ pos | y ≠ pos)",
-                           "fairlearn's ``true_negative_rate``",
-                           "with no negatives the value is **null** (fairlearn returns 0.0).",
-                           "[0.0, 1.0]", "np.float64(0.5)"),
-    "false_positive_rate": ("False positive rate P(ŷ = pos | y ≠ pos)", "fairlearn's ``false_positive_rate``",
-                            "with no negatives the value is **null** (fairlearn returns 0.0).",
-                            "[1.0, 0.0]", "np.float64(0.5)"),
-    "false_negative_rate": ("False negative rate P(ŷ ≠ pos | y = pos)", "fairlearn's ``false_negative_rate``",
-                            "with no positives the value is **null** (fairlearn returns 0.0).",
-                            "[0.5, 0.0]", "np.float64(0.333...)"),
-    "positive_predictive_value": ("Positive predictive value (precision) P(y = pos | ŷ = pos)",
-                                  "scikit-learn's ``precision_score``",
-                                  "with no predicted positives the value is **null** (scikit-learn returns "
-                                  "0.0 with a warning).", "[0.5, 1.0]", "np.float64(0.666...)"),
-    "negative_predictive_value": ("Negative predictive value P(y ≠ pos | ŷ ≠ pos)", "no fairlearn function",
-                                  _NO_PRED_NEG, "[0.0, 1.0]", "np.float64(0.5)"),
-    "false_discovery_rate": ("False discovery rate P(y ≠ pos | ŷ = pos)", "no fairlearn function", _NO_PRED_POS,
-                             "[0.5, 0.0]", "np.float64(0.333...)"),
-    "false_omission_rate": ("False omission rate P(y = pos | ŷ ≠ pos)", "no fairlearn function", _NO_PRED_NEG,
-                            "[1.0, 0.0]", "np.float64(0.5)"),
-    "accuracy": ("Accuracy P(ŷ = y), positive against the rest", "scikit-learn's ``accuracy_score``",
-                 "on no (valid) rows the value is **null** (scikit-learn returns NaN).",
-                 "[0.333..., 1.0]", "np.float64(0.6)"),
-    "error_rate": ("Error rate P(ŷ ≠ y), positive against the rest", "scikit-learn's ``zero_one_loss``",
-                   "on no (valid) rows the value is **null** (scikit-learn returns NaN).",
-                   "[0.666..., 0.0]", "np.float64(0.4)"),
-}  # fmt: skip
 
-selection_rate = _rate_function("selection_rate", *_RATES["selection_rate"])
-base_rate = _rate_function("base_rate", *_RATES["base_rate"])
-true_positive_rate = _rate_function("true_positive_rate", *_RATES["true_positive_rate"])
-true_negative_rate = _rate_function("true_negative_rate", *_RATES["true_negative_rate"])
-false_positive_rate = _rate_function("false_positive_rate", *_RATES["false_positive_rate"])
-false_negative_rate = _rate_function("false_negative_rate", *_RATES["false_negative_rate"])
-positive_predictive_value = _rate_function("positive_predictive_value", *_RATES["positive_predictive_value"])
-negative_predictive_value = _rate_function("negative_predictive_value", *_RATES["negative_predictive_value"])
-false_discovery_rate = _rate_function("false_discovery_rate", *_RATES["false_discovery_rate"])
-false_omission_rate = _rate_function("false_omission_rate", *_RATES["false_omission_rate"])
-accuracy = _rate_function("accuracy", *_RATES["accuracy"])
-error_rate = _rate_function("error_rate", *_RATES["error_rate"])
+def _edge(name: str, peer_value: str) -> str:
+    """The docstring's edge case of a rate: when it is undefined (null here), and what the peer returns."""
+    denominator = METRICS[name].denominator
+    assert denominator is not None  # a rate
+    counts = frozenset(denominator(Counts(pl.col)).meta.root_names())
+    return f"{_UNDEFINED[counts]} the value is **null** ({peer_value})."
+
+
+_FL = "fairlearn returns 0.0"
+selection_rate = _rate_function("selection_rate", "Selection rate P(ŷ = pos)", "fairlearn's ``selection_rate``",
+                                _edge("selection_rate", _FL), "[0.666..., 0.5]", "np.float64(0.6)")
+base_rate = _rate_function("base_rate", "Base rate P(y = pos)", "fairlearn: the mean of ``y_true == pos_label``",
+                           _edge("base_rate", _FL), "[0.666..., 0.5]", "np.float64(0.6)")
+true_positive_rate = _rate_function(
+    "true_positive_rate", "True positive rate (recall) P(ŷ = pos | y = pos)", "fairlearn's ``true_positive_rate``",
+    _edge("true_positive_rate", _FL), "[0.5, 1.0]", "np.float64(0.666...)")
+true_negative_rate = _rate_function(
+    "true_negative_rate", "True negative rate (specificity) P(ŷ ≠ pos | y ≠ pos)",
+    "fairlearn's ``true_negative_rate``", _edge("true_negative_rate", _FL), "[0.0, 1.0]", "np.float64(0.5)")
+false_positive_rate = _rate_function("false_positive_rate", "False positive rate P(ŷ = pos | y ≠ pos)",
+                                     "fairlearn's ``false_positive_rate``", _edge("false_positive_rate", _FL),
+                                     "[1.0, 0.0]", "np.float64(0.5)")
+false_negative_rate = _rate_function(
+    "false_negative_rate", "False negative rate P(ŷ ≠ pos | y = pos)", "fairlearn's ``false_negative_rate``",
+    _edge("false_negative_rate", _FL), "[0.5, 0.0]", "np.float64(0.333...)")
+positive_predictive_value = _rate_function(
+    "positive_predictive_value", "Positive predictive value (precision) P(y = pos | ŷ = pos)",
+    "scikit-learn's ``precision_score``", _edge("positive_predictive_value", "scikit-learn returns 0.0 with a warning"),
+    "[0.5, 1.0]", "np.float64(0.666...)")
+negative_predictive_value = _rate_function(
+    "negative_predictive_value", "Negative predictive value P(y ≠ pos | ŷ ≠ pos)", "no fairlearn function",
+    _edge("negative_predictive_value", "aif360 returns 0.0"), "[0.0, 1.0]", "np.float64(0.5)")
+false_discovery_rate = _rate_function("false_discovery_rate", "False discovery rate P(y ≠ pos | ŷ = pos)",
+                                      "no fairlearn function", _edge("false_discovery_rate", "aif360 returns 0.0"),
+                                      "[0.5, 0.0]", "np.float64(0.333...)")
+false_omission_rate = _rate_function(
+    "false_omission_rate", "False omission rate P(y = pos | ŷ ≠ pos)", "no fairlearn function",
+    _edge("false_omission_rate", "aif360 returns 0.0"), "[1.0, 0.0]", "np.float64(0.5)")
+accuracy = _rate_function("accuracy", "Accuracy P(ŷ = y), positive against the rest", "scikit-learn's ``accuracy_score``",
+                          _edge("accuracy", "scikit-learn returns NaN"), "[0.333..., 1.0]", "np.float64(0.6)")
+error_rate = _rate_function("error_rate", "Error rate P(ŷ ≠ y), positive against the rest",
+                            "scikit-learn's ``zero_one_loss``", _edge("error_rate", "scikit-learn returns NaN"),
+                            "[0.666..., 0.0]", "np.float64(0.4)")
