@@ -91,6 +91,8 @@ def _run_block(page: Path, index: int, state: _File) -> str:
                 return f"skip: {page.name}:{line} needs {root}, which is not installed here"
             return f"fail: {_name(page)}:{line}: ModuleNotFoundError: {exc}"
         except Exception as exc:
+            if "JAVA_GATEWAY_EXITED" in str(exc) or "Java gateway process exited" in str(exc):
+                return f"skip: {page.name}:{line} needs a Java runtime (pyspark), which is not installed here"
             return f"fail: {_name(page)}:{line}: the python block fails: {type(exc).__name__}: {exc}"
     return "ok"
 
