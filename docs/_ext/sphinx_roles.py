@@ -1,4 +1,4 @@
-"""A griffe extension for the API reference: Sphinx roles become Markdown, grouped parameters stay grouped.
+"""A griffe extension for the API reference: roles become Markdown, grouped parameters stay grouped, constants get their ``#:`` docs.
 
 polfair's docstrings are numpydoc and cross-reference with Sphinx roles (``:func:`polfair.x```,
 ``:class:`~polfair.core.spec.Spec```), which mkdocstrings would print as they are. This extension
@@ -9,11 +9,20 @@ numpydoc lets one entry describe several parameters (``y_true, y_pred, weight``:
 :func:`confusion_counts`"); griffe splits such an entry into one row per name with the same text
 (and the first name's type). The extension joins them back into one row, typed from the signature
 when all the names share one annotation.
+
+The site reads live objects (``force_inspection``), which know nothing of the ``#:`` comment that
+documents a module constant (``SCHEMA_VERSION``, ``METRICS``, ``diff_range``, ...): an inspected
+``int`` even carries ``int``'s own docstring. For such attributes the extension reads the comment
+block above the assignment in the module's source as the docstring, and drops a value whose repr
+is long or holds a memory address (a dict of metric objects, an expression).
 """
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 import re
+from pathlib import Path
 from typing import Any
 
 import griffe
@@ -63,10 +72,42 @@ def _grouped(obj: griffe.Object, section: griffe.DocstringSection) -> None:
     ]
 
 
+def _comment_doc(obj: griffe.Object) -> str | None:
+    """The ``#:`` lines right above ``name = ...`` (or ``name: T = ...``) where the constant is defined.
+
+    That is the object's module, or, for a name re-exported by a package (``polfair.METRICS``), the
+    module its ``from ... import`` names.
+    """
+    path = getattr(obj.parent, "filepath", None)
+    for _ in range(3):  # the module, then where it imported the name from, and so on
+        if not isinstance(path, Path) or not path.exists():
+            return None
+        source = path.read_text(encoding="utf-8")
+        lines = source.splitlines()
+        at = next((i for i, ln in enumerate(lines) if re.match(rf"{re.escape(obj.name)}\s*[:=]", ln)), None)
+        if at is not None:
+            doc: list[str] = []
+            while at > 0 and lines[at - 1].startswith("#:"):
+                at -= 1
+                doc.insert(0, lines[at][2:].strip())
+            return " ".join(doc) or None
+        origin = next((n.module for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ImportFrom) and n.module
+                       and any(a.name == obj.name for a in n.names)), None)  # fmt: skip
+        spec = importlib.util.find_spec(origin) if origin else None
+        path = Path(spec.origin) if spec and spec.origin else None
+    return None
+
+
 class SphinxRoles(griffe.Extension):
     """Rewrite the Sphinx roles of every docstring griffe loads; keep grouped parameters in one row."""
 
     def on_instance(self, *, obj: griffe.Object, **kwargs: Any) -> None:  # noqa: D102
+        if obj.is_attribute:
+            text = _comment_doc(obj)
+            obj.docstring = griffe.Docstring(text, parent=obj) if text else None
+            value = str(getattr(obj, "value", "") or "")
+            if " at 0x" in value or len(value) > 300:
+                obj.value = None  # type: ignore[attr-defined]
         if obj.docstring is None:
             return
         obj.docstring.value = ROLE.sub(markdown_role, obj.docstring.value)
