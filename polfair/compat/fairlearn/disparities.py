@@ -237,7 +237,6 @@ equal_opportunity_ratio = _disparity("equal_opportunity_ratio", ("true_positive_
     ``true_positive_rate``.""",
     "returns": """in [0, 1]. Null when a group has
         no positives or every group's TPR is 0 (fairlearn: 0.0 or NaN).""",
-    "examples": """    >>> df = pl.DataFrame({"y": [1, 1, 1, 1], "p": [1, 0, 1, 1], "g": ["a", "a", "b", "b"]})
-    >>> df.select(pfx.equal_opportunity_ratio("y", "p", sensitive_features="g")).item()
-    0.5""",
+    "examples": """    >>> pfx.equal_opportunity_ratio([1, 1, 1, 1], [1, 0, 1, 1], sensitive_features=["a", "a", "b", "b"])
+    np.float64(0.5)""",
 })  # fmt: skip
