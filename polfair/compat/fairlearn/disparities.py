@@ -222,11 +222,11 @@ equalized_odds_ratio = _disparity("equalized_odds_ratio", ("true_positive_rate",
 })  # fmt: skip
 equal_opportunity_difference = _disparity("equal_opportunity_difference", ("true_positive_rate",), {
     "title": "Equal opportunity difference: the largest gap in true positive rate between groups.",
+    "returns": """in [0, 1]. Null when a group
+        has no positives (fairlearn counts its TPR as 0.0).""",
     "formula": """fairlearn's ``equal_opportunity_difference`` (since 0.11): :func:`group_difference` of
     ``true_positive_rate``. Unsigned, unlike aif360's (group − privileged) of the same name, which
     the report gives per group.""",
-    "returns": """in [0, 1]. Null when a group
-        has no positives (fairlearn counts its TPR as 0.0).""",
     "examples": """    >>> df = pl.DataFrame({"y": [1, 1, 1, 1], "p": [1, 0, 1, 1], "g": ["a", "a", "b", "b"]})
     >>> df.select(pfx.equal_opportunity_difference("y", "p", sensitive_features="g")).item()
     0.5""",
