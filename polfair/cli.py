@@ -285,24 +285,28 @@ def _run_report(args: argparse.Namespace) -> int:
               options={k: v for k, v in kwargs.items() if v is not None and k != "run_metadata"})  # fmt: skip
     progress = False if log.enabled and args.progress is None else args.progress
     t0 = time.perf_counter()
-    if args.out and not (args.html or args.append or args.config or args.adverse_impact or args.adverse_impact_out
-                         or args.shape == "wide" or args.min_group_size is not None):  # fmt: skip
-        # --out alone: the report is written in batches as it is computed (memory does not grow with its rows)
-        from polfair.api import fairness_report_batches
-        from polfair.outputs.stream import write_report_batches
-
-        rows = cast(int, _with_progress(lambda: write_report_batches(fairness_report_batches(lf, **kwargs), args.out),
-                                        args.path, lf, progress))  # fmt: skip
-        print(f"wrote {rows} report rows to {args.out}")
-        log.event("report_written", path=args.out, rows=rows, mode="write", seconds=round(time.perf_counter() - t0, 3))
-        log.event("done", exit_code=0)
-        return 0
+    # --out alone: the report is written in batches as it is computed (memory does not grow with its rows)
+    stream = bool(args.out) and not (args.html or args.append or args.config or args.adverse_impact
+                                     or args.adverse_impact_out or args.shape == "wide" or args.min_group_size is not None)  # fmt: skip
     with warnings.catch_warnings(record=log.enabled) as caught:
         if log.enabled:  # every warning becomes a "warning" event, none goes to stderr as text
             warnings.simplefilter("always")
-        report = _with_progress(lambda: fairness_report(lf, **kwargs), args.path, lf, progress)
+        if stream:
+            from polfair.api import fairness_report_batches
+            from polfair.outputs.stream import write_report_batches
+
+            rows = cast(int, _with_progress(lambda: write_report_batches(fairness_report_batches(lf, **kwargs), args.out),
+                                            args.path, lf, progress))  # fmt: skip
+        else:
+            report = _with_progress(lambda: fairness_report(lf, **kwargs), args.path, lf, progress)
     for w in caught or []:
         log.event("warning", level="warning", category=w.category.__name__, message=str(w.message))
+    if stream:
+        log.event("pass_done", seconds=round(time.perf_counter() - t0, 3), report_rows=rows)
+        print(f"wrote {rows} report rows to {args.out}")
+        log.event("report_written", path=args.out, rows=rows, mode="write")
+        log.event("done", exit_code=0)
+        return 0
     log.event("pass_done", seconds=round(time.perf_counter() - t0, 3), report_rows=report.height)
     violations = _violations(report, args)
     table = to_wide(report) if args.shape == "wide" else report
