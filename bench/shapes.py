@@ -108,22 +108,9 @@ def run_pair(df, kw, keys, label, k=None):
     return d
 
 def run_shape(df, protected, by=(), extra=None, label=""):
-    keys = [*by, *protected]
     kw = dict(y_true="y_true", y_pred="y_pred", y_score="score", weight="weight", protected=protected,
               by=list(by) or None, **(extra or {}))
-    fns = {"floor": lambda: df.lazy().group_by(keys).agg(pl.len()).collect(),
-           "polfair": lambda: pf.fairness_report(df, **kw)}
-    if ci_none and HAS_CI:
-        fns["polfair_ci_none"] = lambda: pf.fairness_report(df, **kw, ci=None)
-    med, out = interleaved(fns, repeats)
-    rep = out["polfair"]
-    d = {"label": label, "rows": df.height, "report_rows": rep.height, "floor": med["floor"],
-         "polfair": med["polfair"], "ratio": med["polfair"] / med["floor"],
-         "report_mib": rep.estimated_size() / 2**20, "ci": HAS_CI}
-    if "polfair_ci_none" in med:
-        d["polfair_ci_none"] = med["polfair_ci_none"]
-        d["ratio_ci_none"] = med["polfair_ci_none"] / med["floor"]
-    return d
+    return run_pair(df, kw, [*by, *protected], label)
 """
 
 SHAPES = {
