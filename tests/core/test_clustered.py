@@ -93,3 +93,12 @@ def test_without_clusters_group_and_attribute_rows_are_separate_families():
     assert got["p_value"].drop_nulls().len() > 0
     assert np.allclose(got["p_value_adjusted"].fill_null(-1.0).to_numpy(), got["want"].fill_null(-1.0).to_numpy(),
                        rtol=0, atol=1e-15)  # fmt: skip
+
+
+def test_p_adjust_none_leaves_the_p_values_as_they_are():
+    # p_adjust=None is the identity adjustment (R's p.adjust(method="none")), with or without clusters;
+    # before, the report left p_value_adjusted null while the clustered path copied the p-values
+    df = _clustered_frame(rate=0.2).with_columns(h=pl.col("pid") % 2)
+    rep = pf.fairness_report(df, y_true="y", y_pred="p", protected=["g", "h"], p_adjust=None)
+    assert rep["p_value"].drop_nulls().len() > 0
+    assert rep["p_value_adjusted"].equals(rep["p_value"].alias("p_value_adjusted"))
