@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -231,7 +232,8 @@ def group_intervals(
     gen = np.array([_generalized(m) for m in rates])[None, :]
     w_lo, w_hi = ivr.wilson_limits(p, n, z)
     wilson = (w_lo, w_hi, *ivr.wilson_limits(pr, nr, z))  # both rates' limits, shared by Newcombe and MOVER-R
-    d_lo, d_hi = ivd.newcombe_limits(p, n, pr, nr, z, wilson=wilson)
+    nc_lo, nc_hi = ivd.newcombe_limits(p, n, pr, nr, z, wilson=wilson)
+    d_lo, d_hi = nc_lo, nc_hi
     q_lo, q_hi = ivd.mover_ratio_limits(p, n, pr, nr, z, wilson=wilson)
     t_p, t_code = ivs.two_proportion_pvalues(p, n, pr, nr, weighted=opts.weighted)
     if "overall" in modes:  # the group is part of the population: compare it with the rest
@@ -282,24 +284,28 @@ def group_intervals(
         out.put("test", x.name, t_all[:, j])
         out.put("n_eff", x.name, n[:, j])
         out.put("ci_method", x.name, _codes(defined, method[:, j]))
-    # ---- two-part disparities --------------------------------------------------------------
+    # ---- two-part disparities (average odds, average |odds|, equalized odds share one pair of rates:
+    # each pair's test and Šidák-level |Newcombe| parts are computed once) --------------------------
     fixed = ~is_mode["best"][:, 0] & ~is_mode["overall"][:, 0]
+    shared: dict[tuple[int, int], tuple[Any, ...]] = {}
     for x in (x for x in disparities if len(x.rates) > 1):
         j0, j1 = rates.index(x.rates[0]), rates.index(x.rates[1])
-        pairs = [(p[:, j], n[:, j], pr[:, j], nr[:, j]) for j in (j0, j1)]
+        if (j0, j1) not in shared:
+            pairs = [(p[:, j], n[:, j], pr[:, j], nr[:, j]) for j in (j0, j1)]
+            shared[j0, j1] = (pairs, ivs.chi2_2df_pvalues(pairs), [])
+        pairs, (t2_p, t2_code), parts = shared[j0, j1]
         if x.name in ("average_odds_difference", "average_predictive_value_difference"):
-            lo, hi = ivd.average_difference_limits(pairs, z)
+            # the MOVER sum of the rates' own Newcombe intervals (the rate rows', before any reference mode)
+            lo, hi = ivd.mover_sum_limits([(p[:, j] - pr[:, j], nc_lo[:, j], nc_hi[:, j]) for j in (j0, j1)], 0.5)
             kind = "mover"
-        elif x.name == "average_abs_odds_difference":
-            lo, hi = ivp.average_abs_difference_limits(pairs, opts.ci)
-            kind = "projection"
         else:
-            lo, hi = ivp.max_abs_difference_limits(pairs, opts.ci)
+            parts = parts or ivp.abs_parts(pairs, opts.ci)
+            shared[j0, j1] = (pairs, (t2_p, t2_code), parts)
+            lo, hi = ivp.mean_of(parts) if x.name == "average_abs_odds_difference" else ivp.max_of(parts)
             kind = "projection"
         g = _generalized(x.rates[0]) or _generalized(x.rates[1])
         ok = ~np.isnan(data[f"{x.name}\x1fv"].to_numpy())
         keep = fixed & ~mine[:, j0]
-        t2_p, t2_code = ivs.chi2_2df_pvalues(pairs)
         out.put("value_lo", x.name, _where(ok & keep, lo))
         out.put("value_hi", x.name, _where(ok & keep, hi))
         out.put("p_value", x.name, _where(keep & (not g), t2_p))
@@ -417,8 +423,13 @@ def attribute_intervals(
         raise AssertionError(msg)
     eo = ["true_positive_rate", "false_positive_rate"] if has_predictions else []
     spread_rates = [*rates, *eo]
-    inputs = rows.select([pl.col(m).cast(_F64) for m in rates] + [pl.col(f"{m}__neff").cast(_F64) for m in rates])
-    p_all, n_all = inputs.select(rates).to_numpy(), inputs.select([f"{m}__neff" for m in rates]).to_numpy()
+    r_n = len(rates)
+    values = rows.select([pl.col(m).cast(_F64) for m in rates] + [pl.col(f"{m}__neff").cast(_F64) for m in rates]).to_numpy()
+    p_all, n_all = values[:, :r_n], values[:, r_n:]
+    # whether each attribute row's spreads, disparities and EDF are defined (their null rules), in one select
+    flags = [f"{m}__d" for m in rates] + (["selection_rate__r", "equalized_odds_difference", "equalized_odds_ratio"]
+                                          if has_predictions else []) + [name for _, name in _edf_names(has_predictions)]
+    defined_all = dict(zip(flags, ~np.isnan(wide.select([pl.col(f).cast(_F64) for f in flags]).to_numpy().T)))
     p = p_all[:, [rates.index(m) for m in spread_rates]]
     n = n_all[:, [rates.index(m) for m in spread_rates]]
     blocks = p.shape[1]
@@ -430,7 +441,7 @@ def attribute_intervals(
         return {k: v[b * h : (b + 1) * h] for k, v in lim.items()}
 
     projection = _code(CI_METHODS, "projection")
-    defined = {m: ~np.isnan(wide[f"{m}__d"].cast(_F64).to_numpy()) for m in rates}
+    defined = {m: defined_all[f"{m}__d"] for m in rates}
     for j, m in enumerate(rates):
         s = spread(j)
         for fam in ivsp.SPREAD_FIELDS:
@@ -450,21 +461,21 @@ def attribute_intervals(
             return getattr(sums, field_)[i * h : (i + 1) * h]
 
         families = {m: [m] for m in tested} | ({"equalized_odds": eo} if eo else {})
-        tests: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        for name, parts in families.items():  # a handful of families: each tested for all attribute rows at once
-            combined = [np.sum([part(f_, m) for m in parts], axis=0) for f_ in ("stat", "df", "mean", "var")]
-            few = np.logical_or.reduce([part("few", m) for m in parts])
-            bad = np.logical_or.reduce([part("bad", m) for m in parts])
-            pv, codes = ivh._homogeneity_results(combined[0], combined[1], few, bad, combined[2], combined[3],
-                                                 weighted=opts.weighted)  # fmt: skip
-            tests[name] = (pv, codes)
+        # every family's parts combined (equalized odds: TPR and FPR add), then all tested at once
+        fields = {f_: np.concatenate([np.sum([part(f_, m) for m in parts], axis=0) for parts in families.values()])
+                  for f_ in ("stat", "df", "mean", "var")}  # fmt: skip
+        either = {f_: np.concatenate([np.logical_or.reduce([part(f_, m) for m in parts]) for parts in families.values()])
+                  for f_ in ("few", "bad")}  # fmt: skip
+        pv, codes = ivh._homogeneity_results(fields["stat"], fields["df"], either["few"], either["bad"], fields["mean"],
+                                             fields["var"], weighted=opts.weighted)  # fmt: skip
+        tests = {name: (pv[i * h : (i + 1) * h], codes[i * h : (i + 1) * h]) for i, name in enumerate(families)}
         for m in tested:
             out.put("p_value", m, _where(defined[m], tests[m][0]))
             out.put("test", m, _codes(defined[m], tests[m][1]))
     if has_predictions:
         sel = "selection_rate"
         for name, kind in (("demographic_parity_difference", "difference"), ("demographic_parity_ratio", "ratio")):
-            ok = ~np.isnan(wide[f"{sel}__{kind[0]}"].cast(_F64).to_numpy())
+            ok = defined_all[f"{sel}__{kind[0]}"]
             s = spread(rates.index(sel))
             out.put("value_lo", name, s[f"{kind}_lo"])
             out.put("value_hi", name, s[f"{kind}_hi"])
@@ -473,7 +484,7 @@ def attribute_intervals(
             out.put("ci_method", name, _codes(ok, projection))
         both = ivsp.equalized_odds_limits(spread(len(rates)), spread(len(rates) + 1))
         for name, kind in (("equalized_odds_difference", "difference"), ("equalized_odds_ratio", "ratio")):
-            ok = ~np.isnan(wide[name].cast(_F64).to_numpy())
+            ok = defined_all[name]
             out.put("value_lo", name, both[f"{kind}_lo"])
             out.put("value_hi", name, both[f"{kind}_hi"])
             out.put("p_value", name, _where(ok, tests["equalized_odds"][0]))
@@ -485,7 +496,7 @@ def attribute_intervals(
     edf = ivsp.edf_limits(edf_p.T.ravel(), np.tile(edf_n, e_n), Segments((np.arange(e_n)[:, None] * h + segs.codes[None, :])
                           .ravel(), e_n * h), opts.ci)  # fmt: skip
     for j, (_, name) in enumerate(_edf_names(has_predictions)):
-        ok = ~np.isnan(wide[name].cast(_F64).to_numpy())
+        ok = defined_all[name]
         out.put("value_lo", name, _where(ok, edf["lo"][j * h : (j + 1) * h]))
         out.put("value_hi", name, _where(ok, edf["hi"][j * h : (j + 1) * h]))
         out.put("ci_method", name, _codes(ok, projection))
@@ -535,8 +546,14 @@ def population_intervals(
         raise AssertionError(msg)
     edf_p, edf_n = _edf_inputs(cells, has_predictions, opts.weighted)
     half = 1.0 - (1.0 - opts.ci) / 2.0
-    limits = {(j, level): ivsp.edf_limits(edf_p[:, j], edf_n, segs, level)
-              for j in range(edf_p.shape[1]) for level in (opts.ci, half)}  # fmt: skip
+    # every (EDF, level) of every by value at once: segment (EDF, level, by value), its level per segment
+    e_n, c_n = edf_p.shape[1], edf_p.shape[0]
+    block = np.repeat(np.arange(2 * e_n), c_n)
+    lim = ivsp.edf_limits(np.repeat(edf_p.T, 2, axis=0).ravel(), np.tile(edf_n, 2 * e_n),
+                          Segments(block * h + np.tile(segs.codes, 2 * e_n), 2 * e_n * h),
+                          np.repeat(np.tile([opts.ci, half], e_n), h))  # fmt: skip
+    limits = {(j, level): {k: v[(2 * j + i) * h : (2 * j + i + 1) * h] for k, v in lim.items()}
+              for j in range(e_n) for i, level in enumerate((opts.ci, half))}  # fmt: skip
     projection = _code(CI_METHODS, "projection")
     for j, (_, name) in enumerate(_edf_names(has_predictions)):
         ok = ~np.isnan(wide[name].cast(_F64).to_numpy())

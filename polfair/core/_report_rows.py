@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from polfair.core import entropy
 from polfair.core._args import SMALL_COLLECT
-from polfair.core._entropy_ci import benefit_variance, between_limits, individual_limits
+from polfair.core._entropy_ci import between_limits, individual_limits
 from polfair.core._report_ci import (
     CATEGORIES,
     CiOptions,
@@ -190,19 +190,20 @@ def assemble(
     if chunked:  # the entity columns cut at the same row boundaries (aligned chunks)
         ends = np.cumsum([n for _, _, n in runs])
         base = pl.concat([base.slice(int(e - n), int(n)) for e, (_, _, n) in zip(ends, runs)], rechunk=False)
+    at = [{m: j for j, m in enumerate(p.metrics)} for p in parts]  # each part's metric -> column
     all_names = list(dict.fromkeys(m for p in parts for m in p.metrics))
     name_codes = dict(zip(all_names, _global_codes(tuple(all_names))))
     metric = [np.tile(np.array([name_codes[m] for m in p.metrics], dtype=np.uint32), p.entities.height) for p in parts]
     columns = [layout("metric", metric, np.uint32, _codes_to_categorical)]
     for fam in float_families:
         flats: list[np.ndarray] = []
-        for p in parts:
+        for i, p in enumerate(parts):
             arrays = p.intervals.columns.pop(fam, None) if p.intervals is not None else None
             if arrays:  # interval arrays (NaN: null), metric by metric into the entity-major layout
                 flat = np.empty((p.entities.height, len(p.metrics)))
                 flat[:, [j for j, m in enumerate(p.metrics) if m not in arrays]] = _NULL
                 for m, v in arrays.items():
-                    col = flat[:, p.metrics.index(m)]
+                    col = flat[:, at[i][m]]
                     col[:] = v
                     col[np.isnan(v)] = _NULL
                 flats.append(flat.reshape(-1))
@@ -223,16 +224,16 @@ def assemble(
         columns.append(layout(fam, flats, np.float64, _float_column))
     for fam in cat_families:
         flats = []
-        for p in parts:
+        for i, p in enumerate(parts):
             full = np.full((p.entities.height, len(p.metrics)), NO_CODE, dtype=np.uint32)
             frame = p.cats.get(fam)  # kept until laid out: its strings' codes must stay in use
             codes = p.intervals.columns.get(fam) if p.intervals is not None else None
             if codes:  # codes into CATEGORIES[fam] (−1: null)
                 lut = np.append(_global_codes(tuple(CATEGORIES[fam])), NO_CODE)
                 for m, v in codes.items():
-                    full[:, p.metrics.index(m)] = lut[v]
+                    full[:, at[i][m]] = lut[v]
             elif frame is not None and frame.width:
-                offs = [p.metrics.index(c) for c in frame.columns]
+                offs = [at[i][c] for c in frame.columns]
                 full[:, offs] = categorical_codes(frame)
             flats.append(full.ravel())
         columns.append(layout(fam, flats, np.uint32, _codes_to_categorical))
@@ -582,9 +583,9 @@ def population_part(
                                               has_predictions=has_predictions)  # fmt: skip
         if has_predictions:  # entropy indices: between all groups (the cells) and of all individuals
             z = z_value(ci.ci)
-            counts = cells_df.select("tp_n", "fp_n", "tn_n", "fn_n").to_numpy().astype(np.int64)
-            n, x = _benefit_sums(cells_df)
-            var, keep = benefit_variance(counts), n > 0
+            counts = cells_df.select("tp_n", "fp_n", "tn_n", "fn_n").to_numpy().astype(np.float64)
+            n, x = counts.sum(axis=1), counts[:, 0] + counts[:, 2] + 2.0 * counts[:, 1]  # rows, TP + TN + 2 FP
+            var, keep = cells_df[BENEFIT_VAR].to_numpy(), n > 0
             h = wide_df.height
             entropy_columns(part.intervals, wide_df, [m for m in names if m.startswith("between_all_groups_")],
                             lambda est: between_limits(n[keep], x[keep], var[keep], segs.codes[keep], h, est, alpha, z))

@@ -273,8 +273,9 @@ def z_value(ci: float, k: int = 1) -> float:
     return float(z_values(check_ci(ci, required=True), np.array([k]))[0])
 
 
-def z_values(ci: float, k: Any) -> np.ndarray:
-    """:func:`z_value` for many ``k`` at once (numpy): the Šidák critical value of each; NaN where ``k < 1``.
+def z_values(ci: Any, k: Any) -> np.ndarray:
+    """:func:`z_value` for many ``k`` (and levels ``ci``, broadcast) at once (numpy): the Šidák critical
+    value of each; NaN where ``k < 1``.
 
     Examples
     --------

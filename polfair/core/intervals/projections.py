@@ -18,6 +18,7 @@ from polfair.core.intervals.proportions import defined, wilson_limits
 __all__ = [
     "abs_interval",
     "abs_limits",
+    "abs_parts",
     "average_abs_difference_interval",
     "average_abs_difference_limits",
     "best_reference_intervals",
@@ -26,6 +27,7 @@ __all__ = [
     "max_abs_difference_interval",
     "max_abs_difference_limits",
     "max_of",
+    "mean_of",
     "min_of",
 ]
 
@@ -126,8 +128,7 @@ def max_abs_difference_limits(pairs: Sequence[Pair], ci: float) -> tuple[np.ndar
     >>> [round(float(v), 3) for v in max_abs_difference_limits([(0.2, 50.0, 0.4, 50.0), (0.7, 40.0, 0.8, 60.0)], 0.95)]
     [0.0, 0.384]
     """
-    z = z_value(ci, len(pairs))
-    return max_of([abs_limits(*newcombe_limits(*pair, z)) for pair in pairs])
+    return max_of(abs_parts(pairs, ci))
 
 
 def average_abs_difference_interval(pairs: Sequence[tuple[Rate, Rate]], ci: float) -> Interval:
@@ -154,8 +155,30 @@ def average_abs_difference_limits(pairs: Sequence[Pair], ci: float) -> tuple[np.
     >>> [round(float(v), 3) for v in average_abs_difference_limits([(0.2, 50.0, 0.4, 50.0), (0.7, 40.0, 0.8, 60.0)], 0.95)]
     [0.0, 0.341]
     """
+    return mean_of(abs_parts(pairs, ci))
+
+
+def abs_parts(pairs: Sequence[Pair], ci: float) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each part's Newcombe interval at the Šidák level ``ci**(1/parts)``, through ``|·|`` (what the
+    projections of :func:`max_abs_difference_limits` and :func:`average_abs_difference_limits` combine).
+
+    Examples
+    --------
+    >>> [[round(float(v), 3) for v in iv] for iv in abs_parts([(0.2, 50.0, 0.4, 50.0)], 0.95)]
+    [[0.02, 0.364]]
+    """
     z = z_value(ci, len(pairs))
-    ivs = [abs_limits(*newcombe_limits(*pair, z)) for pair in pairs]
+    return [abs_limits(*newcombe_limits(*pair, z)) for pair in pairs]
+
+
+def mean_of(ivs: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Limit-by-limit mean of intervals that hold jointly (the interval of their mean); NaN if any is missing.
+
+    Examples
+    --------
+    >>> [float(v) for v in mean_of([(np.array(0.1), np.array(0.3)), (np.array(0.2), np.array(0.5))])]
+    [0.15000000000000002, 0.4]
+    """
     lo, hi = ivs[0]
     ok = ~(np.isnan(lo) | np.isnan(hi))
     for a, b in ivs[1:]:

@@ -99,10 +99,11 @@ def equalized_odds_limits(tpr: dict[str, np.ndarray], fpr: dict[str, np.ndarray]
             "ratio_hi": q_hi}  # fmt: skip
 
 
-def edf_limits(p: np.ndarray, n: np.ndarray, seg: Segments, ci: float) -> dict[str, np.ndarray]:
+def edf_limits(p: np.ndarray, n: np.ndarray, seg: Segments, ci: Any) -> dict[str, np.ndarray]:
     """EDF projection limits of every family at once (numpy; :func:`edf_interval`): ``p``, ``n`` are
-    each cell's favourable rate and size. Returns per family ``k`` (cells with rows), ``lo``, ``hi``
-    (NaN where null: fewer than two cells, or an unbounded upper limit).
+    each cell's favourable rate and size; ``ci`` the level (or one per family). Returns per family
+    ``k`` (cells with rows), ``lo``, ``hi`` (NaN where null: fewer than two cells, or an unbounded
+    upper limit).
 
     Examples
     --------
