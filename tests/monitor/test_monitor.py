@@ -143,7 +143,14 @@ def ref_status(row, bands, min_n, sizes, smallest):
     v = row["value"]
     if small or v is None or (isinstance(v, float) and math.isnan(v)):
         return thr, "insufficient_data"
-    return thr, "ok" if lo <= v <= hi else "violation"
+    if lo <= v <= hi:
+        return thr, "ok"
+    # the interval rule (polfair.core.status): outside the band, the whole interval must be too
+    vlo, vhi = row.get("value_lo"), row.get("value_hi")
+    if vlo is None or vhi is None or math.isnan(vlo) or math.isnan(vhi):
+        return thr, "violation"
+    beyond = (v < lo and vhi < lo) or (v > hi and vlo > hi)
+    return thr, "violation" if beyond else "inconclusive"
 
 
 frames = st.integers(min_value=4, max_value=60).flatmap(
@@ -166,10 +173,10 @@ bands_st = st.fixed_dictionaries(
 
 
 @settings(max_examples=50, deadline=None)
-@given(frames, bands_st, st.one_of(st.none(), st.integers(1, 20)))
-def test_apply_thresholds_matches_reference(d, bands, min_n):
+@given(frames, bands_st, st.one_of(st.none(), st.integers(1, 20)), st.sampled_from([0.95, None]))
+def test_apply_thresholds_matches_reference(d, bands, min_n, ci):
     df = pl.DataFrame(d)
-    rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="g")
+    rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="g", ci=ci)
     out = apply_thresholds(rep, {k: list(v) for k, v in bands.items()}, min_n)
     assert out.columns == [*rep.columns, "threshold", "status"]
     assert_frame_equal(out.drop("threshold", "status"), rep)
@@ -180,7 +187,8 @@ def test_apply_thresholds_matches_reference(d, bands, min_n):
         thr, status = ref_status(row, bands, min_n, sizes, smallest)
         assert row["status"] == status, row
         assert row["threshold"] == thr
-    assert set(out["status"].drop_nulls()) <= {"ok", "violation", "insufficient_data"}
+    allowed = {"ok", "violation", "insufficient_data"} | ({"inconclusive"} if ci else set())
+    assert set(out["status"].drop_nulls()) <= allowed
     assert alerts(out).height == out.filter(pl.col("status") == "violation").height
 
 
