@@ -135,6 +135,7 @@ def with_run_metadata(
         ``report`` with, last, ``run_id`` (String), ``run_at`` (Datetime[μs, UTC]),
         ``polfair_version`` (String), ``schema_version`` (Int32, :data:`SCHEMA_VERSION`),
         ``config_hash`` (String). Existing columns of these names are replaced (moved last).
+        The request attached to ``report`` (:func:`request_of`) stays attached.
 
     Raises
     ------
@@ -170,9 +171,8 @@ def with_run_metadata(
         "config_hash": digest,
     }
     keep = [c for c in report.columns if c not in RUN_METADATA_COLUMNS]
-    return report.select(
-        *keep, *[pl.lit(values[c], dtype=dtypes[c]).alias(c) for c in RUN_METADATA_COLUMNS]
-    )
+    out = report.select(*keep, *[pl.lit(values[c], dtype=dtypes[c]).alias(c) for c in RUN_METADATA_COLUMNS])
+    return attach_request(out, request_of(report))  # the request travels on
 
 
 def expr_text(value: Any) -> Any:

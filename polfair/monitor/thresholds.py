@@ -20,6 +20,7 @@ import polars as pl
 
 from polfair.core.metrics import METRICS
 from polfair.core.report import REPORT_COLUMNS as _REPORT_COLUMNS
+from polfair.core.run_metadata import attach_request, request_of
 from polfair.core.schema import by_columns
 from polfair.core.status import STATUS_VALUES, check_sides, is_ratio_metric, sided_band, status_expr
 from polfair.exceptions import PolfairError
@@ -145,6 +146,7 @@ def apply_thresholds(
             "the report is computed (fairness_report(ci=0.95)); see docs/schema.md, version 3",
             FutureWarning, stacklevel=2,
         )  # fmt: skip
+    request = request_of(report)
     report = report.drop("threshold", "status", strict=False)
     out = report.with_row_index("__pf_row")
     out = out.join(_band_table(bands, report.schema["metric"]), on="metric", how="left", maintain_order="left")
@@ -155,7 +157,7 @@ def apply_thresholds(
     out = out.sort("__pf_row").with_columns(
         pl.when(eligible).then(_threshold_text()).alias("threshold"), _status(report, eligible, min_n).alias("status")
     )
-    return out.select(*report.columns, "threshold", "status")
+    return attach_request(out.select(*report.columns, "threshold", "status"), request)
 
 
 def _threshold_text() -> pl.Expr:
