@@ -364,4 +364,4 @@ def check_sides(sides: Any) -> BandSides:
             f"side that disadvantages the group, as the EEOC reads the four-fifths rule); got {sides!r}"
         )
         raise ValueError(msg)
-    return sides  # type: ignore[no-any-return]
+    return sides

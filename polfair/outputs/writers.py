@@ -345,7 +345,8 @@ def _conform(frame: pl.DataFrame, schema: Mapping[str, pl.DataType]) -> pl.DataF
         if name not in frame.columns:
             cols.append(pl.lit(None, dtype).alias(name))
         elif frame.schema[name] != dtype and isinstance(dtype, pl.Struct):
-            have = {f.name for f in frame.schema[name].fields}  # type: ignore[union-attr]
+            current = frame.schema[name]
+            have = {f.name for f in current.fields} if isinstance(current, pl.Struct) else set()
             fields = [pl.col(name).struct.field(f.name) if f.name in have else pl.lit(None, f.dtype).alias(f.name)
                       for f in dtype.fields]  # fmt: skip
             cols.append(pl.when(pl.col(name).is_not_null()).then(pl.struct(fields)).alias(name))
@@ -411,10 +412,10 @@ def check_append_target(table: str | Path, flag: str = "--append") -> Path:
     --------
     >>> check_append_target("fairness.parquet").name
     'fairness.parquet'
-    >>> check_append_target("report.csv")
+    >>> check_append_target("report.csv")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    polfair.exceptions.PolfairError: --append 'report.csv': use a .parquet file or a directory of parquet files (appends are parquet tables; write a CSV with --out)
+    polfair.exceptions.PolfairError: --append 'report.csv': use a .parquet file or a directory of parquet files ...
     """
     path = Path(table)
     suffix = path.suffix.lower()
