@@ -57,6 +57,8 @@ class ReportPlan:
     config: FairnessConfig | None = None
     config_source: str | None = None
     max_sample_size: int | None = None
+    #: Column keys the config gave as SQL text (shown as written in the request).
+    texts: dict[str, Any] = field(default_factory=dict)
 
     def finish(self, report: pl.DataFrame) -> pl.DataFrame:
         """Add the groupwise rows, ``threshold``/``status`` when thresholds are set, then drop small groups."""
@@ -115,6 +117,7 @@ class ReportPlan:
             out["reference_groups"] = {a: g.label for a, g in cfg.reference.items()}
         if config is not None:
             out["config"] = self.config_source or type(config).__name__
+        out.update(self.texts)  # the config's SQL text, as written
         return {k: v for k, v in out.items() if v is not None}
 
 
@@ -323,6 +326,7 @@ def _config_expressions(plan: ReportPlan, cfg: FairnessConfig) -> None:
         text = getattr(cfg, k)
         if text not in names:
             setattr(plan, k, column_or_sql(text, names, f"config: {k} ="))
+            plan.texts[k] = text
     if by_from_cfg:
         plan.by = [b if b in names else column_or_sql(b, names, "config: by =") for b in cfg.by]
 

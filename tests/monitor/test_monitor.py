@@ -371,3 +371,52 @@ def test_docs_examples_run(monkeypatch, capsys):
     for i, block in enumerate(blocks):
         exec(compile(block, f"docs/monitoring.md[block {i}]", "exec"), ns)  # noqa: S102
     assert "violation" in capsys.readouterr().out
+
+
+# ---- issue 22: config expressions, values that match nothing, the request ----------------------------
+
+
+def test_toml_takes_the_cli_expressions(tmp_path, compas):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('y_true = "two_year_recid"\ny_pred = "decile_score >= 5"\nfavorable = [0]\n'
+                   '[monitored]\nrace = ["African-American"]\n[reference]\nrace = ["Caucasian"]\n')  # fmt: skip
+    rep = pf.fairness_report(pf.load_compas(), config=str(cfg))
+    same = pf.fairness_report(pf.load_compas(), y_pred=pl.col("decile_score") >= 5, favorable=0,
+                              config={"y_true": "two_year_recid", "monitored": {"race": ["African-American"]},
+                                      "reference": {"race": ["Caucasian"]}})  # fmt: skip
+    assert_frame_equal(rep, same)
+    from polfair.core.run_metadata import request_of
+
+    assert request_of(rep)["y_pred"] == "decile_score >= 5"  # as written in the file
+    bad = tmp_path / "bad.toml"
+    bad.write_text('y_true = "two_year_recid"\ny_pred = "decile_scor >="\n[monitored]\nrace = ["x"]\n'
+                   '[reference]\nrace = ["Caucasian"]\n')  # fmt: skip
+    with pytest.raises(PolfairError, match="config: y_pred = 'decile_scor >='"):
+        pf.fairness_report(pf.load_compas(), config=str(bad))
+
+
+def test_config_values_that_match_nothing_warn_as_privileged_does(compas):
+    from polfair.exceptions import ReferenceWarning
+
+    cfg = {"y_true": "two_year_recid", "y_pred": "predicted_recid", "monitored": {"race": ["black"]},
+           "reference": {"race": ["Caucasian"]}, "thresholds": {"disparate_impact": [0.8, 1.25]}}  # fmt: skip
+    with pytest.warns(ReferenceWarning, match=r"config: monitored.race = 'black' matches no row of column 'race'"):
+        pf.fairness_report(compas, config=cfg)
+    with pytest.warns(ReferenceWarning, match=r"privileged=\{'race': \['black'\]\}: 'black' does not occur"):
+        pf.fairness_report(compas, y_true="two_year_recid", y_pred="predicted_recid", protected="race",
+                           privileged={"race": "black"})  # fmt: skip
+    typo_ref = {**cfg, "monitored": {"race": ["African-American"]}, "reference": {"race": ["white"]}}
+    with pytest.warns(ReferenceWarning, match="reference.race = 'white' matches no row"):
+        pf.fairness_report(compas, config=typo_ref)
+
+
+def test_the_cli_warns_for_a_config_typo(compas, tmp_path, capsys):
+    data = tmp_path / "c.parquet"
+    compas.write_parquet(data)
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('y_true = "two_year_recid"\ny_pred = "decile_score >= 5"\n[monitored]\nrace = ["black"]\n'
+                   '[reference]\nrace = ["Caucasian"]\n[thresholds]\ndisparate_impact = [0.8, 1.25]\n')  # fmt: skip
+    from polfair.exceptions import ReferenceWarning
+
+    with pytest.warns(ReferenceWarning, match="config: monitored.race = 'black' matches no row"):
+        assert cli_main(["report", str(data), "--config", str(cfg), "--out", str(tmp_path / "r.parquet")]) == 0

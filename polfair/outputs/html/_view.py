@@ -570,7 +570,8 @@ def _period_verdicts(
         for r in sub.filter(pl.col("group").is_in(groups)).iter_rows(named=True):
             lab = period_keys[tuple(r[k] for k in by)]
             cells[(r["group"], r["metric"], lab)] = {
-                "status": r["__st"], "value": r["value"], "lo": r["value_lo"], "hi": r["value_hi"],
+                "status": r["status"] or "not_assessed", "reference": r["__st"] == "reference", "value": r["value"],
+                "lo": r["value_lo"], "hi": r["value_hi"],
             }  # fmt: skip
         for m in headline:
             per_period: dict[str, list[str]] = {}
