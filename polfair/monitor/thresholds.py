@@ -149,9 +149,10 @@ def apply_thresholds(
     request = request_of(report)
     report = report.drop("threshold", "status", strict=False)
     out = report.with_row_index("__pf_row")
-    out = out.join(_band_table(bands, report.schema["metric"]), on="metric", how="left", maintain_order="left")
-    lo, hi = sided_band(pl.col("metric"), pl.col("__pf_lo"), pl.col("__pf_hi"), sides)
-    out = out.with_columns(lo.alias("__pf_lo"), hi.alias("__pf_hi"))
+    table = _band_table(bands, pl.String())
+    lo, hi = sided_band(pl.col("metric"), pl.col("__pf_lo"), pl.col("__pf_hi"), sides)  # on the small table
+    table = table.with_columns(lo.alias("__pf_lo"), hi.alias("__pf_hi"), pl.col("metric").cast(report.schema["metric"]))
+    out = out.join(table, on="metric", how="left", maintain_order="left")
     out = _join_sample_sizes(out, report)
     eligible = _eligible(groups)
     out = out.sort("__pf_row").with_columns(

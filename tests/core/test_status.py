@@ -160,3 +160,30 @@ def test_one_sided_band_flags_only_the_disadvantaged_side():
     assert harm["status"].item() == "ok" and harm["threshold"].item() == "[0.8, inf]"
     with pytest.raises(pf.PolfairError, match="band must be 'both'"):
         pf.fairness_report(data, **kw, band="lower")
+
+
+def test_harm_column_matches_a_row_by_row_reference():
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    n = 3000
+    df = pl.DataFrame({"y": rng.integers(0, 2, n), "p": rng.integers(0, 2, n), "g": rng.choice(list("abcd"), n),
+                       "s": rng.choice(["f", "m"], n)})  # fmt: skip
+    rep = pf.fairness_report(df, y_true="y", y_pred="p", protected=["g", "s"], ci=None)
+    d = harm_directions()
+    for r in rep.iter_rows(named=True):
+        m = str(r["metric"])
+        signed = None
+        if r["group"] is not None and m in d:
+            if m in METRICS:
+                signed = r["difference"]
+            elif m == "disparate_impact" or m.endswith("_ratio"):
+                signed = None if r["value"] is None else r["value"] - 1.0
+            else:
+                signed = r["value"]
+        if signed is None or math.isnan(signed):
+            want = None
+        else:
+            s = signed * (-1 if d[m] == "lower" else 1)
+            want = "none" if s == 0 else "group" if s > 0 else "reference"
+        assert r["harm"] == want, r
