@@ -235,8 +235,9 @@ def with_harm(report: pl.DataFrame) -> pl.DataFrame:
     ``difference`` column for rates), times the direction (lower: -1, higher: +1), is positive
     when the group is on the disadvantaged side: ``"group"``; negative: ``"reference"``; zero:
     ``"none"``; null elsewhere (counts, unsigned disparities, attribute and population rows,
-    undefined values). Evaluated through a join with a small per-metric table, not string tests
-    on every row (a report of 480,000 rows: about 0.08 s).
+    undefined values). The metric's direction is looked up by its Categorical's physical code,
+    not by a string test per row (a report of 480,000 rows: about 0.08 s, 5% of the report), and
+    the report's chunks are kept.
 
     Parameters
     ----------
@@ -258,27 +259,44 @@ def with_harm(report: pl.DataFrame) -> pl.DataFrame:
     ['reference', 'group', 'none', None]
     """
     k = _split()
-    names = [*k["lower"], *k["higher"]]
-    table = pl.DataFrame(
-        {"metric": names,
-         "__pf_kind": [3 if m in k["rate"] else 1 if m in k["ratio"] else 2 for m in names],
-         "__pf_sign": [-1 if m in k["lower"] else 1 for m in names]},
-        schema={"metric": pl.String, "__pf_kind": pl.Int8, "__pf_sign": pl.Int8},
-    ).with_columns(pl.col("metric").cast(report.schema["metric"]))  # fmt: skip
-    base = report.drop("harm", strict=False)
-    out = base.join(table, on="metric", how="left", maintain_order="left")
-    kind, value = pl.col("__pf_kind"), pl.col("value").cast(pl.Float64)
+    directed = [*k["lower"], *k["higher"]]
+    kind_of = {m: 3 if m in k["rate"] else 1 if m in k["ratio"] else 2 for m in directed}
+    dtype = report.schema["metric"]
+    if isinstance(dtype, (pl.Categorical, pl.Enum)):
+        # look the metric's physical code up in two small arrays (no string test per row)
+        codes = pl.Series(directed, dtype=pl.String).cast(dtype, strict=False).to_physical().to_list()
+        phys = pl.col("metric").to_physical()
+        top = report.select(pl.col("metric").to_physical().max().fill_null(0).cast(pl.Int64)).item()
+        size = max([c for c in codes if c is not None] + [int(top)]) + 1
+        kinds, signs = [0] * size, [0] * size
+        for m, c in zip(directed, codes):
+            if c is not None:
+                kinds[c], signs[c] = kind_of[m], -1 if m in k["lower"] else 1
+        kind = pl.lit(pl.Series(kinds, dtype=pl.Int8)).gather(phys)
+        sign = pl.lit(pl.Series(signs, dtype=pl.Int8)).gather(phys)
+    else:  # a String metric column (a report read back from CSV)
+        metric = pl.col("metric").cast(pl.String)
+        kind = metric.replace_strict(kind_of, default=0, return_dtype=pl.Int8)
+        sign = metric.replace_strict({m: -1 if m in k["lower"] else 1 for m in directed}, default=0,
+                                     return_dtype=pl.Int8)  # fmt: skip
+    value = pl.col("value").cast(pl.Float64)
     signed = (
         pl.when(kind == 1).then(value - 1.0).when(kind == 2).then(value)
         .when(kind == 3).then(pl.col("difference").cast(pl.Float64))
-    ) * pl.col("__pf_sign")  # fmt: skip
+    ) * sign  # fmt: skip
     harm = (
         pl.when(pl.col("group").is_null() | ~_known(signed)).then(pl.lit(None, pl.String))
         .when(signed == 0).then(pl.lit("none"))
         .when(signed > 0).then(pl.lit("group"))
         .otherwise(pl.lit("reference"))
     )  # fmt: skip
-    return out.with_columns(harm.alias("harm")).drop("__pf_kind", "__pf_sign")
+    column = report.select(harm.alias("harm")).to_series().rechunk()
+    # the long layout is zero-copy chunks of the report's parts: keep harm in the same chunks
+    lengths = [c.len() for c in report.get_column("metric").get_chunks()] if report.width else []
+    if len(lengths) > 1:
+        starts = [sum(lengths[:i]) for i in range(len(lengths))]
+        column = pl.concat([column.slice(a, n) for a, n in zip(starts, lengths)], rechunk=False)
+    return report.with_columns(column)
 
 
 def sided_band(
