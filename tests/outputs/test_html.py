@@ -519,6 +519,15 @@ def test_cli_demo_and_report_write_html(tmp_path: Any, capsys: pytest.CaptureFix
     assert main(["demo", "--html", str(tmp_path / "demo.html")]) == 0
     html = (tmp_path / "demo.html").read_text(encoding="utf-8")
     assert "decile_score &gt;= 5" in html and external_references(html) == []
+    # issue 22: the page said "African-American is selected (predicted favorable) at 57.6%" about being labelled
+    # high risk; the demo is in aif360's convention and its first statement says what "favorable" means
+    text = " ".join(parse(html).all_text.split())
+    first = text.split("Favorable outcome:", 1)[1][:400]
+    assert first.lstrip().startswith("no recidivism within two years") and "false negatives" in first
+    assert re.search(r"race = African-American is predicted favorable at 42\.4% vs 66\.9% for the reference group "
+                     r"Caucasian: disparate_impact \(ratio\) 0\.63 \[0\.60, 0\.67\], outside the band \[0\.8, 1\.25\] with "
+                     r"its whole interval; the group is on the disadvantaged side", text)  # fmt: skip
+    assert "African-American is selected (predicted favorable) at 57.6%" not in text
     data = tmp_path / "d.parquet"
     _monthly().write_parquet(data)
     assert main([
