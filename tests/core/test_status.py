@@ -38,7 +38,7 @@ bands = st.sampled_from([(0.8, 1.25), (-0.1, 0.1), (0.8, math.inf), (-math.inf, 
 sizes = st.one_of(st.none(), st.integers(0, 60))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(hostile, hostile, hostile, bands, sizes, sizes), min_size=1, max_size=30),
        st.one_of(st.none(), st.integers(1, 40)))  # fmt: skip
 def test_status_expr_matches_the_stated_rule(rows, min_n):
