@@ -34,6 +34,8 @@ ROW_KINDS: tuple[RowKind, ...] = ("group", "attribute", "population")
 
 _AIF = "aif360 0.6.1 ``ClassificationMetric``"
 _FL = "fairlearn 0.15"
+#: scikit-learn's function of each score metric.
+_SK = {"f1_score": "f1_score", "balanced_accuracy": "balanced_accuracy_score", "matthews_corrcoef": "matthews_corrcoef"}
 
 
 @dataclass(frozen=True)
@@ -109,16 +111,22 @@ def _entries() -> list[ReportMetric]:
             peers += f"; {_FL} {m.name}; polfair.{m.name}"
         rate_note = "a fraction in [0, 1]; null when the denominator is 0"
         kind_note = rate_note if m.is_rate else "a count (weighted), not an estimate"
+        if m.is_score:
+            peers = f"scikit-learn {_SK[m.name]}(sample_weight=w); {_FL} MetricFrame(metrics={_SK[m.name]})"
+            span = "[−1, 1]" if m.name == "matthews_corrcoef" else "[0, 1]"
+            kind_note = (f"a score in {span}, equal to scikit-learn's; null where it divides by zero (scikit-learn: "
+                         "its zero_division value, 0.0 by default); no interval")  # fmt: skip
+        source = f"scikit-learn 1.x {_SK[m.name]}" if m.is_score else f"aif360 0.6.1 {m.name}"
         out.append(r(m.name, "group",
                      f"value = {m.description} of the group ({kind_note}); difference = value − reference value; "
-                     "ratio = value / reference value", f"aif360 0.6.1 {m.name}", peers))  # fmt: skip
+                     "ratio = value / reference value", source, peers))  # fmt: skip
         out.append(r(m.name, "attribute",
                      f"value null; difference = max − min and ratio = min ÷ max of the groups' {m.name} "
                      "(over the groups where it is defined)",
                      f"{_FL} MetricFrame.difference/ratio(method='between_groups')",
                      f"{_FL} MetricFrame(metrics={m.name}).difference(); polfair.group_difference"))  # fmt: skip
-        out.append(r(m.name, "population", f"value = {m.description} of everyone", f"aif360 0.6.1 {m.name}",
-                     f"{_AIF}.{m.name}(privileged=None)"))  # fmt: skip
+        out.append(r(m.name, "population", f"value = {m.description} of everyone", source,
+                     f"scikit-learn {_SK[m.name]}" if m.is_score else f"{_AIF}.{m.name}(privileged=None)"))  # fmt: skip
     for kind in ("group", "population"):
         out.append(r("n_missing", kind, "rows with a null label, prediction, score or weight (excluded from rates)",
                      "polfair", ""))  # fmt: skip
