@@ -109,7 +109,10 @@ def check_user_metrics(metrics: Mapping[str, Any] | None, reserved: Sequence[str
         if isinstance(spec, Mapping):
             unknown = sorted(set(spec) - {"expr", "higher_is_better", "description"})
             if unknown or "expr" not in spec:
-                msg = f"metrics[{name!r}]: a mapping needs 'expr' (and optionally 'higher_is_better', 'description'); got keys {sorted(spec)}"
+                msg = (
+                    f"metrics[{name!r}]: a mapping needs 'expr' (and optionally 'higher_is_better', 'description'); "
+                    f"got keys {sorted(spec)}"
+                )
                 raise PolfairError(msg)
             hib, desc, spec = bool(spec.get("higher_is_better", True)), str(spec.get("description", "")), spec["expr"]
         expr = _as_expr(name, spec)
