@@ -53,16 +53,18 @@ over-prediction), ``mean_absolute_error = Σw|e|/W``, ``mean_squared_error = Σw
 outcome, where scikit-learn returns 1.0 or 0.0 by ``force_finite``).
 
 Intervals and tests (``docs/regression.md`` has the coverage measured by ``bench/coverage.py``):
-the five means get Student t intervals ``m ± t_{ν}·se``, ``se² = s²/n_eff``, with Kish's
-effective size ``n_eff = W²/Σw²`` and ``s² = (Σwq² − (Σwq)²/W)/W · n_eff/(n_eff − 1)``
-(the weighted variance with the Kish small-sample factor; for unit weights the usual ``s²``),
-``ν = n_eff − 1``; differences the Welch interval and test (Welch–Satterthwaite ν; unweighted
-equal to ``scipy.stats.ttest_ind(equal_var=False)``); ratios the log-scale delta method (both
-means positive). RMSE takes the square roots of the MSE limits and the delta method for its
-difference; ``r2_score`` the delta method of ``1 − MSE/Var(y)`` (needs Σwe⁴, Σwy³, Σwy⁴,
-Σwe²y, Σwe²y²). Spreads over an attribute set's groups: Šidák projections (two groups: the
-pair's interval through ``|·|``), Welch's heteroscedastic ANOVA (means) or Cochran's Q (r²).
-Every distribution function comes from :mod:`scipy.stats`.
+the five means have the standard error ``se² = s²/n_eff``, with Kish's effective size
+``n_eff = W²/Σw²`` and ``s² = (Σwq² − (Σwq)²/W)/W · n_eff/(n_eff − 1)`` (the weighted variance
+with the Kish small-sample factor; for unit weights the usual ``s²``), ``ν = n_eff − 1``; value
+intervals are Student t, ``m ± t_ν·se``, for the outcome, prediction and error means, and on the
+log scale, ``m·exp(±t_ν·se/m)``, for the positive, right-skewed MAE and MSE
+(:func:`value_limits`); differences get the Welch interval and test (Welch–Satterthwaite ν;
+unweighted equal to ``scipy.stats.ttest_ind(equal_var=False)``); ratios the log-scale delta
+method (both means positive). RMSE takes the square roots of the MSE limits and the delta method
+for its difference (its test is the MSE's); ``r2_score`` the delta method of ``1 − MSE/Var(y)``
+(needs Σwe⁴, Σwy³, Σwy⁴, Σwe²y, Σwe²y²) with normal limits. Spreads over an attribute set's
+groups: Šidák projections (two groups: the pair's interval through ``|·|``), Welch's
+heteroscedastic ANOVA (means) or Cochran's Q (r²). Every distribution function comes from :mod:`scipy.stats`.
 
 The module is pure arithmetic on small tables (numpy and Polars); the input contract (what a
 value of each role may be) lives in the pass that builds the table.
@@ -581,6 +583,44 @@ def _r2_parts(m: Moments) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return r2, v, np.where(df > 0, df, np.nan)
 
 
+#: Positive means whose value interval is taken on the log scale (right-skewed quantities).
+_LOG_T = ("mean_absolute_error", "mean_squared_error", "root_mean_squared_error")
+
+
+def value_limits(
+    metric: str, est: np.ndarray, var: np.ndarray, df: np.ndarray, level: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """The value interval of one metric at ``level`` from its estimate, squared standard error and ν.
+
+    ``mean_outcome``, ``mean_prediction``, ``mean_error``: Student t, ``m ± t_ν·se``. MAE and MSE
+    (means of positive, right-skewed quantities): on the log scale, ``m·exp(±t_ν·se/m)`` (the delta
+    method for ``log m``; in ``bench/coverage.py`` it covers better than ``m ± t·se`` for every
+    skewed scenario, e.g. MAE 94.4% vs 90.6% at 10 rows). RMSE: the square roots of the MSE's
+    limits. ``r2_score``: ``r² ± z·se`` (delta method), at most 1. NaN where undefined.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> lo, hi = value_limits("mean_squared_error", np.array([2.0]), np.array([0.25]), np.array([30.0]), 0.95)
+    >>> round(float(lo[0]), 4), round(float(hi[0]), 4)
+    (1.2003, 3.3325)
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if metric == "r2_score":
+            h = _scipy_stats().norm.ppf(0.5 + level / 2.0) * np.sqrt(var)
+            return est - h, np.minimum(est + h, 1.0)
+        if metric == "root_mean_squared_error":  # est = √MSE, var = Var(MSE)/(4 MSE)
+            mse, v_mse = est * est, var * 4 * est * est
+            lo, hi = value_limits("mean_squared_error", mse, v_mse, df, level)
+            return np.sqrt(lo), np.sqrt(hi)
+        q = _t(level, df)
+        if metric in _LOG_T:
+            rel = np.where(est > 0, np.sqrt(var) / est, np.nan)
+            return est * np.exp(-q * rel), est * np.exp(q * rel)
+        h = q * np.sqrt(var)
+        return est - h, est + h
+
+
 def _t(ci: float, df: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         return np.asarray(_scipy_stats().t.ppf(0.5 + ci / 2.0, df), dtype=np.float64)
@@ -971,22 +1011,16 @@ class _Context:
         neff = m.neff
         for name in _MEANS:
             mean, v, df = mean_interval(m, name)
-            half = _t(ci, df) * np.sqrt(v)
-            out[name] = {"est": mean, "var": v, "df": df, "lo": mean - half, "hi": mean + half, "n_eff": neff}
+            out[name] = {"est": mean, "var": v, "df": df, "n_eff": neff}
         mse = out["mean_squared_error"]
         rm = vals["root_mean_squared_error"]
         with np.errstate(divide="ignore", invalid="ignore"):
             v_rmse = np.where(rm > 0, mse["var"] / (4 * mse["est"]), np.nan)
-        out["root_mean_squared_error"] = {
-            "est": rm, "var": v_rmse, "df": mse["df"], "n_eff": neff,
-            "lo": np.sqrt(np.maximum(mse["lo"], 0.0)), "hi": np.sqrt(np.maximum(mse["hi"], 0.0)),
-        }  # fmt: skip
+        out["root_mean_squared_error"] = {"est": rm, "var": v_rmse, "df": mse["df"], "n_eff": neff}
         r2, v, df = _r2_parts(m)
-        half = _t(ci, df) * np.sqrt(v)
-        out["r2_score"] = {"est": r2, "var": v, "df": df, "lo": r2 - half, "hi": r2 + half, "n_eff": neff}
-        for name in ("mean_absolute_error", "mean_squared_error"):  # non-negative means
-            out[name]["lo"] = np.maximum(out[name]["lo"], 0.0)
-        out["r2_score"]["hi"] = np.minimum(out["r2_score"]["hi"], 1.0)  # r² <= 1
+        out["r2_score"] = {"est": r2, "var": v, "df": df, "n_eff": neff}
+        for name, d in out.items():
+            d["lo"], d["hi"] = value_limits(name, d["est"], d["var"], d["df"], ci)
         for d in out.values():
             bad = ~np.isfinite(d["est"]) | ~np.isfinite(d["var"])
             d["lo"], d["hi"] = np.where(bad, np.nan, d["lo"]), np.where(bad, np.nan, d["hi"])
@@ -995,7 +1029,8 @@ class _Context:
     def _methods(self) -> dict[str, tuple[str, str | None]]:
         wt = "_ess" if self.weighted else ""
         out: dict[str, tuple[str, str | None]] = {m: (f"t{wt}", f"welch{wt}") for m in _MEANS}
-        out["root_mean_squared_error"] = (f"t_sqrt{wt}", f"welch{wt}")
+        for m in _LOG_T:
+            out[m] = (f"log_t{wt}", f"welch{wt}")
         out["r2_score"] = ("delta", "z_delta")
         return out
 
@@ -1292,12 +1327,7 @@ def _spread(
             spread["ratio"][s] = v.min() / v.max() if v.max() > 0 and v.min() >= 0 else math.nan
         if ci is None or d is None:
             continue
-        lvl = ci ** (1.0 / k)
-        tq = _t(lvl, d["df"][ok]) if name != "r2_score" else np.full(k, _scipy_stats().norm.ppf(0.5 + lvl / 2.0))
-        lo, hi = d["est"][ok] - tq * np.sqrt(d["var"][ok]), d["est"][ok] + tq * np.sqrt(d["var"][ok])
-        if name == "root_mean_squared_error":  # the square roots of the MSE's simultaneous limits
-            m2, v2 = d["est"][ok] ** 2, d["var"][ok] * 4 * d["est"][ok] ** 2
-            lo, hi = np.sqrt(np.maximum(m2 - tq * np.sqrt(v2), 0.0)), np.sqrt(m2 + tq * np.sqrt(v2))
+        lo, hi = value_limits(name, d["est"][ok], d["var"][ok], d["df"][ok], ci ** (1.0 / k))
         if np.all(np.isfinite(lo)) and np.all(np.isfinite(hi)):
             mx["value_lo"][s], mx["value_hi"][s] = lo.max(), hi.max()
             mn["value_lo"][s], mn["value_hi"][s] = lo.min(), hi.min()
