@@ -220,6 +220,18 @@ def glossary_markdown() -> str:
             if m.kind == kind:
                 cells = (m.formula, m.source, m.peers)
                 lines.append(f"| `{m.name}` | " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    lines += [
+        "",
+        "## Your own metrics",
+        "",
+        "`fairness_report(..., metrics={name: expression})` adds metrics of your own: a Polars expression over the",
+        "cell table's count columns (`tp`, `fp`, `tn`, `fn` weighted; `tp_n` … unweighted; `tp_w2` … Σw²; `w`, `n`,",
+        "`gtp`, `gfp`, `gtn`, `gfn`), a function of a `Counts` accessor, or `{\"expr\": ..., \"higher_is_better\": False}`.",
+        "Each gets group rows (value, difference and ratio against the reference group), attribute rows (max − min,",
+        "min ÷ max over the groups where it is defined) and population rows, like the built-ins above, without",
+        "interval columns. Write zero divisions with `polfair.core.metrics.rate(num, den)` (null when `den` is 0).",
+        "A list in `metrics=` keeps its meaning: groupwise metrics such as `\"equalized_odds\"`.",
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -115,6 +115,7 @@ __all__ = [
     "regression_report_from_cells",
     "roll_up",
     "shift_of",
+    "value_limits",
     "welch_anova",
     "welch_test",
 ]

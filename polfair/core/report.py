@@ -93,7 +93,6 @@ from polfair.core._report_rows import (
     SORT_A,
     SORT_G,
     Part,
-    _entities,
     assemble,
     attribute_part,
     disparity_list,
@@ -426,8 +425,7 @@ def report_from_counts(
     if user:  # the user's metrics: rows of the same entities, after the built-ins (polfair.core.user_metrics)
         cols = {"sort_a": SORT_A, "sort_g": SORT_G, "group": GROUP_COL, "key": GROUP_KEY, "priv": _PRIV, "mode": _MODE,
                 "ref_label": "num_instances__refname"}  # fmt: skip
-        parts += user_metric_parts(user, groups, pop, ref, sk=sk, ib=ib, columns=cols, make_part=Part,
-                                   entities=_entities)  # fmt: skip
+        parts += user_metric_parts(user, groups, pop, ref, sk=sk, ib=ib, columns=cols, make_part=Part)
     entity_cols = [*ib, "attribute", "group", "n", GROUP_KEY]
     floats = ["value", "difference", "ratio", *(CI_FLOATS if opts else ()), "n_groups"]
     cats = ["reference_group", *(CI_CATS if opts else ()), "excluded_groups"]

@@ -147,16 +147,19 @@ def user_metric_parts(
     ib: list[str],
     columns: Mapping[str, str],
     make_part: Callable[..., Any],
-    entities: Callable[..., pl.DataFrame],
 ) -> list[Any]:
     """The group, attribute and population parts of the user metrics (laid out with the report's rows).
 
     ``groups``/``pop``/``ref`` are the report's group table (sums, labels, privileged flags and
     modes), population table and reference table; ``columns`` names the report's working columns
     (``sort_a``, ``sort_g``, ``group``, ``key``, ``priv``, ``mode``, ``ref_label``: a reference-name
-    column of ``ref``); ``make_part``/``entities`` build the report's parts.
+    column of ``ref``); ``make_part`` builds a report part from its entities and wide frames.
     """
     sa, sg, gl, gk = columns["sort_a"], columns["sort_g"], columns["group"], columns["key"]
+
+    def entities(frame: pl.DataFrame, sort_a: pl.Expr, sort_g: pl.Expr, *extra: pl.Expr | str) -> pl.DataFrame:
+        return frame.select(*ib, sort_a.cast(pl.Int64).alias(sa), sort_g.cast(pl.Int64).alias(sg), *extra)
+
     priv, mode, refname = columns["priv"], columns["mode"], columns["ref_label"]
     names = [m.name for m in metrics]
     vals = _values(groups, metrics)
@@ -206,7 +209,7 @@ def user_metric_parts(
             return pl.when(pl.col(mode) == "best").then(best_names[i]).otherwise(label).cast(pl.Categorical).alias(n)
         return label.cast(pl.Categorical).alias(n)
 
-    group_ent = entities(groups, ib, pl.col(sa), pl.col(sg), pl.col("attribute").cast(pl.Categorical),
+    group_ent = entities(groups, pl.col(sa), pl.col(sg), pl.col("attribute").cast(pl.Categorical),
                          pl.col(gl).alias("group"), pl.col("n").cast(pl.Int64), gk)  # fmt: skip
     group_part = make_part(
         group_ent, names,
@@ -237,7 +240,7 @@ def user_metric_parts(
         .join(pop.select(*ib, pl.col("n").cast(pl.Int64)), on=ib, how="left", nulls_equal=True, maintain_order="left")
     )  # fmt: skip
     att_part = make_part(
-        entities(att, ib, pl.col(sa), pl.lit(-1), pl.col("attribute").cast(pl.Categorical), "n"), names,
+        entities(att, pl.col(sa), pl.lit(-1), pl.col("attribute").cast(pl.Categorical), "n"), names,
         floats={
             "difference": att.select([pl.col(f"{n}__d").alias(n) for n in names]),
             "ratio": att.select([pl.col(f"{n}__r").alias(n) for n in names]),
@@ -246,7 +249,7 @@ def user_metric_parts(
         cats={"excluded_groups": att.select([pl.col(f"{n}__x").cast(pl.Categorical).alias(n) for n in names])},
     )  # fmt: skip
     pop_part = make_part(
-        entities(pop, ib, pl.lit(-1), pl.lit(-1), pl.col("n").cast(pl.Int64)), names,
+        entities(pop, pl.lit(-1), pl.lit(-1), pl.col("n").cast(pl.Int64)), names,
         floats={"value": _values(pop, metrics)},
     )  # fmt: skip
     return [pop_part, att_part, group_part]
