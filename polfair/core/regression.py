@@ -606,7 +606,7 @@ def value_limits(
     >>> round(float(lo[0]), 4), round(float(hi[0]), 4)
     (1.2003, 3.3325)
     """
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if metric == "r2_score":
             h = _scipy_stats().norm.ppf(0.5 + level / 2.0) * np.sqrt(var)
             return est - h, np.minimum(est + h, 1.0)
