@@ -505,29 +505,29 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _main_regression(args: argparse.Namespace) -> None:
+    """``--regression``: the regression scenarios only, in their own results section."""
     t0 = time.perf_counter()
     rows = []
     for i, (name, fn) in enumerate(regression_scenarios(args.reps)):
-        rng = np.random.default_rng([args.seed, 1000 + i])
         t1 = time.perf_counter()
-        rows += [(name, fam, value, undefined, args.reps) for fam, (value, undefined) in fn(rng).items()]
+        res = fn(np.random.default_rng([args.seed, 1000 + i]))
+        rows += [(name, fam, value, undefined, args.reps) for fam, (value, undefined) in res.items()]
         print(f"  {name}: {time.perf_counter() - t1:.1f} s", file=sys.stderr)
     text = table(rows)
     print(text)
-    if args.out is not None:
-        head = (
-            f"\n\n## Regression intervals: coverage and type-I error (issue 23)\n\n"
-            f"`python bench/coverage.py --regression --reps {args.reps} --seed {args.seed}`, one run "
-            f"({time.perf_counter() - t0:.0f} s, 2 cores), numpy {np.__version__}. Two groups of skewed outcomes "
-            "(\"wages\": y log-normal given x, log-sd 0.5, the model E[y|x]; \"heavy tails\": log-sd 0.94 "
-            "and a misspecified linear model, so the squared errors are very heavy-tailed); true values from 4 million "
-            "draws. Intervals of `polfair.core.regression` as the regression report computes them "
-            "(t with ν = n_eff − 1; MAE and MSE on the log scale; RMSE the square roots of the MSE limits; Welch; "
-            "delta-method r²).\n\n"
-        )
-        with args.out.open("a") as f:
-            f.write(head + text + "\n")
-
+    if args.out is None:
+        return
+    section = (
+        f"\n\n## Regression intervals: coverage and type-I error (issue 23)\n\n"
+        f"`python bench/coverage.py --regression --reps {args.reps} --seed {args.seed}`, one run "
+        f"({time.perf_counter() - t0:.0f} s, 2 cores), numpy {np.__version__}. Two groups of skewed outcomes "
+        "(\"wages\": y log-normal given x, log-sd 0.5, the model E[y|x]; \"heavy tails\": log-sd 0.94 "
+        "and a misspecified linear model, so the squared errors are very heavy-tailed); true values from 4 million "
+        "draws. Intervals of `polfair.core.regression` as the regression report computes them "
+        "(t with ν = n_eff − 1; MAE and MSE on the log scale; RMSE the square roots of the MSE limits; Welch; "
+        "delta-method r²).\n\n" + text + "\n"
+    )
+    args.out.write_text(args.out.read_text() + section if args.out.exists() else section)
 
 if __name__ == "__main__":
     main()

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
+import runpy
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -12,11 +13,8 @@ _PATH = Path(__file__).resolve().parents[2] / "bench" / "coverage.py"
 
 
 @pytest.fixture(scope="module")
-def coverage():
-    spec = importlib.util.spec_from_file_location("polfair_bench_coverage_regression", _PATH)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    return mod
+def coverage() -> SimpleNamespace:
+    return SimpleNamespace(**runpy.run_path(str(_PATH)))  # the bench module's functions (its main does not run)
 
 
 def test_wages_intervals_cover(coverage) -> None:
