@@ -1088,12 +1088,12 @@ class _Context:
         labels = np.array([("overall" if o else lab) for o, lab in zip(overall, ref_label)], dtype=object)
         # a group that is (part of) its own reference has no comparison
         own = np.zeros(h, dtype=bool)
-        if ref_rows.height:
-            members = ref_rows["__pf_members"].to_list()
-            sg = groups[_SG].to_numpy()
-            for i in range(h):  # membership test per group row (a set lookup, no data pass)
-                j = ref_index[i]
-                own[i] = j >= 0 and not overall[i] and int(sg[i]) in set(members[j])
+        if ref_rows.height:  # the groups that are (part of) their set's reference: a semi-join
+            pairs = ref_rows.select(pl.col("__pf_ri").cast(pl.Int64), pl.col("__pf_members").alias(_SG)).explode(_SG)
+            mine = pl.DataFrame({"__pf_ri": ref_index.astype(np.int64), _SG: groups[_SG].cast(pl.Int64)})
+            own = mine.join(pairs.with_columns(pl.col(_SG).cast(pl.Int64), pl.lit(True).alias("__pf_own")),
+                            on=["__pf_ri", _SG], how="left", maintain_order="left")["__pf_own"].fill_null(False).to_numpy()
+            own = own & ~overall
         mcomp = mpop - mg  # the rest of the population (for "overall")
         vg, vr = metric_values(mg), metric_values(mref)
         f = _div(mg["w"], mpop["w"])

@@ -211,3 +211,18 @@ def test_overall_reference_compares_with_the_rest(adult: pl.DataFrame) -> None:
     f = fem.mean()
     ci = res.confidence_interval(0.95)
     assert row["difference_lo"].item() == pytest.approx((1 - f) * ci.low, rel=1e-9)
+
+
+def test_reference_groups_have_no_comparison_intervals(adult: pl.DataFrame) -> None:
+    rep = _report(adult, None, privileged={"race": ["White", "Black"], "sex": "Male"})
+    race = rep.filter(attribute="race", metric="mean_error")
+    own = race.filter(pl.col("group").is_in(["White", "Black"]))
+    assert own["p_value"].null_count() == 2 and own["difference_lo"].null_count() == 2
+    assert set(race["reference_group"].cast(pl.String).to_list()) == {"White|Black"}
+    others = race.filter(~pl.col("group").is_in(["White", "Black"]))
+    assert others["p_value"].null_count() == 0
+    # the union reference: the two groups' rows pooled
+    e = (adult["predicted_hours"] - adult["hours_per_week"]).to_numpy()
+    ref = adult["race"].cast(pl.String).is_in(["White", "Black"]).to_numpy()
+    other = (adult["race"].cast(pl.String) == "Other").to_numpy()
+    assert others.filter(group="Other")["difference"].item() == pytest.approx(e[other].mean() - e[ref].mean(), rel=1e-9)
