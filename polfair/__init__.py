@@ -72,6 +72,7 @@ from polfair.monitor.disclosure import suppress_small_groups
 from polfair.outputs.html import HtmlReport, to_html, write_html
 from polfair.outputs.writers import append_report, write_report
 from polfair.proxies import proxy_report, proxy_scan
+from polfair.regression import regression_counts, regression_report
 from polfair.regulatory import adverse_impact
 from polfair.scores import (
     merge_score_counts,
@@ -90,6 +91,8 @@ __all__ = [
     "merge_counts",
     "fairness_report",
     "report_from_counts",
+    "regression_report",
+    "regression_counts",
     "COUNT_COLUMNS",
     "REPORT_COLUMNS",
     "METRICS",

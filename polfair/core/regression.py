@@ -12,6 +12,8 @@ column                 dtype    meaning (``w`` weight, ``y`` outcome, ``ŷ`` pre
                                 counting missing values
 ``n``                  Int64    rows counted (outcome, prediction and weight present)
 ``n_missing``          Int64    rows with a missing outcome, prediction or weight (not counted)
+``n_invalid``          Int64    rows with an infinite outcome or prediction, or a negative or
+                                infinite weight (not counted; the report raises)
 ``w``, ``w2``          Float64  Σw, Σw²
 ``y_shift``            Float64  the constant ``K_y`` the outcome sums are taken about
 ``p_shift``            Float64  the constant ``K_p`` the prediction sums are taken about
@@ -126,7 +128,7 @@ _OFFSET_OCTAVES = 1100  # |ŷ| >= 2^-1074 (the smallest subnormal): codes stay >
 
 #: Additive sums of a regression cell (summed when cells are rolled up or merged).
 REGRESSION_SUM_COLUMNS = (
-    "n", "n_missing", "w", "w2", "sum_y", "sum_y2", "sum_y3", "sum_y4", "sum_p", "sum_p2", "sum_yp",
+    "n", "n_missing", "n_invalid", "w", "w2", "sum_y", "sum_y2", "sum_y3", "sum_y4", "sum_p", "sum_p2", "sum_yp",
     "sum_e", "sum_e2", "sum_e4", "sum_ae", "sum_e2y", "sum_e2y2",
 )  # fmt: skip
 #: Value columns of the regression cell table, in order (every other column is a key).
@@ -209,7 +211,9 @@ def bin_edges(codes: Any, bins_per_octave: int = BINS_PER_OCTAVE) -> tuple[np.nd
     return lo, hi
 
 
-def regression_aggregations(y: pl.Expr, p: pl.Expr, w: pl.Expr, *, y_shift: float, p_shift: float) -> list[pl.Expr]:
+def regression_aggregations(
+    y: pl.Expr, p: pl.Expr, w: pl.Expr, *, y_shift: float, p_shift: float, invalid: pl.Expr | None = None
+) -> list[pl.Expr]:
     """The aggregation expressions of one regression cell (for ``group_by(keys + bin).agg(...)``).
 
     Parameters
@@ -219,6 +223,9 @@ def regression_aggregations(y: pl.Expr, p: pl.Expr, w: pl.Expr, *, y_shift: floa
         ``n_missing`` only (the caller nulls all three where one is missing).
     y_shift, p_shift
         The constants the outcome and prediction sums are taken about (:func:`shift_of`).
+    invalid
+        Optional Boolean expression: the row breaks the input rules (counted in ``n_invalid``, not
+        in ``n_missing``; the caller nulls its values too).
 
     Returns
     -------
@@ -234,12 +241,14 @@ def regression_aggregations(y: pl.Expr, p: pl.Expr, w: pl.Expr, *, y_shift: floa
     (2, 2.0, 4.0, 0.0, 2.0)
     """
     ok = y.is_not_null() & p.is_not_null() & w.is_not_null()
+    bad = pl.lit(False) if invalid is None else invalid.fill_null(False)
     yc, pc = y - y_shift, p - p_shift
     e = p - y
     e2 = e * e
     return [
         ok.sum().cast(pl.Int64).alias("n"),
-        (~ok).sum().cast(pl.Int64).alias("n_missing"),
+        (~ok & ~bad).sum().cast(pl.Int64).alias("n_missing"),
+        bad.sum().cast(pl.Int64).alias("n_invalid"),
         w.sum().alias("w"),
         (w * w).sum().alias("w2"),
         (w * yc).sum().alias("sum_y"),
@@ -297,8 +306,9 @@ def regression_cells(
     Parameters
     ----------
     frame
-        A LazyFrame with the key columns; the outcome, prediction and weight must already follow
-        the input contract (numeric; NaN and null are missing; finite otherwise).
+        A LazyFrame with the key columns and numeric outcome, prediction and weight. Null and NaN
+        are missing (``n_missing``); ±inf, and a negative weight, are invalid (``n_invalid``; the
+        caller raises, :func:`polfair.regression_counts`). Neither is used in any sum.
     y_true, y_pred, weight
         Column names or expressions (weight default 1).
     keys
@@ -329,14 +339,17 @@ def regression_cells(
     y = (pl.col(y_true) if isinstance(y_true, str) else y_true).cast(_F64).fill_nan(None)
     p = (pl.col(y_pred) if isinstance(y_pred, str) else y_pred).cast(_F64).fill_nan(None)
     w = pl.lit(1.0) if weight is None else (pl.col(weight) if isinstance(weight, str) else weight).cast(_F64)
-    ky, kp = shift_of(frame, y, p) if shift is None else shift
-    ok = y.is_not_null() & p.is_not_null() & w.fill_nan(None).is_not_null()
+    w = w.fill_nan(None)
+    bad = ~y.is_finite() | ~p.is_finite() | ~w.is_finite() | (w < 0)  # null where a value is missing
+    ok = y.is_not_null() & p.is_not_null() & w.is_not_null() & ~bad
+    ky, kp = shift_of(frame.filter(ok), y, p) if shift is None else shift
     lf = frame.select(
         *[pl.col(k) for k in keys],
         pl.when(ok).then(y).alias(_Y), pl.when(ok).then(p).alias(_P), pl.when(ok).then(w).alias(_W),
-        prediction_bin(pl.when(ok).then(p), bins_per_octave).alias("bin"),
+        prediction_bin(pl.when(ok).then(p), bins_per_octave).alias("bin"), bad.fill_null(False).alias("__pf_bad"),
     )  # fmt: skip
-    aggs = regression_aggregations(pl.col(_Y), pl.col(_P), pl.col(_W), y_shift=ky, p_shift=kp)
+    aggs = regression_aggregations(pl.col(_Y), pl.col(_P), pl.col(_W), y_shift=ky, p_shift=kp,
+                                   invalid=pl.col("__pf_bad"))  # fmt: skip
     out = lf.group_by([*keys, "bin"]).agg(aggs).collect(engine=engine)
     return out.sort([*keys, "bin"], nulls_last=False)
 
