@@ -362,6 +362,7 @@ def _reg_moments(y: np.ndarray, p: np.ndarray, w: np.ndarray):
         "sum_yp": (w * yc * pc).sum(1), "sum_e": (w * e).sum(1), "sum_e2": (w * e**2).sum(1),
         "sum_e4": (w * e**4).sum(1), "sum_ae": (w * np.abs(e)).sum(1), "sum_e2y": (w * e**2 * yc).sum(1),
         "sum_e2y2": (w * e**2 * yc**2).sum(1), "y_shift": ky[:, 0], "p_shift": kp[:, 0],
+        "n_invalid": np.zeros(len(y)), "y_min": y.min(1), "y_max": y.max(1),
     }  # fmt: skip
     return Moments(s)
 

@@ -22,6 +22,8 @@ column                 dtype    meaning (``w`` weight, ``y`` outcome, ``ŷ`` pre
 ``sum_e`` ...          Float64  ``sum_e, sum_e2, sum_e4`` = Σw·e^k; ``sum_ae`` = Σw|e|;
                                 ``sum_e2y, sum_e2y2`` = Σw·e²(y−K_y)^k
 ``p_min``, ``p_max``   Float64  the smallest and largest prediction in the cell and bin
+``y_min``, ``y_max``   Float64  the smallest and largest outcome of the rows with a positive
+                                weight (a constant outcome, whose r² is undefined, exactly)
 =====================  =======  ====================================================================
 
 Every column is a sum, a min or a max, so tables of partitions, batches or engines merge exactly
@@ -132,7 +134,7 @@ REGRESSION_SUM_COLUMNS = (
     "sum_e", "sum_e2", "sum_e4", "sum_ae", "sum_e2y", "sum_e2y2",
 )  # fmt: skip
 #: Value columns of the regression cell table, in order (every other column is a key).
-REGRESSION_CELL_COLUMNS = (*REGRESSION_SUM_COLUMNS, "y_shift", "p_shift", "p_min", "p_max")
+REGRESSION_CELL_COLUMNS = (*REGRESSION_SUM_COLUMNS, "y_shift", "p_shift", "p_min", "p_max", "y_min", "y_max")
 
 #: Group (and population) metrics of the regression report, in report order.
 REGRESSION_METRICS = (
@@ -268,11 +270,17 @@ def regression_aggregations(
         pl.lit(float(p_shift), _F64).alias("p_shift"),
         p.min().cast(_F64).alias("p_min"),
         p.max().cast(_F64).alias("p_max"),
+        y.filter(w > 0).min().cast(_F64).alias("y_min"),
+        y.filter(w > 0).max().cast(_F64).alias("y_max"),
     ]
 
 
 def shift_of(frame: pl.LazyFrame, y: pl.Expr, p: pl.Expr) -> tuple[float, float]:
-    """The sums' shifts: the outcome and prediction of the first row where both are present.
+    """The sums' shifts: the outcome and prediction of the first row of ``frame`` where both are present.
+
+    :func:`regression_cells` passes the rows that count (valid, positive weight), so the shift lies in
+    the range of the data the sums hold; a merge rebases tables about other shifts exactly, losing
+    digits only in proportion to (distance between the shifts / spread of the data)².
 
     Reads one row (a limit-1 query, not a scan of the data); 0.0 when there is none or the value is
     not finite. Any constant is exact; one inside the data's range keeps the variances' digits.
@@ -342,7 +350,7 @@ def regression_cells(
     w = w.fill_nan(None)
     bad = ~y.is_finite() | ~p.is_finite() | ~w.is_finite() | (w < 0)  # null where a value is missing
     ok = y.is_not_null() & p.is_not_null() & w.is_not_null() & ~bad
-    ky, kp = shift_of(frame.filter(ok), y, p) if shift is None else shift
+    ky, kp = shift_of(frame.filter(ok & (w > 0)), y, p) if shift is None else shift  # a row that counts
     lf = frame.select(
         *[pl.col(k) for k in keys],
         pl.when(ok).then(y).alias(_Y), pl.when(ok).then(p).alias(_P), pl.when(ok).then(w).alias(_W),
@@ -403,6 +411,7 @@ def _aggs_over_bins() -> list[pl.Expr]:
     return [
         *[pl.col(c).sum() for c in REGRESSION_SUM_COLUMNS],
         pl.col("y_shift").first(), pl.col("p_shift").first(), pl.col("p_min").min(), pl.col("p_max").max(),
+        pl.col("y_min").min(), pl.col("y_max").max(),
     ]  # fmt: skip
 
 
@@ -468,9 +477,12 @@ class Moments:
         return self.sums[name]
 
     def __sub__(self, other: Moments) -> Moments:
-        """The sums of the rows of ``self`` not in ``other`` (a group's complement in its population)."""
+        """The sums of the rows of ``self`` not in ``other`` (a group's complement in its population;
+        its outcome range is unknown: taken as not constant).
+        """
         out = {k: self.sums[k] - other.sums[k] for k in REGRESSION_SUM_COLUMNS}
         out |= {k: self.sums[k] for k in ("y_shift", "p_shift")}
+        out |= {"y_min": np.full_like(out["w"], -np.inf), "y_max": np.full_like(out["w"], np.inf)}
         return Moments(out)
 
     def take(self, index: np.ndarray) -> Moments:
@@ -514,7 +526,7 @@ def group_moments(frame: pl.DataFrame) -> Moments:
     >>> float(mean_interval(m, "mean_outcome")[0][0])
     2.0
     """
-    cols = [*REGRESSION_SUM_COLUMNS, "y_shift", "p_shift"]
+    cols = [*REGRESSION_SUM_COLUMNS, "y_shift", "p_shift", "y_min", "y_max"]
     return Moments({c: frame[c].cast(_F64).to_numpy().astype(np.float64, copy=True) for c in cols})
 
 
@@ -546,11 +558,13 @@ def metric_values(m: Moments) -> dict[str, np.ndarray]:
 
 
 def _sst(m: Moments) -> np.ndarray:
-    """Σw(y − ȳ)², 0 where it is within rounding of 0 (a constant outcome)."""
+    """Σw(y − ȳ)²: 0 exactly for a constant outcome (``y_min == y_max`` over the weighted rows), NaN
+    where rounding leaves no positive value for a non-constant one.
+    """
     with np.errstate(divide="ignore", invalid="ignore"):
         raw = m["sum_y2"] - _div(m["sum_y"] * m["sum_y"], m["w"])
-    tol = 64 * np.finfo(np.float64).eps * np.abs(m["sum_y2"])
-    return np.where(raw > tol, raw, np.where(np.isnan(raw), np.nan, 0.0))
+    constant = m["y_min"] == m["y_max"]
+    return np.where(constant, 0.0, np.where(raw > 0, raw, np.nan))
 
 
 def mean_interval(m: Moments, metric: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -994,7 +1008,7 @@ class _Context:
             p = (
                 priv.filter(pl.col(_PRIV)).group_by(sk, maintain_order=True)
                 .agg(*[pl.col(c).sum() for c in REGRESSION_SUM_COLUMNS], pl.col("y_shift", "p_shift").first(),
-                     pl.col(_SG).alias("__pf_members"))
+                     pl.col("y_min").min(), pl.col("y_max").max(), pl.col(_SG).alias("__pf_members"))
                 .with_columns(pl.col(_SA).replace_strict(labels, default=None, return_dtype=pl.String).alias("__pf_label"))
             )  # fmt: skip
             frames.append(p)
@@ -1002,7 +1016,7 @@ class _Context:
         if largest.height:
             first = largest.group_by(sk).agg(pl.col(_SG).filter(pl.col("w") == pl.col("w").max()).min())
             lg = largest.join(first.select(_SG), on=_SG, how="semi").select(
-                *sk, *REGRESSION_SUM_COLUMNS, "y_shift", "p_shift", pl.concat_list(_SG).alias("__pf_members"),
+                *sk, *REGRESSION_SUM_COLUMNS, "y_shift", "p_shift", "y_min", "y_max", pl.concat_list(_SG).alias("__pf_members"),
                 pl.col(_GL).alias("__pf_label"),
             )  # fmt: skip
             frames.append(lg)
