@@ -52,7 +52,7 @@ from polfair.regulatory.statistics import (
     normal_two_sided_p,
     two_proportion_z,
 )
-from polfair.scores.counts import favorable_indicator, score_counts
+from polfair.scores.counts import SCORE_COUNT_COLUMNS, favorable_indicator, score_counts
 
 __all__ = ["ADVERSE_IMPACT_COLUMNS", "PRESETS", "adverse_impact", "adverse_impact_from_counts"]
 
@@ -215,8 +215,7 @@ def adverse_impact_from_counts(
         msg = f"variance must be 'pooled' or 'hypergeometric', got {variance!r}"
         raise PolfairError(msg)
     by_n = [str(b) for b in as_list(by)]
-    keys = [c for c in hist.columns if c not in (*by_n, "score", "label", "n", "weight", "score_sum",
-                                                  "score_sq_sum", "score_min", "score_max")]  # fmt: skip
+    keys = [c for c in hist.columns if c not in (*by_n, "score", "label", *SCORE_COUNT_COLUMNS)]
     if not keys:
         msg = "adverse_impact needs at least one protected attribute"
         raise PolfairError(msg)

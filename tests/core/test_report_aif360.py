@@ -165,7 +165,8 @@ def check_against_aif360(rep: pl.DataFrame, aif: Aif, names: list[str], privileg
                 checked += 1
 
     # group rows of single attributes against the privileged value: aif360's unprivileged/privileged
-    metric_names = [m for m, d in pf.METRICS.items() if predictions or d.needs == "labels"]
+    # (the scores f1_score, ... are scikit-learn's, tested in tests/core/test_score_metrics.py)
+    metric_names = [m for m, d in pf.METRICS.items() if (predictions or d.needs == "labels") and not d.is_score]
     for a in names:
         p = privileged[a]
         levels = sorted(set(aif.keys[a]))
