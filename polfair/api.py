@@ -23,13 +23,13 @@ from polfair.core.collect import collect_cells
 from polfair.core.counts import BUCKET, COUNT_COLUMNS, cell_table, pivot_codes
 from polfair.core.inputs import is_foreign
 from polfair.core.report import report_batches, report_from_counts
-from polfair.core.run_metadata import with_run_metadata
+from polfair.core.run_metadata import attach_request, with_run_metadata
 from polfair.core.spec import Spec, build_spec
 from polfair.core.values import check_option_types
 from polfair.core.wide import to_wide
 from polfair.engines.narwhals import ForeignSpec, foreign_code_table
 from polfair.exceptions import PolfairError
-from polfair.monitor.plan import plan_report
+from polfair.monitor.plan import plan_report, significance_as_level
 
 __all__ = ["confusion_counts", "fairness_report", "fairness_report_batches"]
 
@@ -173,7 +173,7 @@ def fairness_report(
     min_sample_size: int | None = None,
     max_sample_size: int | None = None,
     config: Any = None,
-    metrics: Sequence[Any] | None = None,
+    metrics: Sequence[Any] | Mapping[str, Any] | None = None,
     shape: Literal["long", "wide"] = "long",
     run_metadata: bool | Mapping[str, Any] = False,
     allow_many_groups: bool = False,
@@ -186,6 +186,7 @@ def fairness_report(
     n_buckets: int = 20,
     significance: float | None = None,
     min_group_size: int | None = None,
+    band: Literal["both", "harm"] | None = None,
 ) -> pl.DataFrame:
     """Audit a classifier's decisions (or a dataset's labels) for group fairness, in one pass.
 
@@ -236,6 +237,15 @@ def fairness_report(
         Optional mapping metric -> inclusive band ``[lo, hi]`` (or ``{"min": lo}``/``{"max": hi}``),
         e.g. ``{"disparate_impact": [0.8, 1.25]}``; adds ``threshold`` and ``status`` columns
         (:func:`polfair.monitor.apply_thresholds`; list violations with :func:`polfair.monitor.alerts`).
+        The status is the rule of :mod:`polfair.core.status`: ``ok`` inside the band;
+        ``violation`` when the value and (with ``ci``) its whole interval lie outside it;
+        ``inconclusive`` when the value lies outside but its interval reaches in;
+        ``insufficient_data`` below ``min_sample_size`` or for an undefined value.
+    band
+        ``"both"`` (default; the config's ``band`` otherwise): judge both sides of every band.
+        ``"harm"``: only the side that disadvantages the group (the ``harm`` direction of the
+        metric): ``disparate_impact = [0.8, 1.25]`` flags only ratios below 0.8, as the US EEOC
+        reads the four-fifths rule; ``false_negative_rate_ratio`` only ratios above 1.25.
     min_sample_size
         Optional int: groups with fewer rows get ``status="insufficient_data"``, never ok/violation.
     max_sample_size
@@ -249,6 +259,14 @@ def fairness_report(
     metrics
         Optional list of :class:`polfair.compat.yardstick.GroupwiseMetric` (or built-in names such as
         ``"equalized_odds"``); each adds one attribute-level row per attribute set and ``by`` group.
+        Or a mapping of **user metrics** ``{name: expression}`` over the cell table's count columns
+        (``tp, fp, tn, fn``, their ``_n`` (unweighted) and ``_w2`` (Σw²) forms, ``w``, ``n``,
+        ``gtp, gfp, gtn, gfn``), e.g. ``{"f_half": 1.25 * pl.col("tp") / (1.25 * pl.col("tp") +
+        0.25 * pl.col("fn") + pl.col("fp"))}``, a function of a
+        :class:`~polfair.core.metrics.Counts` accessor, or ``{"expr": ..., "higher_is_better":
+        False}``: each gets group rows (value, difference and ratio against the reference group),
+        attribute rows (spreads) and population rows, like a built-in metric, without intervals
+        (:mod:`polfair.core.user_metrics`).
     allow_many_groups
         Bool, default ``False``: a Float ``protected``/``by`` column, or one with more than 1000
         distinct values that are more than half the rows (an id, score or weight passed by
@@ -281,10 +299,10 @@ def fairness_report(
         attribute-level and population rows keep their methods (the jackknife is inconsistent
         for the max/min spreads). Same schema.
     significance
-        Optional level in (0, 1), e.g. ``0.05``, passed to :func:`polfair.monitor.apply_thresholds`:
-        with ``thresholds`` and ``ci``, a breach is a ``"violation"`` only when it is also
-        significant, else ``"inconclusive"``. Needs ``ci`` (an error otherwise, when thresholds
-        are set).
+        Deprecated (``FutureWarning``): ``significance=a`` is ``ci=1-a``, the level of the
+        intervals the status rule reads (a violation's whole interval lies outside the band).
+        It no longer compares p-values with ``a`` (``docs/schema.md``, version 3). Giving it with
+        another ``ci`` is an error.
     min_group_size
         Optional positive int: small-cell disclosure control. Group rows of groups with fewer
         than this many input rows (``n``) are removed from the returned report (so from what is
@@ -307,10 +325,15 @@ def fairness_report(
         Long/tidy report with columns ``*by, attribute, group, metric, value, reference_group,
         difference, ratio, n``; see :mod:`polfair.core.report` for the schema and row kinds. Rates
         are fractions in [0, 1]; counts are weighted when ``weight`` is given. With
-        ``thresholds``/``min_sample_size``/``config``, also ``threshold`` (String) and ``status``
-        (``"ok" | "violation" | "insufficient_data"``, null where no threshold applies).
-        With ``run_metadata``, the run columns come last (``docs/schema.md``); with
-        ``shape="wide"``, the wide form (:func:`polfair.core.wide.to_wide`) of all of it.
+        ``thresholds``/``min_sample_size``/``config``, also ``threshold`` (String, the band
+        applied) and ``status`` (``"ok" | "violation" | "inconclusive" | "insufficient_data"``,
+        null where no threshold applies). ``harm`` (String) says which side of each directed
+        comparison is disadvantaged (``"group"``, ``"reference"``, ``"none"``). With
+        ``run_metadata``, the run columns come last (``docs/schema.md``); with ``shape="wide"``,
+        the wide form (:func:`polfair.core.wide.to_wide`) of all of it. The returned frame
+        carries the request (label, prediction, favorable, groups, bands, ci, weight, version)
+        as metadata: :func:`polfair.core.run_metadata.request_of`; the writers store it in
+        parquet key-value metadata and :func:`polfair.write_html` shows it.
 
     Raises
     ------
@@ -373,7 +396,7 @@ def fairness_report(
             by=list(prep.spec.by), ci=prep.statistics["ci"], p_adjust_method=prep.statistics["p_adjust"],
         )  # fmt: skip
     report = prep.plan.finish(report)
-    return _shape_and_stamp(report, shape, run_metadata, options)
+    return attach_request(_shape_and_stamp(report, shape, run_metadata, options), prep.request)
 
 
 def fairness_report_batches(data: Any, *, batch_rows: int = 1_000_000, **kwargs: Any) -> Iterator[pl.DataFrame]:
@@ -383,8 +406,8 @@ def fairness_report_batches(data: Any, *, batch_rows: int = 1_000_000, **kwargs:
     that report, run metadata included, with one ``run_id`` and ``run_at``), but the rows are laid out
     ``batch_rows`` at a time (:func:`polfair.core.report.report_batches`), so a report of millions of
     rows can be written without holding it: ``polfair report ... --out`` uses it. Options that need the
-    whole report at once (``cluster=`` with intervals, thresholds, ``min_group_size``, groupwise
-    ``metrics``, ``shape="wide"``) give the whole report as one batch.
+    whole report at once (``cluster=`` with intervals, thresholds, ``min_group_size``, groupwise or
+    user ``metrics``, a config's monitored groups, ``shape="wide"``) give the whole report as one batch.
 
     Parameters
     ----------
@@ -425,13 +448,15 @@ def fairness_report_batches(data: Any, *, batch_rows: int = 1_000_000, **kwargs:
         run_metadata = fixed
     prep = _prepare(data, args, shape, run_metadata)
     plan = prep.plan
+    # a config's monitored groups are checked (and warned about) on the whole report
     whole = (shape != "long" or (prep.bucketed is not None and prep.statistics["ci"] is not None) or plan.metrics
-             or plan.thresholds is not None or plan.statistics.get("min_group_size") is not None)  # fmt: skip
+             or plan.thresholds is not None or plan.statistics.get("min_group_size") is not None
+             or (plan.config is not None and bool(plan.config.monitored)))  # fmt: skip
     if whole:
         yield fairness_report(data, **kwargs)
         return
     for batch in report_batches(prep.cells, by=prep.spec.by, batch_rows=batch_rows, **prep.statistics, **prep.common):
-        yield _shape_and_stamp(plan.finish(batch), shape, run_metadata, args)
+        yield attach_request(_shape_and_stamp(plan.finish(batch), shape, run_metadata, args), prep.request)
 
 
 class _Prepared(NamedTuple):
@@ -441,21 +466,31 @@ class _Prepared(NamedTuple):
     bucketed: pl.DataFrame | None
     statistics: dict[str, Any]
     common: dict[str, Any]
+    request: dict[str, Any]
 
 
 def _prepare(data: Any, options: dict[str, Any], shape: Any, run_metadata: Any) -> _Prepared:
     """Check the options, resolve the monitoring plan and run the pass: the cell table and the report's arguments."""
     o = options
+    if o["band"] is None:
+        options.pop("band")  # not given: the config hash of calls before the option is unchanged
     _check_shape(shape, run_metadata)
+    # a mapping of metrics defines user metrics (polfair.core.user_metrics); a list: groupwise metrics
+    metrics = o["metrics"]
+    user_metrics = metrics if isinstance(metrics, Mapping) else None
+    if user_metrics is not None:
+        metrics = None
+        options["metrics"] = sorted(user_metrics)  # hashable names for the run metadata; the checks below skip it
     check_option_types(options)
     _check_significance(o["significance"])
     plan = plan_report(
         data, config=o["config"], y_true=o["y_true"], y_pred=o["y_pred"], y_score=o["y_score"], weight=o["weight"],
         by=o["by"], protected=o["protected"], favorable=o["favorable"], privileged=o["privileged"],
         intersections=o["intersections"], thresholds=o["thresholds"], min_sample_size=o["min_sample_size"],
-        max_sample_size=o["max_sample_size"], metrics=o["metrics"], statistics=_given_statistics(options),
+        max_sample_size=o["max_sample_size"], metrics=metrics, statistics=_given_statistics(options),
+        band=o.get("band"),
     )  # fmt: skip
-    stats = {**_STATISTICS_DEFAULTS, **plan.statistics}
+    stats = significance_as_level({**_STATISTICS_DEFAULTS, **plan.statistics}, plan.statistics)
     kwargs = dict(y_true=plan.y_true, y_pred=plan.y_pred, y_score=plan.y_score, threshold=o["threshold"],
                   protected=plan.protected, favorable=plan.favorable, unfavorable=o["unfavorable"],
                   weight=plan.weight, by=plan.by)  # fmt: skip
@@ -477,11 +512,13 @@ def _prepare(data: Any, options: dict[str, Any], shape: Any, run_metadata: Any) 
     common: dict[str, Any] = dict(
         protected=spec.keys, has_predictions=spec.has_predictions, privileged=plan.privileged,
         reference=o["reference"], intersections=plan.intersections, alpha=o["alpha"],
-        concentration=o["concentration"], weighted=spec.weighted,
+        concentration=o["concentration"], weighted=spec.weighted, metrics=user_metrics,
     )  # fmt: skip
     statistics = {"ci": stats["ci"], "ci_method": o["ci_method"], "n_boot": stats["n_boot"], "seed": stats["seed"],
                   "p_adjust": stats["p_adjust"]}  # fmt: skip
-    return _Prepared(plan, spec, cells, bucketed, statistics, common)
+    request = plan.request(threshold=o["threshold"], unfavorable=o["unfavorable"], reference=o["reference"],
+                           stats=stats, config=o["config"])  # fmt: skip
+    return _Prepared(plan, spec, cells, bucketed, statistics, common, request)
 
 
 #: The statistics keywords of ``fairness_report`` a config's ``[statistics]`` table may set, with

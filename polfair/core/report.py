@@ -30,6 +30,10 @@ column                  dtype        meaning
                                      protected attribute in the input's dtype; a field is null
                                      when the attribute is not in the set or the value is null
                                      (``attribute`` tells which); null on attribute/population rows
+``harm``                String       group rows of a metric with a direction of harm: ``"group"``
+                                     (the group is on the disadvantaged side of its reference),
+                                     ``"reference"`` or ``"none"``; null elsewhere
+                                     (:mod:`polfair.core.status`)
 ======================  ===========  ============================================================
 
 ``attribute``, ``metric`` and ``reference_group`` are Categorical (a few distinct strings repeated
@@ -92,6 +96,7 @@ from polfair.core._report_rows import (
     BENEFIT_VAR,
     GROUP_COL,
     GROUP_KEY,
+    POP_METRICS,
     SORT_A,
     SORT_G,
     Part,
@@ -109,6 +114,8 @@ from polfair.core.counts import COUNT_COLUMNS, check_cell_table
 from polfair.core.intervals.common import Segments
 from polfair.core.intervals.spreads import segments_of
 from polfair.core.metrics import METRICS, Disparity, group_metrics
+from polfair.core.status import with_harm
+from polfair.core.user_metrics import check_user_metrics, user_metric_parts
 from polfair.core.values import coerce_values, match_values
 from polfair.exceptions import PolfairError, ReferenceWarning, ReportSizeWarning
 
@@ -326,6 +333,7 @@ def report_from_counts(
     seed: int = 0,
     p_adjust: Literal["bh", "by", "holm"] | None = "bh",
     weighted: bool | None = None,
+    metrics: Mapping[str, Any] | None = None,
 ) -> pl.DataFrame:
     """Build the fairness report from a cell table (e.g. merged from partitions).
 
@@ -346,6 +354,9 @@ def report_from_counts(
         Whether the counts are weighted (tests use Kish sizes and no Fisher test); ``None``:
         inferred from the table (weighted iff some Σw² differs from its Σw). ``privileged`` values are matched in the column's
         dtype (``None`` names the null group, the string ``"null"`` only a real string).
+    metrics
+        Optional user metrics ``{name: expression over the count columns}``
+        (:mod:`polfair.core.user_metrics`): each gets group, attribute and population rows.
 
     Returns
     -------
@@ -382,8 +393,8 @@ def report_from_counts(
     # metrics, references, spreads, entropy and EDF are computed once over it, not once per set;
     # the long rows are then laid out once (polfair.core._report_rows.assemble).
     prep = _prepare(cells, protected, by, has_predictions, privileged, reference, intersections, alpha, concentration,
-                    ci, ci_method, n_boot, seed, p_adjust, weighted)  # fmt: skip
-    parts = [prep.population_part(), prep.attribute_part(), prep.group_part(prep.groups)]
+                    ci, ci_method, n_boot, seed, p_adjust, weighted, metrics)  # fmt: skip
+    parts = [prep.population_part(), prep.attribute_part(), prep.group_part(prep.groups), *prep.user_parts()]
     return prep.finish(assemble(parts, prep.sort_keys, prep.entity_columns, prep.floats, prep.cats))
 
 
@@ -404,6 +415,7 @@ def report_batches(
     seed: int = 0,
     p_adjust: Literal["bh", "by", "holm"] | None = "bh",
     weighted: bool | None = None,
+    metrics: Mapping[str, Any] | None = None,
     batch_rows: int = 1_000_000,
 ) -> Iterator[pl.DataFrame]:
     """:func:`report_from_counts`'s report in consecutive batches of about ``batch_rows`` rows, built as they are yielded.
@@ -419,8 +431,8 @@ def report_batches(
     ----------
     cells, protected, by, has_predictions, privileged, reference, intersections
         As in :func:`report_from_counts`.
-    alpha, concentration, ci, ci_method, n_boot, seed, p_adjust, weighted
-        As in :func:`report_from_counts`.
+    alpha, concentration, ci, ci_method, n_boot, seed, p_adjust, weighted, metrics
+        As in :func:`report_from_counts` (with user ``metrics`` the report comes as one batch).
     batch_rows
         Rows per batch (a batch ends with an entity's rows: it may run over by up to one entity's).
 
@@ -448,7 +460,11 @@ def report_batches(
         msg = f"batch_rows must be a positive int, got {batch_rows!r}"
         raise PolfairError(msg)
     prep = _prepare(cells, protected, by, has_predictions, privileged, reference, intersections, alpha, concentration,
-                    ci, ci_method, n_boot, seed, p_adjust, weighted)  # fmt: skip
+                    ci, ci_method, n_boot, seed, p_adjust, weighted, metrics)  # fmt: skip
+    if prep.user:  # user metrics lay out their own rows of every entity: one batch
+        parts = [prep.population_part(), prep.attribute_part(), prep.group_part(prep.groups), *prep.user_parts()]
+        yield prep.finish(assemble(parts, prep.sort_keys, prep.entity_columns, prep.floats, prep.cats))
+        return
     pop_part, attr_part = prep.population_part(), prep.attribute_part()
     groups = prep.groups
     windows = attribute_rows(groups, prep.sk)
@@ -496,9 +512,10 @@ class _Prepared:
     def __init__(self, cells: pl.DataFrame | pl.LazyFrame, protected: Any, by: Any, has_predictions: bool,
                  privileged: Mapping[str, Any] | None, reference: Reference | None, intersections: Intersections,
                  alpha: float, concentration: float, ci: Any, ci_method: Any, n_boot: Any, seed: Any, p_adjust: Any,
-                 weighted: bool | None) -> None:  # fmt: skip
+                 weighted: bool | None, metrics: Mapping[str, Any] | None = None) -> None:  # fmt: skip
         keys, by = cast("list[str]", as_list(protected)), cast("list[str]", as_list(by))  # a name, a list, None
         check_cell_table(cells, keys=[*by, *keys], what="cells")
+        self.user = check_user_metrics(metrics, [*ATTR_METRICS, *POP_METRICS])
         check_reference(reference)
         check_protected_names(keys)
         if concentration < 0:
@@ -556,6 +573,15 @@ class _Prepared:
         return group_part(groups, self.ref, self.sk, self.ib, self.has_predictions, self.opts, self.pop, self.modes,
                           _PRIV, _MODE, batch)  # fmt: skip
 
+    def user_parts(self) -> list[Part]:
+        """The user metrics' population, attribute and group parts (none without user metrics)."""
+        if not self.user:
+            return []
+        cols = {"sort_a": SORT_A, "sort_g": SORT_G, "group": GROUP_COL, "key": GROUP_KEY, "priv": _PRIV, "mode": _MODE,
+                "ref_label": "num_instances__refname"}  # fmt: skip
+        return cast("list[Part]", user_metric_parts(self.user, self.groups, self.pop, self.ref, sk=self.sk, ib=self.ib,
+                                                    columns=cols, make_part=Part))  # fmt: skip
+
     def by_rows(self, groups: pl.DataFrame) -> Segments:
         """Each group row's by value (the families of its adjusted p-values)."""
         if self.pop.height == 1:
@@ -565,12 +591,12 @@ class _Prepared:
     def finish(self, out: pl.DataFrame) -> pl.DataFrame:
         """The laid-out rows with the public names and column order."""
         opts = self.opts
-        return out.select(
+        return with_harm(out.select(
             *[pl.col(i).alias(b) for i, b in zip(self.ib, self.by)],
             "attribute", "group", "metric", "value", "reference_group", "difference", "ratio", "n",
             *(CI_FLOATS if opts else ()), *(CI_CATS if opts else ()),
             pl.col("n_groups").cast(pl.Int64), pl.col("excluded_groups").cast(pl.String), GROUP_KEY,
-        )  # fmt: skip
+        ))  # fmt: skip
 
 
 _prepare = _Prepared

@@ -6,12 +6,13 @@ over the target), with the same contents as writing the concatenated report.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from polfair.core.run_metadata import REQUEST_METADATA_KEY, request_json, request_of
 from polfair.exceptions import PolfairError
 from polfair.outputs.writers import for_text_formats, write_atomic
 
@@ -20,7 +21,8 @@ __all__ = ["write_report_batches"]
 _TEXT = {".csv": "csv", ".ndjson": "ndjson", ".jsonl": "ndjson", ".json": "json"}
 
 
-def write_report_batches(batches: Iterable[pl.DataFrame], path: str | Path) -> int:
+def write_report_batches(batches: Iterable[pl.DataFrame], path: str | Path,
+                         request: Mapping[str, Any] | None = None) -> int:
     """Write consecutive report batches to ``path`` as one report; the format follows the extension.
 
     Parameters
@@ -31,6 +33,10 @@ def write_report_batches(batches: Iterable[pl.DataFrame], path: str | Path) -> i
     path
         ``.parquet``, ``.csv``, ``.json`` or ``.ndjson``/``.jsonl``. CSV writes nested columns as JSON
         strings (:func:`polfair.outputs.writers.for_text_formats`).
+    request
+        The report's request, stored in a parquet file's key-value metadata as
+        :func:`polfair.outputs.writers.write_report` does (``None``: the first batch's,
+        :func:`polfair.core.run_metadata.request_of`).
 
     Returns
     -------
@@ -79,7 +85,12 @@ def write_report_batches(batches: Iterable[pl.DataFrame], path: str | Path) -> i
                     check(first, batch)
                     table = batch.to_arrow()
                     if writer is None:
-                        first, writer = batch.clear(), pq.ParquetWriter(tmp, table.schema, compression="zstd")
+                        req = request if request is not None else request_of(batch)
+                        schema = table.schema
+                        if req is not None:  # the request, as write_report stores it (read_report)
+                            meta = {**(schema.metadata or {}), REQUEST_METADATA_KEY.encode(): request_json(req).encode()}
+                            schema = schema.with_metadata(meta)
+                        first, writer = batch.clear(), pq.ParquetWriter(tmp, schema, compression="zstd")
                     writer.write_table(table.cast(writer.schema) if table.schema != writer.schema else table)
                     written += batch.height
                 if writer is None:  # no batch: an empty file of no columns

@@ -5,7 +5,8 @@ values, the protected attributes, a score bin and the label (favorable or not):
 
 * ``n`` (Int64): rows; ``weight`` (Float64): Σw;
 * ``score_sum`` = Σ w·s and ``score_sq_sum`` = Σ w·s² (Float64);
-* ``score_min`` / ``score_max`` (Float64): the smallest and largest score in the cell.
+* ``score_min`` / ``score_max`` (Float64): the smallest and largest score in the cell;
+* ``weight_sq_sum`` = Σw² (Float64; = ``n`` unweighted): Kish effective sizes for the intervals.
 
 Every column is a sum, a min or a max, so tables of partitions merge exactly
 (:func:`merge_score_counts`). ROC and precision–recall curves, AUC, average precision, the Brier
@@ -62,7 +63,7 @@ __all__ = [
 ]
 
 #: Value columns of a score histogram, in order (every other column is a key).
-SCORE_COUNT_COLUMNS = ("n", "weight", "score_sum", "score_sq_sum", "score_min", "score_max")
+SCORE_COUNT_COLUMNS = ("n", "weight", "score_sum", "score_sq_sum", "score_min", "score_max", "weight_sq_sum")
 
 _RESERVED = frozenset({"score", "label", *SCORE_COUNT_COLUMNS, "attribute", "group", "metric", "value", "threshold"})
 _W_MIN = "__pf_wmin"
@@ -312,7 +313,8 @@ def score_counts(
         Columns ``*by``, ``*protected`` (input dtypes), ``score`` (Float64: the distinct value, or
         the bin's lower edge), ``label`` (Boolean: the label is favorable), then
         :data:`SCORE_COUNT_COLUMNS`: ``n`` (Int64 rows), ``weight`` (Float64 Σw), ``score_sum``
-        (Σw·s), ``score_sq_sum`` (Σw·s²), ``score_min``, ``score_max`` (Float64). Sorted by the
+        (Σw·s), ``score_sq_sum`` (Σw·s²), ``score_min``, ``score_max``, ``weight_sq_sum`` (Σw²)
+        (Float64). Sorted by the
         keys, ``score`` and ``label``. Rows with a null label, score or weight are dropped with a
         :class:`~polfair.exceptions.MissingValuesWarning` giving their count.
 
@@ -359,6 +361,7 @@ def score_counts(
         (w * s * s).sum().alias("score_sq_sum"),
         s.min().alias("score_min"),
         s.max().alias("score_max"),
+        (w * w).sum().alias("weight_sq_sum"),
         w.min().alias(_W_MIN),
     ]
     out = (
@@ -430,19 +433,21 @@ def _foreign_counts(
     table = (
         nf.with_columns(
             s.alias("__pf_s"), w.alias("__pf_w"), (w * s).alias("__pf_ws"), (w * s * s).alias("__pf_wss"),
+            (w * w).alias("__pf_ww"),
             score.alias("score"), label.alias("label"),
         )
         .group_by([*by_n, *keys, "score", "label"])
         .agg(
             nw.len().alias("n"), nw.col("__pf_w").sum().alias("weight"), nw.col("__pf_ws").sum().alias("score_sum"),
             nw.col("__pf_wss").sum().alias("score_sq_sum"), nw.col("__pf_s").min().alias("score_min"),
-            nw.col("__pf_s").max().alias("score_max"), nw.col("__pf_w").min().alias(_W_MIN),
+            nw.col("__pf_s").max().alias("score_max"), nw.col("__pf_ww").sum().alias("weight_sq_sum"),
+            nw.col("__pf_w").min().alias(_W_MIN),
         )
     )  # fmt: skip
     native = table.collect(backend="polars").to_native() if hasattr(table, "collect") else table.to_polars()
     out = native.with_columns(
         pl.col("n").cast(pl.Int64), pl.col("score").cast(pl.Float64), pl.col("label").cast(pl.Boolean),
-        pl.col("weight", "score_sum", "score_sq_sum", "score_min", "score_max", _W_MIN).cast(pl.Float64),
+        pl.col("weight", "score_sum", "score_sq_sum", "score_min", "score_max", "weight_sq_sum", _W_MIN).cast(pl.Float64),
     )  # fmt: skip
     return out, [*by_n, *keys]
 
@@ -514,5 +519,6 @@ def merge_score_counts(tables: Sequence[pl.DataFrame | pl.LazyFrame]) -> pl.Data
         msg = "merge_score_counts: every table must be a score_counts output with the same columns"
         raise PolfairError(msg)
     keys = [c for c in cols if c not in SCORE_COUNT_COLUMNS]
-    aggs = [pl.col(c).sum() for c in SCORE_COUNT_COLUMNS[:4]] + [pl.col("score_min").min(), pl.col("score_max").max()]
-    return pl.concat(frames).group_by(keys).agg(aggs).sort(keys, nulls_last=True)
+    aggs = [pl.col(c).sum() for c in (*SCORE_COUNT_COLUMNS[:4], *SCORE_COUNT_COLUMNS[6:])]
+    aggs += [pl.col("score_min").min(), pl.col("score_max").max()]
+    return pl.concat(frames).group_by(keys).agg(aggs).select(cols).sort(keys, nulls_last=True)

@@ -66,3 +66,11 @@ def test_any_batch_size(rows: int, seed: int) -> None:
 def test_batch_rows_is_checked() -> None:
     with pytest.raises(PolfairError, match="batch_rows"):
         next(report_batches(_cells(False, False), protected=["a"], batch_rows=0))
+
+
+def test_user_metrics_come_as_one_batch_equal_to_the_report() -> None:
+    cells = _cells(False, True)
+    args = dict(protected=["a", "b"], by="d", metrics={"positives": pl.col("tp") + pl.col("fn")})
+    got = list(report_batches(cells, **args, batch_rows=30))
+    want = pf.report_from_counts(cells, **args)
+    assert len(got) == 1 and got[0].equals(want) and "positives" in want["metric"].cast(pl.String).to_list()

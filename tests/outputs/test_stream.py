@@ -97,3 +97,16 @@ def test_cli_out_writes_the_report_in_batches(tmp_path: Path, data: pl.DataFrame
         assert pl.read_parquet(out).equals(pl.read_parquet(ref))
     else:
         assert out.read_text() == ref.read_text()
+
+
+def test_cli_streamed_parquet_keeps_the_request(tmp_path: Path, data: pl.DataFrame) -> None:
+    # the streamed file carries the request in its metadata, as write_report's whole-report file does
+    from polfair.core.run_metadata import request_of
+    from polfair.outputs.writers import read_report
+
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    data.write_parquet(src)
+    assert main(["report", str(src), "--y-true", "y", "--y-pred", "p", "--protected", "g", "--out", str(out)]) == 0
+    request = request_of(read_report(str(out)))
+    assert request is not None and request["source"] == str(src) and request["y_pred"] == "p"
+    assert request["protected"] == ["g"]
