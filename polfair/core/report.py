@@ -416,7 +416,7 @@ def report_batches(
     p_adjust: Literal["bh", "by", "holm"] | None = "bh",
     weighted: bool | None = None,
     metrics: Mapping[str, Any] | None = None,
-    batch_rows: int = 1_000_000,
+    batch_rows: int = 250_000,
 ) -> Iterator[pl.DataFrame]:
     """:func:`report_from_counts`'s report in consecutive batches of about ``batch_rows`` rows, built as they are yielded.
 
