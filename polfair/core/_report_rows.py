@@ -199,14 +199,13 @@ def assemble(
         flats: list[np.ndarray] = []
         for i, p in enumerate(parts):
             arrays = p.intervals.columns.pop(fam, None) if p.intervals is not None else None
-            if arrays:  # interval arrays (NaN: null), metric by metric into the entity-major layout
-                flat = np.empty((p.entities.height, len(p.metrics)))
-                flat[:, [j for j, m in enumerate(p.metrics) if m not in arrays]] = _NULL
+            if arrays:  # interval arrays (NaN: null): metric-major rows, then one transposed copy
+                by_metric = np.empty((len(p.metrics), p.entities.height))  # (contiguous writes, not strided)
+                by_metric[[j for j, m in enumerate(p.metrics) if m not in arrays]] = _NULL
                 for m, v in arrays.items():
-                    col = flat[:, at[i][m]]
-                    col[:] = v
-                    col[np.isnan(v)] = _NULL
-                flats.append(flat.reshape(-1))
+                    by_metric[at[i][m]] = v
+                np.copyto(by_metric, _NULL, where=np.isnan(by_metric))
+                flats.append(np.ascontiguousarray(by_metric.T).reshape(-1))
                 continue
             frame = p.floats.pop(fam, None)  # consumed: its columns are freed once laid out
             have = set(frame.columns) if frame is not None else set()
@@ -228,10 +227,12 @@ def assemble(
             full = np.full((p.entities.height, len(p.metrics)), NO_CODE, dtype=np.uint32)
             frame = p.cats.get(fam)  # kept until laid out: its strings' codes must stay in use
             codes = p.intervals.columns.get(fam) if p.intervals is not None else None
-            if codes:  # codes into CATEGORIES[fam] (−1: null)
+            if codes:  # codes into CATEGORIES[fam] (−1: null), metric-major then one transposed copy
                 lut = np.append(_global_codes(tuple(CATEGORIES[fam])), NO_CODE)
+                by_metric = full.T.copy()
                 for m, v in codes.items():
-                    full[:, at[i][m]] = lut[v]
+                    by_metric[at[i][m]] = lut[v]
+                full = np.ascontiguousarray(by_metric.T)
             elif frame is not None and frame.width:
                 offs = [at[i][c] for c in frame.columns]
                 full[:, offs] = categorical_codes(frame)
