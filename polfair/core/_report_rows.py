@@ -229,10 +229,10 @@ def assemble(
             codes = p.intervals.columns.get(fam) if p.intervals is not None else None
             if codes:  # codes into CATEGORIES[fam] (−1: null), metric-major then one transposed copy
                 lut = np.append(_global_codes(tuple(CATEGORIES[fam])), NO_CODE)
-                by_metric = full.T.copy()
+                code_rows = full.T.copy()
                 for m, v in codes.items():
-                    by_metric[at[i][m]] = lut[v]
-                full = np.ascontiguousarray(by_metric.T)
+                    code_rows[at[i][m]] = lut[v]
+                full = np.ascontiguousarray(code_rows.T)
             elif frame is not None and frame.width:
                 offs = [at[i][c] for c in frame.columns]
                 full[:, offs] = categorical_codes(frame)
