@@ -220,7 +220,7 @@ def group_intervals(
     point difference is, ratios where the reference rate is 0, disparity limits where the disparity
     is null. ``p_value_adjusted``: within (by value, metric) over the group rows.
 
-    ``wide`` is the group table joined with the reference table (``<m>``, ``<m>__neff``,
+    ``wide`` is the group table joined with the reference table (``<m>``, the sums,
     ``<m>__ref``, ``<m>__refn``, ``<m>__refname``, the named disparities, ``mode``, ``priv``,
     ``group_col``; ``__pop_<count>`` for ``reference="overall"``). ``windows``: each row's (by value,
     attribute set); ``by_rows``: each row's by value. ``context``: when the rows are a batch of the
@@ -359,8 +359,9 @@ def _group_inputs(rates: tuple[str, ...], disparities: tuple[str, ...], group_co
     """The select that pulls :func:`group_intervals`' inputs out of the group rows' wide table."""
     c = pl.col
     exprs: list[pl.Expr] = []
-    for fmt in ("{}", "{}__neff", "{}__ref", "{}__refn"):
-        exprs += [c(fmt.format(m)).cast(_F64).alias(f"{fmt.format(m)}\x1f") for m in rates]
+    for fmt in ("{}", "{}__neff", "{}__ref", "{}__refn"):  # the effective sizes from the sums (neff_columns)
+        exprs += [(iv.rate_inputs(m).n if fmt == "{}__neff" else c(fmt.format(m))).cast(_F64).alias(f"{fmt.format(m)}\x1f")
+                  for m in rates]  # fmt: skip
     exprs += [(c(group_col).cast(pl.String) == c(f"{m}__refname").cast(pl.String)).fill_null(False).alias(f"{m}\x1fmine")
               for m in rates]  # fmt: skip
     exprs += [c(mode).cast(pl.String).alias("\x1fmode"), c(priv).fill_null(False).alias("\x1fpriv")]
@@ -422,7 +423,7 @@ def attribute_intervals(
     equalized odds the TPR and FPR spreads combined and the test of both; EDF its projection limits
     where EDF is defined. ``ci_method`` is ``projection`` throughout.
 
-    ``rows`` are the group rows with ``<m>__neff`` columns; ``wide`` the attribute rows with the
+    ``rows`` are the group rows (their sums give the effective sizes); ``wide`` the attribute rows with the
     point spreads ``<m>__d`` / ``<m>__r``, the named disparities and EDF; ``segs`` each group row's
     attribute row, ``by_rows`` each attribute row's by value.
     """
@@ -436,7 +437,7 @@ def attribute_intervals(
     eo = ["true_positive_rate", "false_positive_rate"] if has_predictions else []
     spread_rates = [*rates, *eo]
     r_n = len(rates)
-    values = rows.select([pl.col(m).cast(_F64) for m in rates] + [pl.col(f"{m}__neff").cast(_F64) for m in rates]).to_numpy()
+    values = rows.select([pl.col(m).cast(_F64) for m in rates] + [e.cast(_F64) for e in neff_columns(rates)]).to_numpy()
     p_all, n_all = values[:, :r_n], values[:, r_n:]
     # whether each attribute row's spreads, disparities and EDF are defined (their null rules), in one select
     flags = [f"{m}__d" for m in rates] + (["selection_rate__r", "equalized_odds_difference", "equalized_odds_ratio"]
@@ -536,7 +537,7 @@ def population_intervals(
     (level ``ci``, and ``1 − α/2`` for bias amplification, the difference of the two EDFs'
     intervals), for every ``by`` value at once. EDF limits are null where EDF is.
 
-    ``wide`` holds the rates, ``<m>__neff``, EDF and bias amplification, one row per ``by`` value;
+    ``wide`` holds the rates, their sums, EDF and bias amplification, one row per ``by`` value;
     ``segs`` gives each cell's row of ``wide``.
     """
     h = wide.height
@@ -544,8 +545,8 @@ def population_intervals(
     rates = _rates(metric_names)
     z = iv.z_value(opts.ci)
     if rates:
-        got = wide.select([pl.col(m).cast(_F64) for m in rates] + [pl.col(f"{m}__neff").cast(_F64) for m in rates])
-        p, n = got.select(rates).to_numpy(), got.select([f"{m}__neff" for m in rates]).to_numpy()
+        got = wide.select([pl.col(m).cast(_F64) for m in rates] + [e.cast(_F64) for e in neff_columns(rates)]).to_numpy()
+        p, n = got[:, : len(rates)], got[:, len(rates) :]
         lo, hi = ivr.wilson_limits(p, n, z)
         score = _code(CI_METHODS, "score_ess" if opts.weighted else "score")
         for j, m in enumerate(rates):

@@ -35,7 +35,6 @@ from polfair.core._report_ci import (
     attribute_intervals,
     entropy_columns,
     group_intervals,
-    neff_columns,
     population_intervals,
 )
 from polfair.core.counts import COUNT_COLUMNS
@@ -387,7 +386,7 @@ def group_part(
             wide = wide.join(pop.select(*ib, *[pl.col(c).alias(f"__pop_{c}") for c in counts]),
                              on=ib, how="left", nulls_equal=True, maintain_order="left")  # fmt: skip
         # the disparity values computed above (part.floats["value"]), for the intervals' null rules
-        wide = wide.with_columns(*neff_columns(metric_names)).hstack(
+        wide = wide.hstack(
             part.floats["value"].select([d.name for d in disparities])
         )
         windows, context = batch if batch is not None else (attribute_rows(groups, sk), None)
@@ -513,7 +512,7 @@ def attribute_part(
         cats={"excluded_groups": wide.select([e.cast(pl.Categorical).alias(n) for n, e in x.items()])},
     )
     if ci is not None:  # spreads, equalized odds, EDF: projection limits and homogeneity tests; entropy indices
-        rows = groups.with_columns(neff_columns(metric_names))
+        rows = groups
         segs = attribute_rows(groups, sk)
         if segs.count != wide.height:  # not one run per attribute row: number them by value
             segs = segments_of(groups, idx)[0]
@@ -577,7 +576,6 @@ def population_part(
         },
     )
     if ci is not None:  # rates' Wilson limits and EDF; the entropy indices
-        wide_df = wide_df.with_columns(neff_columns(metric_names))
         cells_df = cells.collect()
         segs = _by_rows(cells_df, ib, wide_df.height)
         part.intervals = population_intervals(cells_df, wide_df, segs, metric_names, opts=ci,
