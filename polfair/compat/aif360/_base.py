@@ -272,6 +272,7 @@ class CellTableMetric:
         if self._rows is None:
             spec = self._spec
             source = spec.source
+            assert source is not None  # the facade's specs are Polars ones (build_spec)
             schema = source.collect_schema()
             used = set()
             for e in spec.roles.values():
