@@ -17,7 +17,7 @@ import polars as pl
 
 from polfair.core._args import SMALL_COLLECT as _SMALL
 from polfair.core._typing import OnMissing
-from polfair.core.contract import check_problems
+from polfair.core.contract import check_finite_sums, check_problems
 from polfair.core.counts import COUNTED_CODES, code_counts, describe_code_problems, pivot_codes
 from polfair.core.inputs import source_name
 from polfair.core.spec import CODE, Spec, check_on_missing
@@ -266,15 +266,7 @@ def _check_overflow(spec: Spec, codes: pl.DataFrame) -> None:
             raise InvalidInputError(msg)
         return
     counted = codes.filter(pl.col(CODE).is_in(COUNTED_CODES))
-    for col in ("__pf_w", "__pf_w2", "__pf_ws", "__pf_w1s"):
-        if col in counted.columns and counted.schema[col].is_float() and counted.get_column(col).is_infinite().any():
-            what = "the sum of squared weights (Kish sizes)" if col == "__pf_w2" else "the weighted sum"
-            msg = (
-                f"weight={_describe(spec, 'weight')}: {what} of a group overflows Float64 (each weight "
-                "is finite, the sum is not); rescale the weights, e.g. divide them by their mean: every "
-                "rate is unchanged"
-            )
-            raise InvalidInputError(msg)
+    check_finite_sums(counted, ["__pf_w", "__pf_w2", "__pf_ws", "__pf_w1s"], spec.compiled.get("weight"))
 
 
 def _describe(spec: Spec, role: str) -> str:

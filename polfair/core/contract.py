@@ -44,6 +44,13 @@ API for a pass (what a new pass composes; see :func:`polfair.core.spec.build_spe
     ... frame.group_by(keys + [CODE]).agg(len, sums) ...                    # the pass itself
     check_problems(code_problems(codes), roles, total=..., on_missing=...)  # the one post-pass check
 
+A pass that should run on every engine takes its input through a frame adapter with one
+interface: :class:`PolarsFrame` here, ``polfair.engines.narwhals.ForeignFrame`` for Spark/DuckDB.
+``frame.eng`` is the engine, ``frame.column(x, role)`` the checked :class:`Column` of an argument,
+``frame.aggregate(columns, group, aggs)`` runs ``select(columns).group_by(group).agg(aggs(ns))``
+in the frame's engine and returns a Polars frame, and ``frame.examples(compiled)`` fetches example
+values on the error path. ``polfair.scores.counts`` (the score histograms) is written that way.
+
 The outcome code (``CODE``, one small integer per row) is ``a + 4·b + 16·flags`` with ``a`` the
 state of ``y_true`` and ``b`` that of ``y_pred`` (0 unfavorable / value ok, 1 favorable,
 :data:`MISSING`, :data:`INVALID`) and the flag bits :data:`FLAG_BAD_SCORE`, :data:`FLAG_BAD_WEIGHT`,
@@ -61,8 +68,10 @@ from typing import Any
 
 import polars as pl
 
+from polfair.core._args import as_expr, check_columns, output_name
+from polfair.core.inputs import to_lazyframe
 from polfair.core.values import check_key_dtype, check_role_dtype, coerce_values, match_values
-from polfair.exceptions import InvalidInputError, MissingValuesWarning
+from polfair.exceptions import InvalidInputError, MissingValuesWarning, PolfairError
 
 __all__ = [
     "CODE",
@@ -80,8 +89,10 @@ __all__ = [
     "Column",
     "Compiled",
     "Engine",
+    "PolarsFrame",
     "Role",
     "check_dtype",
+    "check_finite_sums",
     "check_problems",
     "code_problems",
     "contract_table",
@@ -430,7 +441,7 @@ def check_dtype(role: str, col: Column) -> str:
     base = role.split(" ")[0]
     kind = dtype_kind(col.dtype)
     check_role_dtype(col.dtype, base, col.name)
-    if base in ("protected", "by"):
+    if base in ("protected", "by", "features"):
         check_key_dtype(col.dtype, base, col.name)
         return kind
     allowed = ROLES.get(role, ROLES.get(base)).kinds  # type: ignore[union-attr]
@@ -725,14 +736,15 @@ def code_problems(codes: pl.DataFrame, count: str = "__pf_n") -> dict[str, int]:
     -------
     dict
         ``invalid_label``, ``invalid_prediction``, ``invalid_score``, ``invalid_weight``,
-        ``null_label``, ``null_prediction``, ``null_weight``, ``null_score`` -> rows.
+        ``null_label``, ``null_prediction``, ``null_weight``, ``null_score`` -> rows; ``missing``:
+        the rows left out as missing (a null/NaN value somewhere, no invalid one).
 
     Examples
     --------
     >>> import polars as pl
     >>> codes = pl.DataFrame({CODE: [5, 3 + 4 * 3, 5 + 16 * 4], "__pf_n": [10, 2, 1]})
     >>> {k: v for k, v in code_problems(codes).items() if v}
-    {'invalid_label': 2, 'invalid_prediction': 2, 'null_weight': 1}
+    {'invalid_label': 2, 'invalid_prediction': 2, 'null_weight': 1, 'missing': 1}
     """
     o = pl.col(CODE).cast(pl.Int32)
     a, b, flags = o % 4, (o // 4) % 4, o // 16
@@ -745,6 +757,9 @@ def code_problems(codes: pl.DataFrame, count: str = "__pf_n") -> dict[str, int]:
         "null_prediction": b == MISSING,
         "null_weight": ((flags // FLAG_NULL_WEIGHT) % 2) == 1,
         "null_score": ((flags // FLAG_NULL_SCORE) % 2) == 1,
+        # rows left out as missing: a missing value and no invalid one
+        "missing": ((a == MISSING) | (b == MISSING) | (flags >= FLAG_NULL_WEIGHT)) & (a != INVALID) & (b != INVALID)
+        & ((flags % 4) == 0),
     }
     row = codes.select([pl.col(count).filter(m).sum().alias(k) for k, m in kinds.items()]).row(0, named=True)
     return {k: int(v or 0) for k, v in row.items()}
@@ -830,7 +845,127 @@ def check_problems(
     tail = ("on_missing='raise': fill or drop them before the report, or pass on_missing='ignore'"
             if on_missing == "raise" else
             "Fill or drop them before the report to silence this, or pass on_missing='ignore'")  # fmt: skip
-    msg = f"{parts} (of {total} rows; NaN counts as null): these rows are {excluded_from} ({cols}). {tail}"
+    rows = problems.get("missing", 0)
+    these = f"these {rows} rows" if rows else "these rows"
+    msg = f"{parts} (of {total} rows; NaN counts as null): {these} are {excluded_from} ({cols}). {tail}"
     if on_missing == "raise":
         raise InvalidInputError(msg)
     warnings.warn(msg, MissingValuesWarning, stacklevel=stacklevel)
+
+
+def check_finite_sums(sums: pl.DataFrame, columns: Sequence[str], weight_: Compiled | None) -> None:
+    """The Float64 overflow check of a pass: every counted weight is finite, so an infinite sum (or
+    sum of squares) of counted rows is an overflow; raise naming the weight column and the fix.
+
+    Parameters
+    ----------
+    sums
+        The pass's result, restricted to counted rows.
+    columns
+        Its Float64 sum columns (``w2``-like names: a sum of squared weights).
+    weight_
+        The compiled weight role (``None``: unweighted, nothing to check).
+
+    Raises
+    ------
+    InvalidInputError
+        A sum is infinite.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> w = weight(POLARS, Column("w", pl.col("w"), pl.Float64))
+    >>> check_finite_sums(pl.DataFrame({"s": [1.0]}), ["s"], w)
+    >>> check_finite_sums(pl.DataFrame({"s": [float("inf")]}), ["s"], w)
+    Traceback (most recent call last):
+    ...
+    polfair.exceptions.InvalidInputError: weight='w': the weighted sum of a group overflows Float64 ...
+    """
+    if weight_ is None or not sums.height:
+        return
+    for col in columns:
+        if col in sums.columns and sums.schema[col].is_float() and sums.get_column(col).is_infinite().any():
+            what = "the sum of squared weights (Kish sizes)" if "2" in col else "the weighted sum"
+            msg = (
+                f"weight={weight_.column!r}: {what} of a group overflows Float64 (each weight is finite, the "
+                "sum is not); rescale the weights, e.g. divide them by their mean: every rate is unchanged"
+            )
+            raise InvalidInputError(msg)
+
+
+# ---------------------------------------------------------------------------------------------
+# the Polars frame adapter (the narwhals one is polfair.engines.narwhals.ForeignFrame)
+
+
+class PolarsFrame:
+    """A Polars-readable input seen by a pass: checked columns, the pass, example values.
+
+    Parameters
+    ----------
+    data
+        Anything :func:`polfair.core.inputs.to_lazyframe` reads.
+
+    Attributes
+    ----------
+    lf
+        The input as a lazy frame.
+    names
+        Its column names.
+    eng
+        :data:`POLARS`.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> f = PolarsFrame(pl.DataFrame({"y": [1, 0], "g": ["a", "b"]}))
+    >>> f.column("y", "y_true").dtype
+    Int64
+    >>> f.aggregate({"g": pl.col("g")}, ["g"], lambda ns: [ns.len().alias("n")]).sort("g")["n"].to_list()
+    [1, 1]
+    """
+
+    eng: Engine = POLARS
+
+    def __init__(self, data: Any) -> None:
+        self.lf = to_lazyframe(data)
+        self.names: list[str] = self.lf.collect_schema().names()
+
+    def column(self, x: Any, role: str) -> Column:
+        """The :class:`Column` of a role's argument (a name or a named expression), checked.
+
+        Raises
+        ------
+        ColumnNotFoundError
+            A named column is missing (close names suggested).
+        PolfairError
+            The expression does not type-check on the input, or has no name.
+        TypeError
+            ``x`` is neither a name nor an expression.
+        """
+        e = as_expr(x, role)
+        check_columns(e, role, self.names)
+        name = output_name(e, role)
+        try:
+            dtype = self.lf.select(e.alias("__pf_v")).collect_schema()["__pf_v"]
+        except pl.exceptions.PolarsError as exc:
+            msg = f"cannot evaluate the column expression {role}={e} on the input: {exc}"
+            raise PolfairError(msg) from exc
+        return Column(name, e, dtype)
+
+    def examples(self, c: Compiled) -> list[Any]:
+        """A few offending values of a compiled role (a second query; runs only on the error path)."""
+        rows = self.lf.select(c.source.expr.alias("v"), c.invalid.alias("bad")).filter(pl.col("bad")).select("v")
+        vals = rows.unique().head(50).collect()["v"].to_list()
+        try:
+            vals = sorted(vals)
+        except TypeError:  # pragma: no cover - one column holds one type
+            pass
+        return vals[:5]
+
+    def aggregate(
+        self, columns: Mapping[str, Any], group: Sequence[str], aggs: Callable[[Any], list[Any]], engine: str = "auto"
+    ) -> pl.DataFrame:
+        """``select(columns).group_by(group).agg(aggs(pl))``, collected (the pass)."""
+        planned = self.lf.select([e.alias(n) for n, e in columns.items()])
+        out = planned.group_by(list(group)).agg(aggs(pl)) if group else planned.select(aggs(pl))
+        return out.collect(engine=engine)  # type: ignore[call-overload]

@@ -42,6 +42,7 @@ from polfair.core.contract import (
     Column,
     Compiled,
     Engine,
+    PolarsFrame,
     dtype_kind,
     key,
     label,
@@ -125,6 +126,9 @@ class Spec:
         chunking and engine); else Float64 sums.
     examples
         Fetches a few offending values of a compiled role (a second query on the error path).
+    key_exprs
+        The ``by`` and protected keys as normalised Polars expressions of the input, named (NaN in
+        a Float key is null, -0.0 is 0.0): what a room applies to new rows (``to_expr()``).
     """
 
     lf: pl.LazyFrame | None
@@ -143,6 +147,7 @@ class Spec:
     compiled: dict[str, Compiled] = field(default_factory=dict)
     exact: bool = False
     examples: Callable[[Compiled], list[Any]] | None = None
+    key_exprs: tuple[pl.Expr, ...] = ()
 
 
 #: The folded key (keys' value slots and the outcome code in one integer) must fit in UInt64.
@@ -492,16 +497,6 @@ def build_spec(
         bucket=cluster is not None,
         compiled=compiled,
         exact=bool(exact_sums),
-        examples=lambda c: _polars_examples(source, c),
+        examples=PolarsFrame(source).examples,
+        key_exprs=tuple(key_cols),
     )
-
-
-def _polars_examples(source: pl.LazyFrame, c: Compiled) -> list[Any]:
-    """A few offending values of a compiled role (a second query; runs only on the error path)."""
-    rows = source.select(c.source.expr.alias("v"), c.invalid.alias("bad")).filter(pl.col("bad")).select("v")
-    vals = rows.unique().head(50).collect()["v"].to_list()
-    try:
-        vals = sorted(vals)
-    except TypeError:  # pragma: no cover - unorderable mixes cannot occur in one column
-        pass
-    return vals[:5]

@@ -17,7 +17,7 @@ keys get their names back on the small result. Optional dependency: ``narwhals``
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import polars as pl
@@ -85,7 +85,7 @@ def polars_dtype(dtype: Any, native: str = "") -> pl.DataType:
         A narwhals dtype (from ``collect_schema()``).
     native
         The engine's own type name, used where narwhals says ``Unknown`` (DuckDB ``NULL``, Spark
-        ``void``: an all-null column of unknown type).
+        ``void``: an all-null column of unknown type; DuckDB ``TIME_NS``; intervals).
 
     Returns
     -------
@@ -117,8 +117,14 @@ def polars_dtype(dtype: Any, native: str = "") -> pl.DataType:
         return pl.List(pl.Null)
     if name in ("Struct", "Map"):
         return pl.Struct([])
-    if name == "Unknown" and native.strip('"').lower() in ("null", "void", "nulltype"):
-        return pl.Null()
+    if name == "Unknown":  # narwhals has no word for it: the engine's own type name decides
+        t = native.strip('"').lower()
+        if t in ("null", "void", "nulltype"):
+            return pl.Null()
+        if t.startswith("time") and not t.startswith("timestamp"):  # DuckDB TIME_NS, TIME WITH TIME ZONE
+            return pl.Time()
+        if t.startswith("interval") or "interval" in t:
+            return pl.Duration()
     return pl.Object()
 
 
@@ -127,7 +133,7 @@ def _names(x: str | Sequence[str] | None, role: str) -> list[str]:
     for item in items:
         if not isinstance(item, str):
             msg = (
-                f"{role}: with a {{Spark, DuckDB, ...}} frame, pass column names (str), not "
+                f"{role}: a {{Spark, DuckDB, ...}} frame takes column names only (str), not "
                 f"{type(item).__name__}; compute derived columns in that engine first"
             )
             raise TypeError(msg)
@@ -163,13 +169,19 @@ class ForeignFrame:
             self.nf = original.rename(self._safe)
         self.nf = self.nf.lazy() if hasattr(self.nf, "lazy") else self.nf
 
-    def column(self, name: str) -> Column:
-        """The :class:`~polfair.core.contract.Column` of a user column (internal name, Polars dtype)."""
-        return Column(name, self.eng.ns.col(self._safe[name]), self._dtypes[name])
+    def column(self, name: Any, role: str) -> Column:
+        """The :class:`~polfair.core.contract.Column` of a user column (internal name, Polars dtype).
 
-    def check(self, role: str, name: str) -> None:
-        """Raise :class:`~polfair.exceptions.ColumnNotFoundError` unless ``name`` is a column (close names hinted)."""
+        Raises
+        ------
+        TypeError
+            ``name`` is not a column name (expressions cannot run in another engine).
+        ColumnNotFoundError
+            No such column (close names suggested).
+        """
+        (name,) = _names(name, role)
         check_columns(pl.col(name), role, self.names)
+        return Column(name, self.eng.ns.col(self._safe[name]), self._dtypes[name])
 
     def examples(self, c: Compiled) -> list[Any]:
         """A few offending values of a compiled role (a second query in the engine, error path only)."""
@@ -182,12 +194,37 @@ class ForeignFrame:
             pass
         return vals[:5]
 
-    def collect(self, columns: dict[str, Any], group: Sequence[str], sums: Sequence[str]) -> pl.DataFrame:
-        """``select(columns).group_by(group).agg(len, sum of sums)`` in the engine, collected to Polars."""
-        nw = self.eng.ns
-        aggs = [nw.len().alias(_N), *(nw.col(c).sum() for c in sums)]
-        table = self.nf.select(**columns).group_by(*group).agg(*aggs)
-        return table.collect(backend="polars").to_native()
+    def plan(
+        self, columns: Mapping[str, Any], group: Sequence[str], aggs: Callable[[Any], list[Any]]
+    ) -> tuple[Any, list[str], dict[str, str]]:
+        """The row-level query of :meth:`aggregate` (not run), its group keys, and the renaming back.
+
+        Returns
+        -------
+        (narwhals.LazyFrame, list of str, dict)
+            ``select(columns)`` in the engine with engine-safe names, the keys' names in it, and
+            internal output name -> the name to give it back. :meth:`aggregate` groups it by the
+            keys and applies ``aggs``; a test may batch several plans into one query.
+        """
+        del aggs
+        inner = {n: (n if n.startswith("__pf_") else f"__pf_a{i}") for i, n in enumerate(columns)}
+        planned = self.nf.select(**{inner[n]: e for n, e in columns.items()})
+        return planned, [inner[g] for g in group], {v: k for k, v in inner.items() if v != k}
+
+    def aggregate(
+        self, columns: Mapping[str, Any], group: Sequence[str], aggs: Callable[[Any], list[Any]], engine: str = "auto"
+    ) -> pl.DataFrame:
+        """``select(columns).group_by(group).agg(aggs(nw))`` in the frame's engine, collected to Polars.
+
+        Output names that are not polfair's internal ``__pf_*`` ones (the user's key names, which may
+        hold dots) are renamed for the engine and back on the small result. ``aggs`` refers to
+        internal names only. ``engine`` (a Polars engine name) is ignored.
+        """
+        del engine
+        planned, keys, back = self.plan(columns, group, aggs)
+        table = planned.group_by(*keys).agg(*aggs(self.eng.ns)) if keys else planned.select(*aggs(self.eng.ns))
+        native = table.collect(backend="polars").to_native()
+        return native.rename({k: v for k, v in back.items() if k in native.columns})
 
 
 def _native_types(data: Any, names: list[str]) -> dict[str, str]:
@@ -277,19 +314,18 @@ def foreign_code_table(
         msg = "protected must name at least one column, e.g. protected=['sex']"
         raise PolfairError(msg)
     for role, name in [*roles.items(), *(("protected", k) for k in keys), *(("by", b) for b in by_names)]:
-        ff.check(role, name)
+        ff.column(name, role)
     if y_true in keys:
         msg = f"protected attribute {y_true!r} is the label column y_true; pass the demographic columns as protected="
         raise PolfairError(msg)
     check_key_names(by_names, keys)
     fav, unfav = label_values(favorable, unfavorable)
     eng = ff.eng
-    compiled, columns = classification_columns(eng, {r: ff.column(n) for r, n in roles.items()}, fav, unfav,
+    compiled, columns = classification_columns(eng, {r: ff.column(n, r) for r, n in roles.items()}, fav, unfav,
                                                threshold=threshold, exact=exact_sums)  # fmt: skip
     group = [*by_names, *keys]
-    inner = {g: f"__pf_k{i}" for i, g in enumerate(group)}
-    select: dict[str, Any] = {inner[g]: key(eng, ff.column(g), role="by" if g in by_names else "protected")
-                              for g in group}  # fmt: skip
+    select: dict[str, Any] = {g: key(eng, ff.column(g, "by" if g in by_names else "protected"),
+                                     role="by" if g in by_names else "protected") for g in group}  # fmt: skip
     select[CODE] = columns[CODE]
     if exact_sums:
         w = compiled.get("weight")
@@ -306,11 +342,9 @@ def foreign_code_table(
         if W in columns:
             select[_W2] = columns[W] * columns[W]  # Σw² per (cell, code): Kish effective sizes
         sums = [c for c in (W, _W2, WS, W1S) if c in select]
-    native = ff.collect(select, [*inner.values(), CODE], sums)
-    native = native.rename({v: k for k, v in inner.items()})
+    native = ff.aggregate(select, [*group, CODE], lambda ns: [ns.len().alias(_N), *(ns.col(c).sum() for c in sums)])
     casts = {CODE: pl.UInt8, _N: pl.UInt64, W: pl.Float64, _W2: pl.Float64, WS: pl.Float64, W1S: pl.Float64}
-    codes = native.with_columns([pl.col(c).cast(t) for c, t in casts.items() if c in native.columns and c not in
-                                 ([] if not exact_sums else [W, _W2, WS])])  # fmt: skip
+    codes = native.with_columns([pl.col(c).cast(t) for c, t in casts.items() if c in native.columns])
     if exact_sums:
         codes = combine_limbs(codes)
     spec = Spec(
