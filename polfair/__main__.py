@@ -2,4 +2,5 @@
 
 from polfair.cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":  # importing the module (API doc tools do) must not run the command line
+    raise SystemExit(main())

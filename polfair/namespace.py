@@ -1,8 +1,17 @@
 """The ``fair`` namespace on Polars frames: ``df.fair.report(...)``, ``lf.fair.counts(...)``.
 
-Importing this module registers ``pl.DataFrame.fair`` and ``pl.LazyFrame.fair``. Every method is an
-explicit, typed forwarder to a function of polfair (no ``__getattr__`` magic), with the frame as
-``data``; see that function for the parameters.
+Importing this module registers ``pl.DataFrame.fair`` and ``pl.LazyFrame.fair``. Every method is
+the polfair function of the same name with the frame as ``data``: it takes that function's
+keywords, all of them, and is built from the function itself (one definition of each request, in
+:mod:`polfair.api` and the peer modules; no ``__getattr__`` magic: the methods are listed below).
+
+* ``report`` — :func:`polfair.fairness_report`; ``multiclass_report`` —
+  :func:`polfair.compat.ignite.multiclass_report`;
+* ``counts`` — :func:`polfair.confusion_counts`: collected on ``df.fair``, a ``LazyFrame`` on
+  ``lf.fair``;
+* fairlearn's six named disparities (``demographic_parity_difference``, ``..._ratio``,
+  ``equalized_odds_*``, ``equal_opportunity_*``) evaluated on the frame: a ``float``, or ``None``
+  where the value is undefined.
 
 Examples
 --------
@@ -11,109 +20,99 @@ Examples
 >>> df = pl.DataFrame({"y": [1, 0, 1, 1], "p": [1, 1, 0, 1], "g": ["a", "a", "b", "b"]})
 >>> df.fair.demographic_parity_difference("y", "p", sensitive_features="g")
 0.5
+>>> df.fair.report(y_true="y", y_pred="p", protected="g", ci=None).filter(
+...     metric="demographic_parity_difference")["value"].item()
+0.5
 >>> df.lazy().fair.counts(y_true="y", y_pred="p", protected="g").collect()["tp"].to_list()
 [1.0, 1.0]
+>>> df.fair.counts(y_true="y", y_pred="p", protected="g")["fp"].to_list()
+[1.0, 0.0]
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+import inspect
+from collections.abc import Callable
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import polars as pl
 
 from polfair.api import confusion_counts, fairness_report
-from polfair.compat import fairlearn as _expr
+from polfair.compat import fairlearn as _fl
 from polfair.compat.ignite import multiclass_report
-from polfair.core.spec import IntoExpr
 
 __all__ = ["FairFrame", "FairLazyFrame"]
 
+P = ParamSpec("P")
+R = TypeVar("R")
+T = TypeVar("T")
+
+
+def _signature(fn: Callable[..., Any], *, drop_first: bool, returns: Any) -> inspect.Signature:
+    sig = inspect.signature(fn)
+    params = list(sig.parameters.values())[1 if drop_first else 0 :]
+    me = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
+    return sig.replace(parameters=[me, *params], return_annotation=returns)
+
+
+def _named(method: Callable[..., Any], fn: Callable[..., Any], doc: str, sig: inspect.Signature) -> None:
+    method.__name__ = method.__qualname__ = fn.__name__
+    method.__doc__ = doc
+    setattr(method, "__signature__", sig)  # what help(), inspect and IDEs show  # noqa: B010
+
+
+def _on_frame(fn: Callable[Concatenate[Any, P], R], then: Callable[[R], T]) -> Callable[Concatenate[Any, P], T]:
+    """The method ``self.fn(...) = then(fn(self._data, ...))``: ``fn``'s keywords, with the frame as ``data``."""
+
+    def method(self: Any, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return then(fn(self._data, *args, **kwargs))
+
+    doc = f":func:`polfair.{fn.__name__}` of this frame (see there for the parameters)."
+    _named(method, fn, doc, _signature(fn, drop_first=True, returns=inspect.Signature.empty))
+    return method
+
+
+def _evaluated(fn: Callable[P, Any]) -> Callable[Concatenate[Any, P], float | None]:
+    """The method ``self.fn(...)``: the aggregation expression ``fn(...)`` evaluated on the frame."""
+
+    def method(self: Any, /, *args: P.args, **kwargs: P.kwargs) -> float | None:
+        out = self._data.lazy().select(fn(*args, **kwargs)).collect().item()
+        return None if out is None else float(out)
+
+    doc = (
+        f":func:`polfair.{fn.__name__}` with column names or expressions, evaluated on this frame: a "
+        "float, or None where it is undefined (see that function for the parameters)."
+    )
+    _named(method, fn, doc, _signature(fn, drop_first=False, returns="float | None"))
+    return method
+
+
+def _same(x: R) -> R:
+    return x
+
+
+def _collect(lf: pl.LazyFrame) -> pl.DataFrame:
+    return lf.collect()
+
 
 class _Common:
+    """The methods of both namespaces."""
+
     _data: pl.DataFrame | pl.LazyFrame
 
-    def report(
-        self,
-        *,
-        y_true: IntoExpr,
-        y_pred: IntoExpr | None = None,
-        y_score: IntoExpr | None = None,
-        threshold: float = 0.5,
-        protected: IntoExpr | Sequence[IntoExpr],
-        favorable: Any = 1,
-        unfavorable: Any = None,
-        privileged: Mapping[str, Any] | None = None,
-        reference: Any = None,
-        weight: IntoExpr | None = None,
-        by: IntoExpr | Sequence[IntoExpr] | None = None,
-        intersections: int | Sequence[Sequence[str]] | None = None,
-        alpha: float = 2.0,
-        concentration: float = 1.0,
-        on_missing: Any = "warn",
-        engine: str = "streaming",
-    ) -> pl.DataFrame:
-        """:func:`polfair.fairness_report` of this frame (runs the query; returns the report).
-
-        Returns
-        -------
-        pl.DataFrame
-            The long report (schema in :mod:`polfair.core.report`).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> import polfair.namespace
-        >>> df = pl.DataFrame({"y": [1, 0, 1, 1], "p": [1, 1, 0, 1], "g": ["a", "a", "b", "b"]})
-        >>> df.fair.report(y_true="y", y_pred="p", protected="g").filter(
-        ...     metric="demographic_parity_difference")["value"].item()
-        0.5
-        """
-        return fairness_report(
-            self._data, y_true=y_true, y_pred=y_pred, y_score=y_score, threshold=threshold,
-            protected=protected, favorable=favorable, unfavorable=unfavorable, privileged=privileged,
-            reference=reference, weight=weight, by=by, intersections=intersections, alpha=alpha,
-            concentration=concentration, on_missing=on_missing, engine=engine,
-        )  # fmt: skip
-
-    def multiclass_report(
-        self,
-        *,
-        y_true: IntoExpr,
-        y_pred: IntoExpr,
-        protected: IntoExpr | Sequence[IntoExpr],
-        multilabel: bool = False,
-        by: IntoExpr | Sequence[IntoExpr] | None = None,
-        weight: IntoExpr | None = None,
-    ) -> pl.DataFrame:
-        """:func:`polfair.compat.ignite.multiclass_report` of this frame.
-
-        Returns
-        -------
-        pl.DataFrame
-            The report schema with a ``class`` key.
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> import polfair.namespace
-        >>> df = pl.DataFrame({"y": [0, 1, 2, 0], "p": [0, 1, 0, 2], "g": ["a", "a", "b", "b"]})
-        >>> df.fair.multiclass_report(y_true="y", y_pred="p", protected="g").filter(
-        ...     pl.col("class").is_null(), metric="subgroup_accuracy_difference")["value"].item()
-        1.0
-        """
-        return multiclass_report(self._data, y_true=y_true, y_pred=y_pred, protected=protected,
-                                 multilabel=multilabel, by=by, weight=weight)  # fmt: skip
-
-
-def _scalar(data: pl.DataFrame | pl.LazyFrame, e: pl.Expr) -> float | None:
-    out = data.lazy().select(e).collect().item()
-    return None if out is None else float(out)
+    report = _on_frame(fairness_report, _same)
+    multiclass_report = _on_frame(multiclass_report, _same)
+    demographic_parity_difference = _evaluated(_fl.demographic_parity_difference)
+    demographic_parity_ratio = _evaluated(_fl.demographic_parity_ratio)
+    equalized_odds_difference = _evaluated(_fl.equalized_odds_difference)
+    equalized_odds_ratio = _evaluated(_fl.equalized_odds_ratio)
+    equal_opportunity_difference = _evaluated(_fl.equal_opportunity_difference)
+    equal_opportunity_ratio = _evaluated(_fl.equal_opportunity_ratio)
 
 
 @pl.api.register_dataframe_namespace("fair")
 class FairFrame(_Common):
-    """``df.fair``: polfair on an eager ``pl.DataFrame``.
+    """``df.fair``: polfair on an eager ``pl.DataFrame`` (``counts`` returns the collected cell table).
 
     Parameters
     ----------
@@ -129,92 +128,10 @@ class FairFrame(_Common):
     [0.0, 1.0]
     """
 
+    counts = _on_frame(confusion_counts, _collect)
+
     def __init__(self, df: pl.DataFrame) -> None:
         self._data = df
-
-    def counts(
-        self,
-        *,
-        y_true: IntoExpr,
-        y_pred: IntoExpr | None = None,
-        y_score: IntoExpr | None = None,
-        threshold: float = 0.5,
-        protected: IntoExpr | Sequence[IntoExpr],
-        favorable: Any = 1,
-        unfavorable: Any = None,
-        weight: IntoExpr | None = None,
-        by: IntoExpr | Sequence[IntoExpr] | None = None,
-    ) -> pl.DataFrame:
-        """:func:`polfair.confusion_counts` of this frame, collected.
-
-        Returns
-        -------
-        pl.DataFrame
-            The cell table (schema in :mod:`polfair.core.counts`).
-
-        Examples
-        --------
-        See :class:`FairFrame`.
-        """
-        return confusion_counts(
-            self._data, y_true=y_true, y_pred=y_pred, y_score=y_score, threshold=threshold,
-            protected=protected, favorable=favorable, unfavorable=unfavorable, weight=weight, by=by,
-        ).collect()  # fmt: skip
-
-    def demographic_parity_difference(
-        self,
-        y_true: IntoExpr,
-        y_pred: IntoExpr,
-        *,
-        sensitive_features: IntoExpr | Sequence[IntoExpr],
-        method: _expr.Method = "between_groups",
-        sample_weight: IntoExpr | None = None,
-        pos_label: Any = 1,
-    ) -> float | None:
-        """:func:`polfair.compat.fairlearn.demographic_parity_difference` evaluated on this frame.
-
-        Returns
-        -------
-        float or None
-            None where undefined.
-
-        Examples
-        --------
-        See :mod:`polfair.namespace`.
-        """
-        return _scalar(self._data, _expr.demographic_parity_difference(
-            y_true, y_pred, sensitive_features=sensitive_features, method=method,
-            sample_weight=sample_weight, pos_label=pos_label))  # fmt: skip
-
-    def equalized_odds_difference(
-        self,
-        y_true: IntoExpr,
-        y_pred: IntoExpr,
-        *,
-        sensitive_features: IntoExpr | Sequence[IntoExpr],
-        method: _expr.Method = "between_groups",
-        sample_weight: IntoExpr | None = None,
-        agg: _expr.Agg = "worst_case",
-        pos_label: Any = 1,
-    ) -> float | None:
-        """:func:`polfair.compat.fairlearn.equalized_odds_difference` evaluated on this frame.
-
-        Returns
-        -------
-        float or None
-            None where undefined (a group without positives or negatives).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> import polfair.namespace
-        >>> df = pl.DataFrame({"y": [1, 0, 1, 0], "p": [1, 0, 0, 0], "g": ["a", "a", "b", "b"]})
-        >>> df.fair.equalized_odds_difference("y", "p", sensitive_features="g")
-        1.0
-        """
-        return _scalar(self._data, _expr.equalized_odds_difference(
-            y_true, y_pred, sensitive_features=sensitive_features, method=method,
-            sample_weight=sample_weight, agg=agg, pos_label=pos_label))  # fmt: skip
 
 
 @pl.api.register_lazyframe_namespace("fair")
@@ -235,34 +152,8 @@ class FairLazyFrame(_Common):
     'LazyFrame'
     """
 
+    counts = _on_frame(confusion_counts, _same)
+
     def __init__(self, lf: pl.LazyFrame) -> None:
         self._data = lf
 
-    def counts(
-        self,
-        *,
-        y_true: IntoExpr,
-        y_pred: IntoExpr | None = None,
-        y_score: IntoExpr | None = None,
-        threshold: float = 0.5,
-        protected: IntoExpr | Sequence[IntoExpr],
-        favorable: Any = 1,
-        unfavorable: Any = None,
-        weight: IntoExpr | None = None,
-        by: IntoExpr | Sequence[IntoExpr] | None = None,
-    ) -> pl.LazyFrame:
-        """:func:`polfair.confusion_counts` of this lazy frame (not run).
-
-        Returns
-        -------
-        pl.LazyFrame
-            The cell table query; ``.collect(engine="streaming")`` runs it out of core.
-
-        Examples
-        --------
-        See :class:`FairLazyFrame`.
-        """
-        return confusion_counts(
-            self._data, y_true=y_true, y_pred=y_pred, y_score=y_score, threshold=threshold,
-            protected=protected, favorable=favorable, unfavorable=unfavorable, weight=weight, by=by,
-        )  # fmt: skip

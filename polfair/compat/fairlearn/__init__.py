@@ -29,63 +29,25 @@ Semantics follow fairlearn 0.15 (``fairlearn.metrics``), with these deliberate d
 Weights are used as given (no check for negative values: the report, :func:`polfair.fairness_report`,
 validates them).
 
+Inputs: each function takes column names or expressions (and returns an expression), or data as
+fairlearn takes it: lists, NumPy arrays, pandas or Polars Series for ``y_true``, ``y_pred`` and
+``sample_weight``, and those or a 2-D array, DataFrame or dict of columns for ``sensitive_features``
+(and returns a number, a ``numpy.float64``, NaN where polfair's value is null). The two kinds are
+not mixed in one call; an error describes a value by its type and size, never prints it.
+
 Modules: :mod:`~polfair.compat.fairlearn.rates` (:func:`metric` and the 12 rate functions),
 :mod:`~polfair.compat.fairlearn.group_aggregates` (``group_min``/``group_max``/``group_difference``/
 ``group_ratio``), :mod:`~polfair.compat.fairlearn.disparities` (fairlearn's named disparity functions)
-and the internal :mod:`~polfair.compat.fairlearn._rows` (row indicators -> counts, argument checks).
+and the internal :mod:`~polfair.compat.fairlearn._rows` (row indicators -> counts, argument checks) and
+:mod:`~polfair.compat.fairlearn._inputs` (data inputs).
 """
 
+from polfair.compat.fairlearn import disparities, group_aggregates, rates
 from polfair.compat.fairlearn._rows import EXPR_METRICS
-from polfair.compat.fairlearn._rows import Agg as Agg  # type alias for annotations (df.fair)
-from polfair.compat.fairlearn._rows import Method as Method  # type alias for annotations (df.fair)
-from polfair.compat.fairlearn.disparities import (
-    demographic_parity_difference,
-    demographic_parity_ratio,
-    equal_opportunity_difference,
-    equal_opportunity_ratio,
-    equalized_odds_difference,
-    equalized_odds_ratio,
-)
-from polfair.compat.fairlearn.group_aggregates import group_difference, group_max, group_min, group_ratio
-from polfair.compat.fairlearn.rates import (
-    accuracy,
-    base_rate,
-    error_rate,
-    false_discovery_rate,
-    false_negative_rate,
-    false_omission_rate,
-    false_positive_rate,
-    metric,
-    negative_predictive_value,
-    positive_predictive_value,
-    selection_rate,
-    true_negative_rate,
-    true_positive_rate,
-)
+from polfair.compat.fairlearn._rows import Agg as Agg  # type alias for annotations
+from polfair.compat.fairlearn._rows import Method as Method  # type alias for annotations
+from polfair.compat.fairlearn.disparities import *  # noqa: F403
+from polfair.compat.fairlearn.group_aggregates import *  # noqa: F403
+from polfair.compat.fairlearn.rates import *  # noqa: F403
 
-__all__ = [
-    "EXPR_METRICS",
-    "accuracy",
-    "base_rate",
-    "demographic_parity_difference",
-    "demographic_parity_ratio",
-    "equal_opportunity_difference",
-    "equal_opportunity_ratio",
-    "equalized_odds_difference",
-    "equalized_odds_ratio",
-    "error_rate",
-    "false_discovery_rate",
-    "false_negative_rate",
-    "false_omission_rate",
-    "false_positive_rate",
-    "group_difference",
-    "group_max",
-    "group_min",
-    "group_ratio",
-    "metric",
-    "negative_predictive_value",
-    "positive_predictive_value",
-    "selection_rate",
-    "true_negative_rate",
-    "true_positive_rate",
-]
+__all__ = ["EXPR_METRICS"] + rates.__all__ + group_aggregates.__all__ + disparities.__all__

@@ -1,4 +1,11 @@
-"""Confusion-count rates as Polars aggregation expressions (fairlearn's rate functions, and :func:`metric`)."""
+"""Confusion-count rates: fairlearn's rate functions, and :func:`metric` for any count metric.
+
+Each function returns a Polars aggregation expression when ``y_true``/``y_pred`` are column names or
+expressions, and a number (``numpy.float64``, as fairlearn returns) when they are data: lists,
+NumPy arrays, pandas or Polars Series. The twelve rate functions are made by :func:`_rate_function`
+from what differs between them (the definition, the peer's name, the example; the edge case is
+read from the denominator); their formulas are those of :data:`polfair.core.metrics.METRICS`.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +13,10 @@ from typing import Any
 
 import polars as pl
 
+from polfair.compat.fairlearn._inputs import Dual, accepts_data
 from polfair.compat.fairlearn._rows import Rows, metric_value, resolve_metric
 from polfair.core._typing import IntoExpr
+from polfair.core.metrics import METRICS, Counts
 
 __all__ = [
     "accuracy",
@@ -25,7 +34,30 @@ __all__ = [
     "true_positive_rate",
 ]
 
+_PARAMETERS = """
+    Parameters
+    ----------
+    y_true, y_pred
+        Column names or expressions of the true and predicted labels (any dtype comparable with
+        ``pos_label``; a boolean expression such as ``pl.col("score") >= 0.5`` works with
+        ``pos_label=1``); or data, one value per row: lists, NumPy arrays, pandas or Polars Series.
+        Rows with a null (or NaN) label, prediction or weight are left out.
+    pos_label
+        The positive label; every other value is negative. Default ``1``.
+    sample_weight
+        Optional per-row weights (cast to Float64): a column name or expression, or data like
+        ``y_true``."""
 
+_RAISES = """
+    Raises
+    ------
+    PolfairError
+        ``pos_label`` is ``None``; data of different lengths, or not one scalar per row.
+    TypeError
+        A column argument is neither a name, an expression nor data, or names and data are mixed."""
+
+
+@accepts_data
 def metric(
     name: str,
     y_true: IntoExpr,
@@ -43,25 +75,25 @@ def metric(
         alias of :data:`polfair.core.metrics.ALIASES` (``"recall"``, ``"precision"``, ...).
     y_true, y_pred
         Column names or expressions of the true and predicted labels (any dtype comparable with
-        ``pos_label``; a boolean expression such as ``pl.col("score") >= 0.5`` works with
-        ``pos_label=1``).
+        ``pos_label``); or data (lists, arrays, Series), as in :func:`selection_rate`.
     pos_label
         The positive (favorable) label; every other value is negative. Default ``1``.
     sample_weight
-        Optional column name or expression of per-row weights (Float64).
+        Optional per-row weights: a column name or expression, or data.
 
     Returns
     -------
-    pl.Expr
+    pl.Expr or float
         Float64 aggregation named ``name`` (the canonical metric name): rates are fractions in
-        [0, 1], counts are weighted sums. Null where the denominator is 0.
+        [0, 1], counts are weighted sums; null where the denominator is 0. Given data, its value
+        (``numpy.float64``; NaN where undefined).
 
     Raises
     ------
     PolfairError
         ``name`` is unknown, or ``pos_label`` is ``None``.
     TypeError
-        A column argument is neither a name nor an expression.
+        A column argument is neither a name, an expression nor data.
 
     Notes
     -----
@@ -74,575 +106,104 @@ def metric(
     >>> df = pl.DataFrame({"y": [1, 1, 0, 0], "p": [1, 0, 1, 0]})
     >>> df.select(metric("recall", "y", "p"), metric("num_false_positives", "y", "p")).row(0)
     (0.5, 1.0)
+    >>> metric("precision", [1, 1, 0, 0], [1, 0, 1, 0])
+    np.float64(0.5)
     """
     canonical = resolve_metric(name)
     return metric_value(canonical, Rows(y_true, y_pred, pos_label, sample_weight)).alias(canonical)
 
 
-def _rate_fn(name: str, y_true: IntoExpr, y_pred: IntoExpr, pos_label: Any, sample_weight: IntoExpr | None) -> pl.Expr:
-    return metric_value(name, Rows(y_true, y_pred, pos_label, sample_weight)).alias(name)
+def _rate_function(name: str, title: str, peer: str, edge: str, by_group: str, overall: str) -> Dual:
+    """The public function of one rate: ``METRICS[name]`` over ``Rows``, with its numpydoc page."""
 
-
-def selection_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
-                   sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
-    """Selection rate P(ŷ = pos), as a Polars aggregation expression (fairlearn's ``selection_rate``).
-
-    Formula: ``(TP + FP) / (P + N)`` over weighted confusion counts, from
-    ``polfair.core.metrics.METRICS["selection_rate"]``.
-
-    Parameters
-    ----------
-    y_true, y_pred
-        Column names or expressions of the true and predicted labels (any dtype comparable with
-        ``pos_label``; a boolean expression such as ``pl.col("score") >= 0.5`` works with
-        ``pos_label=1``). Rows with a null label, prediction or weight are left out.
-    pos_label
-        The positive label; every other value is negative. Default ``1``.
-    sample_weight
-        Optional column name or expression of per-row weights (cast to Float64).
-
-    Returns
-    -------
-    pl.Expr
-        Float64 aggregation named ``"selection_rate"``, a fraction in [0, 1]. Use it in ``select``,
-        ``group_by(...).agg``, or with ``.over(...)``.
-
-    Raises
-    ------
-    PolfairError
-        ``pos_label`` is ``None``.
-    TypeError
-        A column argument is neither a name nor an expression.
-
-    Notes
-    -----
-    Edge case: on no (valid) rows the value is **null** (fairlearn returns 0.0, or raises on empty input).
-    Source: fairlearn 0.15 ``fairlearn.metrics``; aif360 ``ClassificationMetric``.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polfair.compat.fairlearn as pfx
-    >>> df = pl.DataFrame({"y": [1, 1, 0, 0, 1], "p": [1, 0, 1, 0, 1], "g": ["a", "a", "a", "b", "b"]})
-    >>> df.group_by("g").agg(pfx.selection_rate("y", "p")).sort("g")["selection_rate"].to_list()
-    [0.666..., 0.5]
-    """
-    return _rate_fn("selection_rate", y_true, y_pred, pos_label, sample_weight)
-
-
-def base_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
+    def build(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
               sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
-    """Base rate P(y = pos), as a Polars aggregation expression (fairlearn's ``mean of y_true == pos_label``).
+        return metric_value(name, Rows(y_true, y_pred, pos_label, sample_weight)).alias(name)
 
-    Formula: ``P / (P + N)`` over weighted confusion counts, from
-    ``polfair.core.metrics.METRICS["base_rate"]``.
+    build.__name__ = build.__qualname__ = name
+    build.__module__ = __name__
+    build.__doc__ = f"""{title} ({peer}).
 
-    Parameters
-    ----------
-    y_true, y_pred
-        Column names or expressions of the true and predicted labels (any dtype comparable with
-        ``pos_label``; a boolean expression such as ``pl.col("score") >= 0.5`` works with
-        ``pos_label=1``). Rows with a null label, prediction or weight are left out.
-    pos_label
-        The positive label; every other value is negative. Default ``1``.
-    sample_weight
-        Optional column name or expression of per-row weights (cast to Float64).
+    Formula: ``{METRICS[name].description}`` over weighted confusion counts, from
+    ``polfair.core.metrics.METRICS["{name}"]``.
+{_PARAMETERS}
 
     Returns
     -------
-    pl.Expr
-        Float64 aggregation named ``"base_rate"``, a fraction in [0, 1]. Use it in ``select``,
-        ``group_by(...).agg``, or with ``.over(...)``.
-
-    Raises
-    ------
-    PolfairError
-        ``pos_label`` is ``None``.
-    TypeError
-        A column argument is neither a name nor an expression.
+    pl.Expr or float
+        With names or expressions: a Float64 aggregation named ``"{name}"``, a fraction in [0, 1];
+        use it in ``select``, ``group_by(...).agg``, or with ``.over(...)``. With data: its value,
+        a ``numpy.float64`` as fairlearn returns (NaN where undefined).
+{_RAISES}
 
     Notes
     -----
-    Edge case: on no (valid) rows the value is **null** (fairlearn returns 0.0).
+    Edge case: {edge}
     Source: fairlearn 0.15 ``fairlearn.metrics``; aif360 ``ClassificationMetric``.
 
     Examples
     --------
     >>> import polars as pl
     >>> import polfair.compat.fairlearn as pfx
-    >>> df = pl.DataFrame({"y": [1, 1, 0, 0, 1], "p": [1, 0, 1, 0, 1], "g": ["a", "a", "a", "b", "b"]})
-    >>> df.group_by("g").agg(pfx.base_rate("y", "p")).sort("g")["base_rate"].to_list()
-    [0.666..., 0.5]
+    >>> df = pl.DataFrame({{"y": [1, 1, 0, 0, 1], "p": [1, 0, 1, 0, 1], "g": ["a", "a", "a", "b", "b"]}})
+    >>> df.group_by("g").agg(pfx.{name}("y", "p")).sort("g")["{name}"].to_list()
+    {by_group}
+    >>> pfx.{name}([1, 1, 0, 0, 1], [1, 0, 1, 0, 1])  # data in, a number out (fairlearn's way)
+    {overall}
     """
-    return _rate_fn("base_rate", y_true, y_pred, pos_label, sample_weight)
-
-
-def true_positive_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
-                       sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
-    """True positive rate (recall) P(ŷ = pos | y = pos) as a Polars aggregation (fairlearn's ``true_positive_rate``).
-
-    Formula: ``TP / P`` over weighted confusion counts, from
-    ``polfair.core.metrics.METRICS["true_positive_rate"]``.
-
-    Parameters
-    ----------
-    y_true, y_pred
-        Column names or expressions of the true and predicted labels (any dtype comparable with
-        ``pos_label``; a boolean expression such as ``pl.col("score") >= 0.5`` works with
-        ``pos_label=1``). Rows with a null label, prediction or weight are left out.
-    pos_label
-        The positive label; every other value is negative. Default ``1``.
-    sample_weight
-        Optional column name or expression of per-row weights (cast to Float64).
-
-    Returns
-    -------
-    pl.Expr
-        Float64 aggregation named ``"true_positive_rate"``, a fraction in [0, 1]. Use it in ``select``,
-        ``group_by(...).agg``, or with ``.over(...)``.
-
-    Raises
-    ------
-    PolfairError
-        ``pos_label`` is ``None``.
-    TypeError
-        A column argument is neither a name nor an expression.
-
-    Notes
-    -----
-    Edge case: with no positives (y = pos) the value is **null** (fairlearn returns 0.0).
-    Source: fairlearn 0.15 ``fairlearn.metrics``; aif360 ``ClassificationMetric``.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polfair.compat.fairlearn as pfx
-    >>> df = pl.DataFrame({"y": [1, 1, 0, 0, 1], "p": [1, 0, 1, 0, 1], "g": ["a", "a", "a", "b", "b"]})
-    >>> df.group_by("g").agg(pfx.true_positive_rate("y", "p")).sort("g")["true_positive_rate"].to_list()
-    [0.5, 1.0]
-    """
-    return _rate_fn("true_positive_rate", y_true, y_pred, pos_label, sample_weight)
-
-
-def true_negative_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
-                       sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
-    """True negative rate (specificity) P(ŷ ≠ pos | y ≠ pos) as an aggregation (fairlearn's ``true_negative_rate``).
-
-    Formula: ``TN / N`` over weighted confusion counts, from
-    ``polfair.core.metrics.METRICS["true_negative_rate"]``.
-
-    Parameters
-    ----------
-    y_true, y_pred
-        Column names or expressions of the true and predicted labels (any dtype comparable with
-        ``pos_label``; a boolean expression such as ``pl.col("score") >= 0.5`` works with
-        ``pos_label=1``). Rows with a null label, prediction or weight are left out.
-    pos_label
-        The positive label; every other value is negative. Default ``1``.
-    sample_weight
-        Optional column name or expression of per-row weights (cast to Float64).
-
-    Returns
-    -------
-    pl.Expr
-        Float64 aggregation named ``"true_negative_rate"``, a fraction in [0, 1]. Use it in ``select``,
-        ``group_by(...).agg``, or with ``.over(...)``.
-
-    Raises
-    ------
-    PolfairError
-        ``pos_label`` is ``None``.
-    TypeError
-        A column argument is neither a name nor an expression.
-
-    Notes
-    -----
-    Edge case: with no negatives the value is **null** (fairlearn returns 0.0).
-    Source: fairlearn 0.15 ``fairlearn.metrics``; aif360 ``ClassificationMetric``.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polfair.compat.fairlearn as pfx
-    >>> df = pl.DataFrame({"y": [1, 1, 0, 0, 1], "p": [1, 0, 1, 0, 1], "g": ["a", "a", "a", "b", "b"]})
-    >>> df.group_by("g").agg(pfx.true_negative_rate("y", "p")).sort("g")["true_negative_rate"].to_list()
-    [0.0, 1.0]
-    """
-    return _rate_fn("true_negative_rate", y_true, y_pred, pos_label, sample_weight)
-
-
-def false_positive_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
-                        sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
-    """False positive rate P(ŷ = pos | y ≠ pos) as a Polars aggregation (fairlearn's ``false_positive_rate``).
-
-    Formula: ``FP / N`` over weighted confusion counts, from
-    ``polfair.core.metrics.METRICS["false_positive_rate"]``.
-
-    Parameters
-    ----------
-    y_true, y_pred
-        Column names or expressions of the true and predicted labels (any dtype comparable with
-        ``pos_label``; a boolean expression such as ``pl.col("score") >= 0.5`` works with
-        ``pos_label=1``). Rows with a null label, prediction or weight are left out.
-    pos_label
-        The positive label; every other value is negative. Default ``1``.
-    sample_weight
-        Optional column name or expression of per-row weights (cast to Float64).
-
-    Returns
-    -------
-    pl.Expr
-        Float64 aggregation named ``"false_positive_rate"``, a fraction in [0, 1]. Use it in ``select``,
-        ``group_by(...).agg``, or with ``.over(...)``.
-
-    Raises
-    ------
-    PolfairError
-        ``pos_label`` is ``None``.
-    TypeError
-        A column argument is neither a name nor an expression.
-
-    Notes
-    -----
-    Edge case: with no negatives the value is **null** (fairlearn returns 0.0).
-    Source: fairlearn 0.15 ``fairlearn.metrics``; aif360 ``ClassificationMetric``.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polfair.compat.fairlearn as pfx
-    >>> df = pl.DataFrame({"y": [1, 1, 0, 0, 1], "p": [1, 0, 1, 0, 1], "g": ["a", "a", "a", "b", "b"]})
-    >>> df.group_by("g").agg(pfx.false_positive_rate("y", "p")).sort("g")["false_positive_rate"].to_list()
-    [1.0, 0.0]
-    """
-    return _rate_fn("false_positive_rate", y_true, y_pred, pos_label, sample_weight)
-
-
-def false_negative_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
-                        sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
-    """False negative rate P(ŷ ≠ pos | y = pos) as a Polars aggregation (fairlearn's ``false_negative_rate``).
-
-    Formula: ``FN / P`` over weighted confusion counts, from
-    ``polfair.core.metrics.METRICS["false_negative_rate"]``.
-
-    Parameters
-    ----------
-    y_true, y_pred
-        Column names or expressions of the true and predicted labels (any dtype comparable with
-        ``pos_label``; a boolean expression such as ``pl.col("score") >= 0.5`` works with
-        ``pos_label=1``). Rows with a null label, prediction or weight are left out.
-    pos_label
-        The positive label; every other value is negative. Default ``1``.
-    sample_weight
-        Optional column name or expression of per-row weights (cast to Float64).
-
-    Returns
-    -------
-    pl.Expr
-        Float64 aggregation named ``"false_negative_rate"``, a fraction in [0, 1]. Use it in ``select``,
-        ``group_by(...).agg``, or with ``.over(...)``.
-
-    Raises
-    ------
-    PolfairError
-        ``pos_label`` is ``None``.
-    TypeError
-        A column argument is neither a name nor an expression.
-
-    Notes
-    -----
-    Edge case: with no positives the value is **null** (fairlearn returns 0.0).
-    Source: fairlearn 0.15 ``fairlearn.metrics``; aif360 ``ClassificationMetric``.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polfair.compat.fairlearn as pfx
-    >>> df = pl.DataFrame({"y": [1, 1, 0, 0, 1], "p": [1, 0, 1, 0, 1], "g": ["a", "a", "a", "b", "b"]})
-    >>> df.group_by("g").agg(pfx.false_negative_rate("y", "p")).sort("g")["false_negative_rate"].to_list()
-    [0.5, 0.0]
-    """
-    return _rate_fn("false_negative_rate", y_true, y_pred, pos_label, sample_weight)
-
-
-def positive_predictive_value(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
-                              sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
-    """Positive predictive value (precision) P(y = pos | ŷ = pos) as an aggregation (sklearn's precision).
-
-    Formula: ``TP / (TP + FP)`` over weighted confusion counts, from
-    ``polfair.core.metrics.METRICS["positive_predictive_value"]``.
-
-    Parameters
-    ----------
-    y_true, y_pred
-        Column names or expressions of the true and predicted labels (any dtype comparable with
-        ``pos_label``; a boolean expression such as ``pl.col("score") >= 0.5`` works with
-        ``pos_label=1``). Rows with a null label, prediction or weight are left out.
-    pos_label
-        The positive label; every other value is negative. Default ``1``.
-    sample_weight
-        Optional column name or expression of per-row weights (cast to Float64).
-
-    Returns
-    -------
-    pl.Expr
-        Float64 aggregation named ``"positive_predictive_value"``, a fraction in [0, 1]. Use it in ``select``,
-        ``group_by(...).agg``, or with ``.over(...)``.
-
-    Raises
-    ------
-    PolfairError
-        ``pos_label`` is ``None``.
-    TypeError
-        A column argument is neither a name nor an expression.
-
-    Notes
-    -----
-    Edge case: with no predicted positives the value is **null** (fairlearn returns 0.0 with
-    zero_division='warn').
-    Source: fairlearn 0.15 ``fairlearn.metrics``; aif360 ``ClassificationMetric``.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polfair.compat.fairlearn as pfx
-    >>> df = pl.DataFrame({"y": [1, 1, 0, 0, 1], "p": [1, 0, 1, 0, 1], "g": ["a", "a", "a", "b", "b"]})
-    >>> df.group_by("g").agg(pfx.positive_predictive_value("y", "p")).sort("g")["positive_predictive_value"].to_list()
-    [0.5, 1.0]
-    """
-    return _rate_fn("positive_predictive_value", y_true, y_pred, pos_label, sample_weight)
-
-
-def negative_predictive_value(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
-                              sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
-    """Negative predictive value P(y ≠ pos | ŷ ≠ pos) as a Polars aggregation (no fairlearn function).
-
-    Formula: ``TN / (TN + FN)`` over weighted confusion counts, from
-    ``polfair.core.metrics.METRICS["negative_predictive_value"]``.
-
-    Parameters
-    ----------
-    y_true, y_pred
-        Column names or expressions of the true and predicted labels (any dtype comparable with
-        ``pos_label``; a boolean expression such as ``pl.col("score") >= 0.5`` works with
-        ``pos_label=1``). Rows with a null label, prediction or weight are left out.
-    pos_label
-        The positive label; every other value is negative. Default ``1``.
-    sample_weight
-        Optional column name or expression of per-row weights (cast to Float64).
-
-    Returns
-    -------
-    pl.Expr
-        Float64 aggregation named ``"negative_predictive_value"``, a fraction in [0, 1]. Use it in ``select``,
-        ``group_by(...).agg``, or with ``.over(...)``.
-
-    Raises
-    ------
-    PolfairError
-        ``pos_label`` is ``None``.
-    TypeError
-        A column argument is neither a name nor an expression.
-
-    Notes
-    -----
-    Edge case: with no predicted negatives the value is **null** (fairlearn returns 0.0 in aif360).
-    Source: fairlearn 0.15 ``fairlearn.metrics``; aif360 ``ClassificationMetric``.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polfair.compat.fairlearn as pfx
-    >>> df = pl.DataFrame({"y": [1, 1, 0, 0, 1], "p": [1, 0, 1, 0, 1], "g": ["a", "a", "a", "b", "b"]})
-    >>> df.group_by("g").agg(pfx.negative_predictive_value("y", "p")).sort("g")["negative_predictive_value"].to_list()
-    [0.0, 1.0]
-    """
-    return _rate_fn("negative_predictive_value", y_true, y_pred, pos_label, sample_weight)
-
-
-def false_discovery_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
-                         sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
-    """False discovery rate P(y ≠ pos | ŷ = pos) as a Polars aggregation (no fairlearn function).
-
-    Formula: ``FP / (TP + FP)`` over weighted confusion counts, from
-    ``polfair.core.metrics.METRICS["false_discovery_rate"]``.
-
-    Parameters
-    ----------
-    y_true, y_pred
-        Column names or expressions of the true and predicted labels (any dtype comparable with
-        ``pos_label``; a boolean expression such as ``pl.col("score") >= 0.5`` works with
-        ``pos_label=1``). Rows with a null label, prediction or weight are left out.
-    pos_label
-        The positive label; every other value is negative. Default ``1``.
-    sample_weight
-        Optional column name or expression of per-row weights (cast to Float64).
-
-    Returns
-    -------
-    pl.Expr
-        Float64 aggregation named ``"false_discovery_rate"``, a fraction in [0, 1]. Use it in ``select``,
-        ``group_by(...).agg``, or with ``.over(...)``.
-
-    Raises
-    ------
-    PolfairError
-        ``pos_label`` is ``None``.
-    TypeError
-        A column argument is neither a name nor an expression.
-
-    Notes
-    -----
-    Edge case: with no predicted positives the value is **null** (fairlearn returns 0.0 in aif360).
-    Source: fairlearn 0.15 ``fairlearn.metrics``; aif360 ``ClassificationMetric``.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polfair.compat.fairlearn as pfx
-    >>> df = pl.DataFrame({"y": [1, 1, 0, 0, 1], "p": [1, 0, 1, 0, 1], "g": ["a", "a", "a", "b", "b"]})
-    >>> df.group_by("g").agg(pfx.false_discovery_rate("y", "p")).sort("g")["false_discovery_rate"].to_list()
-    [0.5, 0.0]
-    """
-    return _rate_fn("false_discovery_rate", y_true, y_pred, pos_label, sample_weight)
-
-
-def false_omission_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
-                        sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
-    """False omission rate P(y = pos | ŷ ≠ pos) as a Polars aggregation (no fairlearn function).
-
-    Formula: ``FN / (TN + FN)`` over weighted confusion counts, from
-    ``polfair.core.metrics.METRICS["false_omission_rate"]``.
-
-    Parameters
-    ----------
-    y_true, y_pred
-        Column names or expressions of the true and predicted labels (any dtype comparable with
-        ``pos_label``; a boolean expression such as ``pl.col("score") >= 0.5`` works with
-        ``pos_label=1``). Rows with a null label, prediction or weight are left out.
-    pos_label
-        The positive label; every other value is negative. Default ``1``.
-    sample_weight
-        Optional column name or expression of per-row weights (cast to Float64).
-
-    Returns
-    -------
-    pl.Expr
-        Float64 aggregation named ``"false_omission_rate"``, a fraction in [0, 1]. Use it in ``select``,
-        ``group_by(...).agg``, or with ``.over(...)``.
-
-    Raises
-    ------
-    PolfairError
-        ``pos_label`` is ``None``.
-    TypeError
-        A column argument is neither a name nor an expression.
-
-    Notes
-    -----
-    Edge case: with no predicted negatives the value is **null** (fairlearn returns 0.0 in aif360).
-    Source: fairlearn 0.15 ``fairlearn.metrics``; aif360 ``ClassificationMetric``.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polfair.compat.fairlearn as pfx
-    >>> df = pl.DataFrame({"y": [1, 1, 0, 0, 1], "p": [1, 0, 1, 0, 1], "g": ["a", "a", "a", "b", "b"]})
-    >>> df.group_by("g").agg(pfx.false_omission_rate("y", "p")).sort("g")["false_omission_rate"].to_list()
-    [1.0, 0.0]
-    """
-    return _rate_fn("false_omission_rate", y_true, y_pred, pos_label, sample_weight)
-
-
-def accuracy(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
-             sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
-    """Accuracy P(ŷ = y) (positive vs the rest) as a Polars aggregation (``sklearn.metrics.accuracy_score``).
-
-    Formula: ``(TP + TN) / (P + N)`` over weighted confusion counts, from
-    ``polfair.core.metrics.METRICS["accuracy"]``.
-
-    Parameters
-    ----------
-    y_true, y_pred
-        Column names or expressions of the true and predicted labels (any dtype comparable with
-        ``pos_label``; a boolean expression such as ``pl.col("score") >= 0.5`` works with
-        ``pos_label=1``). Rows with a null label, prediction or weight are left out.
-    pos_label
-        The positive label; every other value is negative. Default ``1``.
-    sample_weight
-        Optional column name or expression of per-row weights (cast to Float64).
-
-    Returns
-    -------
-    pl.Expr
-        Float64 aggregation named ``"accuracy"``, a fraction in [0, 1]. Use it in ``select``,
-        ``group_by(...).agg``, or with ``.over(...)``.
-
-    Raises
-    ------
-    PolfairError
-        ``pos_label`` is ``None``.
-    TypeError
-        A column argument is neither a name nor an expression.
-
-    Notes
-    -----
-    Edge case: on no (valid) rows the value is **null** (fairlearn returns 0.0 or NaN).
-    Source: fairlearn 0.15 ``fairlearn.metrics``; aif360 ``ClassificationMetric``.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polfair.compat.fairlearn as pfx
-    >>> df = pl.DataFrame({"y": [1, 1, 0, 0, 1], "p": [1, 0, 1, 0, 1], "g": ["a", "a", "a", "b", "b"]})
-    >>> df.group_by("g").agg(pfx.accuracy("y", "p")).sort("g")["accuracy"].to_list()
-    [0.333..., 1.0]
-    """
-    return _rate_fn("accuracy", y_true, y_pred, pos_label, sample_weight)
-
-
-def error_rate(y_true: IntoExpr, y_pred: IntoExpr, *, pos_label: Any = 1,
-               sample_weight: IntoExpr | None = None) -> pl.Expr:  # fmt: skip
-    """Error rate P(ŷ ≠ y) (positive vs the rest) as a Polars aggregation (``sklearn.metrics.zero_one_loss``).
-
-    Formula: ``1 - accuracy`` over weighted confusion counts, from
-    ``polfair.core.metrics.METRICS["error_rate"]``.
-
-    Parameters
-    ----------
-    y_true, y_pred
-        Column names or expressions of the true and predicted labels (any dtype comparable with
-        ``pos_label``; a boolean expression such as ``pl.col("score") >= 0.5`` works with
-        ``pos_label=1``). Rows with a null label, prediction or weight are left out.
-    pos_label
-        The positive label; every other value is negative. Default ``1``.
-    sample_weight
-        Optional column name or expression of per-row weights (cast to Float64).
-
-    Returns
-    -------
-    pl.Expr
-        Float64 aggregation named ``"error_rate"``, a fraction in [0, 1]. Use it in ``select``,
-        ``group_by(...).agg``, or with ``.over(...)``.
-
-    Raises
-    ------
-    PolfairError
-        ``pos_label`` is ``None``.
-    TypeError
-        A column argument is neither a name nor an expression.
-
-    Notes
-    -----
-    Edge case: on no (valid) rows the value is **null** (fairlearn returns 0.0 or NaN).
-    Source: fairlearn 0.15 ``fairlearn.metrics``; aif360 ``ClassificationMetric``.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polfair.compat.fairlearn as pfx
-    >>> df = pl.DataFrame({"y": [1, 1, 0, 0, 1], "p": [1, 0, 1, 0, 1], "g": ["a", "a", "a", "b", "b"]})
-    >>> df.group_by("g").agg(pfx.error_rate("y", "p")).sort("g")["error_rate"].to_list()
-    [0.666..., 0.0]
-    """
-    return _rate_fn("error_rate", y_true, y_pred, pos_label, sample_weight)
+    return accepts_data(build)
+
+
+#: When a rate is undefined, by the counts in its denominator (``METRICS[name].denominator``).
+_UNDEFINED = {
+    frozenset({"tp", "fn"}): "with no positives (y = pos)",
+    frozenset({"fp", "tn"}): "with no negatives (y ≠ pos)",
+    frozenset({"tp", "fp"}): "with no predicted positives",
+    frozenset({"tn", "fn"}): "with no predicted negatives",
+    frozenset({"tp", "fp", "tn", "fn"}): "on no (valid) rows",
+}
+
+
+def _edge(name: str, peer_value: str) -> str:
+    """The docstring's edge case of a rate: when it is undefined (null here), and what the peer returns."""
+    denominator = METRICS[name].denominator
+    assert denominator is not None  # a rate
+    counts = frozenset(denominator(Counts(pl.col)).meta.root_names())
+    return f"{_UNDEFINED[counts]} the value is **null** ({peer_value})."
+
+
+_FL = "fairlearn returns 0.0"
+selection_rate = _rate_function("selection_rate", "Selection rate P(ŷ = pos)", "fairlearn's ``selection_rate``",
+                                _edge("selection_rate", _FL), "[0.666..., 0.5]", "np.float64(0.6)")
+base_rate = _rate_function("base_rate", "Base rate P(y = pos)", "fairlearn: the mean of ``y_true == pos_label``",
+                           _edge("base_rate", _FL), "[0.666..., 0.5]", "np.float64(0.6)")
+true_positive_rate = _rate_function(
+    "true_positive_rate", "True positive rate (recall) P(ŷ = pos | y = pos)", "fairlearn's ``true_positive_rate``",
+    _edge("true_positive_rate", _FL), "[0.5, 1.0]", "np.float64(0.666...)")
+true_negative_rate = _rate_function(
+    "true_negative_rate", "True negative rate (specificity) P(ŷ ≠ pos | y ≠ pos)",
+    "fairlearn's ``true_negative_rate``", _edge("true_negative_rate", _FL), "[0.0, 1.0]", "np.float64(0.5)")
+false_positive_rate = _rate_function("false_positive_rate", "False positive rate P(ŷ = pos | y ≠ pos)",
+                                     "fairlearn's ``false_positive_rate``", _edge("false_positive_rate", _FL),
+                                     "[1.0, 0.0]", "np.float64(0.5)")
+false_negative_rate = _rate_function(
+    "false_negative_rate", "False negative rate P(ŷ ≠ pos | y = pos)", "fairlearn's ``false_negative_rate``",
+    _edge("false_negative_rate", _FL), "[0.5, 0.0]", "np.float64(0.333...)")
+positive_predictive_value = _rate_function(
+    "positive_predictive_value", "Positive predictive value (precision) P(y = pos | ŷ = pos)",
+    "scikit-learn's ``precision_score``", _edge("positive_predictive_value", "scikit-learn returns 0.0 with a warning"),
+    "[0.5, 1.0]", "np.float64(0.666...)")
+negative_predictive_value = _rate_function(
+    "negative_predictive_value", "Negative predictive value P(y ≠ pos | ŷ ≠ pos)", "no fairlearn function",
+    _edge("negative_predictive_value", "aif360 returns 0.0"), "[0.0, 1.0]", "np.float64(0.5)")
+false_discovery_rate = _rate_function("false_discovery_rate", "False discovery rate P(y ≠ pos | ŷ = pos)",
+                                      "no fairlearn function", _edge("false_discovery_rate", "aif360 returns 0.0"),
+                                      "[0.5, 0.0]", "np.float64(0.333...)")
+false_omission_rate = _rate_function(
+    "false_omission_rate", "False omission rate P(y = pos | ŷ ≠ pos)", "no fairlearn function",
+    _edge("false_omission_rate", "aif360 returns 0.0"), "[1.0, 0.0]", "np.float64(0.5)")
+accuracy = _rate_function("accuracy", "Accuracy P(ŷ = y), positive against the rest", "scikit-learn's ``accuracy_score``",
+                          _edge("accuracy", "scikit-learn returns NaN"), "[0.333..., 1.0]", "np.float64(0.6)")
+error_rate = _rate_function("error_rate", "Error rate P(ŷ ≠ y), positive against the rest",
+                            "scikit-learn's ``zero_one_loss``", _edge("error_rate", "scikit-learn returns NaN"),
+                            "[0.666..., 0.0]", "np.float64(0.4)")

@@ -1,0 +1,48 @@
+"""Check the built site's API reference (``.ci/run``: after ``mkdocs build --strict -d site``).
+
+``python docs/_ext/check_site.py site``: every name of ``polfair.__all__`` has an entry, and the
+entries of the main functions and the aif360 classes show their parameters (a signature and a
+Parameters table naming the first ones), so a docstring or rendering change that loses them fails CI.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import polfair
+
+#: object -> parameters its entry must show
+SHOWN = {
+    "fairness_report": ["data", "y_true", "y_pred", "protected", "privileged", "ci"],
+    "confusion_counts": ["data", "y_true", "y_pred", "protected", "weight", "by"],
+    "score_report": ["data", "y_true", "y_score", "protected"],
+    "ClassificationMetric": ["data", "y_true", "y_pred", "protected", "privileged_groups"],
+    "BinaryLabelDatasetMetric": ["data", "y_true", "protected", "privileged_groups"],
+    "selection_rate": ["y_true", "y_pred", "pos_label", "sample_weight"],
+    "demographic_parity_difference": ["y_true", "y_pred", "sensitive_features", "method"],
+}
+
+
+def main(site: Path) -> int:
+    """Print the problems of the built API page under ``site``; 1 if there are any."""
+    page = (site / "api" / "index.html").read_text(encoding="utf-8")
+    problems = [f"no entry for polfair.{n}" for n in polfair.__all__ if n != "__version__"
+                and f'id="polfair.{n}"' not in page]  # fmt: skip
+    for name, params in SHOWN.items():
+        start = page.find(f'id="polfair.{name}"')
+        after = re.compile(rf'id="polfair\.(?!{name}[".])').search(page, start + 1)  # the next entry
+        text = re.sub(r"<[^>]+>", " ", page[start : after.start() if after else None])
+        if "Parameters" not in text:
+            problems.append(f"polfair.{name}: no Parameters section")
+        problems += [f"polfair.{name}: parameter {p} not shown" for p in params if not re.search(rf"\b{p}\b", text)]
+    for p in problems:
+        print(f"check_site: {p}", file=sys.stderr)
+    print(f"check_site: {site}/api: {len(polfair.__all__) - 1} entries, {len(SHOWN)} checked for parameters"
+          + (f", {len(problems)} problems" if problems else ", ok"), file=sys.stderr)  # fmt: skip
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(Path(sys.argv[1] if len(sys.argv) > 1 else "site")))
