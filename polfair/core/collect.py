@@ -12,6 +12,7 @@ import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TypedDict, Unpack
 
 import polars as pl
 
@@ -23,7 +24,7 @@ from polfair.core.inputs import source_name
 from polfair.core.spec import CODE, Spec, check_on_missing
 from polfair.exceptions import InvalidInputError
 
-__all__ = ["check_cardinality", "check_not_empty", "collect_cells", "collect_codes"]
+__all__ = ["PassOptions", "check_cardinality", "check_not_empty", "collect_cells", "collect_codes"]
 
 
 def check_not_empty(total: int) -> None:
@@ -52,7 +53,48 @@ def check_not_empty(total: int) -> None:
         raise InvalidInputError(msg)
 
 
-def collect_cells(
+class PassOptions(TypedDict, total=False):
+    """The options of :func:`collect_codes` and :func:`collect_cells` (see :func:`collect_codes`)."""
+
+    on_missing: OnMissing
+    engine: str
+    codes: pl.DataFrame | None
+    allow_many_groups: bool
+
+
+def collect_cells(spec: Spec, **options: Unpack[PassOptions]) -> pl.DataFrame:
+    """Run the one pass for ``spec``, validate the data, and return the cell table.
+
+    Parameters
+    ----------
+    spec
+        From :func:`polfair.core.spec.build_spec`.
+    **options
+        ``on_missing``, ``engine``, ``codes``, ``allow_many_groups``: as :func:`collect_codes`.
+
+    Returns
+    -------
+    pl.DataFrame
+        The cell table (schema in :mod:`polfair.core.counts`).
+
+    Raises
+    ------
+    InvalidInputError
+        As :func:`collect_codes`.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polfair.core.spec import build_spec
+    >>> df = pl.DataFrame({"y": [1, 0], "p": [1, 1], "g": ["a", "b"]})
+    >>> collect_cells(build_spec(df, y_true="y", y_pred="p", protected="g"))["fp"].to_list()
+    [0.0, 1.0]
+    """
+    codes = collect_codes(spec, **options)
+    return pivot_codes(codes.lazy(), spec).collect(**_SMALL)  # small: no streaming overhead
+
+
+def collect_codes(
     spec: Spec,
     *,
     on_missing: OnMissing = "warn",
@@ -60,7 +102,10 @@ def collect_cells(
     codes: pl.DataFrame | None = None,
     allow_many_groups: bool = False,
 ) -> pl.DataFrame:
-    """Run the one pass for ``spec``, validate the data, and return the cell table.
+    """Run the one pass for ``spec`` and validate the data: the pass's code table (per cell and code).
+
+    :func:`collect_cells` pivots it to the cell table. With ``exact_sums`` its sums are integers
+    (UInt128), which merge exactly (:class:`polfair.engines.accumulator.FairnessAccumulator` keeps them).
 
     Parameters
     ----------
@@ -83,7 +128,7 @@ def collect_cells(
     Returns
     -------
     pl.DataFrame
-        The cell table (schema in :mod:`polfair.core.counts`).
+        Keys, ``__pf_o`` (the outcome code), ``__pf_n`` and the sums of :func:`polfair.core.counts.code_counts`.
 
     Raises
     ------
@@ -97,41 +142,6 @@ def collect_cells(
         ``allow_many_groups``); a weighted sum that overflows Float64; an input that cannot be
         read (a malformed CSV row, files of incompatible schemas: the message names the file or
         pattern, Polars' error is the ``__cause__``).
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> from polfair.core.spec import build_spec
-    >>> df = pl.DataFrame({"y": [1, 0], "p": [1, 1], "g": ["a", "b"]})
-    >>> collect_cells(build_spec(df, y_true="y", y_pred="p", protected="g"))["fp"].to_list()
-    [0.0, 1.0]
-    """
-    codes = collect_codes(spec, on_missing=on_missing, engine=engine, codes=codes, allow_many_groups=allow_many_groups)
-    return pivot_codes(codes.lazy(), spec).collect(**_SMALL)  # small: no streaming overhead
-
-
-def collect_codes(
-    spec: Spec,
-    *,
-    on_missing: OnMissing = "warn",
-    engine: str = "streaming",
-    codes: pl.DataFrame | None = None,
-    allow_many_groups: bool = False,
-) -> pl.DataFrame:
-    """:func:`collect_cells` before the pivot: the pass's validated code table (per cell and code).
-
-    With ``exact_sums`` its sums are integers (UInt128), which merge exactly
-    (:class:`polfair.engines.accumulator.FairnessAccumulator` keeps them).
-
-    Returns
-    -------
-    pl.DataFrame
-        Keys, ``__pf_o`` (the outcome code), ``__pf_n`` and the sums of :func:`polfair.core.counts.code_counts`.
-
-    Raises
-    ------
-    InvalidInputError
-        As :func:`collect_cells`.
 
     Examples
     --------

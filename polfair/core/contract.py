@@ -97,6 +97,7 @@ __all__ = [
     "code_problems",
     "contract_table",
     "dtype_kind",
+    "fetch_examples",
     "key",
     "label",
     "numeric",
@@ -601,11 +602,13 @@ def numeric(eng: Engine, col: Column, *, role: str = "y_true") -> Compiled:
     Returns
     -------
     Compiled
+        ``value``: the Float64 outcome; ``state``: the 2-bit state a regression pass puts in the
+        outcome code's label (``y_true``) or prediction (``y_pred``) field.
 
     Raises
     ------
     InvalidInputError
-        A non-numeric dtype.
+        A Boolean, String or other non-numeric dtype (cast it).
 
     Examples
     --------
@@ -893,6 +896,34 @@ def check_finite_sums(sums: pl.DataFrame, columns: Sequence[str], weight_: Compi
             raise InvalidInputError(msg)
 
 
+def fetch_examples(frame: Any, ns: Any, c: Compiled, collect: Callable[[Any], pl.DataFrame]) -> list[Any]:
+    """Up to five distinct offending values of a compiled role, sorted: the error path's second query.
+
+    Parameters
+    ----------
+    frame, ns
+        The input as a lazy frame of the engine, and its namespace (``pl`` or ``narwhals``).
+    c
+        The compiled role (its column expression and its ``invalid`` mask).
+    collect
+        Runs the small query and returns a Polars frame.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> w = weight(POLARS, Column("w", pl.col("w"), pl.Float64))
+    >>> fetch_examples(pl.LazyFrame({"w": [1.0, -2.0, -1.0, -2.0]}), pl, w, lambda q: q.collect())
+    [-2.0, -1.0]
+    """
+    q = frame.select(c.source.expr.alias("v"), c.invalid.alias("b")).filter(ns.col("b")).select("v").unique()
+    vals = collect(q.head(50))["v"].to_list()
+    try:
+        vals = sorted(vals)
+    except TypeError:  # pragma: no cover - one column holds one type
+        pass
+    return vals[:5]
+
+
 # ---------------------------------------------------------------------------------------------
 # the Polars frame adapter (the narwhals one is polfair.engines.narwhals.ForeignFrame)
 
@@ -954,13 +985,7 @@ class PolarsFrame:
 
     def examples(self, c: Compiled) -> list[Any]:
         """A few offending values of a compiled role (a second query; runs only on the error path)."""
-        rows = self.lf.select(c.source.expr.alias("v"), c.invalid.alias("bad")).filter(pl.col("bad")).select("v")
-        vals = rows.unique().head(50).collect()["v"].to_list()
-        try:
-            vals = sorted(vals)
-        except TypeError:  # pragma: no cover - one column holds one type
-            pass
-        return vals[:5]
+        return fetch_examples(self.lf, pl, c, lambda q: q.collect())
 
     def aggregate(
         self, columns: Mapping[str, Any], group: Sequence[str], aggs: Callable[[Any], list[Any]], engine: str = "auto"

@@ -23,7 +23,7 @@ from typing import Any
 import polars as pl
 
 from polfair.core._args import check_columns
-from polfair.core.contract import CODE, Column, Compiled, Engine, key
+from polfair.core.contract import CODE, Column, Compiled, Engine, fetch_examples, key
 from polfair.core.counts import combine_limbs, exact_limb_columns
 from polfair.core.inputs import is_foreign
 from polfair.core.spec import (
@@ -185,14 +185,7 @@ class ForeignFrame:
 
     def examples(self, c: Compiled) -> list[Any]:
         """A few offending values of a compiled role (a second query in the engine, error path only)."""
-        nw = self.eng.ns
-        q = self.nf.select(c.source.expr.alias("v"), c.invalid.alias("b")).filter(nw.col("b")).select("v").unique()
-        vals = q.head(50).collect(backend="polars").to_native()["v"].to_list()
-        try:
-            vals = sorted(vals)
-        except TypeError:  # pragma: no cover - one column holds one type
-            pass
-        return vals[:5]
+        return fetch_examples(self.nf, self.eng.ns, c, lambda q: q.collect(backend="polars").to_native())
 
     def plan(
         self, columns: Mapping[str, Any], group: Sequence[str], aggs: Callable[[Any], list[Any]]

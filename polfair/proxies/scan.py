@@ -39,24 +39,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from polfair.core import contract
 from polfair.core._args import as_list, is_bool_like
 from polfair.core._typing import IntoExpr
 from polfair.core.collect import check_not_empty
-from polfair.core.contract import (
-    CODE,
-    MISSING,
-    POLARS,
-    Compiled,
-    PolarsFrame,
-    check_finite_sums,
-    check_problems,
-    code_problems,
-    dtype_kind,
-    key,
-    label,
-    outcome_code,
-)
-from polfair.core.contract import weight as weight_rule
+from polfair.core.contract import CODE, MISSING, POLARS, Compiled
 from polfair.core.counts import COUNT_COLUMNS, COUNT_DTYPES
 from polfair.core.report import group_label, report_from_counts
 from polfair.core.spec import label_values
@@ -129,7 +116,7 @@ def proxy_counts(
     >>> c.filter(value="Husband").select("protected_group", "n").sort("n").rows()
     [('Female', 1), ('Male', 19715)]
     """
-    frame = PolarsFrame(data)
+    frame = contract.PolarsFrame(data)
     pcol = frame.column(protected, "protected")
     fcols = [frame.column(f, "features") for f in as_list(features)]
     if not fcols:
@@ -145,22 +132,22 @@ def proxy_counts(
     fav, _ = label_values(favorable, None)
     compiled: dict[str, Compiled] = {}
     if y_true is not None:
-        compiled["y_true"] = label(POLARS, frame.column(y_true, "y_true"), fav, None, role="y_true")
+        compiled["y_true"] = contract.label(POLARS, frame.column(y_true, "y_true"), fav, None, role="y_true")
     if y_pred is not None:
         c = frame.column(y_pred, "y_pred")
-        boolean = dtype_kind(c.dtype) == "boolean" and not all(is_bool_like(v) for v in fav)
-        compiled["y_pred"] = label(POLARS, c, fav, None, role="y_pred", bool_means_favorable=boolean)
+        boolean = contract.dtype_kind(c.dtype) == "boolean" and not all(is_bool_like(v) for v in fav)
+        compiled["y_pred"] = contract.label(POLARS, c, fav, None, role="y_pred", bool_means_favorable=boolean)
     flags = []
     w = pl.lit(1.0)
     if weight is not None:
-        compiled["weight"] = weight_rule(POLARS, frame.column(weight, "weight"))
+        compiled["weight"] = contract.weight(POLARS, frame.column(weight, "weight"))
         flags.append(compiled["weight"].state)
         w = compiled["weight"].value
     truth = compiled["y_true"].state if y_true is not None else pl.lit(0, pl.UInt8)
     pred = compiled["y_pred"].state if y_pred is not None else None
-    cols = [key(POLARS, pcol, role="protected").alias(_P), outcome_code(POLARS, truth, pred, flags).alias(CODE),
+    cols = [contract.key(POLARS, pcol, role="protected").alias(_P), contract.outcome_code(POLARS, truth, pred, flags).alias(CODE),
             w.alias("__pf_w")]  # fmt: skip
-    values = [key(POLARS, c, role="features").cast(pl.String).alias(c.name) for c in fcols]
+    values = [contract.key(POLARS, c, role="features").cast(pl.String).alias(c.name) for c in fcols]
     long = (
         frame.lf.select(*cols, *values)
         .with_columns(group_label([_P]).alias(_P))  # null -> "null", the string "null" -> '"null"' (as the report)
@@ -176,12 +163,12 @@ def proxy_counts(
         .collect()
     )
     first = out.filter(pl.col("feature") == fnames[0])  # each input row once
-    check_problems(code_problems(first, "n"), compiled, total=int(first["n"].sum() or 0), on_missing=on_missing,
+    contract.check_problems(contract.code_problems(first, "n"), compiled, total=int(first["n"].sum() or 0), on_missing=on_missing,
                    examples=frame.examples, excluded_from="left out of the proxy report's rates (a missing "
                    "weight: of the counts too)", stacklevel=3)  # fmt: skip
     o = pl.col(CODE).cast(pl.Int32)
     out = out.filter(o // 16 == 0)  # a missing weight: the row has no weight to count
-    check_finite_sums(out, ["w", "w2"], compiled.get("weight"))
+    contract.check_finite_sums(out, ["w", "w2"], compiled.get("weight"))
     out = out.with_columns(  # a missing weight: the row has no weight to count
         (pl.when(o % 4 != MISSING).then(o % 4 == 1) if y_true is not None else pl.lit(None, pl.Boolean)).alias("label"),
         (pl.when(o // 4 % 4 != MISSING).then(o // 4 % 4 == 1) if y_pred is not None else pl.lit(None, pl.Boolean))

@@ -44,25 +44,13 @@ from typing import Any, Literal
 
 import polars as pl
 
+from polfair.core import contract
 from polfair.core._args import as_list, is_bool_like
 from polfair.core._typing import IntoExpr
-from polfair.core.contract import (
-    CODE,
-    Compiled,
-    PolarsFrame,
-    check_finite_sums,
-    check_problems,
-    code_problems,
-    dtype_kind,
-    key,
-    label,
-    outcome_code,
-    score,
-    weight,
-)
+from polfair.core.contract import CODE, Compiled
 from polfair.core.counts import COUNTED_CODES
 from polfair.core.inputs import is_foreign
-from polfair.core.spec import check_on_missing, label_values
+from polfair.core.spec import check_key_names, check_on_missing, label_values
 from polfair.exceptions import InvalidInputError, PolfairError
 
 __all__ = [
@@ -87,7 +75,7 @@ def _frame(data: Any) -> Any:
         from polfair.engines.narwhals import foreign_frame
 
         return foreign_frame(data)
-    return PolarsFrame(data)
+    return contract.PolarsFrame(data)
 
 
 def _check_bins(bins: Any, range_: tuple[float, float]) -> tuple[float, ...] | None:
@@ -148,39 +136,32 @@ def _histogram(
     key_cols = [(role, frame.column(x, role)) for role, items in (("by", by), ("protected", protected))
                 for x in as_list(items)]  # fmt: skip
     names = [c.name for _, c in key_cols]
-    seen: set[str] = set()
-    for k in names:
-        if k in seen or k in _RESERVED or k.startswith("__pf_"):
-            msg = (
-                f"key name {k!r} is given twice or is reserved for the score table's columns "
-                f"({sorted(_RESERVED)}); rename it with .alias()"
-            )
-            raise PolfairError(msg)
-        seen.add(k)
+    check_key_names([c.name for r, c in key_cols if r == "by"], [c.name for r, c in key_cols if r != "by"],
+                    also_reserved=sorted(_RESERVED))  # fmt: skip
     fav, _ = label_values(favorable, None)
     compiled: dict[str, Compiled] = {}
     if y_true is not None:
-        compiled["y_true"] = label(eng, frame.column(y_true, "y_true"), fav, None, role="y_true")
+        compiled["y_true"] = contract.label(eng, frame.column(y_true, "y_true"), fav, None, role="y_true")
     truth = compiled["y_true"].state if y_true is not None else eng.small(0)
     flags = []
     pred = None
     if y_pred is not None:
         c = frame.column(y_pred, "y_pred")
-        boolean = dtype_kind(c.dtype) == "boolean" and not all(is_bool_like(v) for v in fav)
-        compiled["y_pred"] = label(eng, c, fav, None, role="y_pred", bool_means_favorable=boolean)
+        boolean = contract.dtype_kind(c.dtype) == "boolean" and not all(is_bool_like(v) for v in fav)
+        compiled["y_pred"] = contract.label(eng, c, fav, None, role="y_pred", bool_means_favorable=boolean)
         pred = compiled["y_pred"].state
         s = eng.cases([(pred == 1, eng.lit(1.0))], eng.lit(0.0))
     else:
-        compiled["y_score"] = score(eng, frame.column(y_score, "y_score"), unit_interval=False)
+        compiled["y_score"] = contract.score(eng, frame.column(y_score, "y_score"), unit_interval=False)
         flags.append(compiled["y_score"].state)
         s = compiled["y_score"].value
     w = eng.lit(1.0)
     if weight_ is not None:
-        compiled["weight"] = weight(eng, frame.column(weight_, "weight"))
+        compiled["weight"] = contract.weight(eng, frame.column(weight_, "weight"))
         flags.append(compiled["weight"].state)
         w = compiled["weight"].value
-    columns: dict[str, Any] = {c.name: key(eng, c, role=role) for role, c in key_cols}
-    columns |= {"score": _bin_expr(eng.ns, s, edges), CODE: outcome_code(eng, truth, pred, flags), _S: s, _W: w,
+    columns: dict[str, Any] = {c.name: contract.key(eng, c, role=role) for role, c in key_cols}
+    columns |= {"score": _bin_expr(eng.ns, s, edges), CODE: contract.outcome_code(eng, truth, pred, flags), _S: s, _W: w,
                 _WS: w * s, _WSS: w * s * s}  # fmt: skip
     group = [*names, "score", CODE]
 
@@ -191,10 +172,10 @@ def _histogram(
 
     out = frame.aggregate(columns, group, aggs, engine)
     out = out.with_columns(pl.col("n").cast(pl.Int64), pl.col(CODE).cast(pl.Int32))
-    check_problems(code_problems(out, "n"), compiled, total=int(out["n"].sum() or 0), on_missing=on_missing,
+    contract.check_problems(contract.code_problems(out, "n"), compiled, total=int(out["n"].sum() or 0), on_missing=on_missing,
                    examples=frame.examples, excluded_from="left out of the score histogram", stacklevel=5)  # fmt: skip
     out = out.filter(pl.col(CODE).is_in(COUNTED_CODES))
-    check_finite_sums(out, ["weight", "score_sum", "score_sq_sum"], compiled.get("weight"))
+    contract.check_finite_sums(out, ["weight", "score_sum", "score_sq_sum"], compiled.get("weight"))
     out = out.with_columns(
         pl.col("score").cast(pl.Float64), (pl.col(CODE) % 4 == 1).alias("label"),
         pl.col("weight", "score_sum", "score_sq_sum", "score_min", "score_max").cast(pl.Float64),
