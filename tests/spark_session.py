@@ -1,7 +1,9 @@
-"""One local SparkSession for the whole test session (a JVM starts in 20-50 s here: start it once).
+"""One local SparkSession for a test module (a JVM starts in 20-50 s here: start it once).
 
-``tests/contract`` (the parity suite) and ``tests/engines/test_spark.py`` share it; it stops when
-the interpreter exits.
+``tests/contract`` (the parity suite) and ``tests/engines/test_spark.py`` use it; a module's fixture
+calls :func:`stop_spark_session` when the module is done, which also shuts the JVM down: Spark
+resolves relative paths from the directory its JVM started in, so a later test (a docs block that
+reads ``"events/"`` from its own directory) must get a fresh one.
 """
 
 from __future__ import annotations
@@ -36,5 +38,23 @@ def spark_session() -> Any:
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("OFF")
-    atexit.register(session.stop)
+    atexit.register(stop_spark_session)
     return session
+
+
+def stop_spark_session() -> None:
+    """Stop the shared session and its JVM (the next :func:`spark_session` starts a new one)."""
+    if not spark_session.cache_info().currsize:
+        return
+    session = spark_session()
+    spark_session.cache_clear()
+    if session is None:
+        return
+    from pyspark import SparkContext
+
+    session.stop()
+    gateway = SparkContext._gateway
+    if gateway is not None:
+        gateway.shutdown()
+        SparkContext._gateway = None
+        SparkContext._jvm = None

@@ -8,13 +8,14 @@ accumulator) must apply the same contract as the door they mirror, on the roles 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import polars as pl
 import pytest
 from parity import Outcome, SparkBatch, assert_same, doors, run
 from parity_cases import Case, cases
-from spark_session import spark_session
+from spark_session import spark_session, stop_spark_session
 
 import polfair as pf
 from polfair.mitigation import group_thresholds, reweighing
@@ -66,7 +67,7 @@ def polars_outcomes() -> dict[tuple[str, str], Outcome]:
 
 
 @pytest.fixture(scope="module")
-def spark_outcomes() -> dict[tuple[str, str], Outcome]:
+def spark_outcomes() -> Iterator[dict[tuple[str, str], Outcome]]:
     """Every door of every Spark case, with ONE Spark job for all their passes (see ``parity.py``)."""
     spark = spark_session()
     if spark is None:  # pragma: no cover - no JVM
@@ -96,7 +97,8 @@ def spark_outcomes() -> dict[tuple[str, str], Outcome]:
             outcomes[(c.name, d)] = got
     finally:
         mp.undo()
-    return outcomes
+    yield outcomes
+    stop_spark_session()
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)

@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
-from spark_session import spark_session
+from spark_session import spark_session, stop_spark_session
 
 import polfair as pf
 
@@ -20,10 +20,11 @@ pytest.importorskip("narwhals")
 
 @pytest.fixture(scope="module")
 def spark():
-    session = spark_session()  # one session for the whole test run (tests/spark_session.py)
+    session = spark_session()  # the shared helper (tests/spark_session.py)
     if session is None:  # pragma: no cover
         pytest.skip("no Java runtime for Spark")
-    return session
+    yield session
+    stop_spark_session()
 
 
 def _frame(n: int = 4_000, seed: int = 1) -> pl.DataFrame:
