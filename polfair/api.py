@@ -21,13 +21,13 @@ from polfair.core.collect import collect_cells
 from polfair.core.counts import BUCKET, COUNT_COLUMNS, cell_table, pivot_codes
 from polfair.core.inputs import is_foreign
 from polfair.core.report import report_from_counts
-from polfair.core.run_metadata import with_run_metadata
+from polfair.core.run_metadata import attach_request, with_run_metadata
 from polfair.core.spec import Spec, build_spec
 from polfair.core.values import check_option_types
 from polfair.core.wide import to_wide
 from polfair.engines.narwhals import foreign_code_table
 from polfair.exceptions import PolfairError
-from polfair.monitor.plan import plan_report
+from polfair.monitor.plan import plan_report, significance_as_level
 
 __all__ = ["confusion_counts", "fairness_report"]
 
@@ -195,6 +195,7 @@ def fairness_report(
     significance: float | None = None,
     min_group_size: int | None = None,
     exact_sums: bool = False,
+    band: Literal["both", "harm"] | None = None,
 ) -> pl.DataFrame:
     """Audit a classifier's decisions (or a dataset's labels) for group fairness, in one pass.
 
@@ -245,6 +246,15 @@ def fairness_report(
         Optional mapping metric -> inclusive band ``[lo, hi]`` (or ``{"min": lo}``/``{"max": hi}``),
         e.g. ``{"disparate_impact": [0.8, 1.25]}``; adds ``threshold`` and ``status`` columns
         (:func:`polfair.monitor.apply_thresholds`; list violations with :func:`polfair.monitor.alerts`).
+        The status is the rule of :mod:`polfair.core.status`: ``ok`` inside the band;
+        ``violation`` when the value and (with ``ci``) its whole interval lie outside it;
+        ``inconclusive`` when the value lies outside but its interval reaches in;
+        ``insufficient_data`` below ``min_sample_size`` or for an undefined value.
+    band
+        ``"both"`` (default; the config's ``band`` otherwise): judge both sides of every band.
+        ``"harm"``: only the side that disadvantages the group (the ``harm`` direction of the
+        metric): ``disparate_impact = [0.8, 1.25]`` flags only ratios below 0.8, as the US EEOC
+        reads the four-fifths rule; ``false_negative_rate_ratio`` only ratios above 1.25.
     min_sample_size
         Optional int: groups with fewer rows get ``status="insufficient_data"``, never ok/violation.
     max_sample_size
@@ -289,10 +299,10 @@ def fairness_report(
         attribute-level and population rows keep their methods (the jackknife is inconsistent
         for the max/min spreads). Same schema.
     significance
-        Optional level in (0, 1), e.g. ``0.05``, passed to :func:`polfair.monitor.apply_thresholds`:
-        with ``thresholds`` and ``ci``, a breach is a ``"violation"`` only when it is also
-        significant, else ``"inconclusive"``. Needs ``ci`` (an error otherwise, when thresholds
-        are set).
+        Deprecated (``FutureWarning``): ``significance=a`` is ``ci=1-a``, the level of the
+        intervals the status rule reads (a violation's whole interval lies outside the band).
+        It no longer compares p-values with ``a`` (``docs/schema.md``, version 3). Giving it with
+        another ``ci`` is an error.
     min_group_size
         Optional positive int: small-cell disclosure control. Group rows of groups with fewer
         than this many input rows (``n``) are removed from the returned report (so from what is
@@ -321,10 +331,15 @@ def fairness_report(
         Long/tidy report with columns ``*by, attribute, group, metric, value, reference_group,
         difference, ratio, n``; see :mod:`polfair.core.report` for the schema and row kinds. Rates
         are fractions in [0, 1]; counts are weighted when ``weight`` is given. With
-        ``thresholds``/``min_sample_size``/``config``, also ``threshold`` (String) and ``status``
-        (``"ok" | "violation" | "insufficient_data"``, null where no threshold applies).
-        With ``run_metadata``, the run columns come last (``docs/schema.md``); with
-        ``shape="wide"``, the wide form (:func:`polfair.core.wide.to_wide`) of all of it.
+        ``thresholds``/``min_sample_size``/``config``, also ``threshold`` (String, the band
+        applied) and ``status`` (``"ok" | "violation" | "inconclusive" | "insufficient_data"``,
+        null where no threshold applies). ``harm`` (String) says which side of each directed
+        comparison is disadvantaged (``"group"``, ``"reference"``, ``"none"``). With
+        ``run_metadata``, the run columns come last (``docs/schema.md``); with ``shape="wide"``,
+        the wide form (:func:`polfair.core.wide.to_wide`) of all of it. The returned frame
+        carries the request (label, prediction, favorable, groups, bands, ci, weight, version)
+        as metadata: :func:`polfair.core.run_metadata.request_of`; the writers store it in
+        parquet key-value metadata and :func:`polfair.write_html` shows it.
 
     Raises
     ------
@@ -379,6 +394,8 @@ def fairness_report(
     └───────┴──────────┴─────────────────┴────────────┴───────┘
     """
     options = {k: v for k, v in locals().items() if k not in ("data", "shape", "run_metadata")}
+    if band is None:
+        options.pop("band")  # not given: the config hash of calls before the option is unchanged
     _check_shape(shape, run_metadata)
     check_option_types(options)
     _check_significance(significance)
@@ -386,9 +403,9 @@ def fairness_report(
         data, config=config, y_true=y_true, y_pred=y_pred, y_score=y_score, weight=weight, by=by,
         protected=protected, favorable=favorable, privileged=privileged, intersections=intersections,
         thresholds=thresholds, min_sample_size=min_sample_size, max_sample_size=max_sample_size,
-        metrics=metrics, statistics=_given_statistics(options),
+        metrics=metrics, statistics=_given_statistics(options), band=band,
     )  # fmt: skip
-    stats = {**_STATISTICS_DEFAULTS, **plan.statistics}
+    stats = significance_as_level({**_STATISTICS_DEFAULTS, **plan.statistics}, plan.statistics)
     ci, n_boot, seed, p_adjust = stats["ci"], stats["n_boot"], stats["seed"], stats["p_adjust"]
     kwargs = dict(y_true=plan.y_true, y_pred=plan.y_pred, y_score=plan.y_score, threshold=threshold,
                   protected=plan.protected, favorable=plan.favorable, unfavorable=unfavorable,
@@ -419,7 +436,9 @@ def fairness_report(
             by=list(spec.by), ci=ci, p_adjust_method=p_adjust,
         )  # fmt: skip
     report = plan.finish(report)
-    return _shape_and_stamp(report, shape, run_metadata, options)
+    request = plan.request(threshold=threshold, unfavorable=unfavorable, reference=reference, stats=stats,
+                           config=config)  # fmt: skip
+    return attach_request(_shape_and_stamp(report, shape, run_metadata, options), request)
 
 
 #: The statistics keywords of ``fairness_report`` a config's ``[statistics]`` table may set, with

@@ -23,23 +23,29 @@ import polars as pl
 
 from polfair.api import fairness_report
 from polfair.core.inputs import to_lazyframe
+from polfair.core.run_metadata import attach_request, request_of
 from polfair.core.wide import to_wide
 from polfair.exceptions import PolfairError
+from polfair.monitor._values import column_or_sql
 from polfair.outputs.logs import EventLog
-from polfair.outputs.summary import summarize
-from polfair.outputs.writers import append_report, write_report
+from polfair.outputs.summary import summarize, violation_lines
+from polfair.outputs.writers import (
+    RunExistsError,
+    append_report,
+    check_append_target,
+    table_run_files,
+    write_report,
+)
 
 __all__ = ["EXIT_CODES_HELP", "check_output_path", "flag_message", "main", "summarize"]
 
+#: The demo's policy: the four-fifths band on the headline ratios, groups of at least 30 rows.
+DEMO_THRESHOLDS = {m: [0.8, 1.25] for m in ("disparate_impact", "false_positive_rate_ratio", "false_negative_rate_ratio")}
+DEMO_MIN_SAMPLE_SIZE = 30
 
-def _column_or_sql(text: str, names: Sequence[str]) -> pl.Expr:
-    if text in names:
-        return pl.col(text)
-    try:
-        return pl.sql_expr(text)
-    except Exception as exc:
-        msg = f"{text!r} is neither a column of the input ({', '.join(names[:15])} ...) nor a SQL expression: {exc}"
-        raise PolfairError(msg) from exc
+
+def _column_or_sql(text: str, names: Sequence[str], flag: str = "") -> pl.Expr:
+    return cast(pl.Expr, column_or_sql(text, list(names), flag or "the argument"))
 
 
 def _coerce(value: str, dtype: pl.DataType | None) -> Any:
@@ -110,9 +116,11 @@ def _parser() -> argparse.ArgumentParser:
                      help="cluster id column (several rows per person): cluster-robust jackknife intervals")
     rep.add_argument("--min-group-size", type=int, metavar="N",
                      help="drop groups with fewer than N rows from the shown and written report (disclosure control)")
-    rep.add_argument("--significance", type=float, metavar="LEVEL",
-                     help="with --ci and thresholds: a breach is a violation only if significant at LEVEL (e.g. "
-                     "0.05), else 'inconclusive'")
+    rep.add_argument("--significance", type=float, metavar="ALPHA",
+                     help="deprecated: the same as --ci 1-ALPHA (the level of the intervals the status reads)")
+    rep.add_argument("--band", choices=["both", "harm"],
+                     help="judge both sides of each threshold band (default) or only the side that disadvantages "
+                     "the group (harm: the EEOC reading of the four-fifths rule)")
     rep.add_argument("--allow-many-groups", action="store_true",
                      help="accept protected/by columns with about a group per row (ids, continuous values; default: error)")
     rep.add_argument("--exact-sums", action="store_true",
@@ -125,14 +133,22 @@ def _parser() -> argparse.ArgumentParser:
                      "LL144: with --y-score, the scoring rate above the median) and print it")
     rep.add_argument("--adverse-impact-out", metavar="PATH",
                      help="write the adverse-impact table (.parquet/.csv/.json) instead of printing it")
+    rep.add_argument("--adverse-impact-min-size", type=int, metavar="N",
+                     help="leave groups of fewer than N candidates out of the adverse-impact comparisons")
+    rep.add_argument("--adverse-impact-sets", nargs="+", metavar="SET",
+                     help="attribute sets of the adverse-impact battery, e.g. race sex 'race & sex' (default: every "
+                     "attribute and intersection)")
     rep.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                      help="spinner with elapsed time and rows/s on stderr (default: when stderr is a terminal)")
     rep.add_argument("--config", help="fairness monitor config (.toml/.json): groups, thresholds, sample sizes")
     rep.add_argument("--fail-on-violation", action="store_true",
-                     help="exit with status 1 when a threshold is violated (needs thresholds in --config)")
+                     help="exit with status 1 when the report's status has a violation (needs thresholds in --config)")
     rep.add_argument("--append", metavar="TABLE",
                      help="append the report to a parquet table: TABLE.parquet (rewritten) or a directory (one new "
-                     "file per run); refuses a schema mismatch (docs/pipelines.md)")
+                     "file per run); new columns are added, other schema changes refused; a run id already in the "
+                     "table is refused (exit 2) unless --replace-run (docs/pipelines.md)")
+    rep.add_argument("--replace-run", action="store_true",
+                     help="with --append: replace the rows of this --run-id if the table has them (a retried job)")
     rep.add_argument("--shape", choices=["long", "wide"], default="long",
                      help="layout of --out/--append: long (one row per metric, default) or wide (one row per group)")
     rep.add_argument("--run-metadata", action=argparse.BooleanOptionalAction, default=True,
@@ -191,6 +207,18 @@ def _with_progress(run: Any, path: str, lf: pl.LazyFrame, progress: bool | None)
     return box["out"]
 
 
+#: The first lines of ``polfair demo``: what "favorable" means here and where ProPublica's numbers are.
+DEMO_INTRO = """polfair demo: ProPublica COMPAS two-year recidivism, Broward County 2013-14
+{rows} defendants (ProPublica's filter). Favorable outcome (aif360's convention for COMPAS): no
+recidivism, two_year_recid = 0; the prediction is COMPAS decile_score >= 5 (medium/high risk =
+predicted recidivism), so "selected" = rated low risk. ProPublica's false positives (rated
+medium/high risk, did not reoffend) are this report's false NEGATIVES (false_negative_rate_ratio
+~1.9 for African-American defendants); its false negatives (rated low risk, reoffended) are false
+positives. Thresholds: the four-fifths band [0.8, 1.25] on DI and the FPR/FNR ratios, both sides
+(--band harm: the disadvantaged side only); groups or references under {min_n} rows are
+insufficient data."""
+
+
 def _run_demo(args: argparse.Namespace) -> int:
     for flag in ("out", "html"):
         if getattr(args, flag, None):
@@ -207,35 +235,49 @@ def _run_demo(args: argparse.Namespace) -> int:
         y_true="two_year_recid",
         y_pred=pl.col("decile_score") >= 5,
         protected=["race", "sex", age_band],
-        favorable=1,
+        favorable=0,
         privileged={"race": "Caucasian", "sex": "Male", "age_band": "25-45"},
         ci=0.95,
+        thresholds=DEMO_THRESHOLDS,
+        min_sample_size=DEMO_MIN_SAMPLE_SIZE,
         min_group_size=args.min_group_size,
     )
-    print("polfair demo: ProPublica COMPAS two-year recidivism, Broward County 2013-14")
-    print(f"{df.height} defendants (ProPublica's filter); label two_year_recid (1 = re-arrested within two")
-    print("years, the 'positive' class here); prediction: COMPAS decile_score >= 5 (medium or high risk).")
-    print("ProPublica's finding: black defendants who did not reoffend were flagged high risk about twice")
-    print("as often as white ones (false_positive_rate_ratio ~1.9), and white reoffenders were missed more")
-    print("often (false_negative_rate).")
+    request = request_of(report) or {}
+    request.update(y_true="two_year_recid (0 = no re-arrest within two years: the favorable outcome)",
+                   y_pred="decile_score >= 5 (COMPAS medium or high risk: predicted recidivism)",
+                   source="pf.load_compas() (ProPublica, Broward County 2013-14; ProPublica's filter)",
+                   favorable_meaning="no recidivism within two years (two_year_recid = 0); predicted favorable = "
+                   "COMPAS low risk (decile_score < 5). ProPublica's false positives (rated medium/high risk, did "
+                   "not reoffend) are this report's false negatives, and its false negatives are false positives.")  # fmt: skip
+    attach_request(report, request)
+    print(DEMO_INTRO.format(rows=df.height, min_n=DEMO_MIN_SAMPLE_SIZE))
     print(summarize(report, attributes=["race", "sex", "age_band"]))
+    _print_violations(report)
     if args.out:
         write_report(report, args.out)
         print(f"wrote {report.height} rows to {args.out}")
     if args.html:
-        _write_html(report, args.html, title="COMPAS: two-year recidivism (polfair demo)",
-                    source="pf.load_compas() (ProPublica, Broward County 2013-14; ProPublica's filter)",
-                    rows=df.height, y_true="two_year_recid (1 = re-arrested within two years)",
-                    y_pred="decile_score >= 5 (COMPAS medium or high risk)", favorable=1,
-                    privileged={"race": "Caucasian", "sex": "Male", "age_band": "25-45"},
-                    reference="privileged")  # fmt: skip
+        _write_html(report, args.html, title="COMPAS: two-year recidivism (polfair demo)", rows=df.height)
     else:
         print("See it as a page with charts: polfair demo --html compas.html")
     return 0
 
 
+def _print_violations(report: pl.DataFrame) -> int:
+    """The on-call list: one line per violation (and the count of inconclusive rows); returns the count."""
+    if "status" not in report.columns:
+        return 0
+    lines = violation_lines(report)
+    count = int((report["status"] == "violation").sum())
+    unsure = int((report["status"] == "inconclusive").sum())
+    print(f"\n{count} threshold violation(s){f'; {unsure} inconclusive' if unsure else ''}")
+    for line in lines:
+        print("  " + line)
+    return count
+
+
 def _write_html(report: pl.DataFrame, path: str, **provenance: Any) -> None:
-    """Write the HTML report (extra ``polfair[report]``); a missing extra is a clean CLI error."""
+    """Write the HTML report (extra ``polfair[report]``) atomically; a missing extra is a clean CLI error."""
     from polfair.outputs.html import write_html
 
     try:
@@ -245,18 +287,41 @@ def _write_html(report: pl.DataFrame, path: str, **provenance: Any) -> None:
     print(f"wrote the HTML report to {out}")
 
 
+def _check_append(args: argparse.Namespace, run_id: str) -> None:
+    """Before the pass: a parquet table, and this run id not in it yet (unless --replace-run)."""
+    if args.replace_run and not args.append:
+        raise PolfairError("--replace-run replaces a run's rows in an --append table: give --append TABLE")
+    if not args.append:
+        return
+    check_append_target(args.append)
+    if not args.run_metadata:
+        if args.replace_run:
+            raise PolfairError("--replace-run needs run ids: drop --no-run-metadata")
+        return
+    from pathlib import Path as _Path
+
+    if args.run_id and _Path(args.append).exists() and not args.replace_run and table_run_files(args.append, [run_id]):
+        msg = (
+            f"the table {args.append!r} already holds run {run_id!r}; appending it again would duplicate its rows. "
+            "Give a new --run-id, or --replace-run to replace that run's rows"
+        )
+        raise RunExistsError(msg)
+
+
 def _run_report(args: argparse.Namespace) -> int:
     for flag in ("out", "html", "adverse_impact_out"):
         if getattr(args, flag, None):
             check_output_path(getattr(args, flag), "--" + flag.replace("_", "-"))
+    run_id = args.run_id or uuid.uuid4().hex
+    _check_append(args, run_id)
     lf = to_lazyframe(args.path)
     schema = lf.collect_schema()
     names = schema.names()
-    protected = [_column_or_sql(t, names) for t in args.protected]
+    protected = [_column_or_sql(t, names, "--protected") for t in args.protected]
     label_dtype = schema.get(args.y_true) if args.y_true else None
     kwargs: dict[str, Any] = {
         "y_true": args.y_true,
-        "y_pred": None if args.y_pred is None else _column_or_sql(args.y_pred, names),
+        "y_pred": None if args.y_pred is None else _column_or_sql(args.y_pred, names, "--y-pred"),
         "y_score": args.y_score,
         "threshold": args.threshold,
         "protected": protected or None,
@@ -275,7 +340,7 @@ def _run_report(args: argparse.Namespace) -> int:
     if getattr(args, "exact_sums", False):
         kwargs["exact_sums"] = True
     # statistics (issue 11): passed only when given, so the report's own defaults apply otherwise
-    for flag in ("ci", "n_boot", "seed", "cluster", "min_group_size", "significance"):
+    for flag in ("ci", "n_boot", "seed", "cluster", "min_group_size", "significance", "band"):
         if getattr(args, flag, None) is not None:
             kwargs[flag] = getattr(args, flag)
     if getattr(args, "no_ci", False):
@@ -283,7 +348,6 @@ def _run_report(args: argparse.Namespace) -> int:
             raise PolfairError("--ci and --no-ci contradict each other: give one")
         kwargs["ci"] = None
     log = _event_log(args)
-    run_id = args.run_id or uuid.uuid4().hex
     if args.run_metadata:
         kwargs["run_metadata"] = {"run_id": run_id}
     log.event("start", command="report", path=args.path, run_id=run_id,
@@ -297,27 +361,25 @@ def _run_report(args: argparse.Namespace) -> int:
     for w in caught or []:
         log.event("warning", level="warning", category=w.category.__name__, message=str(w.message))
     log.event("pass_done", seconds=round(time.perf_counter() - t0, 3), report_rows=report.height)
+    # the request as the user wrote it (SQL text, not the parsed expressions), with the input
+    request = request_of(report) or {}
+    request.update({k: v for k, v in (("y_pred", args.y_pred), ("protected", args.protected or None),
+                                      ("source", args.path)) if v})  # fmt: skip
+    attach_request(report, request)
     violations = _violations(report, args)
     table = to_wide(report) if args.shape == "wide" else report
+    attach_request(table, request)
     if args.append:
-        written = append_report(table, args.append)
+        written = append_report(table, args.append, replace_run=args.replace_run)
         print(f"appended {table.height} report rows to {args.append} ({written})")
         log.event("report_written", path=str(written), table=args.append, rows=table.height, mode="append")
-    if args.out or args.html or args.append:
-        if args.out:
-            write_report(table, args.out)
-            print(f"wrote {table.height} report rows to {args.out}")
-            log.event("report_written", path=args.out, rows=table.height, mode="write")
-        if args.html:
-            _write_html(report, args.html, title=f"Fairness report: {Path(args.path).name}", source=args.path,
-                        y_true=args.y_true, y_pred=args.y_pred, y_score=args.y_score, weight=args.weight,
-                        favorable=kwargs["favorable"], privileged=kwargs["privileged"],
-                        reference=args.reference, config=args.config)  # fmt: skip
-    elif args.by:
-        with pl.Config(tbl_rows=40, tbl_width_chars=160):
-            print(report.filter(pl.col("group").is_not_null(), pl.col("metric") == "selection_rate"))
-        print(f"{report.height} report rows (one report per {', '.join(args.by)}); write them with --out")
-    else:
+    if args.out:
+        write_report(table, args.out)
+        print(f"wrote {table.height} report rows to {args.out}")
+        log.event("report_written", path=args.out, rows=table.height, mode="write")
+    if args.html:
+        _write_html(report, args.html, title=f"Fairness report: {Path(args.path).name}")
+    if not (args.out or args.html or args.append):
         print(summarize(report))
     if args.adverse_impact or args.adverse_impact_out:
         _run_adverse_impact(lf, args, kwargs)
@@ -325,10 +387,7 @@ def _run_report(args: argparse.Namespace) -> int:
         log.event("violations", level="warning" if violations.height else "info", count=violations.height,
                   violations=violations.head(100).with_columns(pl.selectors.categorical().cast(pl.String))
                   .drop("group_key", strict=False).to_dicts())  # fmt: skip
-        print(f"{violations.height} threshold violation(s)")
-        if violations.height:
-            with pl.Config(tbl_rows=50, tbl_width_chars=200, fmt_str_lengths=60):
-                print(violations.select(*[c for c in violations.columns if c not in ("difference", "ratio")]))
+        _print_violations(report)
         if args.fail_on_violation and violations.height:
             log.event("done", exit_code=1)
             return 1
@@ -341,6 +400,13 @@ def _event_log(args: argparse.Namespace) -> EventLog:
     return EventLog(getattr(args, "log_format", "text"))
 
 
+def _sets(texts: Sequence[str] | None) -> list[list[str]] | None:
+    """``--adverse-impact-sets race 'race & sex' race,sex`` -> [["race"], ["race", "sex"], ["race", "sex"]]."""
+    if not texts:
+        return None
+    return [[part.strip() for part in re.split(r"[&,]", t) if part.strip()] for t in texts]
+
+
 def _run_adverse_impact(lf: pl.LazyFrame, args: argparse.Namespace, kwargs: dict[str, Any]) -> None:
     """``--adverse-impact PRESET``: the adverse-impact table (its own pass), printed or written."""
     from polfair.regulatory import adverse_impact
@@ -350,23 +416,19 @@ def _run_adverse_impact(lf: pl.LazyFrame, args: argparse.Namespace, kwargs: dict
     if kwargs["y_pred"] is None and not use_score:
         msg = "--adverse-impact eeoc needs --y-pred (the selection decision); NYC LL144 also takes --y-score"
         raise PolfairError(msg)
+    sets = _sets(args.adverse_impact_sets)
     table = adverse_impact(
         lf, y_pred=None if use_score else kwargs["y_pred"], y_score=args.y_score if use_score else None,
         protected=kwargs["protected"] or [], preset=cast(Any, preset), favorable=kwargs["favorable"], by=kwargs["by"],
-        intersections=args.intersections,
+        intersections=sets if sets is not None else args.intersections, min_size=args.adverse_impact_min_size,
     )  # fmt: skip
     out = args.adverse_impact_out
     if out:
         suffix = Path(out).suffix.lower()
-        if suffix == ".parquet":
-            table.write_parquet(out)
-        elif suffix == ".csv":
-            table.write_csv(out)
-        elif suffix == ".json":
-            table.write_json(out)
-        else:
+        if suffix not in (".parquet", ".csv", ".json"):
             msg = f"--adverse-impact-out: use a .parquet, .csv or .json path, got {out!r}"
             raise PolfairError(msg)
+        write_report(table, out)  # atomic, as every file the command writes
         print(f"wrote {table.height} adverse-impact rows to {out}")
         return
     cols = ["attribute", "group", "n", "selected", "selection_rate", "impact_ratio", "four_fifths_pass", "p_value",
@@ -377,7 +439,7 @@ def _run_adverse_impact(lf: pl.LazyFrame, args: argparse.Namespace, kwargs: dict
 
 
 def _violations(report: pl.DataFrame, args: argparse.Namespace) -> pl.DataFrame | None:
-    """The report's violations when thresholds were applied (``--config``), else ``None``."""
+    """The report's violations (its status column) when thresholds were applied (``--config``), else ``None``."""
     from polfair.monitor import alerts
 
     if "status" not in report.columns:
@@ -390,8 +452,9 @@ def _violations(report: pl.DataFrame, args: argparse.Namespace) -> pl.DataFrame 
 
 EXIT_CODES_HELP = """exit status:
   0  success (the report was computed and written/printed)
-  1  a fairness threshold was violated, under --fail-on-violation
-  2  a usage or input error: bad option, missing/malformed file, bad expression, unwritable output
+  1  the report's status has a violation, under --fail-on-violation
+  2  a usage or input error: bad option, missing/malformed file, bad expression, unwritable output,
+     an --append refused (schema, a run id already in the table, a lock held too long)
   3  an unexpected internal error (a bug: the traceback is printed; please report it)"""
 
 #: Python keywords of the API -> the command line's flags, for messages raised by the library.
@@ -401,7 +464,7 @@ _FLAGS = {
     "privileged": "--privileged", "reference": "--reference", "by": "--by", "threshold": "--threshold",
     "intersections": "--intersections", "on_missing": "--on-missing", "allow_many_groups": "--allow-many-groups",
     "ci": "--ci", "n_boot": "--n-boot", "seed": "--seed", "cluster": "--cluster",
-    "min_group_size": "--min-group-size", "significance": "--significance", "exact_sums": "--exact-sums",
+    "min_group_size": "--min-group-size", "significance": "--significance", "exact_sums": "--exact-sums", "band": "--band",
 }  # fmt: skip
 _FLAG_RE = re.compile(r"(?<![\w.-])(" + "|".join(_FLAGS) + r")=('[^']*'|\"[^\"]*\"|[^\s,;:)]+)?")
 
@@ -458,7 +521,9 @@ def check_output_path(path: str, flag: str) -> None:
     if p.is_dir():
         msg = f"{flag} {path!r} is a directory; give a file name such as {os.path.join(path, 'report.parquet')}"
         raise PolfairError(msg)
-    if flag == "--out" and not path.lower().endswith((".parquet", ".csv", ".json", ".ndjson", ".jsonl")):
+    if flag in ("--out", "--adverse-impact-out") and not path.lower().endswith(
+        (".parquet", ".csv", ".json", ".ndjson", ".jsonl")
+    ):
         msg = f"{flag} {path!r}: use a .parquet, .csv, .json or .ndjson file name"
         raise PolfairError(msg)
     parent = p.parent if str(p.parent) else Path(".")

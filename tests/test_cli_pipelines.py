@@ -83,3 +83,73 @@ def test_json_log_turns_warnings_into_events(tmp_path: Path, capsys: pytest.Capt
     events = _events(capsys.readouterr().err)
     warn = [e for e in events if e["event"] == "warning"]
     assert warn and warn[0]["category"] == "MissingValuesWarning"
+
+
+# ---- issue 22: idempotent runs, refusals before the pass, evolvable tables, atomic files -----------
+
+
+def test_a_run_id_already_in_the_table_exits_2_before_the_pass(data: str, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture) -> None:  # fmt: skip
+    table = tmp_path / "fairness"
+    assert main(_args(data, "--append", str(table), "--run-id", "day-1")) == 0
+    capsys.readouterr()
+    assert main(_args(data, "--append", str(table), "--run-id", "day-1", "--log-format", "json")) == 2
+    events = _events(capsys.readouterr().err)
+    assert [e["event"] for e in events] == ["error"]  # refused before the pass: no start, no pass_done
+    assert "already holds run 'day-1'" in events[0]["message"] and "--replace-run" in events[0]["message"]
+    assert main(_args(data, "--append", str(table), "--run-id", "day-1", "--replace-run")) == 0
+    back = pl.read_parquet(table / "*.parquet")
+    assert back["run_id"].unique().to_list() == ["day-1"] and back.height == pl.read_parquet(
+        next(table.glob("*.parquet"))).height  # fmt: skip
+    capsys.readouterr()
+    assert main(_args(data, "--replace-run")) == 2
+    assert "--append TABLE" in capsys.readouterr().err
+
+
+def test_append_to_a_non_parquet_path_is_refused_before_the_pass(data: str, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture) -> None:  # fmt: skip
+    target = tmp_path / "report.csv"
+    assert main(_args(data, "--append", str(target), "--log-format", "json")) == 2
+    events = _events(capsys.readouterr().err)
+    assert [e["event"] for e in events] == ["error"] and "write a CSV with --out" in events[0]["message"]
+    assert not target.exists()
+
+
+def test_adding_a_protected_attribute_keeps_appending(data: str, tmp_path: Path) -> None:
+    from polfair.outputs.writers import read_table
+
+    table = tmp_path / "t.parquet"
+    base = ["report", data, "--y-true", "two_year_recid", "--y-pred", "decile_score >= 5", "--append", str(table)]
+    assert main([*base, "--protected", "race", "--run-id", "before"]) == 0
+    assert main([*base, "--protected", "race", "sex", "--run-id", "after"]) == 0  # a wider group_key
+    back = read_table(table).collect()
+    keys = back.filter(run_id="before", attribute="race")["group_key"]
+    assert keys.struct.field("sex").null_count() == keys.len()
+    assert back.filter(run_id="after", attribute="sex").height > 0
+
+
+def test_html_and_adverse_impact_files_are_written_atomically(data: str, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    pytest.importorskip("jinja2")
+    page, ai = tmp_path / "page.html", tmp_path / "ai.csv"
+    args = _args(data, "--html", str(page), "--adverse-impact", "eeoc", "--adverse-impact-out", str(ai),
+                 "--adverse-impact-min-size", "30", "--adverse-impact-sets", "race", "race & sex")  # fmt: skip
+    assert main(args) == 0
+    good_page, good_ai = page.read_text(encoding="utf-8"), ai.read_text(encoding="utf-8")
+    table = pl.read_csv(ai)
+    assert set(table["attribute"]) == {"race", "race & sex"}  # the attribute sets asked for
+    small = table.filter(pl.col("n") < 30)
+    assert small.height and set(small["excluded_reason"]) == {"fewer than 30 candidates"}
+
+    real = Path.write_text
+
+    def half_then_fail(self: Path, text: str, *a: object, **k: object) -> int:
+        real(self, text[: len(text) // 2], *a, **k)  # type: ignore[arg-type]
+        raise OSError(28, "No space left on device", str(self))
+
+    monkeypatch.setattr(Path, "write_text", half_then_fail)
+    assert main(_args(data, "--html", str(page))) == 2
+    monkeypatch.undo()
+    assert page.read_text(encoding="utf-8") == good_page  # the previous page, whole
+    assert ai.read_text(encoding="utf-8") == good_ai
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]

@@ -89,6 +89,8 @@ class Counts:
 
 
 Needs = Literal["labels", "predictions"]
+#: The side of "no difference" that disadvantages a group: a lower or a higher value.
+Harm = Literal["lower", "higher"]
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,13 @@ class Metric:
         Direction used by ``reference="best"``; ``None`` for counts.
     description
         One line with the formula, used in docs.
+    harm
+        Direction of harm for the group (``polfair.core.status``): ``"lower"`` when a lower value
+        than the reference's disadvantages the group (a rate of the favorable outcome:
+        ``selection_rate``, ``true_positive_rate``, ``false_positive_rate`` = P(ŷ favorable | y
+        unfavorable), ...), ``"higher"`` when a higher one does (``false_negative_rate``,
+        ``error_rate``, ...); ``None`` for counts. Not ``higher_is_better`` (model quality): a
+        higher FPR is a worse model but more favorable decisions for the group.
     """
 
     name: str
@@ -117,6 +126,7 @@ class Metric:
     needs: Needs
     higher_is_better: bool | None
     description: str
+    harm: Harm | None = None
 
     @property
     def is_rate(self) -> bool:
@@ -170,50 +180,50 @@ def _count(name: str, f: Callable[[Counts], pl.Expr], needs: Needs, desc: str) -
 
 
 def _rate(name: str, num: Callable[[Counts], pl.Expr], den: Callable[[Counts], pl.Expr],
-          needs: Needs, hib: bool, desc: str) -> Metric:  # fmt: skip
-    return Metric(name, num, den, needs, hib, desc)
+          needs: Needs, hib: bool, desc: str, harm: Harm) -> Metric:  # fmt: skip
+    return Metric(name, num, den, needs, hib, desc, harm)
 
 
 _METRIC_LIST: list[Metric] = [
     _count("num_instances", lambda c: c.total, "labels", "Σw over counted rows"),
     _count("num_positives", lambda c: c.positives, "labels", "P = Σw[y = fav]"),
     _count("num_negatives", lambda c: c.negatives, "labels", "N = Σw[y = unf]"),
-    _rate("base_rate", lambda c: c.positives, lambda c: c.total, "labels", True, "P / (P + N)"),
+    _rate("base_rate", lambda c: c.positives, lambda c: c.total, "labels", True, "P / (P + N)", "lower"),
     _count("num_pred_positives", lambda c: c.pred_positives, "predictions", "TP + FP"),
     _count("num_pred_negatives", lambda c: c.pred_negatives, "predictions", "TN + FN"),
     _rate("selection_rate", lambda c: c.pred_positives, lambda c: c.total, "predictions", True,
-          "(TP + FP) / (P + N)"),
+          "(TP + FP) / (P + N)", "lower"),
     _count("num_true_positives", lambda c: c.tp, "predictions", "TP = Σw[y = fav, ŷ = fav]"),
     _count("num_false_positives", lambda c: c.fp, "predictions", "FP = Σw[y = unf, ŷ = fav]"),
     _count("num_true_negatives", lambda c: c.tn, "predictions", "TN = Σw[y = unf, ŷ = unf]"),
     _count("num_false_negatives", lambda c: c.fn, "predictions", "FN = Σw[y = fav, ŷ = unf]"),
-    _rate("true_positive_rate", lambda c: c.tp, lambda c: c.positives, "predictions", True, "TP / P"),
-    _rate("true_negative_rate", lambda c: c.tn, lambda c: c.negatives, "predictions", True, "TN / N"),
-    _rate("false_positive_rate", lambda c: c.fp, lambda c: c.negatives, "predictions", False, "FP / N"),
-    _rate("false_negative_rate", lambda c: c.fn, lambda c: c.positives, "predictions", False, "FN / P"),
+    _rate("true_positive_rate", lambda c: c.tp, lambda c: c.positives, "predictions", True, "TP / P", "lower"),
+    _rate("true_negative_rate", lambda c: c.tn, lambda c: c.negatives, "predictions", True, "TN / N", "higher"),
+    _rate("false_positive_rate", lambda c: c.fp, lambda c: c.negatives, "predictions", False, "FP / N", "lower"),
+    _rate("false_negative_rate", lambda c: c.fn, lambda c: c.positives, "predictions", False, "FN / P", "higher"),
     _rate("positive_predictive_value", lambda c: c.tp, lambda c: c.pred_positives, "predictions", True,
-          "TP / (TP + FP)"),
+          "TP / (TP + FP)", "higher"),
     _rate("negative_predictive_value", lambda c: c.tn, lambda c: c.pred_negatives, "predictions", True,
-          "TN / (TN + FN)"),
+          "TN / (TN + FN)", "lower"),
     _rate("false_discovery_rate", lambda c: c.fp, lambda c: c.pred_positives, "predictions", False,
-          "FP / (TP + FP)"),
+          "FP / (TP + FP)", "lower"),
     _rate("false_omission_rate", lambda c: c.fn, lambda c: c.pred_negatives, "predictions", False,
-          "FN / (TN + FN)"),
-    _rate("accuracy", lambda c: c.tp + c.tn, lambda c: c.total, "predictions", True, "(TP + TN) / (P + N)"),
+          "FN / (TN + FN)", "higher"),
+    _rate("accuracy", lambda c: c.tp + c.tn, lambda c: c.total, "predictions", True, "(TP + TN) / (P + N)", "lower"),
     # error_rate = 1 - accuracy, computed as aif360 does (so the last bits agree); see group_metrics
-    _rate("error_rate", lambda c: c.fp + c.fn, lambda c: c.total, "predictions", False, "1 - accuracy"),
+    _rate("error_rate", lambda c: c.fp + c.fn, lambda c: c.total, "predictions", False, "1 - accuracy", "higher"),
     _count("num_generalized_true_positives", lambda c: c.gtp, "predictions", "GTP = Σ w·s [y = fav]"),
     _count("num_generalized_false_positives", lambda c: c.gfp, "predictions", "GFP = Σ w·s [y = unf]"),
     _count("num_generalized_true_negatives", lambda c: c.gtn, "predictions", "GTN = Σ w·(1-s) [y = unf]"),
     _count("num_generalized_false_negatives", lambda c: c.gfn, "predictions", "GFN = Σ w·(1-s) [y = fav]"),
     _rate("generalized_true_positive_rate", lambda c: c.gtp, lambda c: c.positives, "predictions", True,
-          "GTP / P"),
+          "GTP / P", "lower"),
     _rate("generalized_true_negative_rate", lambda c: c.gtn, lambda c: c.negatives, "predictions", True,
-          "GTN / N"),
+          "GTN / N", "higher"),
     _rate("generalized_false_positive_rate", lambda c: c.gfp, lambda c: c.negatives, "predictions", False,
-          "GFP / N"),
+          "GFP / N", "lower"),
     _rate("generalized_false_negative_rate", lambda c: c.gfn, lambda c: c.positives, "predictions", False,
-          "GFN / P"),
+          "GFN / P", "higher"),
 ]  # fmt: skip
 
 #: name -> Metric, in report order.
@@ -275,7 +285,10 @@ class Disparity:
     """A named comparison of a group with its reference group.
 
     ``formula(g, r)`` gets two functions mapping a metric name to the group's and the reference's
-    value expressions. ``rates`` lists the metrics it reads (for ``reference="best"``).
+    value expressions. ``rates`` lists the metrics it reads (for ``reference="best"``). ``harm``:
+    the side of "no difference" (0 for differences, 1 for ratios) that disadvantages the group,
+    the :attr:`Metric.harm` of the rates it compares (``"lower"`` for ``disparate_impact``,
+    ``"higher"`` for ``false_negative_rate_ratio``); ``None`` for unsigned ones (absolute values).
     """
 
     name: str
@@ -283,6 +296,7 @@ class Disparity:
     formula: Callable[[Callable[[str], pl.Expr], Callable[[str], pl.Expr]], pl.Expr]
     needs: Needs
     description: str
+    harm: Harm | None = None
 
 
 def _diff(m: str) -> Callable[[Callable[[str], pl.Expr], Callable[[str], pl.Expr]], pl.Expr]:
@@ -302,15 +316,15 @@ def _disparities() -> list[Disparity]:
     d = Disparity
     out = [
         d("statistical_parity_difference", ("selection_rate",), _diff("selection_rate"), "predictions",
-          "selection_rate(group) - selection_rate(reference)"),
+          "selection_rate(group) - selection_rate(reference)", "lower"),
         d("disparate_impact", ("selection_rate",), _ratio("selection_rate"), "predictions",
-          "selection_rate(group) / selection_rate(reference)"),
+          "selection_rate(group) / selection_rate(reference)", "lower"),
         d("equal_opportunity_difference", ("true_positive_rate",), _diff("true_positive_rate"), "predictions",
-          "TPR(group) - TPR(reference)"),
+          "TPR(group) - TPR(reference)", "lower"),
         d("average_odds_difference", ("false_positive_rate", "true_positive_rate"),
           lambda g, r: 0.5 * ((g("false_positive_rate") - r("false_positive_rate"))
                               + (g("true_positive_rate") - r("true_positive_rate"))),
-          "predictions", "(ΔFPR + ΔTPR) / 2"),
+          "predictions", "(ΔFPR + ΔTPR) / 2", "lower"),
         d("average_abs_odds_difference", ("false_positive_rate", "true_positive_rate"),
           lambda g, r: 0.5 * ((g("false_positive_rate") - r("false_positive_rate")).abs()
                               + (g("true_positive_rate") - r("true_positive_rate")).abs()),
@@ -322,7 +336,7 @@ def _disparities() -> list[Disparity]:
         d("average_predictive_value_difference", ("positive_predictive_value", "false_omission_rate"),
           lambda g, r: 0.5 * ((g("positive_predictive_value") - r("positive_predictive_value"))
                               + (g("false_omission_rate") - r("false_omission_rate"))),
-          "predictions", "(ΔPPV + ΔFOR) / 2 (aif360's definition: FOR, not NPV)"),
+          "predictions", "(ΔPPV + ΔFOR) / 2 (aif360's definition: FOR, not NPV)", "higher"),
         d("generalized_equalized_odds_difference",
           ("generalized_false_positive_rate", "generalized_true_positive_rate"),
           lambda g, r: _max_abs(g("generalized_false_positive_rate") - r("generalized_false_positive_rate"),
@@ -331,8 +345,9 @@ def _disparities() -> list[Disparity]:
     ]  # fmt: skip
     for m in ("error_rate", "false_positive_rate", "false_negative_rate", "false_discovery_rate",
               "false_omission_rate"):  # fmt: skip
-        out.append(d(f"{m}_difference", (m,), _diff(m), "predictions", f"{m}(group) - {m}(reference)"))
-        out.append(d(f"{m}_ratio", (m,), _ratio(m), "predictions", f"{m}(group) / {m}(reference)"))
+        harm = METRICS[m].harm
+        out.append(d(f"{m}_difference", (m,), _diff(m), "predictions", f"{m}(group) - {m}(reference)", harm))
+        out.append(d(f"{m}_ratio", (m,), _ratio(m), "predictions", f"{m}(group) / {m}(reference)", harm))
     return out
 
 
@@ -346,7 +361,7 @@ def label_disparities() -> list[Disparity]:
     """statistical_parity_difference and disparate_impact on base rates (labels-only audits)."""
     return [
         Disparity("statistical_parity_difference", ("base_rate",), _diff("base_rate"), "labels",
-                  "base_rate(group) - base_rate(reference)"),
+                  "base_rate(group) - base_rate(reference)", "lower"),
         Disparity("disparate_impact", ("base_rate",), _ratio("base_rate"), "labels",
-                  "base_rate(group) / base_rate(reference)"),
+                  "base_rate(group) / base_rate(reference)", "lower"),
     ]  # fmt: skip

@@ -30,6 +30,10 @@ column                  dtype        meaning
                                      protected attribute in the input's dtype; a field is null
                                      when the attribute is not in the set or the value is null
                                      (``attribute`` tells which); null on attribute/population rows
+``harm``                String       group rows of a metric with a direction of harm: ``"group"``
+                                     (the group is on the disadvantaged side of its reference),
+                                     ``"reference"`` or ``"none"``; null elsewhere
+                                     (:mod:`polfair.core.status`)
 ======================  ===========  ============================================================
 
 ``attribute``, ``metric`` and ``reference_group`` are Categorical (a few distinct strings repeated
@@ -101,6 +105,7 @@ from polfair.core._report_rows import (
 from polfair.core._typing import Reference
 from polfair.core.counts import COUNT_COLUMNS, check_cell_table
 from polfair.core.metrics import METRICS, Disparity, group_metrics
+from polfair.core.status import with_harm
 from polfair.core.values import coerce_values, match_values
 from polfair.exceptions import PolfairError, ReferenceWarning, ReportSizeWarning
 
@@ -418,12 +423,12 @@ def report_from_counts(
     floats = ["value", "difference", "ratio", *(CI_FLOATS if opts else ()), "n_groups"]
     cats = ["reference_group", *(CI_CATS if opts else ()), "excluded_groups"]
     out = assemble(parts, [*ib, SORT_A, SORT_G], entity_cols, floats, cats)
-    return out.select(
+    return with_harm(out.select(
         *[pl.col(i).alias(b) for i, b in zip(ib, by)],
         "attribute", "group", "metric", "value", "reference_group", "difference", "ratio", "n",
         *(CI_FLOATS if opts else ()), *(CI_CATS if opts else ()),
         pl.col("n_groups").cast(pl.Int64), pl.col("excluded_groups").cast(pl.String), GROUP_KEY,
-    )  # fmt: skip
+    ))  # fmt: skip
 
 
 def _ci_options(

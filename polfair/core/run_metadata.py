@@ -1,9 +1,15 @@
-"""Run identity for reports appended to a table: ``run_id``, ``run_at``, versions and a config hash.
+"""Run identity and provenance of reports: ``run_id``, ``run_at``, versions, a config hash, the request.
 
 A report appended run after run to one table (a parquet directory, a warehouse table) needs to say
 which run each row came from (Great Expectations' run id, Databricks' window and model id). These
 columns are optional (:data:`polfair.core.schema.RUN_METADATA_COLUMNS`), last in the report, and
 on by default in the ``polfair report`` command.
+
+The *request* of a report (label, prediction or score and threshold, favorable values, privileged
+and monitored groups, bands, ``ci``, weight, polfair version: what was asked for, after a config
+file was merged) travels with the returned frame as metadata (:func:`attach_request`,
+:func:`request_of`), and the writers store it in the parquet file's key-value metadata under
+:data:`REQUEST_METADATA_KEY`, so an output shows it without being told again.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import re
 import uuid
 from collections.abc import Mapping
 from typing import Any
@@ -20,7 +27,20 @@ import polars as pl
 from polfair.core.schema import REPORT_SCHEMA, RUN_METADATA_COLUMNS, SCHEMA_VERSION
 from polfair.exceptions import PolfairError
 
-__all__ = ["config_hash", "package_version", "with_run_metadata"]
+__all__ = [
+    "REQUEST_METADATA_KEY",
+    "attach_request",
+    "config_hash",
+    "expr_text",
+    "package_version",
+    "request_json",
+    "request_of",
+    "with_run_metadata",
+]
+
+#: The parquet key-value metadata key of a report's request (a JSON object).
+REQUEST_METADATA_KEY = "polfair.request"
+_ATTR = "_polfair_request"
 
 
 def package_version() -> str:
@@ -115,6 +135,7 @@ def with_run_metadata(
         ``report`` with, last, ``run_id`` (String), ``run_at`` (Datetime[μs, UTC]),
         ``polfair_version`` (String), ``schema_version`` (Int32, :data:`SCHEMA_VERSION`),
         ``config_hash`` (String). Existing columns of these names are replaced (moved last).
+        The request attached to ``report`` (:func:`request_of`) stays attached.
 
     Raises
     ------
@@ -128,7 +149,7 @@ def with_run_metadata(
     >>> rep = pl.DataFrame({"attribute": ["sex"], "metric": ["selection_rate"], "value": [0.5]})
     >>> out = with_run_metadata(rep, run_id="r1", run_at=dt.datetime(2026, 1, 1), config={"y_true": "y"})
     >>> out.select("run_id", "run_at", "schema_version").row(0)
-    ('r1', datetime.datetime(2026, 1, 1, 0, 0, tzinfo=zoneinfo.ZoneInfo(key='UTC')), 2)
+    ('r1', datetime.datetime(2026, 1, 1, 0, 0, tzinfo=zoneinfo.ZoneInfo(key='UTC')), 3)
     """
     if run_id is not None and not isinstance(run_id, str):
         msg = f"run_id must be a string, got {type(run_id).__name__} {run_id!r}"
@@ -150,6 +171,96 @@ def with_run_metadata(
         "config_hash": digest,
     }
     keep = [c for c in report.columns if c not in RUN_METADATA_COLUMNS]
-    return report.select(
-        *keep, *[pl.lit(values[c], dtype=dtypes[c]).alias(c) for c in RUN_METADATA_COLUMNS]
-    )
+    out = report.select(*keep, *[pl.lit(values[c], dtype=dtypes[c]).alias(c) for c in RUN_METADATA_COLUMNS])
+    return attach_request(out, request_of(report))  # the request travels on
+
+
+def expr_text(value: Any) -> Any:
+    """A column name as is; a Polars expression as readable text (``(decile_score) >= (5)``).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> expr_text("label"), expr_text(pl.col("decile_score") >= 5)
+    ('label', '(decile_score) >= (5)')
+    """
+    if isinstance(value, pl.Expr):
+        text = str(value)
+        text = re.sub(r"dyn \w+: ", "", text)
+        text = re.sub(r'col\("((?:[^"\\]|\\.)*)"\)', r"\1", text)
+        text = re.sub(r'String\((.*?)\)', r"'\1'", text)
+        if text.startswith("[") and text.endswith("]"):
+            text = text[1:-1]
+        return text
+    if isinstance(value, (list, tuple)):
+        return [expr_text(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): expr_text(v) for k, v in value.items()}
+    return value
+
+
+def request_json(request: Mapping[str, Any]) -> str:
+    """A request as JSON text (keys sorted; expressions as text; non-finite numbers as strings).
+
+    Examples
+    --------
+    >>> request_json({"y_true": "y", "ci": 0.95})
+    '{"ci": 0.95, "y_true": "y"}'
+    """
+
+    def clean(v: Any) -> Any:
+        if isinstance(v, float) and v != v:
+            return "nan"
+        if isinstance(v, float) and v in (float("inf"), float("-inf")):
+            return "inf" if v > 0 else "-inf"
+        if isinstance(v, Mapping):
+            return {str(k): clean(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple, set, frozenset)):
+            return [clean(x) for x in v]
+        if v is None or isinstance(v, (bool, int, float, str)):
+            return v
+        return str(expr_text(v))
+
+    return json.dumps(clean(dict(request)), sort_keys=True, ensure_ascii=False, allow_nan=False)
+
+
+def attach_request(frame: pl.DataFrame, request: Mapping[str, Any] | None) -> pl.DataFrame:
+    """Attach a report's request to the frame (in memory); returns the same frame.
+
+    The request travels with this frame object (not with frames derived from it by ``filter``,
+    ``select`` ...: pass the report itself to outputs). The writers of :mod:`polfair.outputs`
+    store it in the parquet file's key-value metadata.
+
+    Parameters
+    ----------
+    frame
+        A report.
+    request
+        JSON-able mapping (expressions are stored as text), or ``None`` (nothing attached).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> rep = attach_request(pl.DataFrame({"metric": ["selection_rate"]}), {"y_true": "y"})
+    >>> request_of(rep)
+    {'y_true': 'y'}
+    """
+    if request is not None:
+        try:
+            setattr(frame, _ATTR, json.loads(request_json(request)))
+        except AttributeError:  # pragma: no cover - a frame type without instance attributes
+            pass
+    return frame
+
+
+def request_of(frame: Any) -> dict[str, Any] | None:
+    """The request attached to a report (:func:`attach_request`), or ``None``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> request_of(pl.DataFrame({"a": [1]})) is None
+    True
+    """
+    got = getattr(frame, _ATTR, None)
+    return dict(got) if isinstance(got, Mapping) else None

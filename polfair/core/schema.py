@@ -41,8 +41,10 @@ __all__ = [
 #: The version of the report and cell-table schemas (an int; bumped on every schema change).
 #: 1: the original long report (``*by, attribute, group, metric, value, reference_group,
 #: difference, ratio, n``, optional ``threshold, status``). 2: intervals and tests, run metadata,
-#: the weighted-square counts and jackknife bucket of the cell table (see ``docs/schema.md``).
-SCHEMA_VERSION = 2
+#: the weighted-square counts and jackknife bucket of the cell table. 3: the ``harm`` column (the
+#: direction of each comparison), ``status`` from the interval rule of :mod:`polfair.core.status`,
+#: appends that add columns (see ``docs/schema.md``).
+SCHEMA_VERSION = 3
 
 
 class Column(NamedTuple):
@@ -97,9 +99,13 @@ REPORT_SCHEMA: tuple[Column, ...] = (
            "JSON list; null elsewhere", 2, "core"),
     Column("group_key", pl.Struct, "the typed group key: one field per protected attribute in its input dtype "
            "(null field: not in the attribute set, or a null value); null on population rows", 2, "core"),
+    Column("harm", _S, "group rows of a metric with a direction of harm: 'group' (the group has the lower rate "
+           "of favorable outcomes, or the higher rate of unfavorable ones or errors, than its reference), "
+           "'reference', or 'none' (no difference); null elsewhere (polfair.core.status)", 3, "core"),
     Column("threshold", _S, "the threshold band applied to the row (monitor; with thresholds)", 1, "monitor"),
-    Column("status", _S, "'ok' | 'violation' | 'insufficient_data' | 'inconclusive' (since 2, with "
-           "significance=); null where no threshold applies", 1, "monitor"),
+    Column("status", _S, "'ok' | 'violation' | 'inconclusive' | 'insufficient_data' (polfair.core.status: "
+           "a violation's whole interval lies outside the band; inconclusive: the value is outside, the interval "
+           "reaches in); null where no threshold applies", 1, "monitor"),
     Column("run_id", _S, "identifier of the run that produced the row (uuid4 hex by default)", 2, "run"),
     Column("run_at", pl.Datetime("us", "UTC"), "when the run started (UTC, microseconds)", 2, "run"),
     Column("polfair_version", _S, "polfair version that computed the row", 2, "run"),

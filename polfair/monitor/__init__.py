@@ -16,8 +16,11 @@ Semantics follow IBM Watson OpenScale's fairness monitor (see ``docs/monitoring.
   with a null attribute stay the group ``"null"``. The reference group is the report's reference,
   so OpenScale's fairness value ``%favorable(monitored) / %favorable(reference)`` is the
   monitored group's ``disparate_impact`` row (with ``favorable`` the favorable outcome);
-* **thresholds** are inclusive bands per metric (``disparate_impact = [0.8, 1.25]``); each checked
-  row gets ``status`` ``"ok"`` or ``"violation"``;
+* **thresholds** are inclusive bands per metric (``disparate_impact = [0.8, 1.25]``), judged on both
+  sides (``band="both"``) or only on the side that disadvantages the group (``band="harm"``); each
+  checked row gets the ``status`` of the one rule of :mod:`polfair.core.status`: ``"ok"`` inside the
+  band, ``"violation"`` outside it with the whole confidence interval outside too (the value alone
+  without intervals), ``"inconclusive"`` outside with the interval reaching in;
 * **min_sample_size**: a checked row whose group (or, for a comparison, whose reference group) has
   fewer input rows gets ``"insufficient_data"``: it is never called fair or unfair. So does a
   row whose value is undefined (null: a zero denominator);
@@ -27,28 +30,30 @@ Semantics follow IBM Watson OpenScale's fairness monitor (see ``docs/monitoring.
   sample.
 
 Modules: :mod:`~polfair.monitor.config` (``FairnessConfig``, ``GroupSpec``, ``parse_thresholds``),
-:mod:`~polfair.monitor.thresholds` (``apply_thresholds``, ``alerts``, ``format_threshold``,
-``STATUS_VALUES``), :mod:`~polfair.monitor.sampling` (``sample_rows``) and
+:mod:`~polfair.monitor.thresholds` (``apply_thresholds``, ``alerts``, ``default_verdict``,
+``format_threshold``, ``STATUS_VALUES``), :mod:`~polfair.monitor.sampling` (``sample_rows``) and
 :mod:`~polfair.monitor.plan` (``plan_report``, ``ReportPlan``: what ``fairness_report`` runs before and
 after the core report) and :mod:`~polfair.monitor.drift` (``compare_reports``: changes between runs or
 periods, with two-sample tests).
 """
 
 from polfair.monitor.config import OTHER, FairnessConfig, GroupSpec, parse_thresholds
-from polfair.monitor.drift import compare_reports
+from polfair.monitor.drift import NoMatchWarning, compare_reports
 from polfair.monitor.plan import ReportPlan, plan_report
 from polfair.monitor.sampling import sample_rows
-from polfair.monitor.thresholds import STATUS_VALUES, alerts, apply_thresholds, format_threshold
+from polfair.monitor.thresholds import STATUS_VALUES, alerts, apply_thresholds, default_verdict, format_threshold
 
 __all__ = [
     "OTHER",
     "STATUS_VALUES",
     "FairnessConfig",
     "GroupSpec",
+    "NoMatchWarning",
     "ReportPlan",
     "alerts",
     "apply_thresholds",
     "compare_reports",
+    "default_verdict",
     "format_threshold",
     "parse_thresholds",
     "plan_report",

@@ -10,7 +10,7 @@ from typing import Any
 
 from polfair.exceptions import PolfairError
 
-__all__ = ["check_size", "format_number", "is_number"]
+__all__ = ["check_size", "column_or_sql", "format_number", "is_number"]
 
 
 def is_number(v: Any) -> bool:
@@ -58,3 +58,45 @@ def check_size(v: Any, where: str) -> int | None:
         msg = f"{where} must be a positive integer (rows), got {v!r}"
         raise PolfairError(msg)
     return v
+
+
+def column_or_sql(text: str, names: list[str] | tuple[str, ...], where: str) -> Any:
+    """A column of the input when ``text`` names one, else the SQL expression ``text`` (``polars.sql_expr``).
+
+    The command line's flags and a config file's column keys (``y_pred = "decile_score >= 5"``)
+    read their text this one way.
+
+    Parameters
+    ----------
+    text
+        A column name or a SQL expression such as ``"decile_score >= 5"`` or
+        ``"CASE WHEN age < 25 THEN 'young' ELSE 'older' END AS age_band"``.
+    names
+        The input's column names.
+    where
+        The flag or config key, for messages (``"--y-pred"``, ``"config: y_pred"``).
+
+    Returns
+    -------
+    pl.Expr
+
+    Raises
+    ------
+    PolfairError
+        ``text`` is neither a column nor a SQL expression (the message names ``where`` and a few columns).
+
+    Examples
+    --------
+    >>> column_or_sql("decile_score >= 5", ["decile_score"], "y_pred")
+    <Expr ['[(col("decile_score")) >= (dyn…'] at ...>
+    """
+    import polars as pl
+
+    if text in names:
+        return pl.col(text)
+    try:
+        return pl.sql_expr(text)
+    except Exception as exc:
+        shown = ", ".join(list(names)[:15]) + (" ..." if len(names) > 15 else "")
+        msg = f"{where} {text!r} is neither a column of the input ({shown}) nor a SQL expression: {exc}"
+        raise PolfairError(msg) from exc

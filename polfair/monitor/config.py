@@ -29,7 +29,7 @@ OTHER = "other"
 
 _KEYS = (
     "favorable", "monitored", "reference", "thresholds", "min_sample_size", "max_sample_size",
-    "seed", "metrics", "y_true", "y_pred", "y_score", "weight", "by", "statistics",
+    "seed", "metrics", "y_true", "y_pred", "y_score", "weight", "by", "statistics", "band",
 )  # fmt: skip
 
 #: Keys of the ``[statistics]`` table: ``fairness_report`` keywords (explicit keywords win).
@@ -331,9 +331,13 @@ class FairnessConfig:
     metrics
         Names of built-in groupwise metrics to add (:data:`polfair.compat.yardstick.GROUPWISE`).
     y_true, y_pred, y_score, weight
-        Optional column names, used when ``fairness_report`` is not given them.
+        Optional column names or SQL expressions (as the command line's flags:
+        ``y_pred = "decile_score >= 5"``), used when ``fairness_report`` is not given them.
     by
-        Optional tuple of ``by`` column names, likewise.
+        Optional tuple of ``by`` column names (or SQL expressions), likewise.
+    band
+        ``"both"`` (default: judge both sides of every threshold band) or ``"harm"`` (only the
+        side that disadvantages the group; :func:`polfair.core.status.sided_band`).
     statistics
         Interval, test and disclosure options (the ``[statistics]`` table; see
         :func:`check_statistics`): ``ci``, ``n_boot``, ``seed``, ``cluster``, ``n_buckets``,
@@ -371,6 +375,7 @@ class FairnessConfig:
     weight: str | None = None
     by: tuple[str, ...] = ()
     statistics: dict[str, Any] = field(default_factory=dict)
+    band: str = "both"
 
     def __post_init__(self) -> None:
         if self.favorable is not None:
@@ -429,6 +434,12 @@ class FairnessConfig:
             raise PolfairError(msg)
         self.by = tuple(by)
         self.statistics = check_statistics(self.statistics)
+        from polfair.core.status import check_sides
+
+        try:
+            self.band = check_sides(self.band)
+        except ValueError as exc:
+            raise PolfairError(str(exc)) from None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, source: str = "config") -> FairnessConfig:
@@ -439,7 +450,7 @@ class FairnessConfig:
         data
             Mapping with the keys ``favorable``, ``monitored``, ``reference``, ``thresholds``,
             ``min_sample_size``, ``max_sample_size``, ``seed``, ``metrics``, ``y_true``, ``y_pred``,
-            ``y_score``, ``weight``, ``by``, ``statistics`` (all optional).
+            ``y_score``, ``weight``, ``by``, ``statistics``, ``band`` (all optional).
         source
             Name used in error messages (e.g. the file path).
 
@@ -564,14 +575,8 @@ class FairnessConfig:
         ['[18, 25]', '[26, 100]', 'other', None]
         """
         out = []
-        for a, m in self.monitored.items():
-            r, col = self.reference[a], pl.col(a)
-            m_label, r_label = m.label, r.label
-            if m_label == r_label:  # e.g. monitored ["a|b"], reference ["a", "b"]: keep two groups
-                m_label, r_label = f"{m_label} (monitored)", f"{r_label} (reference)"
-            other = OTHER
-            while other in (m_label, r_label):  # a monitored value spelled "other" stays its own group
-                other = f"({other})"
+        for a, (m_label, r_label, other) in self.group_labels().items():
+            m, r, col = self.monitored[a], self.reference[a], pl.col(a)
             e = (
                 pl.when(col.is_null()).then(pl.lit(None, pl.String))
                 .when(m.condition(col)).then(pl.lit(m_label))
@@ -581,3 +586,21 @@ class FairnessConfig:
             out.append(e.alias(a))
         return out
 
+    def group_labels(self) -> dict[str, tuple[str, str, str]]:
+        """Per config attribute, the report's labels of its monitored, reference and other groups.
+
+        Examples
+        --------
+        >>> FairnessConfig(monitored={"race": ["other"]}, reference={"race": ["White"]}).group_labels()
+        {'race': ('other', 'White', '(other)')}
+        """
+        out = {}
+        for a, m in self.monitored.items():
+            m_label, r_label = m.label, self.reference[a].label
+            if m_label == r_label:  # e.g. monitored ["a|b"], reference ["a", "b"]: keep two groups
+                m_label, r_label = f"{m_label} (monitored)", f"{r_label} (reference)"
+            other = OTHER
+            while other in (m_label, r_label):  # a monitored value spelled "other" stays its own group
+                other = f"({other})"
+            out[a] = (m_label, r_label, other)
+        return out

@@ -39,6 +39,7 @@ p-values are adjusted with Benjamini–Hochberg within each family (comparison, 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -56,7 +57,11 @@ from polfair.core.report import report_from_counts
 from polfair.core.schema import CELL_SCHEMA, by_columns
 from polfair.exceptions import PolfairError
 
-__all__ = ["DRIFT_COLUMNS", "RATE_DENOMINATORS", "compare_reports"]
+__all__ = ["DRIFT_COLUMNS", "RATE_DENOMINATORS", "NoMatchWarning", "compare_reports"]
+
+
+class NoMatchWarning(UserWarning):
+    """compare_reports found no row of the current report that matches a row of the baseline."""
 
 #: Binary rates and the count metric of the report that is their denominator.
 RATE_DENOMINATORS: dict[str, str] = {
@@ -224,41 +229,73 @@ def _with_reference(sized: pl.DataFrame, keys: list[str], labels_only: bool) -> 
     return out.join(refs, on=[*keys, "attribute", "reference_group", _RATE], how="left", nulls_equal=True)
 
 
+def _check_unique(frame: pl.DataFrame, keys: list[str], name: str) -> None:
+    """One row per (keys, attribute, group, metric): else name the periods and runs that repeat."""
+    on = [*keys, *_KEYS]
+    dup = frame.select(on).is_duplicated()
+    if not dup.any():
+        return
+    rows = frame.filter(dup)
+    where = ", ".join(f"{k}={rows[k][0]!r}" for k in keys) or "the whole report"
+    if "run_id" in frame.columns:
+        runs = rows.filter(*[pl.col(k) == rows[k][0] for k in keys if rows[k][0] is not None])["run_id"]
+        ids = sorted({str(r) for r in runs.drop_nulls().unique().to_list()})
+        msg = (
+            f"compare_reports: {name} holds {len(ids)} runs for {where} (run_id {', '.join(map(repr, ids))}): "
+            "a retried job appended it twice; keep one run per period (e.g. the latest run_at) before comparing"
+        )
+    else:
+        msg = (
+            f"compare_reports: {name} has several rows per (attribute, group, metric) for {where}: it holds several "
+            "runs or periods; give the period column(s) as period= (or on=), or keep one run"
+        )
+    raise PolfairError(msg)
+
+
 def _pairs(
-    current: pl.DataFrame, baseline: pl.DataFrame, keys: list[str], period: str | None, baseline_period: Any
+    current: pl.DataFrame, baseline: pl.DataFrame, keys: list[str], period: list[str], baseline_period: Any,
+    trend: bool,
 ) -> tuple[pl.DataFrame, list[str]]:
     """Join current rows with their baseline rows; returns the joined frame and its key columns."""
     on = [*keys, *_KEYS]
-    if period is None:
+    if not period:
         joined = current.join(baseline, on=on, how="inner", nulls_equal=True, suffix="_b", maintain_order="left")
         return joined.with_row_index(_ROW), list(keys)
-    periods = current.select(pl.col(period).unique().sort()).to_series()
+    rest = [k for k in keys if k not in period]
+    named = [f"baseline_{p}" for p in period]
+    if not trend:  # two reports: match ignoring the period columns
+        base = baseline.rename(dict(zip(period, named)))
+        joined = current.join(base, on=[*rest, *_KEYS], how="inner", nulls_equal=True, suffix="_b",
+                              maintain_order="left")  # fmt: skip
+        return joined.with_row_index(_ROW), [*period, *named, *rest]
+    (col,) = period
+    periods = current.select(pl.col(col).unique().sort()).to_series()
     if periods.null_count():
-        msg = f"compare_reports: the period column {period!r} has null values; fill or drop them first"
+        msg = f"compare_reports: the period column {col!r} has null values; fill or drop them first"
         raise PolfairError(msg)
     if baseline_period is None:
-        mapping = pl.DataFrame({period: periods[1:], f"baseline_{period}": periods[:-1]})
+        mapping = pl.DataFrame({col: periods[1:], f"baseline_{col}": periods[:-1]})
     else:
         if baseline_period not in periods.to_list():
-            msg = (f"compare_reports: baseline_period={baseline_period!r} is not a value of {period!r} "
+            msg = (f"compare_reports: baseline_period={baseline_period!r} is not a value of {col!r} "
                    f"({periods.to_list()[:10]})")  # fmt: skip
             raise PolfairError(msg)
         later = periods.filter(periods != baseline_period)
         fixed = pl.Series([baseline_period] * len(later), dtype=periods.dtype)
-        mapping = pl.DataFrame({period: later, f"baseline_{period}": fixed})
-    cur = current.join(mapping, on=period, how="inner", maintain_order="left")
-    base = baseline.rename({period: f"baseline_{period}"})
-    rest = [k for k in keys if k != period]
-    joined = cur.join(base, on=[f"baseline_{period}", *rest, *_KEYS], how="inner", nulls_equal=True, suffix="_b",
+        mapping = pl.DataFrame({col: later, f"baseline_{col}": fixed})
+    cur = current.join(mapping, on=col, how="inner", maintain_order="left")
+    base = baseline.rename({col: f"baseline_{col}"})
+    joined = cur.join(base, on=[f"baseline_{col}", *rest, *_KEYS], how="inner", nulls_equal=True, suffix="_b",
                       maintain_order="left")  # fmt: skip
-    return joined.with_row_index(_ROW), [period, f"baseline_{period}", *rest]
+    return joined.with_row_index(_ROW), [col, f"baseline_{col}", *rest]
 
 
 def compare_reports(
     current: pl.DataFrame,
     baseline: pl.DataFrame | None = None,
     *,
-    period: str | None = None,
+    period: str | Sequence[str] | None = None,
+    on: Sequence[str] | None = None,
     baseline_period: Any = None,
     metrics: Sequence[str] | None = None,
     statistics: Sequence[str] = _STATS,
@@ -277,9 +314,14 @@ def compare_reports(
         The report (or cell table) to compare with: an earlier run, another model. ``None`` with
         ``period``: compare the periods of ``current`` (a trend table).
     period
-        With ``baseline=None``: a ``by`` column of ``current`` holding periods (month, day, ...;
-        any sortable dtype). Each period is compared with the previous one, or with
-        ``baseline_period``.
+        The ``by`` column(s) that identify a period (a day, a month, ...; any sortable dtype).
+        With a ``baseline``: rows are matched ignoring them (tonight's ``date`` with last night's;
+        the output keeps both, as ``<period>`` and ``baseline_<period>``); the baseline must hold
+        one period. With ``baseline=None``: one column, whose periods are each compared with the
+        previous one, or with ``baseline_period`` (a trend table).
+    on
+        With a ``baseline``: the ``by`` columns rows are matched on (default: all of them except
+        ``period``); the other ``by`` columns are treated as ``period``.
     baseline_period
         A value of ``period`` that every other period is compared with (default: the previous).
     metrics
@@ -318,10 +360,18 @@ def compare_reports(
     ------
     PolfairError
         Inputs that are neither reports nor cell tables; ``by`` columns that differ between the
-        two reports; ``period`` not a ``by`` column; ``baseline_period`` not a period; a weighted
-        report without ``n_eff`` (its counts are not sample sizes); bad ``statistics``/``alpha``.
+        two reports; ``period``/``on`` not ``by`` columns; ``baseline_period`` not a period; a
+        report holding two runs for one period (a retried job appended it twice: the message
+        names the run ids) or a baseline holding several periods; a weighted report without
+        ``n_eff`` (its counts are not sample sizes); bad ``statistics``/``alpha``.
     TypeError
         An input is not a ``pl.DataFrame``.
+
+    Warns
+    -----
+    NoMatchWarning
+        No row of ``current`` matches a row of ``baseline`` (the result is empty): the message
+        names the ``by`` values of each side and suggests ``period=``.
 
     Notes
     -----
@@ -375,9 +425,24 @@ def compare_reports(
         msg = (f"compare_reports: current has by columns {keys}, baseline has {by_columns(base.columns)}; "
                "they must match")  # fmt: skip
         raise PolfairError(msg)
-    if period is not None and period not in keys:
-        msg = f"compare_reports: period={period!r} is not a by column of the report (by columns: {keys})"
+    periods = [] if period is None else [period] if isinstance(period, str) else list(period)
+    if on is not None:
+        if baseline is None:
+            raise PolfairError("compare_reports: on= matches two reports; give a baseline (or period= for a trend)")
+        bad_on = [c for c in on if c not in keys]
+        if bad_on:
+            msg = f"compare_reports: on={list(on)!r}: {bad_on} are not by columns of the reports (by columns: {keys})"
+            raise PolfairError(msg)
+        periods = [k for k in keys if k not in on]
+    bad = [p for p in periods if p not in keys]
+    if bad:
+        msg = f"compare_reports: period={period!r}: {bad} is not a by column of the report (by columns: {keys})"
         raise PolfairError(msg)
+    if baseline is None and len(periods) > 1:
+        raise PolfairError(f"compare_reports: a trend table takes one period column, got {periods}")
+    _check_unique(cur, keys, "current")
+    if baseline is not None:
+        _check_unique(base, [k for k in keys if k not in periods], "baseline")
     labels_only = "selection_rate" not in set(cur["metric"].cast(pl.String).unique().to_list()) | set(
         base["metric"].cast(pl.String).unique().to_list()
     )
@@ -386,7 +451,9 @@ def compare_reports(
     if metrics is not None:  # after the sizes: they come from the count rows
         a = a.filter(pl.col("metric").is_in(list(metrics)))
         b = b.filter(pl.col("metric").is_in(list(metrics)))
-    joined, out_keys = _pairs(a, b, keys, period, baseline_period)
+    joined, out_keys = _pairs(a, b, keys, periods, baseline_period, trend=baseline is None)
+    if joined.height == 0 and a.height and b.height:
+        _warn_no_match(cur, base, keys, periods)
     z = z_value(1.0 - alpha)
     parts = [_compare(joined, out_keys, s, i, z, labels_only) for i, s in enumerate(statistics)]
     out = pl.concat(parts, how="vertical")
@@ -403,6 +470,23 @@ def compare_reports(
     )
     # rows in the current report's order, statistics in the order asked for
     return pl.concat([tested, rest]).sort(_ROW, _ORD).select(*out_keys, *DRIFT_COLUMNS)
+
+
+def _warn_no_match(cur: pl.DataFrame, base: pl.DataFrame, keys: list[str], periods: list[str]) -> None:
+    def values(frame: pl.DataFrame) -> str:
+        if not keys:
+            return "no by columns"
+        combos = frame.select(keys).unique().sort(keys, nulls_last=True).head(4).rows()
+        return "; ".join(", ".join(f"{k}={v!r}" for k, v in zip(keys, c)) for c in combos)
+
+    hint = (f" pass period={[k for k in keys if k not in periods][0]!r} (the column that names the period) to match "
+            "across periods, or on=[...]" if [k for k in keys if k not in periods] else
+            " the reports share no (attribute, group, metric)")  # fmt: skip
+    msg = (
+        f"compare_reports: no row of current matches a row of baseline (current: {values(cur)}; baseline: "
+        f"{values(base)}); the comparison is empty:{hint}"
+    )
+    warnings.warn(msg, NoMatchWarning, stacklevel=3)
 
 
 def _compare(joined: pl.DataFrame, keys: list[str], stat: str, index: int, z: float, labels_only: bool) -> pl.DataFrame:

@@ -7,6 +7,7 @@ knows nothing of either: :mod:`polfair.api` calls them around it.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,15 +17,17 @@ import polars as pl
 
 from polfair.compat import yardstick as groupwise
 from polfair.core._args import check_columns
-from polfair.core.inputs import to_lazyframe
-from polfair.exceptions import PolfairError
-from polfair.monitor._values import check_size, is_number
+from polfair.core.inputs import is_foreign, to_lazyframe
+from polfair.core.run_metadata import expr_text, package_version
+from polfair.core.status import check_sides
+from polfair.exceptions import PolfairError, ReferenceWarning
+from polfair.monitor._values import check_size, column_or_sql, is_number
 from polfair.monitor.config import FairnessConfig, parse_thresholds
 from polfair.monitor.disclosure import suppress_small_groups
 from polfair.monitor.sampling import sample_rows
-from polfair.monitor.thresholds import apply_thresholds
+from polfair.monitor.thresholds import apply_thresholds, format_threshold
 
-__all__ = ["ReportPlan", "plan_report"]
+__all__ = ["ReportPlan", "plan_report", "significance_as_level"]
 
 
 @dataclass
@@ -48,14 +51,124 @@ class ReportPlan:
     #: Statistics options (``[statistics]`` of the config, then explicit keywords): ci, n_boot, seed,
     #: cluster, n_buckets, p_adjust for the report; significance and min_group_size for :meth:`finish`.
     statistics: dict[str, Any] = field(default_factory=dict)
+    #: Which sides of each band are judged (``"both"`` or ``"harm"``).
+    band: str = "both"
+    #: The config (when one was given) and where it came from.
+    config: FairnessConfig | None = None
+    config_source: str | None = None
+    max_sample_size: int | None = None
+    #: Column keys the config gave as SQL text (shown as written in the request).
+    texts: dict[str, Any] = field(default_factory=dict)
 
     def finish(self, report: pl.DataFrame) -> pl.DataFrame:
         """Add the groupwise rows, ``threshold``/``status`` when thresholds are set, then drop small groups."""
         report = groupwise.add_groupwise_rows(report, self.metrics)
+        self._warn_unmatched_groups(report)
         if self.thresholds is not None:
             report = apply_thresholds(report, self.thresholds, self.min_sample_size, groups=self.groups,
-                                      significance=self.statistics.get("significance"))  # fmt: skip
+                                      band=self.band)  # fmt: skip
         return suppress_small_groups(report, self.statistics.get("min_group_size"))
+
+    def _warn_unmatched_groups(self, report: pl.DataFrame) -> None:
+        """Warn (:class:`ReferenceWarning`, as for ``privileged``) for a config group that matches no row."""
+        cfg = self.config
+        if cfg is None or not cfg.monitored:
+            return
+        rows = report.filter(pl.col("group").is_not_null(), pl.col("metric") == "num_instances")
+        for a, (m_label, r_label, other) in cfg.group_labels().items():
+            sub = rows.filter(pl.col("attribute").cast(pl.String) == a)
+            present = set(sub["group"].to_list())
+            n_other = int(sub.filter(pl.col("group") == other)["n"].sum())
+            for side, label, spec in (("monitored", m_label, cfg.monitored[a]), ("reference", r_label, cfg.reference[a])):
+                if label in present:
+                    continue
+                msg = (
+                    f"config: {side}.{a} = {spec.label!r} matches no row of column {a!r} ({n_other:,} rows are in "
+                    f"neither group: {other!r}); every comparison with it is null or missing. Check the spelling "
+                    "and the type of the values"
+                )
+                warnings.warn(msg, ReferenceWarning, stacklevel=4)
+
+    def request(self, *, threshold: Any, unfavorable: Any, reference: Any, stats: Mapping[str, Any],
+                config: Any) -> dict[str, Any]:  # fmt: skip
+        """The effective request of the report (after the config was merged), JSON-able: its provenance."""
+        cfg = self.config
+        names = [p if isinstance(p, str) else p.meta.output_name() if isinstance(p, pl.Expr) else str(p)
+                 for p in self.protected]  # fmt: skip
+        out: dict[str, Any] = {
+            "polfair_version": package_version(),
+            "y_true": expr_text(self.y_true), "y_pred": expr_text(self.y_pred), "y_score": expr_text(self.y_score),
+            "threshold": threshold if self.y_score is not None and self.y_pred is None else None,
+            "favorable": expr_text(self.favorable if isinstance(self.favorable, (list, tuple)) else [self.favorable]),
+            "unfavorable": expr_text(unfavorable), "weight": expr_text(self.weight),
+            "by": expr_text([self.by] if isinstance(self.by, (str, pl.Expr)) else self.by),
+            "protected": names, "privileged": expr_text(self.privileged), "reference": reference,
+            "intersections": self.intersections if not isinstance(self.intersections, (list, tuple)) else [
+                list(s) for s in self.intersections],
+            "thresholds": None if self.thresholds is None else {m: format_threshold(*b) for m, b in self.thresholds.items()},
+            "band": self.band if self.thresholds else None, "min_sample_size": self.min_sample_size,
+            "max_sample_size": self.max_sample_size,
+            "ci": stats.get("ci"), "p_adjust": stats.get("p_adjust") if stats.get("ci") is not None else None,
+            "cluster": expr_text(stats.get("cluster")), "min_group_size": stats.get("min_group_size"),
+            "metrics": [m.name for m in self.metrics] or None,
+        }  # fmt: skip
+        if cfg is not None and cfg.monitored:
+            out["monitored"] = {a: g.label for a, g in cfg.monitored.items()}
+            out["reference_groups"] = {a: g.label for a, g in cfg.reference.items()}
+        if config is not None:
+            out["config"] = self.config_source or type(config).__name__
+        out.update(self.texts)  # the config's SQL text, as written
+        return {k: v for k, v in out.items() if v is not None}
+
+
+def significance_as_level(stats: dict[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
+    """Map the deprecated ``significance=a`` to the interval level ``ci=1-a`` (with a ``FutureWarning``).
+
+    Parameters
+    ----------
+    stats
+        The statistics options in effect (defaults, config, keywords).
+    given
+        Those given explicitly (keywords and config): ``ci`` given with another level is a conflict.
+
+    Returns
+    -------
+    dict
+        ``stats`` with ``ci`` set from ``significance`` (unchanged without it).
+
+    Raises
+    ------
+    PolfairError
+        ``significance`` with ``ci=None`` or with another explicit ``ci``.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     significance_as_level({"ci": 0.95, "significance": 0.1}, {"significance": 0.1})["ci"]
+    0.9
+    """
+    sig = stats.get("significance")
+    if sig is None:
+        return stats
+    level = round(1.0 - float(sig), 12)
+    if "ci" in given and given["ci"] is None:
+        msg = f"significance={sig!r} sets the level of the intervals the status reads; it cannot go with ci=None"
+        raise PolfairError(msg)
+    if "ci" in given and abs(float(given["ci"]) - level) > 1e-12:
+        msg = (
+            f"significance={sig!r} means ci={level!r} (the level of the intervals the status reads), which "
+            f"contradicts ci={given['ci']!r}: give ci only"
+        )
+        raise PolfairError(msg)
+    warnings.warn(
+        f"significance={sig!r} is deprecated: it now sets the level of the confidence intervals the status rule "
+        f"reads (ci={level!r}); a breach is a violation when its whole interval lies outside the band, and p-values "
+        f"no longer decide it. Pass ci={level!r} instead (docs/schema.md, version 3)",
+        FutureWarning, stacklevel=4,
+    )  # fmt: skip
+    return {**stats, "ci": level}
 
 
 def _pick(name: str, given: Any, configured: Any) -> Any:
@@ -85,6 +198,7 @@ def plan_report(
     max_sample_size: int | None,
     metrics: Any,
     statistics: Mapping[str, Any] | None = None,
+    band: str | None = None,
 ) -> ReportPlan:
     """Resolve ``fairness_report``'s monitoring keywords and config into plain report arguments.
 
@@ -94,7 +208,10 @@ def plan_report(
     With a config, ``intersections`` defaults to 1 (OpenScale monitors each attribute alone).
     ``statistics`` holds the statistics keywords the caller gave explicitly (``ci``, ``n_boot``,
     ``seed``, ``cluster``, ``n_buckets``, ``p_adjust``, ``significance``, ``min_group_size``); they
-    win over the config's ``[statistics]`` table, merged into ``plan.statistics``.
+    win over the config's ``[statistics]`` table, merged into ``plan.statistics``. Column keys of
+    the config (``y_true``, ``y_pred``, ``y_score``, ``weight``, ``by``) are column names or SQL
+    expressions, as the command line's flags (``y_pred = "decile_score >= 5"``). ``band``:
+    ``"both"`` or ``"harm"`` (default: the config's, else ``"both"``).
 
     Raises
     ------
@@ -126,11 +243,18 @@ def plan_report(
         protected=protected_list, favorable=favorable, privileged=dict(privileged or {}),
         intersections=intersections, metrics=gms, thresholds=bands,
         min_sample_size=min_sample_size, groups=None,
-        statistics=dict(statistics or {}),
+        statistics=dict(statistics or {}), config=cfg,
+        config_source=str(config) if isinstance(config, (str, Path)) else None,
     )  # fmt: skip
     seed = 0
+    sides = band if band is not None else (cfg.band if cfg is not None else "both")
+    try:
+        plan.band = check_sides(sides)
+    except ValueError as exc:
+        raise PolfairError(str(exc)) from None
     if cfg is not None:
         _merge_keywords(plan, cfg)
+        _config_expressions(plan, cfg)
         max_sample_size = max_sample_size if max_sample_size is not None else cfg.max_sample_size
         seed = cfg.seed
         if cfg.monitored:
@@ -146,6 +270,7 @@ def plan_report(
         raise PolfairError(msg)
     if max_sample_size is not None:
         plan.data = sample_rows(plan.data, max_sample_size, seed)
+        plan.max_sample_size = max_sample_size
     if plan.thresholds is None and plan.min_sample_size is not None:
         plan.thresholds = {}
     plan.privileged = plan.privileged or None
@@ -187,6 +312,23 @@ def _merge_keywords(plan: ReportPlan, cfg: FairnessConfig) -> None:
         plan.min_sample_size = cfg.min_sample_size
     names = {m.name for m in plan.metrics}
     plan.metrics += [m for m in groupwise.resolve(list(cfg.metrics)) if m.name not in names]
+
+
+def _config_expressions(plan: ReportPlan, cfg: FairnessConfig) -> None:
+    """Column keys the config supplied that are not columns become SQL expressions (as the CLI's flags)."""
+    keys = [k for k in ("y_true", "y_pred", "y_score", "weight") if isinstance(getattr(cfg, k), str)
+            and getattr(plan, k) == getattr(cfg, k)]  # fmt: skip
+    by_from_cfg = bool(cfg.by) and plan.by == list(cfg.by)
+    if not keys and not by_from_cfg or is_foreign(plan.data):
+        return  # Spark / DuckDB take column names only
+    names = list(to_lazyframe(plan.data).collect_schema().names())
+    for k in keys:
+        text = getattr(cfg, k)
+        if text not in names:
+            setattr(plan, k, column_or_sql(text, names, f"config: {k} ="))
+            plan.texts[k] = text
+    if by_from_cfg:
+        plan.by = [b if b in names else column_or_sql(b, names, "config: by =") for b in cfg.by]
 
 
 def _monitored_groups(plan: ReportPlan, cfg: FairnessConfig) -> None:

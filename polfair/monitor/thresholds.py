@@ -1,13 +1,18 @@
 """Thresholds on a fairness report: :func:`apply_thresholds` (``threshold``/``status``) and :func:`alerts`.
 
-A threshold is an inclusive band per metric; each checked row of the report gets ``status`` ``"ok"``,
-``"violation"`` or ``"insufficient_data"`` (a group, or its reference group, below
-``min_sample_size`` rows, or an undefined value), as IBM Watson OpenScale's fairness monitor does.
+A threshold is an inclusive band per metric; each checked row of the report gets the ``status`` of
+THE status rule, :func:`polfair.core.status.status_expr`: ``"insufficient_data"`` (a group, or its
+reference group, below ``min_sample_size`` rows, or an undefined value), ``"ok"`` (inside the
+band), ``"violation"`` (outside, and with intervals the whole interval outside on the same side)
+or ``"inconclusive"`` (outside, the interval reaching into the band). Without intervals it is IBM
+Watson OpenScale's point rule. :func:`default_verdict` is the verdict outputs show for a report
+without thresholds (the four-fifths band on ratios), through the same function.
 """
 
 from __future__ import annotations
 
 import difflib
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,15 +20,17 @@ import polars as pl
 
 from polfair.core.metrics import METRICS
 from polfair.core.report import REPORT_COLUMNS as _REPORT_COLUMNS
+from polfair.core.run_metadata import attach_request, request_of
 from polfair.core.schema import by_columns
+from polfair.core.status import STATUS_VALUES, check_sides, is_ratio_metric, sided_band, status_expr
 from polfair.exceptions import PolfairError
 from polfair.monitor._values import check_size, format_number
 from polfair.monitor.config import parse_thresholds
 
-__all__ = ["STATUS_VALUES", "alerts", "apply_thresholds", "format_threshold"]
+__all__ = ["FOUR_FIFTHS", "STATUS_VALUES", "alerts", "apply_thresholds", "default_verdict", "format_threshold"]
 
-#: Values of the ``status`` column (null where no threshold applies).
-STATUS_VALUES = ("ok", "violation", "insufficient_data", "inconclusive")
+#: The four-fifths band (US EEOC Uniform Guidelines, 29 CFR 1607.4(D)), symmetric on the log scale.
+FOUR_FIFTHS = (0.8, 1.25)
 
 
 def format_threshold(lo: float, hi: float) -> str:
@@ -44,6 +51,7 @@ def apply_thresholds(
     min_sample_size: int | None = None,
     *,
     groups: Mapping[str, Sequence[str]] | None = None,
+    band: str = "both",
     significance: float | None = None,
 ) -> pl.DataFrame:
     """Judge a fairness report against thresholds: add ``threshold`` and ``status`` columns.
@@ -64,30 +72,36 @@ def apply_thresholds(
         attribute sets with other labels get no status (``fairness_report(config=...)`` passes the
         monitored group of each config attribute). Attribute sets not in the mapping are judged
         for all groups.
+    band
+        ``"both"`` (default): a row is judged against both sides of its band (OpenScale's and
+        Aequitas' symmetric band). ``"harm"``: only the side that disadvantages the group
+        (:func:`polfair.core.status.sided_band`): ``[0.8, 1.25]`` is read ``[0.8, inf]`` for
+        ``disparate_impact`` (a lower selection rate) and ``[-inf, 1.25]`` for
+        ``false_negative_rate_ratio``, as the EEOC reads the four-fifths rule; metrics without a
+        direction keep both sides. The ``threshold`` column shows the band applied.
     significance
-        Optional float in (0, 1), e.g. 0.05; needs a report with intervals (``ci=``). A row whose
-        point value breaches its band is a ``"violation"`` only when the breach is also
-        significant: its ``p_value_adjusted`` is below ``significance``, or its interval
-        ``[value_lo, value_hi]`` lies entirely outside the band; otherwise it is
-        ``"inconclusive"`` (the data cannot tell). Rows without an interval or p-value (counts)
-        keep the point-value rule. Default ``None``: OpenScale's point-value semantics.
+        Deprecated and ignored (a ``FutureWarning``): the status reads the report's intervals,
+        whose level is ``fairness_report(ci=...)``; ``significance=a`` there means ``ci=1-a``.
+        Before schema version 3 a breach was a violation when its adjusted p-value was below
+        ``significance``; see ``docs/schema.md``.
 
     Returns
     -------
     pl.DataFrame
-        The report plus ``threshold`` (String, e.g. ``"[0.8, 1.25]"``) and ``status`` (String:
-        ``"ok"`` if ``lo <= value <= hi``, ``"violation"`` otherwise, ``"insufficient_data"`` as
-        above or when ``value`` is null, ``"inconclusive"`` with ``significance`` as above; null
-        where no threshold applies). Which rows are checked:
+        The report plus ``threshold`` (String, e.g. ``"[0.8, 1.25]"``) and ``status`` (String, the
+        rule of :func:`polfair.core.status.status_expr`: ``"ok"`` if ``lo <= value <= hi``;
+        outside, ``"violation"`` when the report has no interval for the row or the whole
+        ``[value_lo, value_hi]`` lies outside the band on the value's side, else
+        ``"inconclusive"``; ``"insufficient_data"`` as above or when ``value`` is null; null where
+        no threshold applies). Which rows are checked:
         every row of a threshold's metric, except the attribute-level rows of per-group metrics
         (:data:`polfair.core.metrics.METRICS`, whose ``value`` is null by design).
 
     Raises
     ------
     PolfairError
-        A threshold names a metric that is not in the report (with close names), an invalid band
-        or ``min_sample_size``, a report without the report columns, or ``significance`` outside
-        (0, 1) or without the interval columns.
+        A threshold names a metric that is not in the report (with close names), an invalid band,
+        ``band`` or ``min_sample_size``, or a report without the report columns.
 
     Notes
     -----
@@ -120,47 +134,42 @@ def apply_thresholds(
         raise PolfairError(msg)
     bands = parse_thresholds(thresholds)
     min_n = check_size(min_sample_size, "min_sample_size")
+    try:
+        sides = check_sides(band)
+    except ValueError as exc:
+        raise PolfairError(str(exc)) from None
     _check_metrics_present(report, bands)
     if significance is not None:
-        _check_significance(report, significance)
+        warnings.warn(
+            f"apply_thresholds(significance={significance!r}) is ignored: the status reads the report's "
+            "confidence intervals (a violation's whole interval lies outside the band), whose level is set when "
+            "the report is computed (fairness_report(ci=0.95)); see docs/schema.md, version 3",
+            FutureWarning, stacklevel=2,
+        )  # fmt: skip
+    request = request_of(report)
     report = report.drop("threshold", "status", strict=False)
     out = report.with_row_index("__pf_row")
-    out = out.join(_band_table(bands, report.schema["metric"]), on="metric", how="left", maintain_order="left")
+    table = _band_table(bands, pl.String())
+    lo, hi = sided_band(pl.col("metric"), pl.col("__pf_lo"), pl.col("__pf_hi"), sides)  # on the small table
+    table = table.with_columns(lo.alias("__pf_lo"), hi.alias("__pf_hi"), pl.col("metric").cast(report.schema["metric"]))
+    out = out.join(table, on="metric", how="left", maintain_order="left")
     out = _join_sample_sizes(out, report)
     eligible = _eligible(groups)
     out = out.sort("__pf_row").with_columns(
-        pl.when(eligible).then(pl.col("threshold")).alias("threshold"), _status(eligible, min_n).alias("status")
+        pl.when(eligible).then(_threshold_text()).alias("threshold"), _status(report, eligible, min_n).alias("status")
     )
-    if significance is not None:
-        out = out.with_columns(_significant_status(significance).alias("status"))
-    return out.select(*report.columns, "threshold", "status")
+    return attach_request(out.select(*report.columns, "threshold", "status"), request)
 
 
-_SIGNIFICANCE_COLUMNS = ("value_lo", "value_hi", "p_value_adjusted")
+def _threshold_text() -> pl.Expr:
+    """``"[lo, hi]"`` of the band applied (one-sided bands: ``inf``), as :func:`format_threshold` writes it."""
 
+    def num(e: pl.Expr) -> pl.Expr:
+        whole = (e == e.round(0)) & e.is_finite() & (e.abs() < 1e15)
+        text = pl.when(whole).then(e.cast(pl.Int64).cast(pl.String)).otherwise(e.cast(pl.String))
+        return pl.when(e == float("inf")).then(pl.lit("inf")).when(e == float("-inf")).then(pl.lit("-inf")).otherwise(text)
 
-def _check_significance(report: pl.DataFrame, significance: Any) -> None:
-    if isinstance(significance, bool) or not isinstance(significance, (int, float)) or not 0 < significance < 1:
-        msg = f"significance must be a level in (0, 1) such as 0.05, or None; got {significance!r}"
-        raise PolfairError(msg)
-    missing = [c for c in _SIGNIFICANCE_COLUMNS if c not in report.columns]
-    if missing:
-        msg = (
-            f"significance= needs a report with confidence intervals (columns {missing} are missing): "
-            "compute it with fairness_report(..., ci=0.95)"
-        )
-        raise PolfairError(msg)
-
-
-def _significant_status(significance: float) -> pl.Expr:
-    """A point-value violation stays a violation only if it is significant, else ``inconclusive``."""
-    lo, hi = pl.col("value_lo"), pl.col("value_hi")
-    p_adj = pl.col("p_value_adjusted")
-    beyond = (hi < pl.col("__pf_lo")).fill_null(False) | (lo > pl.col("__pf_hi")).fill_null(False)
-    significant = (p_adj < significance).fill_null(False) | beyond
-    has_evidence = lo.is_not_null() | hi.is_not_null() | p_adj.is_not_null()
-    status = pl.col("status")
-    return pl.when((status == "violation") & has_evidence & ~significant).then(pl.lit("inconclusive")).otherwise(status)
+    return pl.concat_str([pl.lit("["), num(pl.col("__pf_lo")), pl.lit(", "), num(pl.col("__pf_hi")), pl.lit("]")])
 
 
 #: A group row of the report / an attribute-level row (group null) of the report.
@@ -229,26 +238,65 @@ def _eligible(groups: Mapping[str, Sequence[str]] | None) -> pl.Expr:
     return eligible
 
 
-def _status(eligible: pl.Expr, min_n: int | None) -> pl.Expr:
-    """The ``status`` expression: null, ``insufficient_data``, ``ok`` or ``violation``."""
-    if min_n is None:
-        small = pl.lit(False)
-    else:
-        own = pl.when(_IS_ATTR).then(pl.col("__pf_min_n")).otherwise(pl.col("n"))
-        small = (own < min_n).fill_null(False) | (_IS_GROUP & (pl.col("__pf_ref_n") < min_n).fill_null(False))
-    value = pl.col("value")
-    undefined = value.is_null() | value.is_nan()
-    inside = (value >= pl.col("__pf_lo")) & (value <= pl.col("__pf_hi"))
-    return (
-        pl.when(~eligible).then(pl.lit(None, pl.String))
-        .when(small | undefined).then(pl.lit("insufficient_data"))
-        .when(inside).then(pl.lit("ok"))
-        .otherwise(pl.lit("violation"))
+def _status(report: pl.DataFrame, eligible: pl.Expr, min_n: int | None) -> pl.Expr:
+    """The ``status`` column: :func:`polfair.core.status.status_expr` on the eligible rows, else null."""
+    own = pl.when(_IS_ATTR).then(pl.col("__pf_min_n")).otherwise(pl.col("n"))
+    ref_n = pl.when(_IS_GROUP).then(pl.col("__pf_ref_n"))
+    has_ci = "value_lo" in report.columns and "value_hi" in report.columns
+    rule = status_expr(
+        pl.col("value"), pl.col("value_lo") if has_ci else None, pl.col("value_hi") if has_ci else None,
+        pl.col("__pf_lo"), pl.col("__pf_hi"), n=own, n_ref=ref_n, min_sample_size=min_n,
     )  # fmt: skip
+    return pl.when(eligible).then(rule)
+
+
+def default_verdict(report: pl.DataFrame, *, metrics: Sequence[str] | None = None, min_sample_size: int | None = 30,
+                    band: str = "both") -> pl.DataFrame:  # fmt: skip
+    """The report with a status, for outputs shown to people: its own, else the four-fifths verdict.
+
+    A report judged by :func:`apply_thresholds` (it has a ``status`` column) is returned as is. A
+    report without thresholds gets the verdict the terminal summary and the HTML page show for
+    it: the ratio metrics among ``metrics`` (default ``disparate_impact``,
+    ``false_positive_rate_ratio``, ``false_negative_rate_ratio``) judged against the four-fifths
+    band :data:`FOUR_FIFTHS` by :func:`apply_thresholds` (the one status rule), with
+    ``min_sample_size``.
+
+    Parameters
+    ----------
+    report
+        A long report.
+    metrics
+        Headline metrics; only the ratio metrics among them present in the report are judged.
+    min_sample_size
+        Rows a group (and its reference) needs to be judged (default 30; ``None``: no minimum).
+    band
+        ``"both"`` or ``"harm"`` (see :func:`apply_thresholds`).
+
+    Returns
+    -------
+    pl.DataFrame
+        The report with ``threshold`` and ``status`` (unchanged when it had ``status``).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> df = pl.DataFrame({"y": [1, 0, 1, 0] * 20, "p": [1, 1, 0, 0] * 20, "g": ["a", "b"] * 40})
+    >>> rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="g", privileged={"g": "a"})
+    >>> default_verdict(rep).filter(metric="disparate_impact")["status"].to_list()
+    ['ok', 'ok']
+    """
+    if "status" in report.columns:
+        return report
+    present = set(report.filter(pl.col("group").is_not_null())["metric"].cast(pl.String).unique().to_list())
+    wanted = metrics if metrics is not None else ("disparate_impact", "false_positive_rate_ratio",
+                                                  "false_negative_rate_ratio")  # fmt: skip
+    bands = {m: FOUR_FIFTHS for m in wanted if m in present and is_ratio_metric(m)}
+    return apply_thresholds(report, bands, min_sample_size, band=band)
 
 
 def alerts(report: pl.DataFrame) -> pl.DataFrame:
-    """The violations of a judged report (rows with ``status == "violation"``).
+    """The violations of a judged report: its rows with ``status == "violation"`` (it judges nothing).
 
     Parameters
     ----------
@@ -272,11 +320,11 @@ def alerts(report: pl.DataFrame) -> pl.DataFrame:
     --------
     >>> import polars as pl
     >>> import polfair as pf
-    >>> df = pl.DataFrame({"y": [1, 0, 1, 0], "p": [1, 1, 0, 0], "g": ["a", "a", "b", "b"]})
+    >>> df = pl.DataFrame({"y": [1, 0, 1, 0] * 50, "p": [1, 1, 0, 0] * 50, "g": ["a", "a", "b", "b"] * 50})
     >>> rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="g",
     ...                          thresholds={"statistical_parity_difference": [-0.1, 0.1]})
-    >>> alerts(rep).select("group", "metric", "value", "reference_group").rows()
-    [('b', 'statistical_parity_difference', -1.0, 'a')]
+    >>> alerts(rep).select("group", "metric", "value", "status").rows()
+    [('b', 'statistical_parity_difference', -1.0, 'violation')]
     """
     if "status" not in report.columns:
         msg = (

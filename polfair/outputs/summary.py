@@ -1,9 +1,13 @@
-"""The terminal summary of a report: group rates and disparities per attribute, population indices.
+"""The terminal summary of a report: verdicts, rates and disparities per attribute and period.
 
-Plain text that fits 100 columns: per attribute, one table of group sizes and rates and one of the
-headline disparities against the reference group, with confidence intervals (``2.20 [0.98, 3.61]``)
-when the report has them (``fairness_report(ci=0.95)``) and a ``?`` mark on groups whose interval
-includes "no difference" (the data cannot tell); tables wider than the page are split.
+Plain text that fits 100 columns. It judges nothing: every mark is the report's ``status`` column
+(the rule of :mod:`polfair.core.status`), or, for a report computed without thresholds, the
+four-fifths verdict of :func:`polfair.monitor.thresholds.default_verdict` (the same rule; the HTML
+page shows the same one). Bounded: an attribute with more than ``max_groups`` groups shows its
+worst groups (by status, then by how far the headline disparity is from no difference) and counts
+the rest, and a report with ``by`` periods shows the worst periods first, each labelled, and
+counts the rest; the work is Polars aggregations over the report, so neither the memory nor the
+length grows with the number of groups or periods.
 """
 
 from __future__ import annotations
@@ -14,28 +18,44 @@ from typing import Any
 
 import polars as pl
 
-__all__ = ["summarize"]
+from polfair.core.schema import by_columns
+from polfair.core.status import is_ratio_metric
+
+__all__ = ["MARKS", "summarize", "violation_lines"]
 
 #: Page width of the summary (characters).
 WIDTH = 100
+
+#: The mark printed after a judged value: the report's ``status``, in one character.
+MARKS = {"violation": "!", "inconclusive": "?", "insufficient_data": "~", "ok": ""}
+#: One sentence explaining the marks (the page has the same one).
+MARKS_LEGEND = (
+    "Marks (the report's status): ! violation = the value and its whole confidence interval lie\n"
+    "outside the band; ? inconclusive = the value is outside the band but its interval reaches into it;\n"
+    "~ insufficient data = the group or its reference is below min_sample_size, or the value is\n"
+    "undefined; no mark = ok."
+)
+_SEVERITY = {"violation": 3, "inconclusive": 2, "insufficient_data": 1, "ok": 0}
 
 #: Rate columns of the group table: metric -> short column title.
 _SUMMARY_METRICS = {
     "base_rate": "base", "selection_rate": "sel", "false_positive_rate": "FPR", "false_negative_rate": "FNR",
     "positive_predictive_value": "PPV", "accuracy": "acc",
 }  # fmt: skip
-#: Disparity columns: metric -> (short title, value meaning "no difference").
+#: Disparity columns: metric -> short title.
 _DISPARITY_METRICS = {
-    "disparate_impact": ("DI", 1.0),
-    "statistical_parity_difference": ("SPD", 0.0),
-    "false_positive_rate_ratio": ("FPR ratio", 1.0),
-    "equal_opportunity_difference": ("EOD", 0.0),
-    "average_odds_difference": ("AOD", 0.0),
-    "false_negative_rate_ratio": ("FNR ratio", 1.0),
+    "disparate_impact": "DI",
+    "statistical_parity_difference": "SPD",
+    "false_positive_rate_ratio": "FPR ratio",
+    "equal_opportunity_difference": "EOD",
+    "average_odds_difference": "AOD",
+    "false_negative_rate_ratio": "FNR ratio",
 }
 _LEGEND = (
     "DI = sel / sel_ref (disparate impact); SPD = sel - sel_ref; FPR ratio = FPR / FPR_ref;\n"
-    "EOD = TPR - TPR_ref; AOD = mean of the FPR and TPR differences; FNR ratio = FNR / FNR_ref."
+    "EOD = TPR - TPR_ref; AOD = mean of the FPR and TPR differences; FNR ratio = FNR / FNR_ref.\n"
+    "The favorable outcome is the positive class: DI, SPD, EOD, AOD or FPR ratio below no difference,\n"
+    "or FNR ratio above it, puts the group on the disadvantaged side (the report's harm column)."
 )
 _POPULATION = (
     "generalized_entropy_index", "theil_index", "between_all_groups_theil_index",
@@ -51,13 +71,12 @@ def _num(v: Any, digits: int) -> str:
     return f"{v:.{digits}f}"
 
 
-def _cell(value: Any, lo: Any, hi: Any, null_value: float | None, digits: int) -> str:
-    """``2.20 [0.98, 3.61]?``: the value, its interval when known, ``?`` when it holds ``null_value``."""
+def _cell(value: Any, lo: Any, hi: Any, status: Any, digits: int) -> str:
+    """``2.20 [0.98, 3.61]?``: the value, its interval when known, the mark of its status."""
     text = _num(value, digits)
-    if value is None or lo is None or hi is None:
-        return text
-    mark = "?" if null_value is not None and lo <= null_value <= hi else ""
-    return f"{text} [{_num(lo, digits)}, {_num(hi, digits)}]{mark}"
+    if value is not None and lo is not None and hi is not None:
+        text += f" [{_num(lo, digits)}, {_num(hi, digits)}]"
+    return text + MARKS.get(status or "", "")
 
 
 def _label(v: Any) -> str:
@@ -87,29 +106,140 @@ def _table(header: list[str], rows: list[list[str]], width: int = WIDTH) -> list
     return out
 
 
-def summarize(report: pl.DataFrame, *, attributes: Sequence[str] | None = None) -> str:
-    """A readable text summary of a report, at most 100 characters wide.
+def _judged(report: pl.DataFrame) -> pl.DataFrame:
+    """The report with a status: its own, else the default four-fifths verdict (the same rule)."""
+    if "status" in report.columns:
+        return report
+    from polfair.monitor.thresholds import default_verdict
+
+    return default_verdict(report)
+
+
+def _severity(col: str = "status") -> pl.Expr:
+    return pl.col(col).replace_strict(_SEVERITY, default=-1, return_dtype=pl.Int8)
+
+
+def _extremeness() -> pl.Expr:
+    """How far a disparity is from no difference (|log ratio| or |difference|)."""
+    v = pl.col("value")
+    ratio = pl.col("metric").is_in([m for m in _DISPARITY_METRICS if is_ratio_metric(m)])
+    far = pl.when(ratio).then(pl.when(v > 0).then(v.log().abs()).otherwise(pl.lit(50.0))).otherwise(v.abs())
+    return far.fill_nan(None).fill_null(-1.0)
+
+
+def _pick_groups(sub: pl.DataFrame, max_groups: int) -> tuple[list[str], pl.DataFrame]:
+    """The groups shown (report order, at most ``max_groups``: worst first chosen) and the counts of the rest."""
+    disp = sub.filter(pl.col("metric").is_in(list(_DISPARITY_METRICS)))
+    rank = (
+        sub.group_by("group", maintain_order=True).agg(pl.col("n").first().alias("__n"))
+        .with_row_index("__order")
+        .join(disp.group_by("group").agg(_severity().max().alias("__sev"), _extremeness().max().alias("__far"),
+                                         (pl.col("group") == pl.col("reference_group")).any().alias("__ref")),
+              on="group", how="left")
+    )  # fmt: skip
+    ranked = rank.sort(
+        [pl.col("__ref").fill_null(False), pl.col("__sev").fill_null(-1), pl.col("__far").fill_null(-1.0), "__n"],
+        descending=True, nulls_last=True,
+    )  # fmt: skip
+    keep = ranked.head(max_groups).sort("__order")["group"].to_list()
+    rest = disp.filter(~pl.col("group").is_in(keep))
+    return keep, rest
+
+
+def _status_counts(frame: pl.DataFrame) -> dict[str, int]:
+    if "status" not in frame.columns or frame.height == 0:
+        return {}
+    counts = frame.filter(pl.col("status").is_not_null()).group_by("status").len()
+    return dict(counts.iter_rows())
+
+
+def _counts_text(counts: dict[str, int]) -> str:
+    parts = [f"{s.replace('_', ' ')} {counts[s]}" for s in ("violation", "inconclusive", "insufficient_data", "ok")
+             if counts.get(s)]  # fmt: skip
+    return ", ".join(parts) if parts else "nothing judged"
+
+
+def _attribute_block(sub: pl.DataFrame, a: str, present: set[str], max_groups: int, with_rates: bool) -> list[str]:
+    """The tables of one attribute set (of one period): groups' rates, then marked disparities."""
+    lines: list[str] = []
+    keep, rest = _pick_groups(sub, max_groups)
+    total = sub["group"].n_unique()
+    ref = sub["reference_group"].drop_nulls()
+    ref_label = str(ref[0]) if len(ref) else "-"
+    shown = sub.filter(pl.col("group").is_in(keep))
+    values = {(r["group"], r["metric"]): r for r in shown.iter_rows(named=True)}
+    judged = sub.filter(pl.col("metric").is_in(list(_DISPARITY_METRICS)),
+                        pl.col("group") != pl.col("reference_group").fill_null(""))  # fmt: skip
+    verdict = _counts_text(_status_counts(judged))
+    if with_rates:
+        rates = [m for m in _SUMMARY_METRICS if m in present]
+        lines.append(f"\n== {a}: groups (n = rows; rates are fractions; reference group: {_label(ref_label)})")
+        rows = []
+        for g in keep:
+            n = next((values[(g, m)]["n"] for m in rates if (g, m) in values), None)
+            rows.append([_label(g), "-" if n is None else str(n),
+                         *(_num(values.get((g, m), {}).get("value"), 3) for m in rates)])  # fmt: skip
+        lines.extend(_table(["group", "n", *(_SUMMARY_METRICS[m] for m in rates)], rows))
+    disp = [m for m in _DISPARITY_METRICS if m in present]
+    if disp:
+        head = f"-- {a}: disparities vs the reference group {_label(ref_label)}" if with_rates else (
+            f"-- {a} (reference {_label(ref_label)})")  # fmt: skip
+        lines.append(head)
+        lines.append(f"   verdict: {verdict}")
+        rows = []
+        for g in keep:
+            row = [_label(g)]
+            for m in disp:
+                r = values.get((g, m), {})
+                row.append(_cell(r.get("value"), r.get("value_lo"), r.get("value_hi"), r.get("status"), 2))
+            rows.append(row)
+        lines.extend(_table(["group", *(_DISPARITY_METRICS[m] for m in disp)], rows))
+    if total > len(keep):
+        hidden = _counts_text(_status_counts(rest))
+        lines.append(f"... and {total - len(keep):,} more groups ({hidden} on these disparities);")
+        lines.append("    every group is in --out / --html")
+    return lines
+
+
+def _period_label(keys: Sequence[str], values: Sequence[Any]) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in zip(keys, values))
+
+
+def summarize(
+    report: pl.DataFrame,
+    *,
+    attributes: Sequence[str] | None = None,
+    max_groups: int = 12,
+    max_periods: int = 6,
+) -> str:
+    """A readable text summary of a report, at most 100 characters wide, bounded in length.
 
     Parameters
     ----------
     report
-        A long report from :func:`polfair.fairness_report` (without ``by`` columns), with or
-        without interval columns (``ci=``).
+        A long report from :func:`polfair.fairness_report`, with or without ``by`` columns,
+        interval columns (``ci=``) and ``status`` (thresholds).
     attributes
         Attribute sets to show (default: every single attribute).
+    max_groups
+        Groups shown per attribute set (default 12): the reference, then the worst by status and
+        by the distance of the headline disparities from no difference; the rest are counted.
+    max_periods
+        With ``by`` columns, periods shown (default 6): the worst first (most violations, then
+        inconclusive rows, then the latest); the rest are counted in one line each.
 
     Returns
     -------
     str
         Plain text, no line longer than 100 characters. Per attribute set: a table of groups with
         ``n`` and rates (``base`` = base rate, ``sel`` = selection rate, ``FPR``, ``FNR``, ``PPV``,
-        ``acc`` = accuracy; fractions, 3 decimals), then a table of the headline disparities
-        against the reference group (``DI``, ``SPD``, ``FPR ratio``, ``EOD``, ``AOD``, ``FNR ratio``; 2 decimals). When
-        the report has intervals (``value_lo``/``value_hi``), each disparity reads
-        ``value [lo, hi]`` and ends with ``?`` when the interval includes the no-difference value
-        (1 for ratios, 0 for differences): the data cannot tell that group from the reference.
-        Then the population-level entropy and differential-fairness values, and the number of
-        report rows. Tables wider than the page are split into several (the group column repeats).
+        ``acc`` = accuracy; fractions, 3 decimals), then the headline disparities against the
+        reference group (``DI``, ``SPD``, ``FPR ratio``, ``EOD``, ``AOD``, ``FNR ratio``; 2
+        decimals, ``value [lo, hi]`` with intervals), each followed by the mark of the row's
+        ``status`` (:data:`MARKS`: ``!`` violation, ``?`` inconclusive, ``~`` insufficient data),
+        and the count of statuses. With ``by``, one compact verdict table per shown period,
+        labelled with its period, after a line per period counting its statuses. Then the
+        population-level indices (without ``by``), the legend and the number of report rows.
 
     Examples
     --------
@@ -120,56 +250,138 @@ def summarize(report: pl.DataFrame, *, attributes: Sequence[str] | None = None) 
     >>> "sel" in text and max(len(line) for line in text.splitlines()) <= 100
     True
     """
-    lines: list[str] = []
-    attrs = list(attributes) if attributes else [
-        a for a in report["attribute"].cast(pl.String).unique(maintain_order=True).drop_nulls() if " & " not in a
-    ]  # fmt: skip
-    has_ci = "value_lo" in report.columns and "value_hi" in report.columns
-    rep = report.with_columns(pl.col("attribute", "metric").cast(pl.String))
+    rep = _judged(report)
+    by = by_columns(rep.columns)
+    has_ci = "value_lo" in rep.columns and "value_hi" in rep.columns
+    rep = rep.with_columns(pl.col("attribute", "metric", "reference_group").cast(pl.String))
     if not has_ci:
         rep = rep.with_columns(pl.lit(None, pl.Float64).alias("value_lo"), pl.lit(None, pl.Float64).alias("value_hi"))
-    groups = rep.filter(pl.col("group").is_not_null())
+    attrs = list(attributes) if attributes else [
+        a for a in rep["attribute"].unique(maintain_order=True).drop_nulls().to_list() if " & " not in a
+    ]  # fmt: skip
     present = set(rep["metric"].unique().to_list())
-    for a in attrs:
-        sub = groups.filter(pl.col("attribute") == a)
-        if sub.height == 0:
-            continue
-        labels = sub["group"].unique(maintain_order=True).to_list()
-        ref = sub["reference_group"].drop_nulls().cast(pl.String)
-        ref_label = ref[0] if len(ref) else "-"
-        values = {(r["group"], r["metric"]): r for r in sub.iter_rows(named=True)}
-        rates = [m for m in _SUMMARY_METRICS if m in present]
-        lines.append(f"\n== {a}: groups (n = rows; rates are fractions; reference group: {_label(ref_label)})")
-        rows = []
-        for g in labels:
-            n = next((values[(g, m)]["n"] for m in rates if (g, m) in values), None)
-            rows.append([_label(g), "-" if n is None else str(n),
-                         *(_num(values.get((g, m), {}).get("value"), 3) for m in rates)])  # fmt: skip
-        lines.extend(_table(["group", "n", *(_SUMMARY_METRICS[m] for m in rates)], rows))
-        disp = [m for m in _DISPARITY_METRICS if m in present]
-        if disp:
-            lines.append(f"-- {a}: disparities vs the reference group {_label(ref_label)}")
-            rows = []
-            for g in labels:
-                row = [_label(g)]
-                for m in disp:
-                    r = values.get((g, m), {})
-                    row.append(_cell(r.get("value"), r.get("value_lo"), r.get("value_hi"), _DISPARITY_METRICS[m][1], 2))
-                rows.append(row)
-            lines.extend(_table(["group", *(_DISPARITY_METRICS[m][0] for m in disp)], rows))
+    groups = rep.filter(pl.col("group").is_not_null(), pl.col("attribute").is_in(attrs))
+    lines: list[str] = []
+    if not by:
+        for a in attrs:
+            sub = groups.filter(pl.col("attribute") == a)
+            if sub.height:
+                lines.extend(_attribute_block(sub, a, present, max_groups, with_rates=True))
+    else:
+        lines.extend(_periods(groups, by, attrs, present, max_groups, max_periods))
     if attrs:
         lines.append("")
         lines.extend(_LEGEND.splitlines())
         if has_ci:
-            lines.append("[lo, hi] = confidence interval (docs/statistics.md); ? = it includes no difference")
-            lines.append("(1 for ratios, 0 for differences): too uncertain to conclude for that group.")
+            lines.append("[lo, hi] = confidence interval of the value (docs/statistics.md).")
         else:
             lines.append("Intervals: fairness_report(..., ci=0.95) or polfair report --ci 0.95.")
+        lines.extend(MARKS_LEGEND.splitlines())
+        if "status" not in report.columns:
+            lines.append("No thresholds were given: DI and the FPR/FNR ratios are judged against the four-fifths")
+            lines.append("band [0.8, 1.25]; groups below 30 rows are insufficient data (--config sets your own).")
     pop = rep.filter(pl.col("attribute").is_null(), pl.col("metric").is_in(_POPULATION))
-    if pop.height:
+    if pop.height and not by:
         lines.append("\n== whole population: entropy indices and differential fairness (all attributes jointly)")
         width = max(len(m) for m in pop["metric"].to_list())
         for r in pop.iter_rows(named=True):
             lines.append(f"{r['metric'].ljust(width)}  {_cell(r['value'], r['value_lo'], r['value_hi'], None, 4)}")
-    lines.append(f"\n{report.height} report rows; write them all with --out report.parquet")
+    lines.append(f"\n{report.height:,} report rows; write them all with --out report.parquet")
     return "\n".join(lines)
+
+
+def _periods(
+    groups: pl.DataFrame, by: list[str], attrs: list[str], present: set[str], max_groups: int, max_periods: int
+) -> list[str]:
+    """Per period: a line of status counts (worst first), then the shown periods' verdict tables."""
+    judged = groups.filter(pl.col("metric").is_in(list(_DISPARITY_METRICS)),
+                           pl.col("group") != pl.col("reference_group").fill_null(""))  # fmt: skip
+    counts = (
+        judged.group_by(by).agg(
+            (pl.col("status") == "violation").sum().alias("v"), (pl.col("status") == "inconclusive").sum().alias("i"),
+            (pl.col("status") == "ok").sum().alias("o"), (pl.col("status") == "insufficient_data").sum().alias("s"))
+    )  # fmt: skip
+    every = groups.select(by).unique()
+    counts = every.join(counts, on=by, how="left", nulls_equal=True).fill_null(0)
+    latest = counts.sort(by, descending=True, nulls_last=True).with_row_index("__recent")
+    worst = latest.sort(["v", "i", "__recent"], descending=[True, True, False])
+    n = worst.height
+    shown = worst.head(max_periods)
+    lines = [f"\n== {n} periods ({', '.join(by)}), worst first: violations / inconclusive / ok / insufficient data"]
+    for r in worst.head(max(max_periods, 10)).iter_rows(named=True):
+        label = _period_label(by, [r[k] for k in by])
+        lines.append(f"  {label}: {r['v']} / {r['i']} / {r['o']} / {r['s']}")
+    if n > max(max_periods, 10):
+        rest = worst.slice(max(max_periods, 10))
+        lines.append(f"  ... and {rest.height:,} more periods: {int((rest['v'] > 0).sum())} with violations, "
+                     f"{int(((rest['v'] == 0) & (rest['i'] > 0)).sum())} with inconclusive rows only")  # fmt: skip
+    for r in shown.iter_rows(named=True):
+        label = _period_label(by, [r[k] for k in by])
+        cond = [pl.col(k).is_null() if r[k] is None else pl.col(k) == r[k] for k in by]
+        sub_all = groups.filter(*cond)
+        lines.append(f"\n== period {label}")
+        for a in attrs:
+            sub = sub_all.filter(pl.col("attribute") == a)
+            if sub.height:
+                lines.extend(_attribute_block(sub, a, present, max_groups, with_rates=False))
+    if n > shown.height:
+        lines.append(f"\n({n - shown.height:,} more periods not shown as tables; counts above; --html shows all)")
+    return lines
+
+
+def violation_lines(report: pl.DataFrame, *, limit: int = 50, statuses: Sequence[str] = ("violation",)) -> list[str]:
+    """One line per judged row with one of ``statuses``: period, attribute, group, metric, value [interval], band.
+
+    The on-call view of :func:`polfair.monitor.alerts`: every field on one line (no table that a
+    narrow terminal cuts), worst first within each period, latest period first, at most ``limit``
+    lines and a count of the rest.
+
+    Parameters
+    ----------
+    report
+        A report with a ``status`` column.
+    limit
+        Lines at most (default 50).
+    statuses
+        Statuses listed (default violations only).
+
+    Returns
+    -------
+    list of str
+        E.g. ``"date = 2026-05-01  race = Other  false_negative_rate_ratio 1.92 [1.71, 2.17]  band [0.8,
+        1.25]  violation (group disadvantaged)"``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> rep = pl.DataFrame({"attribute": ["race"], "group": ["Other"], "metric": ["disparate_impact"],
+    ...                     "value": [0.62], "value_lo": [0.49], "value_hi": [0.76], "threshold": ["[0.8, 1.25]"],
+    ...                     "status": ["violation"], "harm": ["group"]})
+    >>> violation_lines(rep)
+    ['race = Other  disparate_impact 0.62 [0.49, 0.76]  band [0.8, 1.25]  violation (group disadvantaged)']
+    """
+    if "status" not in report.columns:
+        return []
+    by = by_columns(report.columns)
+    rows = report.filter(pl.col("status").is_in(list(statuses)))
+    total = rows.height
+    if by:
+        rows = rows.sort(by, descending=True, nulls_last=True)
+    rows = rows.head(limit)
+    out = []
+    for r in rows.iter_rows(named=True):
+        metric = str(r["metric"])
+        digits = 2 if is_ratio_metric(metric) or abs(r["value"] or 0) >= 0.1 else 3
+        text = f"{r['attribute']} = {r['group']}" if r["group"] is not None else f"{r['attribute']} (all groups)"
+        text += f"  {metric} {_num(r['value'], digits)}"
+        if r.get("value_lo") is not None and r.get("value_hi") is not None:
+            text += f" [{_num(r['value_lo'], digits)}, {_num(r['value_hi'], digits)}]"
+        text += f"  band {r.get('threshold')}  {r['status']}"
+        if r.get("harm") in ("group", "reference"):
+            text += f" ({r['harm']} disadvantaged)"
+        if by:
+            text = _period_label(by, [r[k] for k in by]) + "  " + text
+        out.append(text)
+    if total > limit:
+        out.append(f"... and {total - limit:,} more; every row is in --out (status column)")
+    return out

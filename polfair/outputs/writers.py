@@ -7,26 +7,65 @@ start with ``.`` and end with ``.tmp``, so readers of ``*.parquet`` globs never 
 
 :func:`append_report` adds a report to a table that grows run after run: a single parquet file
 (rewritten with the new rows, atomically) or a directory of parquet files (one new file per
-append, the usual layout of data-lake tables, cheap at any size). Either way it refuses a report
-whose columns or dtypes differ from the table's (:class:`polfair.exceptions.SchemaMismatchError`),
-naming each difference, as Delta Lake's schema enforcement does.
+append, the usual layout of data-lake tables, cheap at any size). The table's schema evolves as
+``docs/schema.md`` allows (dbt's ``append_new_columns``, Delta Lake's ``mergeSchema``): a report
+with a column the table lacks (a newer polfair's column, intervals, a new field of the typed
+``group_key``) is appended and older rows read back null there (:func:`read_table`); a report
+lacking an optional column gets nulls. Any other difference (a retyped column, another ``by``
+column, a missing core or run column, an unknown column) is refused
+(:class:`polfair.exceptions.SchemaMismatchError`), naming each difference. Appends are serialised
+by a lock file beside the table (:func:`table_lock`); a run whose ``run_id`` is already in the
+table is refused (:class:`RunExistsError`) unless ``replace_run=True``, which replaces that run's
+rows. Each parquet file carries the report's request (:mod:`polfair.core.run_metadata`) in its
+key-value metadata: :func:`read_report` attaches it again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import json
 import os
 import tempfile
+import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
-from polfair.core.schema import schema_differences
+from polfair.core.run_metadata import REQUEST_METADATA_KEY, attach_request, request_json, request_of
+from polfair.core.schema import REPORT_SCHEMA
 from polfair.exceptions import PolfairError, SchemaMismatchError
 
-__all__ = ["append_report", "for_text_formats", "write_atomic", "write_report"]
+__all__ = [
+    "RunExistsError",
+    "TableLockedError",
+    "append_report",
+    "check_append_target",
+    "for_text_formats",
+    "read_report",
+    "read_table",
+    "table_lock",
+    "table_run_files",
+    "write_atomic",
+    "write_report",
+]
+
+#: Key of a single-file table's parquet metadata: JSON object run_id -> that run's request.
+REQUESTS_METADATA_KEY = "polfair.requests"
+#: Extensions of other file formats: ``--append`` to such a path is refused (parquet tables only).
+_OTHER_FORMATS = (".csv", ".tsv", ".txt", ".json", ".ndjson", ".jsonl", ".arrow", ".ipc", ".feather", ".avro",
+                  ".orc", ".xlsx", ".xls", ".html", ".htm")  # fmt: skip
+
+
+class RunExistsError(PolfairError):
+    """The table already holds rows of this ``run_id`` (append with ``replace_run=True`` to replace them)."""
+
+
+class TableLockedError(PolfairError):
+    """Another process held the table's lock for longer than the timeout."""
 
 _FORMATS = (".parquet", ".csv", ".ndjson", ".jsonl", ".json")
 
@@ -122,6 +161,24 @@ def _format(path: str) -> str:
     raise PolfairError(msg)
 
 
+def _metadata(request: Mapping[str, Any] | None, extra: Mapping[str, str] | None = None) -> dict[str, str] | None:
+    """The parquet key-value metadata of a report: its request (when it has one), plus ``extra``."""
+    out = dict(extra or {})
+    if request is not None:
+        out[REQUEST_METADATA_KEY] = request_json(request)
+    return out or None
+
+
+def _write_parquet(frame: pl.DataFrame, metadata: Mapping[str, str] | None) -> Callable[[str], None]:
+    def write(tmp: str) -> None:
+        if metadata:
+            frame.write_parquet(tmp, metadata=dict(metadata))
+        else:
+            frame.write_parquet(tmp)
+
+    return write
+
+
 def write_report(report: pl.DataFrame, path: str) -> None:
     """Write ``report`` to ``path`` atomically; the format follows the extension.
 
@@ -131,7 +188,8 @@ def write_report(report: pl.DataFrame, path: str) -> None:
         Any report frame (long, wide, a comparison).
     path
         ``.parquet``, ``.csv``, ``.json`` or ``.ndjson``/``.jsonl``. CSV writes nested columns (the
-        typed group key) as JSON strings (:func:`for_text_formats`).
+        typed group key) as JSON strings (:func:`for_text_formats`). Parquet stores the report's
+        request (:func:`polfair.core.run_metadata.request_of`) in its key-value metadata.
 
     Raises
     ------
@@ -150,8 +208,8 @@ def write_report(report: pl.DataFrame, path: str) -> None:
     1
     """
     ext = _format(path)
-    if ext == ".parquet":
-        write_atomic(path, report.write_parquet)
+    if ext == ".parquet":  # with the report's request in the key-value metadata (read_report)
+        write_atomic(path, _write_parquet(report, _metadata(request_of(report))))
     elif ext == ".csv":
         text = for_text_formats(report)
         write_atomic(path, text.write_csv)
@@ -161,21 +219,341 @@ def write_report(report: pl.DataFrame, path: str) -> None:
         write_atomic(path, report.write_json)
 
 
-def _table_schema(path: Path) -> tuple[dict[str, pl.DataType] | None, Path | None]:
-    """The schema of an existing table (file, or the newest file of a directory), and that file."""
+def read_report(path: str | Path) -> pl.DataFrame:
+    """Read a report file written by :func:`write_report` (parquet), with its request attached again.
+
+    Parameters
+    ----------
+    path
+        A ``.parquet`` report file (or a single-file table: the latest run's request is attached).
+
+    Returns
+    -------
+    pl.DataFrame
+        The report; :func:`polfair.core.run_metadata.request_of` gives the request stored with it
+        (``None`` for files written without one).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import polars as pl
+    >>> from polfair.core.run_metadata import attach_request, request_of
+    >>> p = os.path.join(tempfile.mkdtemp(), "r.parquet")
+    >>> write_report(attach_request(pl.DataFrame({"metric": ["selection_rate"]}), {"y_true": "y"}), p)
+    >>> request_of(read_report(p))
+    {'y_true': 'y'}
+    """
+    frame = pl.read_parquet(path)
+    meta = pl.read_parquet_metadata(path)
+    text = meta.get(REQUEST_METADATA_KEY)
+    if text:
+        attach_request(frame, json.loads(text))
+    return frame
+
+
+def _files(path: Path) -> list[Path]:
+    """The parquet files of a directory table (hidden and temporary files excluded), oldest first."""
+    files = [p for p in path.rglob("*.parquet") if not any(part.startswith(".") for part in p.relative_to(path).parts)]
+    return sorted(files, key=lambda p: (p.stat().st_mtime_ns, p.name))
+
+
+def _struct_union(a: pl.DataType, b: pl.DataType) -> pl.DataType | None:
+    """The Struct holding the fields of both (a's order, then b's new fields); None on a field conflict."""
+    if not (isinstance(a, pl.Struct) and isinstance(b, pl.Struct)):
+        return None
+    fields = {f.name: f.dtype for f in a.fields}
+    for f in b.fields:
+        if f.name in fields and fields[f.name] != f.dtype:
+            return None
+        fields.setdefault(f.name, f.dtype)
+    return pl.Struct(fields)
+
+
+def _unify(schemas: Sequence[Mapping[str, pl.DataType]]) -> dict[str, pl.DataType]:
+    """The union of several files' schemas (column order of the first, then new columns), Structs merged."""
+    out: dict[str, pl.DataType] = {}
+    for schema in schemas:
+        for name, dtype in schema.items():
+            if name not in out:
+                out[name] = dtype
+            elif out[name] != dtype:
+                merged = _struct_union(out[name], dtype)
+                if merged is None:
+                    msg = f"the table's files disagree on column {name!r}: {out[name]} and {dtype}"
+                    raise SchemaMismatchError(msg)
+                out[name] = merged
+    return out
+
+
+def _table_schema(path: Path) -> tuple[dict[str, pl.DataType] | None, list[Path]]:
+    """The schema of an existing table (the union over a directory's files) and its files."""
     if path.is_dir():
-        files = sorted(p for p in path.rglob("*.parquet") if not p.name.startswith("."))
+        files = _files(path)
         if not files:
-            return None, None
-        newest = max(files, key=lambda p: (p.stat().st_mtime_ns, p.name))
-        return pl.read_parquet_schema(newest), newest
+            return None, []
+        return _unify([pl.read_parquet_schema(f) for f in files]), files
     if path.exists():
-        return pl.read_parquet_schema(path), path
-    return None, None
+        return dict(pl.read_parquet_schema(path)), [path]
+    return None, []
 
 
-def append_report(report: pl.DataFrame, table: str | Path) -> Path:
-    """Append ``report`` to a parquet table, refusing a schema mismatch; atomic.
+def read_table(table: str | Path) -> pl.LazyFrame:
+    """Scan a table written by :func:`append_report`, whatever schema each run wrote.
+
+    Parameters
+    ----------
+    table
+        A ``.parquet`` file or a directory of parquet files.
+
+    Returns
+    -------
+    pl.LazyFrame
+        Every row of every run, with the union of the runs' columns: a column (or a ``group_key``
+        field) that a run did not write is null on its rows (``docs/schema.md``).
+
+    Raises
+    ------
+    FileNotFoundError
+        No such table, or a directory without parquet files.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import polars as pl
+    >>> d = os.path.join(tempfile.mkdtemp(), "t")
+    >>> _ = append_report(pl.DataFrame({"attribute": ["a"], "metric": ["m"], "group_key": [{"race": "x"}]}), d)
+    >>> _ = append_report(pl.DataFrame({"attribute": ["a"], "metric": ["m"],
+    ...                                 "group_key": [{"race": "y", "sex": "f"}]}), d)
+    >>> sorted(read_table(d).collect()["group_key"].to_list(), key=str)
+    [{'race': 'x', 'sex': None}, {'race': 'y', 'sex': 'f'}]
+    """
+    path = Path(table)
+    schema, files = _table_schema(path)
+    if schema is None:
+        msg = f"no table at {str(table)!r} (no parquet file there)"
+        raise FileNotFoundError(msg)
+    return pl.scan_parquet(
+        [str(f) for f in files], schema=schema, missing_columns="insert", extra_columns="ignore",
+        cast_options=pl.ScanCastOptions(missing_struct_fields="insert"),
+    )  # fmt: skip
+
+
+def _conform(frame: pl.DataFrame, schema: Mapping[str, pl.DataType]) -> pl.DataFrame:
+    """``frame`` in ``schema``'s columns and order: absent columns null, Structs widened to the union."""
+    cols = []
+    for name, dtype in schema.items():
+        if name not in frame.columns:
+            cols.append(pl.lit(None, dtype).alias(name))
+        elif frame.schema[name] != dtype and isinstance(dtype, pl.Struct):
+            current = frame.schema[name]
+            have = {f.name for f in current.fields} if isinstance(current, pl.Struct) else set()
+            fields = [pl.col(name).struct.field(f.name) if f.name in have else pl.lit(None, f.dtype).alias(f.name)
+                      for f in dtype.fields]  # fmt: skip
+            cols.append(pl.when(pl.col(name).is_not_null()).then(pl.struct(fields)).alias(name))
+        else:
+            cols.append(pl.col(name))
+    return frame.select(cols)
+
+
+_KNOWN = {c.name: c for c in REPORT_SCHEMA}
+
+
+def _evolve(report: Mapping[str, pl.DataType], table: Mapping[str, pl.DataType]) -> tuple[dict[str, pl.DataType], list[str]]:
+    """The table's schema after appending ``report``, and the refused differences (empty: accepted).
+
+    Accepted (``docs/schema.md``, version 3): a column the table lacks that is a report column
+    (any column of a wide table); a report lacking an optional column (intervals, monitor, the
+    version >= 2 core columns; any statistic of a wide table); a ``group_key`` (Struct) with other
+    fields (the union). Refused: another dtype, other ``by`` columns, a report lacking a version-1
+    core or a run column, an unknown column in a long table.
+    """
+    refused: list[str] = []
+    wide = "metric" not in table and "metric" not in report
+    # a long report's columns other than the schema's are its by columns: they must be the table's
+    by_r = [c for c in report if c not in _KNOWN]
+    by_t = [c for c in table if c not in _KNOWN]
+    if not wide:
+        refused += [f"column {c!r}: {report[c]} here, absent expected (another by column)" for c in by_r if c not in table]
+        refused += [f"column {c!r}: absent here, {table[c]} expected (a by column)" for c in by_t if c not in report]
+    merged = dict(table)
+    for name, dtype in report.items():
+        have = table.get(name)
+        if have is None:
+            if name in _KNOWN or wide:
+                merged[name] = dtype
+            continue
+        if have == dtype:
+            continue
+        union = _struct_union(have, dtype)
+        if union is not None:
+            merged[name] = union
+        else:
+            refused.append(f"column {name!r}: {dtype} here, {have} expected")
+    for name, dtype in table.items():
+        if name in report or (name in by_t and not wide):
+            continue
+        col = _KNOWN.get(name)
+        optional = wide if col is None else (col.nullable and col.kind != "run" and not (col.kind == "core" and col.since == 1))
+        if not optional:
+            refused.append(f"column {name!r}: absent here, {dtype} expected")
+    return merged, refused
+
+
+def check_append_target(table: str | Path, flag: str = "--append") -> Path:
+    """Refuse, before any work, a table path that is not a parquet file or a directory.
+
+    Raises
+    ------
+    PolfairError
+        An existing file that is not ``.parquet``, or a path ending in another format's extension
+        (``.csv``, ``.json`` ...), which would otherwise become a directory.
+
+    Examples
+    --------
+    >>> check_append_target("fairness.parquet").name
+    'fairness.parquet'
+    >>> check_append_target("report.csv")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    polfair.exceptions.PolfairError: --append 'report.csv': use a .parquet file or a directory of parquet files ...
+    """
+    path = Path(table)
+    suffix = path.suffix.lower()
+    if (path.exists() and not path.is_dir() and suffix != ".parquet") or (not path.exists() and suffix in _OTHER_FORMATS):
+        msg = (f"{flag} {str(table)!r}: use a .parquet file or a directory of parquet files (appends are parquet "
+               "tables; write a CSV with --out)")  # fmt: skip
+        raise PolfairError(msg)
+    return path
+
+
+def _lock_path(path: Path) -> Path:
+    if path.is_dir() or (not path.exists() and path.suffix.lower() != ".parquet"):
+        path.mkdir(parents=True, exist_ok=True)
+        return path / ".polfair-append.lock"
+    return path.with_name(f".{path.name}.lock")
+
+
+@contextlib.contextmanager
+def table_lock(table: str | Path, timeout: float = 60.0) -> Iterator[Path]:
+    """Hold the table's append lock (an OS file lock on a hidden file beside it) for the block.
+
+    Two processes appending to one table run one after the other: the second waits up to
+    ``timeout`` seconds, then gets a :class:`TableLockedError` naming the lock file. The lock is
+    released when the block ends or the process dies (``fcntl.flock``; ``msvcrt.locking`` on
+    Windows); the lock file itself stays (hidden: ``*.parquet`` globs do not see it).
+
+    Parameters
+    ----------
+    table
+        The table (``.parquet`` file or directory; a directory is created).
+    timeout
+        Seconds to wait for another append to finish (default 60).
+
+    Yields
+    ------
+    pathlib.Path
+        The lock file.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> with table_lock(os.path.join(tempfile.mkdtemp(), "t.parquet")) as lock:
+    ...     lock.name
+    '.t.parquet.lock'
+    """
+    lock = _lock_path(Path(table))
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + timeout
+        while not _try_lock(fd):
+            if time.monotonic() >= deadline:
+                msg = (
+                    f"another process is appending to {str(table)!r} (its lock {str(lock)!r} was held for more than "
+                    f"{timeout:g} s); retry when it has finished"
+                )
+                raise TableLockedError(msg)
+            time.sleep(0.05)
+        try:
+            yield lock
+        finally:
+            _unlock(fd)
+    finally:
+        os.close(fd)
+
+
+def _try_lock(fd: int) -> bool:
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        import msvcrt
+
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
+        except OSError:
+            return False
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _unlock(fd: int) -> None:
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        import msvcrt
+
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
+        return
+    fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+def table_run_files(table: str | Path, run_ids: Sequence[str]) -> dict[str, list[Path]]:
+    """Which files of a table hold rows of these run ids (reads only the ``run_id`` column).
+
+    Returns
+    -------
+    dict
+        run_id -> the files holding it (only run ids found).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import polars as pl
+    >>> d = os.path.join(tempfile.mkdtemp(), "t")
+    >>> _ = append_report(pl.DataFrame({"attribute": ["a"], "metric": ["m"], "run_id": ["r1"]}), d)
+    >>> list(table_run_files(d, ["r1", "r2"]))
+    ['r1']
+    """
+    path = Path(table)
+    _, files = _table_schema(path)
+    out: dict[str, list[Path]] = {}
+    wanted = [r for r in run_ids if r is not None]
+    for f in files:
+        if not wanted or "run_id" not in pl.read_parquet_schema(f):
+            continue
+        found = pl.scan_parquet(f).filter(pl.col("run_id").is_in(wanted)).select(pl.col("run_id").unique()).collect()
+        for r in found["run_id"].to_list():
+            out.setdefault(r, []).append(f)
+    return out
+
+
+def _requests(path: Path) -> dict[str, Any]:
+    """The run_id -> request map stored in a single-file table's metadata."""
+    meta = pl.read_parquet_metadata(path)
+    try:
+        return dict(json.loads(meta.get(REQUESTS_METADATA_KEY) or "{}"))
+    except (ValueError, TypeError):
+        return {}
+
+
+def append_report(
+    report: pl.DataFrame, table: str | Path, *, replace_run: bool = False, lock_timeout: float = 60.0
+) -> Path:
+    """Append ``report`` to a parquet table: schema evolution by the rules, run ids once, atomic, locked.
 
     Parameters
     ----------
@@ -184,9 +562,16 @@ def append_report(report: pl.DataFrame, table: str | Path) -> Path:
     table
         ``"name.parquet"``: a single file, created if absent, else rewritten as old rows + new rows
         (atomically; cost grows with the table, fine for small tables). A directory (existing, or
-        a path without the ``.parquet`` suffix, created): one new file
-        ``part-<UTC time>-<random>.parquet`` per append, cost independent of the table's size;
-        read it back with ``pl.scan_parquet("table/*.parquet")`` (or ``"table/**/*.parquet"``).
+        a path without an extension, created): one new file ``part-<UTC time>-<random>.parquet``
+        per append, cost independent of the table's size; read it back with :func:`read_table`
+        (or ``pl.scan_parquet("table/*.parquet")`` while every run has the same schema).
+    replace_run
+        ``False`` (default): a report whose ``run_id`` is already in the table is refused
+        (:class:`RunExistsError`; a retried job must not add its rows twice). ``True``: that
+        run's rows are replaced by the report's (single file: one atomic rewrite; directory: the
+        run's file is replaced by an atomic rename when the run is in one file, the usual case).
+    lock_timeout
+        Seconds to wait for another append to the same table (:func:`table_lock`).
 
     Returns
     -------
@@ -196,47 +581,91 @@ def append_report(report: pl.DataFrame, table: str | Path) -> Path:
     Raises
     ------
     SchemaMismatchError
-        The table exists and the report's columns or dtypes differ; the message lists each
-        difference (``column 'p_value': absent here, Float64 expected``). Columns in another order
-        are not a mismatch: the report is reordered to the table's order.
+        The report's columns or dtypes differ from the table's beyond the evolution rules
+        (``docs/schema.md``): the message lists each difference (``column 'n': Int32 here, Int64
+        expected``). Columns in another order are not a mismatch.
+    RunExistsError
+        The table holds the report's ``run_id`` and ``replace_run`` is false.
+    TableLockedError
+        Another append held the table's lock for more than ``lock_timeout`` seconds.
     PolfairError
-        ``table`` names a file that is not ``.parquet``.
+        ``table`` names a file that is not ``.parquet`` (:func:`check_append_target`).
 
     Examples
     --------
     >>> import os, tempfile
     >>> import polars as pl
     >>> d = os.path.join(tempfile.mkdtemp(), "fairness")
-    >>> rep = pl.DataFrame({"metric": ["selection_rate"], "value": [0.5]})
+    >>> rep = pl.DataFrame({"attribute": ["sex"], "metric": ["selection_rate"], "value": [0.5]})
     >>> _ = append_report(rep, d)
     >>> _ = append_report(rep, d)
-    >>> pl.scan_parquet(os.path.join(d, "*.parquet")).collect().height
+    >>> read_table(d).collect().height
     2
     """
-    path = Path(table)
-    if path.exists() and not path.is_dir() and path.suffix.lower() != ".parquet":
-        msg = f"--append {str(table)!r}: use a .parquet file or a directory of parquet files"
-        raise PolfairError(msg)
-    existing, source = _table_schema(path)
-    if existing is not None:
-        diffs = schema_differences(report.schema, existing)
-        if diffs:  # one line: command-line error handlers print the first line only
+    path = check_append_target(table)
+    with table_lock(path, lock_timeout):
+        existing, files = _table_schema(path)
+        target_schema = dict(report.schema)
+        if existing is not None:
+            target_schema, refused = _evolve(report.schema, existing)
+            if refused:  # one line: command-line error handlers print the first line only
+                msg = (
+                    f"cannot append to {str(table)!r}: the report's schema differs from the table's beyond adding "
+                    f"columns: {'; '.join(refused)}. Write to a new table, or migrate the table (docs/schema.md)"
+                )
+                raise SchemaMismatchError(msg)
+        run_ids = report["run_id"].unique().to_list() if "run_id" in report.columns else []
+        holding = table_run_files(path, run_ids) if existing is not None and run_ids else {}
+        if holding and not replace_run:
+            runs = ", ".join(repr(r) for r in holding)
             msg = (
-                f"cannot append to {str(table)!r}: the report's schema differs from the table's "
-                f"(read from {str(source)!r}): {'; '.join(diffs)}. Write to a new table, or migrate the table "
-                "(docs/schema.md: new columns are appended and nullable; add them to the old rows as nulls)"
+                f"the table {str(table)!r} already holds run {runs}; appending it again would duplicate its rows. "
+                "Give a new run id, or replace that run's rows (--replace-run, append_report(..., replace_run=True))"
             )
-            raise SchemaMismatchError(msg)
-        report = report.select(list(existing))
-    if path.is_dir() or (not path.exists() and path.suffix.lower() != ".parquet"):
-        path.mkdir(parents=True, exist_ok=True)
+            raise RunExistsError(msg)
+        new = _conform(report, target_schema)
+        if path.is_dir() or (not path.exists() and path.suffix.lower() != ".parquet"):
+            return _append_to_directory(new, path, holding, target_schema, _metadata(request_of(report)))
+        requests = _requests(path) if path.exists() else {}
+        request = request_of(report)
+        requests = {r: q for r, q in requests.items() if r not in holding or not replace_run}
+        for r in run_ids:
+            requests.pop(r, None)
+            if request is not None:
+                requests[r] = request
+        meta = _metadata(request, {REQUESTS_METADATA_KEY: json.dumps(requests, sort_keys=True)} if requests else None)
+        if existing is None:
+            write_atomic(path, _write_parquet(new, meta))
+            return path
+        old = pl.read_parquet(path)
+        if holding:
+            old = old.filter(~pl.col("run_id").is_in(list(holding)))
+        combined = pl.concat([_conform(old, target_schema), new], how="vertical")
+        write_atomic(path, _write_parquet(combined, meta))
+        return path
+
+
+def _append_to_directory(
+    new: pl.DataFrame, path: Path, holding: Mapping[str, list[Path]], schema: Mapping[str, pl.DataType],
+    meta: Mapping[str, str] | None,
+) -> Path:
+    """One new part file; replacing a run: over the run's (first) file by an atomic rename."""
+    path.mkdir(parents=True, exist_ok=True)
+    files = sorted({f for fs in holding.values() for f in fs})
+    if not files:
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
         target = path / f"part-{stamp}-{uuid.uuid4().hex[:8]}.parquet"
-        write_atomic(target, report.write_parquet)
+        write_atomic(target, _write_parquet(new, meta))
         return target
-    if existing is None:
-        write_atomic(path, report.write_parquet)
-        return path
-    combined = pl.concat([pl.read_parquet(path), report], how="vertical")
-    write_atomic(path, combined.write_parquet)
-    return path
+    runs = list(holding)
+    target, *rest = files
+    keep = pl.read_parquet(target).filter(~pl.col("run_id").is_in(runs))
+    out = pl.concat([_conform(keep, schema), new], how="vertical") if keep.height else new
+    write_atomic(target, _write_parquet(out, meta))  # the run's rows change in one rename
+    for f in rest:  # a run spread over several files (tables written before run ids were checked)
+        others = pl.read_parquet(f).filter(~pl.col("run_id").is_in(runs))
+        if others.height:
+            write_atomic(f, others.write_parquet)
+        else:
+            f.unlink()
+    return target

@@ -99,7 +99,8 @@ def _median(scores: pl.DataFrame) -> float | None:
 
 
 def _rows_for_set(
-    g: pl.DataFrame, exclude_below: float | None, alpha: float, variance: str, shortfall_rate: str
+    g: pl.DataFrame, exclude_below: float | None, alpha: float, variance: str, shortfall_rate: str,
+    min_size: int | None = None,
 ) -> list[dict[str, Any]]:
     """Statistics of the groups of one attribute set (``g``: group, n, selected, unknown)."""
     known = g.filter(~pl.col("unknown"))
@@ -112,6 +113,8 @@ def _rows_for_set(
             reason = _UNKNOWN
         elif exclude_below is not None and N and r["n"] < exclude_below * N:
             reason = _SMALL.format(exclude_below)
+        elif min_size is not None and r["n"] < min_size:
+            reason = f"fewer than {min_size} candidates"
         rows.append({"group": r["group"], "n": r["n"], "selected": r["selected"], "selection_rate": rate,
                      "excluded": reason is not None, "excluded_reason": reason})  # fmt: skip
     cand = [r for r in rows if not r["excluded"] and r["n"] > 0]
@@ -168,6 +171,7 @@ def adverse_impact_from_counts(
     alpha: float = 0.05,
     variance: Literal["pooled", "hypergeometric"] = "pooled",
     shortfall_rate: Literal["overall", "highest"] = "overall",
+    min_size: int | None = None,
 ) -> pl.DataFrame:
     """:func:`adverse_impact` from a score histogram of the decision (or of the score).
 
@@ -177,7 +181,7 @@ def adverse_impact_from_counts(
         :func:`~polfair.scores.counts.score_counts` output (``y_true=None``) whose ``score`` is the
         0/1 decision (``cut=0.5``) or a score (``cut=None``: the sample median per ``by`` value,
         NYC's scoring rate). A row is selected when its score is strictly above the cut.
-    by, intersections, exclude_below, alpha, variance, shortfall_rate
+    by, intersections, exclude_below, alpha, variance, shortfall_rate, min_size
         As :func:`adverse_impact`.
 
     Returns
@@ -202,6 +206,9 @@ def adverse_impact_from_counts(
         raise PolfairError(msg)
     if shortfall_rate not in ("overall", "highest"):
         msg = f"shortfall_rate must be 'overall' or 'highest', got {shortfall_rate!r}"
+        raise PolfairError(msg)
+    if min_size is not None and (isinstance(min_size, bool) or not isinstance(min_size, int) or min_size < 1):
+        msg = f"min_size must be a positive number of candidates, got {min_size!r}"
         raise PolfairError(msg)
     if variance not in ("pooled", "hypergeometric"):
         msg = f"variance must be 'pooled' or 'hypergeometric', got {variance!r}"
@@ -229,7 +236,7 @@ def adverse_impact_from_counts(
                 )
                 .sort(["unknown", "group"])
             )
-            for r in _rows_for_set(g, exclude_below, alpha, variance, shortfall_rate):
+            for r in _rows_for_set(g, exclude_below, alpha, variance, shortfall_rate, min_size):
                 out.append({**dict(zip(by_n, by_key)), "attribute": " & ".join(a), **r, "median_score": med})
     schema: dict[str, Any] = {**{b: hist.schema[b] for b in by_n}, **_SCHEMA}
     return pl.DataFrame(out, schema=schema).select(*by_n, *ADVERSE_IMPACT_COLUMNS)
@@ -249,6 +256,7 @@ def adverse_impact(
     alpha: float = 0.05,
     variance: Literal["pooled", "hypergeometric"] = "pooled",
     shortfall_rate: Literal["overall", "highest"] = "overall",
+    min_size: int | None = None,
 ) -> pl.DataFrame:
     """Adverse-impact table: selection (or scoring) rates, impact ratios, four-fifths, z, Fisher, shortfall.
 
@@ -285,6 +293,9 @@ def adverse_impact(
         Exclude categories with fewer than this fraction of the known rows of their attribute set
         from the comparisons (NYC LL144 § 5-301(d) allows ``0.02``). Excluded rows stay in the
         table with ``excluded=True`` and the reason. Default None (no exclusion).
+    min_size
+        Exclude groups with fewer candidates than this from the comparisons (reason ``"fewer than
+        N candidates"``): a 2-person intersection is no comparison group. Default None.
     alpha
         Significance level of ``significant`` and of ``flip_significance`` (default 0.05, i.e.
         |z| >= 1.96: the "two standard deviations" rule).
@@ -358,5 +369,5 @@ def adverse_impact(
     by_n = hist.columns[: len(as_list(by))]
     return adverse_impact_from_counts(
         hist, by=by_n, cut=cut, intersections=intersections, exclude_below=exclude_below, alpha=alpha,
-        variance=variance, shortfall_rate=shortfall_rate,
+        variance=variance, shortfall_rate=shortfall_rate, min_size=min_size,
     )  # fmt: skip

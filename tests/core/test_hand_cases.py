@@ -324,7 +324,7 @@ def test_report_schema() -> None:
         "reference_group": pl.Categorical(), "difference": pl.Float64, "ratio": pl.Float64, "n": pl.Int64,
     })  # fmt: skip
     assert tuple(rep.columns[: len(pf.REPORT_COLUMNS)]) == pf.REPORT_COLUMNS
-    assert rep.columns[-3:] == ["n_groups", "excluded_groups", "group_key"]
+    assert rep.columns[-4:] == ["n_groups", "excluded_groups", "group_key", "harm"]  # harm: schema 3
     assert rep.schema["n_groups"] == pl.Int64 and rep.schema["excluded_groups"] == pl.String
     assert isinstance(rep.schema["group_key"], pl.Struct)
     # no NaN anywhere: undefined is null

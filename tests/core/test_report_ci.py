@@ -29,11 +29,11 @@ def rep(cells: pl.DataFrame) -> pl.DataFrame:
 
 def test_ci_none_keeps_the_schema(cells: pl.DataFrame) -> None:
     plain = report_from_counts(cells, protected=["g"], has_predictions=False, ci=None)
-    assert plain.columns == [*pf.REPORT_COLUMNS, "n_groups", "excluded_groups", "group_key"]
+    assert plain.columns == [*pf.REPORT_COLUMNS, "n_groups", "excluded_groups", "group_key", "harm"]
 
 
 def test_interval_columns_follow_n(rep: pl.DataFrame) -> None:
-    assert rep.columns == [*pf.REPORT_COLUMNS, *CI_COLUMNS, "n_groups", "excluded_groups", "group_key"]
+    assert rep.columns == [*pf.REPORT_COLUMNS, *CI_COLUMNS, "n_groups", "excluded_groups", "group_key", "harm"]
     assert all(rep.schema[c] == pl.Float64 for c in CI_COLUMNS[:9])
     assert rep.schema["ci_method"] == pl.Categorical() and rep.schema["test"] == pl.Categorical()
 

@@ -310,3 +310,44 @@ def test_weighted_cell_tables_use_kish_sizes_from_the_squares() -> None:
     reports = [pf.fairness_report(f, **opts) for f in (now, before)]
     with pytest.raises(PolfairError, match="looks weighted"):
         compare_reports(*reports)
+
+
+# ---- issue 22: nightly runs with different period values, retried jobs ------------------------------
+
+
+def _nightly(day: str, run: str, data: pl.DataFrame = _CUR) -> pl.DataFrame:
+    rep = pf.fairness_report(data.with_columns(pl.lit(day).alias("date")), **_OPTS, by="date",
+                             run_metadata={"run_id": run})  # fmt: skip
+    return rep
+
+
+def test_two_nightly_runs_match_ignoring_their_dates() -> None:
+    import warnings
+
+    from polfair.monitor.drift import NoMatchWarning
+
+    tonight, last = _nightly("2026-05-02", "b", _CUR), _nightly("2026-05-01", "a", _BASE)
+    with pytest.warns(NoMatchWarning, match="pass period='date'"):
+        empty = compare_reports(tonight, last)  # the dates differ: nothing matches, and it says so
+    assert empty.height == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = compare_reports(tonight, last, period="date")
+        same = compare_reports(tonight, last, on=[])
+    assert out.columns[:2] == ["date", "baseline_date"] and out.height > 0
+    assert set(out["baseline_date"]) == {"2026-05-01"} and set(out["date"]) == {"2026-05-02"}
+    plain = compare_reports(tonight.drop("date"), last.drop("date"))  # the same numbers as without dates
+    assert out.drop("date", "baseline_date").equals(plain)
+    assert same.equals(out)
+
+
+def test_a_period_appended_twice_names_the_runs() -> None:
+    table = pl.concat([_nightly("2026-05-01", "first-try", _BASE), _nightly("2026-05-01", "retry", _BASE),
+                       _nightly("2026-05-02", "c", _CUR)])  # fmt: skip
+    with pytest.raises(PolfairError, match=r"holds 2 runs for date='2026-05-01' \(run_id 'first-try', 'retry'\)"):
+        compare_reports(table, period="date")
+    base = table.filter(pl.col("date") == "2026-05-01")
+    with pytest.raises(PolfairError, match="'first-try', 'retry'"):
+        compare_reports(_nightly("2026-05-02", "c", _CUR), base, period="date")
+    with pytest.raises(PolfairError, match="not by columns"):
+        compare_reports(table, base, on=["day"])

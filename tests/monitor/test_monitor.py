@@ -143,7 +143,14 @@ def ref_status(row, bands, min_n, sizes, smallest):
     v = row["value"]
     if small or v is None or (isinstance(v, float) and math.isnan(v)):
         return thr, "insufficient_data"
-    return thr, "ok" if lo <= v <= hi else "violation"
+    if lo <= v <= hi:
+        return thr, "ok"
+    # the interval rule (polfair.core.status): outside the band, the whole interval must be too
+    vlo, vhi = row.get("value_lo"), row.get("value_hi")
+    if vlo is None or vhi is None or math.isnan(vlo) or math.isnan(vhi):
+        return thr, "violation"
+    beyond = (v < lo and vhi < lo) or (v > hi and vlo > hi)
+    return thr, "violation" if beyond else "inconclusive"
 
 
 frames = st.integers(min_value=4, max_value=60).flatmap(
@@ -166,10 +173,10 @@ bands_st = st.fixed_dictionaries(
 
 
 @settings(max_examples=50, deadline=None)
-@given(frames, bands_st, st.one_of(st.none(), st.integers(1, 20)))
-def test_apply_thresholds_matches_reference(d, bands, min_n):
+@given(frames, bands_st, st.one_of(st.none(), st.integers(1, 20)), st.sampled_from([0.95, None]))
+def test_apply_thresholds_matches_reference(d, bands, min_n, ci):
     df = pl.DataFrame(d)
-    rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="g")
+    rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="g", ci=ci)
     out = apply_thresholds(rep, {k: list(v) for k, v in bands.items()}, min_n)
     assert out.columns == [*rep.columns, "threshold", "status"]
     assert_frame_equal(out.drop("threshold", "status"), rep)
@@ -180,7 +187,8 @@ def test_apply_thresholds_matches_reference(d, bands, min_n):
         thr, status = ref_status(row, bands, min_n, sizes, smallest)
         assert row["status"] == status, row
         assert row["threshold"] == thr
-    assert set(out["status"].drop_nulls()) <= {"ok", "violation", "insufficient_data"}
+    allowed = {"ok", "violation", "insufficient_data"} | ({"inconclusive"} if ci else set())
+    assert set(out["status"].drop_nulls()) <= allowed
     assert alerts(out).height == out.filter(pl.col("status") == "violation").height
 
 
@@ -363,3 +371,52 @@ def test_docs_examples_run(monkeypatch, capsys):
     for i, block in enumerate(blocks):
         exec(compile(block, f"docs/monitoring.md[block {i}]", "exec"), ns)  # noqa: S102
     assert "violation" in capsys.readouterr().out
+
+
+# ---- issue 22: config expressions, values that match nothing, the request ----------------------------
+
+
+def test_toml_takes_the_cli_expressions(tmp_path, compas):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('y_true = "two_year_recid"\ny_pred = "decile_score >= 5"\nfavorable = [0]\n'
+                   '[monitored]\nrace = ["African-American"]\n[reference]\nrace = ["Caucasian"]\n')  # fmt: skip
+    rep = pf.fairness_report(pf.load_compas(), config=str(cfg))
+    same = pf.fairness_report(pf.load_compas(), y_pred=pl.col("decile_score") >= 5, favorable=0,
+                              config={"y_true": "two_year_recid", "monitored": {"race": ["African-American"]},
+                                      "reference": {"race": ["Caucasian"]}})  # fmt: skip
+    assert_frame_equal(rep, same)
+    from polfair.core.run_metadata import request_of
+
+    assert request_of(rep)["y_pred"] == "decile_score >= 5"  # as written in the file
+    bad = tmp_path / "bad.toml"
+    bad.write_text('y_true = "two_year_recid"\ny_pred = "decile_scor >="\n[monitored]\nrace = ["x"]\n'
+                   '[reference]\nrace = ["Caucasian"]\n')  # fmt: skip
+    with pytest.raises(PolfairError, match="config: y_pred = 'decile_scor >='"):
+        pf.fairness_report(pf.load_compas(), config=str(bad))
+
+
+def test_config_values_that_match_nothing_warn_as_privileged_does(compas):
+    from polfair.exceptions import ReferenceWarning
+
+    cfg = {"y_true": "two_year_recid", "y_pred": "predicted_recid", "monitored": {"race": ["black"]},
+           "reference": {"race": ["Caucasian"]}, "thresholds": {"disparate_impact": [0.8, 1.25]}}  # fmt: skip
+    with pytest.warns(ReferenceWarning, match=r"config: monitored.race = 'black' matches no row of column 'race'"):
+        pf.fairness_report(compas, config=cfg)
+    with pytest.warns(ReferenceWarning, match=r"privileged=\{'race': \['black'\]\}: 'black' does not occur"):
+        pf.fairness_report(compas, y_true="two_year_recid", y_pred="predicted_recid", protected="race",
+                           privileged={"race": "black"})  # fmt: skip
+    typo_ref = {**cfg, "monitored": {"race": ["African-American"]}, "reference": {"race": ["white"]}}
+    with pytest.warns(ReferenceWarning, match="reference.race = 'white' matches no row"):
+        pf.fairness_report(compas, config=typo_ref)
+
+
+def test_the_cli_warns_for_a_config_typo(compas, tmp_path, capsys):
+    data = tmp_path / "c.parquet"
+    compas.write_parquet(data)
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('y_true = "two_year_recid"\ny_pred = "decile_score >= 5"\n[monitored]\nrace = ["black"]\n'
+                   '[reference]\nrace = ["Caucasian"]\n[thresholds]\ndisparate_impact = [0.8, 1.25]\n')  # fmt: skip
+    from polfair.exceptions import ReferenceWarning
+
+    with pytest.warns(ReferenceWarning, match="config: monitored.race = 'black' matches no row"):
+        assert cli_main(["report", str(data), "--config", str(cfg), "--out", str(tmp_path / "r.parquet")]) == 0

@@ -24,7 +24,7 @@ pytest.importorskip("matplotlib")
 
 import polfair as pf
 from polfair.outputs.html import HtmlReport, to_html, write_html
-from polfair.outputs.html._view import ViewOptions, band_of, build_view, judge
+from polfair.outputs.html._view import ViewOptions, band_of, build_view
 
 FIXED = "2026-01-01 00:00:00"
 #: attributes that load or navigate to a resource; anything but an in-page "#..." is external
@@ -224,11 +224,16 @@ def test_seven_sections_and_verdict_sentences(compas_html: str) -> None:
         "pf-methods",
     ]
     text = page.all_text
-    # ProPublica's finding, as a plain sentence with both rates and the ratio
+    # ProPublica's finding, as a plain sentence with both rates and the ratio. This fixture keeps favorable = 1
+    # (recidivism): a "favorable" prediction is then the high-risk label, so the direction of harm points at the
+    # reference group (the demo uses aif360's favorable = 0, where the same number is a false negative rate ratio
+    # with the group disadvantaged: tests/test_verdict_end_to_end.py)
     assert re.search(r"race = African-American has a false positive rate of 42\.3% vs 22\.0% for the reference "
                      r"group Caucasian: false_positive_rate_ratio \(ratio\) 1\.92 \[1\.71, 2\.17\], outside the band \[0\.8, 1\.25\] "
+                     r"with its whole interval; the reference group Caucasian is on the disadvantaged side "
                      r"\(n = 3,175; adjusted p = 1\.7e-28\)",
                      " ".join(text.split()))  # fmt: skip
+    assert "Favorable outcome: two_year_recid = 1" in " ".join(text.split())
     # small groups are greyed with the reason, never called fair or unfair
     assert "small group (n = 11)" in text
     # methods: definitions from polfair.metrics, sources, policies
@@ -313,15 +318,11 @@ def test_without_status_the_page_judges_with_the_band_and_intervals(compas_repor
     assert rows["Caucasian"]["status"] == "reference"
 
 
-def test_judge_policy() -> None:
-    band = (0.8, 1.25)
-    assert judge(1.0, None, None, band, small=False) == "ok"
-    assert judge(0.7, None, None, band, small=False) == "violation"
-    assert judge(0.7, 0.6, 0.85, band, small=False) == "inconclusive"
-    assert judge(0.7, 0.6, 0.75, band, small=False) == "violation"
-    assert judge(None, None, None, band, small=False) == "insufficient_data"
-    assert judge(0.7, None, None, band, small=True) == "insufficient_data"
-    assert judge(0.2, None, None, None, small=False) == "not_assessed"
+def test_the_page_judges_nothing_itself() -> None:
+    # issue 22: the page reads the report's status (no judge() of its own); the band parser stays
+    import polfair.outputs.html._view as view_module
+
+    assert not hasattr(view_module, "judge")
     assert band_of("[0.8, 1.25]") == (0.8, 1.25)
     assert band_of("[-0.1, inf]") == (-0.1, float("inf"))
     assert band_of(None) is None and band_of("0.8..1.25") is None
@@ -518,6 +519,15 @@ def test_cli_demo_and_report_write_html(tmp_path: Any, capsys: pytest.CaptureFix
     assert main(["demo", "--html", str(tmp_path / "demo.html")]) == 0
     html = (tmp_path / "demo.html").read_text(encoding="utf-8")
     assert "decile_score &gt;= 5" in html and external_references(html) == []
+    # issue 22: the page said "African-American is selected (predicted favorable) at 57.6%" about being labelled
+    # high risk; the demo is in aif360's convention and its first statement says what "favorable" means
+    text = " ".join(parse(html).all_text.split())
+    first = text.split("Favorable outcome:", 1)[1][:400]
+    assert first.lstrip().startswith("no recidivism within two years") and "false negatives" in first
+    assert re.search(r"race = African-American is predicted favorable at 42\.4% vs 66\.9% for the reference group "
+                     r"Caucasian: disparate_impact \(ratio\) 0\.63 \[0\.60, 0\.67\], outside the band \[0\.8, 1\.25\] with "
+                     r"its whole interval; the group is on the disadvantaged side", text)  # fmt: skip
+    assert "African-American is selected (predicted favorable) at 57.6%" not in text
     data = tmp_path / "d.parquet"
     _monthly().write_parquet(data)
     assert main([

@@ -359,6 +359,9 @@ def over_time_svg(ot: dict[str, Any], *, uid: str) -> str:
         band = ot.get("band")
         ys: list[float] = [1.0 if ratio else 0.0]
         markers = ["o", "s", "^", "D", "v", "P"]
+        bad = STATUS_STYLE["violation"][0]
+        for j in ot.get("violation_periods", []):  # periods with a violation (any group): a red column
+            ax.axvspan(j - 0.45, j + 0.45, color=bad, alpha=0.10, lw=0, zorder=0)
         for i, s in enumerate(ot["series"]):
             colour = SERIES_COLOURS[i % len(SERIES_COLOURS)]
             v = [p[0] if p[0] is not None and (not ratio or p[0] > 0) else float("nan") for p in s["points"]]
@@ -368,6 +371,11 @@ def over_time_svg(ot: dict[str, Any], *, uid: str) -> str:
             if any(math.isfinite(t) for t in lo):
                 ax.fill_between(x, lo, hi, color=colour, alpha=0.15, lw=0)
             ax.plot(x, v, color=colour, marker=markers[i % len(markers)], ms=4.5, lw=1.6)
+            flagged = [(j, t) for j, (t, p) in enumerate(zip(v, s["points"])) if len(p) > 3 and p[3] == "violation"
+                       and math.isfinite(t)]  # fmt: skip
+            if flagged:  # the report's violations of this group: a cross over the point
+                ax.plot([j for j, _ in flagged], [t for _, t in flagged], ls="none", marker="X", ms=9,
+                        mfc=bad, mec="white", mew=0.8, zorder=5)  # fmt: skip
             last = max((j for j, t in enumerate(v) if math.isfinite(t)), default=None)
             if last is not None:
                 ax.annotate(f"{_short(str(s['group']), 24)} {fmt_metric(metric, v[last])}", xy=(1.01, v[last]),
@@ -398,6 +406,7 @@ def over_time_svg(ot: dict[str, Any], *, uid: str) -> str:
         desc = (
             f"Line chart of {metric} per period ({periods[0]} to {periods[-1]}) for "
             + ", ".join(str(s["group"]) for s in ot["series"])
-            + (f"; band {fmt_band(band)} shaded." if band else ".")
+            + (f"; band {fmt_band(band)} shaded" if band else "")
+            + f"; {len(ot.get('violation_periods', []))} periods with a violation marked."
         )
         return _to_svg(fig, uid, title, desc)

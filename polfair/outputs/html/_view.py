@@ -2,8 +2,13 @@
 
 Everything here is Polars and the standard library (no jinja2, no matplotlib), so it can be
 tested alone. :func:`build_view` reads the long report of :func:`polfair.fairness_report` by
-column *name* (never position); the optional columns (``threshold``, ``status``, the interval
-columns, ``group_key``, run metadata) are used when present.
+column *name* (never position); the optional columns (``threshold``, ``status``, ``harm``, the
+interval columns, ``group_key``, run metadata) are used when present.
+
+The page judges nothing: every status it shows is the report's ``status`` column (the rule of
+:mod:`polfair.core.status`); a report computed without thresholds gets the four-fifths verdict of
+:func:`polfair.monitor.thresholds.default_verdict` (the same rule; the terminal summary shows the
+same one). With ``by`` periods, the verdict covers every period.
 """
 
 from __future__ import annotations
@@ -17,10 +22,15 @@ from typing import Any
 
 import polars as pl
 
+from polfair.core.run_metadata import attach_request, request_of
+from polfair.core.status import is_ratio_metric
+from polfair.monitor.thresholds import FOUR_FIFTHS as _FOUR_FIFTHS
+from polfair.monitor.thresholds import default_verdict
+
 __all__ = [
     "ViewOptions", "band_of", "build_view", "by_columns", "fmt_band", "fmt_diff", "fmt_index", "fmt_interval",
-    "fmt_metric", "fmt_num", "fmt_pct", "fmt_ratio", "headline_metrics", "input_rate", "is_ratio_metric", "judge",
-    "normalize", "time_column",
+    "fmt_metric", "fmt_num", "fmt_pct", "fmt_ratio", "headline_metrics", "input_rate", "is_ratio_metric",
+    "normalize", "period_label", "time_column",
 ]  # fmt: skip
 
 REQUIRED = ("attribute", "group", "metric", "value", "reference_group", "difference", "ratio", "n")
@@ -28,16 +38,18 @@ INTERVAL_FLOATS = (
     "value_lo", "value_hi", "difference_lo", "difference_hi", "ratio_lo", "ratio_hi",
     "p_value", "p_value_adjusted", "n_eff",
 )  # fmt: skip
-OPTIONAL_STRINGS = ("threshold", "status", "ci_method", "test")
+OPTIONAL_STRINGS = ("threshold", "status", "ci_method", "test", "harm")
 METADATA = ("run_id", "run_at", "polfair_version", "schema_version", "config_hash")
 KNOWN = frozenset(
     (*REQUIRED, *INTERVAL_FLOATS, *OPTIONAL_STRINGS, *METADATA, "group_key", "n_groups", "excluded_groups")
 )
+#: Periods drawn in the verdict-over-time grid (the latest ones; older periods are counted).
+MAX_GRID_PERIODS = 62
 
 #: Severity order of statuses (higher is worse) used to rank groups and attribute sets.
 SEVERITY = {"violation": 4, "inconclusive": 3, "insufficient_data": 2, "ok": 1, "not_assessed": 0, "reference": 0}
 #: The four-fifths band used for ratio metrics when the report carries no threshold.
-FOUR_FIFTHS = (0.8, 1.25)
+FOUR_FIFTHS = _FOUR_FIFTHS
 TIME_NAMES = frozenset(
     ("month", "period", "date", "day", "week", "year", "quarter", "time", "window", "timestamp", "ts")
 )
@@ -54,7 +66,7 @@ SHORT = {
 }  # fmt: skip
 #: How a sentence names a group's rate ("... has a selection rate of 42% vs 65% ...").
 PHRASE = {
-    "selection_rate": "is selected (predicted favorable) at",
+    "selection_rate": "is predicted favorable at",
     "base_rate": "has the favorable label at a rate of",
     "true_positive_rate": "has a true positive rate of",
     "false_positive_rate": "has a false positive rate of",
@@ -149,11 +161,6 @@ def fmt_index(x: Any) -> str:
     return f"{x:.4g}" if _finite(x) else str(x)
 
 
-def is_ratio_metric(metric: str) -> bool:
-    """True for disparities on the ratio scale (``disparate_impact``, ``*_ratio``)."""
-    return metric == "disparate_impact" or metric.endswith("_ratio")
-
-
 def fmt_metric(metric: str, x: Any) -> str:
     return fmt_ratio(x) if is_ratio_metric(metric) else fmt_diff(x)
 
@@ -221,6 +228,7 @@ def normalize(report: Any) -> pl.DataFrame:
     if report.height == 0:
         msg = "the report is empty (0 rows): there is nothing to show"
         raise ValueError(msg)
+    request = request_of(report)
     # label columns may be Categorical/Enum (the report's compact dtypes): read them as String
     text = [c for c in ("attribute", "group", "metric", "reference_group", *OPTIONAL_STRINGS, "excluded_groups")
             if c in report.columns and report.schema[c] != pl.String]  # fmt: skip
@@ -228,7 +236,7 @@ def normalize(report: Any) -> pl.DataFrame:
         report = report.with_columns(pl.col(c).cast(pl.String) for c in text)
     add = [pl.lit(None, pl.Float64).alias(c) for c in INTERVAL_FLOATS if c not in report.columns]
     add += [pl.lit(None, pl.String).alias(c) for c in OPTIONAL_STRINGS if c not in report.columns]
-    return report.with_columns(add) if add else report
+    return attach_request(report.with_columns(add), request) if add else attach_request(report, request)
 
 
 def by_columns(report: pl.DataFrame, by: Sequence[str] | None) -> list[str]:
@@ -303,23 +311,18 @@ def input_rate(metric: str, present: set[str]) -> str | None:
     return None
 
 
-def judge(value: Any, lo: Any, hi: Any, band: tuple[float, float] | None, *, small: bool) -> str:
-    """Status of one comparison under the report's policy (used where the report has no status).
+def period_label(by: Sequence[str], values: Sequence[Any]) -> str:
+    """The label of a ``by`` period on the page (``data-period``): its value, or ``k=v; k=v`` for several.
 
-    ``insufficient_data`` for an undefined value or a small group; ``not_assessed`` without a band;
-    ``ok`` inside the band; outside it ``violation`` unless the interval reaches into the band
-    (then ``inconclusive``), as the monitor's ``significance=`` option does.
+    Examples
+    --------
+    >>> import datetime
+    >>> period_label(["date"], [datetime.date(2026, 5, 1)]), period_label(["m", "r"], ["2026-05", "north"])
+    ('2026-05-01', 'm=2026-05; r=north')
     """
-    if value is None or (isinstance(value, float) and math.isnan(value)) or small:
-        return "insufficient_data"
-    if band is None:
-        return "not_assessed"
-    blo, bhi = band
-    if blo <= value <= bhi:
-        return "ok"
-    if lo is not None and hi is not None and hi >= blo and lo <= bhi:
-        return "inconclusive"
-    return "violation"
+    if len(by) == 1:
+        return _label(values[0])
+    return "; ".join(f"{k}={_label(v)}" for k, v in zip(by, values))
 
 
 # ---------------------------------------------------------------- the view
@@ -336,16 +339,16 @@ def _extreme(metric: str, v: Any) -> float:
 def build_view(report: Any, opts: ViewOptions) -> dict[str, Any]:
     """Everything the template and the charts need, as plain Python data."""
     rep = normalize(report)
+    had_status = bool(rep.select(pl.col("status").is_not_null().any()).item())
     by = by_columns(rep, opts.by)
     tcol = time_column(rep, by)
-    full = rep
     snapshot: dict[str, Any] = {}
     n_by_values = 0
     if opts.snapshot and not by:
         msg = f"snapshot={dict(opts.snapshot)!r}: the report has no by columns"
         raise ValueError(msg)
-    if by:
-        combos = rep.select(by).unique().sort(by, nulls_last=True)
+    combos = rep.select(by).unique().sort(by, nulls_last=True) if by else None
+    if combos is not None:
         n_by_values = combos.height
         if opts.snapshot:
             snapshot = {k: opts.snapshot[k] for k in by if k in opts.snapshot}
@@ -357,16 +360,19 @@ def build_view(report: Any, opts: ViewOptions) -> dict[str, Any]:
             if k not in snapshot:
                 sub = combos.filter(*[pl.col(c) == v for c, v in snapshot.items()]) if snapshot else combos
                 snapshot[k] = sub[k][-1] if sub.height else None
-        cond = [pl.col(k).is_null() if v is None else (pl.col(k) == v) for k, v in snapshot.items()]
-        rep = rep.filter(*cond)
-        if rep.height == 0:
-            msg = f"snapshot={snapshot!r} selects no report rows"
-            raise ValueError(msg)
-
+    cond = [pl.col(k).is_null() if v is None else (pl.col(k) == v) for k, v in snapshot.items()]
+    shown = rep.filter(*cond) if cond else rep
+    if shown.height == 0:
+        msg = f"snapshot={snapshot!r} selects no report rows"
+        raise ValueError(msg)
+    headline = headline_metrics(shown, opts.metrics)
+    # the verdict: the report's status; without thresholds, the four-fifths one (the same rule)
+    full = rep if had_status else normalize(default_verdict(rep.drop("threshold", "status"), metrics=headline,
+                                                            min_sample_size=opts.min_n))  # fmt: skip
+    rep = full.filter(*cond) if cond else full
     present = set(rep["metric"].unique().to_list())
-    headline = headline_metrics(rep, opts.metrics)
     has_intervals = bool(rep.select(pl.col("value_lo").is_not_null().any()).item())
-    has_status = bool(rep.select(pl.col("status").is_not_null().any()).item())
+    has_status = had_status
 
     attrs = rep["attribute"].drop_nulls().unique(maintain_order=True).to_list()
     first = {a: i for i, a in enumerate(attrs)}
@@ -377,7 +383,7 @@ def build_view(report: Any, opts: ViewOptions) -> dict[str, Any]:
     need = set(headline) | {r for r in inputs.values() if r} | set(TABLE_RATES) | {"n_missing", "num_instances"}
     gcols = ["attribute", "group", "metric", "value", "reference_group", "n", "value_lo", "value_hi",
              "difference", "ratio", "difference_lo", "difference_hi", "ratio_lo", "ratio_hi",
-             "p_value", "p_value_adjusted", "threshold", "status"]  # fmt: skip
+             "p_value", "p_value_adjusted", "threshold", "status", "harm"]  # fmt: skip
     g = rep.filter(pl.col("group").is_not_null(), pl.col("metric").is_in(list(need))).select(gcols)
     head = g.filter(pl.col("metric").is_in(headline))
     # reference group sizes (for "small reference" and the sentences)
@@ -397,14 +403,10 @@ def build_view(report: Any, opts: ViewOptions) -> dict[str, Any]:
         ref = r["reference_group"]
         is_ref = ref is not None and grp == ref
         band = band_of(r["threshold"])
-        band_source = "threshold" if band is not None else None
-        if band is None and is_ratio_metric(m):
-            band, band_source = FOUR_FIFTHS, "four_fifths"
+        band_source = None if band is None else "threshold" if had_status else "four_fifths"
         ref_n = sizes.get((a, ref)) if ref is not None else None
         small = (r["n"] or 0) < opts.min_n or (ref_n is not None and ref_n < opts.min_n)
-        status = r["status"]
-        if status is None:
-            status = judge(r["value"], r["value_lo"], r["value_hi"], band, small=small)
+        status = r["status"] or "not_assessed"
         if is_ref:
             status = "reference"
         reason = None
@@ -435,7 +437,7 @@ def build_view(report: Any, opts: ViewOptions) -> dict[str, Any]:
             "status": status, "is_ref": is_ref, "reason": reason, "band": band, "band_source": band_source,
             "reference": ref, "rate_name": rate_name, "group_rate": g_rate, "reference_rate": r_rate,
             "p": r["p_value_adjusted"] if r["p_value_adjusted"] is not None else r["p_value"],
-            "p_adjusted": r["p_value_adjusted"] is not None,
+            "p_adjusted": r["p_value_adjusted"] is not None, "harm": r["harm"],
             "grey": reason is not None and not is_ref,
         }  # fmt: skip
         rows_by_set[a][m].append(row)
@@ -454,6 +456,7 @@ def build_view(report: Any, opts: ViewOptions) -> dict[str, Any]:
             if text:
                 excluded_by_set[a] = text
 
+    periods = _period_verdicts(full, by, attrs, headline, opts) if by else {}
     # ---- keep the top-k groups per attribute set (reference first in priority)
     sets: list[dict[str, Any]] = []
     for i, a in enumerate(attrs):
@@ -467,9 +470,9 @@ def build_view(report: Any, opts: ViewOptions) -> dict[str, Any]:
         verdict: dict[str, dict[str, Any]] = {}
         for m in headline:
             rows = rows_by_set[a][m]
-            shown = [r for r in rows if r["group"] in keep]
+            shown_rows = [r for r in rows if r["group"] in keep]
             rest = [r for r in rows if r["group"] not in keep]
-            chart_rows[m] = shown
+            chart_rows[m] = shown_rows
             vals = [r["value"] for r in rest if _finite(r["value"])]
             hidden[m] = {
                 "count": len(rest), "n": sum(r["n"] or 0 for r in rest),
@@ -477,6 +480,8 @@ def build_view(report: Any, opts: ViewOptions) -> dict[str, Any]:
                 "flagged": sum(r["status"] in ("violation", "inconclusive") for r in rest),
             }  # fmt: skip
             verdict[m] = _verdict_cell(m, rows)
+            if a in periods:
+                verdict[m]["periods"] = periods[a]["metrics"][m]
         table = _group_table(g, a, ranked[: opts.table_rows], headline, rows_by_set[a], present)
         excluded = excluded_by_set.get(a)
         sets.append({
@@ -484,7 +489,7 @@ def build_view(report: Any, opts: ViewOptions) -> dict[str, Any]:
             "n_groups": len(groups_all), "chart_rows": chart_rows, "hidden": hidden, "verdict": verdict,
             "table": table, "table_hidden": max(0, len(groups_all) - opts.table_rows),
             "reference": next((r["reference"] for m in headline for r in rows_by_set[a][m] if r["reference"]), None),
-            "excluded": excluded,
+            "excluded": excluded, "grid": periods.get(a),
         })  # fmt: skip
 
     sentences = _sentences(sets, headline)
@@ -498,6 +503,7 @@ def build_view(report: Any, opts: ViewOptions) -> dict[str, Any]:
     )
     return {
         "by": by, "time_column": tcol, "snapshot": snapshot, "n_by_values": n_by_values,
+        "snapshot_label": period_label(by, [snapshot[k] for k in by]) if by else None,
         "headline": headline, "has_intervals": has_intervals, "has_status": has_status,
         "sets": sets, "sentences": sentences, "intersections": intersections, "indices": indices,
         "over_time": over_time, "population_n": population_n, "present": present,
@@ -506,7 +512,84 @@ def build_view(report: Any, opts: ViewOptions) -> dict[str, Any]:
         "table_rates": [m for m in TABLE_RATES if m in present], "min_n": opts.min_n,
         "top_k": opts.top_k, "max_sets": opts.max_sets, "report_rows": full.height,
         "has_adjusted": bool(rep.select(pl.col("p_value_adjusted").is_not_null().any()).item()),
+        "has_harm": bool(rep.select(pl.col("harm").is_not_null().any()).item()),
+        "grid_periods": _grid_periods(full, by),
     }  # fmt: skip
+
+
+def _grid_periods(full: pl.DataFrame, by: list[str]) -> dict[str, Any]:
+    """The periods of the verdict grid: the latest :data:`MAX_GRID_PERIODS`, and how many are left out."""
+    if not by:
+        return {"labels": [], "hidden": 0}
+    combos = full.select(by).unique().sort(by, nulls_last=True)
+    labels = [period_label(by, row) for row in combos.rows()]
+    return {"labels": labels[-MAX_GRID_PERIODS:], "hidden": max(0, len(labels) - MAX_GRID_PERIODS)}
+
+
+def _period_status(statuses: list[str]) -> str:
+    """An attribute set's status on one metric in one period: the worst over its groups (as a verdict cell)."""
+    judged = [s for s in statuses if s in SEVERITY and s not in ("reference", "not_assessed")]
+    if not judged:
+        return "not_assessed"
+    worst = max(judged, key=lambda x: SEVERITY[x])
+    if worst == "insufficient_data" and "ok" in judged:
+        return "ok"
+    return worst
+
+
+def _period_verdicts(
+    full: pl.DataFrame, by: list[str], attrs: list[str], headline: Sequence[str], opts: ViewOptions
+) -> dict[str, dict[str, Any]]:
+    """Per attribute set: for each headline metric, per period counts and the latest status, and the grid.
+
+    The grid holds one cell per (group, metric, period) for the latest :data:`MAX_GRID_PERIODS`
+    periods and the ``top_k`` groups most often flagged; its cells are the report's statuses.
+    """
+    rows = full.filter(pl.col("group").is_not_null(), pl.col("metric").is_in(list(headline)),
+                       pl.col("attribute").is_in(attrs))  # fmt: skip
+    if rows.height == 0:
+        return {}
+    combos = full.select(by).unique().sort(by, nulls_last=True)
+    all_labels = [period_label(by, r) for r in combos.rows()]
+    labels = all_labels[-MAX_GRID_PERIODS:]
+    rows = rows.with_columns(
+        pl.when(pl.col("group") == pl.col("reference_group")).then(pl.lit("reference"))
+        .otherwise(pl.col("status").fill_null("not_assessed")).alias("__st")
+    )  # fmt: skip
+    period_keys = {tuple(r): lab for r, lab in zip(combos.rows(), all_labels)}
+    out: dict[str, dict[str, Any]] = {}
+    for (a,), sub in rows.partition_by("attribute", as_dict=True, maintain_order=True).items():
+        metrics: dict[str, Any] = {}
+        grid_rows: list[dict[str, Any]] = []
+        sev = sub.group_by("group", maintain_order=True).agg(
+            (pl.col("__st") == "violation").sum().alias("v"), (pl.col("__st") == "inconclusive").sum().alias("i"),
+            (pl.col("__st") == "reference").any().alias("ref"),
+        ).sort(["ref", "v", "i"], descending=True, maintain_order=True)  # fmt: skip
+        groups = sev["group"].head(opts.top_k).to_list()
+        cells: dict[tuple[str, str, str], dict[str, Any]] = {}
+        for r in sub.filter(pl.col("group").is_in(groups)).iter_rows(named=True):
+            lab = period_keys[tuple(r[k] for k in by)]
+            cells[(r["group"], r["metric"], lab)] = {
+                "status": r["status"] or "not_assessed", "reference": r["__st"] == "reference", "value": r["value"],
+                "lo": r["value_lo"], "hi": r["value_hi"],
+            }  # fmt: skip
+        for m in headline:
+            per_period: dict[str, list[str]] = {}
+            for row in sub.filter(pl.col("metric") == m).select(*by, "__st").rows():
+                per_period.setdefault(period_keys[tuple(row[:-1])], []).append(row[-1])
+            statuses = {lab: _period_status(per_period.get(lab, [])) for lab in all_labels}
+            counts: dict[str, int] = {}
+            for st in statuses.values():
+                counts[st] = counts.get(st, 0) + 1
+            metrics[m] = {"counts": counts, "latest": statuses[all_labels[-1]], "n_periods": len(all_labels),
+                          "violation_periods": [lab for lab in all_labels if statuses[lab] == "violation"]}  # fmt: skip
+            for grp in groups:
+                grid_rows.append({
+                    "group": grp, "metric": m,
+                    "cells": [{"period": lab, **cells.get((grp, m, lab), {"status": None})} for lab in labels],
+                })  # fmt: skip
+        out[a] = {"metrics": metrics, "rows": grid_rows, "hidden_groups": max(0, sev.height - len(groups))}
+    return out
 
 
 def _distinct(rep: pl.DataFrame, col: str) -> list[str]:
@@ -549,9 +632,14 @@ def _sentence(attribute: str, metric: str, r: dict[str, Any]) -> str:
         s += f" {ci}"
     band = fmt_band(r["band"]) if r["band"] else None
     if r["status"] == "violation":
-        s += f", outside the band {band}" if band else ", a violation"
+        s += f", outside the band {band} with its whole interval" if band and ci else (
+            f", outside the band {band}" if band else ", a violation")  # fmt: skip
     elif r["status"] == "inconclusive":
         s += f", outside the band {band} but the interval reaches into it (inconclusive)" if band else ", inconclusive"
+    if r.get("harm") == "group":
+        s += "; the group is on the disadvantaged side"
+    elif r.get("harm") == "reference":
+        s += f"; the reference group {ref} is on the disadvantaged side"
     s += f" (n = {fmt_num(r['n'])}"
     if r.get("p") is not None:
         s += f"; {'adjusted ' if r.get('p_adjusted') else ''}p = {r['p']:.2g}"
@@ -766,17 +854,20 @@ def _over_time(
         groups = sizes["group"].head(opts.max_series).to_list()
         series = []
         for grp in groups:
-            pts = {p: (v, lo, hi) for p, v, lo, hi in s.filter(pl.col("group") == grp)
-                   .select(tcol, "value", "value_lo", "value_hi").iter_rows()}  # fmt: skip
-            series.append({"group": grp, "points": [pts.get(p, (None, None, None)) for p in periods]})
+            pts = {p: (v, lo, hi, st) for p, v, lo, hi, st in s.filter(pl.col("group") == grp)
+                   .select(tcol, "value", "value_lo", "value_hi", "status").iter_rows()}  # fmt: skip
+            series.append({"group": grp, "points": [pts.get(p, (None, None, None, None)) for p in periods]})
         band = next((band_of(t) for t in s["threshold"].to_list() if band_of(t)), None)
         reference = None
         if refs:
             reference = str(refs[0]) if len(refs) == 1 else "per period: " + ", ".join(map(str, refs))
         if band is None and is_ratio_metric(metric):
             band = FOUR_FIFTHS
+        flagged = set(s.filter(pl.col("status") == "violation", pl.col("group") != pl.col("reference_group"))[tcol]
+                      .to_list())  # fmt: skip
         out.append({
             "attribute": a, "metric": metric, "periods": [_label(p) for p in periods], "series": series,
+            "violation_periods": [i for i, p in enumerate(periods) if p in flagged],
             "reference": reference,
             "band": band,
             "hidden": max(0, sizes.height - len(groups)), "others": {c: snapshot.get(c) for c in others},

@@ -92,6 +92,13 @@ _TESTS = {
     "mc_exact": "Monte Carlo exact test of homogeneity",
     "jackknife_t": "jackknife t test",
 }
+#: The page's one-sentence explanation of its marks (the terminal summary has the same one).
+_MARKS = (
+    "Every status is the report's own (the rule of polfair.core.status): ✓ ok = the value lies inside the band; "
+    "✗ violation = the value and its whole confidence interval lie outside the band; ? inconclusive = the value is "
+    "outside the band but its interval reaches into it; … insufficient data = the group or its reference has fewer "
+    "rows than the minimum sample size, or the value is undefined."
+)
 _POLICIES = (
     (
         "Signs: difference = group − reference, ratio = group / reference (aif360's unprivileged − "
@@ -151,19 +158,38 @@ def _stringify(value: Any) -> str:
     return str(value)
 
 
-def _provenance(view: dict[str, Any], given: Mapping[str, Any], title: str) -> list[tuple[str, str]]:
+#: Provenance rows: request key -> label on the page, in order.
+_PROVENANCE = (
+    ("source", "input"), ("rows", "rows"), ("y_true", "label (y_true)"), ("y_pred", "prediction (y_pred)"),
+    ("y_score", "score (y_score)"), ("threshold", "score threshold"), ("favorable", "favorable label value(s)"),
+    ("unfavorable", "unfavorable label value(s)"), ("weight", "weight"), ("protected", "protected attributes"),
+    ("privileged", "privileged / reference groups"), ("monitored", "monitored groups (config)"),
+    ("reference_groups", "reference groups (config)"), ("reference", "reference policy"),
+    ("thresholds", "thresholds (bands)"), ("band", "band sides judged"), ("min_sample_size", "minimum sample size"),
+    ("ci", "confidence level"), ("p_adjust", "p-value adjustment"), ("cluster", "cluster"),
+    ("min_group_size", "minimum group size shown"), ("max_sample_size", "sample size"), ("config", "config"),
+)  # fmt: skip
+
+
+def _merged_request(report: Any, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The report's request (its metadata), with the keywords given to ``to_html`` winning."""
+    from polfair.core.run_metadata import request_of
+
+    out = dict(request_of(report) or {})
+    out.update({k: v for k, v in given.items() if v is not None and k != "generated_at"})
+    return out
+
+
+def _provenance(view: dict[str, Any], merged: Mapping[str, Any], title: str) -> list[tuple[str, str]]:
     rows: list[tuple[str, str]] = []
-    labels = (
-        ("source", "input"), ("rows", "rows"), ("y_true", "label (y_true)"), ("y_pred", "prediction (y_pred)"),
-        ("y_score", "score (y_score)"), ("favorable", "favorable label value(s)"), ("weight", "weight"),
-        ("privileged", "privileged / reference groups"), ("reference", "reference policy"),
-    )  # fmt: skip
-    for key, label in labels:
-        v = given.get(key)
+    for key, label in _PROVENANCE:
+        v = merged.get(key)
         if key == "rows" and v is None and view["population_n"] is not None:
             v = view["population_n"]
-        if v is not None:
-            rows.append((label, f"{v:,}" if isinstance(v, int) else _stringify(v)))
+        if key == "config" and isinstance(v, Mapping):
+            v = "given as a mapping (below)"
+        if v is not None and v != [] and v != {}:
+            rows.append((label, f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else _stringify(v)))
     if view["by"]:
         rows.append(("by", ", ".join(view["by"]) + f" ({view['n_by_values']} value(s))"))
         rows.append(("snapshot shown", _stringify(view["snapshot"])))
@@ -172,13 +198,27 @@ def _provenance(view: dict[str, Any], given: Mapping[str, Any], title: str) -> l
             rows.append((key, ", ".join(vals)))
     from importlib.metadata import PackageNotFoundError, version
 
-    if not view["metadata"].get("polfair_version"):
+    if not view["metadata"].get("polfair_version") and not merged.get("polfair_version"):
         try:
             rows.append(("polfair version", version("polfair")))
         except PackageNotFoundError:  # pragma: no cover - running from a source tree
             pass
+    elif merged.get("polfair_version") and not view["metadata"].get("polfair_version"):
+        rows.append(("polfair version", str(merged["polfair_version"])))
     rows.append(("report rows", f"{view['report_rows']:,}"))
     return rows
+
+
+def _favorable_text(merged: Mapping[str, Any]) -> str:
+    """The page's first statement: what the favorable outcome is, in the user's words when given."""
+    meaning = merged.get("favorable_meaning")
+    if meaning:
+        return str(meaning).rstrip(". ")
+    fav, label = merged.get("favorable"), merged.get("y_true")
+    if fav is not None:
+        values = ", ".join(map(str, fav)) if isinstance(fav, (list, tuple)) else str(fav)
+        return f"{label} = {values}" if label else f"label value(s) {values}"
+    return "the report's favorable label (its positive class; pass favorable= to say which value it is)"
 
 
 def _generated_at(value: Any, view: dict[str, Any]) -> str:
@@ -259,14 +299,19 @@ def _render(report: Any, opts: ViewOptions, title: str, fragment: bool) -> str:
     env = _env()
     view = build_view(report, opts)
     given = opts.provenance
+    merged = _merged_request(report, given)
     config = given.get("config")
     config_text = None
-    if config is not None:
+    if config is not None and not isinstance(config, (str, Path)):
         raw = config if isinstance(config, Mapping) else getattr(config, "__dict__", str(config))
         config_text = json.dumps(raw, indent=2, sort_keys=True, default=str) if isinstance(raw, Mapping) else str(raw)
+    elif merged:  # the effective configuration: the report's request, as JSON
+        config_text = json.dumps({k: v for k, v in merged.items() if k not in ("source", "rows")}, indent=2,
+                                 sort_keys=True, default=str)  # fmt: skip
     ctx = {
+        "favorable_text": _favorable_text(merged), "marks": _MARKS,
         "title": title, "view": view, "charts": _charts(view), "methods": _methods(view),
-        "provenance": _provenance(view, given, title), "generated_at": _generated_at(given.get("generated_at"), view),
+        "provenance": _provenance(view, merged, title), "generated_at": _generated_at(given.get("generated_at"), view),
         "config_text": config_text, "ci_methods": [(c, _CI_METHODS.get(c, c)) for c in view["ci_methods"]],
         "tests": [(t, _TESTS.get(t, t)) for t in view["tests"]], "policies": _POLICIES, "fragment": fragment,
         "short": _view.SHORT, "four_fifths": _view.FOUR_FIFTHS, "is_ratio": _view.is_ratio_metric,
@@ -310,6 +355,7 @@ def to_html(
     privileged: Mapping[str, Any] | None = None,
     reference: str | None = None,
     config: Any = None,
+    favorable_meaning: str | None = None,
     generated_at: Any = None,
     top_k: int = 20,
     table_rows: int = 50,
@@ -348,10 +394,17 @@ def to_html(
         else ``disparate_impact``, ``false_positive_rate_ratio`` and ``false_negative_rate_ratio``
         (those present; a labels-only report has ``disparate_impact`` on base rates).
     source, rows, y_true, y_pred, y_score, favorable, weight, privileged, reference, config
-        Provenance shown in the header (the report does not carry it): the input's description
-        (path or frame), its row count (default: the population's ``n``), the label / prediction /
-        score definitions (strings or Polars expressions), the favorable value(s), the weight, the
-        privileged groups, the reference policy and a config (mapping, shown as JSON).
+        Provenance shown in the header. By default the report's own request
+        (:func:`polfair.core.run_metadata.request_of`: what ``fairness_report`` was asked, after a
+        config was merged: label, prediction or score and threshold, favorable values,
+        privileged and monitored groups, bands, ``ci``, weight, polfair version), shown as rows and
+        as the effective configuration (JSON); keywords given here win: the input's description
+        (path or frame), its row count (default: the population's ``n``), the label / prediction
+        / score definitions (strings or Polars expressions), the favorable value(s), the weight,
+        the privileged groups, the reference policy and a config (mapping, shown as JSON).
+    favorable_meaning
+        What the favorable outcome means, in words (the page's first statement; default: the
+        report's request, else the favorable label value).
     generated_at : str or datetime, optional
         Timestamp printed in the header; default the report's ``run_at``, else now (UTC). Pass a
         fixed value for byte-identical output.
@@ -368,19 +421,24 @@ def to_html(
     by : list of str, optional
         The report's ``by`` columns (default: the unknown columns before ``attribute``).
     snapshot : mapping, optional
-        ``by`` values whose report the verdict, charts and tables show (default: the last ``by``
-        value in sort order, e.g. the latest month). The over-time section shows all periods.
+        ``by`` values whose report the charts and tables show (default: the last ``by`` value in
+        sort order, e.g. the latest month). The verdict counts every period, and the over-time
+        section shows all periods with the violation periods marked.
     fragment : bool
         ``True``: a ``<div>`` for embedding (Jupyter) instead of a whole document.
 
     Returns
     -------
     str
-        The HTML page (UTF-8 text). Verdict statuses: the report's ``status`` where present; else
-        ``ok`` inside the band (the report's ``threshold``, or the four-fifths band [0.8, 1.25] for
-        ratio metrics), ``violation`` outside it, ``inconclusive`` outside it with an interval
-        reaching into it, ``insufficient_data`` for undefined values and groups smaller than
-        ``min_n``; differences without a threshold are not judged.
+        The HTML page (UTF-8 text). Verdict statuses are the report's ``status`` column; a report
+        without one gets the verdict of :func:`polfair.monitor.thresholds.default_verdict` (the
+        same rule, :mod:`polfair.core.status`: the ratio metrics among the headline ones against
+        the four-fifths band [0.8, 1.25], groups smaller than ``min_n`` insufficient data);
+        differences without a threshold are not judged. Every per-group verdict element carries
+        ``data-status``, ``data-metric``, ``data-attribute``, ``data-group`` (the display label)
+        and, with ``by`` periods, ``data-period`` (:func:`polfair.outputs.html._view.period_label`);
+        with ``by``, the verdict covers every period (counts per attribute set and metric, the
+        latest period's status, and a grid of every period).
 
     Raises
     ------
@@ -414,7 +472,7 @@ def to_html(
     given = {
         "source": source, "rows": rows, "y_true": y_true, "y_pred": y_pred, "y_score": y_score,
         "favorable": favorable, "weight": weight, "privileged": privileged, "reference": reference,
-        "config": config, "generated_at": generated_at,
+        "config": config, "favorable_meaning": favorable_meaning, "generated_at": generated_at,
     }  # fmt: skip
     opts = _options(metrics, top_k, table_rows, min_n, max_sets, by, snapshot, given)
     return _render(report, opts, title, fragment)
@@ -428,7 +486,8 @@ def write_html(report: Any, path: str | Path, *, title: str = "Fairness report",
     report : pl.DataFrame or pl.LazyFrame
         The report of :func:`polfair.fairness_report` (see :func:`to_html`).
     path : str or pathlib.Path
-        Output file (UTF-8); its folder must exist; an existing file is replaced.
+        Output file (UTF-8); its folder must exist; an existing file is replaced atomically (a
+        failed write leaves the previous page).
     title : str
         Page title.
     **kwargs
@@ -465,8 +524,18 @@ def write_html(report: Any, path: str | Path, *, title: str = "Fairness report",
         msg = f"write_html: the folder {str(path.parent)!r} does not exist (create it first)"
         raise PolfairError(msg)
     html = to_html(report, title=title, **kwargs)
-    path.write_text(html, encoding="utf-8")
+    _write_text(path, html)
     return path
+
+
+def _write_text(path: Path, text: str) -> None:
+    """Atomically (a temporary file renamed over ``path``): a failed write keeps the previous page."""
+    from polfair.outputs.writers import write_atomic
+
+    def write(tmp: str) -> None:
+        Path(tmp).write_text(text, encoding="utf-8")
+
+    write_atomic(path, write)
 
 
 class HtmlReport:
@@ -520,7 +589,7 @@ class HtmlReport:
         if not path.parent.exists():
             msg = f"save: the folder {str(path.parent)!r} does not exist (create it first)"
             raise PolfairError(msg)
-        path.write_text(self.to_html(), encoding="utf-8")
+        _write_text(path, self.to_html())
         return path
 
     def __str__(self) -> str:
