@@ -55,7 +55,7 @@ from polfair.core.report import REPORT_COLUMNS, report_from_counts
 from polfair.core.run_metadata import with_run_metadata
 from polfair.core.schema import SCHEMA_VERSION
 from polfair.core.wide import to_wide
-from polfair.datasets import load_adult, load_compas, load_german_credit
+from polfair.datasets import load_adult, load_adult_regression, load_compas, load_german_credit
 from polfair.engines.accumulator import FairnessAccumulator
 from polfair.exceptions import (
     ColumnNotFoundError,
@@ -72,6 +72,7 @@ from polfair.monitor.disclosure import suppress_small_groups
 from polfair.outputs.html import HtmlReport, to_html, write_html
 from polfair.outputs.writers import append_report, write_report
 from polfair.proxies import proxy_report, proxy_scan
+from polfair.regression import regression_counts, regression_report
 from polfair.regulatory import adverse_impact
 from polfair.scores import (
     merge_score_counts,
@@ -90,6 +91,8 @@ __all__ = [
     "merge_counts",
     "fairness_report",
     "report_from_counts",
+    "regression_report",
+    "regression_counts",
     "COUNT_COLUMNS",
     "REPORT_COLUMNS",
     "METRICS",
@@ -157,6 +160,7 @@ __all__ = [
     "subgroup_accuracy_difference",
     "load_compas",
     "load_adult",
+    "load_adult_regression",
     "load_german_credit",
     "PolfairError",
     "ColumnNotFoundError",

@@ -181,7 +181,7 @@ def fairness_report(
     min_sample_size: int | None = None,
     max_sample_size: int | None = None,
     config: Any = None,
-    metrics: Sequence[Any] | None = None,
+    metrics: Sequence[Any] | Mapping[str, Any] | None = None,
     shape: Literal["long", "wide"] = "long",
     run_metadata: bool | Mapping[str, Any] = False,
     allow_many_groups: bool = False,
@@ -268,6 +268,14 @@ def fairness_report(
     metrics
         Optional list of :class:`polfair.compat.yardstick.GroupwiseMetric` (or built-in names such as
         ``"equalized_odds"``); each adds one attribute-level row per attribute set and ``by`` group.
+        Or a mapping of **user metrics** ``{name: expression}`` over the cell table's count columns
+        (``tp, fp, tn, fn``, their ``_n`` (unweighted) and ``_w2`` (Σw²) forms, ``w``, ``n``,
+        ``gtp, gfp, gtn, gfn``), e.g. ``{"f_half": 1.25 * pl.col("tp") / (1.25 * pl.col("tp") +
+        0.25 * pl.col("fn") + pl.col("fp"))}``, a function of a
+        :class:`~polfair.core.metrics.Counts` accessor, or ``{"expr": ..., "higher_is_better":
+        False}``: each gets group rows (value, difference and ratio against the reference group),
+        attribute rows (spreads) and population rows, like a built-in metric, without intervals
+        (:mod:`polfair.core.user_metrics`).
     allow_many_groups
         Bool, default ``False``: a Float ``protected``/``by`` column, or one with more than 1000
         distinct values that are more than half the rows (an id, score or weight passed by
@@ -397,6 +405,11 @@ def fairness_report(
     if band is None:
         options.pop("band")  # not given: the config hash of calls before the option is unchanged
     _check_shape(shape, run_metadata)
+    # a mapping of metrics defines user metrics (polfair.core.user_metrics); a list: groupwise metrics
+    user_metrics = metrics if isinstance(metrics, Mapping) else None
+    if user_metrics is not None:
+        metrics = None
+        options["metrics"] = sorted(user_metrics)  # hashable names for the run metadata; the checks below skip it
     check_option_types(options)
     _check_significance(significance)
     plan = plan_report(
@@ -427,6 +440,7 @@ def fairness_report(
     common: dict[str, Any] = dict(
         protected=spec.keys, has_predictions=spec.has_predictions, privileged=plan.privileged, reference=reference,
         intersections=plan.intersections, alpha=alpha, concentration=concentration, weighted=spec.weighted,
+        metrics=user_metrics,
     )  # fmt: skip
     report = report_from_counts(cells, by=spec.by, ci=ci, ci_method=ci_method, n_boot=n_boot, seed=seed,
                                 p_adjust=p_adjust, **common)

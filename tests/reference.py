@@ -70,6 +70,27 @@ RATE_METRICS = {
 LABEL_METRICS = ("num_instances", "num_positives", "num_negatives", "base_rate")
 
 
+def _mcc(c: Mapping[str, float]) -> float | None:
+    tp, fp, tn, fn = (float(c[k]) for k in ("tp", "fp", "tn", "fn"))
+    margins = [tp + fp, tp + fn, tn + fp, tn + fn]
+    if min(margins) <= 0:
+        return None
+    return (tp * tn - fp * fn) / (margins[0] * margins[1] * margins[2] * margins[3]) ** 0.5
+
+
+def _balanced(c: Mapping[str, float]) -> float | None:
+    p, n = c["tp"] + c["fn"], c["fp"] + c["tn"]
+    return None if not (p > 0 and n > 0) else (c["tp"] / p + c["tn"] / n) / 2
+
+
+#: scores (neither counts nor proportions) -> function of the count dict (None where undefined)
+SCORE_METRICS = {
+    "f1_score": lambda c: div(2.0 * c["tp"], 2.0 * c["tp"] + c["fp"] + c["fn"]),
+    "balanced_accuracy": _balanced,
+    "matthews_corrcoef": _mcc,
+}
+
+
 def div(a: float | None, b: float | None) -> float | None:
     """``a / b``; ``None`` when either is ``None`` or ``b`` is not > 0 (the report's policy)."""
     if a is None or b is None or not b > 0:
@@ -92,6 +113,8 @@ def metric_values(c: Mapping[str, float], predictions: bool = True) -> dict[str,
         out[name] = div(float(num(c)), float(den(c)))
     acc = out["accuracy"]
     out["error_rate"] = None if acc is None else 1.0 - acc
+    for name, f in SCORE_METRICS.items():
+        out[name] = f(c)
     if not predictions:
         out = {k: v for k, v in out.items() if k in LABEL_METRICS}
     return out
@@ -103,6 +126,8 @@ def higher_is_better(metric: str) -> bool:
         return True
     if metric == "error_rate":
         return False
+    if metric in SCORE_METRICS:
+        return True
     return RATE_METRICS[metric][2]
 
 

@@ -25,7 +25,7 @@ from typing import Literal
 
 from polfair.core.metrics import ALIASES, DISPARITIES, METRICS
 
-__all__ = ["REPORT_METRICS", "ROW_KINDS", "ReportMetric", "glossary_markdown", "row_kind"]
+__all__ = ["REGRESSION_REPORT_METRICS", "REPORT_METRICS", "ROW_KINDS", "ReportMetric", "glossary_markdown", "row_kind"]
 
 RowKind = Literal["group", "attribute", "population"]
 
@@ -34,6 +34,8 @@ ROW_KINDS: tuple[RowKind, ...] = ("group", "attribute", "population")
 
 _AIF = "aif360 0.6.1 ``ClassificationMetric``"
 _FL = "fairlearn 0.15"
+#: scikit-learn's function of each score metric.
+_SK = {"f1_score": "f1_score", "balanced_accuracy": "balanced_accuracy_score", "matthews_corrcoef": "matthews_corrcoef"}
 
 
 @dataclass(frozen=True)
@@ -109,16 +111,22 @@ def _entries() -> list[ReportMetric]:
             peers += f"; {_FL} {m.name}; polfair.{m.name}"
         rate_note = "a fraction in [0, 1]; null when the denominator is 0"
         kind_note = rate_note if m.is_rate else "a count (weighted), not an estimate"
+        if m.is_score:
+            peers = f"scikit-learn {_SK[m.name]}(sample_weight=w); {_FL} MetricFrame(metrics={_SK[m.name]})"
+            span = "[−1, 1]" if m.name == "matthews_corrcoef" else "[0, 1]"
+            kind_note = (f"a score in {span}, equal to scikit-learn's; null where it divides by zero (scikit-learn: "
+                         "its zero_division value, 0.0 by default); no interval")  # fmt: skip
+        source = f"scikit-learn 1.x {_SK[m.name]}" if m.is_score else f"aif360 0.6.1 {m.name}"
         out.append(r(m.name, "group",
                      f"value = {m.description} of the group ({kind_note}); difference = value − reference value; "
-                     "ratio = value / reference value", f"aif360 0.6.1 {m.name}", peers))  # fmt: skip
+                     "ratio = value / reference value", source, peers))  # fmt: skip
         out.append(r(m.name, "attribute",
                      f"value null; difference = max − min and ratio = min ÷ max of the groups' {m.name} "
                      "(over the groups where it is defined)",
                      f"{_FL} MetricFrame.difference/ratio(method='between_groups')",
                      f"{_FL} MetricFrame(metrics={m.name}).difference(); polfair.group_difference"))  # fmt: skip
-        out.append(r(m.name, "population", f"value = {m.description} of everyone", f"aif360 0.6.1 {m.name}",
-                     f"{_AIF}.{m.name}(privileged=None)"))  # fmt: skip
+        out.append(r(m.name, "population", f"value = {m.description} of everyone", source,
+                     f"scikit-learn {_SK[m.name]}" if m.is_score else f"{_AIF}.{m.name}(privileged=None)"))  # fmt: skip
     for kind in ("group", "population"):
         out.append(r("n_missing", kind, "rows with a null label, prediction, score or weight (excluded from rates)",
                      "polfair", ""))  # fmt: skip
@@ -177,6 +185,56 @@ def _entries() -> list[ReportMetric]:
 #: (row kind, metric name) -> its meaning: the one table behind ``docs/metrics.md``.
 REPORT_METRICS: dict[tuple[RowKind, str], ReportMetric] = {(m.kind, m.name): m for m in _entries()}
 
+_SK_REG = "scikit-learn 1.x"
+_REG_GROUP = [
+    ("num_instances", "Σw over the rows with outcome, prediction and weight present", "polfair", ""),
+    ("mean_outcome", "Σw·y / W", "polfair (weighted mean)", "numpy.average(y, weights=w)"),
+    ("mean_prediction", "Σw·ŷ / W", "polfair (weighted mean)", "numpy.average(y_pred, weights=w)"),
+    ("mean_error", "Σw·(ŷ − y) / W; positive = over-prediction", "polfair (bias)", "numpy.average(y_pred - y, weights=w)"),
+    ("mean_absolute_error", "Σw·abs(ŷ − y) / W", f"{_SK_REG} mean_absolute_error",
+     f"{_FL} MetricFrame(metrics=mean_absolute_error)"),
+    ("mean_squared_error", "Σw·(ŷ − y)² / W", f"{_SK_REG} mean_squared_error",
+     f"{_FL} MetricFrame(metrics=mean_squared_error)"),
+    ("root_mean_squared_error", "√MSE", f"{_SK_REG} root_mean_squared_error",
+     f"{_FL} MetricFrame(metrics=root_mean_squared_error)"),
+    ("r2_score", "1 − Σw·e² / Σw·(y − ȳ)²; null for a constant outcome (scikit-learn: 1.0 or 0.0)",
+     f"{_SK_REG} r2_score", f"{_FL} MetricFrame(metrics=r2_score)"),
+]  # fmt: skip
+
+
+def _regression_entries() -> list[ReportMetric]:
+    r = ReportMetric
+    out = []
+    for name, formula, source, peers in _REG_GROUP:
+        out.append(r(name, "group", f"value = {formula} of the group; difference = value − reference value; ratio = "
+                     "value / reference value", source, peers))  # fmt: skip
+        out.append(r(name, "population", f"value = {formula} of everyone", source, peers))
+        if name != "num_instances":
+            out.append(r(name, "attribute", f"value null; difference = max − min and ratio = min ÷ max of the groups' "
+                         f"{name}", f"{_FL} MetricFrame.difference/ratio(method='between_groups')",
+                         f"{_FL} MetricFrame(metrics={name}).difference()"))  # fmt: skip
+            for stat in ("max", "min"):
+                out.append(r(f"{name}_group_{stat}", "attribute", f"value = the {'largest' if stat == 'max' else 'smallest'} "
+                             f"{name} of the set's groups", f"{_FL} MetricFrame.group_{stat}()",
+                             f"{_FL} MetricFrame(metrics={name}).group_{stat}()"))  # fmt: skip
+    for kind in ("group", "population"):
+        out.append(r("n_missing", kind, "rows with a missing outcome, prediction or weight (not counted)", "polfair", ""))
+    out += [
+        r("ks_distance", "group", "value = sup_t abs(F_group(t) − F_reference(t)) of the predictions' distribution "
+          "functions, at the histogram's bin edges (statistical parity of a regressor)",
+          "Agarwal, Dudík & Wu (2019); Kolmogorov–Smirnov", "scipy.stats.ks_2samp(pred_group, pred_reference)"),
+        r("ks_distance_bound", "group", "value = how much the true ks_distance can exceed the reported one inside "
+          "the histogram's bins (0 for discrete predictions)", "polfair", ""),
+        r("ks_distance", "attribute", "value = the largest ks_distance of the set's groups", "polfair", ""),
+        r("bounded_group_loss", "attribute", "value = the largest group mean_squared_error (squared loss)",
+          "Agarwal, Dudík & Wu (2019)", "fairlearn.reductions.BoundedGroupLoss(SquareLoss)"),
+    ]  # fmt: skip
+    return out
+
+
+#: The regression report's (row kind, metric name) -> meaning (:mod:`polfair.core.regression`).
+REGRESSION_REPORT_METRICS: dict[tuple[RowKind, str], ReportMetric] = {(m.kind, m.name): m for m in _regression_entries()}
+
 
 def glossary_markdown() -> str:
     """``docs/metrics.md``: the report's metric glossary, generated from :data:`REPORT_METRICS`.
@@ -212,6 +270,24 @@ def glossary_markdown() -> str:
             if m.kind == kind:
                 cells = (m.formula, m.source, m.peers)
                 lines.append(f"| `{m.name}` | " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    lines += ["", "## Regression reports", "",
+              "`pf.regression_report` (docs/regression.md) keeps the row kinds; its metrics:", "",
+              "| row kind | metric | formula | source | peer equivalents |", "|---|---|---|---|---|"]  # fmt: skip
+    for m in REGRESSION_REPORT_METRICS.values():
+        row = (m.kind, f"`{m.name}`", m.formula, m.source, m.peers)
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |")
+    lines += [
+        "",
+        "## Your own metrics",
+        "",
+        "`fairness_report(..., metrics={name: expression})` adds metrics of your own: a Polars expression over the",
+        "cell table's count columns (`tp`, `fp`, `tn`, `fn` weighted; `tp_n` … unweighted; `tp_w2` … Σw²; `w`, `n`,",
+        "`gtp`, `gfp`, `gtn`, `gfn`), a function of a `Counts` accessor, or `{\"expr\": ..., \"higher_is_better\": False}`.",
+        "Each gets group rows (value, difference and ratio against the reference group), attribute rows (max − min,",
+        "min ÷ max over the groups where it is defined) and population rows, like the built-ins above, without",
+        "interval columns. Write zero divisions with `polfair.core.metrics.rate(num, den)` (null when `den` is 0).",
+        "A list in `metrics=` keeps its meaning: groupwise metrics such as `\"equalized_odds\"`.",
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -9,7 +9,12 @@ A :class:`Metric` is a name, a numerator and (for rates) a denominator, written 
   numerator and denominator.
 
 Policy of this module: a rate whose denominator is 0 is **null** (undefined), never a silent 0.
-Aliases (``recall``, ``sensitivity``, ``precision``, ``specificity``, ...) are entries of
+Three *scores* are neither counts nor proportions of rows (``f1_score``, ``balanced_accuracy``,
+``matthews_corrcoef``): a :class:`Metric` with a ``formula``, equal to scikit-learn's
+(``sample_weight`` = the weights) wherever scikit-learn's value is defined, null where it divides by
+zero (scikit-learn returns its ``zero_division`` value, 0.0 by default, with a warning: pass
+``zero_division=np.nan`` there to get the report's null). They have no closed-form interval in
+the report (their interval columns are null). Aliases (``recall``, ``sensitivity``, ``precision``, ``specificity``, ...) are entries of
 :data:`ALIASES` that point at the one definition.
 """
 
@@ -118,6 +123,10 @@ class Metric:
         unfavorable), ...), ``"higher"`` when a higher one does (``false_negative_rate``,
         ``error_rate``, ...); ``None`` for counts. Not ``higher_is_better`` (model quality): a
         higher FPR is a worse model but more favorable decisions for the group.
+    formula
+        For a *score* (neither a count nor a proportion of rows, e.g. ``f1_score``): Counts ->
+        Expr of the value itself, null where undefined; ``numerator`` is then the same function
+        and ``denominator`` is ``None``. ``None`` for counts and rates.
     """
 
     name: str
@@ -127,14 +136,22 @@ class Metric:
     higher_is_better: bool | None
     description: str
     harm: Harm | None = None
+    formula: Callable[[Counts], pl.Expr] | None = None
 
     @property
     def is_rate(self) -> bool:
-        """Whether the metric is a rate (has a denominator), not a count."""
+        """Whether the metric is a rate (a proportion with a denominator), not a count or a score."""
         return self.denominator is not None
+
+    @property
+    def is_score(self) -> bool:
+        """Whether the metric is a score (``formula``): not a count, not a proportion of rows."""
+        return self.formula is not None
 
     def expr(self, c: Counts) -> pl.Expr:
         """Value expression under the report policy (null on a zero denominator)."""
+        if self.formula is not None:
+            return self.formula(c).cast(pl.Float64)
         num = self.numerator(c).cast(pl.Float64)
         if self.denominator is None:
             return num
@@ -226,9 +243,6 @@ _METRIC_LIST: list[Metric] = [
           "GFN / P", "higher"),
 ]  # fmt: skip
 
-#: name -> Metric, in report order.
-METRICS: dict[str, Metric] = {m.name: m for m in _METRIC_LIST}
-
 #: alias -> canonical metric name (the alias computes exactly the canonical metric).
 ALIASES: dict[str, str] = {
     "recall": "true_positive_rate",
@@ -237,6 +251,37 @@ ALIASES: dict[str, str] = {
     "precision": "positive_predictive_value",
     "power": "num_true_positives",
 }
+
+
+def _f1(c: Counts) -> pl.Expr:
+    den = (2.0 * c.tp + c.fp + c.fn).cast(pl.Float64)
+    return rate(2.0 * c.tp.cast(pl.Float64), den)
+
+
+def _balanced_accuracy(c: Counts) -> pl.Expr:
+    tpr, tnr = rate(c.tp.cast(pl.Float64), c.positives), rate(c.tn.cast(pl.Float64), c.negatives)
+    return (tpr + tnr) / 2.0
+
+
+def _mcc(c: Counts) -> pl.Expr:
+    tp, fp, tn, fn = (x.cast(pl.Float64) for x in (c.tp, c.fp, c.tn, c.fn))
+    margins = [tp + fp, tp + fn, tn + fp, tn + fn]
+    den = (margins[0] * margins[1]).sqrt() * (margins[2] * margins[3]).sqrt()
+    ok = pl.all_horizontal([m > 0 for m in margins])
+    return pl.when(ok).then((tp * tn - fp * fn) / den)
+
+
+def _score(name: str, f: Callable[[Counts], pl.Expr], desc: str) -> Metric:
+    return Metric(name, f, None, "predictions", True, desc, "lower", formula=f)  # lower quality for the group: its harm
+
+
+_METRIC_LIST += [
+    _score("f1_score", _f1, "2TP / (2TP + FP + FN)"),
+    _score("balanced_accuracy", _balanced_accuracy, "(TP / P + TN / N) / 2"),
+    _score("matthews_corrcoef", _mcc, "(TP·TN − FP·FN) / √((TP+FP)(TP+FN)(TN+FP)(TN+FN))"),
+]
+#: name -> Metric, in report order.
+METRICS: dict[str, Metric] = {m.name: m for m in _METRIC_LIST}
 
 
 def _metric_expr(m: Metric, c: Counts) -> pl.Expr:

@@ -93,8 +93,10 @@ from polfair.core._report_rows import (
     ATTR_METRICS,
     GROUP_COL,
     GROUP_KEY,
+    POP_METRICS,
     SORT_A,
     SORT_G,
+    Part,
     assemble,
     attribute_part,
     disparity_list,
@@ -106,6 +108,7 @@ from polfair.core._typing import Reference
 from polfair.core.counts import COUNT_COLUMNS, check_cell_table
 from polfair.core.metrics import METRICS, Disparity, group_metrics
 from polfair.core.status import with_harm
+from polfair.core.user_metrics import check_user_metrics, user_metric_parts
 from polfair.core.values import coerce_values, match_values
 from polfair.exceptions import PolfairError, ReferenceWarning, ReportSizeWarning
 
@@ -322,6 +325,7 @@ def report_from_counts(
     seed: int = 0,
     p_adjust: Literal["bh", "by", "holm"] | None = "bh",
     weighted: bool | None = None,
+    metrics: Mapping[str, Any] | None = None,
 ) -> pl.DataFrame:
     """Build the fairness report from a cell table (e.g. merged from partitions).
 
@@ -342,6 +346,9 @@ def report_from_counts(
         Whether the counts are weighted (tests use Kish sizes and no Fisher test); ``None``:
         inferred from the table (weighted iff some Σw² differs from its Σw). ``privileged`` values are matched in the column's
         dtype (``None`` names the null group, the string ``"null"`` only a real string).
+    metrics
+        Optional user metrics ``{name: expression over the count columns}``
+        (:mod:`polfair.core.user_metrics`): each gets group, attribute and population rows.
 
     Returns
     -------
@@ -379,6 +386,7 @@ def report_from_counts(
     # the long rows are then laid out once (polfair.core._report_rows.assemble).
     keys, by = cast("list[str]", as_list(protected)), cast("list[str]", as_list(by))  # a name, a list, None
     check_cell_table(cells, keys=[*by, *keys], what="cells")
+    user = check_user_metrics(metrics, [*ATTR_METRICS, *POP_METRICS])
     check_reference(reference)
     check_protected_names(keys)
     if concentration < 0:
@@ -419,6 +427,10 @@ def report_from_counts(
         attribute_part(groups, pop, sk, ib, has_predictions, alpha, concentration, opts, boot),
         group_part(groups, ref, sk, ib, has_predictions, opts, pop, modes, _PRIV, _MODE),
     ]
+    if user:  # the user's metrics: rows of the same entities, after the built-ins (polfair.core.user_metrics)
+        cols = {"sort_a": SORT_A, "sort_g": SORT_G, "group": GROUP_COL, "key": GROUP_KEY, "priv": _PRIV, "mode": _MODE,
+                "ref_label": "num_instances__refname"}  # fmt: skip
+        parts += user_metric_parts(user, groups, pop, ref, sk=sk, ib=ib, columns=cols, make_part=Part)
     entity_cols = [*ib, "attribute", "group", "n", GROUP_KEY]
     floats = ["value", "difference", "ratio", *(CI_FLOATS if opts else ()), "n_groups"]
     cats = ["reference_group", *(CI_CATS if opts else ()), "excluded_groups"]

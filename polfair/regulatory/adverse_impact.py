@@ -51,7 +51,7 @@ from polfair.regulatory.statistics import (
     normal_two_sided_p,
     two_proportion_z,
 )
-from polfair.scores.counts import decision_counts, score_counts
+from polfair.scores.counts import SCORE_COUNT_COLUMNS, decision_counts, score_counts
 
 __all__ = ["ADVERSE_IMPACT_COLUMNS", "PRESETS", "adverse_impact", "adverse_impact_from_counts"]
 
@@ -214,8 +214,7 @@ def adverse_impact_from_counts(
         msg = f"variance must be 'pooled' or 'hypergeometric', got {variance!r}"
         raise PolfairError(msg)
     by_n = [str(b) for b in as_list(by)]
-    keys = [c for c in hist.columns if c not in (*by_n, "score", "label", "n", "weight", "score_sum",
-                                                  "score_sq_sum", "score_min", "score_max")]  # fmt: skip
+    keys = [c for c in hist.columns if c not in (*by_n, "score", "label", *SCORE_COUNT_COLUMNS)]
     if not keys:
         msg = "adverse_impact needs at least one protected attribute"
         raise PolfairError(msg)

@@ -5,7 +5,8 @@ values, the protected attributes, a score bin and the label (favorable or not):
 
 * ``n`` (Int64): rows; ``weight`` (Float64): Σw;
 * ``score_sum`` = Σ w·s and ``score_sq_sum`` = Σ w·s² (Float64);
-* ``score_min`` / ``score_max`` (Float64): the smallest and largest score in the cell.
+* ``score_min`` / ``score_max`` (Float64): the smallest and largest score in the cell;
+* ``weight_sq_sum`` = Σw² (Float64; = ``n`` unweighted): Kish effective sizes for the intervals.
 
 Input values follow the input contract (:mod:`polfair.core.contract`, ``docs/contract.md``), on
 every engine alike: labels are matched in their dtype (null and NaN labels are missing), scores are
@@ -61,10 +62,10 @@ __all__ = [
 ]
 
 #: Value columns of a score histogram, in order (every other column is a key).
-SCORE_COUNT_COLUMNS = ("n", "weight", "score_sum", "score_sq_sum", "score_min", "score_max")
+SCORE_COUNT_COLUMNS = ("n", "weight", "score_sum", "score_sq_sum", "score_min", "score_max", "weight_sq_sum")
 
 _RESERVED = frozenset({"score", "label", *SCORE_COUNT_COLUMNS, "attribute", "group", "metric", "value", "threshold"})
-_S, _W, _WS, _WSS = "__pf_s", "__pf_w", "__pf_ws", "__pf_wss"
+_S, _W, _WS, _WSS, _WW = "__pf_s", "__pf_w", "__pf_ws", "__pf_wss", "__pf_ww"
 
 
 def _frame(data: Any) -> Any:
@@ -162,23 +163,23 @@ def _histogram(
         w = compiled["weight"].value
     columns: dict[str, Any] = {c.name: contract.key(eng, c, role=role) for role, c in key_cols}
     columns |= {"score": _bin_expr(eng.ns, s, edges), CODE: contract.outcome_code(eng, truth, pred, flags), _S: s, _W: w,
-                _WS: w * s, _WSS: w * s * s}  # fmt: skip
+                _WS: w * s, _WSS: w * s * s, _WW: w * w}  # fmt: skip
     group = [*names, "score", CODE]
 
     def aggs(ns: Any) -> list[Any]:
         return [ns.len().alias("n"), ns.col(_W).sum().alias("weight"), ns.col(_WS).sum().alias("score_sum"),
                 ns.col(_WSS).sum().alias("score_sq_sum"), ns.col(_S).min().alias("score_min"),
-                ns.col(_S).max().alias("score_max")]  # fmt: skip
+                ns.col(_S).max().alias("score_max"), ns.col(_WW).sum().alias("weight_sq_sum")]  # fmt: skip
 
     out = frame.aggregate(columns, group, aggs, engine)
     out = out.with_columns(pl.col("n").cast(pl.Int64), pl.col(CODE).cast(pl.Int32))
     contract.check_problems(contract.code_problems(out, "n"), compiled, total=int(out["n"].sum() or 0), on_missing=on_missing,
                    examples=frame.examples, excluded_from="left out of the score histogram", stacklevel=5)  # fmt: skip
     out = out.filter(pl.col(CODE).is_in(COUNTED_CODES))
-    contract.check_finite_sums(out, ["weight", "score_sum", "score_sq_sum"], compiled.get("weight"))
+    contract.check_finite_sums(out, ["weight", "score_sum", "score_sq_sum", "weight_sq_sum"], compiled.get("weight"))
     out = out.with_columns(
         pl.col("score").cast(pl.Float64), (pl.col(CODE) % 4 == 1).alias("label"),
-        pl.col("weight", "score_sum", "score_sq_sum", "score_min", "score_max").cast(pl.Float64),
+        pl.col("weight", "score_sum", "score_sq_sum", "score_min", "score_max", "weight_sq_sum").cast(pl.Float64),
     )  # fmt: skip
     return out.select(*names, "score", "label", *SCORE_COUNT_COLUMNS), names
 
@@ -243,7 +244,7 @@ def score_counts(
         Columns ``*by``, ``*protected`` (input dtypes), ``score`` (Float64: the distinct value, or
         the bin's lower edge), ``label`` (Boolean: the label is favorable), then
         :data:`SCORE_COUNT_COLUMNS`: ``n`` (Int64 rows), ``weight`` (Float64 Σw), ``score_sum``
-        (Σw·s), ``score_sq_sum`` (Σw·s²), ``score_min``, ``score_max`` (Float64). Sorted by the
+        (Σw·s), ``score_sq_sum`` (Σw·s²), ``score_min``, ``score_max``, ``weight_sq_sum`` (Σw²; Float64). Sorted by the
         keys, ``score`` and ``label``.
 
     Raises
@@ -380,5 +381,6 @@ def merge_score_counts(tables: Sequence[pl.DataFrame | pl.LazyFrame]) -> pl.Data
         msg = "merge_score_counts: every table must be a score_counts output with the same columns"
         raise PolfairError(msg)
     keys = [c for c in cols if c not in SCORE_COUNT_COLUMNS]
-    aggs = [pl.col(c).sum() for c in SCORE_COUNT_COLUMNS[:4]] + [pl.col("score_min").min(), pl.col("score_max").max()]
-    return pl.concat(frames).group_by(keys).agg(aggs).sort(keys, nulls_last=True)
+    aggs = [pl.col(c).sum() for c in (*SCORE_COUNT_COLUMNS[:4], *SCORE_COUNT_COLUMNS[6:])]
+    aggs += [pl.col("score_min").min(), pl.col("score_max").max()]
+    return pl.concat(frames).group_by(keys).agg(aggs).select(cols).sort(keys, nulls_last=True)

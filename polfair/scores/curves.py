@@ -30,15 +30,17 @@ bin count as half-concordant); the exact-value histogram has no error.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import polars as pl
 
+from polfair.core import intervals as iv
 from polfair.core._args import as_list, as_values
 from polfair.core._typing import IntoExpr
 from polfair.core.report import attribute_sets, group_label, value_label
 from polfair.exceptions import PolfairError
+from polfair.scores._uncertainty import SCORE_CI_FLOATS, auc_variance_expr, score_intervals
 from polfair.scores.counts import SCORE_COUNT_COLUMNS, score_counts
 
 __all__ = [
@@ -60,9 +62,12 @@ _SET = "__pf_set"  # attribute-set index, -1 on population rows
 _GID = "__pf_gid"
 
 
+_W2 = "weight_sq_sum"  # Σw² per cell; absent from histograms of polfair before the score intervals
+
+
 def _keys_of(hist: pl.DataFrame, by: Sequence[str]) -> list[str]:
     missing = [b for b in by if b not in hist.columns]
-    if missing or not set(SCORE_COUNT_COLUMNS) | {"score", "label"} <= set(hist.columns):
+    if missing or not {*SCORE_COUNT_COLUMNS[:6], "score", "label"} <= set(hist.columns):
         msg = f"not a score_counts table with by columns {list(by)} (missing {missing or 'score/label/n/...'})"
         raise PolfairError(msg)
     return [c for c in hist.columns if c not in (*by, "score", "label", *SCORE_COUNT_COLUMNS)]
@@ -94,7 +99,10 @@ def group_histograms(
         ``*by``, ``attribute`` (String, names joined by ``" & "``), ``group`` (String, values joined
         by ``" & "``), ``score`` (Float64), ``n`` (Int64 rows), ``pos`` / ``neg`` (Float64 Σw over
         favorable / unfavorable labels), ``pos_score`` / ``neg_score`` (Σw·s), ``score_sq`` (Σw·s²),
-        ``score_min``, ``score_max``; sorted by ``by``, attribute set (report order), group, score.
+        ``score_min``, ``score_max``, ``pos_n`` / ``neg_n`` (Int64 rows), ``pos_w2`` / ``neg_w2``
+        (Σw²; null for a weighted histogram without ``weight_sq_sum``), ``pos_score_sq`` /
+        ``neg_score_sq`` (Σw·s² by label); sorted by ``by``, attribute set (report order), group,
+        score.
 
     Examples
     --------
@@ -110,6 +118,9 @@ def group_histograms(
     keys = _keys_of(h, by_n)
     sets: list[tuple[str, ...]] = attribute_sets(keys, intersections) if keys else []
     lab = pl.col("label")
+    if _W2 not in h.columns:  # an older histogram: Σw² is the count where the weights are 1, else unknown
+        h = h.with_columns(pl.when(pl.col("weight") == pl.col("n")).then(pl.col("n").cast(pl.Float64)).alias(_W2))
+    w2 = pl.col(_W2)
     # the label folded into columns once (the finest cells); every attribute set then sums these
     # plain columns on its own keys and labels its groups after the roll-up (fewer rows)
     base = (
@@ -123,13 +134,22 @@ def group_histograms(
             pl.col("score_sq_sum").sum().alias("score_sq"),
             pl.col("score_min").min(),
             pl.col("score_max").max(),
+            pl.col("n").filter(lab).sum().alias("pos_n"),
+            pl.col("n").filter(~lab).sum().alias("neg_n"),
+            pl.when(w2.filter(lab).null_count() == 0).then(w2.filter(lab).sum()).alias("pos_w2"),
+            pl.when(w2.filter(~lab).null_count() == 0).then(w2.filter(~lab).sum()).alias("neg_w2"),
+            pl.col("score_sq_sum").filter(lab).sum().alias("pos_score_sq"),
+            pl.col("score_sq_sum").filter(~lab).sum().alias("neg_score_sq"),
         )
         .lazy()
     )
+    extra = ("pos_n", "neg_n", "pos_w2", "neg_w2", "pos_score_sq", "neg_score_sq")
     aggs = [
         *[pl.col(c).sum() for c in ("n", "pos", "neg", "pos_score", "neg_score", "score_sq")],
         pl.col("score_min").min(),
         pl.col("score_max").max(),
+        *[pl.col(c).sum() for c in ("pos_n", "neg_n", "pos_score_sq", "neg_score_sq")],
+        *[pl.when(pl.col(c).null_count() == 0).then(pl.col(c).sum()).alias(c) for c in ("pos_w2", "neg_w2")],
     ]
     parts = []
     for i, s in enumerate(sets):
@@ -151,7 +171,7 @@ def group_histograms(
             )
         )
     cols = [*by_n, "attribute", "group", "score", "n", "pos", "neg", "pos_score", "neg_score", "score_sq",
-            "score_min", "score_max"]  # fmt: skip
+            "score_min", "score_max", *extra]  # fmt: skip
     out = pl.concat([p.select(*cols, _SET) for p in parts])  # one lazy plan: the roll-ups run in parallel
     return out.sort([*by_n, _SET, "group", "score"], nulls_last=True).drop(_SET).collect()
 
@@ -532,6 +552,10 @@ def score_report_from_counts(
     intersections: int | Sequence[Sequence[str]] | None = None,
     privileged: Mapping[str, Any] | None = None,
     calibration_bins: int = 10,
+    ci: float | None = 0.95,
+    n_boot: int = 200,
+    seed: int = 0,
+    p_adjust: Literal["bh", "by", "holm"] | None = "bh",
 ) -> pl.DataFrame:
     """The score report (:func:`score_report`) from a (merged) score histogram.
 
@@ -541,13 +565,18 @@ def score_report_from_counts(
         Output of :func:`~polfair.scores.counts.score_counts` / ``merge_score_counts``.
     by
         Its ``by`` column names.
-    intersections, privileged, calibration_bins
+    intersections, privileged, calibration_bins, ci, n_boot, seed, p_adjust
         As :func:`score_report`.
 
     Returns
     -------
     pl.DataFrame
         As :func:`score_report`.
+
+    Raises
+    ------
+    PolfairError
+        Not a score histogram; bad ``calibration_bins``, ``ci``, ``n_boot``, ``seed`` or ``p_adjust``.
 
     Examples
     --------
@@ -556,10 +585,16 @@ def score_report_from_counts(
     >>> from polfair.scores import score_counts, score_report_from_counts
     >>> h = score_counts(pf.load_compas(), y_true="two_year_recid", y_score="decile_score", protected="sex")
     >>> r = score_report_from_counts(h)
-    >>> round(r.filter(pl.col("attribute").is_null(), metric="roc_auc")["value"].item(), 4)
-    0.7098
+    >>> r.filter(pl.col("attribute").is_null(), metric="roc_auc").select(pl.col("value", "value_lo").round(4)).row(0)
+    (0.7098, 0.697)
     """
     _check_calibration_bins(calibration_bins)
+    level = iv.check_ci(ci)
+    n_boot = iv.check_n_boot(n_boot)
+    adjust = iv.check_p_adjust(p_adjust)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        msg = f"seed must be an int, got {seed!r}"
+        raise PolfairError(msg)
     h = hist.collect() if isinstance(hist, pl.LazyFrame) else hist
     by_n = [str(b) for b in as_list(by)]
     gh = group_histograms(h, by=by_n, intersections=intersections)
@@ -570,21 +605,24 @@ def score_report_from_counts(
     W = P + N
     prec = pl.col("tp") / (pl.col("tp") + pl.col("fp"))
     in01 = (pl.col("score_min").min() >= 0) & (pl.col("score_max").max() <= 1)
+    auc = (
+        pl.when((P > 0) & (N > 0))
+        .then(((pl.col("fp") - pl.col("fp_prev")) * (pl.col("tp") + pl.col("tp_prev"))).sum() / 2 / (P * N))
+    )
     per = (
         c.with_columns(tp_prev.alias("tp_prev"), fp_prev.alias("fp_prev"))
         .group_by([_GID, *_gid(by_n)], maintain_order=True)
         .agg(
             pl.col("n").sum(),
             W.alias("__pf_W"),
-            pl.when((P > 0) & (N > 0))
-            .then(((pl.col("fp") - pl.col("fp_prev")) * (pl.col("tp") + pl.col("tp_prev"))).sum() / 2 / (P * N))
-            .alias("roc_auc"),
+            auc.alias("roc_auc"),
             pl.when(P > 0)
             .then(((pl.col("tp") - pl.col("tp_prev")) * prec.fill_nan(0.0)).sum() / P)
             .alias("average_precision"),
             pl.when(in01 & (W > 0))
             .then((pl.col("score_sq").sum() - 2 * pl.col("pos_score").sum() + P) / W)
             .alias("brier_score"),
+            *(auc_variance_expr(P, N, auc) if level is not None else []),
         )
     )
     rel = _reliability(gh, by_n, calibration_bins)
@@ -627,15 +665,81 @@ def score_report_from_counts(
         pl.lit(None, pl.String).alias("reference_group"), pl.lit(None, pl.Float64).alias("difference")
     )
     cols = [*by_n, "attribute", "group", "metric", "value", "reference_group", "difference", "n"]
+    ci_cols: list[str] = []
+    if level is not None:
+        grp, att, pop = _with_intervals(per, c, refs, grp, att, pop, by_n, level, n_boot, seed, adjust)
+        ci_cols = [*SCORE_CI_FLOATS, "ci_method", "test"]
     order = {m: i for i, m in enumerate(metrics)}
     att = att.with_columns((pl.col(_GID) - 0.5).alias(_GID))  # attribute rows before their groups
-    out = pl.concat([x.select(*cols, pl.col(_GID).cast(pl.Float64)) for x in (grp, att, pop)])
+    typed = [pl.col(c).cast(pl.Float64 if c in SCORE_CI_FLOATS else pl.String) for c in ci_cols]
+    out = pl.concat([x.select(*cols, *typed, pl.col(_GID).cast(pl.Float64)) for x in (grp, att, pop)])
     return (
         out.with_columns(pl.col("metric").replace_strict(order, return_dtype=pl.Int64).alias("__pf_m"))
         .sort([*by_n, _GID, "__pf_m"], nulls_last=True)
-        .select(*cols[:-1], pl.col("n").cast(pl.Int64))
-        .with_columns(pl.col("attribute", "metric", "reference_group").cast(pl.Categorical))  # as the report
+        .select(*cols[:-1], pl.col("n").cast(pl.Int64), *ci_cols)
+        .with_columns(pl.col("attribute", "metric", "reference_group", *ci_cols[-2:]).cast(pl.Categorical))  # as the report
     )
+
+
+def _with_intervals(
+    per: pl.DataFrame,
+    c: pl.DataFrame,
+    refs: pl.DataFrame,
+    grp: pl.DataFrame,
+    att: pl.DataFrame,
+    pop: pl.DataFrame,
+    by_n: list[str],
+    level: float,
+    n_boot: int,
+    seed: int,
+    adjust: str | None,
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """The score report's interval and test columns (:mod:`polfair.scores._uncertainty`) joined on."""
+    # positions 0..G-1 (_with_gid numbers the groups 1..G in order)
+    offset = int(per[_GID].min() or 0)  # type: ignore[arg-type]
+    per = per.sort(_GID).with_columns((pl.col(_GID) - offset).alias(_GID))
+    c = c.with_columns((pl.col(_GID) - offset).alias(_GID))
+    grp, att, pop = (x.with_columns((pl.col(_GID) - offset).alias(_GID)) for x in (grp, att, pop))
+    keyed = per.select(_GID, *by_n, "attribute", "group").join(
+        refs, on=[*by_n, "attribute"], how="left", nulls_equal=True, maintain_order="left"
+    )
+    ref_of = keyed.join(
+        per.select(pl.col(_GID).alias("__pf_rg"), *by_n, "attribute", pl.col("group").alias("reference_group")),
+        on=[*by_n, "attribute", "reference_group"], how="left", nulls_equal=True, maintain_order="left",
+    )  # fmt: skip
+    ref_gid = ref_of["__pf_rg"].fill_null(-1).cast(pl.Int64).to_numpy()
+    families = []
+    for key, part in keyed.filter(pl.col("attribute").is_not_null()).group_by([*by_n, "attribute"], maintain_order=True):
+        gids = [int(g) for g in part[_GID].to_list()]
+        r = int(ref_gid[gids[0]])
+        families.append((tuple(key), gids, r if r >= 0 else None))
+    long, attr = score_intervals(per, c, ref_gid, families, ci=level, n_boot=n_boot, seed=seed)
+    long = long.with_columns(pl.col("__pf_gid").cast(per.schema[_GID]))
+    grp = grp.join(long.rename({"__pf_gid": _GID}), on=[_GID, "metric"], how="left", maintain_order="left")
+    pop = pop.join(long.rename({"__pf_gid": _GID}), on=[_GID, "metric"], how="left", maintain_order="left")
+    pop = pop.with_columns(*[pl.lit(None, pl.Float64).alias(k) for k in ("difference_lo", "difference_hi", "p_value")],
+                           pl.lit(None, pl.String).alias("test"))  # fmt: skip
+    rows = []
+    for key, fam in attr.items():
+        for metric, v in fam.items():
+            rows.append({**dict(zip([*by_n, "attribute"], key)), "metric": metric, **{
+                k: v.get(k) for k in ("value_lo", "value_hi", "difference_lo", "difference_hi", "p_value", "ci_method", "test")
+            }})  # fmt: skip
+    schema: dict[str, Any] = {**{b: per.schema[b] for b in by_n}, "attribute": pl.String, "metric": pl.String,
+                              **{k: pl.Float64 for k in ("value_lo", "value_hi", "difference_lo", "difference_hi",
+                                                         "p_value")}, "ci_method": pl.String, "test": pl.String}  # fmt: skip
+    fam_frame = pl.DataFrame(rows, schema=schema).with_columns(pl.col(pl.Float64).fill_nan(None))
+    att = att.join(fam_frame, on=[*by_n, "attribute", "metric"], how="left", nulls_equal=True, maintain_order="left")
+    att = att.with_columns(pl.lit(None, pl.Float64).alias("n_eff"))
+    over = [*by_n, "metric"]
+    if adjust is not None:
+        adj = iv.p_adjust(pl.col("p_value"), adjust)  # type: ignore[arg-type]
+        grp = grp.with_columns(adj.over(over).alias("p_value_adjusted"))
+        att = att.with_columns(adj.over(over).alias("p_value_adjusted"))
+    else:
+        grp, att = (x.with_columns(pl.lit(None, pl.Float64).alias("p_value_adjusted")) for x in (grp, att))
+    pop = pop.with_columns(pl.lit(None, pl.Float64).alias("p_value_adjusted"))
+    return tuple(x.with_columns((pl.col(_GID) + offset).alias(_GID)) for x in (grp, att, pop))  # type: ignore[return-value]
 
 
 def _abroca(c: pl.DataFrame, by: Sequence[str], refs: list[dict[str, Any]]) -> pl.DataFrame:
@@ -677,8 +781,12 @@ def score_report(
     intersections: int | Sequence[Sequence[str]] | None = None,
     privileged: Mapping[str, Any] | None = None,
     calibration_bins: int = 10,
+    ci: float | None = 0.95,
+    n_boot: int = 200,
+    seed: int = 0,
+    p_adjust: Literal["bh", "by", "holm"] | None = "bh",
 ) -> pl.DataFrame:
-    """Score-based fairness report: ROC AUC, AP, Brier, ECE and ABROCA by group, from one pass.
+    """Score-based fairness report: ROC AUC, AP, Brier, ECE and ABROCA by group, with intervals, from one pass.
 
     Parameters
     ----------
@@ -705,6 +813,22 @@ def score_report(
         have one privileged value (else the largest group by weight).
     calibration_bins
         Number of equal-width bins on [0, 1] of the ECE (default 10).
+    ci
+        Confidence level in (0, 1), default 0.95: adds ``value_lo, value_hi, difference_lo,
+        difference_hi, p_value, p_value_adjusted, n_eff`` (Float64) and ``ci_method, test``
+        (Categorical) after ``n``. ``roc_auc``: DeLong on the binned scores (ties in a bin are ties;
+        ``delong``); ``average_precision``: Boyd et al.'s logit interval, MOVER difference
+        (``logit``); ``brier_score``: t interval, Welch test (``t`` / ``welch``); ``abroca``:
+        stratified bootstrap percentiles (``bootstrap_percentile``); attribute rows: the spread's
+        interval (two groups: the pair's; more: Šidák projection) and Cochran's Q (AUC) or Welch's
+        ANOVA (Brier). ECE has none. Details: :mod:`polfair.scores._uncertainty`. ``None``: no
+        interval columns.
+    n_boot, seed
+        Bootstrap replicates of the ABROCA intervals (int >= 2, default 200) and their seed (same
+        input and seed, same numbers).
+    p_adjust
+        ``"bh"`` (default), ``"by"``, ``"holm"`` or ``None``: ``p_value_adjusted`` within each
+        (``by`` value, metric) family of group rows (and of attribute rows).
 
     Returns
     -------
@@ -716,7 +840,9 @@ def score_report(
         ``abroca``); on attribute rows max − min over groups), ``n`` (Int64 rows).
         On attribute rows ``value`` is null except ``abroca`` (the largest ABROCA of a group vs the
         reference). Values are null where undefined (AUC of a group without positives or
-        negatives; Brier/ECE of scores outside [0, 1]).
+        negatives; Brier/ECE of scores outside [0, 1]). With ``ci``, the interval columns follow
+        ``n`` (see ``ci``); they are null where undefined, on the reference group's own
+        comparison and on ``expected_calibration_error``.
 
     Raises
     ------
@@ -743,5 +869,6 @@ def score_report(
     )
     by_n = h.columns[: len(as_list(by))]
     return score_report_from_counts(
-        h, by=by_n, intersections=intersections, privileged=privileged, calibration_bins=calibration_bins
-    )
+        h, by=by_n, intersections=intersections, privileged=privileged, calibration_bins=calibration_bins, ci=ci,
+        n_boot=n_boot, seed=seed, p_adjust=p_adjust,
+    )  # fmt: skip

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 
+from polfair.core import intervals as iv
 from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
 from polfair.core.metrics import METRICS, group_metrics, rate
@@ -31,9 +32,26 @@ from polfair.exceptions import PolfairError
 from polfair.scores.counts import score_counts
 from polfair.scores.curves import group_histograms, reference_groups
 
-__all__ = ["sweep_counts", "threshold_sweep", "threshold_sweep_from_counts"]
+__all__ = ["SWEEP_CI_COLUMNS", "sweep_counts", "threshold_sweep", "threshold_sweep_from_counts"]
 
 _GID = "__pf_gid"
+
+
+def _many(x: Any) -> list[Any]:
+    """A number or a list of numbers as a list (``None``: empty)."""
+    if x is None:
+        return []
+    return [x] if isinstance(x, (int, float)) else list(x)
+
+
+def _top_count(p: float, total: pl.Expr) -> pl.Expr:
+    """``ceil(p·n)`` rows, with ``p·n`` within rounding of an integer taken as that integer (0.07 × 100 is
+    7.000000000000001 in floating point: the top 7% of 100 rows is 7 rows, not 8).
+    """
+    x = pl.lit(p) * total.cast(pl.Float64)
+    r = x.round()
+    near = (x - r).abs() <= 1e-9 * pl.max_horizontal(x.abs(), pl.lit(1.0))
+    return pl.when(near).then(r).otherwise(x.ceil()).cast(pl.Int64)
 
 
 def _threshold_table(gh: pl.DataFrame, by: list[str], thresholds: Any, rank_abs: Any, rank_pct: Any) -> pl.DataFrame:
@@ -46,23 +64,23 @@ def _threshold_table(gh: pl.DataFrame, by: list[str], thresholds: Any, rank_abs:
             pop.select(*by, pl.format("score>={}", pl.col("score")).alias("cut"), pl.col("score").alias("threshold"))
         )
     elif thresholds is not None:
-        ts = [float(t) for t in as_list(thresholds)]  # type: ignore[arg-type]
+        ts = [float(t) for t in _many(thresholds)]
         if any(math.isnan(t) for t in ts):
             msg = "thresholds must be numbers (no NaN)"
             raise PolfairError(msg)
         t = pl.DataFrame({"cut": [f"score>={x}" for x in ts], "threshold": ts})
         parts.append(by_vals.join(t, how="cross") if by else t)
     ranks: list[tuple[str, Any]] = []
-    for k in as_list(rank_abs):
+    for k in _many(rank_abs):
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             msg = f"rank_abs values must be ints >= 1 (top-k), got {k!r}"
             raise PolfairError(msg)
         ranks.append((f"rank_abs={k}", pl.lit(k, pl.Int64)))
-    for p in as_list(rank_pct):
+    for p in _many(rank_pct):
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p <= 1:
             msg = f"rank_pct values must be fractions in (0, 1], got {p!r}"
             raise PolfairError(msg)
-        ranks.append((f"rank_pct={p}", (pl.lit(float(p)) * pl.col("__pf_total")).ceil().cast(pl.Int64)))
+        ranks.append((f"rank_pct={p}", _top_count(float(p), pl.col("__pf_total"))))
     if ranks:
         cum = pop.sort([*by, "score"], descending=[*([False] * len(by)), True]).with_columns(
             (pl.col("n").cum_sum().over(by) if by else pl.col("n").cum_sum()).alias("__pf_cum"),
@@ -101,7 +119,9 @@ def sweep_counts(
         ``*by``, ``attribute``, ``group``, ``cut`` (String), ``threshold`` (Float64), ``n`` (Int64
         rows of the group), ``tp``, ``fp``, ``tn``, ``fn`` (Float64 weighted counts of
         ``score >= threshold``), ``gtp``, ``gfp``, ``gtn``, ``gfn`` (the generalized, score-weighted
-        counts, aif360's definitions; independent of the threshold).
+        counts, aif360's definitions; independent of the threshold), ``tp_n`` ... ``fn_n`` (Int64 rows)
+        and ``tp_w2`` ... ``fn_w2`` (Float64 Σw²; null for a weighted histogram without
+        ``weight_sq_sum``): the cell table's columns, for the intervals.
 
     Examples
     --------
@@ -133,6 +153,8 @@ def sweep_counts(
             "score",
             pl.col("pos").cum_sum().over(_GID).alias("tp"),
             pl.col("neg").cum_sum().over(_GID).alias("fp"),
+            *[pl.col(f"{a}_{x}").cum_sum().over(_GID).alias(f"{b}_{y}") for a, b in (("pos", "tp"), ("neg", "fp"))
+              for x, y in (("n", "n"), ("w2", "w2"))],
         )
         .sort("score")
     )
@@ -147,6 +169,8 @@ def sweep_counts(
             "score",
             pl.col("pos").cum_sum().over(_GID).alias("fn"),
             pl.col("neg").cum_sum().over(_GID).alias("tn"),
+            *[pl.col(f"{a}_{x}").cum_sum().over(_GID).alias(f"{b}_{y}") for a, b in (("pos", "fn"), ("neg", "tn"))
+              for x, y in (("n", "n"), ("w2", "w2"))],
         )
         .sort("score")
     )
@@ -156,10 +180,16 @@ def sweep_counts(
         prefix, left_on="threshold", right_on="score", by=_GID, strategy="backward", allow_exact_matches=False,
         check_sortedness=False,
     )  # fmt: skip
-    out = joined.with_columns(pl.col("tp", "fp", "tn", "fn").fill_null(0.0)).select(
-        *g, "cut", "threshold", pl.col("n").cast(pl.Int64), "tp", "fp", "tn", "fn",
+    counts = ("tp", "fp", "tn", "fn")
+    out = joined.with_columns(
+        pl.col(*counts).fill_null(0.0), pl.col([f"{c}_n" for c in counts]).fill_null(0).cast(pl.Int64),
+        # Σw² of an empty side is 0; of a weighted histogram without Σw², unknown (null)
+        *[pl.when(pl.col(f"{c}").eq(0.0)).then(pl.lit(0.0)).otherwise(pl.col(f"{c}_w2")).alias(f"{c}_w2")
+          for c in counts],
+    ).select(
+        *g, "cut", "threshold", pl.col("n").cast(pl.Int64), *counts,
         "gtp", "gfp", (pl.col("N") - pl.col("gfp")).alias("gtn"), (pl.col("P") - pl.col("gtp")).alias("gfn"),
-        _GID,
+        *[f"{c}_n" for c in counts], *[f"{c}_w2" for c in counts], _GID,
     )  # fmt: skip
     return out.sort([_GID, "threshold"], descending=[False, True]).drop(_GID)
 
@@ -174,6 +204,8 @@ def threshold_sweep_from_counts(
     rank_pct: float | Sequence[float] | None = None,
     metrics: Sequence[str] | None = None,
     privileged: Mapping[str, Any] | None = None,
+    ci: float | None = 0.95,
+    p_adjust: Literal["bh", "by", "holm"] | None = "bh",
 ) -> pl.DataFrame:
     """:func:`threshold_sweep` from a (merged) score histogram (same parameters, without the data).
 
@@ -192,12 +224,22 @@ def threshold_sweep_from_counts(
     if unknown:
         msg = f"metrics: unknown {unknown}; choose from {list(METRICS)}"
         raise PolfairError(msg)
+    level = iv.check_ci(ci)
+    adjust = iv.check_p_adjust(p_adjust)
     wide = sweep_counts(hist, by=by, intersections=intersections, thresholds=thresholds, rank_abs=rank_abs,
                         rank_pct=rank_pct)  # fmt: skip
     by_n = [str(b) for b in as_list(by)]
     idx = [*by_n, "attribute", "group", "cut", "threshold", "n"]
-    vals = wide.with_row_index("__pf_row").with_columns(group_metrics()).select("__pf_row", *idx, *names)
+    rates = [m for m in names if METRICS[m].is_rate]
+    vals = wide.with_row_index("__pf_row").with_columns(group_metrics())
+    # each rate's effective size (Kish; the count when unweighted), for the intervals
+    sizes_n = vals.select("__pf_row", *[iv.rate_inputs(m).n.alias(m) for m in rates]).unpivot(
+        index="__pf_row", on=rates, variable_name="metric", value_name="__pf_n"
+    ) if level is not None and rates else None  # fmt: skip
+    vals = vals.select("__pf_row", *idx, *names)
     long = vals.unpivot(index=["__pf_row", *idx], on=names, variable_name="metric", value_name="value")
+    if sizes_n is not None:
+        long = long.join(sizes_n, on=["__pf_row", "metric"], how="left", maintain_order="left")
     # the reference group of each attribute set (privileged, else the largest by weight) and the
     # difference / ratio of every group's value with the reference's at the same cut
     sizes = wide.group_by([*by_n, "attribute", "group"], maintain_order=True).agg(
@@ -206,7 +248,8 @@ def threshold_sweep_from_counts(
     refs = reference_groups(sizes, by=by_n, privileged=privileged, size="__pf_W")
     ref_vals = long.join(
         refs, left_on=[*by_n, "attribute", "group"], right_on=[*by_n, "attribute", "reference_group"], nulls_equal=True
-    ).select(*by_n, "attribute", "cut", "metric", pl.col("value").alias("__pf_ref"))
+    ).select(*by_n, "attribute", "cut", "metric", pl.col("value").alias("__pf_ref"),
+             *([pl.col("__pf_n").alias("__pf_refn")] if sizes_n is not None else []))  # fmt: skip
     keys = [*by_n, "attribute", "cut", "metric"]
     long = (
         long.join(refs, on=[*by_n, "attribute"], how="left", nulls_equal=True)
@@ -216,13 +259,63 @@ def threshold_sweep_from_counts(
             rate(pl.col("value"), pl.col("__pf_ref")).alias("ratio"),
         )
     )
+    ci_cols: list[str] = []
+    if level is not None:
+        weighted = bool(wide.select(pl.any_horizontal([pl.col(c) != pl.col(f"{c}_w2") for c in _CONF]).any()).item())
+        long = _rate_intervals(long, rates, level, weighted, adjust, [*by_n, "cut", "metric"])
+        ci_cols = [*SWEEP_CI_COLUMNS]
     order = {m: i for i, m in enumerate(names)}
     return (
         long.with_columns(pl.col("metric").replace_strict(order, return_dtype=pl.Int64).alias("__pf_m"))
         .sort(["__pf_row", "__pf_m"])
-        .select(*idx[:-1], "metric", "value", "reference_group", "difference", "ratio", "n")
-        .with_columns(pl.col("attribute", "metric", "reference_group").cast(pl.Categorical))  # as the report
+        .select(*idx[:-1], "metric", "value", "reference_group", "difference", "ratio", "n", *ci_cols)
+        .with_columns(pl.col("attribute", "metric", "reference_group", *ci_cols[-2:]).cast(pl.Categorical))  # as the report
     )
+
+
+_CONF = ("tp", "fp", "tn", "fn")
+#: The interval columns of a sweep (with ``ci``), after ``n``: the fairness report's, for its rates.
+SWEEP_CI_COLUMNS = ("value_lo", "value_hi", "difference_lo", "difference_hi", "ratio_lo", "ratio_hi", "p_value",
+                    "p_value_adjusted", "n_eff", "ci_method", "test")  # fmt: skip
+
+
+def _rate_intervals(
+    long: pl.DataFrame, rates: list[str], ci: float, weighted: bool, adjust: str | None, family: list[str]
+) -> pl.DataFrame:
+    """The fairness report's group-row intervals of each rate at each cut (:mod:`polfair.core.intervals`):
+    Wilson (value), Newcombe (difference), MOVER-R (ratio) and the N−1 χ² / Fisher test (weighted:
+    Kish sizes, z test) against the reference group at the same cut; generalized rates get limits
+    only (``bound``); counts and scores none. Null on the reference group's own comparisons.
+    """
+    c = pl.col
+    if "__pf_n" not in long.columns:
+        long = long.with_columns(pl.lit(None, pl.Float64).alias("__pf_n"), pl.lit(None, pl.Float64).alias("__pf_refn"))
+    z = iv.z_value(ci)
+    g, r = iv.Rate(c("value"), c("__pf_n")), iv.Rate(c("__pf_ref"), c("__pf_refn"))
+    wl, d, q = iv.wilson_interval(g, z), iv.newcombe_interval(g, r, z), iv.mover_ratio_interval(g, r, z)
+    t = iv.two_proportion_test(g, r, weighted=weighted)
+    is_rate = c("metric").is_in(rates)
+    gen = c("metric").str.starts_with("generalized_")
+    compare = is_rate & c("attribute").is_not_null() & (c("group") != c("reference_group").cast(pl.String)).fill_null(True)
+    okd = compare & c("difference").is_not_null()
+    okr = compare & c("ratio").is_not_null()
+    test = compare & ~gen
+    out = long.with_columns(
+        pl.when(is_rate).then(wl.lo).alias("value_lo"), pl.when(is_rate).then(wl.hi).alias("value_hi"),
+        pl.when(okd).then(d.lo).alias("difference_lo"), pl.when(okd).then(d.hi).alias("difference_hi"),
+        pl.when(okr).then(q.lo).alias("ratio_lo"), pl.when(okr).then(q.hi).alias("ratio_hi"),
+        pl.when(test).then(t.p_value).alias("p_value"),
+        pl.when(is_rate).then(c("__pf_n")).alias("n_eff"),
+        pl.when(is_rate & c("value").is_not_null())
+        .then(pl.when(gen).then(pl.lit("bound")).otherwise(pl.lit("score_ess" if weighted else "score")))
+        .alias("ci_method"),
+        pl.when(test & t.p_value.is_not_null()).then(t.test.cast(pl.String)).alias("test"),
+    )  # fmt: skip
+    floats = ["value_lo", "value_hi", "difference_lo", "difference_hi", "ratio_lo", "ratio_hi", "p_value"]
+    out = out.with_columns(pl.col(floats).fill_nan(None))  # e.g. a generalized "rate" of scores outside [0, 1]
+    if adjust is not None:
+        return out.with_columns(iv.p_adjust(c("p_value"), adjust).over(family).alias("p_value_adjusted"))  # type: ignore[arg-type]
+    return out.with_columns(pl.lit(None, pl.Float64).alias("p_value_adjusted"))
 
 
 def threshold_sweep(
@@ -241,6 +334,8 @@ def threshold_sweep(
     rank_pct: float | Sequence[float] | None = None,
     metrics: Sequence[str] | None = None,
     privileged: Mapping[str, Any] | None = None,
+    ci: float | None = 0.95,
+    p_adjust: Literal["bh", "by", "holm"] | None = "bh",
 ) -> pl.DataFrame:
     """Every report metric of every group at each threshold, from one pass (a long table).
 
@@ -262,6 +357,13 @@ def threshold_sweep(
     privileged
         ``{attribute: value}``: the reference group of the attribute sets whose attributes all have
         one privileged value (else the largest group by weight), as :func:`score_report`.
+    ci
+        Confidence level in (0, 1), default 0.95: the fairness report's interval columns for the
+        rates at each cut (Wilson value, Newcombe difference, MOVER-R ratio, N−1 χ² / Fisher test
+        against the reference group at the same cut; Kish sizes when weighted). ``None``: none.
+    p_adjust
+        ``"bh"`` (default), ``"by"``, ``"holm"`` or ``None``: ``p_value_adjusted`` within each
+        (``by`` value, cut, metric) family.
 
     Returns
     -------
@@ -272,8 +374,9 @@ def threshold_sweep(
         ``metric`` (Categorical), ``value`` (Float64; rates are fractions in [0, 1], null on a zero
         denominator), ``reference_group`` (Categorical), ``difference`` (value − the reference
         group's value at the same cut) and ``ratio`` (value / the reference's; null on a zero
-        reference) (Float64; null on population rows), ``n`` (Int64 rows of the group). Thresholds
-        descending within each group.
+        reference) (Float64; null on population rows), ``n`` (Int64 rows of the group); with
+        ``ci`` then :data:`SWEEP_CI_COLUMNS` (``value_lo`` … ``n_eff`` Float64, ``ci_method`` and
+        ``test`` Categorical; null for counts and scores). Thresholds descending within each group.
 
     Raises
     ------
@@ -298,5 +401,5 @@ def threshold_sweep(
     by_n = h.columns[: len(as_list(by))]
     return threshold_sweep_from_counts(
         h, by=by_n, intersections=intersections, thresholds=thresholds, rank_abs=rank_abs, rank_pct=rank_pct,
-        metrics=metrics, privileged=privileged,
+        metrics=metrics, privileged=privileged, ci=ci, p_adjust=p_adjust,
     )  # fmt: skip

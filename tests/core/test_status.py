@@ -127,7 +127,10 @@ def test_harm_directions_come_from_the_metric_definitions():
             assert disp.harm == METRICS[disp.rates[0]].harm, name
     for unsigned in ("equalized_odds_difference", "average_abs_odds_difference"):
         assert unsigned not in d
-    assert not any(METRICS[m].harm for m in METRICS if not METRICS[m].is_rate)
+    counts = [m for m in METRICS if not METRICS[m].is_rate and METRICS[m].formula is None]
+    assert counts and not any(METRICS[m].harm for m in counts)
+    # model-quality scores (f1, balanced accuracy, MCC): a lower score for the group is its harm, as accuracy
+    assert {d[m] for m in ("f1_score", "balanced_accuracy", "matthews_corrcoef")} == {"lower"}
 
 
 def test_harm_column_on_compas_reads_propublica():

@@ -1,0 +1,279 @@
+"""Fairness of regression models: ``regression_report`` and its cell table (issue 23).
+
+ONE ``group_by`` over the rows to the regression cell table (:mod:`polfair.core.regression`), then
+every metric, comparison, spread, interval and test from that small table. See
+``docs/regression.md``.
+
+Input rules (to move into the core's input contract, ``polfair.core.contract``, when it lands):
+``y_true`` / ``y_pred`` numeric, null and NaN are missing values (counted in ``n_missing``,
+warned about), ±inf is an error; ``weight`` numeric, null and NaN missing, negative or ±inf an
+error; ``protected`` / ``by`` keys as in :func:`polfair.fairness_report`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import polars as pl
+
+from polfair.core._args import as_expr, as_list, check_columns, output_name
+from polfair.core._typing import IntoExpr
+from polfair.core.inputs import is_foreign, to_lazyframe
+from polfair.core.regression import BINS_PER_OCTAVE, regression_cells, regression_report_from_cells
+from polfair.core.report import Intersections
+from polfair.core.values import check_key_dtype, check_role_dtype
+from polfair.exceptions import InvalidInputError, MissingValuesWarning, PolfairError
+
+__all__ = ["regression_counts", "regression_report"]
+
+OnMissing = Literal["warn", "raise", "ignore"]
+_RESERVED = ("bin", "attribute", "group", "metric", "value")
+
+
+def _named(x: IntoExpr | Sequence[IntoExpr] | None, role: str, names: list[str]) -> list[pl.Expr]:
+    out = []
+    for v in as_list(x):
+        e = as_expr(v, role)
+        check_columns(e, role, names)
+        out.append(e.alias(output_name(e, role)))
+    return out
+
+
+def regression_counts(
+    data: Any,
+    *,
+    y_true: IntoExpr,
+    y_pred: IntoExpr,
+    protected: IntoExpr | Sequence[IntoExpr] | None = None,
+    weight: IntoExpr | None = None,
+    by: IntoExpr | Sequence[IntoExpr] | None = None,
+    bins_per_octave: int = BINS_PER_OCTAVE,
+    on_missing: OnMissing = "warn",
+    allow_many_groups: bool = False,
+    engine: Literal["auto", "in-memory", "streaming"] = "auto",
+) -> pl.DataFrame:
+    """The regression cell table of the rows: ONE ``group_by(by + protected + bin)``.
+
+    Parameters
+    ----------
+    data
+        ``pl.DataFrame``, ``pl.LazyFrame``, pandas DataFrame, pyarrow Table, dict of columns, or a
+        parquet/CSV path (scanned lazily).
+    y_true, y_pred
+        The outcome and the model's prediction: numeric column names or named expressions.
+    protected, by
+        Protected attribute(s) and ``by`` column(s): names or named expressions.
+    weight
+        Optional non-negative numeric weights (scikit-learn's ``sample_weight``).
+    bins_per_octave
+        Resolution of the prediction histogram (default 256: bins 0.27% wide).
+    on_missing
+        ``"warn"`` (default), ``"raise"`` or ``"ignore"`` rows whose outcome, prediction or weight is
+        null or NaN (always counted in ``n_missing``, never used).
+    allow_many_groups
+        Accept Float protected / by keys (each distinct value a group).
+    engine
+        Polars engine of the pass.
+
+    Returns
+    -------
+    pl.DataFrame
+        ``*by``, ``*protected``, ``bin``, then
+        :data:`~polfair.core.regression.REGRESSION_CELL_COLUMNS` (the table's schema:
+        :mod:`polfair.core.regression`). Tables of partitions merge with
+        :func:`~polfair.core.regression.merge_regression_cells`.
+
+    Raises
+    ------
+    ColumnNotFoundError
+        A named column is missing.
+    InvalidInputError
+        A non-numeric outcome, prediction or weight; an infinite value; a negative weight; missing
+        values with ``on_missing="raise"``; a key of an unsupported dtype.
+    PolfairError
+        A key name that is reserved or given twice; Spark/DuckDB input (not yet).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> df = pl.DataFrame({"y": [1.0, 2.0, 4.0], "p": [1.5, None, 3.0], "g": ["a", "a", "b"]})
+    >>> cells = pf.regression_counts(df, y_true="y", y_pred="p", protected="g", on_missing="ignore")
+    >>> cells.group_by("g").agg(pl.col("n", "n_missing").sum()).sort("g").rows()
+    [('a', 1, 1), ('b', 1, 0)]
+    """
+    if is_foreign(data):
+        msg = (
+            "regression_counts: Spark/DuckDB frames are not supported yet (they will run through the input contract's "
+            "narwhals pass); collect to Polars first, e.g. pl.from_arrow(relation.arrow())"
+        )
+        raise PolfairError(msg)
+    if on_missing not in ("warn", "raise", "ignore"):
+        msg = f"on_missing must be 'warn', 'raise' or 'ignore', got {on_missing!r}"
+        raise PolfairError(msg)
+    lf = to_lazyframe(data)
+    schema = lf.collect_schema()
+    names = schema.names()
+    by_e, key_e = _named(by, "by", names), _named(protected, "protected", names)
+    keys = [output_name(e, "key") for e in (*by_e, *key_e)]
+    seen: set[str] = set()
+    for k in keys:
+        if k in seen or k in _RESERVED or k.startswith("__pf"):
+            msg = f"key name {k!r} is given twice or is reserved ({list(_RESERVED)}); rename it with .alias()"
+            raise PolfairError(msg)
+        seen.add(k)
+    roles = {"y_true": y_true, "y_pred": y_pred, **({"weight": weight} if weight is not None else {})}
+    exprs: dict[str, pl.Expr] = {}
+    for role, x in roles.items():
+        e = as_expr(x, role)
+        check_columns(e, role, names)
+        dtype = lf.select(e).collect_schema().dtypes()[0]
+        name = output_name(e, role)
+        check_role_dtype(dtype, role, name)
+        if not dtype.is_numeric():
+            msg = (
+                f"{role}: column {name!r} has dtype {dtype}; a regression {role} must be numeric "
+                f"(cast it, e.g. pl.col({name!r}).cast(pl.Float64))"
+            )
+            raise InvalidInputError(msg)
+        exprs[role] = e.cast(pl.Float64)
+    for e, role in [(e, "by") for e in by_e] + [(e, "protected") for e in key_e]:
+        name = output_name(e, role)
+        check_key_dtype(lf.select(e).collect_schema().dtypes()[0], role, name, allow_many_groups=allow_many_groups)
+    frame = lf.select(*by_e, *key_e, *[e.alias(f"__pf_{r}") for r, e in exprs.items()])
+    cells = regression_cells(
+        frame, y_true="__pf_y_true", y_pred="__pf_y_pred", keys=keys,
+        weight="__pf_weight" if weight is not None else None, bins_per_octave=bins_per_octave, engine=engine,
+    )  # fmt: skip
+    _check_after_pass(cells, frame, exprs, on_missing)
+    return cells
+
+
+def _check_after_pass(cells: pl.DataFrame, frame: pl.LazyFrame, exprs: Mapping[str, pl.Expr], on_missing: str) -> None:
+    """Invalid values are errors (naming the column, a count and examples); missing ones warn or raise."""
+    if int(cells["n_invalid"].sum()):
+        # the error path only: which column, how many rows, which values
+        cols = {r: pl.col(f"__pf_{r}") for r in exprs}
+        bad = {r: (c.is_infinite() | ((c < 0) if r == "weight" else pl.lit(False))) for r, c in cols.items()}
+        counts = frame.select([b.sum().alias(r) for r, b in bad.items()]).collect().row(0, named=True)
+        role = next(r for r, k in counts.items() if k)
+        examples = frame.filter(bad[role]).select(cols[role]).head(3).collect().to_series().to_list()
+        what = "negative or infinite" if role == "weight" else "infinite"
+        fix = "weights must be finite and >= 0" if role == "weight" else "filter or clip the infinite values"
+        msg = f"{role}: {counts[role]} rows have {what} values (e.g. {examples}); {fix}"
+        raise InvalidInputError(msg)
+    n_missing = int(cells["n_missing"].sum())
+    if n_missing and on_missing == "raise":
+        msg = f"{n_missing} rows have a null or NaN outcome, prediction or weight (on_missing='raise')"
+        raise InvalidInputError(msg)
+    if n_missing and on_missing == "warn":
+        warnings.warn(
+            f"{n_missing} rows with a null or NaN outcome, prediction or weight are counted in n_missing and not used",
+            MissingValuesWarning,
+            stacklevel=3,
+        )
+
+
+def regression_report(
+    data: Any,
+    *,
+    y_true: IntoExpr,
+    y_pred: IntoExpr,
+    protected: IntoExpr | Sequence[IntoExpr],
+    weight: IntoExpr | None = None,
+    by: IntoExpr | Sequence[IntoExpr] | None = None,
+    privileged: Mapping[str, Any] | None = None,
+    reference: Literal["privileged", "largest", "overall"] | None = None,
+    intersections: Intersections = None,
+    ci: float | None = 0.95,
+    p_adjust: Literal["bh", "by", "holm"] | None = "bh",
+    bins_per_octave: int = BINS_PER_OCTAVE,
+    on_missing: OnMissing = "warn",
+    allow_many_groups: bool = False,
+    engine: Literal["auto", "in-memory", "streaming"] = "auto",
+) -> pl.DataFrame:
+    """Audit a regression model for group fairness, in one pass: errors, bias, calibration in the
+    large and prediction distributions by group, with intervals and tests.
+
+    Reads the input once (:func:`regression_counts`), then computes for every protected attribute,
+    every intersection and the population scikit-learn's regression metrics (``mean_outcome``,
+    ``mean_prediction``, ``mean_error``, ``mean_absolute_error``, ``mean_squared_error``,
+    ``root_mean_squared_error``, ``r2_score``; weights as ``sample_weight``), the difference and
+    ratio of each group's value to the reference group's, fairlearn's group max/min/difference/
+    ratio per attribute set, the bounded group loss, and the Kolmogorov–Smirnov distance of each
+    group's predictions to the reference's. Use it as ``df.pipe(pf.regression_report, ...)``.
+
+    Parameters
+    ----------
+    data, y_true, y_pred, protected, weight, by, bins_per_octave, on_missing, allow_many_groups, engine
+        As :func:`regression_counts`.
+    privileged
+        ``{attribute: value or values}``: the reference group of every attribute set whose
+        attributes all have privileged values (else the largest group by weight).
+    reference
+        ``None`` (privileged where given, else largest), ``"privileged"``, ``"largest"``, or
+        ``"overall"`` (each group against the rest of the population; the difference to everyone
+        is ``(1 − W_g/W)`` times that).
+    intersections
+        ``None`` (default: every subset of up to 3 attributes), ``"all"``, an int, or explicit
+        attribute sets, as :func:`polfair.fairness_report`.
+    ci
+        Confidence level, default 0.95: the interval and test columns (t / Welch with Kish
+        effective sizes, log-scale t for MAE and MSE, delta method for r², asymptotic KS;
+        ``docs/regression.md``). ``None``: none.
+    p_adjust
+        ``"bh"`` (default), ``"by"``, ``"holm"`` or ``None``: ``p_value_adjusted`` within each
+        (``by`` value, metric) family.
+
+    Returns
+    -------
+    pl.DataFrame
+        The fairness report's long schema: ``*by, attribute, group, metric, value,
+        reference_group, difference, ratio, n`` (``n``: input rows of the group, missing ones
+        included), with ``ci`` ``value_lo, value_hi, difference_lo, difference_hi, ratio_lo,
+        ratio_hi, p_value, p_value_adjusted, n_eff`` (Float64) and ``ci_method, test``
+        (Categorical), then ``n_groups``, ``excluded_groups``, ``group_key``. Metrics and row kinds:
+        :func:`polfair.core.regression.regression_report_from_cells` and ``docs/metrics.md``.
+
+    Raises
+    ------
+    ColumnNotFoundError, InvalidInputError, PolfairError
+        As :func:`regression_counts`; bad ``privileged``/``reference``/``intersections``/``ci``.
+
+    Warns
+    -----
+    MissingValuesWarning
+        Rows with a null or NaN outcome, prediction or weight (``on_missing="warn"``).
+
+    Notes
+    -----
+    Per-group values equal fairlearn's ``MetricFrame`` with scikit-learn's metrics (weighted and
+    not) to 1e-12 on UCI Adult; Welch's tests equal ``scipy.stats.ttest_ind(equal_var=False)``
+    (``tests/regression``). ``r2_score`` of a constant outcome is null (scikit-learn returns 1.0
+    or 0.0).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> rep = pf.load_adult_regression().pipe(pf.regression_report, y_true="hours_per_week",
+    ...                                       y_pred="predicted_hours", protected="sex", privileged={"sex": "Male"})
+    >>> row = rep.filter(group="Female", metric="mean_error")
+    >>> row.select(pl.col("value", "difference").round(2), "test").row(0)
+    (1.62, 2.45, 'welch')
+    """
+    cells = regression_counts(
+        data, y_true=y_true, y_pred=y_pred, protected=protected, weight=weight, by=by,
+        bins_per_octave=bins_per_octave, on_missing=on_missing, allow_many_groups=allow_many_groups, engine=engine,
+    )  # fmt: skip
+    n_by = len(as_list(by))
+    by_n, keys = cells.columns[:n_by], cells.columns[n_by : cells.columns.index("bin")]
+    if not keys:
+        msg = "regression_report needs at least one protected attribute (protected=...)"
+        raise PolfairError(msg)
+    return regression_report_from_cells(
+        cells, protected=keys, by=by_n, privileged=privileged, reference=reference, intersections=intersections,
+        ci=ci, p_adjust=p_adjust,
+    )  # fmt: skip
