@@ -54,7 +54,9 @@ Metric definitions (scikit-learn's names; weights act as its ``sample_weight``),
 ``mean_outcome = Σwy/W``, ``mean_prediction = Σwŷ/W``, ``mean_error = Σwe/W`` (positive =
 over-prediction), ``mean_absolute_error = Σw|e|/W``, ``mean_squared_error = Σwe²/W``,
 ``root_mean_squared_error = √MSE``, ``r2_score = 1 − Σwe²/Σw(y−ȳ)²`` (null for a constant
-outcome, where scikit-learn returns 1.0 or 0.0 by ``force_finite``).
+outcome, where scikit-learn returns 1.0 or 0.0 by ``force_finite``; also null where a group's
+spread is below the rounding of sums taken about the table's one shift, i.e. spread/distance to
+the shift under ~1e-8, such as outcomes 0 and 6e-61 in a table whose first row has 1.0).
 
 Intervals and tests (``docs/regression.md`` has the coverage measured by ``bench/coverage.py``):
 the five means have the standard error ``se² = s²/n_eff``, with Kish's effective size

@@ -9,7 +9,7 @@ from fractions import Fraction
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from polfair.core import regression as rg
@@ -18,7 +18,7 @@ VALUES = st.one_of(st.floats(-50, 50, allow_nan=False), st.sampled_from([0.0, 1e
 WEIGHTS = st.sampled_from([0.0, 1e-6, 0.5, 1.0, 3.25, None])
 
 
-def naive(y: np.ndarray, p: np.ndarray, w: np.ndarray) -> dict[str, float]:
+def naive(y: np.ndarray, p: np.ndarray, w: np.ndarray, shifts: np.ndarray) -> dict[str, float]:
     ok = ~(np.isnan(y) | np.isnan(p) | np.isnan(w))
     y, p, w = y[ok], p[ok], w[ok]
     W = w.sum()
@@ -35,9 +35,10 @@ def naive(y: np.ndarray, p: np.ndarray, w: np.ndarray) -> dict[str, float]:
     ybar = sum(a * b for a, b in zip(fw, fy)) / Wf
     sst = sum(a * (b - ybar) ** 2 for a, b in zip(fw, fy))
     sse = sum(a * (c - b) ** 2 for a, b, c in zip(fw, fy, fp))
-    # a partition's shift is its first counted row; rebasing about another one loses digits in
-    # proportion to (distance / spread)²: below that, a null r² (constant outcome) is allowed
-    about_first = max(sum(a * (b - k) ** 2 for a, b in zip(fw, fy)) for k in fy)
+    # a partition's shift is its first counted row (of any group: ``shifts`` holds every counted
+    # outcome of the frame); rebasing about it loses digits in proportion to (distance / spread)²:
+    # below that, a null r² (constant outcome) is allowed
+    about_first = max(sum(a * (b - Fraction(float(k))) ** 2 for a, b in zip(fw, fy)) for k in shifts)
     if sst > 0:
         out["r2_score"] = float(1 - sse / sst)
         out["__tiny_sst"] = float(sst <= Fraction(1, 10**9) * about_first)  # below rounding: null allowed
@@ -50,6 +51,11 @@ def naive(y: np.ndarray, p: np.ndarray, w: np.ndarray) -> dict[str, float]:
     st.sampled_from([0.0, 1e6, -3e7]),
     st.integers(1, 3),
 )
+@example(  # found by CI: group b's spread (6e-61) is lost against the partition's shift (group a's 1.0)
+    rows=[("a", 0.0, 0.0, 0.0), ("a", None, 0.0, 0.0), ("a", 1.0, 0.0, 1e-06), ("b", 0.0, 0.0, 1e-06),
+          ("b", 6.223129050218614e-61, 0.0, 1e-06)],
+    offset=0.0, parts=1,
+)  # fmt: skip
 def test_metrics_equal_a_naive_reference_and_merges(rows, offset: float, parts: int) -> None:
     g = [r[0] for r in rows]
     f = lambda v: float("nan") if v is None else float(v)  # noqa: E731
@@ -57,6 +63,7 @@ def test_metrics_equal_a_naive_reference_and_merges(rows, offset: float, parts: 
     p = np.array([f(r[2]) for r in rows]) + offset
     w = np.array([f(r[3]) for r in rows])
     df = pl.DataFrame({"g": g, "y": y, "p": p, "w": w})
+    shifts = y[~(np.isnan(y) | np.isnan(p) | np.isnan(w)) & (w > 0)]
     cells = rg.regression_cells(df.lazy(), y_true="y", y_pred="p", keys=["g"], weight="w")
     # every input row is accounted for
     assert int(cells["n"].sum() + cells["n_missing"].sum()) == len(rows)
@@ -68,7 +75,7 @@ def test_metrics_equal_a_naive_reference_and_merges(rows, offset: float, parts: 
         rep = rg.regression_report_from_cells(table, protected="g", ci=None)
         for key in {*g}:
             sel = np.array([x == key for x in g])
-            want = naive(y[sel], p[sel], w[sel])
+            want = naive(y[sel], p[sel], w[sel], shifts)
             label = "null" if key is None else ('"null"' if key == "null" else key)
             rows_g = rep.filter(pl.col("group") == label)
             for metric in rg.REGRESSION_METRICS:
