@@ -150,7 +150,7 @@ def regression_counts(
     )  # fmt: skip
     _check_after_pass(cells, frame, exprs, on_missing)
     if not allow_many_groups:  # a key's cardinality, not its dtype, decides (the input contract)
-        total = int(cells.select(pl.col("n").sum() + pl.col("n_missing").sum() + pl.col("n_invalid").sum()).item())
+        total = int(cells.select(pl.sum_horizontal(pl.col("n", "n_missing", "n_invalid").sum())).item())
         check_cardinality(keys, cells, total)
     return cells
 
