@@ -156,7 +156,7 @@ def weighted(
 def many_groups(
     rng: np.random.Generator, reps: int, k: int, rates: np.ndarray, sizes: np.ndarray
 ) -> dict[str, tuple[float, float]]:
-    """Spreads (max − min, min / max) by projection; χ² homogeneity / MC exact; BH vs raw under the null."""
+    """Spreads (max − min, min / max) by projection; χ² homogeneity / exact moments; BH vs raw under the null."""
     x = rng.binomial(sizes[None, :], rates[None, :], (reps, k))
     df = pl.DataFrame({
         "rep": np.repeat(np.arange(reps), k), "g": np.tile(np.arange(k), reps),
@@ -164,7 +164,7 @@ def many_groups(
     }).with_columns(p=pl.col("x") / pl.col("n"))  # fmt: skip
     r = Rate(pl.col("p"), pl.col("n"))
     s = iv.spread_intervals(r, CI)
-    h = iv.homogeneity_test([r], pl.col("rep").cast(pl.String), n_boot=199)
+    h = iv.homogeneity_test([r])
     out = df.group_by("rep", maintain_order=True).agg(
         s.difference_lo.alias("dl"), s.difference_hi.alias("dh"), s.ratio_lo.alias("rl"), s.ratio_hi.alias("rh"),
         h.alias("h"),
@@ -174,8 +174,8 @@ def many_groups(
         f"spread min/max: projection ({k} groups)": _covers(out["rl"], out["rh"], rates.min() / rates.max()),
     }
     if np.all(rates == rates[0]):
-        mc = 100 * float((out["test"] == "mc_exact").mean())
-        res[f"test: homogeneity chi2 / MC exact ({k} groups; type-I; {mc:.0f}% MC)"] = (
+        mom = 100 * float((out["test"] == "chi2_moments").mean())
+        res[f"test: homogeneity chi2 / exact moments ({k} groups; type-I; {mom:.0f}% moments)"] = (
             float((out["p_value"] < 0.05).mean()), 0.0)  # fmt: skip
         # each group vs the largest: raw p < 0.05 for any group (FWER) vs BH-adjusted
         ref = int(np.argmax(sizes))
@@ -193,6 +193,28 @@ def many_groups(
         res[f"family-wise error, {k - 1} groups vs largest: raw p"] = (float(fw["raw"].mean()), 0.0)
         res[f"family-wise error, {k - 1} groups vs largest: BH"] = (float(fw["bh"].mean()), 0.0)
     return res
+
+
+def homogeneity(rng: np.random.Generator, reps: int, p: float, sizes: np.ndarray) -> dict[str, tuple[float, float]]:
+    """Type-I error of the report's homogeneity test under H0 (one rate ``p`` in every group), vectorised over
+    the simulated audits (``homogeneity_table``, the report's code), against Pearson's χ² with k − 1 df alone.
+    """
+    from scipy import stats
+
+    k = len(sizes)
+    x = rng.binomial(sizes[None, :], p, (reps, k))
+    df = pl.DataFrame({"rep": np.repeat(np.arange(reps), k), "x": x.ravel().astype(float),
+                       "n": np.tile(sizes, reps).astype(float)}).with_columns(p=pl.col("x") / pl.col("n"))  # fmt: skip
+    out = iv.homogeneity_table(df, by=["rep"], families={"h": [("p", "n")]}).drop_nulls("h__tp")
+    pooled = x.sum(axis=1) / sizes.sum()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        stat = np.nansum((x - sizes * pooled[:, None]) ** 2 / sizes, axis=1) / (pooled * (1 - pooled))
+    chi = stats.chi2.sf(stat, k - 1)[(pooled > 0) & (pooled < 1)]
+    mom = 100 * float((out["h__tt"] == "chi2_moments").mean())
+    return {
+        f"test: homogeneity as the report ({mom:.0f}% exact moments; type-I)": (float((out["h__tp"] < 0.05).mean()), 0.0),
+        f"test: Pearson chi2, {k - 1} df, always (type-I)": (float((chi < 0.05).mean()), 0.0),
+    }
 
 
 def _entropy_audits(
@@ -326,6 +348,23 @@ def scenarios(
         (
             "30 groups n 20..1000, H0 p = 0.03 (Cochran fails)",
             lambda g: many_groups(g, reps, 30, np.full(30, 0.03), sizes30),
+        ),
+        ("homogeneity, H0: 3 groups n 5, 8, 12, p = 0.15", lambda g: homogeneity(g, reps, 0.15, np.array([5, 8, 12]))),
+        (
+            "homogeneity, H0: 6 groups n 3175..11 (COMPAS races), p = 0.02",
+            lambda g: homogeneity(g, reps, 0.02, np.array([3175, 2103, 509, 343, 31, 11])),
+        ),
+        (
+            "homogeneity, H0: 60 groups n 5..200, p = 0.1",
+            lambda g: homogeneity(g, reps, 0.1, np.linspace(5, 200, 60).astype(np.int64)),
+        ),
+        (
+            "homogeneity, H0: 1,000 groups of 1-3 rows, p = 0.1",
+            lambda g: homogeneity(g, reps, 0.1, np.tile([1, 2, 3], 334)[:1000]),
+        ),
+        (
+            "homogeneity, H0: 20,000 groups of 1-2 rows, p = 0.3",
+            lambda g: homogeneity(g, max(reps // 4, 200), 0.3, np.tile([1, 2], 10_000)),
         ),
         ("30 groups: between-group GE(2)", lambda g: entropy_between(g, max(reps // 10, 50), 30, sizes30, fpr30, boot)),
         ("entropy, analytic: 30 groups n 20..1000", lambda g: entropy_analytic(g, reps, 30, sizes30, fpr30)),
@@ -461,6 +500,7 @@ def run(reps: int, boot: int, seed: int, only: set[str] | None = None) -> list[t
         t0 = time.perf_counter()
         res = fn(rng)
         n = max(reps // 10, 50) if name.startswith(("30 groups: between", "clustered")) else reps
+        n = max(reps // 4, 200) if name.startswith("homogeneity, H0: 20,000") else n
         for fam, (value, undefined) in res.items():
             rows.append((name, fam, value, undefined, n))
         print(f"  {name}: {time.perf_counter() - t0:.1f} s", file=sys.stderr)

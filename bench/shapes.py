@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/shapes.py [--repeats 5] [--shapes day attrs8 zip10k big50k mem1e7] [--out bench/results.md]
+    python bench/shapes.py [--repeats 5] [--shapes compas levels day attrs8 zip10k big50k mem1e7] [--out bench/results.md]
 
 Each shape runs in a fresh interpreter (so its peak RSS, ``getrusage(RUSAGE_SELF).ru_maxrss``, is
 its own). Data are seeded synthetic rows (labels, scores, predictions ``score >= 0.5``, weights):
@@ -15,14 +15,22 @@ its own). Data are seeded synthetic rows (labels, scores, predictions ``score >=
   once under ``bench/data/``, not committed) by the streaming engine: peak RSS of the pass alone
   (``confusion_counts``) and of the full report (with ``--ci-none`` also without intervals), each in
   its own process;
-* ``mem1e7``: 1e7 rows in memory, 3 attributes (the README benchmark's in-memory case).
+* ``mem1e7``: 1e7 rows in memory, 3 attributes (the README benchmark's in-memory case);
+* ``compas``: the bundled COMPAS data (6,172 rows), race and sex, the demo's prediction and
+  privileged groups, unweighted: the fixed cost of a small report;
+* ``levels``: one String attribute with 20,000 and with 160,000 levels (1.5 rows per level,
+  unweighted: Fisher tests and sparse homogeneity tables), ``allow_many_groups=True``; the ratio of
+  the two default reports' times says whether the cost is linear in the levels;
+* ``cli50k``: the ``big50k`` parquet file through ``python -m polfair report ... --out
+  report.parquet`` (default options): peak RSS of the CLI process.
 
 ``floor`` is ``df.lazy().group_by(keys).agg(pl.len()).collect()`` on the same frame (keys = by +
 protected); ``polfair`` is ``pf.fairness_report`` with weights and scores and default options. The
 two are timed interleaved, ``--repeats`` times each after one untimed warm-up call; the ratio is
-of the medians, from the same run. ``--ci-none`` adds a run with ``ci=None`` where the keyword
-exists. With ``--out``, the markdown table replaces the section between the
-``<!-- shapes:begin -->`` and ``<!-- shapes:end -->`` markers of that file (appended if absent).
+of the medians, from the same run. Every shape is also timed with ``ci=None`` (where the keyword
+exists; ``--no-ci-none`` skips it), and the table gives default / ``ci=None`` from the same run.
+With ``--out``, the markdown table replaces the section between the ``<!-- shapes:begin -->`` and
+``<!-- shapes:end -->`` markers of that file (appended if absent).
 """
 
 from __future__ import annotations
@@ -84,15 +92,12 @@ def interleaved(fns, k):
 
 HAS_CI = "ci" in inspect.signature(pf.fairness_report).parameters
 
-def run_shape(df, protected, by=(), extra=None, label=""):
-    keys = [*by, *protected]
-    kw = dict(y_true="y_true", y_pred="y_pred", y_score="score", weight="weight", protected=protected,
-              by=list(by) or None, **(extra or {}))
+def run_pair(df, kw, keys, label, k=None):
     fns = {"floor": lambda: df.lazy().group_by(keys).agg(pl.len()).collect(),
            "polfair": lambda: pf.fairness_report(df, **kw)}
     if ci_none and HAS_CI:
         fns["polfair_ci_none"] = lambda: pf.fairness_report(df, **kw, ci=None)
-    med, out = interleaved(fns, repeats)
+    med, out = interleaved(fns, k or repeats)
     rep = out["polfair"]
     d = {"label": label, "rows": df.height, "report_rows": rep.height, "floor": med["floor"],
          "polfair": med["polfair"], "ratio": med["polfair"] / med["floor"],
@@ -101,6 +106,11 @@ def run_shape(df, protected, by=(), extra=None, label=""):
         d["polfair_ci_none"] = med["polfair_ci_none"]
         d["ratio_ci_none"] = med["polfair_ci_none"] / med["floor"]
     return d
+
+def run_shape(df, protected, by=(), extra=None, label=""):
+    kw = dict(y_true="y_true", y_pred="y_pred", y_score="score", weight="weight", protected=protected,
+              by=list(by) or None, **(extra or {}))
+    return run_pair(df, kw, [*by, *protected], label)
 """
 
 SHAPES = {
@@ -123,6 +133,40 @@ emit(run_shape(df, ["zip", "sex", "race"], label="2e6 rows, zip (10k levels, Str
     "mem1e7": """
 df = frame(10_000_000, {"sex": 2, "race": 5, "age_group": 6})
 emit(run_shape(df, ["sex", "race", "age_group"], label="1e7 rows in memory, 3 attributes (2, 5, 6 levels)"))
+""",
+    "compas": """
+df = pf.load_compas()
+kw = dict(y_true="two_year_recid", y_pred=pl.col("decile_score") >= 5, protected=["race", "sex"],
+          privileged={"race": "Caucasian", "sex": "Male"})
+emit(run_pair(df, kw, ["race", "sex"], "COMPAS, 6,172 rows, race + sex (the demo's prediction), unweighted", k=max(repeats, 15)))
+""",
+    "levels": """
+out = []
+for levels in (20_000, 160_000):
+    df = frame(int(1.5 * levels), {"lvl": levels}, seed=7, string_keys=("lvl",))
+    kw = dict(y_true="y_true", y_pred="y_pred", y_score="score", protected=["lvl"], allow_many_groups=True)
+    out.append(run_pair(df, kw, ["lvl"], f"{levels:,} levels, {df.height:,} rows, one String attribute, unweighted",
+                        k=min(repeats, 3)))
+out[1]["per_20k"] = out[1]["polfair"] / out[0]["polfair"]
+for d in out:
+    emit(d)
+""",
+    "cli50k": """
+import os, subprocess, tempfile
+path = sys.argv[3]
+with tempfile.TemporaryDirectory() as tmp:
+    target = os.path.join(tmp, "report.parquet")
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "polfair", "report", path, "--y-true", "y_true", "--y-pred", "y_pred",
+                           "--y-score", "score", "--weight", "weight", "--protected", "person_group", "sex",
+                           "--out", target], capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if proc.returncode:
+        raise SystemExit(proc.stderr[-2000:])
+    rows = pl.scan_parquet(target).select(pl.len()).collect().item()
+child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+print(json.dumps({"label": "2e7 rows, 50k-level attribute x sex: CLI report --out report.parquet (peak RSS of the CLI)",
+                  "time": wall, "report_rows": rows, "peak_rss_mib": child}), flush=True)
 """,
     "big50k_pass": """
 path = sys.argv[3]
@@ -196,8 +240,8 @@ def table(results: list[dict], args: argparse.Namespace) -> str:
         "options; floor = `df.lazy().group_by(by + protected).agg(pl.len())` on the same frame; medians of "
         f"{args.repeats} interleaved repeats after a warm-up; peak RSS of the shape's own process (frame included).",
         "",
-        "| shape | report rows | floor | polfair | ratio | peak RSS |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| shape | report rows | floor | polfair | ratio to floor | default / ci=None | peak RSS |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         if "error" in r:
@@ -205,21 +249,25 @@ def table(results: list[dict], args: argparse.Namespace) -> str:
             continue
         if "ratio" in r:
             extra = f" (ci=None: {r['ratio_ci_none']:.2f}×)" if "ratio_ci_none" in r else ""
+            vs = f"**{r['polfair'] / r['polfair_ci_none']:.2f}×**" if "polfair_ci_none" in r else ""
+            if "per_20k" in r:
+                vs += f" (default time / 20k levels' default time: {r['per_20k']:.2f}×)"
             lines.append(
                 f"| {r['label']} | {r['report_rows']:,} | {r['floor'] * 1e3:.1f} ms | {r['polfair'] * 1e3:.0f} ms "
-                f"| **{r['ratio']:.2f}×**{extra} | {r['peak_rss_mib']:.0f} MiB |"
+                f"| **{r['ratio']:.2f}×**{extra} | {vs} | {r['peak_rss_mib']:.0f} MiB |"
             )
         else:
             rows = f"{r['report_rows']:,}" if "report_rows" in r else (f"{r['cells']:,} cells" if "cells" in r else "")
-            lines.append(f"| {r['label']} | {rows} | | {r['time'] * 1e3:.0f} ms | | **{r['peak_rss_mib']:.0f} MiB** |")
+            lines.append(f"| {r['label']} | {rows} | | {r['time'] * 1e3:.0f} ms | | | **{r['peak_rss_mib']:.0f} MiB** |")
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--shapes", nargs="+", default=["day", "attrs8", "zip10k", "big50k", "mem1e7"])
-    ap.add_argument("--ci-none", action="store_true", help="also time ci=None where the keyword exists")
+    ap.add_argument("--shapes", nargs="+", default=["compas", "levels", "day", "attrs8", "zip10k", "big50k", "mem1e7"])
+    ap.add_argument("--ci-none", action=argparse.BooleanOptionalAction, default=True,
+                    help="also time ci=None where the keyword exists (default: on)")
     ap.add_argument("--out", default=None, help="markdown file whose shapes section is replaced")
     args = ap.parse_args(argv)
     results: list[dict] = []
@@ -231,7 +279,8 @@ def main(argv: list[str] | None = None) -> int:
                 t0 = time.perf_counter()
                 subprocess.run([sys.executable, "-c", _MAKE_BIG, str(path)], check=True)
                 print(f"generated {path} in {time.perf_counter() - t0:.0f}s", flush=True)
-            parts = ["big50k_floor", "big50k_pass", "big50k_report", *(["big50k_report_ci_none"] if args.ci_none else [])]
+            parts = ["big50k_floor", "big50k_pass", "big50k_report", *(["big50k_report_ci_none"] if args.ci_none else []),
+                     "cli50k"]
             for part in parts:
                 res = run(part, args.repeats, args.ci_none, str(path))
                 results += res

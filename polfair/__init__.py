@@ -12,7 +12,7 @@ entropy index and differential-fairness value is arithmetic on that small table
 from __future__ import annotations
 
 import polfair.namespace  # noqa: F401  (registers the ``df.fair`` / ``lf.fair`` namespaces)
-from polfair.api import confusion_counts, fairness_report
+from polfair.api import confusion_counts, fairness_report, fairness_report_batches
 from polfair.compat.aif360 import BinaryLabelDatasetMetric, ClassificationMetric
 from polfair.compat.fairlearn import (
     accuracy,
@@ -90,6 +90,7 @@ __all__ = [
     "confusion_counts",
     "merge_counts",
     "fairness_report",
+    "fairness_report_batches",
     "report_from_counts",
     "regression_report",
     "regression_counts",

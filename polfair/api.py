@@ -9,9 +9,11 @@ monitor or of foreign engines; this module is where they meet.
 
 from __future__ import annotations
 
+import datetime as dt
 import inspect
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Literal, NamedTuple
 
 import polars as pl
 
@@ -20,7 +22,7 @@ from polfair.core.clustered import jackknife_report_intervals
 from polfair.core.collect import collect_cells
 from polfair.core.counts import BUCKET, COUNT_COLUMNS, cell_table, pivot_codes
 from polfair.core.inputs import is_foreign
-from polfair.core.report import report_from_counts
+from polfair.core.report import report_batches, report_from_counts
 from polfair.core.run_metadata import attach_request, with_run_metadata
 from polfair.core.spec import Spec, build_spec
 from polfair.core.values import check_option_types
@@ -29,7 +31,7 @@ from polfair.engines.narwhals import foreign_code_table
 from polfair.exceptions import PolfairError
 from polfair.monitor.plan import plan_report, significance_as_level
 
-__all__ = ["confusion_counts", "fairness_report"]
+__all__ = ["confusion_counts", "fairness_report", "fairness_report_batches"]
 
 
 def confusion_counts(
@@ -292,11 +294,12 @@ def fairness_report(
         odds and EDF, a bias-corrected normal interval from the analytic moments of the cell
         bootstrap for the entropy indices (``delta_bc``).
     n_boot, seed
-        Replicates and seed of the Monte Carlo exact tests (seeded per tested family; same input
-        and seed, same numbers). The entropy-index intervals use no random numbers.
+        Kept for compatibility: the report uses no random numbers (closed forms, exact-moment
+        homogeneity tests, analytic entropy intervals), so they change nothing in it.
     p_adjust
         ``"bh"`` (Benjamini–Hochberg, default), ``"by"``, ``"holm"`` or ``None``: ``p_value_adjusted``
-        within each (``by`` value, metric) family.
+        within each (``by`` value, row kind, metric) family: group rows and attribute rows are
+        adjusted separately.
     cluster, n_buckets
         Optional cluster id column (several rows per person, session, ...) and the number of
         hashed buckets (2…255, default 20), as in :func:`polfair.confusion_counts`: the cell table
@@ -402,30 +405,117 @@ def fairness_report(
     └───────┴──────────┴─────────────────┴────────────┴───────┘
     """
     options = {k: v for k, v in locals().items() if k not in ("data", "shape", "run_metadata")}
-    if band is None:
+    prep = _prepare(data, options, shape, run_metadata)
+    report = report_from_counts(prep.cells, by=prep.spec.by, **prep.statistics, **prep.common)
+    if prep.bucketed is not None and prep.statistics["ci"] is not None:  # cluster-robust intervals on the group rows
+        report = jackknife_report_intervals(
+            report, prep.bucketed, lambda table, keys: report_from_counts(table, by=keys, **prep.common),
+            by=list(prep.spec.by), ci=prep.statistics["ci"], p_adjust_method=prep.statistics["p_adjust"],
+        )  # fmt: skip
+    report = prep.plan.finish(report)
+    return attach_request(_shape_and_stamp(report, shape, run_metadata, options), prep.request)
+
+
+def fairness_report_batches(data: Any, *, batch_rows: int = 250_000, **kwargs: Any) -> Iterator[pl.DataFrame]:
+    """:func:`fairness_report`'s long report in consecutive batches, each built as it is yielded (bounded memory).
+
+    The same pass, options and rows as ``fairness_report(data, **kwargs)`` (their concatenation is
+    that report, run metadata included, with one ``run_id`` and ``run_at``), but the rows are laid out
+    ``batch_rows`` at a time (:func:`polfair.core.report.report_batches`), so a report of millions of
+    rows can be written without holding it: ``polfair report ... --out`` uses it. Options that need the
+    whole report at once (``cluster=`` with intervals, thresholds, ``min_group_size``, groupwise or
+    user ``metrics``, a config's monitored groups, ``shape="wide"``) give the whole report as one batch.
+
+    Parameters
+    ----------
+    data
+        As in :func:`fairness_report`.
+    batch_rows
+        Report rows per batch (about: a batch ends with an entity's rows). 250,000 rows (~40 MiB with
+        intervals) keep a batch well below the pass's own peak; larger batches save little time.
+    **kwargs
+        :func:`fairness_report`'s keywords.
+
+    Returns
+    -------
+    Iterator[pl.DataFrame]
+        Frames with :func:`fairness_report`'s schema, in its row order.
+
+    Raises
+    ------
+    PolfairError
+        As :func:`fairness_report` (raised when the first batch is asked for).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> df = pl.DataFrame({"y": [1, 0, 1, 1, 0, 0], "p": [1, 1, 0, 1, 0, 1], "sex": ["f", "f", "f", "m", "m", "m"]})
+    >>> batches = list(fairness_report_batches(df, y_true="y", y_pred="p", protected="sex", batch_rows=30))
+    >>> len(batches) > 1, pl.concat(batches).equals(pf.fairness_report(df, y_true="y", y_pred="p", protected="sex"))
+    (True, True)
+    """
+    bound = inspect.signature(fairness_report).bind(data, **kwargs)
+    bound.apply_defaults()
+    args = dict(bound.arguments)
+    data, shape, run_metadata = args.pop("data"), args.pop("shape"), args.pop("run_metadata")
+    if run_metadata is not False:  # one run_id and run_at for every batch
+        fixed = dict(run_metadata) if isinstance(run_metadata, Mapping) else {}
+        fixed.setdefault("run_id", uuid.uuid4().hex)
+        fixed.setdefault("run_at", dt.datetime.now(dt.UTC))
+        run_metadata = fixed
+    prep = _prepare(data, args, shape, run_metadata)
+    plan = prep.plan
+    # a config's monitored groups are checked (and warned about) on the whole report
+    whole = (shape != "long" or (prep.bucketed is not None and prep.statistics["ci"] is not None) or plan.metrics
+             or plan.thresholds is not None or plan.statistics.get("min_group_size") is not None
+             or (plan.config is not None and bool(plan.config.monitored)))  # fmt: skip
+    if whole:
+        yield fairness_report(data, **kwargs)
+        return
+    for batch in report_batches(prep.cells, by=prep.spec.by, batch_rows=batch_rows, **prep.statistics, **prep.common):
+        yield attach_request(_shape_and_stamp(plan.finish(batch), shape, run_metadata, args), prep.request)
+
+
+class _Prepared(NamedTuple):
+    plan: Any
+    spec: Any
+    cells: pl.DataFrame
+    bucketed: pl.DataFrame | None
+    statistics: dict[str, Any]
+    common: dict[str, Any]
+    request: dict[str, Any]
+
+
+def _prepare(data: Any, options: dict[str, Any], shape: Any, run_metadata: Any) -> _Prepared:
+    """Check the options, resolve the monitoring plan and run the pass: the cell table and the report's arguments."""
+    o = options
+    if o["band"] is None:
         options.pop("band")  # not given: the config hash of calls before the option is unchanged
     _check_shape(shape, run_metadata)
     # a mapping of metrics defines user metrics (polfair.core.user_metrics); a list: groupwise metrics
+    metrics = o["metrics"]
     user_metrics = metrics if isinstance(metrics, Mapping) else None
     if user_metrics is not None:
         metrics = None
         options["metrics"] = sorted(user_metrics)  # hashable names for the run metadata; the checks below skip it
     check_option_types(options)
-    _check_significance(significance)
+    _check_significance(o["significance"])
     plan = plan_report(
-        data, config=config, y_true=y_true, y_pred=y_pred, y_score=y_score, weight=weight, by=by,
-        protected=protected, favorable=favorable, privileged=privileged, intersections=intersections,
-        thresholds=thresholds, min_sample_size=min_sample_size, max_sample_size=max_sample_size,
-        metrics=metrics, statistics=_given_statistics(options), band=band,
+        data, config=o["config"], y_true=o["y_true"], y_pred=o["y_pred"], y_score=o["y_score"], weight=o["weight"],
+        by=o["by"], protected=o["protected"], favorable=o["favorable"], privileged=o["privileged"],
+        intersections=o["intersections"], thresholds=o["thresholds"], min_sample_size=o["min_sample_size"],
+        max_sample_size=o["max_sample_size"], metrics=metrics, statistics=_given_statistics(options),
+        band=o.get("band"),
     )  # fmt: skip
     stats = significance_as_level({**_STATISTICS_DEFAULTS, **plan.statistics}, plan.statistics)
-    ci, n_boot, seed, p_adjust = stats["ci"], stats["n_boot"], stats["seed"], stats["p_adjust"]
-    kwargs = dict(y_true=plan.y_true, y_pred=plan.y_pred, y_score=plan.y_score, threshold=threshold,
-                  protected=plan.protected, favorable=plan.favorable, unfavorable=unfavorable,
+    kwargs = dict(y_true=plan.y_true, y_pred=plan.y_pred, y_score=plan.y_score, threshold=o["threshold"],
+                  protected=plan.protected, favorable=plan.favorable, unfavorable=o["unfavorable"],
                   weight=plan.weight, by=plan.by)  # fmt: skip
     kwargs["exact_sums"] = bool(stats["exact_sums"])
     if stats["cluster"] is not None:
         kwargs |= {"cluster": stats["cluster"], "n_buckets": stats["n_buckets"]}
+    on_missing, engine, allow_many_groups = o["on_missing"], o["engine"], o["allow_many_groups"]
     spec: Spec
     if is_foreign(plan.data):  # Spark, DuckDB, ...: the pass runs in that engine, the rest here
         codes, spec = foreign_code_table(plan.data, **kwargs)
@@ -438,21 +528,15 @@ def fairness_report(
     if bucketed is not None:  # cluster=: the core report reads the table without buckets
         cells = _sum_buckets(bucketed)
     common: dict[str, Any] = dict(
-        protected=spec.keys, has_predictions=spec.has_predictions, privileged=plan.privileged, reference=reference,
-        intersections=plan.intersections, alpha=alpha, concentration=concentration, weighted=spec.weighted,
-        metrics=user_metrics,
+        protected=spec.keys, has_predictions=spec.has_predictions, privileged=plan.privileged,
+        reference=o["reference"], intersections=plan.intersections, alpha=o["alpha"],
+        concentration=o["concentration"], weighted=spec.weighted, metrics=user_metrics,
     )  # fmt: skip
-    report = report_from_counts(cells, by=spec.by, ci=ci, ci_method=ci_method, n_boot=n_boot, seed=seed,
-                                p_adjust=p_adjust, **common)
-    if bucketed is not None and ci is not None:  # cluster-robust intervals on the group rows
-        report = jackknife_report_intervals(
-            report, bucketed, lambda table, keys: report_from_counts(table, by=keys, **common),
-            by=list(spec.by), ci=ci, p_adjust_method=p_adjust,
-        )  # fmt: skip
-    report = plan.finish(report)
-    request = plan.request(threshold=threshold, unfavorable=unfavorable, reference=reference, stats=stats,
-                           config=config)  # fmt: skip
-    return attach_request(_shape_and_stamp(report, shape, run_metadata, options), request)
+    statistics = {"ci": stats["ci"], "ci_method": o["ci_method"], "n_boot": stats["n_boot"], "seed": stats["seed"],
+                  "p_adjust": stats["p_adjust"]}  # fmt: skip
+    request = plan.request(threshold=o["threshold"], unfavorable=o["unfavorable"], reference=o["reference"],
+                           stats=stats, config=o["config"])  # fmt: skip
+    return _Prepared(plan, spec, cells, bucketed, statistics, common, request)
 
 
 #: The statistics keywords of ``fairness_report`` a config's ``[statistics]`` table may set, with

@@ -10,6 +10,7 @@ Column arguments are column names or SQL expressions (``"decile_score >= 5"``,
 from __future__ import annotations
 
 import argparse
+import itertools
 import re
 import sys
 import time
@@ -110,8 +111,8 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--ci", type=float, metavar="LEVEL",
                      help="confidence level of the intervals (default 0.95; docs/statistics.md)")
     rep.add_argument("--no-ci", action="store_true", help="no interval and test columns (faster; the older schema)")
-    rep.add_argument("--n-boot", type=int, metavar="B", help="Monte Carlo exact-test replicates (default 200)")
-    rep.add_argument("--seed", type=int, help="seed of the Monte Carlo streams (default 0)")
+    rep.add_argument("--n-boot", type=int, metavar="B", help="kept for compatibility (the report uses no replicates)")
+    rep.add_argument("--seed", type=int, help="kept for compatibility (the report uses no random numbers)")
     rep.add_argument("--cluster", metavar="COLUMN",
                      help="cluster id column (several rows per person): cluster-robust jackknife intervals")
     rep.add_argument("--min-group-size", type=int, metavar="N",
@@ -354,12 +355,35 @@ def _run_report(args: argparse.Namespace) -> int:
               options={k: v for k, v in kwargs.items() if v is not None and k != "run_metadata"})  # fmt: skip
     progress = False if log.enabled and args.progress is None else args.progress
     t0 = time.perf_counter()
+    # --out alone: the report is written in batches as it is computed (memory does not grow with its rows)
+    stream = bool(args.out) and not (args.html or args.append or args.config or args.adverse_impact
+                                     or args.adverse_impact_out or args.shape == "wide" or args.min_group_size is not None)  # fmt: skip
     with warnings.catch_warnings(record=log.enabled) as caught:
         if log.enabled:  # every warning becomes a "warning" event, none goes to stderr as text
             warnings.simplefilter("always")
-        report = _with_progress(lambda: fairness_report(lf, **kwargs), args.path, lf, progress)
+        if stream:
+            from polfair.api import fairness_report_batches
+            from polfair.outputs.stream import write_report_batches
+
+            def write() -> int:
+                batches = fairness_report_batches(lf, **kwargs)
+                first = next(batches)
+                request = request_of(first) or {}  # as below: the request as the user wrote it
+                request.update({k: v for k, v in (("y_pred", args.y_pred), ("protected", args.protected or None),
+                                                  ("source", args.path)) if v})  # fmt: skip
+                return write_report_batches(itertools.chain([first], batches), args.out, request)
+
+            rows = cast(int, _with_progress(write, args.path, lf, progress))
+        else:
+            report = _with_progress(lambda: fairness_report(lf, **kwargs), args.path, lf, progress)
     for w in caught or []:
         log.event("warning", level="warning", category=w.category.__name__, message=str(w.message))
+    if stream:
+        log.event("pass_done", seconds=round(time.perf_counter() - t0, 3), report_rows=rows)
+        print(f"wrote {rows} report rows to {args.out}")
+        log.event("report_written", path=args.out, rows=rows, mode="write")
+        log.event("done", exit_code=0)
+        return 0
     log.event("pass_done", seconds=round(time.perf_counter() - t0, 3), report_rows=report.height)
     # the request as the user wrote it (SQL text, not the parsed expressions), with the input
     request = request_of(report) or {}

@@ -5,7 +5,7 @@ and disparities, entropy indices and differential fairness (entropy), intervals 
 (intervals), and the cell table -> long report computation (report).
 
 Everything here is arithmetic on the small cell table after one ``group_by``. The core imports only
-polars, numpy, pyarrow, the standard library, ``polfair.core.*`` and ``polfair.exceptions``; the
+polars, numpy, pyarrow, scipy, the standard library, ``polfair.core.*`` and ``polfair.exceptions``; the
 rooms around it (``polfair.engines``, ``polfair.compat``, ``polfair.monitor``, ``polfair.outputs``)
 import the core, never the reverse (``tests/meta/test_layering.py`` enforces it).
 """

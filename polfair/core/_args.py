@@ -15,8 +15,8 @@ from polfair.core._typing import IntoExpr
 from polfair.exceptions import ColumnNotFoundError, PolfairError
 
 __all__ = [
-    "SMALL_COLLECT", "SMALL_ROWS", "as_expr", "as_list", "as_values", "check_columns", "collect_options", "is_bool_like",
-    "mergeable_tables", "output_name",
+    "SMALL_COLLECT", "as_expr", "as_list", "as_values", "check_columns", "is_bool_like", "mergeable_tables",
+    "output_name",
 ]  # fmt: skip
 
 
@@ -89,18 +89,3 @@ def is_bool_like(v: Any) -> bool:
 #: ``collect`` options for the small-table plans (a few hundred rows): they run faster without Polars'
 #: query optimiser, whose cost exceeds its gain at these sizes (measured: 6 ms of a 17 ms collect).
 SMALL_COLLECT: dict = {"engine": "in-memory", "optimizations": pl.QueryOptFlags.none()}
-#: Up to this many rows a plan counts as small (:func:`collect_options`).
-SMALL_ROWS = 20_000
-
-
-def collect_options(rows: int) -> dict:
-    """``collect`` options for a plan over a frame of ``rows`` rows: :data:`SMALL_COLLECT` up to
-    :data:`SMALL_ROWS`, Polars' defaults above (there the optimiser's common-subexpression
-    elimination pays: the interval plans of a 180,000-group report ran 2x slower without it).
-
-    Examples
-    --------
-    >>> collect_options(100) is SMALL_COLLECT, collect_options(10**6)
-    (True, {})
-    """
-    return SMALL_COLLECT if rows <= SMALL_ROWS else {}

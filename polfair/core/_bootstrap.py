@@ -2,7 +2,7 @@
 
 One replicate table for all ``by`` values and replicates, held as numpy arrays (replicate × cell)
 rather than a stacked Polars frame: each ``by`` value draws its cells' counts with its own
-generator (:func:`polfair.core.intervals._generator`, so its intervals do not depend on the other
+generator (:func:`polfair.core.intervals.common.seeded_generator`, so its intervals do not depend on the other
 ``by`` values); the attribute-set roll-ups are integer sums (each set from the smallest finer
 grouping already summed); the replicates' generalized entropy indices are per-group sums in the
 deviation form of :func:`polfair.core.entropy.ge_agg` (``Σ cnt·((b/μ)^α − 1)``, exactly 0 for one
@@ -325,16 +325,17 @@ def entropy_bootstrap(
     """:func:`polfair.core.intervals.entropy_bootstrap` (see there), for a valid ``ci`` and ``n_boot``.
 
     ``quantile`` is :func:`polfair.core.intervals.z_value`, ``generator(seed, key)`` the seeded
-    generator of a ``by`` value (``intervals._generator``; passed in: this module imports nothing
+    generator of a ``by`` value (``intervals.common.seeded_generator``; passed in: this module imports nothing
     from ``intervals``, which imports it), ``sampler`` the draws (default :func:`draw_cells`). The
     rows and estimates are :func:`polfair.core._entropy_ci.entropy_intervals`'s; this module adds
     the limits (:func:`bootstrap_limits`).
 
     Examples
     --------
-    >>> from polfair.core.intervals import _generator, z_value
+    >>> from polfair.core.intervals import z_value
+    >>> from polfair.core.intervals.common import seeded_generator
     >>> cells = pl.DataFrame({"g": ["a", "b"], "tp_n": [30, 10], "fp_n": [10, 20], "tn_n": [50, 60], "fn_n": [10, 10]})
-    >>> entropy_bootstrap(cells, protected=["g"], n_boot=50, quantile=z_value, generator=_generator).height
+    >>> entropy_bootstrap(cells, protected=["g"], n_boot=50, quantile=z_value, generator=seeded_generator).height
     9
     """
     from polfair.core._entropy_ci import entropy_intervals
@@ -370,8 +371,9 @@ def bootstrap_limits(
 
     Examples
     --------
-    >>> from polfair.core.intervals import _generator, z_value
-    >>> callable(bootstrap_limits(n_boot=10, seed=0, quantile=z_value, generator=_generator))
+    >>> from polfair.core.intervals import z_value
+    >>> from polfair.core.intervals.common import seeded_generator
+    >>> callable(bootstrap_limits(n_boot=10, seed=0, quantile=z_value, generator=seeded_generator))
     True
     """
     draw = draw_cells if sampler is None else sampler

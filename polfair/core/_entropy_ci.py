@@ -42,7 +42,10 @@ from typing import Any, NamedTuple
 import numpy as np
 import polars as pl
 
-__all__ = ["CellBlocks", "Grouping", "Limits", "delta_limits", "entropy_intervals"]
+__all__ = [
+    "CellBlocks", "Grouping", "Limits", "benefit_variance", "between_limits", "delta_limits", "entropy_intervals",
+    "individual_limits",
+]  # fmt: skip
 
 _ROW = "__pf_row"
 _CONFUSION_N = ("tp_n", "fp_n", "tn_n", "fn_n")
@@ -264,7 +267,7 @@ def _between_moments(
     """
 
     def per(values: np.ndarray) -> np.ndarray:
-        return np.bincount(gseg, weights=values, minlength=n_seg)
+        return np.bincount(gseg, weights=values, minlength=n_seg).astype(np.float64)
 
     big_n = per(nn)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -321,14 +324,15 @@ def _individual_moments(fn: np.ndarray, fp: np.ndarray, n: np.ndarray, seg: np.n
     """
 
     def per(values: np.ndarray) -> np.ndarray:
-        return np.bincount(seg, weights=values, minlength=n_seg)
+        return np.bincount(seg, weights=values, minlength=n_seg).astype(np.float64)
 
     fn, fp, n = fn.astype(np.float64), fp.astype(np.float64), n.astype(np.float64)
     big_n = per(n)
-    s00 = per(fn - fn * fn / n) / big_n**2
-    s22 = per(fp - fp * fp / n) / big_n**2
-    s02 = per(-fn * fp / n) / big_n**2
-    p0, p2 = per(fn) / big_n, per(fp) / big_n
+    with np.errstate(divide="ignore", invalid="ignore"):  # a by value without counted rows: NaN, no limits
+        s00 = per(fn - fn * fn / n) / big_n**2
+        s22 = per(fp - fp * fp / n) / big_n**2
+        s02 = per(-fn * fp / n) / big_n**2
+        p0, p2 = per(fn) / big_n, per(fp) / big_n
     h0, h2 = np.where(s00 > 0, 1e-4, 0.0), np.where(s22 > 0, 1e-4, 0.0)
     one0, one2 = np.where(h0 > 0, h0, 1.0), np.where(h2 > 0, h2, 1.0)  # divisors where the step is 0
 
@@ -384,38 +388,75 @@ def delta_limits(cells: CellBlocks, estimates: np.ndarray, ci: float) -> tuple[n
     >>> bool(ok.all()), bool((lo <= hi).all())
     (True, True)
     """
-    from statistics import NormalDist
+    from scipy import special
 
-    z = NormalDist().inv_cdf(0.5 + ci / 2.0)
+    z = float(special.ndtri(0.5 + ci / 2.0))
     counts, n, seg = cells.counts, cells.n, cells.seg
     n_seg = cells.starts.size
     fn, fp = counts[:, 3], counts[:, 1]
-    x = (n - fn + fp).astype(np.float64)  # Σb per cell (b = 0, 1, 2 for FN, TP/TN, FP)
-    q = (n - fn + 3 * fp).astype(np.float64)  # Σb²
+    var = benefit_variance(counts)
+    est = estimates.reshape(len(cells.blocks), 3, n_seg)
+    out = np.full((3, len(cells.blocks), 3, n_seg), np.nan)  # (lo, hi, ok) × block × metric × by value
+    # every between-group block in one call: its groups' segment is (block, by value)
+    between = [(i, b) for i, b in enumerate(cells.blocks) if b is not None]
+    if between:
+        nn = np.concatenate([b.n for _, b in between])
+        x = np.concatenate([b.x for _, b in between])
+        vg = np.concatenate([np.bincount(b.codes, weights=var, minlength=b.first.size) for _, b in between])
+        gseg = np.concatenate([seg[b.first] + j * n_seg for j, (_, b) in enumerate(between)])
+        blk_est = np.concatenate([est[i] for i, _ in between], axis=1)  # (metric, block × by value)
+        lims = between_limits(nn, x, vg, gseg, len(between) * n_seg, blk_est, cells.alpha, z)
+        for j, (i, _) in enumerate(between):
+            out[:, i] = np.stack(lims)[:, :, j * n_seg : (j + 1) * n_seg]
+    for i, b in enumerate(cells.blocks):
+        if b is None:
+            out[:, i] = np.stack(individual_limits(fn, fp, n, seg, n_seg, est[i], cells.alpha, z))
+    return out[0].reshape(-1), out[1].reshape(-1), out[2].reshape(-1).astype(bool)
+
+
+def benefit_variance(counts: np.ndarray) -> np.ndarray:
+    """Each cell's variance of its benefit sum under the cell bootstrap, ``Σb² − (Σb)²/n`` (benefits 0 for
+    FN, 1 for TP and TN, 2 for FP; ``counts`` ``(cells, 4)`` as ``tp_n, fp_n, tn_n, fn_n``; 0 for an empty cell).
+
+    Examples
+    --------
+    >>> benefit_variance(np.array([[1, 1, 0, 1], [0, 0, 0, 0]])).tolist()
+    [2.0, 0.0]
+    """
+    n = counts.sum(axis=1).astype(np.float64)
+    fn, fp = counts[:, 3].astype(np.float64), counts[:, 1].astype(np.float64)
+    x, q = n - fn + fp, n - fn + 3.0 * fp  # Σb and Σb² per cell
     with np.errstate(divide="ignore", invalid="ignore"):
-        var = q - x * x / n  # Σb² − (Σb)²/n: the variance of the cell's benefit sum
-    var = np.maximum(var, 0.0)
-    alphas = sorted({cells.alpha, 1.0, 2.0})
-    los, his, oks = [], [], []
-    at = 0
-    for block in cells.blocks:
-        moments: dict[float, tuple[np.ndarray, np.ndarray]] = {}
-        if block is None:
-            for a in alphas:
-                moments[a] = _individual_moments(fn, fp, n, seg, n_seg, a)
-        else:
-            vg = np.bincount(block.codes, weights=var, minlength=block.first.size)
-            for a in alphas:
-                moments[a] = _between_moments(block.n, block.x, vg, seg[block.first], n_seg, a)
-        est_ge, est_theil = estimates[at : at + n_seg], estimates[at + n_seg : at + 2 * n_seg]
-        ge2 = np.where(np.isfinite(estimates[at + 2 * n_seg : at + 3 * n_seg]),
-                       estimates[at + 2 * n_seg : at + 3 * n_seg] ** 2 / 2.0, np.nan)  # fmt: skip
-        parts = [_bc_limits(est_ge, *moments[cells.alpha], z), _bc_limits(est_theil, *moments[1.0], z)]
-        lo2, hi2, ok2 = _bc_limits(ge2, *moments[2.0], z)
-        parts.append((np.sqrt(2.0 * lo2), np.sqrt(2.0 * hi2), ok2))
-        for lo, hi, ok in parts:
-            los.append(lo)
-            his.append(hi)
-            oks.append(ok)
-        at += 3 * n_seg
-    return np.concatenate(los), np.concatenate(his), np.concatenate(oks)
+        return np.where(n > 0, np.maximum(q - x * x / n, 0.0), 0.0)
+
+
+def between_limits(nn: np.ndarray, x: np.ndarray, var: np.ndarray, gseg: np.ndarray, n_seg: int, est: np.ndarray,
+                   alpha: float, z: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """Bias-corrected normal limits of the between-group GE(α), Theil and CV of every segment at once.
+
+    ``nn``, ``x``, ``var``: each group's rows, benefit sum and benefit-sum variance (groups with rows
+    only); ``gseg`` its segment (``0..n_seg−1``: a ``by`` value of one attribute set); ``est``
+    ``(3, n_seg)``: the estimates (GE(α), Theil, CV; NaN undefined). Returns ``lo``, ``hi``, ``ok``,
+    each ``(3, n_seg)``; CV's limits are ``√(2·l)``, ``√(2·u)`` of GE(2)'s.
+    """
+    moments = {a: _between_moments(nn, x, var, gseg, n_seg, a) for a in sorted({alpha, 1.0, 2.0})}
+    return _family_limits(est, moments, alpha, z)
+
+
+def individual_limits(fn: np.ndarray, fp: np.ndarray, n: np.ndarray, seg: np.ndarray, n_seg: int, est: np.ndarray,
+                      alpha: float, z: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """:func:`between_limits` for the indices of all individuals, from each cell's (with rows) ``FN``,
+    ``FP`` and row count and its segment (a ``by`` value).
+    """
+    moments = {a: _individual_moments(fn, fp, n, seg, n_seg, a) for a in sorted({alpha, 1.0, 2.0})}
+    return _family_limits(est, moments, alpha, z)
+
+
+def _family_limits(est: np.ndarray, moments: dict[float, tuple[np.ndarray, np.ndarray]], alpha: float, z: float
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    with np.errstate(invalid="ignore", over="ignore"):
+        ge2 = np.where(np.isfinite(est[2]), est[2] ** 2 / 2.0, np.nan)
+    parts = [_bc_limits(est[0], *moments[alpha], z), _bc_limits(est[1], *moments[1.0], z)]
+    lo2, hi2, ok2 = _bc_limits(ge2, *moments[2.0], z)
+    parts.append((np.sqrt(2.0 * lo2), np.sqrt(2.0 * hi2), ok2))
+    return np.stack([q[0] for q in parts]), np.stack([q[1] for q in parts]), np.stack([q[2] for q in parts])

@@ -1,12 +1,17 @@
-"""The report's interval and test columns (issue 11), as expressions over the report's wide tables.
+"""The report's interval and test columns (issue 11), computed with numpy on the report's wide tables.
 
-Internal to :mod:`polfair.core.report`: every function returns, per column family (``value_lo``,
-``value_hi``, ``difference_lo``, ..., ``n_eff``, ``ci_method``, ``test``), a mapping metric ->
-expression, evaluated on the same wide frame (or in the same aggregation) as the values, so the
-intervals cost a few expressions per metric and no second pass. The methods are those of
-:mod:`polfair.core.intervals` (its module docstring maps each row kind to its function). Null rules
-(``docs/statistics.md`` §5): an interval is null where its point value is null, on counts and
-``n_missing``, and (difference, ratio and test) on the reference group's own row.
+Internal to :mod:`polfair.core.report`. Each function takes a row kind's wide table (one row per
+group, attribute row or ``by`` value; one column per metric), pulls the rates, sizes and reference
+values it needs out of it in ONE select, and evaluates every method on whole arrays (a (row × rate)
+matrix at a time) with the numpy kernels of :mod:`polfair.core.intervals` (its module docstring
+maps each row kind to its method): no Polars plan per method or metric, no Python loop over groups,
+pairs or families. The result is an :class:`IntervalColumns`: per column family (``value_lo``,
+``value_hi``, ``difference_lo``, ..., ``n_eff``, ``ci_method``, ``test``) a metric -> array
+mapping aligned with the wide table (floats: NaN is null; methods and tests: codes into
+``CI_METHODS`` / ``TESTS``, −1 null). Null rules (``docs/statistics.md``): an interval is null where
+its point value is null, on counts and ``n_missing``, and (difference, ratio and test) on the
+reference group's own row. ``p_value_adjusted`` adjusts each p-value column within the ``by``
+values (:func:`adjust_p_values`): a family is (by value, row kind, metric).
 
 An underscore module: internal, not public API.
 """
@@ -14,19 +19,26 @@ An underscore module: internal, not public API.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import polars as pl
 
 from polfair.core import intervals as iv
-from polfair.core._args import SMALL_COLLECT, SMALL_ROWS, collect_options
+from polfair.core.intervals import differences as ivd
+from polfair.core.intervals import homogeneity as ivh
+from polfair.core.intervals import projections as ivp
+from polfair.core.intervals import proportions as ivr
+from polfair.core.intervals import significance as ivs
+from polfair.core.intervals import spreads as ivsp
+from polfair.core.intervals.common import CI_METHODS, TESTS, Segments
 from polfair.core.metrics import METRICS, Counts, Disparity
 
 __all__ = [
-    "CI_CATS", "CI_FLOATS", "CiOptions", "Families", "adjusted_p_values", "attribute_intervals", "group_tables",
-    "neff_columns", "population_intervals",
+    "CI_CATS", "CI_FLOATS", "CiOptions", "GroupContext", "IntervalColumns", "best_statistics", "adjust_p_values", "attribute_intervals",
+    "entropy_columns", "group_intervals", "neff_columns", "population_intervals",
 ]  # fmt: skip
 
 #: Float interval families, in report column order.
@@ -34,8 +46,11 @@ CI_FLOATS = ("value_lo", "value_hi", "difference_lo", "difference_hi", "ratio_lo
              "p_value", "p_value_adjusted", "n_eff")  # fmt: skip
 #: Categorical families.
 CI_CATS = ("ci_method", "test")
+#: The categories behind the codes of each categorical family.
+CATEGORIES = {"ci_method": CI_METHODS, "test": TESTS}
 
-Families = dict[str, dict[str, pl.Expr]]
+_F64 = pl.Float64
+_EDF = "smoothed_empirical_differential_fairness"
 
 
 @dataclass(frozen=True)
@@ -47,24 +62,553 @@ class CiOptions:
     n_boot: int = 200
     seed: int = 0
     p_adjust: str | None = "bh"
-    families: Families = field(default_factory=dict)
+
+
+@dataclass
+class IntervalColumns:
+    """A row kind's interval columns: per family, metric -> array aligned with its wide table.
+
+    Floats hold NaN for null; ``ci_method`` and ``test`` hold codes into ``CI_METHODS`` / ``TESTS``
+    (int, −1 for null).
+    """
+
+    height: int
+    columns: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+
+    def put(self, fam: str, metric: str, values: np.ndarray) -> None:
+        self.columns.setdefault(fam, {})[metric] = values
+
+    def get(self, fam: str, metric: str) -> np.ndarray:
+        return self.columns[fam][metric]
+
+    def adjust(self, segments: Segments, method: str | None) -> None:
+        """``p_value_adjusted`` of every ``p_value`` column, adjusted within ``segments`` (the by values)."""
+        pvals = self.columns.get("p_value", {})
+        if not pvals:
+            return
+        self.columns["p_value_adjusted"] = adjust_p_values(pvals, segments, method)
 
 
 def _rates(names: Sequence[str]) -> list[str]:
     return [m for m in names if METRICS[m].is_rate]
 
 
-def _score(weighted: bool) -> str:
-    return "score_ess" if weighted else "score"
-
-
 def _generalized(m: str) -> bool:
     return m.startswith("generalized_")
 
 
+def _code(table: tuple[str, ...], name: str) -> int:
+    return table.index(name)
+
+
+def _where(ok: np.ndarray, values: np.ndarray) -> np.ndarray:
+    return np.where(ok, values, np.nan)
+
+
+def _codes(ok: np.ndarray, code: np.ndarray | int) -> np.ndarray:
+    return np.where(ok, code, -1).astype(np.int64)
+
+
+def _tests(ok: np.ndarray, code: np.ndarray) -> np.ndarray:
+    """Test codes from the kernels' float codes (NaN: untested) where ``ok``."""
+    return np.where(ok & ~np.isnan(code), np.nan_to_num(code, nan=-1.0), -1).astype(np.int64)
+
+
+# ----------------------------------------------------------------------------------------------
+# adjusted p-values
+
+
+def adjust_p_values(pvals: Mapping[str, np.ndarray], segments: Segments, method: str | None) -> dict[str, np.ndarray]:
+    """Each p-value column adjusted within each segment (the family is (segment, column)).
+
+    ``method``: ``"bh"`` (Benjamini–Hochberg: ``p_(i)·m/i``, reverse cumulative minimum), ``"by"``
+    (BH times ``Σ_{j≤m} 1/j``), ``"holm"`` (``(m − i + 1)·p_(i)``, cumulative maximum), clipped at 1;
+    ``None``: the p-values themselves. NaN p-values (untested rows) are skipped (``m`` counts the
+    tested ones) and stay NaN: the arithmetic of :func:`~polfair.core.intervals.p_adjust`. Per column
+    (a handful), every segment at once: the tested p-values sorted by (segment, p).
+    """
+    if method is None:
+        return {m: np.asarray(v, dtype=np.float64).copy() for m, v in pvals.items()}
+    cols = {m: np.asarray(v, dtype=np.float64) for m, v in pvals.items()}
+    k, h = len(cols), segments.codes.size
+    if 1 < k and k * h <= _STACKED and all(v.size == h for v in cols.values()):
+        # small tables: every column in one call, the family (column, segment) as one segment code
+        # (the same sorts and scans per family; one call instead of one per column)
+        codes = (np.arange(k, dtype=np.int64)[:, None] * segments.count + segments.codes[None, :]).ravel()
+        both = _adjust_column(np.concatenate(list(cols.values())), Segments(codes, k * segments.count), method)
+        return {m: both[j * h : (j + 1) * h] for j, m in enumerate(cols)}
+    return {m: _adjust_column(v, segments, method) for m, v in cols.items()}
+
+
+#: Up to this many p-values (columns × rows), :func:`adjust_p_values` adjusts every column in one call.
+_STACKED = 1 << 20
+
+
+def _adjust_column(p: np.ndarray, segments: Segments, method: str) -> np.ndarray:
+    out = np.full(p.size, np.nan)
+    rows = np.flatnonzero(~np.isnan(p))
+    if not rows.size:
+        return out
+    order = rows[np.argsort(p[rows])]  # the order of ties does not change their adjusted value
+    if segments.count > 1:  # then (stable, integer radix sort) by segment
+        order = order[np.argsort(segments.codes[order], kind="stable")]
+    s, f = p[order], segments.codes[order]
+    n = s.size
+    starts = np.flatnonzero(np.r_[True, f[1:] != f[:-1]])
+    size = np.diff(np.r_[starts, n])
+    m = np.repeat(size, size).astype(np.float64)
+    i = (np.arange(n) - np.repeat(starts, size) + 1).astype(np.float64)
+    if method == "holm":
+        adj = _segment_scan((m - i + 1.0) * s, f, starts.size, "max")
+    else:
+        adj = _segment_scan((s * m / i)[::-1], f[::-1], starts.size, "min")[::-1]
+        if method == "by":
+            harmonic = np.cumsum(1.0 / np.arange(1, int(size.max()) + 1, dtype=np.float64))
+            adj = adj * harmonic[m.astype(np.int64) - 1]
+    out[order] = np.minimum(adj, 1.0)
+    return out
+
+
+def _segment_scan(x: np.ndarray, seg: np.ndarray, segments: int, how: str) -> np.ndarray:
+    """Cumulative min / max of ``x`` restarting at each change of ``seg`` (``segments`` runs)."""
+    op = np.minimum if how == "min" else np.maximum
+    if segments == 1:
+        return op.accumulate(x)
+    starts = np.flatnonzero(np.r_[True, seg[1:] != seg[:-1]])
+    size = np.diff(np.r_[starts, x.size])
+    width = int(size.max())
+    if segments * width <= 4 * x.size + 1024:  # runs of similar length: one padded (run × position) scan
+        col = np.arange(x.size) - np.repeat(starts, size)
+        row = np.repeat(np.arange(segments), size)
+        pad = np.full((segments, width), np.inf if how == "min" else -np.inf)
+        pad[row, col] = x
+        return op.accumulate(pad, axis=1)[row, col]
+    e = pl.col("x").cum_min() if how == "min" else pl.col("x").cum_max()
+    return pl.DataFrame({"x": x, "s": seg}).select(e.over("s")).to_series().to_numpy()
+
+
+# ----------------------------------------------------------------------------------------------
+# group rows
+
+
+def group_intervals(
+    wide: pl.DataFrame,
+    metric_names: Sequence[str],
+    disparities: Sequence[Disparity],
+    *,
+    opts: CiOptions,
+    modes: set[str],
+    windows: Segments,
+    by_rows: Segments,
+    mode: str,
+    priv: str,
+    group_col: str,
+    context: GroupContext | None = None,
+) -> IntervalColumns:
+    """The group rows' interval columns.
+
+    Per rate, on the (group × rate) matrices: Wilson (``value_lo/hi``; ``n_eff`` the Kish size),
+    Newcombe (``difference``), MOVER-R (``ratio``) and the N−1 χ² / Fisher test against the
+    reference; with ``reference="overall"`` the comparison with the rest of the population; with
+    ``"best"`` the projections against the data-chosen best group of each (by value, attribute set)
+    and no test. Generalized rates get limits but no test (``ci_method = "bound"``). Named one-rate
+    disparities take their rate's difference or ratio interval and test; two-part ones the MOVER sum
+    (average odds, average predictive value) or the projections (max / mean of absolute
+    differences) and the 2-df χ² test. A group that is its own reference (its set's mode is
+    "privileged" and it is flagged ``priv``, or its label is the reference's) has null comparisons;
+    so do the "best" and "overall" modes for two-part disparities. Differences are null where the
+    point difference is, ratios where the reference rate is 0, disparity limits where the disparity
+    is null. ``p_value_adjusted``: within (by value, metric) over the group rows.
+
+    ``wide`` is the group table joined with the reference table (``<m>``, the sums,
+    ``<m>__ref``, ``<m>__refn``, ``<m>__refname``, the named disparities, ``mode``, ``priv``,
+    ``group_col``; ``__pop_<count>`` for ``reference="overall"``). ``windows``: each row's (by value,
+    attribute set); ``by_rows``: each row's by value. ``context``: when the rows are a batch of the
+    group rows (:func:`polfair.core.report.report_batches`), what needs all of them: the "best"
+    reference's per-window statistics and the adjusted p-values of these rows.
+    """
+    h = wide.height
+    out = IntervalColumns(h)
+    rates = _rates(metric_names)
+    if not rates:
+        return out
+    z = iv.z_value(opts.ci)
+    r_n = len(rates)
+    data = wide.select(_group_inputs(tuple(rates), tuple(x.name for x in disparities), group_col, mode, priv,
+                                     "overall" in modes))  # fmt: skip
+
+    values = data.select([f"{fmt.format(m)}\x1f" for fmt in ("{}", "{}__neff", "{}__ref", "{}__refn") for m in rates]).to_numpy()
+    p, n, pr, nr = (values[:, i * r_n : (i + 1) * r_n] for i in range(4))
+    modes_row = data["\x1fmode"].to_numpy()
+    is_mode = {name: (modes_row == name)[:, None] for name in ("privileged", "overall", "best")}
+    gen = np.array([_generalized(m) for m in rates])[None, :]
+    w_lo, w_hi = ivr.wilson_limits(p, n, z)
+    wilson = (w_lo, w_hi, *ivr.wilson_limits(pr, nr, z))  # both rates' limits, shared by Newcombe and MOVER-R
+    nc_lo, nc_hi = ivd.newcombe_limits(p, n, pr, nr, z, wilson=wilson)
+    d_lo, d_hi = nc_lo, nc_hi
+    q_lo, q_hi = ivd.mover_ratio_limits(p, n, pr, nr, z, wilson=wilson)
+    t_p, t_code = ivs.two_proportion_pvalues(p, n, pr, nr, weighted=opts.weighted)
+    if "overall" in modes:  # the group is part of the population: compare it with the rest
+        comp = [data.select([f"{m}\x1fc{i}" for m in rates]).to_numpy() for i in range(6)]
+        pc, nc, f = ivr.complement_limits(*comp)
+        o = is_mode["overall"]
+        od, oq = ivd.overall_difference_limits(p, n, pc, nc, f, z), ivd.overall_ratio_limits(p, n, pc, nc, f, z)
+        ot_p, ot_code = ivs.two_proportion_pvalues(p, n, pc, nc, weighted=opts.weighted)
+        d_lo, d_hi, q_lo, q_hi = (np.where(o, new, old) for new, old in zip((*od, *oq), (d_lo, d_hi, q_lo, q_hi)))
+        t_p, t_code = np.where(o, ot_p, t_p), np.where(o, ot_code, t_code)
+    if "best" in modes:  # the best group is chosen from the data: projection, no test
+        seg = Segments((windows.codes[:, None] * r_n + np.arange(r_n)[None, :]).ravel(), windows.count * r_n)
+        hib = np.array([METRICS[m].higher_is_better in (True, None) for m in rates])[None, :]
+        stats = context.best if context is not None and context.best is not None else {}
+        up = [v.reshape(h, r_n) for v in ivp.best_reference_limits(p.ravel(), n.ravel(), seg, opts.ci, True,
+                                                                     stats=stats.get(True))]  # fmt: skip
+        down = [v.reshape(h, r_n) for v in ivp.best_reference_limits(p.ravel(), n.ravel(), seg, opts.ci, False,
+                                                                       stats=stats.get(False))]  # fmt: skip
+        b = is_mode["best"]
+        d_lo, d_hi, q_lo, q_hi = (np.where(b, np.where(hib, u, w), old)
+                                  for u, w, old in zip(up, down, (d_lo, d_hi, q_lo, q_hi)))  # fmt: skip
+        t_p, t_code = np.where(b, np.nan, t_p), np.where(b, np.nan, t_code)
+    mine = (is_mode["privileged"] & data["\x1fpriv"].to_numpy()[:, None]) | (
+        ~is_mode["privileged"] & data.select([f"{m}\x1fmine" for m in rates]).to_numpy())  # fmt: skip
+    d_lo, d_hi, q_lo, q_hi, t_p, t_code = (_where(~mine, v) for v in (d_lo, d_hi, q_lo, q_hi, t_p, t_code))
+    score = _code(CI_METHODS, "score_ess" if opts.weighted else "score")
+    method = np.where(gen, _code(CI_METHODS, "bound"), np.where(is_mode["best"], _code(CI_METHODS, "projection"), score))
+    with np.errstate(invalid="ignore"):
+        okd, okr = ~np.isnan(p - pr), (pr > 0) & ~np.isnan(p)
+    method = np.broadcast_to(method, (h, r_n)).astype(np.int64)
+    cols = {"value_lo": w_lo, "value_hi": w_hi, "difference_lo": _where(okd, d_lo), "difference_hi": _where(okd, d_hi),
+            "ratio_lo": _where(okr, q_lo), "ratio_hi": _where(okr, q_hi), "p_value": _where(~gen, t_p),
+            "test": _tests(np.broadcast_to(~gen, (h, r_n)), t_code), "n_eff": n, "ci_method": method}  # fmt: skip
+    for fam, matrix in cols.items():
+        for j, m in enumerate(rates):
+            out.put(fam, m, matrix[:, j])
+    t_all = _tests(np.ones((h, r_n), dtype=bool), t_code)
+    # ---- named disparities of one rate: the rate's comparison, where the disparity is defined ----
+    for x in disparities:
+        if len(x.rates) != 1:
+            continue
+        j = rates.index(x.rates[0])
+        defined = ~np.isnan(data[f"{x.name}\x1fv"].to_numpy())
+        ratio = x.name == "disparate_impact" or x.name.endswith("_ratio")
+        out.put("value_lo", x.name, _where(defined, (q_lo if ratio else d_lo)[:, j]))
+        out.put("value_hi", x.name, _where(defined, (q_hi if ratio else d_hi)[:, j]))
+        out.put("p_value", x.name, t_p[:, j])
+        out.put("test", x.name, t_all[:, j])
+        out.put("n_eff", x.name, n[:, j])
+        out.put("ci_method", x.name, _codes(defined, method[:, j]))
+    # ---- two-part disparities (average odds, average |odds|, equalized odds share one pair of rates:
+    # each pair's test and Šidák-level |Newcombe| parts are computed once) --------------------------
+    fixed = ~is_mode["best"][:, 0] & ~is_mode["overall"][:, 0]
+    shared: dict[tuple[int, int], tuple[Any, ...]] = {}
+    for x in (x for x in disparities if len(x.rates) > 1):
+        j0, j1 = rates.index(x.rates[0]), rates.index(x.rates[1])
+        if (j0, j1) not in shared:
+            pairs = [(p[:, j], n[:, j], pr[:, j], nr[:, j]) for j in (j0, j1)]
+            shared[j0, j1] = (pairs, ivs.chi2_2df_pvalues(pairs), [])
+        pairs, (t2_p, t2_code), parts = shared[j0, j1]
+        if x.name in ("average_odds_difference", "average_predictive_value_difference"):
+            # the MOVER sum of the rates' own Newcombe intervals (the rate rows', before any reference mode)
+            lo, hi = ivd.mover_sum_limits([(p[:, j] - pr[:, j], nc_lo[:, j], nc_hi[:, j]) for j in (j0, j1)], 0.5)
+            kind = "mover"
+        else:
+            parts = parts or ivp.abs_parts(pairs, opts.ci)
+            shared[j0, j1] = (pairs, (t2_p, t2_code), parts)
+            lo, hi = ivp.mean_of(parts) if x.name == "average_abs_odds_difference" else ivp.max_of(parts)
+            kind = "projection"
+        g = _generalized(x.rates[0]) or _generalized(x.rates[1])
+        ok = ~np.isnan(data[f"{x.name}\x1fv"].to_numpy())
+        keep = fixed & ~mine[:, j0]
+        out.put("value_lo", x.name, _where(ok & keep, lo))
+        out.put("value_hi", x.name, _where(ok & keep, hi))
+        out.put("p_value", x.name, _where(keep & (not g), t2_p))
+        out.put("test", x.name, _tests(keep & (not g), t2_code))
+        out.put("n_eff", x.name, n[:, j0])
+        out.put("ci_method", x.name, _codes(ok, _code(CI_METHODS, "bound" if g else kind)))
+    if context is not None and context.adjusted is not None:
+        out.columns["p_value_adjusted"] = context.adjusted
+    else:
+        out.adjust(by_rows, opts.p_adjust)
+    return out
+
+
+@dataclass
+class GroupContext:
+    """What the intervals of a batch of group rows need from all of them (see :func:`group_intervals`):
+    ``best[higher_is_better]`` the (window × rate) statistics of :func:`~polfair.core.intervals.projections.best_reference_stats`,
+    ``adjusted`` the batch's adjusted p-values (metric -> array).
+    """
+
+    best: dict[bool, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+    adjusted: dict[str, np.ndarray] | None = None
+
+
+def best_statistics(groups: pl.DataFrame, metric_names: Sequence[str], windows: Segments, ci: float
+                    ) -> dict[bool, tuple[np.ndarray, np.ndarray, np.ndarray]]:  # fmt: skip
+    """The "best" reference's statistics of every (window, rate) of the group rows (for batches)."""
+    rates = _rates(metric_names)
+    got = groups.select([pl.col(m).cast(_F64) for m in rates] + [e.cast(_F64) for e in neff_columns(metric_names)])
+    p, n = got.select(rates).to_numpy(), got.select([f"{m}__neff" for m in rates]).to_numpy()
+    r_n = len(rates)
+    seg = Segments((windows.codes[:, None] * r_n + np.arange(r_n)[None, :]).ravel(), windows.count * r_n)
+    return {hib: ivp.best_reference_stats(p.ravel(), n.ravel(), seg, ci, hib) for hib in (True, False)}
+
+
+@functools.lru_cache(maxsize=64)  # expressions are immutable: each combination's built once
+def _group_inputs(rates: tuple[str, ...], disparities: tuple[str, ...], group_col: str, mode: str, priv: str,
+                  overall: bool) -> list[pl.Expr]:  # fmt: skip
+    """The select that pulls :func:`group_intervals`' inputs out of the group rows' wide table."""
+    c = pl.col
+    exprs: list[pl.Expr] = []
+    for fmt in ("{}", "{}__neff", "{}__ref", "{}__refn"):  # the effective sizes from the sums (neff_columns)
+        exprs += [(iv.rate_inputs(m).n if fmt == "{}__neff" else c(fmt.format(m))).cast(_F64).alias(f"{fmt.format(m)}\x1f")
+                  for m in rates]  # fmt: skip
+    exprs += [(c(group_col).cast(pl.String) == c(f"{m}__refname").cast(pl.String)).fill_null(False).alias(f"{m}\x1fmine")
+              for m in rates]  # fmt: skip
+    exprs += [c(mode).cast(pl.String).alias("\x1fmode"), c(priv).fill_null(False).alias("\x1fpriv")]
+    exprs += [c(name).cast(_F64).alias(f"{name}\x1fv") for name in disparities]
+    if overall:
+        pop = Counts(lambda x: c(f"__pop_{x}"))
+        for m in rates:
+            metric = METRICS[m]
+            parts = (metric.numerator(Counts()), metric.denominator(Counts()),  # type: ignore[misc]
+                     metric.denominator(Counts(lambda x: c(f"{x}_w2"))), metric.numerator(pop),  # type: ignore[misc]
+                     metric.denominator(pop), metric.denominator(Counts(lambda x: c(f"__pop_{x}_w2"))))  # type: ignore[misc]  # fmt: skip
+            exprs += [e.cast(_F64).alias(f"{m}\x1fc{i}") for i, e in enumerate(parts)]
+    return exprs
+
+
+# ----------------------------------------------------------------------------------------------
+# attribute rows
+
+
+def _edf_names(has_predictions: bool) -> list[tuple[str, str]]:
+    return [("labels", _EDF), ("predictions", f"{_EDF}_predictions")][: 2 if has_predictions else 1]
+
+
+def _edf_inputs(frame: pl.DataFrame, has_predictions: bool, weighted: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's (cell's or group's) favourable rate of labels (and predictions), ``(rows, EDFs)``, and its size."""
+    c = pl.col
+    tot = (c("tp") + c("fn") + c("fp") + c("tn")).cast(_F64)
+    cols = [(c("tp") + c("fn" if on == "labels" else "fp")).cast(_F64).alias(f"p{j}")
+            for j, (on, _) in enumerate(_edf_names(has_predictions))]  # fmt: skip
+    extra = [(c("tp_w2") + c("fn_w2") + c("fp_w2") + c("tn_w2")).cast(_F64).alias("w2")] if weighted else []
+    got = frame.select(*cols, tot.alias("tot"), *extra)
+    t = got["tot"].to_numpy()
+    pos = got.select([f"p{j}" for j in range(len(cols))]).to_numpy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = np.where(t[:, None] > 0, pos / t[:, None], np.nan)
+    return p, (ivr.kish_size(t, got["w2"].to_numpy()) if weighted else t)
+
+
+def attribute_intervals(
+    rows: pl.DataFrame,
+    wide: pl.DataFrame,
+    segs: Segments,
+    by_rows: Segments,
+    metric_names: Sequence[str],
+    *,
+    opts: CiOptions,
+    has_predictions: bool,
+) -> IntervalColumns:
+    """The attribute rows' interval columns.
+
+    One (group × block) matrix per kind of block: every rate's spread (and TPR and FPR again at the
+    equalized-odds level, two spreads holding jointly), and EDF of labels and predictions; every
+    (block, attribute row) is a family of :class:`~polfair.core.intervals.common.Segments`, and
+    :func:`~polfair.core.intervals.spreads.spread_limits` / :func:`~polfair.core.intervals.spreads.edf_limits`
+    compute all of them at once; the homogeneity tests' statistics are the numpy segment sums of
+    :func:`~polfair.core.intervals.homogeneity_table`. Per rate: the projection limits of its spread
+    (``difference`` / ``ratio``) and the homogeneity test (not for generalized rates), where the
+    spread is defined; the demographic-parity disparities take the selection rate's, fairlearn's
+    equalized odds the TPR and FPR spreads combined and the test of both; EDF its projection limits
+    where EDF is defined. ``ci_method`` is ``projection`` throughout.
+
+    ``rows`` are the group rows (their sums give the effective sizes); ``wide`` the attribute rows with the
+    point spreads ``<m>__d`` / ``<m>__r``, the named disparities and EDF; ``segs`` each group row's
+    attribute row, ``by_rows`` each attribute row's by value.
+    """
+    h = wide.height
+    out = IntervalColumns(h)
+    rates = _rates(metric_names)
+    tested = [m for m in rates if not _generalized(m)]
+    if segs.count != h:  # every attribute row has group rows
+        msg = f"attribute_intervals: {segs.count} families, expected {h}"
+        raise AssertionError(msg)
+    eo = ["true_positive_rate", "false_positive_rate"] if has_predictions else []
+    spread_rates = [*rates, *eo]
+    r_n = len(rates)
+    values = rows.select([pl.col(m).cast(_F64) for m in rates] + [e.cast(_F64) for e in neff_columns(rates)]).to_numpy()
+    p_all, n_all = values[:, :r_n], values[:, r_n:]
+    # whether each attribute row's spreads, disparities and EDF are defined (their null rules), in one select
+    flags = [f"{m}__d" for m in rates] + (["selection_rate__r", "equalized_odds_difference", "equalized_odds_ratio"]
+                                          if has_predictions else []) + [name for _, name in _edf_names(has_predictions)]
+    defined_all = dict(zip(flags, ~np.isnan(wide.select([pl.col(f).cast(_F64) for f in flags]).to_numpy().T)))
+    p = p_all[:, [rates.index(m) for m in spread_rates]]
+    n = n_all[:, [rates.index(m) for m in spread_rates]]
+    blocks = p.shape[1]
+    fams = np.array([1.0] * len(rates) + [2.0] * len(eo))
+    block_seg = Segments((np.arange(blocks)[None, :] * h + segs.codes[:, None]).ravel(), blocks * h)
+    lim = ivsp.spread_limits(p.ravel(), n.ravel(), block_seg, opts.ci, np.repeat(fams, h))
+
+    def spread(b: int) -> dict[str, np.ndarray]:
+        return {k: v[b * h : (b + 1) * h] for k, v in lim.items()}
+
+    projection = _code(CI_METHODS, "projection")
+    defined = {m: defined_all[f"{m}__d"] for m in rates}
+    for j, m in enumerate(rates):
+        s = spread(j)
+        for fam in ivsp.SPREAD_FIELDS:
+            out.put(fam, m, s[fam])
+        out.put("ci_method", m, _codes(defined[m], projection))
+    # homogeneity tests: one per tested rate, and equalized odds (TPR and FPR together)
+    if tested:
+        cols = [rates.index(m) for m in tested]
+        t_n = len(tested)
+        sums = ivh._homogeneity_segments(
+            p_all[:, cols].T.ravel(), n_all[:, cols].T.ravel(),
+            (np.arange(t_n)[:, None] * h + segs.codes[None, :]).ravel(), t_n * h, opts.weighted,
+        )  # fmt: skip
+
+        def part(field_: str, m: str) -> np.ndarray:
+            i = tested.index(m)
+            return getattr(sums, field_)[i * h : (i + 1) * h]
+
+        families = {m: [m] for m in tested} | ({"equalized_odds": eo} if eo else {})
+        # every family's parts combined (equalized odds: TPR and FPR add), then all tested at once
+        fields = {f_: np.concatenate([np.sum([part(f_, m) for m in parts], axis=0) for parts in families.values()])
+                  for f_ in ("stat", "df", "mean", "var")}  # fmt: skip
+        either = {f_: np.concatenate([np.logical_or.reduce([part(f_, m) for m in parts]) for parts in families.values()])
+                  for f_ in ("few", "bad")}  # fmt: skip
+        pv, codes = ivh._homogeneity_results(fields["stat"], fields["df"], either["few"], either["bad"], fields["mean"],
+                                             fields["var"], weighted=opts.weighted)  # fmt: skip
+        tests = {name: (pv[i * h : (i + 1) * h], codes[i * h : (i + 1) * h]) for i, name in enumerate(families)}
+        for m in tested:
+            out.put("p_value", m, _where(defined[m], tests[m][0]))
+            out.put("test", m, _codes(defined[m], tests[m][1]))
+    if has_predictions:
+        sel = "selection_rate"
+        for name, kind in (("demographic_parity_difference", "difference"), ("demographic_parity_ratio", "ratio")):
+            ok = defined_all[f"{sel}__{kind[0]}"]
+            s = spread(rates.index(sel))
+            out.put("value_lo", name, s[f"{kind}_lo"])
+            out.put("value_hi", name, s[f"{kind}_hi"])
+            out.put("p_value", name, out.get("p_value", sel))
+            out.put("test", name, out.get("test", sel))
+            out.put("ci_method", name, _codes(ok, projection))
+        both = ivsp.equalized_odds_limits(spread(len(rates)), spread(len(rates) + 1))
+        for name, kind in (("equalized_odds_difference", "difference"), ("equalized_odds_ratio", "ratio")):
+            ok = defined_all[name]
+            out.put("value_lo", name, both[f"{kind}_lo"])
+            out.put("value_hi", name, both[f"{kind}_hi"])
+            out.put("p_value", name, _where(ok, tests["equalized_odds"][0]))
+            out.put("test", name, _codes(ok, tests["equalized_odds"][1]))
+            out.put("ci_method", name, _codes(ok, projection))
+    # EDF of each attribute set: its groups are the cells of the projection
+    edf_p, edf_n = _edf_inputs(rows, has_predictions, opts.weighted)
+    e_n = edf_p.shape[1]
+    edf = ivsp.edf_limits(edf_p.T.ravel(), np.tile(edf_n, e_n), Segments((np.arange(e_n)[:, None] * h + segs.codes[None, :])
+                          .ravel(), e_n * h), opts.ci)  # fmt: skip
+    for j, (_, name) in enumerate(_edf_names(has_predictions)):
+        ok = defined_all[name]
+        out.put("value_lo", name, _where(ok, edf["lo"][j * h : (j + 1) * h]))
+        out.put("value_hi", name, _where(ok, edf["hi"][j * h : (j + 1) * h]))
+        out.put("ci_method", name, _codes(ok, projection))
+    out.adjust(by_rows, opts.p_adjust)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# population rows
+
+
+def population_intervals(
+    cells: pl.DataFrame,
+    wide: pl.DataFrame,
+    segs: Segments,
+    metric_names: Sequence[str],
+    *,
+    opts: CiOptions,
+    has_predictions: bool,
+) -> IntervalColumns:
+    """The population rows' interval columns (one row per ``by`` value).
+
+    Every rate's Wilson limits (``n_eff`` its Kish size; ``ci_method`` ``bound`` for generalized
+    rates, else the score method); the EDF projection limits over the full intersection's ``cells``
+    (level ``ci``, and ``1 − α/2`` for bias amplification, the difference of the two EDFs'
+    intervals), for every ``by`` value at once. EDF limits are null where EDF is.
+
+    ``wide`` holds the rates, their sums, EDF and bias amplification, one row per ``by`` value;
+    ``segs`` gives each cell's row of ``wide``.
+    """
+    h = wide.height
+    out = IntervalColumns(h)
+    rates = _rates(metric_names)
+    z = iv.z_value(opts.ci)
+    if rates:
+        got = wide.select([pl.col(m).cast(_F64) for m in rates] + [e.cast(_F64) for e in neff_columns(rates)]).to_numpy()
+        p, n = got[:, : len(rates)], got[:, len(rates) :]
+        lo, hi = ivr.wilson_limits(p, n, z)
+        score = _code(CI_METHODS, "score_ess" if opts.weighted else "score")
+        for j, m in enumerate(rates):
+            out.put("value_lo", m, lo[:, j])
+            out.put("value_hi", m, hi[:, j])
+            out.put("n_eff", m, n[:, j])
+            out.put("ci_method", m, np.full(h, _code(CI_METHODS, "bound") if _generalized(m) else score, dtype=np.int64))
+    if segs.count != h:  # every by value has cells
+        msg = f"population_intervals: {segs.count} by values in the cells, expected {h}"
+        raise AssertionError(msg)
+    edf_p, edf_n = _edf_inputs(cells, has_predictions, opts.weighted)
+    half = 1.0 - (1.0 - opts.ci) / 2.0
+    # every (EDF, level) of every by value at once: segment (EDF, level, by value), its level per segment
+    e_n, c_n = edf_p.shape[1], edf_p.shape[0]
+    block = np.repeat(np.arange(2 * e_n), c_n)
+    lim = ivsp.edf_limits(np.repeat(edf_p.T, 2, axis=0).ravel(), np.tile(edf_n, 2 * e_n),
+                          Segments(block * h + np.tile(segs.codes, 2 * e_n), 2 * e_n * h),
+                          np.repeat(np.tile([opts.ci, half], e_n), h))  # fmt: skip
+    limits = {(j, level): {k: v[(2 * j + i) * h : (2 * j + i + 1) * h] for k, v in lim.items()}
+              for j in range(e_n) for i, level in enumerate((opts.ci, half))}  # fmt: skip
+    projection = _code(CI_METHODS, "projection")
+    for j, (_, name) in enumerate(_edf_names(has_predictions)):
+        ok = ~np.isnan(wide[name].cast(_F64).to_numpy())
+        out.put("value_lo", name, _where(ok, limits[j, opts.ci]["lo"]))
+        out.put("value_hi", name, _where(ok, limits[j, opts.ci]["hi"]))
+        out.put("ci_method", name, _codes(ok, projection))
+    if has_predictions:  # bias amplification: EDF(predictions) − EDF(labels), each at level 1 − α/2
+        name = "differential_fairness_bias_amplification"
+        ok = ~np.isnan(wide[name].cast(_F64).to_numpy())
+        (llo, lhi), (plo, phi) = ((limits[j, half]["lo"], limits[j, half]["hi"]) for j in (0, 1))
+        out.put("value_lo", name, _where(ok, plo - lhi))
+        out.put("value_hi", name, _where(ok, phi - llo))
+        out.put("ci_method", name, _codes(ok, projection))
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# entropy indices
+
+
+def entropy_columns(out: IntervalColumns, wide: pl.DataFrame, names: Sequence[str],
+                    limits: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:  # fmt: skip
+    """Add the limits of an entropy family (``names``: GE(α), Theil, CV of one kind) to ``out``:
+    ``limits(estimates)`` gets the report's estimates ``(3, rows)`` of ``wide`` (NaN: undefined) and
+    returns ``lo``, ``hi``, ``ok`` of the same shape (:mod:`polfair.core._entropy_ci`); null where the
+    index itself is.
+    """
+    if not names:
+        return
+    est = wide.select([pl.col(m).cast(_F64) for m in names]).to_numpy().T
+    lo, hi, ok = limits(est)
+    method = _code(CI_METHODS, "delta_bc")
+    for j, name in enumerate(names):
+        defined = ~np.isnan(est[j]) & ok[j]
+        out.put("value_lo", name, _where(defined, lo[j]))
+        out.put("value_hi", name, _where(defined, hi[j]))
+        out.put("ci_method", name, _codes(defined, method))
+
+
 def neff_columns(names: Sequence[str]) -> list[pl.Expr]:
-    """``<m>__neff``: each rate's effective size (Kish; = the count unweighted), materialised once
-    so the interval expressions read plain columns (small expression trees).
+    """``<m>__neff``: each rate's effective size (Kish; = the count unweighted), as expressions over a
+    wide table of sums (each metric's built once: expressions are immutable).
     """
     return list(_neff_columns(tuple(names)))
 
@@ -72,592 +616,3 @@ def neff_columns(names: Sequence[str]) -> list[pl.Expr]:
 @functools.lru_cache(maxsize=16)
 def _neff_columns(names: tuple[str, ...]) -> tuple[pl.Expr, ...]:
     return tuple(iv.rate_inputs(m).n.alias(f"{m}__neff") for m in _rates(names))
-
-
-_F64 = pl.Float64
-_SEP = "\x1f"
-
-
-def adjusted_p_values(res: pl.DataFrame, metrics: Sequence[str], over: Sequence[str], method: str) -> list[pl.Series]:
-    """``p_value_adjusted`` U+001F ``<m>`` for each metric: its ``p_value`` U+001F ``<m>`` column adjusted
-    (:func:`~polfair.core.intervals.p_adjust`) within ``over`` (the by values), the family being
-    (by value, metric).
-
-    On a small table evaluated ONCE over the p-values stacked in long form (one block of rows per
-    metric, the window ``over`` + metric), not as one window expression per metric (fewer
-    expressions to plan). On a large one (more than :data:`~polfair.core._args.SMALL_ROWS` rows)
-    each distinct p-value column once (a named disparity has its rate's test: half the columns
-    repeat one), for BH and Holm by :func:`_adjust_sorted`: one sort per column instead of Polars'
-    sort and rank (0.5 s -> 0.1 s for 34 columns of 180,000 groups). The same windows and
-    arithmetic either way (the order of tied p-values does not change their adjusted value), so
-    the same values; a test checks both paths.
-    """
-    h, k = res.height, len(metrics)
-    if h > SMALL_ROWS:
-        sorted_ok = method in ("bh", "holm")  # "by" scales by a harmonic sum: Polars' own, below
-        seg = np.zeros(h, dtype=np.int64)
-        if over and sorted_ok:  # the by values' codes (first-appearance order)
-            first = res.select(over).with_row_index("__pf_r").select(pl.col("__pf_r").first().over(over))
-            seg = np.unique(first.to_series().to_numpy(), return_inverse=True)[1].astype(np.int64)
-        done: list[tuple[pl.Series, pl.Series]] = []
-        out = []
-        for m in metrics:
-            p = res[f"p_value{_SEP}{m}"].cast(_F64)
-            same = next((adj for q, adj in done if q.equals(p)), None)
-            if same is None:
-                values = p.to_numpy()
-                if sorted_ok and np.count_nonzero(np.isnan(values)) == p.null_count():
-                    same = pl.Series(_adjust_sorted(values, seg, method), nan_to_null=True)
-                else:  # "by", or a NaN p-value (never produced by the report's tests): the window expression
-                    frame = res.select(over).with_columns(p.alias("__pf_p"))
-                    same = frame.select(iv.p_adjust(pl.col("__pf_p"), method).over(over)).to_series()  # type: ignore[arg-type]
-                done.append((p, same))
-            out.append(same.alias(f"p_value_adjusted{_SEP}{m}"))
-        return out
-    long = res.select(over)[np.tile(np.arange(h), k)].with_columns(
-        pl.Series("__pf_padj_m", np.repeat(np.arange(k, dtype=np.int32), h)),
-        pl.concat([res[f"p_value{_SEP}{m}"] for m in metrics]).alias("__pf_padj_p"),
-    )
-    adj = long.select(iv.p_adjust(pl.col("__pf_padj_p"), method).over([*over, "__pf_padj_m"])).to_series()  # type: ignore[arg-type]
-    return [adj.slice(i * h, h).alias(f"p_value_adjusted{_SEP}{m}") for i, m in enumerate(metrics)]
-
-
-def _adjust_sorted(p: np.ndarray, seg: np.ndarray, method: str) -> np.ndarray:
-    """Benjamini–Hochberg (``"bh"``) or Holm adjusted p-values of ``p`` (NaN: untested, stays NaN)
-    within each segment ``seg`` (Int64 codes): :func:`~polfair.core.intervals.p_adjust`'s arithmetic
-    (``p_(i)·m/i`` with a reverse cumulative minimum, or ``(m − i + 1)·p_(i)`` with a cumulative
-    maximum; clipped at 1) over the p-values sorted within their segment.
-    """
-    out = np.full(len(p), np.nan)
-    rows = np.flatnonzero(~np.isnan(p))  # only the tested rows are sorted (numpy sorts NaN slowly)
-    if not len(rows):
-        return out
-    order = rows[np.argsort(p[rows])]  # the order of ties does not change their adjusted value
-    if seg.any():
-        order = order[np.argsort(seg[order], kind="stable")]
-    s, sg = p[order], seg[order]
-    n = len(s)
-    starts = np.flatnonzero(np.r_[True, sg[1:] != sg[:-1]])
-    size = np.diff(np.r_[starts, n])
-    m = np.repeat(size, size).astype(np.float64)
-    idx = (np.arange(n) - np.repeat(starts, size) + 1).astype(np.float64)
-    if method == "holm":
-        adj = _segment_scan((m - idx + 1.0) * s, sg, len(starts), "max")
-    else:
-        adj = _segment_scan((s * m / idx)[::-1], sg[::-1], len(starts), "min")[::-1]
-    out[order] = np.minimum(adj, 1.0)
-    return out
-
-
-def _segment_scan(x: np.ndarray, seg: np.ndarray, segments: int, how: str) -> np.ndarray:
-    """Cumulative min / max of ``x`` restarting at each change of ``seg`` (``segments`` runs)."""
-    if segments == 1:
-        return (np.minimum if how == "min" else np.maximum).accumulate(x)
-    e = pl.col("x").cum_min() if how == "min" else pl.col("x").cum_max()
-    return pl.DataFrame({"x": x, "s": seg}).select(e.over("s")).to_series().to_numpy()
-
-
-class _Columns:
-    """Interval columns gathered per family, as the ``*_intervals`` functions and :func:`group_tables`
-    return them: Series named ``<family>`` U+001F ``<metric>``, and each family's metric names in order.
-    """
-
-    def __init__(self) -> None:
-        self.series: dict[str, pl.Series] = {}
-        self.names: dict[str, list[str]] = {fam: [] for fam in (*CI_FLOATS, *CI_CATS)}
-
-    def put(self, fam: str, metric: str, v: pl.Series) -> None:
-        self.series[f"{fam}{_SEP}{metric}"] = v
-        self.names[fam].append(metric)
-
-    def get(self, fam: str, metric: str) -> pl.Series:
-        return self.series[f"{fam}{_SEP}{metric}"]
-
-    def result(self) -> tuple[pl.DataFrame, dict[str, list[str]]]:
-        return pl.DataFrame([v.alias(n) for n, v in self.series.items()]), {f: ms for f, ms in self.names.items() if ms}
-
-
-def _keyed_rates(keys: np.ndarray, p: pl.Series, n: pl.Series, ci: np.ndarray, joint: np.ndarray) -> pl.DataFrame:
-    """Rows of rates tagged by the family of limits they belong to: ``key`` (Int64 in
-    ``[0, len(ci))``), ``p``, ``n``, ``ok`` (the rate is defined) and ``z``, the Šidák critical value
-    of the row's key, ``z_value(ci[key], k·joint[key])`` with ``k`` the key's defined rows and
-    ``joint`` the number of such families holding jointly (null where ``k`` is 0). One quantile per
-    distinct (level, ``k``), broadcast by key: no window over the rows.
-    """
-    long = pl.DataFrame([pl.Series("key", keys), p.alias("p"), n.alias("n")])
-    long = long.with_columns(iv._ok(iv.Rate(pl.col("p"), pl.col("n"))).alias("ok"))
-    k = np.bincount(keys, weights=long["ok"].to_numpy(), minlength=len(ci)).astype(np.int64) * joint
-    z = np.full(len(ci), np.nan)
-    for level in np.unique(ci).tolist():
-        mine = ci == level
-        ks, at = np.unique(k[mine], return_inverse=True)
-        z[mine] = np.array([iv.z_value(level, int(v)) if v else np.nan for v in ks.tolist()])[at]
-    return long.with_columns(pl.Series("z", z[keys], nan_to_null=True))
-
-
-def _hib(m: str) -> bool:
-    """Whether "best" is the largest value (``higher_is_better`` True or None, as the reference picks it)."""
-    return METRICS[m].higher_is_better in (True, None)
-
-
-def group_tables(
-    wide: pl.DataFrame,
-    metric_names: Sequence[str],
-    disparities: Sequence[Disparity],
-    *,
-    opts: CiOptions,
-    mode: str,
-    modes: set[str],
-    sk: Sequence[str],
-    priv: str,
-    group_col: str,
-) -> tuple[pl.DataFrame, dict[str, list[str]]]:
-    """The group rows' interval columns, evaluated in long form.
-
-    Each method is written ONCE over a frame with one row per (rate, group) (and one per
-    (two-part disparity, group)), not once per metric over the wide frame: Polars' cost on these
-    small frames is per expression. The long frames are stacked from the wide columns.
-
-    Per rate: Wilson (``value_lo/hi``; ``n_eff`` the Kish size), Newcombe (``difference``),
-    MOVER-R (``ratio``) and the N-1 chi2 / Fisher test against the reference; with
-    ``reference="overall"`` the comparison with the rest of the population
-    (:func:`~polfair.core.intervals.overall_difference_interval`); with ``"best"`` the projection
-    intervals of :func:`~polfair.core.intervals.best_reference_intervals` and no test. Generalized
-    rates get limits but no test (``ci_method = "bound"``). Named one-rate disparities take their
-    rate's difference or ratio interval and test; two-part ones the MOVER sum (average odds,
-    average predictive value), or the projections (``max``/mean of absolute differences) and the
-    2-df chi2 test. A group that is its own reference (its set's mode is "privileged" and it is
-    flagged ``priv``, or its label is the reference's) has null comparisons; so do the "best" and
-    "overall" modes for two-part disparities. Differences are null where the point difference is,
-    ratios where the reference rate is 0; disparity limits where the disparity is null.
-
-    ``wide`` is the group table joined with the reference table (``<m>``, ``<m>__neff``,
-    ``<m>__ref``, ``<m>__refn``, ``<m>__refname``, the named disparities, ``mode``, ``priv``,
-    ``group_col``, the ``sk`` keys; ``__pop_<count>`` for ``reference="overall"``).
-
-    Returns a frame aligned with ``wide`` with columns ``<family>`` + U+001F + ``<metric>`` and
-    the metric names per family.
-    """
-    h = wide.height
-    z = iv.z_value(opts.ci)
-    rates = _rates(metric_names)
-    if not rates:
-        return pl.DataFrame(), {}
-    over_best = [*sk, "__m"]
-    c = pl.col
-    k_r = len(rates)
-
-    def stack(fmt: str, dtype: pl.DataType | None = None) -> pl.Series:
-        return pl.concat([wide[fmt.format(m)].cast(dtype or _F64) for m in rates]).rename("x")
-
-    def flags(fn: Callable[[str], bool]) -> pl.Series:
-        return pl.Series(np.repeat(np.array([fn(m) for m in rates], dtype=bool), h))
-
-    tiled = wide.select(*sk, group_col, c(mode).cast(pl.String).alias("mode"), priv)[np.tile(np.arange(h), k_r)]
-    data = {
-        "__m": pl.Series(np.repeat(np.arange(k_r, dtype=np.int32), h)),
-        "p": stack("{}"), "n": stack("{}__neff"), "pr": stack("{}__ref"), "nr": stack("{}__refn"),
-        "refname": stack("{}__refname", pl.String()), "gen": flags(_generalized), "hib": flags(_hib),
-    }  # fmt: skip
-    long_in = tiled.hstack([v.alias(k) for k, v in data.items()])
-    if "overall" in modes:
-        pop = Counts(lambda x: pl.col(f"__pop_{x}"))
-        exprs = []
-        for m in rates:
-            metric = METRICS[m]
-            num, den = metric.numerator(Counts()), metric.denominator(Counts())  # type: ignore[misc]
-            den2 = metric.denominator(Counts(lambda x: pl.col(f"{x}_w2")))  # type: ignore[misc]
-            pden2 = metric.denominator(Counts(lambda x: pl.col(f"__pop_{x}_w2")))  # type: ignore[misc]
-            parts = (num, den, den2, metric.numerator(pop), metric.denominator(pop), pden2)  # type: ignore[misc]
-            exprs += [e.cast(_F64).alias(f"{m}\x1f{i}") for i, e in enumerate(parts)]
-        comp = wide.select(exprs)
-        long_in = long_in.hstack(
-            [pl.concat([comp[f"{m}\x1f{i}"] for m in rates]).alias(f"__c{i}") for i in range(6)]
-        )
-    st = iv.Stager()
-    with st.active():
-        g, r = iv.Rate(c("p"), c("n")), iv.Rate(c("pr"), c("nr"))
-        wl = iv.wilson_interval(g, z)
-        d, q = iv.newcombe_interval(g, r, z), iv.mover_ratio_interval(g, r, z)
-        t = iv.two_proportion_test(g, r, weighted=opts.weighted)
-        dl, dh, ql, qh, tp, tt = d.lo, d.hi, q.lo, q.hi, t.p_value, t.test
-        if "overall" in modes:  # the group is part of the population: compare it with the rest
-            cr_, f_ = iv.complement_rate(*[c(f"__c{i}") for i in range(6)])
-            od, oq = iv.overall_difference_interval(g, cr_, f_, z), iv.overall_ratio_interval(g, cr_, f_, z)
-            ot = iv.two_proportion_test(g, cr_, weighted=opts.weighted)
-            o = c("mode") == "overall"
-            dl, dh = pl.when(o).then(od.lo).otherwise(dl), pl.when(o).then(od.hi).otherwise(dh)
-            ql, qh = pl.when(o).then(oq.lo).otherwise(ql), pl.when(o).then(oq.hi).otherwise(qh)
-            tp, tt = pl.when(o).then(ot.p_value).otherwise(tp), pl.when(o).then(ot.test).otherwise(tt)
-        if "best" in modes:  # the best group is chosen from the data: projection, no test
-            hi_d, hi_q = iv.best_reference_intervals(g, ci=opts.ci, higher_is_better=True, over=over_best)
-            lo_d, lo_q = iv.best_reference_intervals(g, ci=opts.ci, higher_is_better=False, over=over_best)
-            hib = c("hib")
-            b = c("mode") == "best"
-            dl = pl.when(b).then(pl.when(hib).then(hi_d.lo).otherwise(lo_d.lo)).otherwise(dl)
-            dh = pl.when(b).then(pl.when(hib).then(hi_d.hi).otherwise(lo_d.hi)).otherwise(dh)
-            ql = pl.when(b).then(pl.when(hib).then(hi_q.lo).otherwise(lo_q.lo)).otherwise(ql)
-            qh = pl.when(b).then(pl.when(hib).then(hi_q.hi).otherwise(lo_q.hi)).otherwise(qh)
-            tp, tt = pl.when(~b).then(tp), pl.when(~b).then(tt)
-        privileged = c("mode") == "privileged"
-        mine = (privileged & c(priv)) | (~privileged & (c(group_col).cast(pl.String) == c("refname")).fill_null(False))
-        keep = ~mine
-        dl, dh, ql, qh = [pl.when(keep).then(e) for e in (dl, dh, ql, qh)]
-        tp, tt = pl.when(keep).then(tp), pl.when(keep).then(tt)
-        gen = c("gen")
-        e = iv.CI_METHOD_DTYPE
-        method = pl.when(gen).then(pl.lit("bound", e)).otherwise(
-            pl.when(c("mode") == "best").then(pl.lit("projection", e)).otherwise(pl.lit(_score(opts.weighted), e))
-        )
-        okd, okr = (c("p") - c("pr")).is_not_null(), (c("pr") > 0) & c("p").is_not_null()
-        outs = {
-            "value_lo": wl.lo, "value_hi": wl.hi, "n_eff": c("n"),
-            "difference_lo": pl.when(okd).then(dl), "difference_hi": pl.when(okd).then(dh),
-            "ratio_lo": pl.when(okr).then(ql), "ratio_hi": pl.when(okr).then(qh),
-            "p_value": pl.when(~gen).then(tp), "test": pl.when(~gen).then(tt), "ci_method": method,
-            "__dl": dl, "__dh": dh, "__ql": ql, "__qh": qh, "__tp": tp, "__tt": tt, "__mine": mine,
-        }  # fmt: skip
-    long = st.apply(long_in.lazy()).select([e.alias(k) for k, e in outs.items()]).collect(**collect_options(long_in.height))
-    cols = _Columns()
-    fams = [f for f in (*CI_FLOATS, *CI_CATS) if f in outs]
-
-    def block(name: str, i: int) -> pl.Series:
-        return long[name].slice(i * h, h)
-
-    for i, m in enumerate(rates):
-        for fam in fams:
-            cols.put(fam, m, block(fam, i))
-    # ---- named disparities of one rate: the rate's comparison, where the disparity is defined ----
-    for x in disparities:
-        if len(x.rates) != 1:
-            continue
-        i = rates.index(x.rates[0])
-        kind = "q" if x.name == "disparate_impact" or x.name.endswith("_ratio") else "d"
-        undefined = wide[x.name].is_null()
-        got = {
-            "value_lo": block(f"__{kind}l", i).set(undefined, None), "value_hi": block(f"__{kind}h", i).set(undefined, None),
-            "p_value": block("__tp", i), "test": block("__tt", i), "n_eff": block("n_eff", i),
-            "ci_method": block("ci_method", i).set(undefined, None),
-        }  # fmt: skip
-        for fam, v in got.items():
-            cols.put(fam, x.name, v)
-    # ---- two-part disparities: one block of rows per disparity -------------------------------
-    multi = [x for x in disparities if len(x.rates) > 1]
-    if multi:
-        kinds = {"average_odds_difference": 0, "average_predictive_value_difference": 0, "average_abs_odds_difference": 1}
-
-        def stack2(fmt: str, j: int) -> pl.Series:
-            return pl.concat([wide[fmt.format(x.rates[j])].cast(_F64) for x in multi])
-
-        def from_rates(name: str) -> pl.Series:
-            return pl.concat([block(name, rates.index(x.rates[0])) for x in multi])
-
-        data2 = {
-            **{f"{a}{j + 1}": stack2(fmt, j) for j in (0, 1)
-               for a, fmt in (("p", "{}"), ("n", "{}__neff"), ("pr", "{}__ref"), ("nr", "{}__refn"))},
-            "mine": from_rates("__mine"), "mode": pl.concat([tiled["mode"].head(h)] * len(multi)),
-            "v": pl.concat([wide[x.name].cast(_F64) for x in multi]),
-            "kind": pl.Series(np.repeat(np.array([kinds.get(x.name, 2) for x in multi], dtype=np.int32), h)),
-            "gen": pl.Series(np.repeat(np.array([any(_generalized(m) for m in x.rates) for x in multi], dtype=bool), h)),
-        }  # fmt: skip
-        st2 = iv.Stager()
-        with st2.active():
-            pairs = [(iv.Rate(c("p1"), c("n1")), iv.Rate(c("pr1"), c("nr1"))),
-                     (iv.Rate(c("p2"), c("n2")), iv.Rate(c("pr2"), c("nr2")))]  # fmt: skip
-            avg = iv.average_difference_interval(pairs, z)
-            aabs = iv.average_abs_difference_interval(pairs, opts.ci)
-            mabs = iv.max_abs_difference_interval(pairs, opts.ci)
-            k = c("kind")
-            lo = pl.when(k == 0).then(avg.lo).when(k == 1).then(aabs.lo).otherwise(mabs.lo)
-            hi = pl.when(k == 0).then(avg.hi).when(k == 1).then(aabs.hi).otherwise(mabs.hi)
-            fixed = ~c("mine") & (c("mode") != "best") & (c("mode") != "overall")
-            t2 = iv.chi2_2df_test(pairs)
-            gen, ok = c("gen"), c("v").is_not_null()
-            e = iv.CI_METHOD_DTYPE
-            method = pl.when(gen).then(pl.lit("bound", e)).when(k == 0).then(pl.lit("mover", e)).otherwise(pl.lit("projection", e))
-            outs2 = {
-                "value_lo": pl.when(ok & fixed).then(lo), "value_hi": pl.when(ok & fixed).then(hi),
-                "p_value": pl.when(~gen & fixed).then(t2.p_value), "test": pl.when(~gen & fixed).then(t2.test),
-                "n_eff": c("n1"), "ci_method": pl.when(ok).then(method),
-            }  # fmt: skip
-        frame2 = pl.DataFrame([v.alias(n) for n, v in data2.items()])
-        long2 = st2.apply(frame2.lazy()).select([e.alias(n) for n, e in outs2.items()]).collect(
-            **collect_options(frame2.height)
-        )
-        for i, x in enumerate(multi):
-            for fam in outs2:
-                cols.put(fam, x.name, long2[fam].slice(i * h, h))
-    return cols.result()
-
-
-_EDF = "smoothed_empirical_differential_fairness"
-
-
-def _edf_names(has_predictions: bool) -> list[tuple[str, str]]:
-    return [("labels", _EDF), ("predictions", f"{_EDF}_predictions")][: 2 if has_predictions else 1]
-
-
-def attribute_intervals(
-    rows: pl.DataFrame,
-    wide: pl.DataFrame,
-    idx: Sequence[str],
-    ib: Sequence[str],
-    metric_names: Sequence[str],
-    *,
-    opts: CiOptions,
-    has_predictions: bool,
-) -> tuple[pl.DataFrame, dict[str, list[str]]]:
-    """The attribute rows' interval columns, evaluated in long form.
-
-    One frame with a block of the group rows per spread (every rate; TPR and FPR again at the
-    equalized-odds level, two spreads holding jointly) and per EDF (favourable labels,
-    predictions), so each method is written ONCE: the Wilson limits at the Šidák level of each
-    (attribute row, block), then ONE aggregation per (attribute row, block) with the spread and
-    EDF aggregations of :func:`~polfair.core.intervals.spread_table` and
-    :func:`~polfair.core.intervals.edf_table` (the same helpers, rows and order, so the same
-    values) and their finishing arithmetic; the homogeneity tests' statistics are the numpy
-    segment sums that :func:`~polfair.core.intervals.homogeneity_table` uses. No join: an
-    aggregation keeps the attribute rows in the order of ``wide``.
-
-    Per rate: the projection limits of its spread (``difference`` / ``ratio``) and the homogeneity
-    test (not for generalized rates), where the spread is defined; the demographic-parity
-    disparities take the selection rate's limits and test, fairlearn's equalized odds the limits
-    of the TPR and FPR spreads combined (max / min) and the test of both; EDF its projection
-    limits where EDF is defined. ``ci_method`` is ``projection`` throughout.
-
-    ``rows`` are the group rows with ``<m>__neff`` columns; ``wide`` the attribute rows (one per
-    distinct ``idx`` of ``rows``, in order of first appearance) with the point spreads
-    ``<m>__d`` / ``<m>__r``, the named disparities and EDF. Returns a frame aligned with ``wide``
-    with columns ``<family>`` + U+001F + ``<metric>`` and the metric names per family.
-    """
-    h, g = wide.height, rows.height
-    c = pl.col
-    rates = _rates(metric_names)
-    tested = [m for m in rates if not _generalized(m)]
-    tot = c("tp") + c("fn") + c("fp") + c("tn")
-    tot2 = c("tp_w2") + c("fn_w2") + c("fp_w2") + c("tn_w2") if opts.weighted else None
-    # blocks: (name, rate, size, number of spreads that hold jointly)
-    blocks: list[tuple[str, pl.Expr, pl.Expr, int]] = [(m, c(m), c(f"{m}__neff"), 1) for m in rates]
-    if has_predictions:
-        blocks += [(f"__eo_{m}", c(m), c(f"{m}__neff"), 2) for m in ("true_positive_rate", "false_positive_rate")]
-    for on, name in _edf_names(has_predictions):
-        pos, tot_f = (c("tp") + (c("fn") if on == "labels" else c("fp"))).cast(_F64), tot.cast(_F64)
-        size = tot_f if tot2 is None else iv.effective_size(tot_f, tot2)
-        blocks.append((name, pl.when(tot_f > 0).then(pos / tot_f), size, 1))
-    at = {name: i for i, (name, *_) in enumerate(blocks)}
-    nb = len(blocks)
-    # the attribute row of each group row: first-appearance order, as wide's aggregation
-    first = rows.select(idx).with_row_index("r").select(c("r").first().over(idx))["r"].to_numpy()
-    rid = np.unique(first, return_inverse=True)[1]
-    inputs = rows.select([e.cast(_F64).alias(f"p{i}") for i, (_, e, _, _) in enumerate(blocks)]
-                         + [e.cast(_F64).alias(f"n{i}") for i, (_, _, e, _) in enumerate(blocks)])  # fmt: skip
-    spreads = np.array([j for *_, j in blocks], dtype=np.int32)
-    # key: (block, attribute row); the Šidák level of its defined groups times the spreads holding jointly
-    long = _keyed_rates(
-        np.repeat(np.arange(nb, dtype=np.int64) * h, g) + np.tile(rid, nb),
-        pl.concat([inputs[f"p{i}"] for i in range(nb)]), pl.concat([inputs[f"n{i}"] for i in range(nb)]),
-        np.full(nb * h, opts.ci), np.repeat(spreads, h).astype(np.int64),
-    )  # fmt: skip
-    r = iv.Rate(c("p"), c("n"))
-    wilson = iv.wilson_interval(r, c("z"))  # z as a column
-    lf = long.lazy().with_columns(wilson.lo.alias("lo"), wilson.hi.alias("hi"))
-    wl = iv.Interval(c("lo"), c("hi"))  # null where the group is not defined
-    r_ok = iv.Rate(pl.when(c("ok")).then(c("p")), pl.when(c("ok")).then(c("n")))
-    for stage in iv._spread_inputs(r_ok, wl, "key"):
-        lf = lf.with_columns(stage)
-    agg = (
-        lf.group_by("key", maintain_order=True)
-        .agg(c("ok").sum().alias("k"), *iv._spread_aggs(), *iv._edf_aggs(wl))
-        .collect(**collect_options(long.height))
-    )  # fmt: skip
-    if agg.height != nb * h:  # every attribute row has group rows
-        msg = f"attribute_intervals: {agg.height} families, expected {nb * h}"
-        raise AssertionError(msg)
-    z2 = pl.when(c("fam") == 2).then(iv.z_value(opts.ci, 2)).otherwise(iv.z_value(opts.ci, 1))
-    staged, lim = iv._spread_limits(agg.lazy().with_columns(pl.Series("fam", np.repeat(spreads, h))), c("k"), z2)
-    edf = iv._edf_limits(c("k"))
-    out = staged.select(*[e.alias(n) for n, e in lim.items()], edf.lo.alias("edf_lo"), edf.hi.alias("edf_hi")).collect(
-        **collect_options(agg.height)
-    )
-
-    def block(name: str, col: str) -> pl.Series:
-        return out[col].slice(at[name] * h, h)
-
-    cols = _Columns()
-    put = cols.put
-
-    def where(defined: pl.Series, v: pl.Series) -> pl.Series:
-        return v.set(~defined, None)
-
-    projection = pl.Series(["projection"] * h, dtype=pl.String)
-    for m in rates:
-        for fam in ("difference_lo", "difference_hi", "ratio_lo", "ratio_hi"):
-            put(fam, m, block(m, fam))
-        put("ci_method", m, where(wide[f"{m}__d"].is_not_null(), projection))
-    # homogeneity tests: one per tested rate, and equalized odds (TPR and FPR together)
-    families = {m: [m] for m in tested}
-    if has_predictions:
-        families["equalized_odds"] = ["true_positive_rate", "false_positive_rate"]
-    if families:
-        key = wide.select(
-            pl.concat_str([*[c(b).cast(pl.String).fill_null("\x00") for b in ib], c("attribute")], separator="\x1f")
-        ).to_series().to_list()  # names the attribute row (seeds its Monte Carlo tests)
-
-        # the tests' statistics: one segment per (tested rate, attribute row), numpy sums in row order
-        ti = {m: i for i, m in enumerate(tested)}
-        sums = iv._homogeneity_segments(
-            np.concatenate([inputs[f"p{at[m]}"].to_numpy() for m in tested]),
-            np.concatenate([inputs[f"n{at[m]}"].to_numpy() for m in tested]),
-            np.repeat(np.arange(len(tested), dtype=np.int64) * h, g) + np.tile(rid, len(tested)),
-            len(tested) * h, opts.weighted,
-        )  # fmt: skip
-
-        def part(col: str, m: str) -> np.ndarray:
-            return getattr(sums, col)[ti[m] * h : (ti[m] + 1) * h]
-
-        def combined(col: str, op: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
-            out_: list[np.ndarray] = []
-            for parts in families.values():
-                acc = part(col, parts[0])
-                for m in parts[1:]:
-                    acc = op(acc, part(col, m))
-                out_.append(acc)
-            return np.concatenate(out_)
-
-        fam_of = [(name, parts) for name, parts in families.items() for _ in range(h)]
-        segment = iv._segment_parts(sums)
-
-        def arrays(i: int) -> list[tuple[np.ndarray, np.ndarray]]:  # the parts' (counts, sizes) of test i
-            return [segment(ti[m] * h + i % h) for m in fam_of[i][1]]
-
-        pv, tests = iv._homogeneity_results(
-            combined("stat", np.add), combined("df", np.add), combined("few", np.logical_or),
-            combined("bad", np.logical_or), arrays, [f"{key[i % h]}{fam_of[i][0]}" for i in range(len(fam_of))],
-            weighted=opts.weighted, seed=opts.seed, n_boot=opts.n_boot,
-        )  # fmt: skip
-        tp = pl.Series(pv, dtype=_F64, nan_to_null=True)
-        tt = pl.Series(tests, dtype=pl.String)
-        test_of = {name: (tp.slice(i * h, h), tt.slice(i * h, h)) for i, name in enumerate(families)}
-        for m in tested:
-            defined = wide[f"{m}__d"].is_not_null()
-            put("p_value", m, where(defined, test_of[m][0]))
-            put("test", m, where(defined, test_of[m][1]))
-    if has_predictions:
-        sel = "selection_rate"
-        for name, kind in (("demographic_parity_difference", "difference"), ("demographic_parity_ratio", "ratio")):
-            put("value_lo", name, block(sel, f"{kind}_lo"))
-            put("value_hi", name, block(sel, f"{kind}_hi"))
-            put("p_value", name, cols.get("p_value", sel))
-            put("test", name, cols.get("test", sel))
-            put("ci_method", name, where(wide[f"{sel}__{kind[0]}"].is_not_null(), projection))
-        t, f = "__eo_true_positive_rate", "__eo_false_positive_rate"
-        both = pl.DataFrame([block(x, fam).alias(f"{fam}{y}") for x, y in ((t, ""), (f, "__f"))
-                             for fam in ("difference_lo", "difference_hi", "ratio_lo", "ratio_hi")])  # fmt: skip
-        d = iv._max_of([iv.Interval(c("difference_lo"), c("difference_hi")),
-                        iv.Interval(c("difference_lo__f"), c("difference_hi__f"))])  # fmt: skip
-        q = iv._min_of([iv.Interval(c("ratio_lo"), c("ratio_hi")), iv.Interval(c("ratio_lo__f"), c("ratio_hi__f"))])
-        q_hi = pl.when(c("ratio_lo").is_not_null() & c("ratio_lo__f").is_not_null()).then(
-            pl.min_horizontal(c("ratio_hi"), c("ratio_hi__f"))
-        )
-        eo = both.select(d.lo.alias("dlo"), d.hi.alias("dhi"), pl.when(q_hi.is_not_null()).then(q.lo).alias("rlo"),
-                         q_hi.alias("rhi"))  # fmt: skip
-        for name, kind in (("equalized_odds_difference", "d"), ("equalized_odds_ratio", "r")):
-            defined = wide[name].is_not_null()
-            put("value_lo", name, eo[f"{kind}lo"])
-            put("value_hi", name, eo[f"{kind}hi"])
-            put("p_value", name, where(defined, test_of["equalized_odds"][0]))
-            put("test", name, where(defined, test_of["equalized_odds"][1]))
-            put("ci_method", name, where(defined, projection))
-    for _, name in _edf_names(has_predictions):
-        defined = wide[name].is_not_null()
-        put("value_lo", name, where(defined, block(name, "edf_lo")))
-        put("value_hi", name, where(defined, block(name, "edf_hi")))
-        put("ci_method", name, where(defined, projection))
-    return cols.result()
-
-
-def population_intervals(
-    cells: pl.LazyFrame,
-    wide: pl.DataFrame,
-    ib: Sequence[str],
-    metric_names: Sequence[str],
-    *,
-    opts: CiOptions,
-    has_predictions: bool,
-) -> tuple[pl.DataFrame, dict[str, list[str]]]:
-    """The population rows' interval columns (one row per ``by`` value), evaluated in long form.
-
-    Every rate's Wilson limits (``n_eff`` its Kish size; ``ci_method`` ``bound`` for generalized
-    rates, else the score method) written ONCE over a frame with one block of rows per rate; the
-    EDF projection limits over the full intersection's ``cells`` (level ``ci``, and ``1 − α/2``
-    for bias amplification, the difference of the two EDFs' intervals) in ONE aggregation over a
-    block of the cells per (EDF, level), with the helpers of
-    :func:`~polfair.core.intervals.edf_table` (same values). EDF limits are null where EDF is.
-
-    ``wide`` holds the rates, ``<m>__neff``, EDF and bias amplification, and the ``ib`` columns.
-    Returns a frame aligned with ``wide`` with columns ``<family>`` + U+001F + ``<metric>`` and
-    the metric names per family.
-    """
-    h = wide.height
-    c = pl.col
-    rates = _rates(metric_names)
-    cols = _Columns()
-    put = cols.put
-
-    if rates:
-        long = pl.DataFrame([pl.concat([wide[m].cast(_F64) for m in rates]).alias("p"),
-                             pl.concat([wide[f"{m}__neff"].cast(_F64) for m in rates]).alias("n")])  # fmt: skip
-        wl = iv.wilson_interval(iv.Rate(c("p"), c("n")), iv.z_value(opts.ci))
-        out = long.select(wl.lo.alias("lo"), wl.hi.alias("hi"), "n")
-        for i, m in enumerate(rates):
-            for fam, col in (("value_lo", "lo"), ("value_hi", "hi"), ("n_eff", "n")):
-                put(fam, m, out[col].slice(i * h, h))
-            put("ci_method", m, pl.Series(["bound" if _generalized(m) else _score(opts.weighted)] * h, dtype=pl.String))
-    # EDF: one block of the cells per (EDF, level ci / 1 − α/2), keyed by block and by value
-    tot = (c("tp") + c("fn") + c("fp") + c("tn")).cast(_F64)
-    size = tot if not opts.weighted else iv.effective_size(tot, c("tp_w2") + c("fn_w2") + c("fp_w2") + c("tn_w2"))
-    edfs = _edf_names(has_predictions)
-    inputs = (
-        cells.join(wide.lazy().select(*ib).with_row_index("__pf_rid"), on=list(ib), how="left", nulls_equal=True)
-        .select(c("__pf_rid").cast(pl.Int64),
-                *[pl.when(tot > 0).then((c("tp") + c("fn" if on == "labels" else "fp")).cast(_F64) / tot).alias(f"p{j}")
-                  for j, (on, _) in enumerate(edfs)], size.alias("n"))
-        .collect(**SMALL_COLLECT)
-    )  # fmt: skip
-    g, nb = inputs.height, 2 * len(edfs)
-    half = 1.0 - (1.0 - opts.ci) / 2.0
-    long = _keyed_rates(  # key: (EDF, level, by value); levels ci and 1 − α/2 alternate
-        np.repeat(np.arange(nb, dtype=np.int64) * h, g) + np.tile(inputs["__pf_rid"].to_numpy(), nb),
-        pl.concat([inputs[f"p{j}"] for j in range(len(edfs)) for _ in (0, 1)]), pl.concat([inputs["n"]] * nb),
-        np.repeat(np.tile([opts.ci, half], len(edfs)), h), np.ones(nb * h, dtype=np.int64),
-    )  # fmt: skip
-    wilson = iv.wilson_interval(iv.Rate(c("p"), c("n")), c("z"))
-    lim = iv._edf_limits(c("k"))
-    edf = (
-        long.lazy().with_columns(wilson.lo.alias("lo"), wilson.hi.alias("hi"))
-        .group_by("key").agg(c("ok").sum().alias("k"), *iv._edf_aggs(iv.Interval(c("lo"), c("hi"))))
-        .sort("key").select(lim.lo.alias("lo"), lim.hi.alias("hi"))
-        .collect(**SMALL_COLLECT)
-    )  # fmt: skip
-    if edf.height != nb * h:  # every by value has cells
-        msg = f"population_intervals: {edf.height} EDF families, expected {nb * h}"
-        raise AssertionError(msg)
-
-    def limits(j: int, level: int) -> tuple[pl.Series, pl.Series]:
-        return edf["lo"].slice((2 * j + level) * h, h), edf["hi"].slice((2 * j + level) * h, h)
-
-    projection = pl.Series(["projection"] * h, dtype=pl.String)
-    for j, (_, name) in enumerate(edfs):
-        defined = wide[name].is_not_null()
-        lo, hi = limits(j, 0)
-        put("value_lo", name, lo.set(~defined, None))
-        put("value_hi", name, hi.set(~defined, None))
-        put("ci_method", name, projection.set(~defined, None))
-    if has_predictions:  # bias amplification: EDF(predictions) − EDF(labels), each at level 1 − α/2
-        name = "differential_fairness_bias_amplification"
-        defined = wide[name].is_not_null()
-        (llo, lhi), (plo, phi) = limits(0, 1), limits(1, 1)
-        put("value_lo", name, (plo - lhi).set(~defined, None))
-        put("value_hi", name, (phi - llo).set(~defined, None))
-        put("ci_method", name, projection.set(~defined, None))
-    return cols.result()

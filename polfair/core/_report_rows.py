@@ -26,23 +26,26 @@ import pyarrow as pa
 
 from polfair.core import entropy
 from polfair.core._args import SMALL_COLLECT
+from polfair.core._entropy_ci import between_limits, individual_limits
 from polfair.core._report_ci import (
-    CI_CATS,
-    CI_FLOATS,
+    CATEGORIES,
     CiOptions,
-    Families,
-    adjusted_p_values,
+    GroupContext,
+    IntervalColumns,
     attribute_intervals,
-    group_tables,
-    neff_columns,
+    entropy_columns,
+    group_intervals,
     population_intervals,
 )
 from polfair.core.counts import COUNT_COLUMNS
+from polfair.core.intervals.common import Segments, z_value
+from polfair.core.intervals.spreads import segments_of
 from polfair.core.metrics import DISPARITIES, METRICS, Disparity, label_disparities, rate
 
 __all__ = [
-    "ATTR_METRICS", "GROUP_COL", "GROUP_KEY", "NO_CODE", "POP_METRICS", "SORT_A", "SORT_G", "Part", "assemble",
-    "attribute_part", "categorical_codes", "disparity_list", "group_part", "metric_list", "ordered", "population_part",
+    "ATTR_METRICS", "BENEFIT_VAR", "GROUP_COL", "GROUP_KEY", "NO_CODE", "POP_METRICS", "SORT_A", "SORT_G", "Part",
+    "assemble", "attribute_part", "attribute_rows", "categorical_codes", "disparity_list", "group_part", "metric_list",
+    "ordered", "population_part", "take",
 ]  # fmt: skip
 
 #: The sentinel code of a null categorical cell inside :func:`assemble`.
@@ -60,13 +63,15 @@ class Part:
     ``entities`` holds the entity columns plus the sort keys (``by`` keys, set index, group index);
     ``metrics`` the metric names in row order; ``floats``/``cats`` map a column family to a frame
     with one column per metric (a subset of ``metrics``; absent metrics give null), Float64 for
-    ``floats``, Categorical for ``cats``.
+    ``floats``, Categorical for ``cats``; ``intervals`` the interval families as arrays (NaN null;
+    method and test codes), aligned with ``entities``.
     """
 
     entities: pl.DataFrame
     metrics: list[str]
     floats: dict[str, pl.DataFrame] = field(default_factory=dict)
     cats: dict[str, pl.DataFrame] = field(default_factory=dict)
+    intervals: IntervalColumns | None = None
 
 
 def categorical_codes(frame: pl.DataFrame) -> np.ndarray:
@@ -184,13 +189,23 @@ def assemble(
     if chunked:  # the entity columns cut at the same row boundaries (aligned chunks)
         ends = np.cumsum([n for _, _, n in runs])
         base = pl.concat([base.slice(int(e - n), int(n)) for e, (_, _, n) in zip(ends, runs)], rechunk=False)
+    at = [{m: j for j, m in enumerate(p.metrics)} for p in parts]  # each part's metric -> column
     all_names = list(dict.fromkeys(m for p in parts for m in p.metrics))
     name_codes = dict(zip(all_names, _global_codes(tuple(all_names))))
     metric = [np.tile(np.array([name_codes[m] for m in p.metrics], dtype=np.uint32), p.entities.height) for p in parts]
     columns = [layout("metric", metric, np.uint32, _codes_to_categorical)]
     for fam in float_families:
-        flats = []
-        for p in parts:
+        flats: list[np.ndarray] = []
+        for i, p in enumerate(parts):
+            arrays = p.intervals.columns.pop(fam, None) if p.intervals is not None else None
+            if arrays:  # interval arrays (NaN: null): metric-major rows, then one transposed copy
+                by_metric = np.empty((len(p.metrics), p.entities.height))  # (contiguous writes, not strided)
+                by_metric[[j for j, m in enumerate(p.metrics) if m not in arrays]] = _NULL
+                for m, v in arrays.items():
+                    by_metric[at[i][m]] = v
+                np.copyto(by_metric, _NULL, where=np.isnan(by_metric))
+                flats.append(np.ascontiguousarray(by_metric.T).reshape(-1))
+                continue
             frame = p.floats.pop(fam, None)  # consumed: its columns are freed once laid out
             have = set(frame.columns) if frame is not None else set()
             if frame is None or not have:
@@ -207,11 +222,18 @@ def assemble(
         columns.append(layout(fam, flats, np.float64, _float_column))
     for fam in cat_families:
         flats = []
-        for p in parts:
+        for i, p in enumerate(parts):
             full = np.full((p.entities.height, len(p.metrics)), NO_CODE, dtype=np.uint32)
             frame = p.cats.get(fam)  # kept until laid out: its strings' codes must stay in use
-            if frame is not None and frame.width:
-                offs = [p.metrics.index(c) for c in frame.columns]
+            codes = p.intervals.columns.get(fam) if p.intervals is not None else None
+            if codes:  # codes into CATEGORIES[fam] (−1: null), metric-major then one transposed copy
+                lut = np.append(_global_codes(tuple(CATEGORIES[fam])), NO_CODE)
+                code_rows = full.T.copy()
+                for m, v in codes.items():
+                    code_rows[at[i][m]] = lut[v]
+                full = np.ascontiguousarray(code_rows.T)
+            elif frame is not None and frame.width:
+                offs = [at[i][c] for c in frame.columns]
                 full[:, offs] = categorical_codes(frame)
             flats.append(full.ravel())
         columns.append(layout(fam, flats, np.uint32, _codes_to_categorical))
@@ -222,6 +244,8 @@ def assemble(
 # the row kinds (built wide; laid out long by assemble)
 # --------------------------------------------------------------------------------------------
 
+#: The per-cell benefit variance the entropy intervals read (summed per group with the counts).
+BENEFIT_VAR = "__pf_bvar"
 #: The group's display label (working column of the group table).
 GROUP_COL = "__pf_group"
 #: Sort keys of the entities: attribute-set index and group index (-1 for population/attribute rows).
@@ -273,59 +297,51 @@ def disparity_list(has_predictions: bool) -> list[Disparity]:
     return list(DISPARITIES.values()) if has_predictions else label_disparities()
 
 
-def _families(
-    frame: pl.DataFrame | pl.LazyFrame,
-    fams: Families | None,
-    adjust: tuple[list[str], str | None] = ([], None),
-    computed: tuple[pl.DataFrame, dict[str, list[str]]] | None = None,
-) -> tuple[dict, dict]:
-    """Evaluate interval families (metric -> expression) over ``frame`` in ONE select (common
-    subexpressions shared); floats as Float64 frames, cats (ci_method, test) as Categorical frames.
-    ``computed``: families already evaluated (columns ``<family>`` U+001F ``<metric>`` aligned with
-    ``frame``, and the metric names per family), added to them. ``p_value_adjusted`` is then the
-    p-value adjusted (``adjust[1]``) within ``adjust[0]`` (by values).
-    """
-    if fams is None or (not fams and computed is None):
-        return {}, {}
-    over = adjust[0]
-    exprs = [e.alias(f"{fam}\x1f{m}") for fam, d in fams.items() for m, e in d.items()]
-    res = frame.lazy().select(*over, *exprs).collect()
-    names = {fam: list(d) for fam, d in fams.items()}
-    if computed is not None:
-        res = res.hstack(computed[0]) if res.width else computed[0]
-        for fam, ms in computed[1].items():
-            names[fam] = [*names.get(fam, []), *ms]
-    return _finish(res, names, adjust)
+def take(part: Part, rows: np.ndarray) -> Part:
+    """The entities ``rows`` of a part (every family, frames and interval arrays alike)."""
+    idx = pl.Series(rows, dtype=pl.UInt32)
+    intervals = None
+    if part.intervals is not None:
+        intervals = IntervalColumns(len(rows), {f: {m: v[rows] for m, v in d.items()} for f, d in part.intervals.columns.items()})
+    return Part(part.entities[idx], part.metrics, {f: v[idx] if v.width else v for f, v in part.floats.items()},
+                {f: v[idx] if v.width else v for f, v in part.cats.items()}, intervals)  # fmt: skip
 
 
-def _finish(
-    res: pl.DataFrame, names: dict[str, list[str]], adjust: tuple[list[str], str | None]
-) -> tuple[dict, dict]:
-    """Split evaluated families (columns ``<family>`` U+001F ``<metric>``, plus the ``adjust[0]`` columns)
-    into Float64 / Categorical frames per family; ``p_value_adjusted`` is the p-value adjusted
-    (``adjust[1]``) within ``adjust[0]`` (by values).
+def attribute_rows(groups: pl.DataFrame, sk: list[str]) -> Segments:
+    """Each group row's attribute row (by value and attribute set): the group table holds each one's
+    groups as one run (sets one after the other, each sorted by the by values), numbered in order.
     """
-    over, method = adjust
-    names = {**names, "p_value_adjusted": []}
-    if method is not None and names.get("p_value"):
-        names["p_value_adjusted"] = list(names["p_value"])
-        res = res.hstack(adjusted_p_values(res, names["p_value"], over, method))
-    floats, cats = {}, {}
-    for fam, d in names.items():
-        if not d:
-            continue
-        cols = [res[f"{fam}\x1f{m}"].alias(m) for m in d]  # Series casts: no expression plan per family
-        if fam in CI_CATS:  # Enum columns stay Enum (assemble maps their few categories); strings -> Categorical
-            cats[fam] = pl.DataFrame(
-                [c if isinstance(c.dtype, pl.Enum) else c.cast(pl.String).cast(pl.Categorical) for c in cols]
-            )
-        else:
-            floats[fam] = pl.DataFrame([c if c.dtype == pl.Float64 else c.cast(pl.Float64) for c in cols])
-    return floats, cats
+    runs = groups.select(pl.struct(sk).rle_id()).to_series().to_numpy().astype(np.int64)
+    return Segments(runs, int(runs[-1]) + 1 if runs.size else 0)
+
+
+def _by_rows(frame: pl.DataFrame, ib: list[str], n_by: int) -> Segments:
+    """Each row's by value (numbered by first appearance); one by value: all 0, nothing to compute."""
+    if n_by == 1:
+        return Segments(np.zeros(frame.height, dtype=np.int64), 1)
+    return segments_of(frame, ib)[0]
 
 
 def _entities(frame: pl.DataFrame, ib: list[str], sort_a: pl.Expr, sort_g: pl.Expr, *extra: pl.Expr | str) -> pl.DataFrame:
     return frame.select(*ib, sort_a.cast(pl.Int64).alias(SORT_A), sort_g.cast(pl.Int64).alias(SORT_G), *extra)
+
+
+@functools.lru_cache(maxsize=2)  # expressions are immutable: built once
+def _group_exprs(has_predictions: bool) -> tuple[list[pl.Expr], list[pl.Expr], list[pl.Expr], list[pl.Expr]]:
+    """The group rows' value (metrics, then named disparities), difference, ratio and reference-name columns."""
+    metric_names, disparities = metric_list(has_predictions), disparity_list(has_predictions)
+
+    def r(m: str) -> pl.Expr:
+        # Polars may hold a reference value that is the same on every row as a broadcast scalar,
+        # and divides by a scalar via its reciprocal (a·(1/b), one ulp off a/b). Adding 0·row
+        # index makes it a per-row column (exactly equal), so every ratio is the rounded a/b.
+        return pl.col(f"{m}__ref") + 0.0 * pl.col(SORT_G)
+
+    values = [pl.col("n_missing").cast(pl.Float64), *[pl.col(m) for m in metric_names]]
+    values += [d.formula(pl.col, r).alias(d.name) for d in disparities]
+    names = [*metric_names, *(d.name for d in disparities)]
+    return (values, [(pl.col(m) - pl.col(f"{m}__ref")).alias(m) for m in metric_names],
+            [rate(pl.col(m), r(m)).alias(m) for m in metric_names], [pl.col(f"{m}__refname").alias(m) for m in names])  # fmt: skip
 
 
 def group_part(
@@ -339,19 +355,16 @@ def group_part(
     modes: set[str] | None = None,
     priv: str = "__pf_priv",
     mode: str = "__pf_mode",
+    batch: tuple[Segments, GroupContext] | None = None,
 ) -> Part:
-    """Group rows: every metric vs the reference, and the named disparities (and their intervals)."""
+    """Group rows: every metric vs the reference, and the named disparities (and their intervals).
+
+    ``batch``: ``groups`` are a batch of the group rows; each row's window (by value, attribute set)
+    among all of them and the context their intervals need (:class:`GroupContext`).
+    """
     metric_names, disparities = metric_list(has_predictions), disparity_list(has_predictions)
     wide = groups.join(ref, on=sk, how="left", nulls_equal=True, maintain_order="left")
-
-    def r(m: str) -> pl.Expr:
-        # Polars may hold a reference value that is the same on every row as a broadcast scalar,
-        # and divides by a scalar via its reciprocal (a·(1/b), one ulp off a/b). Adding 0·row
-        # index makes it a per-row column (exactly equal), so every ratio is the rounded a/b.
-        return pl.col(f"{m}__ref") + 0.0 * pl.col(SORT_G)
-
-    values = [pl.col("n_missing").cast(pl.Float64), *[pl.col(m) for m in metric_names]]
-    values += [d.formula(pl.col, r).alias(d.name) for d in disparities]
+    values, differences, ratios, refnames = _group_exprs(has_predictions)
     names = ["n_missing", *metric_names, *(d.name for d in disparities)]
     entities = _entities(
         groups, ib, pl.col(SORT_A), pl.col(SORT_G), pl.col("attribute").cast(pl.Categorical),
@@ -362,10 +375,10 @@ def group_part(
         names,
         floats={
             "value": wide.select(values),
-            "difference": wide.select([(pl.col(m) - pl.col(f"{m}__ref")).alias(m) for m in metric_names]),
-            "ratio": wide.select([rate(pl.col(m), r(m)).alias(m) for m in metric_names]),
+            "difference": wide.select(differences),
+            "ratio": wide.select(ratios),
         },
-        cats={"reference_group": wide.select([pl.col(f"{m}__refname").alias(m) for m in names[1:]])},
+        cats={"reference_group": wide.select(refnames)},
     )
     if ci is not None:
         if pop is not None and "overall" in (modes or ()):
@@ -373,14 +386,13 @@ def group_part(
             wide = wide.join(pop.select(*ib, *[pl.col(c).alias(f"__pop_{c}") for c in counts]),
                              on=ib, how="left", nulls_equal=True, maintain_order="left")  # fmt: skip
         # the disparity values computed above (part.floats["value"]), for the intervals' null rules
-        wide = wide.with_columns(*neff_columns(metric_names)).hstack(
+        wide = wide.hstack(
             part.floats["value"].select([d.name for d in disparities])
         )
-        res, fam_names = group_tables(wide, metric_names, disparities, opts=ci, mode=mode, modes=modes or set(),
-                                      sk=sk, priv=priv, group_col=GROUP_COL)  # fmt: skip
-        floats, cats = _finish(pl.concat([wide.select(ib), res], how="horizontal"), fam_names, (list(ib), ci.p_adjust))
-        part.floats |= floats
-        part.cats |= cats
+        windows, context = batch if batch is not None else (attribute_rows(groups, sk), None)
+        by_rows = _by_rows(groups, ib, pop.height if pop is not None else 0)
+        part.intervals = group_intervals(wide, metric_names, disparities, opts=ci, modes=modes or set(), windows=windows,
+                                         by_rows=by_rows, mode=mode, priv=priv, group_col=GROUP_COL, context=context)  # fmt: skip
     return part
 
 
@@ -425,6 +437,20 @@ def _spread_aggs(m: str) -> list[pl.Expr]:
     ]
 
 
+@functools.lru_cache(maxsize=2)  # expressions are immutable: built once
+def _attribute_aggs(has_predictions: bool) -> tuple[list[pl.Expr], list[pl.Expr]]:
+    """Every metric's spread aggregations, and fairlearn's equalized odds' count and exclusions."""
+    spread = [e for m in metric_list(has_predictions) for e in _spread_aggs(m)]
+    extra: list[pl.Expr] = []
+    if has_predictions:
+        tpr, fpr = pl.col("true_positive_rate"), pl.col("false_positive_rate")
+        both = tpr.is_not_null() & fpr.is_not_null()
+        why = pl.concat_str([pl.when(tpr.is_null()).then(pl.lit("no positives")),
+                             pl.when(fpr.is_null()).then(pl.lit("no negatives"))], separator=", ", ignore_nulls=True)  # fmt: skip
+        extra = [both.sum().cast(pl.Float64).alias("__pf_eo_k"), _excluded(both, why).alias("__pf_eo_x")]
+    return spread, extra
+
+
 def attribute_part(
     groups: pl.DataFrame,
     pop: pl.DataFrame,
@@ -434,21 +460,13 @@ def attribute_part(
     alpha: float,
     concentration: float,
     ci: CiOptions | None = None,
-    entropy_ci: pl.DataFrame | None = None,
 ) -> Part:
     """Attribute rows: every metric's spread over the groups; fairlearn's named disparities;
     the between-group entropy indices and EDF. One aggregation over the group table.
     """
     metric_names = metric_list(has_predictions)
     aggs, finish, index_names = _index_aggs(has_predictions, alpha, "between_group_")
-    spread = [e for m in metric_names for e in _spread_aggs(m)]
-    extra: list[pl.Expr] = []
-    if has_predictions:
-        tpr, fpr = pl.col("true_positive_rate"), pl.col("false_positive_rate")
-        both = tpr.is_not_null() & fpr.is_not_null()
-        why = pl.concat_str([pl.when(tpr.is_null()).then(pl.lit("no positives")),
-                             pl.when(fpr.is_null()).then(pl.lit("no negatives"))], separator=", ", ignore_nulls=True)  # fmt: skip
-        extra = [both.sum().cast(pl.Float64).alias("__pf_eo_k"), _excluded(both, why).alias("__pf_eo_x")]
+    spread, extra = _attribute_aggs(has_predictions)
     idx = [*sk, "attribute"]
     wide = (
         groups.lazy().with_columns(*_index_inputs(concentration))
@@ -460,8 +478,6 @@ def attribute_part(
               maintain_order="left")
         .collect(**SMALL_COLLECT)
     )  # fmt: skip
-    # the entropy indices' families (expressions over wide); the rest come from attribute_intervals
-    fams: Families | None = None if ci is None else {f: {} for f in (*CI_FLOATS, *CI_CATS)}
     values: dict[str, pl.Expr] = {}
     k: dict[str, pl.Expr] = {m: pl.col(f"{m}__k") for m in metric_names}
     x: dict[str, pl.Expr] = {m: pl.col(f"{m}__x") for m in metric_names}
@@ -482,12 +498,8 @@ def attribute_part(
         k[n], x[n] = pl.col("__pf_ix_k"), pl.col("__pf_ix_x")
     names = ordered([*metric_names, *values])
     entities = _entities(wide, ib, pl.col(SORT_A), pl.lit(-1), pl.col("attribute").cast(pl.Categorical), "n")
-    if fams is not None:  # the named values as columns, for the interval families' null rules
+    if ci is not None:  # the named values as columns, for the interval families' null rules
         wide = wide.with_columns([e.alias(n) for n, e in values.items() if n not in wide.columns])
-    if fams is not None and entropy_ci is not None:
-        wide = _with_entropy_ci(
-            wide, entropy_ci, [*ib, "attribute"], [n for n in index_names if "differential" not in n], fams
-        )
     part = Part(
         entities,
         names,
@@ -499,32 +511,20 @@ def attribute_part(
         },
         cats={"excluded_groups": wide.select([e.cast(pl.Categorical).alias(n) for n, e in x.items()])},
     )
-    computed = None
-    if ci is not None:  # spreads, equalized odds, EDF: projection limits and homogeneity tests, in long form
-        rows = groups.with_columns(neff_columns(metric_names))
-        computed = attribute_intervals(rows, wide, idx, ib, metric_names, opts=ci, has_predictions=has_predictions)
-    floats, cats = _families(wide, fams, (list(ib), ci.p_adjust if ci else None), computed)
-    part.floats |= floats
-    part.cats |= cats
+    if ci is not None:  # spreads, equalized odds, EDF: projection limits and homogeneity tests; entropy indices
+        rows = groups
+        segs = attribute_rows(groups, sk)
+        if segs.count != wide.height:  # not one run per attribute row: number them by value
+            segs = segments_of(groups, idx)[0]
+        part.intervals = attribute_intervals(rows, wide, segs, _by_rows(wide, ib, pop.height), metric_names, opts=ci,
+                                             has_predictions=has_predictions)  # fmt: skip
+        if has_predictions:  # between-group GE(α), Theil, CV: analytic moments of the cell bootstrap
+            g_n, g_x = _benefit_sums(groups)
+            keep = g_n > 0  # groups with counted rows
+            g_var, g_seg, z = groups[BENEFIT_VAR].to_numpy()[keep], segs.codes[keep], z_value(ci.ci)
+            entropy_columns(part.intervals, wide, [m for m in index_names if "differential" not in m],
+                            lambda est: between_limits(g_n[keep], g_x[keep], g_var, g_seg, wide.height, est, alpha, z))
     return part
-
-
-def _with_entropy_ci(
-    wide: pl.DataFrame, boot: pl.DataFrame, on: list[str], names: list[str], fams: Families
-) -> pl.DataFrame:
-    """Join the entropy-index limits and method (``<metric>__elo/ehi/em``) and add them to the families."""
-    for n in names:
-        part = boot.filter(pl.col("metric") == n).select(*on, pl.col("value_lo").alias(f"{n}__elo"),
-                                                         pl.col("value_hi").alias(f"{n}__ehi"),
-                                                         pl.col("ci_method").alias(f"{n}__em"))  # fmt: skip
-        wide = wide.join(part, on=on, how="left", nulls_equal=True, maintain_order="left")
-        ok = pl.col(n).is_not_null()
-        fams["value_lo"][n], fams["value_hi"][n] = (
-            pl.when(ok).then(pl.col(f"{n}__elo")),
-            pl.when(ok).then(pl.col(f"{n}__ehi")),
-        )
-        fams["ci_method"][n] = pl.when(ok).then(pl.col(f"{n}__em"))
-    return wide
 
 
 def _between_rule(names: list[str], k: str = "__pf_ix_k") -> list[pl.Expr]:
@@ -542,7 +542,6 @@ def population_part(
     alpha: float,
     concentration: float,
     ci: CiOptions | None = None,
-    entropy_ci: pl.DataFrame | None = None,
 ) -> Part:
     """Population rows: every metric of everyone, and the population-level indices."""
     # the cell table is already the full intersection (one row per by + all keys)
@@ -576,17 +575,30 @@ def population_part(
             "n_groups": wide_df.select([pl.col("__pf_ix_k").alias(n) for n in between]),
         },
     )
-    if ci is not None:  # rates' Wilson limits and EDF: long form; the entropy indices' families over wide_df
-        wide_df = wide_df.with_columns(neff_columns(metric_names))
-        fams: Families = {f: {} for f in (*CI_FLOATS, *CI_CATS)}
-        if entropy_ci is not None:
-            wide_df = _with_entropy_ci(wide_df, entropy_ci.filter(pl.col("attribute").is_null()), list(ib),
-                                       [n for n in names if "differential" not in n and "smoothed" not in n], fams)  # fmt: skip
-        computed = population_intervals(cells, wide_df, ib, metric_names, opts=ci, has_predictions=has_predictions)
-        floats, cats = _families(wide_df, fams, computed=computed)
-        part.floats |= floats
-        part.cats |= cats
+    if ci is not None:  # rates' Wilson limits and EDF; the entropy indices
+        cells_df = cells.collect()
+        segs = _by_rows(cells_df, ib, wide_df.height)
+        part.intervals = population_intervals(cells_df, wide_df, segs, metric_names, opts=ci,
+                                              has_predictions=has_predictions)  # fmt: skip
+        if has_predictions:  # entropy indices: between all groups (the cells) and of all individuals
+            z = z_value(ci.ci)
+            counts = cells_df.select("tp_n", "fp_n", "tn_n", "fn_n").to_numpy().astype(np.float64)
+            n, x = counts.sum(axis=1), counts[:, 0] + counts[:, 2] + 2.0 * counts[:, 1]  # rows, TP + TN + 2 FP
+            var, keep = cells_df[BENEFIT_VAR].to_numpy(), n > 0
+            h = wide_df.height
+            entropy_columns(part.intervals, wide_df, [m for m in names if m.startswith("between_all_groups_")],
+                            lambda est: between_limits(n[keep], x[keep], var[keep], segs.codes[keep], h, est, alpha, z))
+            entropy_columns(part.intervals, wide_df, ["generalized_entropy_index", "theil_index", "coefficient_of_variation"],
+                            lambda est: individual_limits(counts[keep, 3], counts[keep, 1], n[keep], segs.codes[keep], h,
+                                                          est, alpha, z))  # fmt: skip
     return part
+
+
+def _benefit_sums(frame: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's counted rows and benefit sum ``TP + TN + 2 FP`` (aif360's benefits, unweighted counts)."""
+    got = frame.select((pl.col("tp_n") + pl.col("fp_n") + pl.col("tn_n") + pl.col("fn_n")).cast(pl.Float64).alias("n"),
+                       (pl.col("tp_n") + pl.col("tn_n") + 2 * pl.col("fp_n")).cast(pl.Float64).alias("x"))  # fmt: skip
+    return got["n"].to_numpy(), got["x"].to_numpy()
 
 
 _B, _CNT = "__pf_b", "__pf_cnt"
@@ -607,6 +619,7 @@ def _index_inputs(concentration: float) -> tuple[pl.Expr, ...]:
     return tuple(pl.when(cnt > 0).then(e).alias(name) for e, name in zip(exprs, (_B, _CNT, *_LOGS)))
 
 
+@functools.lru_cache(maxsize=16)  # expressions are immutable: built once per (predictions, α, prefix)
 def _index_aggs(has_predictions: bool, alpha: float, prefix: str) -> tuple[list[pl.Expr], list[pl.Expr], list[str]]:
     """The between-group entropy indices and EDF over :func:`_index_inputs` columns: plain
     aggregations, the expressions that finish them on the aggregated rows, and the output names.

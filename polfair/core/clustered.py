@@ -26,6 +26,18 @@ def _is_ratio(stat: pl.Expr, metric: pl.Expr) -> pl.Expr:
     return (stat == "ratio") | ((stat == "value") & (metric.str.ends_with("_ratio") | (metric == "disparate_impact")))
 
 
+def _range(stat: pl.Expr, metric: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """The range of a jackknifed quantity: rates in [0, 1], differences in [−1, 1], absolute differences
+    (equalized odds, average absolute odds) in [0, 1]; the jackknife-t limits are truncated to it, which
+    keeps every true value they covered. Ratios (log scale) need no bound.
+    """
+    m = metric.cast(pl.String)
+    absolute = m.is_in(["equalized_odds_difference", "average_abs_odds_difference",
+                        "generalized_equalized_odds_difference"])  # fmt: skip
+    signed = (stat == "difference") | ((stat == "value") & m.str.ends_with("_difference") & ~absolute)
+    return pl.when(signed).then(-1.0).otherwise(0.0), pl.lit(1.0)
+
+
 def _is_disparity(metric: pl.Expr) -> pl.Expr:
     return metric.str.ends_with("_ratio") | metric.str.ends_with("_difference") | (metric == "disparate_impact")
 
@@ -105,8 +117,9 @@ def jackknife_report_intervals(
 
     jk = jackknife_intervals(cells, statistic, by=by, ci=ci)
     log = _is_ratio(pl.col("stat"), pl.col("metric"))
-    jk = jk.with_columns(
-        [pl.when(log).then(pl.col(c).exp()).otherwise(pl.col(c)).alias(c) for c in ("value_lo", "value_hi")]
+    low, high = _range(pl.col("stat"), pl.col("metric"))
+    jk = jk.with_columns(  # ratios back from the log scale; every limit within the quantity's range
+        [pl.when(log).then(pl.col(c).exp()).otherwise(pl.col(c).clip(low, high)).alias(c) for c in ("value_lo", "value_hi")]
     )
     wide = jk.pivot(on="stat", index=[*by, *_IDS], values=["value_lo", "value_hi", "p_value"])
 
@@ -128,7 +141,9 @@ def jackknife_report_intervals(
     out = report.with_row_index("__pf_row").with_columns(
         [pl.col(c).cast(pl.String).alias(f"__pf_k_{c}") for c in _IDS]
     ).join(new, on=[*by, *[f"__pf_k_{c}" for c in _IDS]], how="left", nulls_equal=True, maintain_order="left")
-    hit = pl.col("group").is_not_null() & pl.col("value_lo").is_not_null() & pl.col("__pf_jk_value_lo").is_not_null()
+    # every group row that has an interval takes the jackknife's, null where the jackknife is undefined
+    # (fewer than two non-empty buckets, an undefined replicate): never the iid interval
+    hit = pl.col("group").is_not_null() & pl.col("value_lo").is_not_null()
     repl = []
     for dst in cols:
         if f"__pf_jk_{dst}" in out.columns:
@@ -142,11 +157,15 @@ def jackknife_report_intervals(
                 .alias("ci_method"))  # fmt: skip
     repl.append(pl.when(p_hit).then(pl.lit("jackknife_t")).otherwise(pl.col("test").cast(pl.String)).alias("test"))
     out = out.with_columns(repl)
+    # the group rows' p-values are adjusted again within their own families (by value, metric), as the
+    # report adjusts them; attribute rows keep theirs (their p-values did not change)
+    on_groups = pl.col("group").is_not_null()
     if p_adjust_method is not None:
-        adjusted = p_adjust(pl.col("p_value"), p_adjust_method).over([*by, "metric"])
-        out = out.with_columns(adjusted.alias("p_value_adjusted"))
+        adjusted = p_adjust(pl.col("p_value"), p_adjust_method).over([*by, on_groups.alias("__pf_g"), "metric"])
+        out = out.with_columns(pl.when(on_groups).then(adjusted).otherwise(pl.col("p_value_adjusted")).alias("p_value_adjusted"))
     else:
-        out = out.with_columns(pl.col("p_value").alias("p_value_adjusted"))
+        out = out.with_columns(pl.when(on_groups).then(pl.col("p_value")).otherwise(pl.col("p_value_adjusted"))
+                               .alias("p_value_adjusted"))  # fmt: skip
     out = out.sort("__pf_row").select(report.columns)
     return out.with_columns([pl.col(c).cast(report.schema[c]) for c in ("ci_method", "test")])
 

@@ -843,8 +843,8 @@ def regression_report_from_cells(
     ci
         Confidence level in (0, 1) or ``None`` (no interval columns).
     p_adjust
-        ``"bh"`` (default), ``"by"``, ``"holm"`` or ``None``: ``p_value_adjusted`` within each
-        (``by`` value, metric) family of group rows and of attribute rows.
+        ``"bh"`` (default), ``"by"``, ``"holm"`` or ``None`` (``p_value_adjusted`` = ``p_value``):
+        ``p_value_adjusted`` within each (``by`` value, metric) family of group rows and of attribute rows.
 
     Returns
     -------
@@ -1147,9 +1147,9 @@ class _Context:
         out.append(self._ks_rows(ent, groups, hist, pop_hist, pop_index, ref_index, ref_rows, overall, own,
                                  labels, mg, mpop))  # fmt: skip
         rows = pl.concat(out, how="diagonal_relaxed")
-        if self.ci is not None and self.p_adjust is not None:
-            rows = rows.with_columns(iv.p_adjust(pl.col("p_value"), self.p_adjust).over([*ib, "metric"])  # type: ignore[arg-type]
-                                     .alias("p_value_adjusted"))  # fmt: skip
+        if self.ci is not None:  # p_adjust=None: the identity adjustment, as fairness_report
+            adj = pl.col("p_value") if self.p_adjust is None else iv.p_adjust(pl.col("p_value"), self.p_adjust)  # type: ignore[arg-type]
+            rows = rows.with_columns(adj.over([*ib, "metric"]).alias("p_value_adjusted"))
         return rows
 
     def _comparison(
@@ -1300,9 +1300,9 @@ class _Context:
         ks_ent = ent.join(ks_max, on=sk, how="left", nulls_equal=True, maintain_order="left")
         out.append(self._long(ks_ent.drop("value"), "ks_distance", {"value": ks_ent["value"].cast(_F64).to_numpy()}))
         rows = pl.concat(out, how="diagonal_relaxed").drop("__pf_code")
-        if self.ci is not None and self.p_adjust is not None and "p_value" in rows.columns:
-            rows = rows.with_columns(iv.p_adjust(pl.col("p_value"), self.p_adjust).over([*ib, "metric"])  # type: ignore[arg-type]
-                                     .alias("p_value_adjusted"))  # fmt: skip
+        if self.ci is not None and "p_value" in rows.columns:  # p_adjust=None: the identity adjustment
+            adj = pl.col("p_value") if self.p_adjust is None else iv.p_adjust(pl.col("p_value"), self.p_adjust)  # type: ignore[arg-type]
+            rows = rows.with_columns(adj.over([*ib, "metric"]).alias("p_value_adjusted"))
         return rows
 
 

@@ -80,17 +80,20 @@ import functools
 import itertools
 import json
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal, cast
 
+import numpy as np
 import polars as pl
 
 from polfair.core import intervals as iv
 from polfair.core._args import SMALL_COLLECT as _SMALL
 from polfair.core._args import as_list
-from polfair.core._report_ci import CI_CATS, CI_FLOATS, CiOptions
+from polfair.core._entropy_ci import benefit_variance
+from polfair.core._report_ci import CI_CATS, CI_FLOATS, CiOptions, GroupContext, adjust_p_values, best_statistics
 from polfair.core._report_rows import (
     ATTR_METRICS,
+    BENEFIT_VAR,
     GROUP_COL,
     GROUP_KEY,
     POP_METRICS,
@@ -99,13 +102,17 @@ from polfair.core._report_rows import (
     Part,
     assemble,
     attribute_part,
+    attribute_rows,
     disparity_list,
     group_part,
     metric_list,
     population_part,
+    take,
 )
 from polfair.core._typing import Reference
 from polfair.core.counts import COUNT_COLUMNS, check_cell_table
+from polfair.core.intervals.common import Segments
+from polfair.core.intervals.spreads import segments_of
 from polfair.core.metrics import METRICS, Disparity, group_metrics
 from polfair.core.status import with_harm
 from polfair.core.user_metrics import check_user_metrics, user_metric_parts
@@ -122,6 +129,7 @@ __all__ = [
     "check_reference",
     "group_label",
     "parse_group_label",
+    "report_batches",
     "report_from_counts",
     "value_label",
 ]
@@ -302,10 +310,10 @@ def parse_group_label(label: str) -> tuple[str | None, ...]:
         i += len(SEPARATOR)
 
 
-def _rollup(cells: pl.LazyFrame, group: Sequence[str]) -> pl.LazyFrame:
+def _rollup(cells: pl.LazyFrame, group: Sequence[str], extra: Sequence[str] = ()) -> pl.LazyFrame:
     # maintain_order: groups come out in cell-table order, so every later float sum (entropy,
     # EDF) adds the same numbers in the same order on every run
-    return cells.group_by(list(group), maintain_order=True).agg([pl.col(c).sum() for c in _SUMS])
+    return cells.group_by(list(group), maintain_order=True).agg([pl.col(c).sum() for c in (*_SUMS, *extra)])
 
 
 def report_from_counts(
@@ -384,63 +392,214 @@ def report_from_counts(
     # All attribute sets are rolled up into ONE small table keyed by a set index (grouping sets), so
     # metrics, references, spreads, entropy and EDF are computed once over it, not once per set;
     # the long rows are then laid out once (polfair.core._report_rows.assemble).
-    keys, by = cast("list[str]", as_list(protected)), cast("list[str]", as_list(by))  # a name, a list, None
-    check_cell_table(cells, keys=[*by, *keys], what="cells")
-    user = check_user_metrics(metrics, [*ATTR_METRICS, *POP_METRICS])
-    check_reference(reference)
-    check_protected_names(keys)
-    if concentration < 0:
-        msg = f"concentration must be non-negative, got {concentration!r}"
+    prep = _prepare(cells, protected, by, has_predictions, privileged, reference, intersections, alpha, concentration,
+                    ci, ci_method, n_boot, seed, p_adjust, weighted, metrics)  # fmt: skip
+    parts = [prep.population_part(), prep.attribute_part(), prep.group_part(prep.groups), *prep.user_parts()]
+    return prep.finish(assemble(parts, prep.sort_keys, prep.entity_columns, prep.floats, prep.cats))
+
+
+def report_batches(
+    cells: pl.DataFrame | pl.LazyFrame,
+    *,
+    protected: str | Sequence[str],
+    by: str | Sequence[str] | None = (),
+    has_predictions: bool = True,
+    privileged: Mapping[str, Any] | None = None,
+    reference: Reference | None = None,
+    intersections: Intersections = None,
+    alpha: float = 2.0,
+    concentration: float = 1.0,
+    ci: float | None = 0.95,
+    ci_method: Literal["auto"] = "auto",
+    n_boot: int = 200,
+    seed: int = 0,
+    p_adjust: Literal["bh", "by", "holm"] | None = "bh",
+    weighted: bool | None = None,
+    metrics: Mapping[str, Any] | None = None,
+    batch_rows: int = 250_000,
+) -> Iterator[pl.DataFrame]:
+    """:func:`report_from_counts`'s report in consecutive batches of about ``batch_rows`` rows, built as they are yielded.
+
+    The concatenated batches equal :func:`report_from_counts` (same rows in the same order, same
+    values). What needs every group row, their adjusted p-values (a family is every group of a ``by``
+    value and metric) and the "best" reference of each attribute set, is computed first, for all of
+    them, as arrays of one value per (group, metric); then each batch lays out its population,
+    attribute and group rows alone, so memory grows with ``batch_rows`` and the number of groups, not
+    with the report's rows (a report is ~40 rows per group): ``polfair report ... --out`` writes it so.
+
+    Parameters
+    ----------
+    cells, protected, by, has_predictions, privileged, reference, intersections
+        As in :func:`report_from_counts`.
+    alpha, concentration, ci, ci_method, n_boot, seed, p_adjust, weighted, metrics
+        As in :func:`report_from_counts` (with user ``metrics`` the report comes as one batch).
+    batch_rows
+        Rows per batch (a batch ends with an entity's rows: it may run over by up to one entity's).
+
+    Returns
+    -------
+    Iterator[pl.DataFrame]
+        Frames with :func:`report_from_counts`'s schema; at least one (possibly empty).
+
+    Raises
+    ------
+    PolfairError
+        As :func:`report_from_counts`; ``batch_rows`` below 1.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> df = pl.DataFrame({"y": [1, 0, 1, 0], "p": [1, 0, 0, 0], "g": ["a", "a", "b", "b"]})
+    >>> cells = pf.confusion_counts(df, y_true="y", y_pred="p", protected="g").collect()
+    >>> parts = list(report_batches(cells, protected=["g"], batch_rows=20))
+    >>> len(parts) > 1 and pl.concat(parts).equals(pf.report_from_counts(cells, protected=["g"]))
+    True
+    """
+    if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
+        msg = f"batch_rows must be a positive int, got {batch_rows!r}"
         raise PolfairError(msg)
-    privileged = dict(privileged or {})
-    for k in privileged:
-        if k not in keys:
-            msg = f"privileged names {k!r}, which is not a protected attribute {keys}"
+    prep = _prepare(cells, protected, by, has_predictions, privileged, reference, intersections, alpha, concentration,
+                    ci, ci_method, n_boot, seed, p_adjust, weighted, metrics)  # fmt: skip
+    if prep.user:  # user metrics lay out their own rows of every entity: one batch
+        parts = [prep.population_part(), prep.attribute_part(), prep.group_part(prep.groups), *prep.user_parts()]
+        yield prep.finish(assemble(parts, prep.sort_keys, prep.entity_columns, prep.floats, prep.cats))
+        return
+    pop_part, attr_part = prep.population_part(), prep.attribute_part()
+    groups = prep.groups
+    windows = attribute_rows(groups, prep.sk)
+    # entities in report order (population, attribute and group rows), and their rows' count
+    kind, src = "__pf_kind", "__pf_src"
+    keys = prep.sort_keys
+    ents = pl.concat([
+        part.select(keys).with_columns(pl.lit(i, pl.Int8).alias(kind), pl.int_range(pl.len(), dtype=pl.Int64).alias(src))
+        for i, part in enumerate((pop_part.entities, attr_part.entities, groups.select(keys)))
+    ]).sort(keys, nulls_last=False, maintain_order=True)  # fmt: skip
+    kinds, srcs = ents[kind].to_numpy(), ents[src].to_numpy()
+    per_entity = np.array([len(pop_part.metrics), len(attr_part.metrics),
+                           1 + len(metric_list(prep.has_predictions)) + len(disparity_list(prep.has_predictions))])
+    ends = np.cumsum(per_entity[kinds])
+    cuts = np.searchsorted(ends, np.arange(batch_rows, int(ends[-1]) if ends.size else 0, batch_rows), side="left") + 1
+    bounds = np.unique(np.concatenate(([0], cuts, [len(kinds)])))
+    batches = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])] or [(0, 0)]
+    context = None
+    if prep.opts is not None:  # what the group rows' intervals need from all of them, computed batch by batch
+        best = best_statistics(groups, prep.metric_names, windows, prep.opts.ci) if "best" in prep.modes else None
+        pvals: dict[str, list[np.ndarray]] = {}
+        for a, b in batches:
+            rows = np.sort(srcs[a:b][kinds[a:b] == 2])
+            got = prep.group_part(groups[pl.Series(rows, dtype=pl.UInt32)], (windows.at(rows), GroupContext(best=best)))
+            for m, v in got.intervals.columns.get("p_value", {}).items():  # type: ignore[union-attr]
+                pvals.setdefault(m, []).append(v)
+        order = np.argsort(np.concatenate([np.sort(srcs[a:b][kinds[a:b] == 2]) for a, b in batches]), kind="stable")
+        by_rows = prep.by_rows(groups)
+        adjusted = adjust_p_values({m: np.concatenate(v)[order] for m, v in pvals.items()}, by_rows, prep.opts.p_adjust)
+        context = (best, adjusted)
+    for a, b in batches:
+        mine = [np.sort(srcs[a:b][kinds[a:b] == i]) for i in range(3)]
+        batch_ctx = None
+        if context is not None:
+            batch_ctx = GroupContext(best=context[0], adjusted={m: v[mine[2]] for m, v in context[1].items()})
+        group_rows = groups[pl.Series(mine[2], dtype=pl.UInt32)]
+        parts = [take(pop_part, mine[0]), take(attr_part, mine[1]),
+                 prep.group_part(group_rows, (windows.at(mine[2]), batch_ctx) if batch_ctx is not None else None)]  # fmt: skip
+        yield prep.finish(assemble(parts, keys, prep.entity_columns, prep.floats, prep.cats))
+
+
+class _Prepared:
+    """Everything :func:`report_from_counts` and :func:`report_batches` compute before the row kinds."""
+
+    def __init__(self, cells: pl.DataFrame | pl.LazyFrame, protected: Any, by: Any, has_predictions: bool,
+                 privileged: Mapping[str, Any] | None, reference: Reference | None, intersections: Intersections,
+                 alpha: float, concentration: float, ci: Any, ci_method: Any, n_boot: Any, seed: Any, p_adjust: Any,
+                 weighted: bool | None, metrics: Mapping[str, Any] | None = None) -> None:  # fmt: skip
+        keys, by = cast("list[str]", as_list(protected)), cast("list[str]", as_list(by))  # a name, a list, None
+        check_cell_table(cells, keys=[*by, *keys], what="cells")
+        self.user = check_user_metrics(metrics, [*ATTR_METRICS, *POP_METRICS])
+        check_reference(reference)
+        check_protected_names(keys)
+        if concentration < 0:
+            msg = f"concentration must be non-negative, got {concentration!r}"
             raise PolfairError(msg)
-    # internally the by columns get private names (no clash with any working column), and a
-    # constant key stands in for "no by", so there is one code path
-    ib = [f"__pf_by{i}" for i in range(len(by))] or [_ALLKEY]
-    lf = cells.lazy()
-    schema = lf.collect_schema()
-    lf = lf.rename(dict(zip(by, ib)))
-    if not by:
-        lf = lf.with_columns(pl.lit(0, pl.Int8).alias(_ALLKEY))
-    # one chunk: sums over a multi-chunk frame may add in a run-dependent order
-    lf = lf.collect(**_SMALL).rechunk().lazy()
-    metric_names = metric_list(has_predictions)
-    sets = attribute_sets(keys, intersections)
-    sk = [*ib, SORT_A]  # the key of one (by group, attribute set)
+        privileged = dict(privileged or {})
+        for k in privileged:
+            if k not in keys:
+                msg = f"privileged names {k!r}, which is not a protected attribute {keys}"
+                raise PolfairError(msg)
+        # internally the by columns get private names (no clash with any working column), and a
+        # constant key stands in for "no by", so there is one code path
+        ib = [f"__pf_by{i}" for i in range(len(by))] or [_ALLKEY]
+        lf = cells.lazy()
+        schema = lf.collect_schema()
+        lf = lf.rename(dict(zip(by, ib)))
+        if not by:
+            lf = lf.with_columns(pl.lit(0, pl.Int8).alias(_ALLKEY))
+        # one chunk: sums over a multi-chunk frame may add in a run-dependent order
+        lf = lf.collect(**_SMALL).rechunk().lazy()
+        metric_names = metric_list(has_predictions)
+        sets = attribute_sets(keys, intersections)
+        sk = [*ib, SORT_A]  # the key of one (by group, attribute set)
 
-    opts = _ci_options(lf, ci, ci_method, n_boot, seed, p_adjust, weighted)
+        opts = _ci_options(lf, ci, ci_method, n_boot, seed, p_adjust, weighted)
+        extra: tuple[str, ...] = ()
+        if opts is not None and has_predictions:  # the entropy intervals' per-cell benefit variance, rolled up too
+            extra = (BENEFIT_VAR,)
+            counts = lf.select("tp_n", "fp_n", "tn_n", "fn_n").collect(**_SMALL).to_numpy().astype(np.int64)
+            lf = lf.with_columns(pl.Series(BENEFIT_VAR, benefit_variance(counts)))
 
-    pop = _rollup(lf, ib).with_columns(group_metrics(has_predictions)).collect(**_SMALL)
-    typed = {a: coerce_values(privileged[a], schema[a], option="privileged", column=a) for a in privileged}
-    _warn_absent_privileged(lf, schema, typed)
-    groups, modes = _groups(lf, keys, ib, sets, schema, typed, reference, has_predictions)
-    _warn_size(groups.height, pop.height, len(sets), has_predictions)
-    ref = _reference(groups.lazy(), pop.lazy(), sk, ib, metric_names, modes, has_predictions)
-    boot = None
-    if opts is not None and has_predictions:  # entropy indices: analytic moments of the cell bootstrap
-        boot = iv.entropy_delta(lf, protected=keys, by=ib, sets=sets, alpha=alpha, ci=opts.ci)
-    parts = [
-        population_part(lf, pop, keys, ib, has_predictions, metric_names, alpha, concentration, opts, boot),
-        attribute_part(groups, pop, sk, ib, has_predictions, alpha, concentration, opts, boot),
-        group_part(groups, ref, sk, ib, has_predictions, opts, pop, modes, _PRIV, _MODE),
-    ]
-    if user:  # the user's metrics: rows of the same entities, after the built-ins (polfair.core.user_metrics)
+        pop = _rollup(lf, ib).with_columns(group_metrics(has_predictions)).collect(**_SMALL)
+        typed = {a: coerce_values(privileged[a], schema[a], option="privileged", column=a) for a in privileged}
+        _warn_absent_privileged(lf, schema, typed)
+        groups, modes = _groups(lf, keys, ib, sets, schema, typed, reference, has_predictions, extra)
+        _warn_size(groups.height, pop.height, len(sets), has_predictions)
+        ref = _reference(groups.lazy(), pop.lazy(), sk, ib, metric_names, modes, has_predictions)
+        self.by, self.ib, self.sk, self.lf, self.pop, self.groups, self.ref = by, ib, sk, lf, pop, groups, ref
+        self.keys, self.modes, self.opts, self.metric_names = keys, modes, opts, metric_names
+        self.has_predictions, self.alpha, self.concentration = has_predictions, alpha, concentration
+        self.sort_keys = [*ib, SORT_A, SORT_G]
+        self.entity_columns = [*ib, "attribute", "group", "n", GROUP_KEY]
+        self.floats = ["value", "difference", "ratio", *(CI_FLOATS if opts else ()), "n_groups"]
+        self.cats = ["reference_group", *(CI_CATS if opts else ()), "excluded_groups"]
+
+    def population_part(self) -> Part:
+        return population_part(self.lf, self.pop, self.keys, self.ib, self.has_predictions, self.metric_names,
+                               self.alpha, self.concentration, self.opts)  # fmt: skip
+
+    def attribute_part(self) -> Part:
+        return attribute_part(self.groups, self.pop, self.sk, self.ib, self.has_predictions, self.alpha,
+                              self.concentration, self.opts)  # fmt: skip
+
+    def group_part(self, groups: pl.DataFrame, batch: tuple[Segments, GroupContext] | None = None) -> Part:
+        return group_part(groups, self.ref, self.sk, self.ib, self.has_predictions, self.opts, self.pop, self.modes,
+                          _PRIV, _MODE, batch)  # fmt: skip
+
+    def user_parts(self) -> list[Part]:
+        """The user metrics' population, attribute and group parts (none without user metrics)."""
+        if not self.user:
+            return []
         cols = {"sort_a": SORT_A, "sort_g": SORT_G, "group": GROUP_COL, "key": GROUP_KEY, "priv": _PRIV, "mode": _MODE,
                 "ref_label": "num_instances__refname"}  # fmt: skip
-        parts += user_metric_parts(user, groups, pop, ref, sk=sk, ib=ib, columns=cols, make_part=Part)
-    entity_cols = [*ib, "attribute", "group", "n", GROUP_KEY]
-    floats = ["value", "difference", "ratio", *(CI_FLOATS if opts else ()), "n_groups"]
-    cats = ["reference_group", *(CI_CATS if opts else ()), "excluded_groups"]
-    out = assemble(parts, [*ib, SORT_A, SORT_G], entity_cols, floats, cats)
-    return with_harm(out.select(
-        *[pl.col(i).alias(b) for i, b in zip(ib, by)],
-        "attribute", "group", "metric", "value", "reference_group", "difference", "ratio", "n",
-        *(CI_FLOATS if opts else ()), *(CI_CATS if opts else ()),
-        pl.col("n_groups").cast(pl.Int64), pl.col("excluded_groups").cast(pl.String), GROUP_KEY,
-    ))  # fmt: skip
+        return cast("list[Part]", user_metric_parts(self.user, self.groups, self.pop, self.ref, sk=self.sk, ib=self.ib,
+                                                    columns=cols, make_part=Part))  # fmt: skip
+
+    def by_rows(self, groups: pl.DataFrame) -> Segments:
+        """Each group row's by value (the families of its adjusted p-values)."""
+        if self.pop.height == 1:
+            return Segments(np.zeros(groups.height, dtype=np.int64), 1)
+        return segments_of(groups, self.ib)[0]
+
+    def finish(self, out: pl.DataFrame) -> pl.DataFrame:
+        """The laid-out rows with the public names and column order."""
+        opts = self.opts
+        return with_harm(out.select(
+            *[pl.col(i).alias(b) for i, b in zip(self.ib, self.by)],
+            "attribute", "group", "metric", "value", "reference_group", "difference", "ratio", "n",
+            *(CI_FLOATS if opts else ()), *(CI_CATS if opts else ()),
+            pl.col("n_groups").cast(pl.Int64), pl.col("excluded_groups").cast(pl.String), GROUP_KEY,
+        ))  # fmt: skip
+
+
+_prepare = _Prepared
 
 
 def _ci_options(
@@ -496,7 +655,7 @@ def _warn_absent_privileged(lf: pl.LazyFrame, schema: pl.Schema, typed: dict[str
             f"privileged={{{a!r}: {list(values)!r}}}: {', '.join(repr(v) for v in absent)} does not occur in column "
             f"{a!r} (values: {shown}); {what}. Check the spelling and the type of the value"
         )
-        warnings.warn(msg, ReferenceWarning, stacklevel=4)
+        warnings.warn(msg, ReferenceWarning, stacklevel=5)
 
 
 def _warn_size(n_groups: int, n_by: int, n_sets: int, has_predictions: bool) -> None:
@@ -509,7 +668,7 @@ def _warn_size(n_groups: int, n_by: int, n_sets: int, has_predictions: bool) -> 
             "attribute sets), fewer protected attributes, or coarser groups (bin high-cardinality "
             "columns) for a smaller one"
         )
-        warnings.warn(msg, ReportSizeWarning, stacklevel=4)
+        warnings.warn(msg, ReportSizeWarning, stacklevel=5)
 
 
 def _groups(
@@ -521,9 +680,11 @@ def _groups(
     typed: dict[str, tuple[Any, ...]],
     reference: Reference | None,
     has_predictions: bool,
+    extra: Sequence[str] = (),
 ) -> tuple[pl.DataFrame, set[str]]:
     """Every group of every attribute set (and by value): sums, metrics, labels and typed keys.
-    ``typed``: the privileged values in their columns' dtypes (:func:`coerce_values`).
+    ``typed``: the privileged values in their columns' dtypes (:func:`coerce_values`); ``extra``: more
+    columns of ``lf`` to sum per group.
     """
     frames = []
     modes: set[str] = set()
@@ -540,12 +701,12 @@ def _groups(
             label = SEPARATOR.join("|".join(value_label(v) for v in typed[a]) for a in attrs)
         key = pl.struct([pl.col(k) if k in attrs else pl.lit(None, schema[k]).alias(k) for k in keys])
         frames.append(
-            _rollup(lf, [*ib, *attrs])
+            _rollup(lf, [*ib, *attrs], extra)
             .sort([*ib, *attrs], nulls_last=False)
             .select(
                 *ib, pl.lit(ai, pl.Int64).alias(SORT_A), pl.lit(SEPARATOR.join(attrs)).alias("attribute"),
                 group_label(attrs).alias(GROUP_COL), key.alias(GROUP_KEY), is_priv.alias(_PRIV),
-                pl.lit(mode).alias(_MODE), pl.lit(label, pl.String).alias(_PLABEL), *_SUMS,
+                pl.lit(mode).alias(_MODE), pl.lit(label, pl.String).alias(_PLABEL), *_SUMS, *extra,
             )  # fmt: skip
         )
     groups = (

@@ -87,12 +87,13 @@ REPORT_SCHEMA: tuple[Column, ...] = (
     Column("ratio_hi", _F, "upper confidence limit of ratio", 2, "interval"),
     Column("p_value", _F, "p-value of H0 'no difference from the reference' (group rows) or 'all groups "
            "equal' (attribute rows)", 2, "interval"),
-    Column("p_value_adjusted", _F, "p_value adjusted for multiplicity within (by value, metric)", 2, "interval"),
+    Column("p_value_adjusted", _F, "p_value adjusted for multiplicity within (by value, row kind, metric)", 2,
+           "interval"),
     Column("n_eff", _F, "effective sample size of the rate's denominator (Kish; = count unweighted)", 2, "interval"),
     Column("ci_method", pl.Categorical, "interval method (score, score_ess, mover, projection, delta_bc, "
            "jackknife_t, bound; bootstrap_bc before 2026-11-23)", 2, "interval"),
     Column("test", pl.Categorical, "test behind p_value (chi2_n1, fisher, z_ess, chi2_2df, chi2_homogeneity, "
-           "mc_exact, jackknife_t)", 2, "interval"),
+           "chi2_moments, jackknife_t; mc_exact before issue 25)", 2, "interval"),
     Column("n_groups", _I, "attribute rows and between_all_groups rows: number of groups the spread or index "
            "is over; null elsewhere", 2, "core"),
     Column("excluded_groups", _S, "attribute rows: groups left out of the spread (undefined value), as a "

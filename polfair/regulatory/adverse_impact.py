@@ -150,15 +150,10 @@ def _rows_for_set(
 
 
 def _critical(alpha: float) -> float:
-    """Two-sided normal critical value for ``alpha`` (bisection on erfc; no scipy)."""
-    lo, hi = 0.0, 40.0
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if normal_two_sided_p(mid) > alpha:
-            lo = mid
-        else:
-            hi = mid
-    return hi
+    """Two-sided normal critical value for ``alpha``: ``Φ⁻¹(1 − α/2)`` (``scipy.special.ndtri``)."""
+    from scipy import special
+
+    return float(special.ndtri(1.0 - alpha / 2.0))
 
 
 def adverse_impact_from_counts(

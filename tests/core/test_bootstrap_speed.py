@@ -24,6 +24,7 @@ import pytest
 from polfair.core import _bootstrap as bs
 from polfair.core import entropy
 from polfair.core import intervals as iv
+from polfair.core.intervals import common as ivc
 
 _REP = "__pf_rep"
 _CONFUSION_N = ("tp_n", "fp_n", "tn_n", "fn_n")
@@ -95,7 +96,7 @@ def old_entropy_bootstrap(
     by_parts = base.partition_by(by, maintain_order=True, as_dict=False) if by else [base]
     for part in by_parts:
         by_values = tuple(part.row(0, named=True)[b] for b in by)
-        rng = iv._generator(seed, tuple(str(v) for v in by_values))
+        rng = ivc.seeded_generator(seed, tuple(str(v) for v in by_values))
         counts = part.select(_CONFUSION_N).to_numpy().astype(np.int64)
         n = counts.sum(axis=1)
         draws = draw(rng, counts, n_boot)  # (B, C, 4)
@@ -185,7 +186,7 @@ def as_old(sampler: bs.Sampler) -> Draw:
 
 def new_bootstrap(cells: pl.DataFrame, sampler: bs.Sampler | None, **kw: Any) -> pl.DataFrame:
     """The new implementation with another sampler (``intervals.entropy_bootstrap`` uses the default)."""
-    return bs.entropy_bootstrap(cells, quantile=iv.z_value, generator=iv._generator, sampler=sampler, **kw)
+    return bs.entropy_bootstrap(cells, quantile=iv.z_value, generator=ivc.seeded_generator, sampler=sampler, **kw)
 
 
 def random_cells(seed: int, k: int = 60, *, nulls: bool = False, zeros: bool = False, scale: int = 1) -> pl.DataFrame:

@@ -131,10 +131,30 @@ def test_fisher_matches_scipy_on_many_small_tables():
     stats = pytest.importorskip("scipy.stats")
     rng = np.random.default_rng(5)
     n1, n2 = rng.integers(0, 40, 500), rng.integers(0, 40, 500)
+    n2[:150] = n1[:150]  # equal group sizes: tables tie exactly with their mirror image
     x1, x2 = rng.binomial(n1, rng.uniform(size=500)), rng.binomial(n2, rng.uniform(size=500))
     ours = iv.fisher_exact_two_sided(x1, n1, x2, n2)
     ref = np.array([stats.fisher_exact([[a, c - a], [b, d - b]]).pvalue for a, c, b, d in zip(x1, n1, x2, n2)])
-    assert np.max(np.abs(ours - ref)) < 1e-9
+    assert np.max(np.abs(ours - ref)) < 1e-12
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3000), st.integers(0, 3000), st.integers(0, 3000), st.integers(0, 3000)),
+                min_size=1, max_size=12))
+def test_fisher_vectorised_equals_scipy_table_by_table(tables):
+    # vectorised over tables of very different supports (blocks of support length): each p-value
+    # equals scipy's on its own table, large margins and exact ties included
+    stats = pytest.importorskip("scipy.stats")
+    a, b, c, d = (np.array(v) for v in zip(*tables))
+    ours = iv.fisher_exact_two_sided(a, a + b, c, c + d)
+    for i, (w, x, y, z) in enumerate(tables):
+        assert abs(ours[i] - stats.fisher_exact([[w, x], [y, z]]).pvalue) < 1e-12, tables[i]
+
+
+def test_fisher_invalid_and_degenerate_tables():
+    got = iv.fisher_exact_two_sided([np.nan, 3, 0, 2, -1], [5, 2, 0, 4, 3], [1, 1, 2, 2, 1], [5, 3, 5, 4, 3])
+    assert np.isnan(got[0]) and np.isnan(got[1]) and np.isnan(got[4])  # missing, x > n, negative
+    assert got[2] == 1.0 and got[3] == 1.0  # an empty group; the observed table is the mode
 
 
 def test_chi2_sf_matches_scipy():
@@ -178,7 +198,7 @@ def test_p_adjust_matches_statsmodels(method, sm_name):
     assert worst < 1e-12
 
 
-def test_homogeneity_matches_scipy_and_uses_mc_when_cochran_fails():
+def test_homogeneity_matches_scipy_and_uses_exact_moments_when_cochran_fails():
     stats = pytest.importorskip("scipy.stats")
     rng = np.random.default_rng(8)
     rows = []
@@ -188,7 +208,7 @@ def test_homogeneity_matches_scipy_and_uses_mc_when_cochran_fails():
         x = rng.binomial(n, rng.uniform(0.2, 0.6))
         rows += [{"t": t, "x": float(a), "n": float(b)} for a, b in zip(x, n)]
     df = pl.DataFrame(rows).with_columns(p=pl.col("x") / pl.col("n"))
-    test = iv.homogeneity_test([Rate(pl.col("p"), pl.col("n"))], pl.col("t").cast(pl.String))
+    test = iv.homogeneity_test([Rate(pl.col("p"), pl.col("n"))])
     out = df.group_by("t", maintain_order=True).agg(test.alias("h")).unnest("h")
     for t, p, name in out.iter_rows():
         part = df.filter(pl.col("t") == t)
@@ -197,14 +217,54 @@ def test_homogeneity_matches_scipy_and_uses_mc_when_cochran_fails():
         if name == "chi2_homogeneity":
             assert abs(p - stats.chi2_contingency(table, correction=False)[1]) < 1e-9
     assert set(out["test"]) == {"chi2_homogeneity"}
-    # rare events: Cochran fails -> Monte Carlo exact, deterministic per key and seed
+    # rare events: Cochran fails -> Pearson's X² against a chi2 scaled to its exact moments:
+    # deterministic, independent of row order
     rare = pl.DataFrame({"t": ["a"] * 5, "x": [0.0, 1.0, 0.0, 2.0, 0.0], "n": [20.0, 30.0, 25.0, 40.0, 10.0]})
     rare = rare.with_columns(p=pl.col("x") / pl.col("n"))
-    t2 = iv.homogeneity_test([Rate(pl.col("p"), pl.col("n"))], pl.col("t"), seed=3, n_boot=999)
-    a = rare.group_by("t").agg(t2.alias("h")).unnest("h")
-    b = rare.reverse().group_by("t").agg(t2.alias("h")).unnest("h")
-    assert a["test"].item() == "mc_exact" and a["p_value"].item() == b["p_value"].item()
-    assert 0.2 < a["p_value"].item() <= 1.0
+    a = rare.group_by("t").agg(test.alias("h")).unnest("h")
+    b = rare.reverse().group_by("t").agg(test.alias("h")).unnest("h")
+    assert a["test"].item() == "chi2_moments" and a["p_value"].item() == b["p_value"].item()
+    x, n = rare["x"].to_numpy(), rare["n"].to_numpy()
+    xs = np.sum((x - n * x.sum() / n.sum()) ** 2 / n) / (x.sum() / n.sum() * (1 - x.sum() / n.sum()))
+    m, v = _exact_pearson_moments(n.astype(int), int(x.sum()))
+    assert a["p_value"].item() == pytest.approx(stats.chi2.sf(xs * 2 * m / v, 2 * m * m / v), rel=1e-9)
+
+
+def _exact_pearson_moments(n: np.ndarray, s: int) -> tuple[float, float]:
+    """Mean and variance of Pearson's X² over every table with margins (n, s), weighted by its
+    multivariate hypergeometric probability (exact enumeration: small tables only)."""
+    import itertools
+
+    tot = mean = second = 0.0
+    for x in itertools.product(*[range(v + 1) for v in n]):
+        if sum(x) != s:
+            continue
+        w = math.prod(math.comb(int(a), int(b)) for a, b in zip(n, x))
+        xa = np.array(x, dtype=float)
+        pp = s / n.sum()
+        stat = float(np.sum((xa - n * pp) ** 2 / n) / (pp * (1 - pp)))
+        tot, mean, second = tot + w, mean + w * stat, second + w * stat * stat
+    return mean / tot, second / tot - (mean / tot) ** 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(sizes=st.lists(st.integers(1, 6), min_size=2, max_size=5), frac=st.floats(0.0, 1.0))
+def test_pearson_moments_equal_exact_enumeration(sizes: list[int], frac: float) -> None:
+    from polfair.core.intervals.homogeneity import _homogeneity_segments
+
+    n = np.array(sizes)
+    s = int(round(frac * n.sum()))
+    if s in (0, n.sum()):
+        return
+    x = np.zeros(len(n))
+    left = s
+    for j in range(len(n)):  # any table with these margins: the moments depend on the margins only
+        x[j] = min(n[j], left)
+        left -= x[j]
+    got = _homogeneity_segments(x / n, n.astype(float), np.zeros(len(n), dtype=np.int64), 1, False)
+    mean, var = _exact_pearson_moments(n, s)
+    assert got.mean[0] == pytest.approx(mean, rel=1e-9, abs=1e-12)
+    assert got.var[0] == pytest.approx(var, rel=1e-8, abs=1e-9)
 
 
 def test_chi2_2df():

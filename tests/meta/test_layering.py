@@ -3,14 +3,14 @@
 Rules (documented in ``docs/design.md``, "Layout"):
 
 * R1 the core (``polfair.core.*``) imports from polfair only ``polfair.core.*`` and
-  ``polfair.exceptions``, and from third parties only polars, numpy and pyarrow;
+  ``polfair.exceptions``, and from third parties only polars, numpy, pyarrow and scipy;
 * R2 a room (``engines``, ``compat.<peer>``, ``monitor``, ``outputs``, ``scores``, ...) imports the core
   and ``polfair.exceptions``/``polfair.datasets``, not another room, except the documented edges in
   :data:`ROOM_EDGES`;
 * R3 no import cycles among polfair modules, counting imports inside functions;
 * R4 no ``from polfair.x import _name`` across modules (underscore *modules* such as
   ``polfair.core._args`` are package-internal and may be imported anywhere in polfair);
-* R5 third-party packages other than polars, numpy and pyarrow are imported inside functions only
+* R5 third-party packages other than polars, numpy, pyarrow and scipy are imported inside functions only
   (optional extras load lazily);
 * R6 at run time, ``import polfair`` loads no optional extra, and ``import polfair.core`` loads no room.
 """
@@ -42,9 +42,9 @@ ROOM_EDGES = {
     ("scores", "engines"),
 }
 #: Third-party packages a module may import at module level.
-EAGER_THIRD_PARTY = {"polars", "numpy", "pyarrow"}
+EAGER_THIRD_PARTY = {"polars", "numpy", "pyarrow", "scipy"}
 #: Optional extras that ``import polfair`` must not load.
-OPTIONAL = ("pandas", "sklearn", "pyspark", "narwhals", "jinja2", "matplotlib", "scipy", "statsmodels", "duckdb")
+OPTIONAL = ("pandas", "sklearn", "pyspark", "narwhals", "jinja2", "matplotlib", "statsmodels", "duckdb")
 
 
 def modules() -> Iterator[tuple[str, Path]]:

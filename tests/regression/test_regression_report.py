@@ -92,3 +92,14 @@ def test_bad_arguments_raise_clearly() -> None:
         pf.regression_report(df.rename({"g": "bin"}), y_true="y", y_pred="q", protected="bin")
     with pytest.raises(PolfairError, match="best"):
         pf.regression_report(df, y_true="y", y_pred="q", protected="g", reference="best")  # type: ignore[arg-type]
+
+
+def test_p_adjust_none_is_the_identity_adjustment() -> None:
+    # as fairness_report: p_value_adjusted = p_value (it raised ColumnNotFoundError before)
+    rng = np.random.default_rng(0)
+    df = pl.DataFrame({"y": rng.normal(size=300), "p": rng.normal(size=300), "g": rng.choice(["a", "b", "c"], 300)})
+    got = pf.regression_report(df, y_true="y", y_pred="p", protected="g", p_adjust=None)
+    tested = got.filter(pl.col("p_value").is_not_null())
+    assert tested.height > 0 and tested["p_value_adjusted"].equals(tested["p_value"], check_names=False)
+    bh = pf.regression_report(df, y_true="y", y_pred="p", protected="g")
+    assert bh.filter(pl.col("p_value").is_not_null())["p_value_adjusted"].ge(tested["p_value"]).all()

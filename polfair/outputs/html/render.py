@@ -90,6 +90,7 @@ _TESTS = {
     "chi2_2df": "2-df χ² test (odds-based disparities)",
     "chi2_homogeneity": "χ² test of homogeneity over the groups",
     "mc_exact": "Monte Carlo exact test of homogeneity",
+    "chi2_moments": "χ² test of homogeneity on the exact moments (small expected counts)",
     "jackknife_t": "jackknife t test",
 }
 #: The page's one-sentence explanation of its marks (the terminal summary has the same one).
