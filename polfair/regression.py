@@ -21,8 +21,14 @@ import polars as pl
 from polfair.core._args import as_expr, as_list, check_columns, output_name
 from polfair.core._typing import IntoExpr
 from polfair.core.inputs import is_foreign, to_lazyframe
-from polfair.core.regression import BINS_PER_OCTAVE, regression_cells, regression_report_from_cells
+from polfair.core.regression import (
+    BINS_PER_OCTAVE,
+    attach_regression_cells,
+    regression_cells,
+    regression_report_from_cells,
+)
 from polfair.core.report import Intersections
+from polfair.core.run_metadata import attach_request, expr_text
 from polfair.core.values import check_key_dtype, check_role_dtype
 from polfair.exceptions import InvalidInputError, MissingValuesWarning, PolfairError
 
@@ -273,7 +279,17 @@ def regression_report(
     if not keys:
         msg = "regression_report needs at least one protected attribute (protected=...)"
         raise PolfairError(msg)
-    return regression_report_from_cells(
+    report = regression_report_from_cells(
         cells, protected=keys, by=by_n, privileged=privileged, reference=reference, intersections=intersections,
         ci=ci, p_adjust=p_adjust,
     )  # fmt: skip
+    request = {
+        "task": "regression", "y_true": expr_text(y_true), "y_pred": expr_text(y_pred),
+        "protected": expr_text(as_list(protected)), "weight": expr_text(weight), "by": expr_text(as_list(by)) or None,
+        "privileged": expr_text(dict(privileged)) if privileged else None, "reference": reference,
+        "intersections": intersections if isinstance(intersections, (int, str)) else expr_text(intersections),
+        "ci": ci, "p_adjust": p_adjust if ci is not None else None, "bins_per_octave": bins_per_octave,
+    }  # fmt: skip
+    attach_request(report, {k: v for k, v in request.items() if v is not None})
+    return attach_regression_cells(report, cells)  # the page's prediction distributions read it
+

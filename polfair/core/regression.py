@@ -108,6 +108,7 @@ __all__ = [
     "REGRESSION_METRICS",
     "REGRESSION_SUM_COLUMNS",
     "Moments",
+    "attach_regression_cells",
     "bin_edges",
     "group_moments",
     "ks_from_histograms",
@@ -118,6 +119,7 @@ __all__ = [
     "rebase",
     "regression_aggregations",
     "regression_cells",
+    "regression_cells_of",
     "regression_report_from_cells",
     "roll_up",
     "shift_of",
@@ -1392,3 +1394,37 @@ def _spread(
         res["max"]["ci_method"] = ["projection"] * k_sets
         res["min"]["ci_method"] = ["projection"] * k_sets
     return res
+
+
+#: The attribute under which a report keeps its regression cell table (in memory only).
+_CELLS_ATTR = "_polfair_regression_cells"
+
+
+def attach_regression_cells(report: pl.DataFrame, cells: pl.DataFrame) -> pl.DataFrame:
+    """Keep the cell table a regression report was computed from on the report object; returns it.
+
+    In memory only: frames derived from the report (``filter``, ``select`` ...) and files do not
+    carry it. The HTML page draws the prediction distributions from it
+    (:func:`regression_cells_of`).
+    """
+    try:
+        setattr(report, _CELLS_ATTR, cells)
+    except AttributeError:  # pragma: no cover - a frame type without instance attributes
+        pass
+    return report
+
+
+def regression_cells_of(report: Any) -> pl.DataFrame | None:
+    """The regression cell table attached to a report (:func:`attach_regression_cells`), or ``None``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> df = pl.DataFrame({"y": [1.0, 2.0, 4.0], "p": [1.5, 2.5, 3.0], "g": ["a", "a", "b"]})
+    >>> rep = pf.regression_report(df, y_true="y", y_pred="p", protected="g", ci=None)
+    >>> int(regression_cells_of(rep)["n"].sum()), regression_cells_of(rep.filter(pl.col("group") == "a"))
+    (3, None)
+    """
+    got = getattr(report, _CELLS_ATTR, None)
+    return got if isinstance(got, pl.DataFrame) else None
