@@ -23,7 +23,9 @@ from polfair.core._typing import IntoExpr
 from polfair.core.inputs import is_foreign, to_lazyframe
 from polfair.core.regression import (
     BINS_PER_OCTAVE,
+    REGRESSION_CELL_COLUMNS,
     attach_regression_cells,
+    merge_regression_cells,
     regression_cells,
     regression_report_from_cells,
 )
@@ -32,7 +34,7 @@ from polfair.core.run_metadata import attach_request, expr_text
 from polfair.core.values import check_key_dtype, check_role_dtype
 from polfair.exceptions import InvalidInputError, MissingValuesWarning, PolfairError
 
-__all__ = ["regression_counts", "regression_report"]
+__all__ = ["RegressionAccumulator", "regression_counts", "regression_report"]
 
 OnMissing = Literal["warn", "raise", "ignore"]
 _RESERVED = ("bin", "attribute", "group", "metric", "value")
@@ -293,3 +295,117 @@ def regression_report(
     attach_request(report, {k: v for k, v in request.items() if v is not None})
     return attach_regression_cells(report, cells)  # the page's prediction distributions read it
 
+
+
+class RegressionAccumulator:
+    """Accumulate a regression fairness report over batches (streams, epochs, partitions), then compute it.
+
+    Keeps only the regression cell table (:mod:`polfair.core.regression`): each :meth:`update`
+    runs the one pass over its batch (:func:`regression_counts`, with its input rules) and merges
+    the batch's table (:func:`polfair.core.regression.merge_regression_cells`); :meth:`compute`
+    makes the report (:func:`polfair.core.regression.regression_report_from_cells`). Any split of
+    the rows into batches, in any order, gives the report of the whole data up to floating-point
+    summation order. The regression counterpart of :class:`polfair.FairnessAccumulator`.
+
+    Parameters
+    ----------
+    y_true, y_pred, protected, weight, by, bins_per_octave, on_missing, allow_many_groups
+        As :func:`regression_counts`; how to read each batch.
+    privileged, reference, intersections, ci, p_adjust
+        As :func:`regression_report`; used by :meth:`compute`.
+
+    Raises
+    ------
+    PolfairError
+        :meth:`compute` before any row; :meth:`merge` of accumulators with other keys; a state
+        with other columns.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> df = pf.load_adult_regression()
+    >>> acc = pf.RegressionAccumulator(y_true="hours_per_week", y_pred="predicted_hours", protected="sex",
+    ...                                privileged={"sex": "Male"})
+    >>> for batch in df.iter_slices(20_000):
+    ...     _ = acc.update(batch)
+    >>> got = acc.compute().filter(group="Female", metric="mean_error")["difference"].item()
+    >>> want = df.pipe(pf.regression_report, y_true="hours_per_week", y_pred="predicted_hours", protected="sex",
+    ...                privileged={"sex": "Male"}).filter(group="Female", metric="mean_error")["difference"].item()
+    >>> abs(got - want) < 1e-9
+    True
+    """
+
+    def __init__(
+        self,
+        *,
+        y_true: IntoExpr,
+        y_pred: IntoExpr,
+        protected: IntoExpr | Sequence[IntoExpr],
+        weight: IntoExpr | None = None,
+        by: IntoExpr | Sequence[IntoExpr] | None = None,
+        privileged: Mapping[str, Any] | None = None,
+        reference: Literal["privileged", "largest", "overall"] | None = None,
+        intersections: Intersections = None,
+        ci: float | None = 0.95,
+        p_adjust: Literal["bh", "by", "holm"] | None = "bh",
+        bins_per_octave: int = BINS_PER_OCTAVE,
+        on_missing: OnMissing = "warn",
+        allow_many_groups: bool = False,
+    ) -> None:
+        self._read = {
+            "y_true": y_true, "y_pred": y_pred, "protected": protected, "weight": weight, "by": by,
+            "bins_per_octave": bins_per_octave, "on_missing": on_missing, "allow_many_groups": allow_many_groups,
+        }  # fmt: skip
+        self._report = {"privileged": privileged, "reference": reference, "intersections": intersections,
+                        "ci": ci, "p_adjust": p_adjust}  # fmt: skip
+        self._n_by = len(as_list(by))
+        self._cells: pl.DataFrame | None = None
+
+    def update(self, batch: Any) -> RegressionAccumulator:
+        """Add a batch (any input of :func:`regression_counts`); returns ``self``."""
+        return self._add(regression_counts(batch, **self._read))
+
+    def _add(self, cells: pl.DataFrame) -> RegressionAccumulator:
+        if self._cells is not None and cells.columns != self._cells.columns:
+            msg = (
+                f"the batch's cell table has columns {cells.columns}, the accumulated one {self._cells.columns}: "
+                "every batch and merged accumulator must have the same by and protected columns"
+            )
+            raise PolfairError(msg)
+        self._cells = cells if self._cells is None else merge_regression_cells([self._cells, cells])
+        return self
+
+    def merge(self, other: RegressionAccumulator) -> RegressionAccumulator:
+        """Add another accumulator's rows (e.g. of another partition or worker); returns ``self``."""
+        if other._cells is not None:
+            self._add(other._cells)
+        return self
+
+    def reset(self) -> RegressionAccumulator:
+        """Forget every row; returns ``self``."""
+        self._cells = None
+        return self
+
+    def compute(self) -> pl.DataFrame:
+        """The report of every row added so far (the schema of :func:`regression_report`)."""
+        if self._cells is None or int(self._cells["n"].sum()) == 0:
+            raise PolfairError("RegressionAccumulator.compute: no rows yet (call update with a batch first)")
+        cols = self._cells.columns
+        by, keys = cols[: self._n_by], cols[self._n_by : cols.index("bin")]
+        report = regression_report_from_cells(self._cells, protected=keys, by=by, **self._report)
+        return attach_regression_cells(report, self._cells)
+
+    @property
+    def state(self) -> pl.DataFrame | None:
+        """The accumulated regression cell table (``None`` before the first batch)."""
+        return self._cells
+
+    def load_state(self, state: pl.DataFrame) -> RegressionAccumulator:
+        """Replace the accumulated table by ``state`` (a table of :attr:`state`, e.g. read from parquet)."""
+        missing = [c for c in ("bin", *REGRESSION_CELL_COLUMNS) if c not in state.columns]
+        if missing:
+            msg = f"load_state: not a regression cell table (missing columns {missing})"
+            raise PolfairError(msg)
+        self._cells = state
+        return self

@@ -1191,8 +1191,9 @@ class _Context:
         dlo, dhi = scale * (d - half), scale * (d + half)
         if name == "r2_score":
             dlo, dhi = np.where(overall, np.nan, dlo), np.where(overall, np.nan, dhi)
-        # ratio: log-scale delta method when both estimates are positive
-        with np.errstate(invalid="ignore", divide="ignore"):
+        # ratio: log-scale delta method when both estimates are positive (a near-zero estimate: an
+        # unbounded upper limit, inf)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             rg, ro = g["var"] / g["est"] ** 2, other["var"] / other["est"] ** 2
             vl = rg + ro
             nul = vl * vl / (rg * rg / g["df"] + ro * ro / other["df"])
