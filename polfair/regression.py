@@ -353,11 +353,11 @@ class RegressionAccumulator:
         on_missing: OnMissing = "warn",
         allow_many_groups: bool = False,
     ) -> None:
-        self._read = {
+        self._read: dict[str, Any] = {
             "y_true": y_true, "y_pred": y_pred, "protected": protected, "weight": weight, "by": by,
             "bins_per_octave": bins_per_octave, "on_missing": on_missing, "allow_many_groups": allow_many_groups,
         }  # fmt: skip
-        self._report = {"privileged": privileged, "reference": reference, "intersections": intersections,
+        self._report: dict[str, Any] = {"privileged": privileged, "reference": reference, "intersections": intersections,
                         "ci": ci, "p_adjust": p_adjust}  # fmt: skip
         self._n_by = len(as_list(by))
         self._cells: pl.DataFrame | None = None
