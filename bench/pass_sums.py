@@ -1,28 +1,24 @@
-"""Benchmark: formulations of the counting pass's exact weighted sums, as ratios to a bare group-by.
+"""Benchmark: the counting pass with weights, Float64 sums (default) and ``exact_sums=True``, as ratios to a bare group-by.
 
 Usage::
 
-    python bench/pass_sums.py [--rows 1e7] [--repeats 7] [--only NAME ...] [--big50k] [--rss-repeats 3]
+    python bench/pass_sums.py [--rows 1e7] [--repeats 7] [--formulations] [--only NAME ...] [--big50k] [--rss-repeats 3]
 
 The pass (``polfair.core.counts.code_counts``) groups the rows by (keys, outcome code) and adds
-``n``, Σw, Σw² and Σw·s. Σw and Σw·s must be reproducible bit for bit in any row order, chunking and
-engine, so each value is turned into an integer on a fixed grid (2**-56) and the integers are added.
-Each variant below is the same pass (same spec, same folded grouping,
-``counts.grouped_by_code``) with another formulation of those two sums; Σw² is a Float64 sum in
-all of them. Data: seeded in-memory rows, three Categorical keys (2, 5, 6 levels), labels, scores,
-predictions ``score >= 0.5``, gamma weights; the streaming engine, as the report runs the pass.
+``n`` and, with weights, Σw and Σw² (and Σw·s, Σw·(1−s) with scores). By default these are Float64
+sums (issue 21: reproducible to about 1e-13 relative); ``exact_sums=True`` turns each value into an
+integer on a fixed grid (2**-56; w² on 2**-80 in two parts) and adds them in 128 bits, so the
+result is the same bit for bit in any row order, chunking and engine. Data: seeded in-memory rows,
+three Categorical keys (2, 5, 6 levels), labels, scores, predictions ``score >= 0.5``, gamma
+weights; the streaming engine, as the report runs the pass.
 
 * ``floor``: ``df.lazy().group_by(keys).agg(pl.len())`` on the same frame;
-* ``unweighted pass``: the pass without weights and scores (counts only), for scale;
-* ``Float64 sums``: plain float sums (NOT reproducible: the last bits follow the order of
-  additions), the cost floor of any exact variant;
-* ``Int128, round``: ``(x * 2**56).round().cast(Int128, strict=False).sum()`` (before);
-* ``Int128, truncate``: the same without ``round`` and with an unchecked cast;
-* ``UInt128, truncate``: ``(x * 2**56).cast(UInt128, wrap_numerical=True).sum()`` (now);
-* ``two Int64 parts``: ``hi = floor(x * 2**24)`` summed as Int128, ``lo`` = the next 32 bits
-  summed as Int64 (exact for cells below 2**31 rows), recombined on the small result;
-* ``UInt128, no Σw²``: the current sums without the Σw² column (what a report without intervals
-  could skip).
+* the shipped passes (``code_counts`` of ``build_spec``): unweighted; weighted; weighted with
+  scores; each with Float64 sums (the default) and with ``exact_sums=True``;
+* ``--formulations``: other formulations of the exact Σw and Σw·s measured for the record (the
+  pass's grouping, Σw² as Float64 in all of them): Int128 with ``round`` and a checked cast (issue
+  15's first version), Int128 truncating, UInt128 truncating (what ``exact_sums`` ships), two
+  Int64 parts.
 
 Times are medians of ``--repeats`` interleaved runs after one warm-up; the ratio is to the floor's
 median of the same run. ``--big50k`` adds the peak RSS (``ru_maxrss``), wall and CPU time
@@ -30,7 +26,7 @@ median of the same run. ``--big50k`` adds the peak RSS (``ru_maxrss``), wall and
 processes (``--rss-repeats`` each: RSS varies from run to run with thread scheduling) reading the
 2e7-row, 50k-level String attribute × sex parquet file of ``bench/shapes.py`` (generated as there
 if missing) with the streaming engine: the bare group-by, the pass alone as a user collects it
-(``pf.confusion_counts(path, ...).collect(engine="streaming")``) with the sums before and now, the
+(``pf.confusion_counts(path, ...).collect(engine="streaming")``) with Float64 and exact sums, the
 pass as the report runs it (``collect_cells``, which raises Polars' hot-table cap,
 ``collect._room_for_groups``) and the full ``fairness_report``, each with and without that cap.
 """
@@ -97,13 +93,12 @@ def _two_parts(c: str) -> list[pl.Expr]:
     ]
 
 
-VARIANTS: dict[str, tuple[Sums, bool]] = {  # name -> (sums of one column, with Σw²)
-    "Float64 sums (not reproducible)": (lambda c: [pl.col(c).sum().alias(c)], True),
-    "Int128, round (before)": (_round_i128, True),
+VARIANTS: dict[str, tuple[Sums, bool]] = {  # name -> (sums of one column, with a Float64 Σw²)
+    "Float64 sums": (lambda c: [pl.col(c).sum().alias(c)], True),
+    "Int128, round (issue 15's first version)": (_round_i128, True),
     "Int128, truncate": (_trunc_i128, True),
-    "UInt128, truncate (now)": (lambda c: [counts._exact_sum(c)], True),
+    "UInt128, truncate (exact_sums)": (lambda c: [counts._exact_sum(c)], True),
     "two Int64 parts": (_two_parts, True),
-    "UInt128, no Σw²": (lambda c: [counts._exact_sum(c)], False),
 }
 
 
@@ -114,21 +109,34 @@ def pass_plan(spec, sums: Sums, w2: bool) -> pl.LazyFrame:
     return counts.grouped_by_code(spec, aggs)
 
 
-def timings(n: int, repeats: int, only: list[str] | None) -> list[dict]:
+#: The shipped passes: name -> build_spec keywords beyond labels, predictions and keys.
+SHIPPED = {
+    "unweighted pass": {},
+    "weighted pass, Float64 sums (default)": {"weight": "weight"},
+    "weighted + scores, Float64 sums (default)": {"weight": "weight", "y_score": "score"},
+    "weighted pass, exact_sums=True": {"weight": "weight", "exact_sums": True},
+    "weighted + scores, exact_sums=True": {"weight": "weight", "y_score": "score", "exact_sums": True},
+}
+
+
+def timings(n: int, repeats: int, only: list[str] | None, formulations: bool) -> list[dict]:
     df = frame(n)
     kw = dict(y_true="y_true", y_pred="y_pred", protected=KEYS)
-    spec = build_spec(df, **kw, y_score="score", weight="weight")
-    plain = build_spec(df, **kw)
     fns: dict[str, Callable[[], object]] = {
         "floor": lambda: df.lazy().group_by(KEYS).agg(pl.len()).collect(engine="streaming"),
-        "unweighted pass": lambda: counts.code_counts(plain).collect(engine="streaming"),
-        "pass as shipped (code_counts)": lambda: counts.code_counts(spec).collect(engine="streaming"),
     }
-    for name, (sums, w2) in VARIANTS.items():
-        if only and not any(o.lower() in name.lower() for o in only):
+    for name, extra in SHIPPED.items():
+        if only and name != "unweighted pass" and not any(o.lower() in name.lower() for o in only):
             continue
-        plan = pass_plan(spec, sums, w2)
-        fns[name] = lambda plan=plan: plan.collect(engine="streaming")
+        spec = build_spec(df, **kw, **extra)  # type: ignore[arg-type]
+        fns[name] = lambda spec=spec: counts.code_counts(spec).collect(engine="streaming")
+    if formulations:
+        spec = build_spec(df, **kw, y_score="score", weight="weight", exact_sums=True)
+        for name, (sums, w2) in VARIANTS.items():
+            if only and not any(o.lower() in name.lower() for o in only):
+                continue
+            plan = pass_plan(spec, sums, w2)
+            fns[f"formulation: {name}"] = lambda plan=plan: plan.collect(engine="streaming")
     for f in fns.values():
         f()  # warm-up
     times: dict[str, list[float]] = {k: [] for k in fns}
@@ -149,13 +157,12 @@ import contextlib, json, resource, sys, time, warnings
 sys.path.insert(0, sys.argv[3])
 import polars as pl
 import polfair as pf
-from polfair.core import collect, counts
-from polfair.core.spec import EXACT_SCALE
+from polfair.core import collect
 warnings.simplefilter("ignore")
 path, variant = sys.argv[1], sys.argv[2]
 kw = dict(y_true="y_true", y_pred="y_pred", y_score="score", weight="weight", protected=["person_group", "sex"])
-if variant.startswith("before"):
-    counts._exact_sum = lambda c: (pl.col(c) * EXACT_SCALE).round().cast(pl.Int128, strict=False).sum().alias(c)
+if variant.startswith("exact"):
+    kw["exact_sums"] = True
 if variant.endswith("default cap"):
     collect._room_for_groups = lambda engine: contextlib.nullcontext()
 t0 = time.perf_counter()
@@ -174,8 +181,8 @@ print(json.dumps({"s": time.perf_counter() - t0, "cpu_s": ru.ru_utime + ru.ru_st
 
 RSS_VARIANTS = {
     "floor": "floor: bare streaming group_by(person_group, sex).agg(len())",
-    "before": "pass alone (confusion_counts(...).collect()), Int128 round sums (before)",
-    "now": "pass alone (confusion_counts(...).collect()), UInt128 truncate sums (now)",
+    "now": "pass alone (confusion_counts(...).collect()), Float64 sums (default)",
+    "exact": "pass alone (confusion_counts(..., exact_sums=True).collect()), UInt128 sums",
     "cells, default cap": "the pass as the report runs it (collect_cells), Polars' default hot-table cap",
     "cells": "the pass as the report runs it (collect_cells), hot-table cap raised (now)",
     "report, default cap": "full report, Polars' default hot-table cap",
@@ -211,12 +218,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", type=float, default=1e7)
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--only", nargs="*", default=None, help="variants whose name contains one of these")
+    ap.add_argument("--formulations", action="store_true", help="also other formulations of the exact sums")
     ap.add_argument("--big50k", action="store_true", help="also the peak RSS of the 50k-level streaming pass")
     ap.add_argument("--rss-repeats", type=int, default=3)
     ap.add_argument("--no-timings", action="store_true", help="only the --big50k memory table")
     args = ap.parse_args(argv)
     n = int(args.rows)
-    rows = [] if args.no_timings else timings(n, args.repeats, args.only)
+    rows = [] if args.no_timings else timings(n, args.repeats, args.only, args.formulations)
     if rows:
         _print_timings(rows, args, n)
     if args.big50k:
@@ -235,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
 def _print_timings(rows: list[dict], args: argparse.Namespace, n: int) -> None:
     print(
         f"\n`python bench/pass_sums.py --rows {args.rows:g} --repeats {args.repeats}`: {platform.machine()}, "
-        f"{os.cpu_count()} cores, Polars {pl.__version__}; {n:,} in-memory rows, weights + scores, streaming "
+        f"{os.cpu_count()} cores, Polars {pl.__version__}; {n:,} in-memory rows, three Categorical keys, streaming "
         f"engine; medians of {args.repeats} interleaved runs.\n"
     )
     print("| pass variant | median | min | / floor |")

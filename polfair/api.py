@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 import polars as pl
 
@@ -25,7 +25,7 @@ from polfair.core.run_metadata import attach_request, with_run_metadata
 from polfair.core.spec import Spec, build_spec
 from polfair.core.values import check_option_types
 from polfair.core.wide import to_wide
-from polfair.engines.narwhals import ForeignSpec, foreign_code_table
+from polfair.engines.narwhals import foreign_code_table
 from polfair.exceptions import PolfairError
 from polfair.monitor.plan import plan_report, significance_as_level
 
@@ -47,6 +47,7 @@ def confusion_counts(
     cluster: IntoExpr | None = None,
     n_buckets: int = 20,
     allow_many_groups: bool = False,
+    exact_sums: bool = False,
 ) -> pl.LazyFrame:
     """Weighted confusion counts per cell of every protected-attribute combination, in one pass.
 
@@ -92,8 +93,15 @@ def confusion_counts(
     n_buckets
         Int in 2…255, the number of jackknife buckets (default 20).
     allow_many_groups
-        Bool, default ``False``: a Float ``protected``/``by`` column is an error (a continuous
-        column makes one group per value; bin it with ``cut``). ``True`` accepts it.
+        Bool, default ``False``. Accepted for symmetry with :func:`fairness_report`, which applies
+        the many-groups guard to the counted table (``confusion_counts`` only builds the plan).
+    exact_sums
+        Bool, default ``False``: weighted sums are Float64 (fast; reproducible to about 1e-13
+        relative from run to run, unweighted counts exactly). ``True``: exact fixed-point sums
+        (Σw, Σw·s and Σw² on a 2**-56 / 2**-80 grid, summed as 128-bit integers), so the cell table
+        and everything computed from it are bit-identical in any row order, chunking, thread
+        count and engine; a weight must then be 0 or in [2**-16, 2**40) (else an error naming
+        this option), about 1.5x the cost of the Float64 pass. See ``docs/contract.md``.
 
     Returns
     -------
@@ -116,7 +124,8 @@ def confusion_counts(
     Notes
     -----
     Counts are exact 64-bit integers when unweighted; weighted sums are Float64 and may differ in
-    the last bits between runs of the streaming engine (summation order). With
+    the last bits between runs of the streaming engine (summation order; about 1e-13 relative),
+    unless ``exact_sums=True``. Every role follows the input contract (``docs/contract.md``). With
     ``y_pred`` and ``y_score`` both absent, the prediction mirrors the label (``fp = fn = 0``), so
     the label-side metrics (base rates) are what remains meaningful.
 
@@ -139,12 +148,13 @@ def confusion_counts(
     """
     kwargs = dict(y_true=y_true, y_pred=y_pred, y_score=y_score, threshold=threshold, protected=protected,
                   favorable=favorable, unfavorable=unfavorable, weight=weight, by=by)  # fmt: skip
-    check_option_types(kwargs | {"allow_many_groups": allow_many_groups})
+    check_option_types(kwargs | {"allow_many_groups": allow_many_groups, "exact_sums": exact_sums})
+    kwargs["exact_sums"] = exact_sums
     if cluster is not None:
         kwargs |= {"cluster": cluster, "n_buckets": n_buckets}
     if is_foreign(data):  # Spark, DuckDB, ...: the pass runs now, in that engine
         codes, fspec = foreign_code_table(data, **kwargs)
-        return pivot_codes(codes.lazy(), fspec)  # type: ignore[arg-type]
+        return pivot_codes(codes.lazy(), fspec)
     return cell_table(data, **kwargs, allow_many_groups=allow_many_groups)
 
 
@@ -184,6 +194,7 @@ def fairness_report(
     n_buckets: int = 20,
     significance: float | None = None,
     min_group_size: int | None = None,
+    exact_sums: bool = False,
     band: Literal["both", "harm"] | None = None,
 ) -> pl.DataFrame:
     """Audit a classifier's decisions (or a dataset's labels) for group fairness, in one pass.
@@ -306,6 +317,12 @@ def fairness_report(
         displayed and written), and comparisons against a removed reference group are nulled;
         every other number is unchanged (:func:`polfair.monitor.disclosure.suppress_small_groups`).
         Thresholds are judged before the removal.
+    exact_sums
+        Bool, default ``False`` (Float64 weighted sums, reproducible to about 1e-13 relative).
+        ``True``: exact fixed-point sums, so the ENTIRE report, interval columns included, is
+        bit-identical in any row order, chunking, thread count and engine (Polars, DuckDB, Spark);
+        weights must be 0 or in [2**-16, 2**40). As in :func:`polfair.confusion_counts`; the
+        config's ``[statistics]`` table and the CLI's ``--exact-sums`` set it too.
     shape
         ``"long"`` (default: one row per metric, for ETL and appends) or ``"wide"``: one row per
         (by, attribute set, group), one column per metric and ``<metric>__<statistic>`` columns
@@ -406,13 +423,13 @@ def fairness_report(
     kwargs = dict(y_true=plan.y_true, y_pred=plan.y_pred, y_score=plan.y_score, threshold=threshold,
                   protected=plan.protected, favorable=plan.favorable, unfavorable=unfavorable,
                   weight=plan.weight, by=plan.by)  # fmt: skip
+    kwargs["exact_sums"] = bool(stats["exact_sums"])
     if stats["cluster"] is not None:
         kwargs |= {"cluster": stats["cluster"], "n_buckets": stats["n_buckets"]}
+    spec: Spec
     if is_foreign(plan.data):  # Spark, DuckDB, ...: the pass runs in that engine, the rest here
-        codes, fspec = foreign_code_table(plan.data, **kwargs)
-        # a ForeignSpec describes the foreign pass with the attributes collect_cells reads (duck-typed)
-        spec: Spec | ForeignSpec = fspec
-        cells = collect_cells(cast(Spec, fspec), on_missing=on_missing, engine=engine, codes=codes,
+        codes, spec = foreign_code_table(plan.data, **kwargs)
+        cells = collect_cells(spec, on_missing=on_missing, engine=engine, codes=codes,
                               allow_many_groups=allow_many_groups)
     else:
         spec = build_spec(plan.data, **kwargs, allow_many_groups=allow_many_groups)
@@ -440,7 +457,8 @@ def fairness_report(
 
 #: The statistics keywords of ``fairness_report`` a config's ``[statistics]`` table may set, with
 #: their defaults (a keyword given with another value wins over the config).
-_STATISTICS_KEYWORDS = ("ci", "n_boot", "seed", "cluster", "n_buckets", "p_adjust", "significance", "min_group_size")
+_STATISTICS_KEYWORDS = ("ci", "n_boot", "seed", "cluster", "n_buckets", "p_adjust", "significance", "min_group_size",
+                        "exact_sums")
 _STATISTICS_DEFAULTS: dict[str, Any] = {
     k: v.default for k, v in inspect.signature(fairness_report).parameters.items() if k in _STATISTICS_KEYWORDS
 }

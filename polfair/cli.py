@@ -129,7 +129,10 @@ def _parser() -> argparse.ArgumentParser:
                      help="judge both sides of each threshold band (default) or only the side that disadvantages "
                      "the group (harm: the EEOC reading of the four-fifths rule)")
     rep.add_argument("--allow-many-groups", action="store_true",
-                     help="accept Float protected/by columns and columns with a group per row or so (default: error)")
+                     help="accept protected/by columns with about a group per row (ids, continuous values; default: error)")
+    rep.add_argument("--exact-sums", action="store_true",
+                     help="exact fixed-point weighted sums: the whole report bit-identical in any order, chunking "
+                     "and engine (weights 0 or in [2**-16, 2**40)); default: Float64 sums")
     rep.add_argument("--out", help="output file (.parquet/.csv/.json/.ndjson); default: print a summary")
     rep.add_argument("--html", metavar="PATH", help="also write the report as one self-contained HTML page")
     rep.add_argument("--adverse-impact", choices=["eeoc", "nyc_ll144"],
@@ -345,6 +348,8 @@ def _run_report(args: argparse.Namespace) -> int:
     }
     if args.allow_many_groups:
         kwargs["allow_many_groups"] = True
+    if getattr(args, "exact_sums", False):
+        kwargs["exact_sums"] = True
     # statistics (issue 11): passed only when given, so the report's own defaults apply otherwise
     for flag in ("ci", "n_boot", "seed", "cluster", "min_group_size", "significance", "band"):
         if getattr(args, flag, None) is not None:
@@ -605,7 +610,7 @@ _FLAGS = {
     "privileged": "--privileged", "reference": "--reference", "by": "--by", "threshold": "--threshold",
     "intersections": "--intersections", "on_missing": "--on-missing", "allow_many_groups": "--allow-many-groups",
     "ci": "--ci", "n_boot": "--n-boot", "seed": "--seed", "cluster": "--cluster",
-    "min_group_size": "--min-group-size", "significance": "--significance", "band": "--band",
+    "min_group_size": "--min-group-size", "significance": "--significance", "exact_sums": "--exact-sums", "band": "--band",
 }  # fmt: skip
 _FLAG_RE = re.compile(r"(?<![\w.-])(" + "|".join(_FLAGS) + r")=('[^']*'|\"[^\"]*\"|[^\s,;:)]+)?")
 
@@ -628,6 +633,8 @@ def flag_message(text: str) -> str:
             return flag + " "
         if m.group(1) == "allow_many_groups":
             return flag
+        if m.group(1) == "exact_sums":
+            return flag if value == "True" else f"no {flag}"
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
             value = value[1:-1]
         return f"{flag} {value}"

@@ -20,6 +20,7 @@ import polars as pl
 
 from polfair.core._args import as_expr, as_list, check_columns, output_name
 from polfair.core._typing import IntoExpr
+from polfair.core.collect import check_cardinality
 from polfair.core.inputs import is_foreign, to_lazyframe
 from polfair.core.regression import (
     BINS_PER_OCTAVE,
@@ -149,13 +150,16 @@ def regression_counts(
         exprs[role] = e.cast(pl.Float64)
     for e, role in [(e, "by") for e in by_e] + [(e, "protected") for e in key_e]:
         name = output_name(e, role)
-        check_key_dtype(lf.select(e).collect_schema().dtypes()[0], role, name, allow_many_groups=allow_many_groups)
+        check_key_dtype(lf.select(e).collect_schema().dtypes()[0], role, name)
     frame = lf.select(*by_e, *key_e, *[e.alias(f"__pf_{r}") for r, e in exprs.items()])
     cells = regression_cells(
         frame, y_true="__pf_y_true", y_pred="__pf_y_pred", keys=keys,
         weight="__pf_weight" if weight is not None else None, bins_per_octave=bins_per_octave, engine=engine,
     )  # fmt: skip
     _check_after_pass(cells, frame, exprs, on_missing)
+    if not allow_many_groups:  # a key's cardinality, not its dtype, decides (the input contract)
+        total = int(cells["n"].sum() + cells["n_missing"].sum() + cells["n_invalid"].sum())
+        check_cardinality(keys, cells, total)
     return cells
 
 

@@ -10,20 +10,21 @@ from __future__ import annotations
 
 import os
 import threading
-import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TypedDict, Unpack
 
 import polars as pl
 
 from polfair.core._args import SMALL_COLLECT as _SMALL
 from polfair.core._typing import OnMissing
-from polfair.core.counts import code_counts, describe_code_problems, pivot_codes
+from polfair.core.contract import check_finite_sums, check_problems
+from polfair.core.counts import COUNTED_CODES, code_counts, describe_code_problems, pivot_codes
 from polfair.core.inputs import source_name
-from polfair.core.spec import MAX_WEIGHT, Spec, check_on_missing
-from polfair.exceptions import InvalidInputError, MissingValuesWarning
+from polfair.core.spec import CODE, Spec, check_on_missing
+from polfair.exceptions import InvalidInputError
 
-__all__ = ["check_not_empty", "collect_cells"]
+__all__ = ["PassOptions", "check_cardinality", "check_not_empty", "collect_cells", "collect_codes"]
 
 
 def check_not_empty(total: int) -> None:
@@ -52,7 +53,48 @@ def check_not_empty(total: int) -> None:
         raise InvalidInputError(msg)
 
 
-def collect_cells(
+class PassOptions(TypedDict, total=False):
+    """The options of :func:`collect_codes` and :func:`collect_cells` (see :func:`collect_codes`)."""
+
+    on_missing: OnMissing
+    engine: str
+    codes: pl.DataFrame | None
+    allow_many_groups: bool
+
+
+def collect_cells(spec: Spec, **options: Unpack[PassOptions]) -> pl.DataFrame:
+    """Run the one pass for ``spec``, validate the data, and return the cell table.
+
+    Parameters
+    ----------
+    spec
+        From :func:`polfair.core.spec.build_spec`.
+    **options
+        ``on_missing``, ``engine``, ``codes``, ``allow_many_groups``: as :func:`collect_codes`.
+
+    Returns
+    -------
+    pl.DataFrame
+        The cell table (schema in :mod:`polfair.core.counts`).
+
+    Raises
+    ------
+    InvalidInputError
+        As :func:`collect_codes`.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polfair.core.spec import build_spec
+    >>> df = pl.DataFrame({"y": [1, 0], "p": [1, 1], "g": ["a", "b"]})
+    >>> collect_cells(build_spec(df, y_true="y", y_pred="p", protected="g"))["fp"].to_list()
+    [0.0, 1.0]
+    """
+    codes = collect_codes(spec, **options)
+    return pivot_codes(codes.lazy(), spec).collect(**_SMALL)  # small: no streaming overhead
+
+
+def collect_codes(
     spec: Spec,
     *,
     on_missing: OnMissing = "warn",
@@ -60,16 +102,19 @@ def collect_cells(
     codes: pl.DataFrame | None = None,
     allow_many_groups: bool = False,
 ) -> pl.DataFrame:
-    """Run the one pass for ``spec``, validate the data, and return the cell table.
+    """Run the one pass for ``spec`` and validate the data: the pass's code table (per cell and code).
+
+    :func:`collect_cells` pivots it to the cell table. With ``exact_sums`` its sums are integers
+    (UInt128), which merge exactly (:class:`polfair.engines.accumulator.FairnessAccumulator` keeps them).
 
     Parameters
     ----------
     spec
         From :func:`polfair.core.spec.build_spec`.
     on_missing
-        ``"warn"`` (default): warn with :class:`MissingValuesWarning` when rows have a null label,
-        prediction, score or weight; ``"raise"``: raise instead; ``"ignore"``: say nothing. Either
-        way such rows are counted in ``n_missing`` and excluded from every rate.
+        ``"warn"`` (default): warn with :class:`MissingValuesWarning` when rows have a null (or
+        NaN) label, prediction, score or weight; ``"raise"``: raise instead; ``"ignore"``: say
+        nothing. Either way such rows are counted in ``n_missing`` and excluded from every rate.
     engine
         Polars engine for the pass (``"streaming"`` default, ``"in-memory"``, ``"auto"``).
     codes
@@ -83,19 +128,28 @@ def collect_cells(
     Returns
     -------
     pl.DataFrame
-        The cell table (schema in :mod:`polfair.core.counts`).
+        Keys, ``__pf_o`` (the outcome code), ``__pf_n`` and the sums of :func:`polfair.core.counts.code_counts`.
 
     Raises
     ------
     InvalidInputError
-        Empty input; labels neither favorable nor unfavorable (with ``unfavorable=``); predicted
-        labels likewise; scores NaN or outside [0, 1]; weights negative, NaN or infinite; missing
-        values with ``on_missing="raise"``. The message names the column, counts the rows and
-        shows example values (fetched by a second query that only runs on this error path).
-        A key column with too many distinct values (see ``allow_many_groups``); a weighted sum
-        that overflows Float64 (every weight finite, their sum infinite); an input that cannot
-        be read (a malformed CSV row, files of incompatible schemas: the message names the file
-        or pattern, Polars' error is the ``__cause__``).
+        Empty input; invalid values of any role (the input contract,
+        :mod:`polfair.core.contract`: labels or predictions that are not labels, scores that are
+        infinite or outside [0, 1], weights negative or infinite or, with ``exact_sums``, outside
+        the fixed-point range); missing values with ``on_missing="raise"``. The message names the
+        column, counts the rows and shows example values (fetched by a second query that only
+        runs on this error path). A key column with too many distinct values (see
+        ``allow_many_groups``); a weighted sum that overflows Float64; an input that cannot be
+        read (a malformed CSV row, files of incompatible schemas: the message names the file or
+        pattern, Polars' error is the ``__cause__``).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polfair.core.spec import build_spec
+    >>> df = pl.DataFrame({"y": [1, 0], "g": ["a", "b"]})
+    >>> collect_codes(build_spec(df, y_true="y", protected="g"))["__pf_n"].to_list()
+    [1, 1]
     """
     check_on_missing(on_missing)
     if codes is None:
@@ -103,25 +157,11 @@ def collect_cells(
     total = int(codes["__pf_n"].sum() or 0)
     check_not_empty(total)
     if not allow_many_groups:
-        _check_cardinality(spec, codes, total)
-    problems = describe_code_problems(codes)
-    if not spec.has_predictions:  # labels only: the "prediction" mirrors the label, say nothing of it
-        problems["null_prediction"] = problems["invalid_prediction"] = 0
-    _raise_invalid(spec, problems)
+        check_cardinality([*spec.by, *spec.keys], codes, total)
+    check_problems(describe_code_problems(codes), spec.compiled, total=total, on_missing=on_missing,
+                   examples=spec.examples, stacklevel=5)  # fmt: skip
     _check_overflow(spec, codes)
-    missing = {k: v for k, v in problems.items() if k.startswith("null_") and v}
-    if missing and on_missing != "ignore":
-        parts = ", ".join(f"{v} with a null {k[5:]}" for k, v in missing.items())
-        cols = ", ".join(f"{r}={_describe(spec, r)}" for r in _roles_for(missing))
-        msg = (
-            f"{parts} (of {total} rows): these rows are counted in n_missing and excluded from all "
-            f"rates ({cols}). Fill or drop them before the report to silence this, or pass "
-            "on_missing='ignore'"
-        )
-        if on_missing == "raise":
-            raise InvalidInputError(msg.replace("Fill or drop", "on_missing='raise': fill or drop"))
-        warnings.warn(msg, MissingValuesWarning, stacklevel=3)
-    return pivot_codes(codes.lazy(), spec).collect(**_SMALL)  # small: no streaming overhead
+    return codes
 
 
 #: A key with more distinct values than this, that are also more than half the rows, is an error.
@@ -179,10 +219,34 @@ def _run_pass(spec: Spec, engine: str) -> pl.DataFrame:
         raise InvalidInputError(msg) from exc
 
 
-def _check_cardinality(spec: Spec, codes: pl.DataFrame, total: int) -> None:
+def check_cardinality(keys: list[str], codes: pl.DataFrame, total: int) -> None:
+    """The many-groups guard: raise when a key has more than :data:`MANY_GROUPS` distinct values
+    that are also more than half of the ``total`` rows (a continuous column, an id), whatever its
+    dtype: a Float key with a few values (0.0/1.0) is a group column like an integer one.
+
+    Parameters
+    ----------
+    keys
+        The key columns of ``codes`` (``by`` and protected).
+    codes
+        A pass's result grouped by the keys (any table with one row per observed key combination
+        at least).
+    total
+        Rows the pass read.
+
+    Raises
+    ------
+    InvalidInputError
+        Naming the column, its distinct values, and the fix (bin it, or ``allow_many_groups=True``).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> check_cardinality(["g"], pl.DataFrame({"g": [0.0, 1.0]}), 10)
+    """
     if 2 * codes.height <= total:  # no key can have more distinct values than the code table has rows
         return
-    for k in (*spec.by, *spec.keys):
+    for k in keys:
         if k not in codes.columns:
             continue
         distinct = codes.get_column(k).n_unique()
@@ -197,87 +261,24 @@ def _check_cardinality(spec: Spec, codes: pl.DataFrame, total: int) -> None:
 
 
 def _check_overflow(spec: Spec, codes: pl.DataFrame) -> None:
-    """Every weight is finite (infinite ones are invalid rows), so an infinite sum is an overflow."""
-    if spec.weighted and codes.height and int(codes["__pf_n"].max()) >= 2**31:  # type: ignore[arg-type]
-        msg = (
-            f"weight={_describe(spec, 'weight')}: a cell has 2**31 rows or more, beyond the exact "
-            "weighted sums (weights < 2**40, 128-bit integers); count the input in parts and merge the cell "
-            "tables with polfair.merge_counts"
-        )
-        raise InvalidInputError(msg)
-    for col in ("__pf_w", "__pf_ws", "__pf_w1s"):
-        if col in codes.columns and codes.schema[col].is_float() and codes.get_column(col).is_infinite().any():
+    """Exact sums: a cell of 2**31 rows or more is beyond them. Float64 sums: an infinite sum of
+    counted rows (every counted weight is finite) is an overflow; both raise naming the fix.
+    """
+    if not spec.weighted or not codes.height:
+        return
+    if spec.exact:
+        if int(codes["__pf_n"].max()) >= 2**31:  # type: ignore[arg-type]
             msg = (
-                f"weight={_describe(spec, 'weight')}: the weighted sum of a group overflows Float64 "
-                "(each weight is finite, their sum is not); rescale the weights, e.g. divide them "
-                "by their mean"
+                f"weight={_describe(spec, 'weight')}: a cell has 2**31 rows or more, beyond exact_sums=True "
+                "(weights < 2**40, 128-bit integers); count the input in parts and merge the cell tables "
+                "with polfair.merge_counts, or pass exact_sums=False"
             )
             raise InvalidInputError(msg)
-
-
-def _roles_for(kinds: Mapping[str, int]) -> list[str]:
-    role = {"label": "y_true", "prediction": "y_pred", "weight": "weight", "score": "y_score"}
-    return list(dict.fromkeys(role[k.split("_", 1)[1]] for k in kinds))
+        return
+    counted = codes.filter(pl.col(CODE).is_in(COUNTED_CODES))
+    check_finite_sums(counted, ["__pf_w", "__pf_w2", "__pf_ws", "__pf_w1s"], spec.compiled.get("weight"))
 
 
 def _describe(spec: Spec, role: str) -> str:
-    e = spec.roles.get(role)
-    if e is None and role == "y_pred":
-        e = spec.roles.get("y_score")
-    if e is None:
-        return "?"
-    try:
-        return repr(e.meta.output_name())
-    except Exception:
-        return str(e)
-
-
-def _examples(spec: Spec, role: str, cond: pl.Expr) -> str:
-    """A few offending values, fetched by a second query that runs only on this error path."""
-    if spec.source is None:  # the pass ran in another engine (Spark, DuckDB): counts only
-        return "(see the column in its engine)"
-    e = spec.roles[role]
-    rows = spec.source.select(e.alias("v"), cond.alias("bad")).filter(pl.col("bad")).select("v")
-    return str(rows.unique().head(5).collect()["v"].to_list())
-
-
-def _raise_invalid(spec: Spec, problems: dict[str, int]) -> None:
-    fav, unf = list(spec.favorable), list(spec.unfavorable or [])
-    if problems["invalid_label"]:
-        e = spec.roles["y_true"]
-        bad = e.is_not_null() & ~e.is_in(fav + unf)
-        msg = (
-            f"y_true={_describe(spec, 'y_true')}: {problems['invalid_label']} rows have labels that are "
-            f"neither favorable {fav} nor unfavorable {unf}; found e.g. {_examples(spec, 'y_true', bad)}. "
-            "Map them to one of the two, filter them out, or drop unfavorable= to treat every "
-            "non-favorable label as unfavorable"
-        )
-        raise InvalidInputError(msg)
-    if problems["invalid_prediction"]:
-        e = spec.roles["y_pred"]
-        bad = e.is_not_null() & ~e.is_in(fav + unf)
-        msg = (
-            f"y_pred={_describe(spec, 'y_pred')}: {problems['invalid_prediction']} rows have predicted "
-            f"labels that are neither favorable {fav} nor unfavorable {unf}; found e.g. "
-            f"{_examples(spec, 'y_pred', bad)}. Map them to one of the two or drop unfavorable="
-        )
-        raise InvalidInputError(msg)
-    if problems["invalid_score"]:
-        s = spec.roles["y_score"].cast(pl.Float64)
-        bad = s.is_nan() | (s < 0) | (s > 1)
-        msg = (
-            f"y_score={_describe(spec, 'y_score')}: {problems['invalid_score']} rows have scores that are "
-            f"NaN or outside [0, 1]; found e.g. {_examples(spec, 'y_score', bad)}. Scores are "
-            "probabilities of the favorable label: rescale them (e.g. a sigmoid of logits) or clip"
-        )
-        raise InvalidInputError(msg)
-    if problems["invalid_weight"]:
-        w = spec.roles["weight"].cast(pl.Float64)
-        bad = w.is_nan() | w.is_infinite() | (w < 0) | (w >= MAX_WEIGHT)
-        msg = (
-            f"weight={_describe(spec, 'weight')}: {problems['invalid_weight']} rows have weights that "
-            f"are negative, NaN or infinite (or >= 2**40 ~ 1.1e12); found e.g. "
-            f"{_examples(spec, 'weight', bad)}. Weights must be finite, >= 0 and below 2**40 (rescale "
-            "huge weights, e.g. divide them by their mean: every rate is unchanged)"
-        )
-        raise InvalidInputError(msg)
+    c = spec.compiled.get(role)
+    return "?" if c is None else repr(c.column)

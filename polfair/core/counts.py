@@ -41,14 +41,11 @@ from typing import Any
 
 import polars as pl
 
+from polfair.core.contract import code_problems
 from polfair.core.spec import (
     CODE,
     CODE_VALUES,
     EXACT_SCALE,
-    FLAG_BAD_SCORE,
-    FLAG_BAD_WEIGHT,
-    FLAG_NULL_SCORE,
-    FLAG_NULL_WEIGHT,
     W1S,
     WS,
     Spec,
@@ -62,12 +59,15 @@ from polfair.exceptions import InvalidInputError, PolfairError
 __all__ = [
     "BUCKET",
     "CONFUSION_COLUMNS",
+    "COUNTED_CODES",
     "COUNT_COLUMNS",
     "COUNT_DTYPES",
     "cell_table",
     "code_counts",
+    "combine_limbs",
     "describe_code_problems",
     "check_cell_table",
+    "exact_limb_columns",
     "grouped_by_code",
     "merge_counts",
     "pivot_codes",
@@ -94,6 +94,10 @@ COUNT_DTYPES: dict[str, pl.DataType] = {
 _N = "__pf_n"
 _K = "__pf_k"
 _W2 = "__pf_w2"
+_W2LO = "__pf_w2lo"
+#: exact_sums=True: Σw² is ``floor(w² · 2**80)``, held as two UInt128 sums: ``_W2`` =
+#: ``floor(w² · 2**16)`` (< 2**96 for w < 2**40) and ``_W2LO`` = the next 64 bits.
+W2_HI_SCALE, W2_LO_SCALE = 2.0**16, 2.0**64
 
 
 def _group(spec: Spec) -> list[str]:
@@ -102,15 +106,100 @@ def _group(spec: Spec) -> list[str]:
 
 
 def _exact_sum(name: str) -> pl.Expr:
-    """Σ of a non-negative Float64 column below MAX_WEIGHT, exactly and in any order: each value
-    truncated to a multiple of 2**-56 (exact for values >= 1/16), summed as UInt128.
+    """Σ of a non-negative Float64 column below 2**40, exactly and in any order: each value
+    truncated to a multiple of 2**-56 (``floor(x · 2**56)``), summed as UInt128.
 
     ``wrap_numerical=True`` is the plain float -> integer conversion (truncation, no range check:
     about 20% cheaper than a checked cast); UInt128 about 10% cheaper again than Int128. Every
     counted value is in [0, 2**96), where it is exact; NaN, negative or huge values exist only in
-    rows with an invalid weight or score, whose sums are never read (``collect_cells`` raises).
+    rows with an invalid or missing weight or score, whose sums are never read.
     """
     return (pl.col(name) * EXACT_SCALE).cast(pl.UInt128, wrap_numerical=True).sum().alias(name)
+
+
+def _exact_w2() -> list[pl.Expr]:
+    """Σw² exactly (``floor(w² · 2**80)``, w² the Float64 product) as two UInt128 sums."""
+    q = pl.col(W) * pl.col(W) * W2_HI_SCALE  # < 2**96; exact scaling of the correctly rounded w·w
+    hi = q.floor()
+    return [
+        hi.cast(pl.UInt128, wrap_numerical=True).sum().alias(_W2),
+        ((q - hi) * W2_LO_SCALE).cast(pl.UInt128, wrap_numerical=True).sum().alias(_W2LO),
+    ]
+
+
+def exact_limb_columns(eng: Any, w: Any | None, ws: Any | None, ok_w: Any, ok_ws: Any) -> dict[str, Any]:
+    """The exact sums' integers as 32-bit limbs, for engines with 64-bit integers (Spark, DuckDB).
+
+    ``floor(x · 2**56)`` of a value below 2**40 is below 2**96: three limbs ``l2, l1, l0`` (each
+    < 2**32, so an Int64 sum of fewer than 2**31 rows cannot overflow) with
+    ``floor(x · 2**56) = l2·2**64 + l1·2**32 + l0``, computed exactly in Float64 (``a − floor(a)``
+    and scaling by 2**32 are exact). Σw² takes five limbs: ``floor(w² · 2**80)``. Rows whose value
+    is not counted (``ok_*`` false: missing or invalid) get 0, so no conversion can overflow.
+    :func:`combine_limbs` turns the sums back into the UInt128 columns of :func:`code_counts`;
+    ``tests/contract`` checks that the integers are the same on every engine.
+
+    Parameters
+    ----------
+    eng
+        The engine (:class:`polfair.core.contract.Engine`).
+    w, ws
+        Float64 weight and weight·score expressions (``None`` when absent).
+    ok_w, ok_ws
+        Boolean expressions: the weight (and score) of the row are counted.
+
+    Returns
+    -------
+    dict
+        Column name (``__pf_w__l2`` ...) -> Int64 limb expression.
+    """
+    ns = eng.ns
+
+    def limbs(name: str, top: Any, ok: Any, n: int) -> dict[str, Any]:
+        a = ns.when(ok).then(top).otherwise(ns.lit(0.0))
+        out = {}
+        for i in range(n - 1, -1, -1):
+            limb = a.floor()
+            out[f"{name}__l{i}"] = limb.cast(ns.Int64)
+            a = (a - limb) * 2.0**32
+        return out
+
+    cols: dict[str, Any] = {}
+    if w is not None:
+        cols |= limbs(W, w * (EXACT_SCALE / 2.0**64), ok_w, 3)
+        cols |= limbs(_W2, w * w * (W2_HI_SCALE / 2.0**64), ok_w, 5)
+    if ws is not None:
+        cols |= limbs(WS, ws * (EXACT_SCALE / 2.0**64), ok_ws, 3)
+    return cols
+
+
+def combine_limbs(codes: pl.DataFrame) -> pl.DataFrame:
+    """Sums of :func:`exact_limb_columns` -> the UInt128 columns of :func:`code_counts` (exact).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> t = pl.DataFrame({"__pf_w__l2": [1], "__pf_w__l1": [0], "__pf_w__l0": [3]})
+    >>> combine_limbs(t)["__pf_w"].item() == 2**64 + 3
+    True
+    """
+    u = pl.UInt128
+
+    def part(name: str, idx: Sequence[int]) -> pl.Expr:
+        out = None
+        for i in idx:
+            term = pl.col(f"{name}__l{i}").cast(pl.Int128).cast(u) * pl.lit(2 ** (32 * (i - idx[-1])), u)
+            out = term if out is None else out + term
+        assert out is not None
+        return out
+
+    new = {}
+    for name in (W, WS):
+        if f"{name}__l0" in codes.columns:
+            new[name] = part(name, (2, 1, 0))
+    if f"{_W2}__l0" in codes.columns:
+        new[_W2], new[_W2LO] = part(_W2, (4, 3, 2)), part(_W2, (1, 0))
+    limbs = [c for c in codes.columns if "__l" in c and c.rsplit("__l", 1)[0] in (W, WS, _W2)]
+    return codes.with_columns(**new).drop(limbs)
 
 
 def _is_exact(dtype: pl.DataType | None) -> bool:
@@ -125,12 +214,22 @@ def _in_slots(x: pl.Expr, zero: pl.Expr, *slots: int) -> pl.Expr:
 
 
 def code_counts(spec: Spec) -> pl.LazyFrame:
-    """The pass over the data: counts per (by, keys, outcome code). Internal, see module doc."""
+    """The pass over the data: counts per (by, keys, outcome code). Internal, see module doc.
+
+    Float64 sums by default (Σw, Σw², Σw·s, Σw·(1−s)); with ``spec.exact`` fixed-point UInt128
+    sums (Σw, Σw·s, Σw² in two parts; Σw·(1−s) is then Σw − Σw·s exactly).
+    """
     aggs = [pl.len().cast(pl.UInt64).alias(_N)]
-    if spec.weighted:  # exact fixed-point sums: the same bits whatever the row order or chunking
-        aggs += [_exact_sum(W), (pl.col(W) * pl.col(W)).sum().alias(_W2)]  # Σw² for Kish sizes
-    if spec.has_scores:
-        aggs.append(_exact_sum(WS))  # Σw·(1-s) = Σw − Σw·s, exactly: no sum of its own
+    if spec.exact:  # exact fixed-point sums: the same bits whatever the row order, chunking or engine
+        if spec.weighted:
+            aggs += [_exact_sum(W), *_exact_w2()]
+        if spec.has_scores:
+            aggs.append(_exact_sum(WS))
+    else:
+        if spec.weighted:
+            aggs += [pl.col(W).sum(), (pl.col(W) * pl.col(W)).sum().alias(_W2)]  # Σw² for Kish sizes
+        if spec.has_scores:
+            aggs += [pl.col(WS).sum(), pl.col(W1S).sum()]
     return grouped_by_code(spec, aggs)
 
 
@@ -139,8 +238,10 @@ def grouped_by_code(spec: Spec, aggs: Sequence[pl.Expr]) -> pl.LazyFrame:
     (one folded integer key where the keys' values are known), for any aggregations.
     """
     group = _group(spec)
+    lf = spec.lf
+    assert lf is not None, "a Spec of another engine's pass has no Polars frame"
     if not spec.fold or BUCKET in group:
-        return spec.lf.group_by([*group, CODE]).agg(aggs)
+        return lf.group_by([*group, CODE]).agg(aggs)
     # Small-domain keys: group on ONE integer holding every key's value slot and the outcome
     # code (a single-integer hash is cheaper than hashing several columns), then decode the keys
     # on the small result. Slot = physical value, or `size` for null.
@@ -163,7 +264,7 @@ def grouped_by_code(spec: Spec, aggs: Sequence[pl.Expr]) -> pl.LazyFrame:
             decoded.append(known.then(slot).cast(physical).cat.to(dtype).alias(name))
         step *= size + 1
     code = (pl.col(_K) % CODE_VALUES).cast(pl.UInt8).alias(CODE)
-    return spec.lf.group_by(folded.alias(_K)).agg(aggs).select(*reversed(decoded), code, *[a.meta.output_name() for a in aggs])
+    return lf.group_by(folded.alias(_K)).agg(aggs).select(*reversed(decoded), code, *[a.meta.output_name() for a in aggs])
 
 
 def _slot(code: int) -> int:
@@ -178,14 +279,16 @@ def _slot(code: int) -> int:
 
 #: The slot of every possible outcome code (a UInt8 code indexes it directly).
 _SLOTS = pl.Series("__pf_slot", [_slot(c) for c in range(CODE_VALUES)], dtype=pl.UInt8)
+#: The outcome codes of counted rows (a valid label, prediction, score and weight).
+COUNTED_CODES: tuple[int, ...] = tuple(c for c in range(CODE_VALUES) if _slot(c) < 4)
 
 
 def pivot_codes(codes: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
     """Turn per-code counts into the cell table (runs on the small result of :func:`code_counts`).
 
-    This pass's code table (integer counts, exact fixed-point sums) goes through
-    :func:`_pivot_exact`; a foreign engine's table with Float64 sums is sorted first so its sums add
-    in the same order every run.
+    An exact code table (integer counts, fixed-point sums: ``exact_sums=True``, or no weights and
+    no scores) goes through :func:`_pivot_exact`; a table with Float64 sums (the default) is sorted
+    first so that the sums after the pass add in the same order every run.
     """
     cschema = codes.collect_schema()
     exact = not (spec.weighted and not _is_exact(cschema.get(W))) and not (
@@ -193,7 +296,7 @@ def pivot_codes(codes: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
     )
     if exact:
         return _pivot_exact(codes, spec)
-    # a foreign engine's code table (polfair.engines.narwhals): Float64 sums W, WS, W1S and Σw²
+    # Float64 sums W, WS, W1S and Σw² (the default pass, in any engine)
     n, slot = pl.col(_N), pl.col(_SLOTS.name)
     wt = pl.col(W) if spec.weighted else n.cast(pl.Float64)
     # Σw² per row of the code table (unweighted: the count); a foreign engine's table may lack it
@@ -226,21 +329,22 @@ def pivot_codes(codes: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
 
 
 def _pivot_exact(codes: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
-    """:func:`pivot_codes` of this pass's code table (counts and exact fixed-point sums).
+    """:func:`pivot_codes` of an exact code table (counts and fixed-point sums).
 
     Every column is a sum over its slots' codes done in integers (UInt64 counts, UInt128 fixed
     point) and converted once: the result does not depend on the order of the code table, so it
     needs no sort of the code table (one row per (cell, outcome code)), only of the cells. Σw² is
-    a Float64 sum of one code per cell (slots 0–3 hold one code each), also order-free.
+    ``hi · 2**-16 + lo · 2**-80`` of its two integer sums (a fixed formula of exact integers, so
+    the same bits every run and on every engine).
     """
     n = pl.col(_N)
     u128 = pl.UInt128
-    zero_n, zero_u, zero_f = pl.lit(0, pl.UInt64), pl.lit(0, u128), pl.lit(0.0)
+    zero_n, zero_u = pl.lit(0, pl.UInt64), pl.lit(0, u128)
     at = _in_slots
+    cschema = codes.collect_schema()
 
     # per code-table row: each amount in its slots' columns (integers), then one plain sum per column
     total = pl.col(W).cast(u128) if spec.weighted else n.cast(u128) * pl.lit(int(EXACT_SCALE), u128)
-    w2 = pl.col(_W2) if spec.weighted else n.cast(pl.Float64)
     ws = pl.col(WS).cast(u128) if spec.has_scores else None
     fixed: dict[str, pl.Expr] = {"w": at(total, zero_u, 0, 1, 2, 3)}
     if spec.weighted:
@@ -251,13 +355,27 @@ def _pivot_exact(codes: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
                   "gfn": at(total - ws, zero_u, 0, 3)}  # fmt: skip
     counts = {"n": n, "n_missing": at(n, zero_n, 4), "n_invalid": at(n, zero_n, 5), "tp_n": at(n, zero_n, 0),
               "fp_n": at(n, zero_n, 1), "tn_n": at(n, zero_n, 2), "fn_n": at(n, zero_n, 3)}  # fmt: skip
-    floats = {f"{k}_w2": at(w2, zero_f, i) for i, k in enumerate(("tp", "fp", "tn", "fn"))}
+    classes = ("tp", "fp", "tn", "fn")
+    exact_w2 = spec.weighted and _W2LO in cschema.names()
+    w2_parts: dict[str, pl.Expr] = {}
+    if exact_w2:
+        for i, k in enumerate(classes):
+            w2_parts[f"{k}_w2hi"] = at(pl.col(_W2).cast(u128), zero_u, i)
+            w2_parts[f"{k}_w2lo"] = at(pl.col(_W2LO).cast(u128), zero_u, i)
+    else:  # unweighted: Σw² is the count (a weighted Float64 Σw² never reaches this function)
+        w2_parts = {f"{k}_w2": at(n, zero_n, i) for i, k in enumerate(classes)}
     group = _group(spec)
     rows = codes.with_columns(pl.lit(_SLOTS).gather(pl.col(CODE))).select(
-        *group, *[e.alias(c) for c, e in {**counts, **fixed, **floats}.items()]
+        *group, *[e.alias(c) for c, e in {**counts, **fixed, **w2_parts}.items()]
     )
     summed = rows.group_by(group).agg(pl.all().sum()).sort(group, nulls_last=False) if group else rows.sum()
     as_float = {c: pl.col(c).cast(pl.Float64) / EXACT_SCALE for c in fixed}
+    for k in classes:
+        if exact_w2:
+            as_float[f"{k}_w2"] = (pl.col(f"{k}_w2hi").cast(pl.Float64) / W2_HI_SCALE
+                                   + pl.col(f"{k}_w2lo").cast(pl.Float64) / (W2_HI_SCALE * W2_LO_SCALE))  # fmt: skip
+        else:
+            as_float[f"{k}_w2"] = pl.col(f"{k}_w2").cast(pl.Float64)
     hard = {"tp": "tp_n", "fp": "fp_n", "tn": "tn_n", "fn": "fn_n"}
     for c, src in hard.items():  # unweighted: the counts
         as_float.setdefault(c, pl.col(src).cast(pl.Float64))
@@ -267,23 +385,10 @@ def _pivot_exact(codes: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
 
 
 def describe_code_problems(codes: pl.DataFrame) -> dict[str, int]:
-    """Row totals per problem kind from a collected :func:`code_counts` result."""
-    o = pl.col(CODE).cast(pl.Int32)
-    label, pred, flags = o % 4, (o // 4) % 4, o // 16
-    kinds = {
-        "invalid_label": label == 3,
-        "invalid_prediction": pred == 3,
-        "invalid_score": ((flags // FLAG_BAD_SCORE) % 2) == 1,
-        "invalid_weight": ((flags // FLAG_BAD_WEIGHT) % 2) == 1,
-        "null_label": label == 2,
-        "null_prediction": pred == 2,
-        "null_weight": ((flags // FLAG_NULL_WEIGHT) % 2) == 1,
-        "null_score": ((flags // FLAG_NULL_SCORE) % 2) == 1,
-    }
-    row = codes.select(
-        [pl.col(_N).filter(mask).sum().alias(k) for k, mask in kinds.items()]
-    ).row(0, named=True)
-    return {k: int(v or 0) for k, v in row.items()}
+    """Row totals per problem kind from a collected :func:`code_counts` result
+    (:func:`polfair.core.contract.code_problems`).
+    """
+    return code_problems(codes, _N)
 
 
 def cell_table(data: Any, **request: Any) -> pl.LazyFrame:

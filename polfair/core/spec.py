@@ -6,29 +6,52 @@ weight and weighted score columns), plus the facts later stages need to name thi
 Nothing here reads the data: every check that needs the data is folded into the outcome code and
 checked on the (small) result of the counting pass, so the whole report still reads the input once.
 
-Outcome code (``__pf_o``, UInt8), one value per row::
+What each role accepts, and the outcome code, are the input contract's
+(:mod:`polfair.core.contract`): :func:`classification_columns` compiles a request with it, for
+Polars here and for Spark/DuckDB in :mod:`polfair.engines.narwhals` (the same function). Outcome
+code (``__pf_o``, UInt8), one value per row::
 
-    label state      = code % 4          0 unfavorable, 1 favorable, 2 null, 3 neither (invalid)
+    label state      = code % 4          0 unfavorable, 1 favorable, 2 null/NaN, 3 invalid
     prediction state = code // 4 % 4    same values for the predicted label
-    flags            = code // 16        bit 0: score NaN or outside [0, 1]   (invalid)
-                                         bit 1: weight NaN, infinite or < 0   (invalid)
-                                         bit 2: weight null                   (missing)
-                                         bit 3: score null                    (missing)
+    flags            = code // 16        bit 0: score ±inf or outside [0, 1]   (invalid)
+                                         bit 1: weight negative or ±inf       (invalid; with
+                                                exact_sums also in (0, 2**-16) or >= 2**40)
+                                         bit 2: weight null or NaN            (missing)
+                                         bit 3: score null or NaN             (missing)
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
 
 from polfair.core._args import as_expr, as_list, as_values, check_columns, is_bool_like, output_name
 from polfair.core._typing import IntoExpr
+from polfair.core.contract import (
+    CODE,
+    EXACT_SCALE,
+    FLAG_BAD_SCORE,
+    FLAG_BAD_WEIGHT,
+    FLAG_NULL_SCORE,
+    FLAG_NULL_WEIGHT,
+    MISSING,
+    POLARS,
+    Column,
+    Compiled,
+    Engine,
+    PolarsFrame,
+    dtype_kind,
+    key,
+    label,
+    outcome_code,
+    score,
+    weight,
+)
 from polfair.core.inputs import to_lazyframe
-from polfair.core.values import check_key_dtype, check_role_dtype, coerce_values, match_values
-from polfair.exceptions import InvalidInputError, PolfairError
+from polfair.exceptions import PolfairError
 
 __all__ = [
     "IntoExpr",
@@ -37,6 +60,7 @@ __all__ = [
     "check_key_names",
     "check_on_missing",
     "check_threshold",
+    "classification_columns",
     "fold_layout",
     "fold_values",
     "label_values",
@@ -44,11 +68,13 @@ __all__ = [
     "to_lazyframe",
 ]
 
-#: Private column names of the normalised frame. They never reach the user.
-CODE = "__pf_o"
+#: Private column names of the normalised frame. They never reach the user. (``CODE``, the outcome
+#: code, is :data:`polfair.core.contract.CODE`.)
 W = "__pf_w"
 WS = "__pf_ws"
 W1S = "__pf_w1s"
+
+__all__ += ["CODE", "EXACT_SCALE", "FLAG_BAD_SCORE", "FLAG_BAD_WEIGHT", "FLAG_NULL_SCORE", "FLAG_NULL_WEIGHT"]
 
 #: Names that keys may not take, because the cell table or the report uses them.
 RESERVED = frozenset(
@@ -62,17 +88,6 @@ RESERVED = frozenset(
     }
 )  # fmt: skip
 
-FLAG_BAD_SCORE, FLAG_BAD_WEIGHT, FLAG_NULL_WEIGHT, FLAG_NULL_SCORE = 1, 2, 4, 8
-
-#: Weighted sums of the pass are exact: each w (and w·s) is truncated to a multiple of 2**-56
-#: (``floor(w * 2**56)``; exact for w >= 1/16) and summed as UInt128, so the result does not depend
-#: on row order or chunking; Σw·(1-s) is Σw − Σw·s of those integers (``docs/design.md``,
-#: "Reproducible weighted sums"). Weights must be below MAX_WEIGHT so that no cell of fewer than
-#: 2**31 rows can overflow the sum.
-EXACT_SCALE = 2.0**56
-MAX_WEIGHT = 2.0**40
-
-
 @dataclass(frozen=True)
 class Spec:
     """The validated, normalised form of a report request (output of :func:`build_spec`).
@@ -80,15 +95,20 @@ class Spec:
     Attributes
     ----------
     lf
-        Lazy frame with columns ``by + keys + [CODE]`` and, where needed, ``W``, ``WS``, ``W1S``.
+        Lazy frame with columns ``by + keys + [CODE]`` and, where needed, ``W``, ``WS``, ``W1S``
+        (``None`` for a pass that ran in another engine: :mod:`polfair.engines.narwhals`).
     source
-        The user's input as a lazy frame (used only to build error messages on the error path).
+        The user's input as a lazy frame (``None`` for another engine's frame).
     by, keys
         Output names of the ``by`` columns and of the protected attributes, in the order given.
     has_predictions, has_scores, weighted
         Which inputs were given. Without predictions the prediction state mirrors the label.
     roles
-        Role name (``"y_true"``, ``"y_pred"``, ``"y_score"``, ``"weight"``) -> expression, for messages.
+        Role name (``"y_true"``, ``"y_pred"``, ``"y_score"``, ``"weight"``) -> the user's Polars
+        expression (for a foreign frame, ``pl.col`` of the column's name).
+    compiled
+        Role name -> the role compiled by the contract (:class:`polfair.core.contract.Compiled`),
+        in the pass's engine: what the post-pass check reports.
     favorable, unfavorable
         The label values taken as favorable / unfavorable (``unfavorable=None``: everything else).
     threshold
@@ -101,10 +121,18 @@ class Spec:
     bucket
         ``True`` when ``cluster=`` was given: ``lf`` has a ``bucket`` (UInt8) column, one more key
         of the pass after the protected attributes (:func:`polfair.core.intervals.bucket_of`).
+    exact
+        ``exact_sums=True``: the pass sums weights in fixed point (bit-identical in any order,
+        chunking and engine); else Float64 sums.
+    examples
+        Fetches a few offending values of a compiled role (a second query on the error path).
+    key_exprs
+        The ``by`` and protected keys as normalised Polars expressions of the input, named (NaN in
+        a Float key is null, -0.0 is 0.0): what a room applies to new rows (``to_expr()``).
     """
 
-    lf: pl.LazyFrame
-    source: pl.LazyFrame
+    lf: pl.LazyFrame | None
+    source: pl.LazyFrame | None
     by: tuple[str, ...]
     keys: tuple[str, ...]
     has_predictions: bool
@@ -116,6 +144,10 @@ class Spec:
     threshold: float
     fold: tuple[tuple[int, pl.DataType], ...] = ()
     bucket: bool = False
+    compiled: dict[str, Compiled] = field(default_factory=dict)
+    exact: bool = False
+    examples: Callable[[Compiled], list[Any]] | None = None
+    key_exprs: tuple[pl.Expr, ...] = ()
 
 
 #: The folded key (keys' value slots and the outcome code in one integer) must fit in UInt64.
@@ -190,29 +222,6 @@ def fold_layout(
             return ()
         out.append((size, dtype))
     return tuple(out) if fold_values(out) <= _FOLD_LIMIT else ()
-
-
-def _match(expr: pl.Expr, dtype: pl.DataType, values: tuple[Any, ...], column: str, arg: str) -> pl.Expr:
-    """Boolean expression: the label in ``expr`` is one of ``values``, compared in the column's dtype
-    (:mod:`polfair.core.values`). Raises naming ``arg``, the column and its dtype on a value the
-    dtype cannot hold.
-    """
-    return match_values(expr, dtype, coerce_values(values, dtype, option=arg, column=column))
-
-
-def _flag(x: pl.Expr, if_null: int, ok: pl.Expr, if_bad: int) -> pl.Expr:
-    """UInt8 flag bits of a score or weight: ``if_null``, ``if_bad`` (not ``ok``), or 0."""
-    u8 = pl.UInt8
-    return pl.when(x.is_null()).then(pl.lit(if_null, u8)).when(ok).then(pl.lit(0, u8)).otherwise(pl.lit(if_bad, u8))
-
-
-def _state(expr: pl.Expr, fav: pl.Expr, unfav: pl.Expr | None, dtype: pl.DataType | None = None) -> pl.Expr:
-    """0 unfavorable, 1 favorable, 2 null (NaN too in a Float column), 3 neither."""
-    missing = expr.is_null() | expr.is_nan() if dtype is not None and dtype.is_float() else expr.is_null()
-    out = pl.when(missing).then(pl.lit(2, pl.UInt8)).when(fav).then(pl.lit(1, pl.UInt8))
-    if unfav is None:
-        return out.otherwise(pl.lit(0, pl.UInt8))
-    return out.when(unfav).then(pl.lit(0, pl.UInt8)).otherwise(pl.lit(3, pl.UInt8))
 
 
 def protected_exprs(protected: IntoExpr | Sequence[IntoExpr]) -> list[pl.Expr]:
@@ -290,6 +299,80 @@ def _schema_of(source: pl.LazyFrame, exprs: dict[str, pl.Expr]) -> pl.Schema:
         raise PolfairError(msg) from exc
 
 
+def classification_columns(
+    eng: Engine,
+    cols: dict[str, Column],
+    favorable: tuple[Any, ...],
+    unfavorable: tuple[Any, ...] | None,
+    *,
+    threshold: float,
+    exact: bool = False,
+) -> tuple[dict[str, Compiled], dict[str, Any]]:
+    """The classification pass's per-row columns, compiled by the contract in engine ``eng``.
+
+    Written once for every engine: :func:`build_spec` calls it with
+    :data:`polfair.core.contract.POLARS`, :mod:`polfair.engines.narwhals` with the narwhals engine.
+
+    Parameters
+    ----------
+    eng
+        The engine.
+    cols
+        Role -> :class:`polfair.core.contract.Column` for ``y_true`` and any of ``y_pred``,
+        ``y_score``, ``weight``.
+    favorable, unfavorable
+        From :func:`label_values`.
+    threshold
+        The decision threshold of ``y_score`` when there is no ``y_pred``.
+    exact
+        ``exact_sums=True`` (the weight range of the fixed-point sums; no ``W1S`` column, since
+        Σw·(1−s) is then Σw − Σw·s exactly).
+
+    Returns
+    -------
+    (dict, dict)
+        The compiled roles, and the pass's columns: ``CODE`` and, where needed, ``W`` (Float64
+        weight), ``WS`` (w·s), ``W1S`` (w·(1−s)).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polfair.core.contract import POLARS, Column
+    >>> cols = {"y_true": Column("y", pl.col("y"), pl.Int64()), "y_pred": Column("p", pl.col("p"), pl.Int64())}
+    >>> compiled, out = classification_columns(POLARS, cols, (1,), None, threshold=0.5)
+    >>> pl.DataFrame({"y": [1, 0], "p": [1, 1]}).select(out[CODE])["literal"].to_list()
+    [5, 4]
+    """
+    compiled: dict[str, Compiled] = {"y_true": label(eng, cols["y_true"], favorable, unfavorable, role="y_true")}
+    flags = []
+    s = None
+    if "y_score" in cols:
+        s = compiled["y_score"] = score(eng, cols["y_score"], unit_interval=True)
+        flags.append(s.state)
+    pred_state = None
+    if "y_pred" in cols:
+        c = cols["y_pred"]
+        boolean = dtype_kind(c.dtype) == "boolean" and not all(is_bool_like(v) for v in favorable)
+        compiled["y_pred"] = label(eng, c, favorable, unfavorable, role="y_pred", bool_means_favorable=boolean)
+        pred_state = compiled["y_pred"].state
+    elif s is not None:  # the prediction is score >= threshold (a missing score is counted as the score's)
+        v = s.value
+        pred_state = eng.cases([(v.is_null() | v.is_nan(), eng.small(MISSING)), (v >= float(threshold), eng.small(1))],
+                               eng.small(0))  # fmt: skip
+    w = None
+    if "weight" in cols:
+        w = compiled["weight"] = weight(eng, cols["weight"], exact=exact)
+        flags.append(w.state)
+    out: dict[str, Any] = {CODE: outcome_code(eng, compiled["y_true"].state, pred_state, flags)}
+    if w is not None:
+        out[W] = w.value
+    if s is not None:
+        out[WS] = s.value if w is None else w.value * s.value
+        if not exact:
+            out[W1S] = (1.0 - s.value) if w is None else w.value * (1.0 - s.value)
+    return compiled, out
+
+
 def build_spec(
     data: Any,
     *,
@@ -305,13 +388,16 @@ def build_spec(
     allow_many_groups: bool = False,
     cluster: IntoExpr | None = None,
     n_buckets: int = 20,
+    exact_sums: bool = False,
 ) -> Spec:
     """Validate a report request and build the normalised lazy frame (stage 1).
 
-    Parameters are those of :func:`polfair.confusion_counts`; see there. ``allow_many_groups``
-    accepts Float ``protected``/``by`` columns (each distinct value a group). ``cluster`` (a
-    column name or expression of cluster ids, e.g. a user id) adds the ``bucket`` key, the hash of
-    the id modulo ``n_buckets`` (:func:`polfair.core.intervals.bucket_of`), to the same pass.
+    Parameters are those of :func:`polfair.confusion_counts`; see there. ``allow_many_groups`` is
+    accepted for symmetry (the many-groups guard runs after the pass, in
+    :func:`polfair.core.collect.collect_cells`). ``cluster`` (a column name or expression of
+    cluster ids, e.g. a user id) adds the ``bucket`` key, the hash of the id modulo ``n_buckets``
+    (:func:`polfair.core.intervals.bucket_of`), to the same pass. ``exact_sums`` selects the
+    fixed-point sums (:mod:`polfair.core.counts`).
 
     Returns
     -------
@@ -322,8 +408,10 @@ def build_spec(
     ColumnNotFoundError
         A named column is missing (the message suggests close names).
     PolfairError
-        An option is invalid, a protected attribute is the label, names collide, or
-        ``favorable`` does not match the label dtype.
+        An option is invalid, a protected attribute is the label, or names collide.
+    InvalidInputError
+        A column's dtype is not allowed for its role, or ``favorable``/``unfavorable`` cannot be
+        held by the label's dtype (:mod:`polfair.core.contract`).
     TypeError
         An argument is neither a column name nor an expression.
 
@@ -334,6 +422,7 @@ def build_spec(
     >>> build_spec(df, y_true="y", y_pred="p", protected="g").keys
     ('g',)
     """
+    del allow_many_groups  # a cardinality guard, applied to the pass's result
     source = to_lazyframe(data)
     names = source.collect_schema().names()
     check_threshold(threshold)
@@ -367,67 +456,20 @@ def build_spec(
             raise PolfairError(msg)
     check_key_names(by_names, keys)
 
-    probe = _schema_of(source, {r: e for r, e in roles.items()})
-    for r in roles:
-        check_role_dtype(probe[r], r, output_name(roles[r], r))
-    key_schema = _schema_of(source, {f"__pf_key{i}": e for i, e in enumerate([*by_exprs, *key_exprs])})
-    for (role, name), dtype in zip([*(("by", b) for b in by_names), *(("protected", k) for k in keys)], key_schema.values()):
-        check_key_dtype(dtype, role, name, allow_many_groups=allow_many_groups)
+    probe = _schema_of(source, dict(roles))
+    cols = {r: Column(output_name(e, r), e, probe[r]) for r, e in roles.items()}
     fav, unfav = label_values(favorable, unfavorable)
+    key_schema = _schema_of(source, {f"__pf_key{i}": e for i, e in enumerate([*by_exprs, *key_exprs])})
+    key_cols = [
+        key(POLARS, Column(n, e, dt), role=role).alias(n)
+        for (role, n, e), dt in zip(
+            [*(("by", b, e) for b, e in zip(by_names, by_exprs)), *(("protected", k, e) for k, e in zip(keys, key_exprs))],
+            key_schema.values(),
+        )
+    ]
+    compiled, columns = classification_columns(POLARS, cols, fav, unfav, threshold=threshold, exact=exact_sums)
 
-    yt = roles["y_true"]
-    label_state = _state(
-        yt,
-        _match(yt, probe["y_true"], fav, label_name, "favorable"),
-        None if unfav is None else _match(yt, probe["y_true"], unfav, label_name, "unfavorable"),
-        probe["y_true"],
-    )
-
-    flags: list[pl.Expr] = []
-    score = None
-    if "y_score" in roles:
-        if not probe["y_score"].is_numeric():
-            msg = f"y_score must be numeric probabilities in [0, 1]; found dtype {probe['y_score']}"
-            raise InvalidInputError(msg)
-        score = roles["y_score"].cast(pl.Float64)
-        ok = (score >= 0.0) & (score <= 1.0)  # False for NaN too (NaN sorts above every number)
-        flags.append(_flag(score, FLAG_NULL_SCORE, ok, FLAG_BAD_SCORE))
-
-    if "y_pred" in roles:
-        yp = roles["y_pred"]
-        yp_desc = output_name(yp, "y_pred")
-        dtype = probe["y_pred"]
-        if dtype == pl.Boolean and not all(is_bool_like(v) for v in fav):
-            # A boolean prediction next to non-0/1 labels (e.g. "Yes"/"No") means "predicted favorable".
-            pred_state = _state(yp, yp, None)
-        else:
-            pred_state = _state(
-                yp,
-                _match(yp, dtype, fav, yp_desc, "favorable"),
-                None if unfav is None else _match(yp, dtype, unfav, yp_desc, "unfavorable"),
-                dtype,
-            )
-    elif score is not None:
-        pred_state = _state(score, score >= float(threshold), None)
-    else:
-        pred_state = label_state  # labels only: the prediction mirrors the label
-
-    weighted = "weight" in roles
-    w = None
-    if weighted:
-        if not probe["weight"].is_numeric():
-            msg = f"weight must be numeric and >= 0; found dtype {probe['weight']}"
-            raise InvalidInputError(msg)
-        w = roles["weight"].cast(pl.Float64)
-        ok = (w >= 0.0) & (w < MAX_WEIGHT)  # False for NaN, negative, infinite and huge weights
-        flags.append(_flag(w, FLAG_NULL_WEIGHT, ok, FLAG_BAD_WEIGHT))
-
-    code = label_state + pl.lit(4, pl.UInt8) * pred_state
-    if flags:
-        code = code + pl.lit(16, pl.UInt8) * (flags[0] if len(flags) == 1 else flags[0] + flags[1])
-
-    cols = [*(e.alias(n) for e, n in zip(by_exprs, by_names)), *(e.alias(k) for e, k in zip(key_exprs, keys))]
-    cols.append(code.alias(CODE))
+    out = [*key_cols, columns.pop(CODE).alias(CODE)]
     if cluster is not None:
         from polfair.core.hashing import bucket_of
 
@@ -437,25 +479,24 @@ def build_spec(
             msg = f"cluster={output_name(ce, 'cluster')!r} is also a by/protected column; pass the cluster id (e.g. a user id)"
             raise PolfairError(msg)
         integer = _schema_of(source, {"c": ce})["c"].is_integer()
-        cols.append(bucket_of(ce, n_buckets, integer=integer).alias("bucket"))
-    if w is not None:
-        cols.append(w.alias(W))
-    if score is not None:
-        ws = score if w is None else w * score
-        w1s = (1.0 - score) if w is None else w * (1.0 - score)
-        cols += [ws.alias(WS), w1s.alias(W1S)]
+        out.append(bucket_of(ce, n_buckets, integer=integer).alias("bucket"))
+    out += [e.alias(n) for n, e in columns.items()]
     return Spec(
-        lf=source.select(cols),
+        lf=source.select(out),
         source=source,
         by=by_names,
         keys=keys,
         has_predictions=("y_pred" in roles or "y_score" in roles),
-        has_scores=score is not None,
-        weighted=weighted,
+        has_scores="y_score" in roles,
+        weighted="weight" in roles,
         roles=roles,
         favorable=fav,
         unfavorable=unfav,
         threshold=float(threshold),
         fold=fold_layout(source, [*by_exprs, *key_exprs], in_memory=isinstance(data, pl.DataFrame)),
         bucket=cluster is not None,
+        compiled=compiled,
+        exact=bool(exact_sums),
+        examples=PolarsFrame(source).examples,
+        key_exprs=tuple(key_cols),
     )

@@ -80,49 +80,39 @@ def check_role_dtype(dtype: pl.DataType, role: str, column: str) -> None:
         raise InvalidInputError(msg)
 
 
-def check_key_dtype(dtype: pl.DataType, role: str, column: str, *, allow_many_groups: bool = False) -> None:
+def check_key_dtype(dtype: pl.DataType, role: str, column: str) -> None:
     """Raise unless a column of ``dtype`` can be a group key (a ``protected`` or ``by`` column).
 
-    Strings, integers, booleans, Categorical/Enum, Decimal, Date and Datetime keys are accepted
-    (dates render as ISO text in the report's ``group`` column). Duration and Time keys are
-    rejected (bin them); Float keys are rejected unless ``allow_many_groups=True``, because a
-    continuous column (a score or weight passed by mistake) makes one group per distinct value.
+    Strings, integers, Floats, booleans, Categorical/Enum, Decimal, Date and Datetime keys are
+    accepted (dates render as ISO text in the report's ``group`` column). Duration and Time keys
+    are rejected (bin them). Whether a key has too many groups (a continuous column, an id) is a
+    matter of its cardinality, checked after the pass (``polfair.core.collect``), not of its dtype:
+    a Float key with the values 0.0/1.0 is a group column like an integer one.
 
     Parameters
     ----------
     dtype, role, column
         As :func:`check_role_dtype`.
-    allow_many_groups
-        Accept Float keys (each distinct value, NaN included, is then its own group).
 
     Raises
     ------
     InvalidInputError
-        As described above; the message suggests binning (``bin_intervals`` or ``pl.when``).
+        As described above; the message suggests binning.
 
     Examples
     --------
     >>> import polars as pl
-    >>> check_key_dtype(pl.Float64, "protected", "age", allow_many_groups=True)
-    >>> check_key_dtype(pl.Float64, "protected", "age")
+    >>> check_key_dtype(pl.Float64, "protected", "sex")
+    >>> check_key_dtype(pl.Time, "protected", "t")
     Traceback (most recent call last):
     ...
-    polfair.exceptions.InvalidInputError: protected: column 'age' has dtype Float64: ...
+    polfair.exceptions.InvalidInputError: protected: column 't' has dtype Time, which is not a group; ...
     """
     check_role_dtype(dtype, role, column)
     if isinstance(dtype, (pl.Duration, pl.Time)) or dtype in (pl.Duration, pl.Time):
         msg = (
             f"{role}: column {column!r} has dtype {dtype}, which is not a group; bin it first, e.g. "
             f"pl.col({column!r}).dt.hour().alias('{column}_hour') or bin its total seconds"
-        )
-        raise InvalidInputError(msg)
-    if dtype.is_float() and not allow_many_groups:
-        msg = (
-            f"{role}: column {column!r} has dtype {dtype}: a continuous column makes one group per "
-            f"distinct value (a score or weight passed as a group?). Bin it, e.g. "
-            f"pl.col({column!r}).bin_intervals([25, 45], labels=['low', 'mid', 'high']).alias('{column}_band') "
-            "or pl.when(...).then(...), cast it to an integer or string, or pass "
-            "allow_many_groups=True to audit every distinct value as a group"
         )
         raise InvalidInputError(msg)
 
@@ -420,6 +410,7 @@ _OPTION_RULES: dict[str, tuple[Any, str]] = {
     "min_sample_size": (lambda x: x is None or (_is_int(x) and x >= 0), "None or an int >= 0"),
     "max_sample_size": (lambda x: x is None or (_is_int(x) and x >= 1), "None or an int >= 1"),
     "allow_many_groups": (lambda x: isinstance(x, bool), "True or False"),
+    "exact_sums": (lambda x: isinstance(x, bool), "True or False"),
 }
 
 

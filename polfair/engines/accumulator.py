@@ -22,11 +22,11 @@ import polars as pl
 
 from polfair.core._args import as_expr, as_list, output_name
 from polfair.core._typing import IntoExpr
-from polfair.core.collect import collect_cells
-from polfair.core.counts import COUNT_DTYPES, W2_COLUMNS, check_cell_table, merge_counts
+from polfair.core.collect import collect_cells, collect_codes
+from polfair.core.counts import COUNT_DTYPES, W2_COLUMNS, check_cell_table, merge_counts, pivot_codes
 from polfair.core.inputs import to_lazyframe
 from polfair.core.report import check_reference, report_from_counts
-from polfair.core.spec import build_spec, protected_exprs
+from polfair.core.spec import CODE, Spec, build_spec, protected_exprs
 from polfair.exceptions import InvalidInputError, PolfairError
 
 __all__ = ["FairnessAccumulator"]
@@ -83,6 +83,13 @@ class FairnessAccumulator:
         :func:`polfair.confusion_counts`: the state then has a ``bucket`` key.
     engine
         Polars engine for each batch's pass (default ``"streaming"``).
+    exact_sums
+        ``False`` (default): weighted sums are Float64 (merged batch by batch: equal to one pass
+        over all the rows up to summation order, about 1e-13 relative). ``True``: the accumulator
+        keeps the pass's exact integer sums (:func:`polfair.confusion_counts` with
+        ``exact_sums=True``), so ``update``/``merge`` in any order and split give bit for bit the
+        cell table and report of one pass over all the rows. A state loaded with
+        :meth:`load_state` is a Float64 cell table: from then on the accumulator adds Float64 sums.
 
     Attributes
     ----------
@@ -99,7 +106,8 @@ class FairnessAccumulator:
     Notes
     -----
     ``update(batch) ... compute()`` equals ``fairness_report(concat(batches))`` exactly when the
-    counts are integers (unweighted or integer weights); real weights agree up to summation order.
+    counts are integers (unweighted or integer weights) or with ``exact_sums=True``; real weights
+    otherwise agree up to summation order.
     A batch is validated like the report's input: invalid labels, scores or weights raise in
     ``update`` (the state is left unchanged). Empty eager batches are skipped.
 
@@ -144,10 +152,11 @@ class FairnessAccumulator:
         n_boot: int = 200,
         seed: int = 0,
         p_adjust: str | None = "bh",
+        exact_sums: bool = False,
     ) -> None:
         self._read = dict(
             y_true=y_true, y_pred=y_pred, y_score=y_score, threshold=threshold, protected=protected,
-            favorable=favorable, unfavorable=unfavorable, weight=weight, by=by,
+            favorable=favorable, unfavorable=unfavorable, weight=weight, by=by, exact_sums=exact_sums,
         )  # fmt: skip
         if cluster is not None:
             self._read |= {"cluster": cluster, "n_buckets": n_buckets}
@@ -163,6 +172,9 @@ class FairnessAccumulator:
         self.by: tuple[str, ...] = tuple(output_name(as_expr(b, "by"), "by") for b in as_list(by))
         self.has_predictions: bool = y_pred is not None or y_score is not None
         self._cells: pl.DataFrame | None = None
+        # exact_sums=True: the pass's code table with integer sums (exact merges), and a spec to pivot it
+        self._codes: pl.DataFrame | None = None
+        self._spec: Spec | None = None
 
     # -- accumulation ------------------------------------------------------------------------
 
@@ -201,11 +213,31 @@ class FairnessAccumulator:
         if isinstance(frame, pl.DataFrame) and frame.height == 0:
             return self
         spec = build_spec(frame, **self._read)
+        if spec.exact and self._cells is None:
+            codes = collect_codes(spec, on_missing=self._on_missing, engine=self._engine)  # type: ignore[arg-type]
+            self._add_codes(codes, spec)
+            return self
         cells = collect_cells(spec, on_missing=self._on_missing, engine=self._engine)  # type: ignore[arg-type]
         self._add(cells)
         return self
 
+    def _add_codes(self, codes: pl.DataFrame, spec: Spec, what: str = "this batch") -> None:
+        """Exact sums: add a code table (integers: the merge is exact in any order)."""
+        if self._codes is None or self._spec is None:
+            self._codes, self._spec = codes, spec
+            return
+        check_cell_table(self._pivot(codes, spec), keys=self._keys, what=what, like=self._pivot(self._codes, self._spec).schema)
+        both = pl.concat([self._codes, codes.select(self._codes.columns)], how="vertical_relaxed")
+        keys = [*self._keys, CODE]
+        self._codes = both.group_by(keys).agg(pl.exclude(keys).sum()).sort(keys, nulls_last=False)
+
+    @staticmethod
+    def _pivot(codes: pl.DataFrame, spec: Spec) -> pl.DataFrame:
+        return pivot_codes(codes.lazy(), spec).collect()
+
     def _add(self, cells: pl.DataFrame, what: str = "this batch") -> None:
+        if self._codes is not None:  # Float64 cells join exact ones: continue with Float64 sums
+            self._cells, self._codes = self.state(), None
         if self._cells is None:
             self._cells = cells
         else:
@@ -251,8 +283,10 @@ class FairnessAccumulator:
             msg = f"merge() takes a FairnessAccumulator, got {type(other).__name__}"
             raise TypeError(msg)
         self._check_compatible(other.protected, other.by, other.has_predictions, "other")
-        if other._cells is not None:
-            self._add(other._cells, "the other accumulator")
+        if other._codes is not None and other._spec is not None and self._cells is None:
+            self._add_codes(other._codes, other._spec, "the other accumulator")
+        elif not other.is_empty:
+            self._add(other.state(), "the other accumulator")
         return self
 
     def _check_compatible(self, protected: Sequence[str], by: Sequence[str], has_predictions: bool, what: str) -> None:
@@ -278,13 +312,13 @@ class FairnessAccumulator:
         >>> acc.update({"y": [1], "g": ["a"]}).reset().is_empty
         True
         """
-        self._cells = None
+        self._cells = self._codes = self._spec = None
         return self
 
     @property
     def is_empty(self) -> bool:
         """``True`` until a non-empty batch has been added."""
-        return self._cells is None
+        return self._cells is None and self._codes is None
 
     def compute(self) -> pl.DataFrame:
         """The fairness report of every row seen so far (:func:`polfair.report_from_counts`).
@@ -306,11 +340,11 @@ class FairnessAccumulator:
         >>> rep.filter(metric="selection_rate", group="a")["value"].item()
         1.0
         """
-        if self._cells is None:
+        if self.is_empty:
             msg = "the accumulator has no rows yet: call update(batch) (or merge/load a state) before compute()"
             raise InvalidInputError(msg)
         return report_from_counts(
-            self._cells, protected=self.protected, by=self.by, has_predictions=self.has_predictions,
+            self.state(), protected=self.protected, by=self.by, has_predictions=self.has_predictions,
             weighted=self._read["weight"] is not None,  # as fairness_report: all-one weights are still weights
             **self._report,  # type: ignore[arg-type]
         )  # fmt: skip
@@ -330,6 +364,8 @@ class FairnessAccumulator:
         >>> FairnessAccumulator(y_true="y", protected="g").state().height
         0
         """
+        if self._codes is not None and self._spec is not None:
+            return self._pivot(self._codes, self._spec)
         if self._cells is None:
             return pl.DataFrame(schema={**{k: pl.Null for k in self._keys}, **COUNT_DTYPES})
         return self._cells
@@ -407,9 +443,10 @@ class FairnessAccumulator:
             )
             raise PolfairError(msg)
         state = state.with_columns([pl.col(c).cast(COUNT_DTYPES[c]) for c in COUNT_COLUMNS])
-        if self._cells is not None and state.height:
-            check_cell_table(state, what="the state", like=self._cells.schema)
+        if not self.is_empty and state.height:
+            check_cell_table(state, what="the state", like=self.state().schema)
         self._cells = None if state.height == 0 else state
+        self._codes = self._spec = None
         return self
 
     def _upgrade(self, state: pl.DataFrame) -> pl.DataFrame:

@@ -1,62 +1,131 @@
-"""The counting pass on engines other than Polars (PySpark, DuckDB, sqlframe, Dask, ...), via narwhals.
+"""The counting passes on engines other than Polars (PySpark, DuckDB, sqlframe, ...), via narwhals.
 
 For a frame that lives in another engine, polfair runs the same single pass *inside that engine*:
-the outcome code of :mod:`polfair.core.spec` is written once with narwhals expressions, the engine runs
-one ``group_by(by + protected keys + [code]).agg(sums)``, and only that small code table is
-collected into Polars. The pivot to the cell table, the validation and every metric then run in
-Polars exactly as for a Polars input, so results are identical.
+the input contract of :mod:`polfair.core.contract` is compiled by the very functions the Polars
+pass uses (:func:`polfair.core.spec.classification_columns`, ``contract.label/score/weight/key``),
+given the narwhals :func:`engine` instead of Polars; the engine runs one
+``group_by(by + protected keys + [code]).agg(sums)``, and only that small code table is collected
+into Polars. The pivot to the cell table, the post-pass check and every metric then run in Polars
+exactly as for a Polars input.
 
 Column arguments must be column names here (Polars expressions cannot run in another engine).
-Optional dependency: ``narwhals`` (``pip install 'polfair[spark]'`` installs it with pyspark).
+Names are passed as names: the columns are renamed positionally to internal names first, so dots,
+spaces and quotes work on every engine (Spark reads ``a.b`` as a struct field otherwise), and the
+keys get their names back on the small result. Optional dependency: ``narwhals``
+(``pip install 'polfair[spark]'`` installs it with pyspark).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import polars as pl
 
-from polfair.core._args import check_columns, is_bool_like
+from polfair.core._args import check_columns
+from polfair.core.contract import CODE, Column, Compiled, Engine, fetch_examples, key
+from polfair.core.counts import combine_limbs, exact_limb_columns
 from polfair.core.inputs import is_foreign
 from polfair.core.spec import (
-    CODE,
-    FLAG_BAD_SCORE,
-    FLAG_BAD_WEIGHT,
-    FLAG_NULL_SCORE,
-    FLAG_NULL_WEIGHT,
     W1S,
     WS,
+    Spec,
     W,
     check_key_names,
     check_threshold,
+    classification_columns,
     label_values,
 )
-from polfair.core.values import coerce_values
-from polfair.exceptions import InvalidInputError, PolfairError
+from polfair.exceptions import PolfairError
 
-__all__ = ["ForeignSpec", "foreign_code_table", "is_foreign"]
+__all__ = ["ForeignFrame", "engine", "foreign_code_table", "foreign_frame", "is_foreign", "polars_dtype"]
 
 _N = "__pf_n"
-_ONE = "__pf_one"
 _W2 = "__pf_w2"  # the name polfair.core.counts.pivot_codes reads Σw² from
 
 
-@dataclass(frozen=True)
-class ForeignSpec:
-    """What later stages need to know about a request on a foreign frame (cf. :class:`polfair.core.spec.Spec`)."""
+def _narwhals(data: Any) -> Any:
+    try:
+        import narwhals as nw
+    except ImportError as exc:  # exercised without the extra (tests/engines/test_foreign_extra.py)
+        eng = type(data).__module__.split(".")[0]
+        extra = "duckdb" if eng == "duckdb" else "spark"
+        msg = (
+            f"{type(data).__name__} frames ({eng}) need the optional extra: pip install "
+            f"'polfair[{extra}]' (it installs narwhals), or convert the frame to polars first"
+        )
+        raise ImportError(msg) from exc
+    return nw
 
-    by: tuple[str, ...]
-    keys: tuple[str, ...]
-    has_predictions: bool
-    has_scores: bool
-    weighted: bool
-    roles: dict[str, pl.Expr]
-    favorable: tuple[Any, ...]
-    unfavorable: tuple[Any, ...] | None
-    threshold: float
-    source: None = None  # no Polars source: error messages carry counts, not example values
+
+def engine() -> Engine:
+    """The narwhals engine of the input contract (:class:`polfair.core.contract.Engine`).
+
+    Raises
+    ------
+    ImportError
+        narwhals is not installed.
+
+    Examples
+    --------
+    >>> engine().name  # doctest: +SKIP
+    'narwhals'
+    """
+    import narwhals as nw
+
+    return Engine("narwhals", nw)
+
+
+def polars_dtype(dtype: Any, native: str = "") -> pl.DataType:
+    """A narwhals dtype in the contract's vocabulary (Polars dtypes).
+
+    Parameters
+    ----------
+    dtype
+        A narwhals dtype (from ``collect_schema()``).
+    native
+        The engine's own type name, used where narwhals says ``Unknown`` (DuckDB ``NULL``, Spark
+        ``void``: an all-null column of unknown type; DuckDB ``TIME_NS``; intervals).
+
+    Returns
+    -------
+    pl.DataType
+        ``pl.Object`` for a type without a Polars counterpart (refused by every role).
+
+    Examples
+    --------
+    >>> import narwhals as nw  # doctest: +SKIP
+    >>> polars_dtype(nw.Enum(["a", "b"]))  # doctest: +SKIP
+    Enum(categories=['a', 'b'])
+    """
+    name = type(dtype).__name__ if not isinstance(dtype, type) else dtype.__name__
+    simple = {"Int8", "Int16", "Int32", "Int64", "Int128", "UInt8", "UInt16", "UInt32", "UInt64", "UInt128",
+              "Float32", "Float64", "Boolean", "String", "Date", "Time", "Binary", "Categorical"}  # fmt: skip
+    if name in simple:
+        return getattr(pl, name)()
+    if name == "Float16":
+        return pl.Float32()
+    if name == "Enum":
+        return pl.Enum(list(dtype.categories))
+    if name == "Datetime":
+        return pl.Datetime(getattr(dtype, "time_unit", "us") or "us", getattr(dtype, "time_zone", None))
+    if name == "Duration":
+        return pl.Duration(getattr(dtype, "time_unit", "us") or "us")
+    if name == "Decimal":
+        return pl.Decimal(getattr(dtype, "precision", 38) or 38, getattr(dtype, "scale", 0) or 0)
+    if name in ("List", "Array"):
+        return pl.List(pl.Null)
+    if name in ("Struct", "Map"):
+        return pl.Struct([])
+    if name == "Unknown":  # narwhals has no word for it: the engine's own type name decides
+        t = native.strip('"').lower()
+        if t in ("null", "void", "nulltype"):
+            return pl.Null()
+        if t.startswith("time") and not t.startswith("timestamp"):  # DuckDB TIME_NS, TIME WITH TIME ZONE
+            return pl.Time()
+        if t.startswith("interval") or "interval" in t:
+            return pl.Duration()
+    return pl.Object()
 
 
 def _names(x: str | Sequence[str] | None, role: str) -> list[str]:
@@ -64,11 +133,114 @@ def _names(x: str | Sequence[str] | None, role: str) -> list[str]:
     for item in items:
         if not isinstance(item, str):
             msg = (
-                f"{role}: with a {{Spark, DuckDB, ...}} frame, pass column names (str), not "
+                f"{role}: a {{Spark, DuckDB, ...}} frame takes column names only (str), not "
                 f"{type(item).__name__}; compute derived columns in that engine first"
             )
             raise TypeError(msg)
     return items
+
+
+class ForeignFrame:
+    """A foreign frame with positionally renamed columns, its dtypes, and the contract's engine.
+
+    Attributes
+    ----------
+    nf
+        The narwhals lazy frame whose columns are named ``__pf_c0, __pf_c1, ...``.
+    names
+        The user's column names, in order.
+    eng
+        The narwhals :class:`~polfair.core.contract.Engine`.
+    """
+
+    def __init__(self, data: Any) -> None:
+        nw = _narwhals(data)
+        self.eng = engine()
+        original = nw.from_native(data)
+        schema = original.collect_schema()
+        self.names: list[str] = list(schema.names())
+        self._safe = {n: f"__pf_c{i}" for i, n in enumerate(self.names)}
+        natives = _native_types(data, self.names)
+        self._dtypes = {n: polars_dtype(schema[n], natives.get(n, "")) for n in self.names}
+        module = type(data).__module__.split(".")[0]
+        if module == "pyspark":  # Spark parses dots in names: rename by position (toDF)
+            self.nf = nw.from_native(data.toDF(*self._safe.values()))
+        else:
+            self.nf = original.rename(self._safe)
+        self.nf = self.nf.lazy() if hasattr(self.nf, "lazy") else self.nf
+
+    def column(self, name: Any, role: str) -> Column:
+        """The :class:`~polfair.core.contract.Column` of a user column (internal name, Polars dtype).
+
+        Raises
+        ------
+        TypeError
+            ``name`` is not a column name (expressions cannot run in another engine).
+        ColumnNotFoundError
+            No such column (close names suggested).
+        """
+        (name,) = _names(name, role)
+        check_columns(pl.col(name), role, self.names)
+        return Column(name, self.eng.ns.col(self._safe[name]), self._dtypes[name])
+
+    def examples(self, c: Compiled) -> list[Any]:
+        """A few offending values of a compiled role (a second query in the engine, error path only)."""
+        return fetch_examples(self.nf, self.eng.ns, c, lambda q: q.collect(backend="polars").to_native())
+
+    def plan(
+        self, columns: Mapping[str, Any], group: Sequence[str], aggs: Callable[[Any], list[Any]]
+    ) -> tuple[Any, list[str], dict[str, str]]:
+        """The row-level query of :meth:`aggregate` (not run), its group keys, and the renaming back.
+
+        Returns
+        -------
+        (narwhals.LazyFrame, list of str, dict)
+            ``select(columns)`` in the engine with engine-safe names, the keys' names in it, and
+            internal output name -> the name to give it back. :meth:`aggregate` groups it by the
+            keys and applies ``aggs``; a test may batch several plans into one query.
+        """
+        del aggs
+        inner = {n: (n if n.startswith("__pf_") else f"__pf_a{i}") for i, n in enumerate(columns)}
+        planned = self.nf.select(**{inner[n]: e for n, e in columns.items()})
+        return planned, [inner[g] for g in group], {v: k for k, v in inner.items() if v != k}
+
+    def aggregate(
+        self, columns: Mapping[str, Any], group: Sequence[str], aggs: Callable[[Any], list[Any]], engine: str = "auto"
+    ) -> pl.DataFrame:
+        """``select(columns).group_by(group).agg(aggs(nw))`` in the frame's engine, collected to Polars.
+
+        Output names that are not polfair's internal ``__pf_*`` ones (the user's key names, which may
+        hold dots) are renamed for the engine and back on the small result. ``aggs`` refers to
+        internal names only. ``engine`` (a Polars engine name) is ignored.
+        """
+        del engine
+        planned, keys, back = self.plan(columns, group, aggs)
+        table = planned.group_by(*keys).agg(*aggs(self.eng.ns)) if keys else planned.select(*aggs(self.eng.ns))
+        native = table.collect(backend="polars").to_native()
+        return native.rename({k: v for k, v in back.items() if k in native.columns})
+
+
+def _native_types(data: Any, names: list[str]) -> dict[str, str]:
+    """The engine's own type names (only needed where narwhals reports ``Unknown``)."""
+    try:
+        if type(data).__module__.split(".")[0] == "duckdb":
+            return {n: str(t) for n, t in zip(names, data.dtypes)}
+        if type(data).__module__.split(".")[0] == "pyspark":
+            return {f.name: type(f.dataType).__name__ for f in data.schema.fields}
+    except Exception:  # pragma: no cover - best effort; Unknown then stays an unsupported type
+        return {}
+    return {}
+
+
+def foreign_frame(data: Any) -> ForeignFrame:
+    """Wrap a Spark/DuckDB/... frame for a pass (see :class:`ForeignFrame`).
+
+    Raises
+    ------
+    ImportError
+        narwhals is not installed (the message names the extra).
+    """
+    return ForeignFrame(data)
 
 
 def foreign_code_table(
@@ -85,14 +257,15 @@ def foreign_code_table(
     by: str | Sequence[str] | None = None,
     cluster: str | None = None,
     n_buckets: int = 20,
-) -> tuple[pl.DataFrame, ForeignSpec]:
+    exact_sums: bool = False,
+) -> tuple[pl.DataFrame, Spec]:
     """Run the counting pass inside the frame's own engine; return the code table and the spec.
 
     Parameters
     ----------
     data
         A PySpark DataFrame, DuckDB relation, or another frame narwhals supports lazily.
-    y_true, y_pred, y_score, threshold, protected, favorable, unfavorable, weight, by
+    y_true, y_pred, y_score, threshold, protected, favorable, unfavorable, weight, by, exact_sums
         As in :func:`polfair.confusion_counts`, but column names only.
     cluster, n_buckets
         Not supported in foreign engines yet (the bucket hash needs wrapping unsigned 64-bit
@@ -100,15 +273,17 @@ def foreign_code_table(
 
     Returns
     -------
-    (pl.DataFrame, ForeignSpec)
-        The per-(by, keys, outcome code) counts, collected into Polars (small), and the spec.
+    (pl.DataFrame, Spec)
+        The per-(by, keys, outcome code) counts, collected into Polars (small; the same columns
+        and integers as the Polars pass's, :func:`polfair.core.counts.code_counts`), and the spec
+        (``lf`` and ``source`` are ``None``).
 
     Raises
     ------
     ImportError
         narwhals is not installed.
-    ColumnNotFoundError, PolfairError, TypeError
-        As for Polars inputs; expressions instead of names raise ``TypeError``.
+    ColumnNotFoundError, PolfairError, InvalidInputError, TypeError
+        As for Polars inputs (the same contract); expressions instead of names raise ``TypeError``.
 
     Examples
     --------
@@ -116,17 +291,7 @@ def foreign_code_table(
     >>> rel = duckdb.sql("select * from (values (1, 1, 'a'), (0, 1, 'b')) t(y, p, g)")  # doctest: +SKIP
     >>> codes, spec = foreign_code_table(rel, y_true="y", y_pred="p", protected="g")  # doctest: +SKIP
     """
-    try:
-        import narwhals as nw
-    except ImportError as exc:  # exercised without the extra (tests/engines/test_foreign_extra.py)
-        engine = type(data).__module__.split(".")[0]
-        extra = "duckdb" if engine == "duckdb" else "spark"
-        msg = (
-            f"{type(data).__name__} frames ({engine}) need the optional extra: pip install "
-            f"'polfair[{extra}]' (it installs narwhals), or convert the frame to polars first"
-        )
-        raise ImportError(msg) from exc
-
+    _narwhals(data)
     if cluster is not None:
         msg = (
             f"cluster={cluster!r} is not supported for Spark/DuckDB inputs yet (the bucket hash needs "
@@ -134,42 +299,7 @@ def foreign_code_table(
         )
         raise PolfairError(msg)
     check_threshold(threshold)
-    nf = nw.from_native(data)
-    schema = nf.collect_schema()
-    roles, keys, by_names = _resolve_names(
-        list(schema.names()), y_true=y_true, y_pred=y_pred, y_score=y_score, weight=weight, protected=protected, by=by
-    )
-    fav, unfav = label_values(favorable, unfavorable)
-    code, score, w = _outcome_code(
-        nw, schema, y_true=y_true, y_pred=y_pred, y_score=y_score, weight=weight, fav=fav, unfav=unfav,
-        threshold=threshold,
-    )  # fmt: skip
-    codes = _count_codes(nw, nf, code, score, w, [*by_names, *keys])
-    spec = ForeignSpec(
-        by=tuple(by_names),
-        keys=tuple(keys),
-        has_predictions=y_pred is not None or y_score is not None,
-        has_scores=score is not None,
-        weighted=w is not None,
-        roles={r: pl.col(n) for r, n in roles.items()},
-        favorable=fav,
-        unfavorable=unfav,
-        threshold=float(threshold),
-    )
-    return codes, spec
-
-
-def _resolve_names(
-    names: list[str],
-    *,
-    y_true: str,
-    y_pred: str | None,
-    y_score: str | None,
-    weight: str | None,
-    protected: str | Sequence[str],
-    by: str | Sequence[str] | None,
-) -> tuple[dict[str, str], list[str], list[str]]:
-    """Check the column-name arguments against the frame's columns: (roles, protected keys, by names)."""
+    ff = foreign_frame(data)
     given = {"y_true": y_true, "y_pred": y_pred, "y_score": y_score, "weight": weight}
     roles: dict[str, str] = {r: _names(v, r)[0] for r, v in given.items() if v is not None}
     keys, by_names = _names(protected, "protected"), _names(by, "by")
@@ -177,117 +307,53 @@ def _resolve_names(
         msg = "protected must name at least one column, e.g. protected=['sex']"
         raise PolfairError(msg)
     for role, name in [*roles.items(), *(("protected", k) for k in keys), *(("by", b) for b in by_names)]:
-        check_columns(pl.col(name), role, names)
+        ff.column(name, role)
     if y_true in keys:
         msg = f"protected attribute {y_true!r} is the label column y_true; pass the demographic columns as protected="
         raise PolfairError(msg)
     check_key_names(by_names, keys)
-    return roles, keys, by_names
-
-
-def _match(nw: Any, schema: Any, col: str, values: tuple[Any, ...], arg: str) -> Any:
-    """Boolean narwhals expression: the value in ``col`` is one of ``values`` (checked against its dtype)."""
-    dtype = schema[col]
-    pl_dtype = _polars_dtype(dtype)
-    if pl_dtype is not None:  # the value rules of polfair.core.values, in the column's dtype
-        values = tuple(v for v in coerce_values(values, pl_dtype, option=arg, column=col) if v is not None)
-    if dtype == nw.Boolean:
-        if not all(is_bool_like(v) for v in values):
-            raise InvalidInputError(f"{arg}={list(values)!r} cannot match boolean column {col!r}")
-        wanted = {bool(v) for v in values}
-        return nw.col(col).is_not_null() if wanted == {True, False} else (
-            nw.col(col) if True in wanted else ~nw.col(col)
-        )
-    if dtype.is_numeric() and not all(isinstance(v, (int, float)) for v in values):
-        raise InvalidInputError(f"{arg}={list(values)!r} cannot match column {col!r} of dtype {dtype}")
-    if dtype == nw.String and not all(isinstance(v, str) for v in values):
-        raise InvalidInputError(f"{arg}={list(values)!r} cannot match string column {col!r}")
-    return nw.col(col).is_in(list(values))
-
-
-def _polars_dtype(dtype: Any) -> pl.DataType | None:
-    """The Polars dtype of a simple narwhals dtype (numbers, booleans, strings), else ``None``."""
-    name = str(dtype)
-    if name in {"Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64", "Float32",
-                "Float64", "Boolean", "String"}:  # fmt: skip
-        return getattr(pl, name)()
-    return None
-
-
-def _state(nw: Any, col: str, fav_mask: Any, unf_mask: Any | None, nan: bool = False) -> Any:
-    """0 unfavorable, 1 favorable, 2 null (NaN too when ``nan``: a Float column), 3 neither."""
-    inner = nw.lit(0) if unf_mask is None else nw.when(unf_mask).then(nw.lit(0)).otherwise(nw.lit(3))
-    missing = nw.col(col).is_null() | nw.col(col).is_nan() if nan else nw.col(col).is_null()
-    return nw.when(missing).then(nw.lit(2)).otherwise(
-        nw.when(fav_mask).then(nw.lit(1)).otherwise(inner)
-    )
-
-
-def _outcome_code(
-    nw: Any,
-    schema: Any,
-    *,
-    y_true: str,
-    y_pred: str | None,
-    y_score: str | None,
-    weight: str | None,
-    fav: tuple[Any, ...],
-    unfav: tuple[Any, ...] | None,
-    threshold: float,
-) -> tuple[Any, Any | None, Any | None]:
-    """The outcome code of :mod:`polfair.core.spec` in narwhals: ``label + 4·prediction + 16·flags``.
-
-    Returns the code expression and the Float64 score and weight expressions (``None`` when absent).
-    """
-    fav_mask = _match(nw, schema, y_true, fav, "favorable")
-    label = _state(nw, y_true, fav_mask, None if unfav is None else _match(nw, schema, y_true, unfav, "unfavorable"),
-                   nan=schema[y_true].is_float())
-    flags = []
-    score = None
-    if y_score is not None:
-        score = nw.col(y_score).cast(nw.Float64)
-        bad = score.is_nan() | (score < 0.0) | (score > 1.0)
-        flags.append(nw.when(score.is_null()).then(nw.lit(FLAG_NULL_SCORE)).otherwise(
-            nw.when(bad).then(nw.lit(FLAG_BAD_SCORE)).otherwise(nw.lit(0))))  # fmt: skip
-    if y_pred is not None:
-        if schema[y_pred] == nw.Boolean and not all(is_bool_like(v) for v in fav):
-            pred = _state(nw, y_pred, nw.col(y_pred), None)
-        else:
-            pred = _state(nw, y_pred, _match(nw, schema, y_pred, fav, "favorable"),
-                          None if unfav is None else _match(nw, schema, y_pred, unfav, "unfavorable"),
-                          nan=schema[y_pred].is_float())  # fmt: skip
-    elif score is not None:
-        pred = nw.when(score.is_null()).then(nw.lit(2)).otherwise(
-            nw.when(score >= float(threshold)).then(nw.lit(1)).otherwise(nw.lit(0)))  # fmt: skip
+    fav, unfav = label_values(favorable, unfavorable)
+    eng = ff.eng
+    compiled, columns = classification_columns(eng, {r: ff.column(n, r) for r, n in roles.items()}, fav, unfav,
+                                               threshold=threshold, exact=exact_sums)  # fmt: skip
+    group = [*by_names, *keys]
+    select: dict[str, Any] = {g: key(eng, ff.column(g, "by" if g in by_names else "protected"),
+                                     role="by" if g in by_names else "protected") for g in group}  # fmt: skip
+    select[CODE] = columns[CODE]
+    if exact_sums:
+        w = compiled.get("weight")
+        s = compiled.get("y_score")
+        ok_w = eng.lit(True) if w is None else w.state == 0
+        ok_ws = ok_w if s is None else ok_w & (s.state == 0)
+        limbs = exact_limb_columns(eng, None if w is None else w.value, columns.get(WS), ok_w, ok_ws)
+        select |= limbs
+        sums = list(limbs)
     else:
-        pred = label
-    w = None
-    if weight is not None:
-        w = nw.col(weight).cast(nw.Float64)
-        badw = w.is_nan() | (w < 0.0) | (w == float("inf"))
-        flags.append(nw.when(w.is_null()).then(nw.lit(FLAG_NULL_WEIGHT)).otherwise(
-            nw.when(badw).then(nw.lit(FLAG_BAD_WEIGHT)).otherwise(nw.lit(0))))  # fmt: skip
-    code = label + 4 * pred
-    for f in flags:
-        code = code + 16 * f
-    return code, score, w
-
-
-def _count_codes(nw: Any, nf: Any, code: Any, score: Any | None, w: Any | None, group: list[str]) -> pl.DataFrame:
-    """The one ``group_by(by + keys + code)`` with plain sums, run in the frame's engine, collected to Polars."""
-    cols = {CODE: code, _ONE: nw.lit(1).cast(nw.Int64)}
-    aggs = [nw.col(_ONE).sum().alias(_N)]
-    if w is not None:
-        cols[W] = w
-        cols[_W2] = w * w  # Σw² per (cell, code): Kish effective sizes for the intervals
-        aggs += [nw.col(W).sum(), nw.col(_W2).sum()]
-    if score is not None:
-        cols[WS] = score if w is None else w * score
-        cols[W1S] = (1.0 - score) if w is None else w * (1.0 - score)
-        aggs += [nw.col(WS).sum(), nw.col(W1S).sum()]
-    # the portable two-step form: indicator columns first, then plain sums (runs on every backend)
-    lazy = nf.lazy() if hasattr(nf, "lazy") else nf
-    table = lazy.with_columns(**cols).group_by(*group, CODE).agg(*aggs)
-    native = table.collect(backend="polars").to_native()
+        for c in (W, WS, W1S):
+            if c in columns:
+                select[c] = columns[c]
+        if W in columns:
+            select[_W2] = columns[W] * columns[W]  # Σw² per (cell, code): Kish effective sizes
+        sums = [c for c in (W, _W2, WS, W1S) if c in select]
+    native = ff.aggregate(select, [*group, CODE], lambda ns: [ns.len().alias(_N), *(ns.col(c).sum() for c in sums)])
     casts = {CODE: pl.UInt8, _N: pl.UInt64, W: pl.Float64, _W2: pl.Float64, WS: pl.Float64, W1S: pl.Float64}
-    return native.with_columns([pl.col(c).cast(t) for c, t in casts.items() if c in native.columns])
+    codes = native.with_columns([pl.col(c).cast(t) for c, t in casts.items() if c in native.columns])
+    if exact_sums:
+        codes = combine_limbs(codes)
+    spec = Spec(
+        lf=None,
+        source=None,
+        by=tuple(by_names),
+        keys=tuple(keys),
+        has_predictions=y_pred is not None or y_score is not None,
+        has_scores=y_score is not None,
+        weighted=weight is not None,
+        roles={r: pl.col(n) for r, n in roles.items()},
+        favorable=fav,
+        unfavorable=unfav,
+        threshold=float(threshold),
+        compiled=compiled,
+        exact=bool(exact_sums),
+        examples=ff.examples,
+    )
+    return codes, spec

@@ -22,13 +22,12 @@ from typing import Any
 
 import polars as pl
 
-from polfair.core._args import as_expr, as_list, output_name
+from polfair.core._args import output_name
 from polfair.core._typing import IntoExpr
-from polfair.core.counts import cell_table
-from polfair.core.inputs import to_lazyframe
+from polfair.core.collect import collect_cells
 from polfair.core.report import group_label
+from polfair.core.spec import build_spec
 from polfair.exceptions import PolfairError
-from polfair.scores.counts import favorable_indicator
 
 __all__ = ["Reweighing", "reweighing", "reweighing_from_counts"]
 
@@ -49,15 +48,22 @@ class Reweighing:
     keys: tuple[pl.Expr, ...] = field(repr=False)
     label: pl.Expr = field(repr=False)
     weight: pl.Expr | None = field(repr=False, default=None)
+    weight_ok: pl.Expr | None = field(repr=False, default=None)
 
     def to_expr(self) -> pl.Expr:
         """The new row weight: the cell's multiplier times the row's weight (if one was given).
+
+        The row's label, keys and weight are read by the input contract, as when fitting
+        (:mod:`polfair.core.contract`): ``label`` is the compiled label state (0 unfavorable,
+        1 favorable, 2 missing, 3 invalid), the keys are normalised (NaN in a Float key is the
+        null group), ``weight_ok`` says the weight is usable (finite, >= 0).
 
         Returns
         -------
         pl.Expr
             Float64 named ``"reweighing_weight"``; null for a row whose (group, label) cell was not
-            seen when fitting, or with a null label.
+            seen when fitting, with a null, NaN or invalid label, or with a null, NaN, negative or
+            infinite weight (such a row has no weight to multiply).
 
         Examples
         --------
@@ -73,13 +79,13 @@ class Reweighing:
         names = [output_name(k, "protected") for k in self.keys]
         out: Any = None
         for r in self.table.iter_rows(named=True):
-            m = self.label if r["label"] else ~self.label
+            m = self.label == (1 if r["label"] else 0)
             for k, name in zip(self.keys, names):
                 m = m & (k.is_null() if r[name] is None else (k == r[name]))
             out = pl.when(m).then(r["weight"]) if out is None else out.when(m).then(r["weight"])
         expr = pl.lit(None, pl.Float64) if out is None else out.otherwise(None).cast(pl.Float64)
-        if self.weight is not None:
-            expr = expr * self.weight.cast(pl.Float64)
+        if self.weight is not None and self.weight_ok is not None:
+            expr = pl.when(self.weight_ok).then(expr * self.weight)
         return expr.alias("reweighing_weight")
 
 
@@ -98,7 +104,8 @@ def reweighing_from_counts(cells: pl.DataFrame | pl.LazyFrame, *, protected: Seq
     Returns
     -------
     pl.DataFrame
-        As :attr:`Reweighing.table`.
+        As :attr:`Reweighing.table`. A (group, label) cell whose rows all have weight 0 gets the
+        multiplier 0.0 (its rows' new weight is 0 whatever the multiplier; null would lose them).
 
     Examples
     --------
@@ -132,7 +139,7 @@ def reweighing_from_counts(cells: pl.DataFrame | pl.LazyFrame, *, protected: Seq
         long.filter(pl.col("n") > 0)
         .with_columns(
             group_label(keys).alias("group"),
-            pl.when(pl.col("observed") > 0).then(pl.col("expected") / pl.col("observed")).alias("weight"),
+            pl.when(pl.col("observed") > 0).then(pl.col("expected") / pl.col("observed")).otherwise(0.0).alias("weight"),
         )
         .select(*keys, "group", "label", "n", "observed", "expected", "weight")
         .sort([*keys, "label"], nulls_last=True)
@@ -171,7 +178,10 @@ def reweighing(
     Raises
     ------
     PolfairError, ColumnNotFoundError, InvalidInputError
-        As :func:`polfair.confusion_counts`.
+        As :func:`polfair.fairness_report`: the input contract (``docs/contract.md``) applies, so a
+        negative or infinite weight, or a label that is not a label, is an error naming the
+        column; rows with a null or NaN label or weight are left out with a
+        :class:`~polfair.exceptions.MissingValuesWarning`.
 
     Notes
     -----
@@ -187,12 +197,10 @@ def reweighing(
     >>> rw.table.filter(sex="Female", label=True)["weight"].round(4).item()
     2.1902
     """
-    keys = [as_expr(k, "protected") for k in as_list(protected)]
-    cells = cell_table(data, y_true=y_true, protected=keys, favorable=favorable, weight=weight).collect()
-    names = [output_name(k, "protected") for k in keys]
-    table = reweighing_from_counts(cells, protected=names)
-    ye = as_expr(y_true, "y_true")
-    dtype = to_lazyframe(data).select(ye).collect_schema().dtypes()[0]
-    label = favorable_indicator(ye, dtype, favorable)
-    return Reweighing(table, tuple(k.alias(n) for k, n in zip(keys, names)), label,
-                      None if weight is None else as_expr(weight, "weight"))  # fmt: skip
+    spec = build_spec(data, y_true=y_true, protected=protected, favorable=favorable, weight=weight,
+                      allow_many_groups=True)  # fmt: skip
+    cells = collect_cells(spec, allow_many_groups=True)
+    table = reweighing_from_counts(cells, protected=list(spec.keys))
+    w = spec.compiled.get("weight")
+    return Reweighing(table, spec.key_exprs, spec.compiled["y_true"].state, None if w is None else w.value,
+                      None if w is None else w.state == 0)  # fmt: skip

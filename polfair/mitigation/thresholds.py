@@ -36,6 +36,8 @@ import polars as pl
 
 from polfair.core._args import as_expr, as_list, output_name
 from polfair.core._typing import IntoExpr
+from polfair.core.contract import POLARS, Column, score
+from polfair.core.contract import key as key_rule
 from polfair.exceptions import PolfairError
 from polfair.scores.counts import score_counts
 
@@ -80,10 +82,15 @@ class GroupThresholds:
     def probability_expr(self) -> pl.Expr:
         """Probability that a row is selected, as a Polars expression (null for an unseen group).
 
+        The row's score and keys are read by the input contract (:mod:`polfair.core.contract`),
+        as when fitting: a null, NaN or infinite score has no probability (null), NaN in a Float
+        key is the null group and -0.0 is 0.0.
+
         Returns
         -------
         pl.Expr
-            Float64 in [0, 1], named ``"selection_probability"``.
+            Float64 in [0, 1], named ``"selection_probability"``; null for a row of a group not
+            seen at fit time or with a null, NaN or infinite score.
 
         Examples
         --------
@@ -95,12 +102,14 @@ class GroupThresholds:
         >>> round(df.select(gt.probability_expr().mean()).item(), 4) == round(gt.table["selection_rate"].mean(), 4)
         True
         """
-        s = self.score.cast(pl.Float64)
+        sc = score(POLARS, Column("y_score", self.score, pl.Float64()), unit_interval=False)
+        s = sc.value
         names = [output_name(k, "protected") for k in self.keys]
+        keys = [key_rule(POLARS, Column(n, k, self.table.schema[n])) for k, n in zip(self.keys, names)]
         out: Any = None
         for r in self.table.iter_rows(named=True):
             match = pl.lit(True)
-            for k, name in zip(self.keys, names):
+            for k, name in zip(keys, names):
                 v = r[name]
                 match = match & (k.is_null() if v is None else (k == v))
             h = (
@@ -114,7 +123,7 @@ class GroupThresholds:
             out = pl.when(match).then(p) if out is None else out.when(match).then(p)
         if out is None:
             return pl.lit(None, pl.Float64).alias("selection_probability")
-        return out.otherwise(None).cast(pl.Float64).alias("selection_probability")
+        return pl.when(sc.state == 0).then(out.otherwise(None)).cast(pl.Float64).alias("selection_probability")
 
     def to_expr(self, *, seed: int = 0, row_id: IntoExpr | None = None) -> pl.Expr:
         """The new decision (Boolean), as a Polars expression for ``select`` / ``with_columns``.
@@ -133,7 +142,8 @@ class GroupThresholds:
         -------
         pl.Expr
             Boolean named ``"decision"``: ``uniform < selection probability``; null for rows of a
-            group not seen at fit time or with a null score.
+            group not seen at fit time or with a null, NaN or infinite score (the input contract:
+            such a score is missing or invalid, never a decision).
 
         Examples
         --------

@@ -34,7 +34,7 @@ _KEYS = (
 
 #: Keys of the ``[statistics]`` table: ``fairness_report`` keywords (explicit keywords win).
 STATISTICS_KEYS = (
-    "ci", "n_boot", "seed", "cluster", "n_buckets", "p_adjust", "significance", "min_group_size",
+    "ci", "n_boot", "seed", "cluster", "n_buckets", "p_adjust", "significance", "min_group_size", "exact_sums",
 )  # fmt: skip
 
 
@@ -47,7 +47,8 @@ def check_statistics(raw: Any, where: str = "statistics") -> dict[str, Any]:
         Mapping with any of the keys ``ci`` (confidence level in (0, 1), or ``false`` for no
         intervals), ``n_boot`` (int >= 2), ``seed`` (int), ``cluster`` (column name), ``n_buckets``
         (int in 2..255), ``p_adjust`` (``"bh"``, ``"by"``, ``"holm"`` or ``"none"``),
-        ``significance`` (float in (0, 1)) and ``min_group_size`` (positive int); each is the
+        ``significance`` (float in (0, 1)), ``min_group_size`` (positive int) and ``exact_sums``
+        (boolean: exact fixed-point weighted sums, ``docs/contract.md``); each is the
         :func:`polfair.fairness_report` keyword of that name. ``None`` gives ``{}``.
     where
         Where the table sits, for messages.
@@ -93,6 +94,8 @@ def check_statistics(raw: Any, where: str = "statistics") -> dict[str, Any]:
                 v = check_size(v, "min_group_size")
             elif k == "seed" and (isinstance(v, bool) or not isinstance(v, int)):
                 raise PolfairError(f"seed must be an integer, got {v!r}")
+            elif k == "exact_sums" and not isinstance(v, bool):
+                raise PolfairError(f"exact_sums must be true or false, got {v!r}")
             elif k == "cluster" and not isinstance(v, str):
                 raise PolfairError(f"cluster must be a column name (string), got {v!r}")
             elif k == "n_buckets" and (isinstance(v, bool) or not isinstance(v, int) or not 2 <= v <= 255):

@@ -39,12 +39,15 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from polfair.core._args import as_expr, as_list, check_columns, output_name
+from polfair.core import contract
+from polfair.core._args import as_list, is_bool_like
 from polfair.core._typing import IntoExpr
+from polfair.core.collect import check_not_empty
+from polfair.core.contract import CODE, MISSING, POLARS, Compiled
 from polfair.core.counts import COUNT_COLUMNS, COUNT_DTYPES
-from polfair.core.inputs import to_lazyframe
-from polfair.core.report import report_from_counts
-from polfair.exceptions import InvalidInputError, PolfairError
+from polfair.core.report import group_label, report_from_counts
+from polfair.core.spec import label_values
+from polfair.exceptions import PolfairError
 
 __all__ = ["proxy_counts", "proxy_report", "proxy_report_from_counts", "proxy_scan", "proxy_scan_from_counts"]
 
@@ -53,21 +56,6 @@ _V = "proxy_value"  # the report's key column ('value' is a report column)
 _TOP = pl.Struct(
     {"protected_group": pl.String, "value": pl.String, "share": pl.Float64, "lift": pl.Float64, "n": pl.Int64}
 )
-
-
-def _match(e: pl.Expr, dtype: pl.DataType, favorable: Any, role: str) -> pl.Expr:
-    vals = list(favorable) if isinstance(favorable, (list, tuple, set)) else [favorable]
-    if dtype == pl.Boolean:
-        return e if True in [bool(v) for v in vals] else ~e
-    if dtype.is_numeric():
-        if not all(isinstance(v, (int, float)) for v in vals):
-            msg = f"favorable={vals!r} cannot match {role} of dtype {dtype}; give numbers"
-            raise InvalidInputError(msg)
-        return e.cast(pl.Float64).is_in([float(v) for v in vals])
-    if not all(isinstance(v, str) for v in vals):
-        msg = f"favorable={vals!r} cannot match {role} of dtype {dtype}; give strings"
-        raise InvalidInputError(msg)
-    return e.cast(pl.String).is_in(vals)
 
 
 def proxy_counts(
@@ -79,6 +67,7 @@ def proxy_counts(
     y_pred: IntoExpr | None = None,
     favorable: Any = 1,
     weight: IntoExpr | None = None,
+    on_missing: str = "warn",
 ) -> pl.DataFrame:
     """ONE pass: counts per (feature, value, protected group, label, prediction).
 
@@ -97,14 +86,19 @@ def proxy_counts(
     favorable
         Favorable value(s) of ``y_true`` and ``y_pred``.
     weight
-        Optional non-negative weights.
+        Optional finite, non-negative weights (the input contract, ``docs/contract.md``: null and
+        NaN weights are missing, so their rows are left out; negative or infinite ones raise).
+    on_missing
+        ``"warn"`` (default), ``"raise"`` or ``"ignore"``: rows with a null or NaN label,
+        decision or weight (a :class:`~polfair.exceptions.MissingValuesWarning`).
 
     Returns
     -------
     pl.DataFrame
         ``feature`` (String), ``value`` (String; numbers in Polars' shortest round-trip form;
-        ``null`` for missing), ``protected_group`` (String), ``label``, ``pred`` (Boolean; null
-        when not given or missing), ``n`` (Int64 rows), ``w`` (Float64 Σw), ``w2`` (Float64 Σw²),
+        ``null`` for missing, NaN included), ``protected_group`` (String: the group's label as in
+        the report, ``"null"`` for a null value and ``'"null"'`` for the string "null"), ``label``,
+        ``pred`` (Boolean; null when not given or missing), ``n`` (Int64 rows), ``w`` (Float64 Σw), ``w2`` (Float64 Σw²),
         sorted. The attribute
         ``dtypes`` of the features are in the column ``numeric`` (Boolean). Additive: tables of
         partitions merge by summing ``n``, ``w`` and ``w2`` per key.
@@ -112,7 +106,8 @@ def proxy_counts(
     Raises
     ------
     ColumnNotFoundError, InvalidInputError, PolfairError
-        A missing column, a non-numeric weight, ``favorable`` of the wrong type, no features.
+        A missing column, a non-numeric, negative or infinite weight, ``favorable`` that the
+        label's dtype cannot hold, a label that is not a label (a fractional Float), no features.
 
     Examples
     --------
@@ -121,48 +116,45 @@ def proxy_counts(
     >>> c.filter(value="Husband").select("protected_group", "n").sort("n").rows()
     [('Female', 1), ('Male', 19715)]
     """
-    lf = to_lazyframe(data)
-    schema = lf.collect_schema()
-    names = schema.names()
-    pe = as_expr(protected, "protected")
-    check_columns(pe, "protected", names)
-    fexprs = []
-    for f in as_list(features):
-        e = as_expr(f, "features")
-        check_columns(e, "features", names)
-        fexprs.append(e.alias(output_name(e, "features")))
-    if not fexprs:
+    frame = contract.PolarsFrame(data)
+    pcol = frame.column(protected, "protected")
+    fcols = [frame.column(f, "features") for f in as_list(features)]
+    if not fcols:
         msg = "features must name at least one candidate proxy column, e.g. features=['zip', 'occupation']"
         raise PolfairError(msg)
-    fnames = [output_name(e, "features") for e in fexprs]
+    fnames = [c.name for c in fcols]
     if len(set(fnames)) != len(fnames):
         msg = f"features are given twice: {fnames}"
         raise PolfairError(msg)
-    dtypes = lf.select(fexprs).collect_schema()
-    numeric = {n: dtypes[n].is_numeric() for n in fnames}
-    cols = [pe.cast(pl.String).alias(_P)]
-    for role, given in (("y_true", y_true), ("y_pred", y_pred)):
-        name = "label" if role == "y_true" else "pred"
-        if given is None:
-            cols.append(pl.lit(None, pl.Boolean).alias(name))
-            continue
-        x = as_expr(given, role)
-        check_columns(x, role, names)
-        cols.append(_match(x, lf.select(x).collect_schema().dtypes()[0], favorable, role).alias(name))
-    if weight is None:
-        cols.append(pl.lit(1.0).alias("__pf_w"))
-    else:
-        we = as_expr(weight, "weight")
-        check_columns(we, "weight", names)
-        if not lf.select(we).collect_schema().dtypes()[0].is_numeric():
-            msg = "weight must be numeric"
-            raise InvalidInputError(msg)
-        cols.append(we.cast(pl.Float64).alias("__pf_w"))
-    long = lf.select(*cols, *[e.cast(pl.String) for e in fexprs]).unpivot(
-        index=[_P, "label", "pred", "__pf_w"], on=fnames, variable_name="feature", value_name="value"
+    numeric = {c.name: c.dtype.is_numeric() for c in fcols}
+    # the input contract (docs/contract.md): labels/decisions matched in their dtype, null/NaN missing;
+    # weights finite and >= 0, null/NaN missing; keys normalised (NaN in a Float key is null)
+    fav, _ = label_values(favorable, None)
+    compiled: dict[str, Compiled] = {}
+    if y_true is not None:
+        compiled["y_true"] = contract.label(POLARS, frame.column(y_true, "y_true"), fav, None, role="y_true")
+    if y_pred is not None:
+        c = frame.column(y_pred, "y_pred")
+        boolean = contract.dtype_kind(c.dtype) == "boolean" and not all(is_bool_like(v) for v in fav)
+        compiled["y_pred"] = contract.label(POLARS, c, fav, None, role="y_pred", bool_means_favorable=boolean)
+    flags = []
+    w = pl.lit(1.0)
+    if weight is not None:
+        compiled["weight"] = contract.weight(POLARS, frame.column(weight, "weight"))
+        flags.append(compiled["weight"].state)
+        w = compiled["weight"].value
+    truth = compiled["y_true"].state if y_true is not None else pl.lit(0, pl.UInt8)
+    pred = compiled["y_pred"].state if y_pred is not None else None
+    cols = [contract.key(POLARS, pcol, role="protected").alias(_P), contract.outcome_code(POLARS, truth, pred, flags).alias(CODE),
+            w.alias("__pf_w")]  # fmt: skip
+    values = [contract.key(POLARS, c, role="features").cast(pl.String).alias(c.name) for c in fcols]
+    long = (
+        frame.lf.select(*cols, *values)
+        .with_columns(group_label([_P]).alias(_P))  # null -> "null", the string "null" -> '"null"' (as the report)
+        .unpivot(index=[_P, CODE, "__pf_w"], on=fnames, variable_name="feature", value_name="value")
     )
     out = (
-        long.group_by(["feature", "value", _P, "label", "pred"])
+        long.group_by(["feature", "value", _P, CODE])
         .agg(
             pl.len().cast(pl.Int64).alias("n"),
             pl.col("__pf_w").sum().alias("w"),
@@ -170,6 +162,19 @@ def proxy_counts(
         )  # fmt: skip
         .collect()
     )
+    first = out.filter(pl.col("feature") == fnames[0])  # each input row once
+    contract.check_problems(contract.code_problems(first, "n"), compiled, total=int(first["n"].sum() or 0), on_missing=on_missing,
+                   examples=frame.examples, excluded_from="left out of the proxy report's rates (a missing "
+                   "weight: of the counts too)", stacklevel=3)  # fmt: skip
+    o = pl.col(CODE).cast(pl.Int32)
+    out = out.filter(o // 16 == 0)  # a missing weight: the row has no weight to count
+    contract.check_finite_sums(out, ["w", "w2"], compiled.get("weight"))
+    out = out.with_columns(  # a missing weight: the row has no weight to count
+        (pl.when(o % 4 != MISSING).then(o % 4 == 1) if y_true is not None else pl.lit(None, pl.Boolean)).alias("label"),
+        (pl.when(o // 4 % 4 != MISSING).then(o // 4 % 4 == 1) if y_pred is not None else pl.lit(None, pl.Boolean))
+        .alias("pred"),
+    )  # fmt: skip
+    out = out.group_by(["feature", "value", _P, "label", "pred"]).agg(pl.col("n", "w", "w2").sum())
     order = {n: i for i, n in enumerate(fnames)}
     return (
         out.with_columns(
@@ -422,6 +427,7 @@ def proxy_report(
     """
     c = proxy_counts(data, protected=protected, features=features, y_true=y_true, y_pred=y_pred,
                      favorable=favorable, weight=weight)  # fmt: skip
+    check_not_empty(int(c.filter(pl.col("feature") == c["feature"].first())["n"].sum() or 0) if c.height else 0)
     return proxy_report_from_counts(c, numeric_bins=numeric_bins, max_levels=max_levels, **report_options)
 
 
@@ -495,6 +501,7 @@ def proxy_scan(
     """
     c = proxy_counts(data, protected=protected, features=features, y_true=y_true, y_pred=y_pred,
                      favorable=favorable, weight=weight)  # fmt: skip
+    check_not_empty(int(c.filter(pl.col("feature") == c["feature"].first())["n"].sum() or 0) if c.height else 0)
     scan = proxy_scan_from_counts(c, measure=measure, numeric_bins=numeric_bins, max_levels=max_levels,
                                   min_support=min_support)  # fmt: skip
     if y_true is None:

@@ -41,9 +41,8 @@ from typing import Any, Literal
 
 import polars as pl
 
-from polfair.core._args import as_expr, as_list, check_columns
+from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
-from polfair.core.inputs import is_foreign, to_lazyframe
 from polfair.core.report import attribute_sets, group_label
 from polfair.exceptions import PolfairError
 from polfair.regulatory.statistics import (
@@ -52,7 +51,7 @@ from polfair.regulatory.statistics import (
     normal_two_sided_p,
     two_proportion_z,
 )
-from polfair.scores.counts import SCORE_COUNT_COLUMNS, favorable_indicator, score_counts
+from polfair.scores.counts import SCORE_COUNT_COLUMNS, decision_counts, score_counts
 
 __all__ = ["ADVERSE_IMPACT_COLUMNS", "PRESETS", "adverse_impact", "adverse_impact_from_counts"]
 
@@ -264,10 +263,14 @@ def adverse_impact(
     ----------
     data
         Rows: polars/pandas/pyarrow frame, dict or parquet/CSV path, or a PySpark / DuckDB frame
-        (column names only; the pass runs in its engine). One row per candidate.
+        (column names only; the pass runs in its engine, under the same input contract). One row
+        per candidate.
     y_pred
         The decision (selected / moved forward): a column or expression; ``favorable`` gives the
-        selected value(s) (default ``1``; ``True`` for Boolean columns).
+        selected value(s), matched in the column's dtype (default ``1``; ``True`` and ``1`` both
+        match a Boolean column). A null or NaN decision is missing (left out, with a
+        :class:`~polfair.exceptions.MissingValuesWarning`); a Float value that is not a whole
+        number (a probability) is an error suggesting ``y_score=``.
     y_score
         Instead of ``y_pred`` with ``preset="nyc_ll144"``: the tool's score; a candidate counts as
         selected when the score is strictly above the sample median (NYC's *scoring rate*), per
@@ -353,32 +356,15 @@ def adverse_impact(
     if y_score is not None and preset != "nyc_ll144":
         msg = "y_score (scoring rate above the median) is NYC LL144's measure: use preset='nyc_ll144', or give y_pred"
         raise PolfairError(msg)
-    if is_foreign(data):
-        # PySpark / DuckDB: the histogram's group_by runs in that engine (column names only); a 0/1 or
-        # Boolean decision column is selected when it is 1 / True
-        if y_pred is not None and favorable not in (1, True):
-            msg = "with a PySpark/DuckDB frame, y_pred must be a 0/1 or Boolean column with favorable=1"
-            raise PolfairError(msg)
-        column = y_pred if y_pred is not None else y_score
-        assert column is not None  # checked above: exactly one of y_pred / y_score
-        hist = score_counts(data, y_true=None, y_score=column, protected=protected, by=by)
-        by_n = hist.columns[: len(as_list(by))]
-        return adverse_impact_from_counts(
-            hist, by=by_n, cut=0.5 if y_pred is not None else None, intersections=intersections,
-            exclude_below=exclude_below, alpha=alpha, variance=variance, shortfall_rate=shortfall_rate,
-            min_size=min_size,
-        )  # fmt: skip
-    lf = to_lazyframe(data)
+    # one pass on any engine (Polars, Spark, DuckDB): the decision is read by the input contract's
+    # label rules (favorable in the column's dtype, null/NaN missing, a fractional Float an error)
     if y_pred is not None:
-        e = as_expr(y_pred, "y_pred")
-        check_columns(e, "y_pred", lf.collect_schema().names())
-        dtype = lf.select(e).collect_schema().dtypes()[0]
-        score: IntoExpr = favorable_indicator(e, dtype, favorable, "y_pred").cast(pl.Float64).alias("__pf_sel")
+        hist = decision_counts(data, y_pred=y_pred, protected=protected, favorable=favorable, by=by)
         cut: float | None = 0.5
     else:
         assert y_score is not None  # checked above: exactly one of y_pred / y_score
-        score, cut = y_score, None
-    hist = score_counts(lf, y_true=None, y_score=score, protected=protected, by=by)
+        hist = score_counts(data, y_true=None, y_score=y_score, protected=protected, by=by)
+        cut = None
     by_n = hist.columns[: len(as_list(by))]
     return adverse_impact_from_counts(
         hist, by=by_n, cut=cut, intersections=intersections, exclude_below=exclude_below, alpha=alpha,

@@ -8,6 +8,12 @@ values, the protected attributes, a score bin and the label (favorable or not):
 * ``score_min`` / ``score_max`` (Float64): the smallest and largest score in the cell;
 * ``weight_sq_sum`` = Σw² (Float64; = ``n`` unweighted): Kish effective sizes for the intervals.
 
+Input values follow the input contract (:mod:`polfair.core.contract`, ``docs/contract.md``), on
+every engine alike: labels are matched in their dtype (null and NaN labels are missing), scores are
+numeric and finite (null and NaN are missing), weights finite and >= 0 (null and NaN are missing);
+missing rows are left out with a :class:`~polfair.exceptions.MissingValuesWarning`, invalid ones
+raise naming the column.
+
 Every column is a sum, a min or a max, so tables of partitions merge exactly
 (:func:`merge_score_counts`). ROC and precision–recall curves, AUC, average precision, the Brier
 score, reliability curves, ECE, threshold sweeps and per-group thresholds are arithmetic on this
@@ -34,200 +40,43 @@ from __future__ import annotations
 
 import itertools
 import math
-import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import polars as pl
 
-from polfair.core._args import (
-    as_expr,
-    as_list,
-    as_values,
-    check_columns,
-    is_bool_like,
-    output_name,
-)
+from polfair.core import contract
+from polfair.core._args import as_list, is_bool_like
 from polfair.core._typing import IntoExpr
-from polfair.core.inputs import is_foreign, to_lazyframe
-from polfair.exceptions import InvalidInputError, MissingValuesWarning, PolfairError
+from polfair.core.contract import CODE, Compiled
+from polfair.core.counts import COUNTED_CODES
+from polfair.core.inputs import is_foreign
+from polfair.core.spec import check_key_names, check_on_missing, label_values
+from polfair.exceptions import InvalidInputError, PolfairError
 
 __all__ = [
     "SCORE_COUNT_COLUMNS",
-    "ScoreRequest",
-    "favorable_indicator",
+    "decision_counts",
     "merge_score_counts",
     "score_counts",
-    "score_counts_request",
 ]
 
 #: Value columns of a score histogram, in order (every other column is a key).
 SCORE_COUNT_COLUMNS = ("n", "weight", "score_sum", "score_sq_sum", "score_min", "score_max", "weight_sq_sum")
 
 _RESERVED = frozenset({"score", "label", *SCORE_COUNT_COLUMNS, "attribute", "group", "metric", "value", "threshold"})
-_W_MIN = "__pf_wmin"
+_S, _W, _WS, _WSS, _WW = "__pf_s", "__pf_w", "__pf_ws", "__pf_wss", "__pf_ww"
 
 
-def favorable_indicator(expr: pl.Expr, dtype: pl.DataType, favorable: Any, role: str = "y_true") -> pl.Expr:
-    """Boolean expression: ``expr`` is one of the ``favorable`` values (null stays null).
-
-    Parameters
-    ----------
-    expr
-        The label (or decision) expression.
-    dtype
-        Its dtype (from the input's schema).
-    favorable
-        A value or a list of values of the favorable outcome, of the column's type.
-    role
-        The argument name used in error messages.
-
-    Returns
-    -------
-    pl.Expr
-        Boolean.
-
-    Raises
-    ------
-    InvalidInputError
-        If ``favorable`` cannot match a column of this dtype (e.g. ``favorable=1`` on strings).
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"y": ["yes", "no", None]})
-    >>> df.select(favorable_indicator(pl.col("y"), pl.String, "yes")).to_series().to_list()
-    [True, False, None]
+def _frame(data: Any) -> Any:
+    """The input's frame adapter: Polars (:class:`~polfair.core.contract.PolarsFrame`) or, for a
+    Spark/DuckDB/... frame, :class:`polfair.engines.narwhals.ForeignFrame` (the same interface).
     """
-    values = as_values(favorable)
+    if is_foreign(data):
+        from polfair.engines.narwhals import foreign_frame
 
-    def mismatch() -> InvalidInputError:
-        msg = (
-            f"favorable={list(values)!r} cannot match {role} of dtype {dtype}: give the favorable "
-            f"value(s) in the column's type, e.g. favorable=1 for 0/1 labels or favorable='Yes' for strings"
-        )
-        return InvalidInputError(msg)
-
-    if dtype == pl.Boolean:
-        if not all(is_bool_like(v) for v in values):
-            raise mismatch()
-        wanted = {bool(v) for v in values}
-        if wanted == {True, False}:
-            return pl.when(expr.is_not_null()).then(pl.lit(True))
-        return expr if True in wanted else ~expr
-    if dtype.is_numeric():
-        if not all(isinstance(v, (int, float)) for v in values):
-            raise mismatch()
-        return expr.cast(pl.Float64).is_in([float(v) for v in values])
-    if dtype == pl.String or isinstance(dtype, (pl.String, pl.Categorical, pl.Enum)) or dtype == pl.Categorical:
-        if not all(isinstance(v, str) for v in values):
-            raise mismatch()
-        return expr.cast(pl.String).is_in(list(values))
-    raise mismatch()
-
-
-@dataclass(frozen=True)
-class ScoreRequest:
-    """A validated score request: the lazy frame and the names of its columns.
-
-    Attributes
-    ----------
-    frame
-        Lazy frame with the ``by`` and protected keys, ``__pf_y`` (Boolean, favorable label),
-        ``__pf_s`` (Float64 score) and ``__pf_w`` (Float64 weight).
-    by
-        Names of the ``by`` columns.
-    keys
-        Names of the protected attributes.
-    """
-
-    frame: pl.LazyFrame
-    by: tuple[str, ...]
-    keys: tuple[str, ...]
-
-
-def _named(exprs: Sequence[IntoExpr], role: str, names: list[str]) -> list[pl.Expr]:
-    out = []
-    for x in exprs:
-        e = as_expr(x, role)
-        check_columns(e, role, names)
-        out.append(e.alias(output_name(e, role)))
-    return out
-
-
-def score_counts_request(
-    data: Any,
-    *,
-    y_true: IntoExpr | None,
-    y_score: IntoExpr,
-    protected: IntoExpr | Sequence[IntoExpr] | None,
-    favorable: Any = 1,
-    weight: IntoExpr | None = None,
-    by: IntoExpr | Sequence[IntoExpr] | None = None,
-) -> ScoreRequest:
-    """Validate the arguments of :func:`score_counts` and build the normalised lazy frame.
-
-    ``y_true=None`` gives an all-unfavorable label (for score-only analyses such as NYC LL144's
-    scoring rate); ``protected=None`` or ``[]`` gives no keys.
-
-    Returns
-    -------
-    ScoreRequest
-
-    Raises
-    ------
-    ColumnNotFoundError, PolfairError, InvalidInputError, TypeError
-        As :func:`score_counts`.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"y": [1], "s": [0.3], "g": ["a"]})
-    >>> r = score_counts_request(df, y_true="y", y_score="s", protected="g")
-    >>> r.keys, r.by
-    (('g',), ())
-    """
-    lf = to_lazyframe(data)
-    schema = lf.collect_schema()
-    names = schema.names()
-    by_e = _named(as_list(by), "by", names)
-    key_e = _named(as_list(protected), "protected", names)
-    by_n = [output_name(e, "by") for e in by_e]
-    key_n = [output_name(e, "protected") for e in key_e]
-    seen: set[str] = set()
-    for k in (*by_n, *key_n):
-        if k in seen or k in _RESERVED or k.startswith("__pf_"):
-            msg = (
-                f"key name {k!r} is given twice or is reserved for the score table's columns "
-                f"({sorted(_RESERVED)}); rename it with .alias()"
-            )
-            raise PolfairError(msg)
-        seen.add(k)
-    s = as_expr(y_score, "y_score")
-    check_columns(s, "y_score", names)
-    s_type = lf.select(s).collect_schema().dtypes()[0]
-    if not (s_type.is_numeric() or s_type == pl.Boolean):
-        msg = f"y_score must be numeric, found dtype {s_type}; cast it (e.g. pl.col('score').cast(pl.Float64))"
-        raise InvalidInputError(msg)
-    s = s.cast(pl.Float64).fill_nan(None)
-    if y_true is None:
-        y = pl.lit(False)
-    else:
-        ye = as_expr(y_true, "y_true")
-        check_columns(ye, "y_true", names)
-        y = favorable_indicator(ye, lf.select(ye).collect_schema().dtypes()[0], favorable)
-    if weight is None:
-        w = pl.lit(1.0)
-    else:
-        we = as_expr(weight, "weight")
-        check_columns(we, "weight", names)
-        if not lf.select(we).collect_schema().dtypes()[0].is_numeric():
-            msg = "weight must be numeric"
-            raise InvalidInputError(msg)
-        w = we.cast(pl.Float64).fill_nan(None)
-    frame = lf.select(*by_e, *key_e, y.alias("__pf_y"), s.alias("__pf_s"), w.alias("__pf_w"))
-    return ScoreRequest(frame, tuple(by_n), tuple(key_n))
+        return foreign_frame(data)
+    return contract.PolarsFrame(data)
 
 
 def _check_bins(bins: Any, range_: tuple[float, float]) -> tuple[float, ...] | None:
@@ -252,14 +101,87 @@ def _check_bins(bins: Any, range_: tuple[float, float]) -> tuple[float, ...] | N
     return edges
 
 
-def _bin_expr(s: pl.Expr, edges: tuple[float, ...] | None) -> pl.Expr:
+def _bin_expr(ns: Any, s: Any, edges: tuple[float, ...] | None) -> Any:
+    """The bin of a score (its lower edge; null stays null), in the frame's namespace."""
     if edges is None:
         return s
     # bin i = [e_i, e_{i+1}), the last closed; the cell's score is the lower edge
-    lower = pl.lit(edges[0])
+    lower = ns.lit(edges[0])
     for e in edges[1:-1]:
-        lower = pl.when(s >= e).then(pl.lit(e)).otherwise(lower)
-    return pl.when(s.is_not_null()).then(lower)
+        lower = ns.when(s >= e).then(ns.lit(e)).otherwise(lower)
+    return ns.when(~s.is_null()).then(lower)
+
+
+def _histogram(
+    data: Any,
+    *,
+    y_true: IntoExpr | None,
+    y_score: IntoExpr | None,
+    y_pred: IntoExpr | None = None,
+    protected: IntoExpr | Sequence[IntoExpr] | None,
+    favorable: Any,
+    weight_: IntoExpr | None,
+    by: IntoExpr | Sequence[IntoExpr] | None,
+    edges: tuple[float, ...] | None,
+    engine: str,
+    on_missing: str,
+) -> tuple[pl.DataFrame, list[str]]:
+    """The ONE ``group_by`` of a score histogram, written once for every engine (the frame adapter).
+
+    With ``y_pred`` (a decision, :func:`decision_counts`) the histogram's score is 1.0 for a
+    favorable decision and 0.0 for an unfavorable one.
+    """
+    check_on_missing(on_missing)
+    frame = _frame(data)
+    eng = frame.eng
+    key_cols = [(role, frame.column(x, role)) for role, items in (("by", by), ("protected", protected))
+                for x in as_list(items)]  # fmt: skip
+    names = [c.name for _, c in key_cols]
+    check_key_names([c.name for r, c in key_cols if r == "by"], [c.name for r, c in key_cols if r != "by"],
+                    also_reserved=sorted(_RESERVED))  # fmt: skip
+    fav, _ = label_values(favorable, None)
+    compiled: dict[str, Compiled] = {}
+    if y_true is not None:
+        compiled["y_true"] = contract.label(eng, frame.column(y_true, "y_true"), fav, None, role="y_true")
+    truth = compiled["y_true"].state if y_true is not None else eng.small(0)
+    flags = []
+    pred = None
+    if y_pred is not None:
+        c = frame.column(y_pred, "y_pred")
+        boolean = contract.dtype_kind(c.dtype) == "boolean" and not all(is_bool_like(v) for v in fav)
+        compiled["y_pred"] = contract.label(eng, c, fav, None, role="y_pred", bool_means_favorable=boolean)
+        pred = compiled["y_pred"].state
+        s = eng.cases([(pred == 1, eng.lit(1.0))], eng.lit(0.0))
+    else:
+        compiled["y_score"] = contract.score(eng, frame.column(y_score, "y_score"), unit_interval=False)
+        flags.append(compiled["y_score"].state)
+        s = compiled["y_score"].value
+    w = eng.lit(1.0)
+    if weight_ is not None:
+        compiled["weight"] = contract.weight(eng, frame.column(weight_, "weight"))
+        flags.append(compiled["weight"].state)
+        w = compiled["weight"].value
+    columns: dict[str, Any] = {c.name: contract.key(eng, c, role=role) for role, c in key_cols}
+    columns |= {"score": _bin_expr(eng.ns, s, edges), CODE: contract.outcome_code(eng, truth, pred, flags), _S: s, _W: w,
+                _WS: w * s, _WSS: w * s * s, _WW: w * w}  # fmt: skip
+    group = [*names, "score", CODE]
+
+    def aggs(ns: Any) -> list[Any]:
+        return [ns.len().alias("n"), ns.col(_W).sum().alias("weight"), ns.col(_WS).sum().alias("score_sum"),
+                ns.col(_WSS).sum().alias("score_sq_sum"), ns.col(_S).min().alias("score_min"),
+                ns.col(_S).max().alias("score_max"), ns.col(_WW).sum().alias("weight_sq_sum")]  # fmt: skip
+
+    out = frame.aggregate(columns, group, aggs, engine)
+    out = out.with_columns(pl.col("n").cast(pl.Int64), pl.col(CODE).cast(pl.Int32))
+    contract.check_problems(contract.code_problems(out, "n"), compiled, total=int(out["n"].sum() or 0), on_missing=on_missing,
+                   examples=frame.examples, excluded_from="left out of the score histogram", stacklevel=5)  # fmt: skip
+    out = out.filter(pl.col(CODE).is_in(COUNTED_CODES))
+    contract.check_finite_sums(out, ["weight", "score_sum", "score_sq_sum", "weight_sq_sum"], compiled.get("weight"))
+    out = out.with_columns(
+        pl.col("score").cast(pl.Float64), (pl.col(CODE) % 4 == 1).alias("label"),
+        pl.col("weight", "score_sum", "score_sq_sum", "score_min", "score_max", "weight_sq_sum").cast(pl.Float64),
+    )  # fmt: skip
+    return out.select(*names, "score", "label", *SCORE_COUNT_COLUMNS), names
 
 
 def score_counts(
@@ -274,6 +196,7 @@ def score_counts(
     bins: int | Sequence[float] | str | None = "exact",
     range: tuple[float, float] = (0.0, 1.0),
     engine: Literal["auto", "in-memory", "streaming"] = "auto",
+    on_missing: Literal["warn", "raise", "ignore"] = "warn",
 ) -> pl.DataFrame:
     """Score histogram by group: ONE ``group_by`` over (by, protected, score bin, label).
 
@@ -281,19 +204,23 @@ def score_counts(
     ----------
     data
         A polars DataFrame/LazyFrame, pandas DataFrame, pyarrow Table, dict of columns or a
-        parquet/CSV path (scanned lazily).
+        parquet/CSV path (scanned lazily), or a PySpark DataFrame / DuckDB relation (column names
+        only; the pass runs in that engine, under the same input contract).
     y_true
-        Label column or expression; ``favorable`` gives its favorable value(s). ``None`` for a
-        score-only histogram (every ``label`` is False).
+        Label column or expression; ``favorable`` gives its favorable value(s), matched in the
+        column's dtype. ``None`` for a score-only histogram (every ``label`` is False). Null and NaN
+        labels are missing; a Float label that is not a whole number is an error.
     y_score
-        Numeric score column or expression (a probability, a decile, any real number). NaN counts
-        as missing.
+        Numeric score column or expression (a probability, a decile, any finite real number).
+        Null and NaN are missing; ±inf is an error.
     protected
-        Protected attribute(s): names or named expressions (``None`` for none).
+        Protected attribute(s): names or named expressions (``None`` for none). Null (and NaN in a
+        Float key) is its own group.
     favorable
         Favorable label value(s). Default ``1``.
     weight
-        Optional non-negative numeric weight column or expression.
+        Optional finite, non-negative numeric weight column or expression (null and NaN are
+        missing; negative or infinite weights are an error).
     by
         Optional column(s) giving one histogram per value (month, model version, ...).
     bins
@@ -306,6 +233,10 @@ def score_counts(
         partitions): give the range of the score (e.g. ``(1, 10)`` for deciles) instead.
     engine
         Polars engine for the pass (``"auto"``, ``"streaming"``, ``"in-memory"``).
+    on_missing
+        ``"warn"`` (default), ``"raise"`` or ``"ignore"``: rows with a null or NaN label, score or
+        weight are left out of the histogram; say so with a
+        :class:`~polfair.exceptions.MissingValuesWarning`, raise, or say nothing.
 
     Returns
     -------
@@ -313,18 +244,18 @@ def score_counts(
         Columns ``*by``, ``*protected`` (input dtypes), ``score`` (Float64: the distinct value, or
         the bin's lower edge), ``label`` (Boolean: the label is favorable), then
         :data:`SCORE_COUNT_COLUMNS`: ``n`` (Int64 rows), ``weight`` (Float64 Σw), ``score_sum``
-        (Σw·s), ``score_sq_sum`` (Σw·s²), ``score_min``, ``score_max``, ``weight_sq_sum`` (Σw²)
-        (Float64). Sorted by the
-        keys, ``score`` and ``label``. Rows with a null label, score or weight are dropped with a
-        :class:`~polfair.exceptions.MissingValuesWarning` giving their count.
+        (Σw·s), ``score_sq_sum`` (Σw·s²), ``score_min``, ``score_max``, ``weight_sq_sum`` (Σw²; Float64). Sorted by the
+        keys, ``score`` and ``label``.
 
     Raises
     ------
     ColumnNotFoundError
         A named column is missing.
     InvalidInputError
-        The score or weight is not numeric, a weight is negative, ``favorable`` does not match the
-        label's dtype, or a score lies outside the bin edges.
+        The score or weight is not numeric, a score is infinite, a weight is negative or
+        infinite, a label is not a label (a fractional Float), ``favorable`` cannot be held by the
+        label's dtype, or a score lies outside the bin edges; missing values with
+        ``on_missing="raise"``. The message names the column and shows example values.
     PolfairError
         Invalid ``bins`` / ``range``, or a key name is reserved (``score``, ``label``, ``n``, ...).
 
@@ -332,8 +263,10 @@ def score_counts(
     -----
     One pass: the input is scanned once (``tests/scores/test_scores_single_pass.py`` counts the
     scans). The tables of partitions merge with :func:`merge_score_counts`. A PySpark DataFrame or
-    DuckDB relation runs the same ``group_by`` inside its own engine via narwhals (optional
-    dependency; column names only) and only the small histogram comes back to Polars.
+    DuckDB relation runs the same ``group_by``, compiled by the same code, inside its own engine
+    via narwhals (optional dependency; column names only) and only the small histogram comes
+    back to Polars; the parity suite (``tests/contract``) checks that every engine gives the same
+    table.
 
     Examples
     --------
@@ -347,126 +280,55 @@ def score_counts(
     6172
     """
     edges = _check_bins(bins, range)
-    if is_foreign(data):
-        return _finish(*_foreign_counts(data, y_true, y_score, protected, favorable, weight, by, edges), edges)
-    req = score_counts_request(
-        data, y_true=y_true, y_score=y_score, protected=protected, favorable=favorable, weight=weight, by=by
-    )
-    s, w, y = pl.col("__pf_s"), pl.col("__pf_w"), pl.col("__pf_y")
-    keys = [*req.by, *req.keys]
-    aggs = [
-        pl.len().cast(pl.Int64).alias("n"),
-        w.sum().alias("weight"),
-        (w * s).sum().alias("score_sum"),
-        (w * s * s).sum().alias("score_sq_sum"),
-        s.min().alias("score_min"),
-        s.max().alias("score_max"),
-        (w * w).sum().alias("weight_sq_sum"),
-        w.min().alias(_W_MIN),
-    ]
-    out = (
-        req.frame.with_columns(_bin_expr(s, edges).alias("score"), y.alias("label"))
-        .group_by([*keys, "score", "label"])
-        .agg(aggs)
-        .collect(engine=engine)
-    )
+    out, keys = _histogram(data, y_true=y_true, y_score=y_score, protected=protected, favorable=favorable,
+                           weight_=weight, by=by, edges=edges, engine=engine, on_missing=on_missing)  # fmt: skip
     return _finish(out, keys, edges)
 
 
-def _foreign_counts(
+def decision_counts(
     data: Any,
-    y_true: Any,
-    y_score: Any,
-    protected: Any,
-    favorable: Any,
-    weight: Any,
-    by: Any,
-    edges: tuple[float, ...] | None,
-) -> tuple[pl.DataFrame, list[str]]:
-    """The same ONE group_by inside a PySpark / DuckDB / ... frame's own engine, via narwhals."""
-    try:
-        import narwhals as nw
-    except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        msg = "Spark/DuckDB inputs need narwhals: pip install 'polfair[spark]' (or pip install narwhals)"
-        raise ImportError(msg) from exc
+    *,
+    y_pred: IntoExpr,
+    protected: IntoExpr | Sequence[IntoExpr] | None,
+    favorable: Any = 1,
+    by: IntoExpr | Sequence[IntoExpr] | None = None,
+    on_missing: Literal["warn", "raise", "ignore"] = "warn",
+) -> pl.DataFrame:
+    """The histogram of a decision: :func:`score_counts` whose score is 1.0 (favorable decision) or 0.0.
 
-    def names(x: Any, role: str) -> list[str]:
-        out = as_list(x)
-        if not all(isinstance(v, str) for v in out):
-            msg = f"{role}: frames of other engines take column names only (no Polars expressions), got {out!r}"
-            raise TypeError(msg)
-        return [str(v) for v in out]
+    The decision is read by the input contract's label rules (``favorable`` matched in the
+    column's dtype; null and NaN are missing; a Float value that is not a whole number is an
+    error suggesting ``y_score=``), on every engine.
 
-    nf = nw.from_native(data)
-    schema = nf.collect_schema()
-    cols = list(schema.names())
-    by_n, keys = names(by, "by"), names(protected, "protected")
-    roles = {"y_score": names(y_score, "y_score"), "y_true": names(y_true, "y_true"), "weight": names(weight, "weight")}
-    for role, v in [*roles.items(), ("by", by_n), ("protected", keys)]:
-        for c in v:
-            check_columns(pl.col(c), role, cols)
-    for k in (*by_n, *keys):
-        if k in _RESERVED or k.startswith("__pf_"):
-            msg = f"key name {k!r} is reserved for the score table's columns; rename it"
-            raise PolfairError(msg)
-    s = nw.col(roles["y_score"][0]).cast(nw.Float64)
-    if y_true is None:
-        label = nw.lit(False)
-    else:
-        col = roles["y_true"][0]
-        values = list(as_values(favorable))
-        dtype = schema[col]
-        if dtype == nw.Boolean:
-            label = nw.col(col) if True in [bool(v) for v in values] else ~nw.col(col)
-        elif dtype.is_numeric() != all(isinstance(v, (int, float)) for v in values):
-            msg = f"favorable={values!r} cannot match y_true column {col!r} of dtype {dtype}"
-            raise InvalidInputError(msg)
-        else:
-            label = nw.col(col).is_in(values)
-    w = nw.lit(1.0) if weight is None else nw.col(roles["weight"][0]).cast(nw.Float64)
-    score = s
-    if edges is not None:
-        score = nw.lit(edges[0])
-        for e in edges[1:-1]:
-            score = nw.when(s >= e).then(nw.lit(e)).otherwise(score)
-        score = nw.when(~s.is_null()).then(score)
-    table = (
-        nf.with_columns(
-            s.alias("__pf_s"), w.alias("__pf_w"), (w * s).alias("__pf_ws"), (w * s * s).alias("__pf_wss"),
-            (w * w).alias("__pf_ww"),
-            score.alias("score"), label.alias("label"),
-        )
-        .group_by([*by_n, *keys, "score", "label"])
-        .agg(
-            nw.len().alias("n"), nw.col("__pf_w").sum().alias("weight"), nw.col("__pf_ws").sum().alias("score_sum"),
-            nw.col("__pf_wss").sum().alias("score_sq_sum"), nw.col("__pf_s").min().alias("score_min"),
-            nw.col("__pf_s").max().alias("score_max"), nw.col("__pf_ww").sum().alias("weight_sq_sum"),
-            nw.col("__pf_w").min().alias(_W_MIN),
-        )
-    )  # fmt: skip
-    native = table.collect(backend="polars").to_native() if hasattr(table, "collect") else table.to_polars()
-    out = native.with_columns(
-        pl.col("n").cast(pl.Int64), pl.col("score").cast(pl.Float64), pl.col("label").cast(pl.Boolean),
-        pl.col("weight", "score_sum", "score_sq_sum", "score_min", "score_max", "weight_sq_sum", _W_MIN).cast(pl.Float64),
-    )  # fmt: skip
-    return out, [*by_n, *keys]
+    Parameters
+    ----------
+    data
+        As :func:`score_counts` (Spark/DuckDB frames included).
+    y_pred
+        The decision column or expression (selected / moved forward).
+    protected, by, on_missing
+        As :func:`score_counts`.
+    favorable
+        The favorable (selected) value(s) of ``y_pred``.
+
+    Returns
+    -------
+    pl.DataFrame
+        The schema of :func:`score_counts`; ``label`` is False.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"hired": ["yes", "no", "yes"], "sex": ["f", "f", "m"]})
+    >>> decision_counts(df, y_pred="hired", favorable="yes", protected="sex").select("sex", "score", "n").rows()
+    [('f', 0.0, 1), ('f', 1.0, 1), ('m', 1.0, 1)]
+    """
+    out, keys = _histogram(data, y_true=None, y_score=None, y_pred=y_pred, protected=protected, favorable=favorable,
+                           weight_=None, by=by, edges=None, engine="auto", on_missing=on_missing)  # fmt: skip
+    return _finish(out, keys, None)
 
 
 def _finish(out: pl.DataFrame, keys: list[str], edges: tuple[float, ...] | None) -> pl.DataFrame:
-    bad_w = out.filter(pl.col(_W_MIN) < 0)
-    if bad_w.height:
-        msg = f"weight has negative values (minimum {bad_w[_W_MIN].min()!r}); weights must be >= 0"
-        raise InvalidInputError(msg)
-    missing = out.filter(pl.col("score").is_null() | pl.col("label").is_null() | pl.col("weight").is_null())
-    # a null weight on some rows of a cell makes Σw skip them; count rows with null weight too
-    if missing.height:
-        n_miss = int(missing["n"].sum())
-        warnings.warn(
-            f"{n_miss} rows with a null label, score or weight were excluded from the score histogram",
-            MissingValuesWarning,
-            stacklevel=3,
-        )
-        out = out.filter(pl.col("score").is_not_null() & pl.col("label").is_not_null() & pl.col("weight").is_not_null())
     if edges is not None and out.height:
         lo, hi = float(out["score_min"].min()), float(out["score_max"].max())  # type: ignore[arg-type]
         if lo < edges[0] or hi > edges[-1]:
@@ -475,7 +337,7 @@ def _finish(out: pl.DataFrame, keys: list[str], edges: tuple[float, ...] | None)
                 "give range=(lo, hi) or bins edges covering every score, or bins='exact'"
             )
             raise InvalidInputError(msg)
-    return out.drop(_W_MIN).sort([*keys, "score", "label"], nulls_last=True)
+    return out.sort([*keys, "score", "label"], nulls_last=True)
 
 
 def merge_score_counts(tables: Sequence[pl.DataFrame | pl.LazyFrame]) -> pl.DataFrame:

@@ -119,13 +119,13 @@ def test_favorable_and_unfavorable_overlap(df) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("bad_value", [1.5, -0.1, float("nan")])
-def test_score_outside_unit_interval_or_nan(df, bad_value) -> None:
+@pytest.mark.parametrize("bad_value", [1.5, -0.1, float("inf")])
+def test_score_outside_unit_interval_or_infinite(df, bad_value) -> None:
     bad = df.with_columns(score=pl.Series([0.9, bad_value, 0.2, 0.7, 0.1, 0.5]))
     with pytest.raises(pf.InvalidInputError) as exc:
         run(bad, y_pred=None, y_score="score")
     msg = str(exc.value)
-    assert "y_score='score'" in msg and "1 rows" in msg and "NaN or outside [0, 1]" in msg
+    assert "y_score='score'" in msg and "1 rows" in msg and "infinite or outside [0, 1]" in msg
     assert "rescale" in msg or "clip" in msg
     # also when the score only feeds the generalized counts next to y_pred
     with pytest.raises(pf.InvalidInputError, match="y_score"):
@@ -137,13 +137,23 @@ def test_non_numeric_score(df) -> None:
         run(df, y_pred=None, y_score="race")
 
 
-@pytest.mark.parametrize("bad_value", [-1.0, float("nan"), float("inf")])
-def test_negative_nan_or_infinite_weights(df, bad_value) -> None:
+def test_nan_scores_and_weights_are_missing(df) -> None:
+    # issue 21 (the input contract): NaN is a missing value in every role, as null is (it was an
+    # invalid score / weight before): counted in n_missing, warned about, left out of every rate
+    bad = df.with_columns(score=pl.Series([0.9, float("nan"), 0.2, 0.7, 0.1, 0.5]),
+                          w=pl.Series([1.0, 2.0, float("nan"), 1.0, 1.0, 1.0]))  # fmt: skip
+    with pytest.warns(pf.MissingValuesWarning, match="1 with a null score, 1 with a null weight.*NaN counts as null"):
+        rep = run(bad, y_score="score", weight="w")
+    assert rep.filter(pl.col("attribute").is_null(), metric="n_missing")["value"].item() == 2
+
+
+@pytest.mark.parametrize("bad_value", [-1.0, float("inf"), float("-inf")])
+def test_negative_or_infinite_weights(df, bad_value) -> None:
     bad = df.with_columns(w=pl.Series([1.0, bad_value, 1.0, 1.0, 1.0, 1.0]))
     with pytest.raises(pf.InvalidInputError) as exc:
         run(bad, weight="w")
     msg = str(exc.value)
-    assert "weight='w'" in msg and "negative, NaN or infinite" in msg and ">= 0" in msg
+    assert "weight='w'" in msg and "negative or infinite" in msg and ">= 0" in msg
 
 
 def test_non_numeric_weight(df) -> None:

@@ -231,17 +231,33 @@ class TestUnsupportedDtypes:
 
 
 class TestContinuousKeys:
-    """A Float key, or one with about a group per row, is an error suggesting binning, with the
-    explicit override allow_many_groups=True."""
+    """A key with about a group per row (a continuous column, an id) is an error suggesting binning,
+    with the explicit override allow_many_groups=True; the guard is about cardinality, not dtype
+    (issue 21): a Float key with few values is a group column like an integer one."""
 
-    def test_float_key(self) -> None:
-        df = base().with_columns(pl.Series([0.5, 1.5] * 4).alias("age"))
-        with pytest.raises(InvalidInputError, match=r"'age'.*Float64.*bin_intervals.*allow_many_groups=True"):
-            pf.fairness_report(df, y_true="y", y_pred="p", protected="age")
-        with pytest.raises(InvalidInputError, match="'age'"):
-            pf.confusion_counts(df, y_true="y", protected="age")
-        rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="age", allow_many_groups=True)
-        assert rep.filter(pl.col("group").is_not_null())["group"].n_unique() == 2
+    def test_float_key_with_few_values_is_a_group_column(self) -> None:
+        # aif360's own encoding: sex as 0.0/1.0
+        df = base().with_columns(pl.Series([0.0, 1.0] * 4).alias("sex"))
+        rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="sex")
+        as_int = pf.fairness_report(df.with_columns(pl.col("sex").cast(pl.Int64)), y_true="y", y_pred="p", protected="sex")
+        assert rep.filter(pl.col("group").is_not_null())["group"].unique().sort().to_list() == ["0.0", "1.0"]
+        assert_frame_equal(rep.drop("group", "reference_group", "group_key"), as_int.drop("group", "reference_group", "group_key"))
+
+    def test_continuous_float_key(self) -> None:
+        n = 3000
+        df = pl.DataFrame({"y": [i % 2 for i in range(n)], "age": [i / 7 for i in range(n)]})
+        with pytest.raises(InvalidInputError, match=r"'age' has 3000 distinct values.*bin_intervals.*allow_many_groups=True"):
+            pf.fairness_report(df, y_true="y", protected="age")
+        rep = pf.fairness_report(df, y_true="y", protected="age", allow_many_groups=True, ci=None)
+        assert rep.filter(pl.col("group").is_not_null())["group"].n_unique() == n
+
+    def test_nan_and_negative_zero_in_a_float_key(self) -> None:
+        # NaN in a Float key is the null group (a missing key), -0.0 is 0.0, in any row order
+        df = base().with_columns(pl.Series([-0.0, 0.0, float("nan"), None, 1.0, 1.0, 0.0, -0.0]).alias("k"))
+        for frame in (df, df.reverse()):
+            cells = pf.confusion_counts(frame, y_true="y", y_pred="p", protected="k").collect()
+            assert cells["k"].to_list() == [None, 0.0, 1.0] and cells["n"].to_list() == [2, 4, 2]
+            assert math.copysign(1.0, cells["k"][1]) == 1.0
 
     def test_id_like_key(self) -> None:
         n = 3000
@@ -363,17 +379,28 @@ class TestCellTables:
         with pytest.raises(InvalidInputError, match="'w' overflows Float64"):
             merge_counts([big, big]).collect()
 
-    @pytest.mark.parametrize("w", [1e308, 2.0**40, 1e15])
-    def test_huge_weights_name_the_weight(self, w) -> None:
-        # each weight finite, their Float64 sum infinite (1e308): the pass's exact sums take weights
-        # below 2**40, so huge weights are an error naming the column, never inf/NaN metrics
-        df = base().with_columns(pl.lit(w).alias("wt"))
-        with pytest.raises(InvalidInputError, match=r"weight='wt'.*2\*\*40"):
+    def test_overflowing_weights_name_the_weight(self) -> None:
+        # each weight finite, their Float64 sum infinite: an error naming the column, never inf/NaN metrics
+        df = base().with_columns(pl.lit(1e308).alias("wt"))
+        with pytest.raises(InvalidInputError, match=r"weight='wt'.*overflows Float64.*rescale"):
             pf.fairness_report(df, y_true="y", y_pred="p", protected="g", weight="wt")
+        # a weight whose square overflows (Σw² of the intervals) is named too
+        df = base().with_columns(pl.lit(1e200).alias("wt"))
+        with pytest.raises(InvalidInputError, match=r"weight='wt'.*squared weights.*overflows Float64"):
+            pf.fairness_report(df, y_true="y", y_pred="p", protected="g", weight="wt")
+
+    @pytest.mark.parametrize("w", [2.0**40, 1e15, 1e-9, 2.0**-17])
+    def test_weights_outside_the_exact_grid_name_the_option(self, w) -> None:
+        # Float64 sums (the default) take them; exact_sums=True refuses them, naming the option and range
+        df = base().with_columns(pl.lit(w).alias("wt"))
+        rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="g", weight="wt")
+        assert rep.filter(pl.col("attribute").is_null(), metric="num_instances")["value"].item() == pytest.approx(8 * w)
+        with pytest.raises(InvalidInputError, match=r"weight='wt'.*exact_sums=True.*2\*\*-16 <= w < 2\*\*40.*exact_sums=False"):
+            pf.fairness_report(df, y_true="y", y_pred="p", protected="g", weight="wt", exact_sums=True)
 
     def test_large_weights_below_the_bound_sum_exactly(self) -> None:
         df = base().with_columns(pl.lit(2.0**40 - 1).alias("wt"))
-        cells = counts(df, weight="wt")
+        cells = counts(df, weight="wt", exact_sums=True)
         assert cells["w"].to_list() == [4 * (2.0**40 - 1)] * 2
 
     @given(
@@ -470,9 +497,10 @@ def test_assert_nothing_silently_dropped() -> None:
 
 
 class TestReproducibleWeightedSums:
-    """Issue 15 §7: weighted sums are exact fixed-point sums in the pass, so the same rows give
-    bit-identical weighted reports through a glob, a CLI run and an in-memory frame, in any order
-    and any chunking."""
+    """Weighted sums: Float64 by default (reproducible to about 1e-13 relative), and with
+    ``exact_sums=True`` exact fixed-point sums, Σw² included, so the ENTIRE report (interval columns
+    too) is bit-identical through a glob, a CLI run and an in-memory frame, in any order and chunking
+    (issue 15 §7, made whole by issue 21)."""
 
     @staticmethod
     def frame(n: int = 20_000, seed: int = 0) -> pl.DataFrame:
@@ -480,30 +508,23 @@ class TestReproducibleWeightedSums:
         return pl.DataFrame({
             "y": rng.integers(0, 2, n), "p": rng.integers(0, 2, n), "s": rng.random(n),
             "g": rng.choice(["a", "b", "c"], n), "h": rng.choice(["x", "y"], n),
-            "w": rng.exponential(1.0, n) * rng.choice([1e-3, 1.0, 1e3], n),
+            "w": (rng.exponential(1.0, n) + 0.02) * rng.choice([1e-3, 1.0, 1e3], n),  # >= 2**-16 (exact_sums)
         })  # fmt: skip
 
     KW = {"y_true": "y", "y_pred": "p", "y_score": "s", "protected": ["g", "h"], "weight": "w"}
 
-    @staticmethod
-    def agree(got: pl.DataFrame, want: pl.DataFrame) -> None:
-        """Point values bit for bit; interval columns (Kish sizes from the Float64 Σw², docs/design.md
-        "Reproducible weighted sums") to 1e-12 relative."""
-        from polfair.core.intervals import INTERVAL_COLUMNS
-
-        ci = [c for c in want.columns if c in INTERVAL_COLUMNS]
-        assert_frame_equal(got.drop(ci), want.drop(ci), check_exact=True)
-        assert_frame_equal(got.select(ci), want.select(ci), rel_tol=1e-12, abs_tol=1e-15)
-
     def test_orders_chunks_and_files_agree_bit_for_bit(self, tmp_path) -> None:
         df = self.frame()
-        want = pf.fairness_report(df, **self.KW)
+        want = pf.fairness_report(df, **self.KW, exact_sums=True)
+        default = pf.fairness_report(df, **self.KW)
         shuffled = df.sample(fraction=1.0, shuffle=True, seed=1)
         chunked = pl.concat([df[i : i + 777] for i in range(0, df.height, 777)], rechunk=False)
         for i in range(4):
             df[i * 5000 : (i + 1) * 5000].write_parquet(tmp_path / f"part-{i}.parquet")
         for other in (shuffled, chunked, str(tmp_path / "*.parquet")):
-            self.agree(pf.fairness_report(other, **self.KW), want)
+            assert_frame_equal(pf.fairness_report(other, **self.KW, exact_sums=True), want, check_exact=True)
+            # the default Float64 sums: the same report up to the order of the additions
+            assert_frame_equal(pf.fairness_report(other, **self.KW), default, rel_tol=1e-9, abs_tol=1e-9)
 
     def test_cli_run_agrees_bit_for_bit(self, tmp_path) -> None:
         from polfair.cli import main
@@ -512,12 +533,12 @@ class TestReproducibleWeightedSums:
         df.write_parquet(tmp_path / "d.parquet")
         out = tmp_path / "r.parquet"
         argv = ["report", str(tmp_path / "d.parquet"), "--y-true", "y", "--y-pred", "p", "--y-score", "s",
-                "--protected", "g", "h", "--weight", "w", "--out", str(out), "--no-run-metadata"]  # fmt: skip
+                "--protected", "g", "h", "--weight", "w", "--out", str(out), "--no-run-metadata", "--exact-sums"]  # fmt: skip
         assert main(argv) == 0
         got = pl.read_parquet(out)
-        want = pf.fairness_report(df.sample(fraction=1.0, shuffle=True, seed=3), **self.KW)
+        want = pf.fairness_report(df.sample(fraction=1.0, shuffle=True, seed=3), **self.KW, exact_sums=True)
         cols = [c for c in want.columns if c in got.columns and want.schema[c] == pl.Float64]
-        self.agree(got.select(cols), want.select(cols))
+        assert_frame_equal(got.select(cols), want.select(cols), check_exact=True)
 
     @given(seed=st.integers(0, 2**16), cuts=st.lists(st.integers(1, 1999), max_size=5))
     @settings(max_examples=25, deadline=None)
@@ -526,18 +547,20 @@ class TestReproducibleWeightedSums:
         bounds = sorted({0, df.height, *cuts})
         pieces = pl.concat([df[a:b] for a, b in zip(bounds, bounds[1:])], rechunk=False)
         shuffled = pieces.sample(fraction=1.0, shuffle=True, seed=seed)
-        a = pf.confusion_counts(df, **self.KW).collect()
-        b = pf.confusion_counts(shuffled, **self.KW).collect(engine="streaming")
-        exact = [c for c in a.columns if not c.endswith("_w2")]  # Σw² is a plain Float64 sum
-        assert_frame_equal(a.select(exact), b.select(exact), check_exact=True)
-        assert_frame_equal(a, b, rel_tol=1e-12)
+        a = pf.confusion_counts(df, **self.KW, exact_sums=True).collect()
+        b = pf.confusion_counts(shuffled, **self.KW, exact_sums=True).collect(engine="streaming")
+        assert_frame_equal(a, b, check_exact=True)  # Σw² (tp_w2 ...) included
+        c = pf.confusion_counts(shuffled, **self.KW).collect(engine="streaming")
+        assert_frame_equal(a, c, rel_tol=1e-12)
 
     def test_sums_are_exact_for_weights_of_one_sixteenth_and_up(self) -> None:
         rng = np.random.default_rng(7)
         w = rng.uniform(0.0625, 1e6, 50_000)
         df = pl.DataFrame({"y": np.ones(50_000, dtype=np.int64), "g": ["a"] * 50_000, "w": w})
-        cells = pf.confusion_counts(df, y_true="y", protected="g", weight="w").collect()
+        cells = pf.confusion_counts(df, y_true="y", protected="g", weight="w", exact_sums=True).collect()
         assert cells["w"].item() == math.fsum(w)  # the correctly rounded exact sum
+        default = pf.confusion_counts(df, y_true="y", protected="g", weight="w").collect()
+        assert default["w"].item() == pytest.approx(math.fsum(w), rel=1e-13)
 
 
 def test_an_expression_that_does_not_type_check_is_named() -> None:

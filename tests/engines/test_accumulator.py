@@ -143,3 +143,30 @@ def test_reset_empty_and_errors() -> None:
     with pytest.raises(InvalidInputError, match="weight"):
         FairnessAccumulator(**KW, weight="w").update({"y": [1], "p": [1], "sex": ["f"], "race": ["a"], "w": [-1.0]})
     assert acc.state().equals(before)
+
+
+def test_exact_sums_accumulate_bit_for_bit_in_any_split_and_order() -> None:
+    # issue 21: with exact_sums=True the accumulator keeps the pass's integer sums, so any split of
+    # the rows, in any order, and any tree of merges give the one-pass cell table and report bit for bit
+    rng = np.random.default_rng(4)
+    n = 6000
+    df = pl.DataFrame({
+        "y": rng.integers(0, 2, n), "p": rng.integers(0, 2, n), "s": rng.random(n),
+        "w": (rng.exponential(1.0, n) + 0.02) * rng.choice([1e-3, 1.0, 1e4], n), "g": rng.choice(["a", "b", "c"], n),
+    })  # fmt: skip
+    kw = dict(y_true="y", y_pred="p", y_score="s", weight="w", protected="g")
+    want = pf.confusion_counts(df, **kw, exact_sums=True).collect()
+    report = pf.fairness_report(df, **kw, exact_sums=True)
+    shuffled = df.sample(fraction=1.0, shuffle=True, seed=9)
+    a = pf.FairnessAccumulator(**kw, exact_sums=True)
+    b = pf.FairnessAccumulator(**kw, exact_sums=True)
+    for i, start in enumerate(range(0, n, 777)):
+        (a if i % 2 else b).update(shuffled[start : start + 777])
+    merged = b.merge(a)
+    assert_frame_equal(merged.state(), want, check_exact=True)
+    assert_frame_equal(merged.compute(), report, check_exact=True)
+    # Float64 sums (the default): the same up to the order of the additions
+    c = pf.FairnessAccumulator(**kw)
+    for start in range(0, n, 777):
+        c.update(shuffled[start : start + 777])
+    assert_frame_equal(c.state(), want, rel_tol=1e-12)

@@ -6,36 +6,25 @@ Needs ``pyspark`` and a Java runtime; skipped with the reason otherwise. The Duc
 
 from __future__ import annotations
 
-import shutil
-
 import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
+from spark_session import spark_session, stop_spark_session
 
 import polfair as pf
 
 pyspark = pytest.importorskip("pyspark")
 pytest.importorskip("narwhals")
-if shutil.which("java") is None:  # pragma: no cover
-    pytest.skip("no Java runtime for Spark", allow_module_level=True)
 
 
 @pytest.fixture(scope="module")
 def spark():
-    from pyspark.sql import SparkSession
-
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("polfair-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.driver.memory", "1g")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
+    session = spark_session()  # the shared helper (tests/spark_session.py)
+    if session is None:  # pragma: no cover
+        pytest.skip("no Java runtime for Spark")
     yield session
-    session.stop()
+    stop_spark_session()
 
 
 def _frame(n: int = 4_000, seed: int = 1) -> pl.DataFrame:

@@ -173,7 +173,7 @@ class CellTableMetric:
             return col.is_null()
         if (dtype.is_numeric() or dtype == pl.Boolean) and _is_number(val):
             if isinstance(val, float) and np.isnan(val):
-                return col.is_nan()  # aif360's float arrays: NaN rows are a value of their own
+                return col.is_null()  # the input contract: NaN in a Float key is the null group
             return col.cast(pl.Float64) == float(val)
         if isinstance(dtype, (pl.String, pl.Categorical)) and isinstance(val, str):
             return col.cast(pl.String) == val
@@ -272,6 +272,7 @@ class CellTableMetric:
         if self._rows is None:
             spec = self._spec
             source = spec.source
+            assert source is not None  # the facade's specs are Polars ones (build_spec)
             schema = source.collect_schema()
             used = set()
             for e in spec.roles.values():

@@ -647,7 +647,9 @@ class BinaryLabelDatasetMetric(CellTableMetric):
         X = keys.cast(pl.Float64).to_numpy()
         if isinstance(predictions, (str, pl.Expr)):
             e = pl.col(predictions) if isinstance(predictions, str) else predictions
-            predictions = self._spec.source.select(e.cast(pl.Float64)).collect().to_series().to_numpy()
+            source = self._spec.source
+            assert source is not None  # the facade's specs are Polars ones (build_spec)
+            predictions = source.select(e.cast(pl.Float64)).collect().to_series().to_numpy()
         elif isinstance(predictions, pl.Series):
             predictions = predictions.cast(pl.Float64).to_numpy()
         return individual.rich_subgroup(X, rows["y"], predictions, fairness_def)

@@ -40,6 +40,8 @@ import polars as pl
 from polfair.core._args import as_expr, as_list, check_columns, output_name
 from polfair.core._typing import IntoExpr
 from polfair.core.collect import check_not_empty
+from polfair.core.contract import FLAG_BAD_WEIGHT, FLAG_NULL_WEIGHT, POLARS, Column, key
+from polfair.core.contract import weight as weight_rule
 from polfair.core.counts import COUNT_COLUMNS, COUNT_DTYPES
 from polfair.core.inputs import to_lazyframe
 from polfair.core.spec import check_key_names, check_on_missing, protected_exprs
@@ -80,6 +82,11 @@ def _common_dtype(a: pl.DataType, b: pl.DataType) -> pl.DataType:
     raise InvalidInputError(msg)
 
 
+def _present(e: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+    """Not null, and not NaN in a Float column (the input contract: NaN is a missing value)."""
+    return e.is_not_null() & ~e.is_nan() if dtype.is_float() else e.is_not_null()
+
+
 def _state(ok: pl.Expr, present: pl.Expr) -> pl.Expr:
     return pl.when(~present).then(_MISSING).when(~ok).then(_INVALID).otherwise(_VALID).cast(pl.UInt8)
 
@@ -116,7 +123,8 @@ def multiclass_counts(
     by
         Optional column name(s) or expressions; one independent table per ``by`` value.
     weight
-        Optional column name or expression of non-negative row weights.
+        Optional column name or expression of finite, non-negative row weights (null and NaN are
+        missing, as for labels: the input contract, ``docs/contract.md``).
     classes
         Optional list of the classes (labels input): classes never seen still get rows (rate 0).
         Default: every value seen in ``y_true`` or ``y_pred``; ``0 .. K-1`` for scores/multilabel.
@@ -139,7 +147,7 @@ def multiclass_counts(
         A named column is missing.
     InvalidInputError
         Empty input; a class index outside ``0 .. K-1`` (scores input); score or label lists of
-        different lengths; multilabel values other than 0/1; negative/NaN weights; labels and
+        different lengths; multilabel values other than 0/1; negative or infinite weights; labels and
         predictions of incompatible dtypes; missing values with ``on_missing="raise"``.
     PolfairError
         Invalid options (reserved or duplicate key names, ``multilabel`` without list columns).
@@ -223,16 +231,18 @@ def _resolve_inputs(
     check_key_names(by_names, keys, also_reserved=(CLASS, "n_correct", "w_correct"))
 
     probe = lf.select(yt.alias("t"), yp.alias("p"), *([w.alias("w")] if w is not None else [])).collect_schema()
-    if w is not None and not probe["w"].is_numeric():
-        msg = f"weight must be numeric and >= 0; found dtype {probe['w']}"
-        raise InvalidInputError(msg)
-    wf = pl.lit(1.0) if w is None else w.cast(pl.Float64)
+    # weights and keys by the input contract (docs/contract.md): a null or NaN weight is missing, a
+    # negative or infinite one invalid; NaN in a Float key is the null group, -0.0 is 0.0
+    wc = None if w is None else weight_rule(POLARS, Column(output_name(w, "weight"), w, probe["w"]))
+    key_schema = lf.select([e.alias(f"__pf_k{i}") for i, e in enumerate([*by_exprs, *key_exprs])]).collect_schema()
+    roles = [*(("by", n) for n in by_names), *(("protected", k) for k in keys)]
+    cols = [key(POLARS, Column(n, e, dt), role=r).alias(n)
+            for (r, n), e, dt in zip(roles, [*by_exprs, *key_exprs], key_schema.values())]  # fmt: skip
     return _Inputs(
-        lf=lf, yt=yt, yp=yp, tdt=probe["t"], pdt=probe["p"], wf=wf,
-        w_ok=pl.lit(True) if w is None else ~(wf.is_nan() | wf.is_infinite() | (wf < 0)),
-        w_present=pl.lit(True) if w is None else wf.is_not_null(),
-        cols=[*(e.alias(n) for e, n in zip(by_exprs, by_names)), *(e.alias(k) for e, k in zip(key_exprs, keys))],
-        group=[*by_names, *keys],
+        lf=lf, yt=yt, yp=yp, tdt=probe["t"], pdt=probe["p"], wf=pl.lit(1.0) if wc is None else wc.value,
+        w_ok=pl.lit(True) if wc is None else wc.state != FLAG_BAD_WEIGHT,
+        w_present=pl.lit(True) if wc is None else wc.state != FLAG_NULL_WEIGHT,
+        cols=cols, group=[*by_names, *keys],
     )  # fmt: skip
 
 
@@ -305,7 +315,7 @@ def _scores_table(inp: _Inputs) -> tuple[pl.DataFrame, pl.Series]:
         )
         raise InvalidInputError(msg)
     t_expr, p_expr = yt.cast(pl.Int64), lp.list.arg_max().cast(pl.Int64)
-    present = yt.is_not_null() & lp.is_not_null() & inp.w_present
+    present = _present(yt, tdt) & lp.is_not_null() & inp.w_present
     ok = inp.w_ok & (t_expr >= 0) & (lp.list.len() > 0) & (lp.list.eval(pl.element().null_count()).list.first() == 0)
     small = _single_label_table(inp, t_expr, p_expr, lp.list.len(), ok, present)
     kmin, kmax = small.select(pl.col("__pf_kmin").min(), pl.col("__pf_kmax").max()).row(0)
@@ -330,7 +340,7 @@ def _labels_table(inp: _Inputs, classes: Sequence[Any] | None) -> tuple[pl.DataF
         msg = f"y_true is a list column (dtype {tdt}) but y_pred is not: pass multilabel=True for 0/1 matrices"
         raise PolfairError(msg)
     super_dt = _common_dtype(tdt, pdt)
-    present = yt.is_not_null() & yp.is_not_null() & inp.w_present
+    present = _present(yt, tdt) & _present(yp, pdt) & inp.w_present
     small = _single_label_table(
         inp, yt.cast(super_dt), yp.cast(super_dt), pl.lit(None, pl.UInt32), inp.w_ok, present
     )
@@ -409,7 +419,7 @@ def _check_states(per_row: pl.DataFrame, small: pl.DataFrame, on_missing: str, t
     invalid = int(small.filter(pl.col(_ST) == _INVALID)[_N].sum() or 0)  # multilabel: (row, label) pairs
     if invalid:
         msg = (
-            f"{invalid} rows (multilabel: row-label pairs) of {total} are invalid: negative/NaN/infinite "
+            f"{invalid} rows (multilabel: row-label pairs) of {total} are invalid: negative or infinite "
             "weights, empty or null-holding score lists, negative class indices, multilabel values other than 0/1, or "
             "label lists whose lengths differ between y_true and y_pred. Fix or filter them"
         )
