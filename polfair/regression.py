@@ -4,50 +4,42 @@ ONE ``group_by`` over the rows to the regression cell table (:mod:`polfair.core.
 every metric, comparison, spread, interval and test from that small table. See
 ``docs/regression.md``.
 
-Input rules (to move into the core's input contract, ``polfair.core.contract``, when it lands):
-``y_true`` / ``y_pred`` numeric, null and NaN are missing values (counted in ``n_missing``,
-warned about), ±inf is an error; ``weight`` numeric, null and NaN missing, negative or ±inf an
-error; ``protected`` / ``by`` keys as in :func:`polfair.fairness_report`.
+Input rules: the input contract's (:mod:`polfair.core.contract`, ``docs/contract.md``), compiled
+into the pass by :func:`polfair.core.regression.regression_pass` on every engine: ``y_true`` /
+``y_pred`` are numeric outcomes (null and NaN missing, counted in ``n_missing`` and warned about;
+±inf an error naming the column), ``weight`` a weight (null and NaN missing; negative or ±inf an
+error), ``protected`` / ``by`` keys as in :func:`polfair.fairness_report`. Spark, DuckDB and other
+lazy frames run the same pass in their engine through narwhals (``polfair.engines.narwhals``);
+their column arguments are names.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import polars as pl
 
-from polfair.core._args import as_expr, as_list, check_columns, output_name
+from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
-from polfair.core.collect import check_cardinality
-from polfair.core.inputs import is_foreign, to_lazyframe
+from polfair.core.contract import PolarsFrame
+from polfair.core.inputs import is_foreign
 from polfair.core.regression import (
     BINS_PER_OCTAVE,
     REGRESSION_CELL_COLUMNS,
     attach_regression_cells,
     merge_regression_cells,
-    regression_cells,
+    regression_pass,
     regression_report_from_cells,
 )
 from polfair.core.report import Intersections
 from polfair.core.run_metadata import attach_request, expr_text
-from polfair.core.values import check_key_dtype, check_role_dtype
-from polfair.exceptions import InvalidInputError, MissingValuesWarning, PolfairError
+from polfair.exceptions import PolfairError
 
 __all__ = ["RegressionAccumulator", "regression_counts", "regression_report"]
 
 OnMissing = Literal["warn", "raise", "ignore"]
 _RESERVED = ("bin", "attribute", "group", "metric", "value")
-
-
-def _named(x: IntoExpr | Sequence[IntoExpr] | None, role: str, names: list[str]) -> list[pl.Expr]:
-    out = []
-    for v in as_list(x):
-        e = as_expr(v, role)
-        check_columns(e, role, names)
-        out.append(e.alias(output_name(e, role)))
-    return out
 
 
 def regression_counts(
@@ -68,8 +60,10 @@ def regression_counts(
     Parameters
     ----------
     data
-        ``pl.DataFrame``, ``pl.LazyFrame``, pandas DataFrame, pyarrow Table, dict of columns, or a
-        parquet/CSV path (scanned lazily).
+        ``pl.DataFrame``, ``pl.LazyFrame``, pandas DataFrame, pyarrow Table, dict of columns, a
+        parquet/CSV path (scanned lazily), or a Spark / DuckDB / other lazy frame (the pass runs in
+        that engine through narwhals, extra ``polfair[spark]`` / ``polfair[duckdb]``; column
+        arguments are then names).
     y_true, y_pred
         The outcome and the model's prediction: numeric column names or named expressions.
     protected, by
@@ -82,7 +76,9 @@ def regression_counts(
         ``"warn"`` (default), ``"raise"`` or ``"ignore"`` rows whose outcome, prediction or weight is
         null or NaN (always counted in ``n_missing``, never used).
     allow_many_groups
-        Accept Float protected / by keys (each distinct value a group).
+        Accept a key with a group per row or so (more than 1000 distinct values that are more
+        than half the rows: an error by default, checked after the pass as in
+        :func:`polfair.fairness_report`).
     engine
         Polars engine of the pass.
 
@@ -99,10 +95,14 @@ def regression_counts(
     ColumnNotFoundError
         A named column is missing.
     InvalidInputError
-        A non-numeric outcome, prediction or weight; an infinite value; a negative weight; missing
-        values with ``on_missing="raise"``; a key of an unsupported dtype.
+        The input contract's (:mod:`polfair.core.contract`): a non-numeric outcome, prediction or
+        weight; an infinite value; a negative weight (naming the column, the count, example values
+        and the fix); missing values with ``on_missing="raise"``; a key of an unsupported dtype or
+        with too many groups.
     PolfairError
-        A key name that is reserved or given twice; Spark/DuckDB input (not yet).
+        A key name that is reserved or given twice.
+    TypeError
+        A Spark/DuckDB frame with an expression for a column argument (give names).
 
     Examples
     --------
@@ -113,79 +113,31 @@ def regression_counts(
     >>> cells.group_by("g").agg(pl.col("n", "n_missing").sum()).sort("g").rows()
     [('a', 1, 1), ('b', 1, 0)]
     """
-    if is_foreign(data):
-        msg = (
-            "regression_counts: Spark/DuckDB frames are not supported yet (they will run through the input contract's "
-            "narwhals pass); collect to Polars first, e.g. pl.from_arrow(relation.arrow())"
-        )
-        raise PolfairError(msg)
     if on_missing not in ("warn", "raise", "ignore"):
         msg = f"on_missing must be 'warn', 'raise' or 'ignore', got {on_missing!r}"
         raise PolfairError(msg)
-    lf = to_lazyframe(data)
-    schema = lf.collect_schema()
-    names = schema.names()
-    by_e, key_e = _named(by, "by", names), _named(protected, "protected", names)
-    keys = [output_name(e, "key") for e in (*by_e, *key_e)]
+    frame = _frame(data)
+    by_l, prot_l = as_list(by), as_list(protected)
+    names = [frame.column(x, role).name for role, items in (("by", by_l), ("protected", prot_l)) for x in items]
     seen: set[str] = set()
-    for k in keys:
+    for k in names:
         if k in seen or k in _RESERVED or k.startswith("__pf"):
             msg = f"key name {k!r} is given twice or is reserved ({list(_RESERVED)}); rename it with .alias()"
             raise PolfairError(msg)
         seen.add(k)
-    roles = {"y_true": y_true, "y_pred": y_pred, **({"weight": weight} if weight is not None else {})}
-    exprs: dict[str, pl.Expr] = {}
-    for role, x in roles.items():
-        e = as_expr(x, role)
-        check_columns(e, role, names)
-        dtype = lf.select(e).collect_schema().dtypes()[0]
-        name = output_name(e, role)
-        check_role_dtype(dtype, role, name)
-        if not dtype.is_numeric():
-            msg = (
-                f"{role}: column {name!r} has dtype {dtype}; a regression {role} must be numeric "
-                f"(cast it, e.g. pl.col({name!r}).cast(pl.Float64))"
-            )
-            raise InvalidInputError(msg)
-        exprs[role] = e.cast(pl.Float64)
-    for e, role in [(e, "by") for e in by_e] + [(e, "protected") for e in key_e]:
-        name = output_name(e, role)
-        check_key_dtype(lf.select(e).collect_schema().dtypes()[0], role, name)
-    frame = lf.select(*by_e, *key_e, *[e.alias(f"__pf_{r}") for r, e in exprs.items()])
-    cells = regression_cells(
-        frame, y_true="__pf_y_true", y_pred="__pf_y_pred", keys=keys,
-        weight="__pf_weight" if weight is not None else None, bins_per_octave=bins_per_octave, engine=engine,
+    return regression_pass(
+        frame, y_true=y_true, y_pred=y_pred, protected=prot_l, by=by_l, weight=weight,
+        bins_per_octave=bins_per_octave, on_missing=on_missing, allow_many_groups=allow_many_groups, engine=engine,
     )  # fmt: skip
-    _check_after_pass(cells, frame, exprs, on_missing)
-    if not allow_many_groups:  # a key's cardinality, not its dtype, decides (the input contract)
-        total = int(cells["n"].sum() + cells["n_missing"].sum() + cells["n_invalid"].sum())
-        check_cardinality(keys, cells, total)
-    return cells
 
 
-def _check_after_pass(cells: pl.DataFrame, frame: pl.LazyFrame, exprs: Mapping[str, pl.Expr], on_missing: str) -> None:
-    """Invalid values are errors (naming the column, a count and examples); missing ones warn or raise."""
-    if int(cells["n_invalid"].sum()):
-        # the error path only: which column, how many rows, which values
-        cols = {r: pl.col(f"__pf_{r}") for r in exprs}
-        bad = {r: (c.is_infinite() | ((c < 0) if r == "weight" else pl.lit(False))) for r, c in cols.items()}
-        counts = frame.select([b.sum().alias(r) for r, b in bad.items()]).collect().row(0, named=True)
-        role = next(r for r, k in counts.items() if k)
-        examples = frame.filter(bad[role]).select(cols[role]).head(3).collect().to_series().to_list()
-        what = "negative or infinite" if role == "weight" else "infinite"
-        fix = "weights must be finite and >= 0" if role == "weight" else "filter or clip the infinite values"
-        msg = f"{role}: {counts[role]} rows have {what} values (e.g. {examples}); {fix}"
-        raise InvalidInputError(msg)
-    n_missing = int(cells["n_missing"].sum())
-    if n_missing and on_missing == "raise":
-        msg = f"{n_missing} rows have a null or NaN outcome, prediction or weight (on_missing='raise')"
-        raise InvalidInputError(msg)
-    if n_missing and on_missing == "warn":
-        warnings.warn(
-            f"{n_missing} rows with a null or NaN outcome, prediction or weight are counted in n_missing and not used",
-            MissingValuesWarning,
-            stacklevel=3,
-        )
+def _frame(data: Any) -> Any:
+    """The input's frame adapter (the input contract's): Polars, or a Spark/DuckDB/... frame through narwhals."""
+    if is_foreign(data):
+        from polfair.engines.narwhals import foreign_frame
+
+        return foreign_frame(data)
+    return PolarsFrame(data)
 
 
 def regression_report(

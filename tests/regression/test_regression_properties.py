@@ -62,7 +62,7 @@ def test_metrics_equal_a_naive_reference_and_merges(rows, offset: float, parts: 
     y = np.array([f(r[1]) for r in rows]) + offset
     p = np.array([f(r[2]) for r in rows]) + offset
     w = np.array([f(r[3]) for r in rows])
-    df = pl.DataFrame({"g": g, "y": y, "p": p, "w": w})
+    df = pl.DataFrame({"g": g, "y": y, "p": p, "w": w}, schema_overrides={"g": pl.String})  # all-null: still a key
     shifts = y[~(np.isnan(y) | np.isnan(p) | np.isnan(w)) & (w > 0)]
     cells = rg.regression_cells(df.lazy(), y_true="y", y_pred="p", keys=["g"], weight="w")
     # every input row is accounted for
