@@ -235,10 +235,7 @@ def _run_demo(args: argparse.Namespace) -> int:
     from polfair.datasets import load_compas
 
     df = cast(pl.DataFrame, load_compas())
-    age_band = (
-        pl.when(pl.col("age") < 25).then(pl.lit("<25")).when(pl.col("age") <= 45).then(pl.lit("25-45"))
-        .otherwise(pl.lit(">45")).alias("age_band")
-    )  # fmt: skip
+    age_band = _age_band()
     report = df.pipe(
         fairness_report,
         y_true="two_year_recid",
@@ -262,14 +259,27 @@ def _run_demo(args: argparse.Namespace) -> int:
     print(DEMO_INTRO.format(rows=df.height, min_n=DEMO_MIN_SAMPLE_SIZE))
     print(summarize(report, attributes=["race", "sex", "age_band"]))
     _print_violations(report)
+    _demo_outputs(report, args, "COMPAS: two-year recidivism (polfair demo)", df.height, "polfair demo --html compas.html")
+    return 0
+
+
+def _age_band() -> pl.Expr:
+    """The demos' age band: <25, 25-45, >45 (aif360's COMPAS bands)."""
+    return (
+        pl.when(pl.col("age") < 25).then(pl.lit("<25")).when(pl.col("age") <= 45).then(pl.lit("25-45"))
+        .otherwise(pl.lit(">45")).alias("age_band")
+    )  # fmt: skip
+
+
+def _demo_outputs(report: pl.DataFrame, args: argparse.Namespace, title: str, rows: int, hint: str) -> None:
+    """A demo's ``--out`` and ``--html``; without ``--html``, how to get the page."""
     if args.out:
         write_report(report, args.out)
         print(f"wrote {report.height} rows to {args.out}")
     if args.html:
-        _write_html(report, args.html, title="COMPAS: two-year recidivism (polfair demo)", rows=df.height)
+        _write_html(report, args.html, title=title, rows=rows)
     else:
-        print("See it as a page with charts: polfair demo --html compas.html")
-    return 0
+        print(f"See it as a page with charts: {hint}")
 
 
 def _print_violations(report: pl.DataFrame) -> int:
@@ -363,15 +373,7 @@ def _run_report(args: argparse.Namespace) -> int:
         kwargs["run_metadata"] = {"run_id": run_id}
     log.event("start", command="report", path=args.path, run_id=run_id,
               options={k: v for k, v in kwargs.items() if v is not None and k != "run_metadata"})  # fmt: skip
-    progress = False if log.enabled and args.progress is None else args.progress
-    t0 = time.perf_counter()
-    with warnings.catch_warnings(record=log.enabled) as caught:
-        if log.enabled:  # every warning becomes a "warning" event, none goes to stderr as text
-            warnings.simplefilter("always")
-        report = _with_progress(lambda: fairness_report(lf, **kwargs), args.path, lf, progress)
-    for w in caught or []:
-        log.event("warning", level="warning", category=w.category.__name__, message=str(w.message))
-    log.event("pass_done", seconds=round(time.perf_counter() - t0, 3), report_rows=report.height)
+    report = _logged_pass(lambda: fairness_report(lf, **kwargs), args, lf, log)
     # the request as the user wrote it (SQL text, not the parsed expressions), with the input
     request = request_of(report) or {}
     request.update({k: v for k, v in (("y_pred", args.y_pred), ("protected", args.protected or None),
@@ -380,18 +382,7 @@ def _run_report(args: argparse.Namespace) -> int:
     violations = _violations(report, args)
     table = to_wide(report) if args.shape == "wide" else report
     attach_request(table, request)
-    if args.append:
-        written = append_report(table, args.append, replace_run=args.replace_run)
-        print(f"appended {table.height} report rows to {args.append} ({written})")
-        log.event("report_written", path=str(written), table=args.append, rows=table.height, mode="append")
-    if args.out:
-        write_report(table, args.out)
-        print(f"wrote {table.height} report rows to {args.out}")
-        log.event("report_written", path=args.out, rows=table.height, mode="write")
-    if args.html:
-        _write_html(report, args.html, title=f"Fairness report: {Path(args.path).name}")
-    if not (args.out or args.html or args.append):
-        print(summarize(report))
+    _write_outputs(report, table, args, log, f"Fairness report: {Path(args.path).name}", summarize)
     if args.adverse_impact or args.adverse_impact_out:
         _run_adverse_impact(lf, args, kwargs)
     if violations is not None:
@@ -465,15 +456,7 @@ def _run_regression_report(args: argparse.Namespace, run_id: str) -> int:
     log = _event_log(args)
     log.event("start", command="report", task="regression", path=args.path, run_id=run_id,
               options={k: v for k, v in kwargs.items() if v is not None})  # fmt: skip
-    progress = False if log.enabled and args.progress is None else args.progress
-    t0 = time.perf_counter()
-    with warnings.catch_warnings(record=log.enabled) as caught:
-        if log.enabled:
-            warnings.simplefilter("always")
-        report = _with_progress(lambda: regression_report(lf, **kwargs), args.path, lf, progress)
-    for w in caught or []:
-        log.event("warning", level="warning", category=w.category.__name__, message=str(w.message))
-    log.event("pass_done", seconds=round(time.perf_counter() - t0, 3), report_rows=report.height)
+    report = _logged_pass(lambda: regression_report(lf, **kwargs), args, lf, log)
     request = request_of(report) or {}
     request.update({k: v for k, v in (("y_true", args.y_true), ("y_pred", args.y_pred),
                                       ("protected", args.protected), ("weight", args.weight),
@@ -487,20 +470,10 @@ def _run_regression_report(args: argparse.Namespace, run_id: str) -> int:
         table = with_run_metadata(table, run_id=run_id, config={"task": "regression", **options})
     table = to_wide(table) if args.shape == "wide" else table
     attach_request(table, request)
-    if args.append:
-        written = append_report(table, args.append, replace_run=args.replace_run)
-        print(f"appended {table.height} report rows to {args.append} ({written})")
-        log.event("report_written", path=str(written), table=args.append, rows=table.height, mode="append")
-    if args.out:
-        write_report(table, args.out)
-        print(f"wrote {table.height} report rows to {args.out}")
-        log.event("report_written", path=args.out, rows=table.height, mode="write")
-    if args.html:
-        _write_html(report, args.html, title=f"Regression fairness report: {Path(args.path).name}")
-    if not (args.out or args.html or args.append):
-        from polfair.outputs.regression import summarize_regression
+    from polfair.outputs.regression import summarize_regression
 
-        print(summarize_regression(report))
+    _write_outputs(report, table, args, log, f"Regression fairness report: {Path(args.path).name}",
+                   summarize_regression)  # fmt: skip
     log.event("done", exit_code=0)
     return 0
 
@@ -514,10 +487,7 @@ def _run_regression_demo(args: argparse.Namespace) -> int:
     if args.min_group_size is not None:
         raise PolfairError("--min-group-size is not available with --task regression yet")
     df = cast(pl.DataFrame, load_adult_regression())
-    age_band = (
-        pl.when(pl.col("age") < 25).then(pl.lit("<25")).when(pl.col("age") <= 45).then(pl.lit("25-45"))
-        .otherwise(pl.lit(">45")).alias("age_band")
-    )  # fmt: skip
+    age_band = _age_band()
     report = df.pipe(
         regression_report, y_true="hours_per_week", y_pred="predicted_hours", protected=["sex", "race", age_band],
         privileged={"sex": "Male", "race": "White", "age_band": "25-45"}, intersections=2,
@@ -531,14 +501,40 @@ def _run_regression_demo(args: argparse.Namespace) -> int:
     print(REGRESSION_DEMO_INTRO.format(rows=df.height))
     print()
     print(summarize_regression(report, attributes=["sex", "race", "age_band"]))
-    if args.out:
-        write_report(report, args.out)
-        print(f"wrote {report.height} rows to {args.out}")
-    if args.html:
-        _write_html(report, args.html, title="UCI Adult: weekly hours (polfair regression demo)", rows=df.height)
-    else:
-        print("See it as a page with charts: polfair demo --task regression --html adult-regression.html")
+    _demo_outputs(report, args, "UCI Adult: weekly hours (polfair regression demo)", df.height,
+                  "polfair demo --task regression --html adult-regression.html")  # fmt: skip
     return 0
+
+
+def _logged_pass(run: Any, args: argparse.Namespace, lf: pl.LazyFrame, log: EventLog) -> pl.DataFrame:
+    """Run the report (with ``--progress``); every warning an event under ``--log-format json``."""
+    progress = False if log.enabled and args.progress is None else args.progress
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=log.enabled) as caught:
+        if log.enabled:  # every warning becomes a "warning" event, none goes to stderr as text
+            warnings.simplefilter("always")
+        report = _with_progress(run, args.path, lf, progress)
+    for w in caught or []:
+        log.event("warning", level="warning", category=w.category.__name__, message=str(w.message))
+    log.event("pass_done", seconds=round(time.perf_counter() - t0, 3), report_rows=report.height)
+    return report
+
+
+def _write_outputs(report: pl.DataFrame, table: pl.DataFrame, args: argparse.Namespace, log: EventLog, title: str,
+                   summary: Any) -> None:  # fmt: skip
+    """``--append`` / ``--out`` (the table, long or wide) and ``--html`` (the report); else the summary."""
+    if args.append:
+        written = append_report(table, args.append, replace_run=args.replace_run)
+        print(f"appended {table.height} report rows to {args.append} ({written})")
+        log.event("report_written", path=str(written), table=args.append, rows=table.height, mode="append")
+    if args.out:
+        write_report(table, args.out)
+        print(f"wrote {table.height} report rows to {args.out}")
+        log.event("report_written", path=args.out, rows=table.height, mode="write")
+    if args.html:
+        _write_html(report, args.html, title=title)
+    if not (args.out or args.html or args.append):
+        print(summary(report))
 
 
 def _event_log(args: argparse.Namespace) -> EventLog:
