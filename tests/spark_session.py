@@ -1,9 +1,11 @@
-"""One local SparkSession for a test module (a JVM starts in 20-50 s here: start it once).
+"""One local SparkSession per test process (a JVM starts in 20-50 s here: start it once).
 
-``tests/contract`` (the parity suite) and ``tests/engines/test_spark.py`` use it; a module's fixture
-calls :func:`stop_spark_session` when the module is done, which also shuts the JVM down: Spark
-resolves relative paths from the directory its JVM started in, so a later test (a docs block that
-reads ``"events/"`` from its own directory) must get a fresh one.
+``tests/contract`` (the parity suite), ``tests/engines/test_spark.py`` and the docs blocks of pages
+that start Spark (``getOrCreate`` returns this session) share it within a pytest worker; it is
+stopped at exit (:func:`stop_spark_session`). Spark resolves relative paths from the directory its
+JVM started in, so the docs pass absolute paths (``os.path.abspath``). (xdist's ``loadgroup``
+would put them on one worker, but it does not group under pytest 9.2: its workers rename
+``item._nodeid``, which pytest 9.2 no longer reads.)
 """
 
 from __future__ import annotations

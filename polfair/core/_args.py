@@ -16,8 +16,27 @@ from polfair.exceptions import ColumnNotFoundError, PolfairError
 
 __all__ = [
     "SMALL_COLLECT", "SMALL_ROWS", "as_expr", "as_list", "as_values", "check_columns", "collect_options", "is_bool_like",
-    "output_name",
+    "mergeable_tables", "output_name",
 ]  # fmt: skip
+
+
+def mergeable_tables(
+    tables: Sequence[pl.DataFrame | pl.LazyFrame], *, merge: str, what: str, required: Sequence[str], same_order: bool
+) -> list[pl.DataFrame]:
+    """The collected tables a ``merge_*`` function sums: at least one, every one with the first's
+    columns (in its order when ``same_order``) and the ``required`` value columns; else a
+    :class:`PolfairError` naming the function (``merge``) and the table kind (``what``).
+    """
+    frames = [t.collect() if isinstance(t, pl.LazyFrame) else t for t in tables]
+    if not frames:
+        msg = f"{merge} needs at least one table"
+        raise PolfairError(msg)
+    cols = frames[0].columns
+    same = (lambda f: f.columns == cols) if same_order else (lambda f: set(f.columns) == set(cols))
+    if not all(same(f) for f in frames) or not set(required) <= set(cols):
+        msg = f"{merge}: every table must be {what} with the same columns"
+        raise PolfairError(msg)
+    return frames
 
 
 def as_expr(x: IntoExpr, role: str) -> pl.Expr:

@@ -89,7 +89,7 @@ import polars as pl
 
 from polfair.core import contract as ct
 from polfair.core import intervals as iv
-from polfair.core._args import as_list
+from polfair.core._args import as_list, mergeable_tables
 from polfair.core.collect import check_cardinality
 from polfair.core.report import (
     GROUP_KEY,
@@ -532,14 +532,9 @@ def merge_regression_cells(tables: Sequence[pl.DataFrame | pl.LazyFrame]) -> pl.
     >>> merged.select("g", "bin", "n", "sum_e2").equals(whole.select("g", "bin", "n", "sum_e2"))
     True
     """
-    frames = [t.collect() if isinstance(t, pl.LazyFrame) else t for t in tables]
-    if not frames:
-        msg = "merge_regression_cells needs at least one table"
-        raise PolfairError(msg)
+    frames = mergeable_tables(tables, merge="merge_regression_cells", what="a regression cell table",
+                              required=REGRESSION_CELL_COLUMNS, same_order=False)  # fmt: skip
     cols = frames[0].columns
-    if any(set(f.columns) != set(cols) for f in frames) or not set(REGRESSION_CELL_COLUMNS) <= set(cols):
-        msg = "merge_regression_cells: every table must be a regression cell table with the same columns"
-        raise PolfairError(msg)
     keys = [c for c in cols if c not in REGRESSION_CELL_COLUMNS]
     both = _common_shift(pl.concat([f.select(cols) for f in frames], how="vertical_relaxed"))
     return both.group_by(keys).agg(_aggs_over_bins()).select(cols).sort(keys, nulls_last=False)

@@ -46,7 +46,7 @@ from typing import Any, Literal
 import polars as pl
 
 from polfair.core import contract
-from polfair.core._args import as_list, is_bool_like
+from polfair.core._args import as_list, is_bool_like, mergeable_tables
 from polfair.core._typing import IntoExpr
 from polfair.core.contract import CODE, Compiled
 from polfair.core.counts import COUNTED_CODES
@@ -372,14 +372,9 @@ def merge_score_counts(tables: Sequence[pl.DataFrame | pl.LazyFrame]) -> pl.Data
     >>> merge_score_counts(parts).equals(score_counts(df, **kw))
     True
     """
-    frames = [t.collect() if isinstance(t, pl.LazyFrame) else t for t in tables]
-    if not frames:
-        msg = "merge_score_counts needs at least one table"
-        raise PolfairError(msg)
+    frames = mergeable_tables(tables, merge="merge_score_counts", what="a score_counts output",
+                              required=SCORE_COUNT_COLUMNS, same_order=True)  # fmt: skip
     cols = frames[0].columns
-    if any(f.columns != cols for f in frames) or not set(SCORE_COUNT_COLUMNS) <= set(cols):
-        msg = "merge_score_counts: every table must be a score_counts output with the same columns"
-        raise PolfairError(msg)
     keys = [c for c in cols if c not in SCORE_COUNT_COLUMNS]
     aggs = [pl.col(c).sum() for c in (*SCORE_COUNT_COLUMNS[:4], *SCORE_COUNT_COLUMNS[6:])]
     aggs += [pl.col("score_min").min(), pl.col("score_max").max()]

@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 from parity import Outcome, SparkBatch, assert_same, doors, run
 from parity_cases import Case, cases
-from spark_session import spark_session, stop_spark_session
+from spark_session import spark_session
 
 import polfair as pf
 from polfair.mitigation import group_thresholds, reweighing
@@ -97,8 +97,7 @@ def spark_outcomes() -> Iterator[dict[tuple[str, str], Outcome]]:
             outcomes[(c.name, d)] = got
     finally:
         mp.undo()
-    yield outcomes
-    stop_spark_session()
+    yield outcomes  # the session stays up for the other Spark tests of this worker (stopped at exit)
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)

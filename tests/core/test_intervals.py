@@ -495,7 +495,7 @@ def test_ge_replicates_equals_the_entropy_module(alpha):
 
 def test_table_forms_equal_the_aggregation_forms():
     rng = np.random.default_rng(14)
-    fam = np.repeat(np.arange(25), 6)
+    fam = np.repeat(np.arange(8), 6)
     n = rng.integers(0, 80, fam.size).astype(float)
     x = np.floor(n * rng.uniform(0, 1, fam.size))
     x[::7] = 0.0

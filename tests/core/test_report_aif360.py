@@ -207,7 +207,7 @@ def check_against_aif360(rep: pl.DataFrame, aif: Aif, names: list[str], privileg
 # ---------------------------------------------------------------------------------------------
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(audit_cases(min_rows=2, max_rows=40, by=False, nulls=False, label_kinds=("int", "str", "bool"),
                    predictions=None))  # fmt: skip
 def test_random_frames_match_aif360(case: Case) -> None:

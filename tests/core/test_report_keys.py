@@ -18,7 +18,7 @@ from polfair.exceptions import PolfairError, ReportSizeWarning
 HOSTILE = ["", "null", "NULL", '"', '"x"', " & ", "a & b", "& x", "x &", "&", "a&b", "\\", '\\"', "é", "日本",
            "null & null", '"null"', "a", "b", "\n", " ", None, None]  # fmt: skip
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @st.composite

@@ -18,9 +18,9 @@ from reference import compare_reports, ref_cells, ref_report, report_as_dict
 import polfair as pf
 from polfair.core.intervals import INTERVAL_COLUMNS
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 #: invariance tests run several reports per example: fewer examples
-FEW = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FEW = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 #: metrics that ignore weights (aif360): excluded when comparing weighted with duplicated rows
 UNWEIGHTED = {

@@ -102,7 +102,7 @@ def test_by_and_thresholds_round_trip(compas: pl.DataFrame) -> None:
     assert "disparate_impact__status" in wide.columns
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=audit_cases(max_rows=30))
 def test_random_reports_round_trip(case: Case) -> None:
     import warnings

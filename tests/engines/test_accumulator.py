@@ -35,7 +35,7 @@ def split_data(draw: st.DrawFn):
     return df, [batches[i] for i in order]
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(d=split_data(), weighted=st.booleans(), by=st.booleans())
 def test_batches_in_any_split_and_order_equal_one_report_exactly(d, weighted: bool, by: bool) -> None:
     df, batches = d
@@ -59,7 +59,7 @@ def _assert_same_report(a: pl.DataFrame, b: pl.DataFrame) -> None:
     assert_frame_equal(a.filter(~exact), b.filter(~exact), rel_tol=1e-12, abs_tol=1e-15)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(d=split_data())
 def test_merge_tree_equals_sequential(d) -> None:
     df, batches = d

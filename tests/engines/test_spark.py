@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
-from spark_session import spark_session, stop_spark_session
+from spark_session import spark_session
 
 import polfair as pf
 
@@ -23,8 +23,7 @@ def spark():
     session = spark_session()  # the shared helper (tests/spark_session.py)
     if session is None:  # pragma: no cover
         pytest.skip("no Java runtime for Spark")
-    yield session
-    stop_spark_session()
+    return session  # shared with the worker's other Spark tests; stopped at exit
 
 
 def _frame(n: int = 4_000, seed: int = 1) -> pl.DataFrame:

@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
-from spark_session import spark_session, stop_spark_session
+from spark_session import spark_session
 
 import polfair as pf
 
@@ -76,11 +76,10 @@ def test_duckdb_invalid_values_raise_as_polars(column, value, match):
 @pytest.fixture(scope="module")
 def spark():
     pytest.importorskip("pyspark")
-    session = spark_session()
+    session = spark_session()  # the shared helper (tests/spark_session.py)
     if session is None:  # pragma: no cover
         pytest.skip("no Java runtime for Spark")
-    yield session
-    stop_spark_session()
+    return session  # shared with the worker's other Spark tests; stopped at exit
 
 
 def test_spark_report_equals_polars(spark):
