@@ -502,10 +502,15 @@ def _aggs_over_bins() -> list[pl.Expr]:
 
 
 def _common_shift(cells: pl.DataFrame) -> pl.DataFrame:
-    """The table with every row about the first row's shifts (a no-op when they agree)."""
+    """The table with every row about one row's shifts (a no-op when they agree): the first row that
+    holds positive weight, so the common shift lies in the data (a partition with no counted row
+    has the shift 0, which would cost the others' digits: found by the property test).
+    """
     if cells.height == 0 or (cells["y_shift"].n_unique() == 1 and cells["p_shift"].n_unique() == 1):
         return cells
-    ky, kp = cells["y_shift"][0], cells["p_shift"][0]
+    counted = cells.filter(pl.col("w") > 0)
+    first = counted if counted.height else cells
+    ky, kp = first["y_shift"][0], first["p_shift"][0]
     return cells.with_columns(rebase(ky, kp))
 
 

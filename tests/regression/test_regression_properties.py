@@ -56,6 +56,11 @@ def naive(y: np.ndarray, p: np.ndarray, w: np.ndarray, shifts: np.ndarray) -> di
           ("b", 6.223129050218614e-61, 0.0, 1e-06)],
     offset=0.0, parts=1,
 )  # fmt: skip
+@example(  # found by CI: a partition without a counted row (shift 0) must not set the merge's shift
+    rows=[*[("a", 0.0, 0.0, 0.0)] * 3, ("a", 0.0, None, 0.0), *[("a", 0.0, 0.0, 0.0)] * 6, ("a", 0.0, 0.0, 1e-06),
+          ("a", 1.0, 0.0, 1e-06)],
+    offset=1e6, parts=2,
+)  # fmt: skip
 def test_metrics_equal_a_naive_reference_and_merges(rows, offset: float, parts: int) -> None:
     g = [r[0] for r in rows]
     f = lambda v: float("nan") if v is None else float(v)  # noqa: E731
