@@ -72,7 +72,7 @@ from polfair.monitor.disclosure import suppress_small_groups
 from polfair.outputs.html import HtmlReport, to_html, write_html
 from polfair.outputs.writers import append_report, write_report
 from polfair.proxies import proxy_report, proxy_scan
-from polfair.regression import regression_counts, regression_report
+from polfair.regression import RegressionAccumulator, regression_counts, regression_report
 from polfair.regulatory import adverse_impact
 from polfair.scores import (
     merge_score_counts,
@@ -94,6 +94,7 @@ __all__ = [
     "report_from_counts",
     "regression_report",
     "regression_counts",
+    "RegressionAccumulator",
     "COUNT_COLUMNS",
     "REPORT_COLUMNS",
     "METRICS",

@@ -88,6 +88,9 @@ def _parser() -> argparse.ArgumentParser:
                                 epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="audit COMPAS (bundled): race, sex, age band; prediction decile_score >= 5")
+    demo.add_argument("--task", choices=["classification", "regression"], default="classification",
+                      help="classification (default: COMPAS) or regression (UCI Adult: weekly hours predicted by "
+                      "least squares, pf.load_adult_regression)")
     demo.add_argument("--out", help="also write the full report (.parquet/.csv/.json/.ndjson)")
     demo.add_argument("--html", metavar="PATH", help="also write the report as one self-contained HTML page")
     demo.add_argument("--min-group-size", type=int, metavar="N",
@@ -95,6 +98,9 @@ def _parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="audit a parquet/CSV file and write the report", epilog=EXIT_CODES_HELP,
                          formatter_class=argparse.RawDescriptionHelpFormatter)
     rep.add_argument("path", help="parquet/CSV file, glob, or hive-partitioned directory")
+    rep.add_argument("--task", choices=["classification", "regression"], default="classification",
+                     help="classification (default): a label and a decision or score; regression: a numeric outcome "
+                     "(--y-true) and prediction (--y-pred), pf.regression_report (docs/regression.md)")
     rep.add_argument("--y-true", help="label column (required unless the --config file names y_true)")
     rep.add_argument("--y-pred", help="predicted-label column or SQL expression (e.g. 'score >= 0.5')")
     rep.add_argument("--y-score", help="score column, P(favorable) in [0, 1]")
@@ -103,7 +109,8 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--favorable", nargs="+", help="favorable label value(s) (default 1)")
     rep.add_argument("--unfavorable", nargs="+", help="unfavorable label value(s); others then raise")
     rep.add_argument("--privileged", nargs="+", default=[], metavar="ATTR=VALUE", help="reference groups")
-    rep.add_argument("--reference", choices=["privileged", "largest", "overall", "best"])
+    rep.add_argument("--reference", choices=["privileged", "largest", "overall", "best"],
+                     help="reference group policy (regression: privileged, largest or overall)")
     rep.add_argument("--weight", help="instance-weight column")
     rep.add_argument("--by", nargs="+", default=[], help="one report per value of these columns")
     rep.add_argument("--intersections", type=int, help="largest attribute-set size (default: all)")
@@ -224,13 +231,12 @@ def _run_demo(args: argparse.Namespace) -> int:
     for flag in ("out", "html"):
         if getattr(args, flag, None):
             check_output_path(getattr(args, flag), "--" + flag)
+    if getattr(args, "task", "classification") == "regression":
+        return _run_regression_demo(args)
     from polfair.datasets import load_compas
 
     df = cast(pl.DataFrame, load_compas())
-    age_band = (
-        pl.when(pl.col("age") < 25).then(pl.lit("<25")).when(pl.col("age") <= 45).then(pl.lit("25-45"))
-        .otherwise(pl.lit(">45")).alias("age_band")
-    )  # fmt: skip
+    age_band = _age_band()
     report = df.pipe(
         fairness_report,
         y_true="two_year_recid",
@@ -254,14 +260,27 @@ def _run_demo(args: argparse.Namespace) -> int:
     print(DEMO_INTRO.format(rows=df.height, min_n=DEMO_MIN_SAMPLE_SIZE))
     print(summarize(report, attributes=["race", "sex", "age_band"]))
     _print_violations(report)
+    _demo_outputs(report, args, "COMPAS: two-year recidivism (polfair demo)", df.height, "polfair demo --html compas.html")
+    return 0
+
+
+def _age_band() -> pl.Expr:
+    """The demos' age band: <25, 25-45, >45 (aif360's COMPAS bands)."""
+    return (
+        pl.when(pl.col("age") < 25).then(pl.lit("<25")).when(pl.col("age") <= 45).then(pl.lit("25-45"))
+        .otherwise(pl.lit(">45")).alias("age_band")
+    )  # fmt: skip
+
+
+def _demo_outputs(report: pl.DataFrame, args: argparse.Namespace, title: str, rows: int, hint: str) -> None:
+    """A demo's ``--out`` and ``--html``; without ``--html``, how to get the page."""
     if args.out:
         write_report(report, args.out)
         print(f"wrote {report.height} rows to {args.out}")
     if args.html:
-        _write_html(report, args.html, title="COMPAS: two-year recidivism (polfair demo)", rows=df.height)
+        _write_html(report, args.html, title=title, rows=rows)
     else:
-        print("See it as a page with charts: polfair demo --html compas.html")
-    return 0
+        print(f"See it as a page with charts: {hint}")
 
 
 def _print_violations(report: pl.DataFrame) -> int:
@@ -315,6 +334,8 @@ def _run_report(args: argparse.Namespace) -> int:
             check_output_path(getattr(args, flag), "--" + flag.replace("_", "-"))
     run_id = args.run_id or uuid.uuid4().hex
     _check_append(args, run_id)
+    if getattr(args, "task", "classification") == "regression":
+        return _run_regression_report(args, run_id)
     lf = to_lazyframe(args.path)
     schema = lf.collect_schema()
     names = schema.names()
@@ -353,38 +374,27 @@ def _run_report(args: argparse.Namespace) -> int:
         kwargs["run_metadata"] = {"run_id": run_id}
     log.event("start", command="report", path=args.path, run_id=run_id,
               options={k: v for k, v in kwargs.items() if v is not None and k != "run_metadata"})  # fmt: skip
-    progress = False if log.enabled and args.progress is None else args.progress
-    t0 = time.perf_counter()
     # --out alone: the report is written in batches as it is computed (memory does not grow with its rows)
     stream = bool(args.out) and not (args.html or args.append or args.config or args.adverse_impact
                                      or args.adverse_impact_out or args.shape == "wide" or args.min_group_size is not None)  # fmt: skip
-    with warnings.catch_warnings(record=log.enabled) as caught:
-        if log.enabled:  # every warning becomes a "warning" event, none goes to stderr as text
-            warnings.simplefilter("always")
-        if stream:
-            from polfair.api import fairness_report_batches
-            from polfair.outputs.stream import write_report_batches
-
-            def write() -> int:
-                batches = fairness_report_batches(lf, **kwargs)
-                first = next(batches)
-                request = request_of(first) or {}  # as below: the request as the user wrote it
-                request.update({k: v for k, v in (("y_pred", args.y_pred), ("protected", args.protected or None),
-                                                  ("source", args.path)) if v})  # fmt: skip
-                return write_report_batches(itertools.chain([first], batches), args.out, request)
-
-            rows = cast(int, _with_progress(write, args.path, lf, progress))
-        else:
-            report = _with_progress(lambda: fairness_report(lf, **kwargs), args.path, lf, progress)
-    for w in caught or []:
-        log.event("warning", level="warning", category=w.category.__name__, message=str(w.message))
     if stream:
-        log.event("pass_done", seconds=round(time.perf_counter() - t0, 3), report_rows=rows)
+        from polfair.api import fairness_report_batches
+        from polfair.outputs.stream import write_report_batches
+
+        def write() -> int:
+            batches = fairness_report_batches(lf, **kwargs)
+            first = next(batches)
+            request = request_of(first) or {}  # as below: the request as the user wrote it
+            request.update({k: v for k, v in (("y_pred", args.y_pred), ("protected", args.protected or None),
+                                              ("source", args.path)) if v})  # fmt: skip
+            return write_report_batches(itertools.chain([first], batches), args.out, request)
+
+        rows = cast(int, _logged_pass(write, args, lf, log))
         print(f"wrote {rows} report rows to {args.out}")
         log.event("report_written", path=args.out, rows=rows, mode="write")
         log.event("done", exit_code=0)
         return 0
-    log.event("pass_done", seconds=round(time.perf_counter() - t0, 3), report_rows=report.height)
+    report = _logged_pass(lambda: fairness_report(lf, **kwargs), args, lf, log)
     # the request as the user wrote it (SQL text, not the parsed expressions), with the input
     request = request_of(report) or {}
     request.update({k: v for k, v in (("y_pred", args.y_pred), ("protected", args.protected or None),
@@ -393,18 +403,7 @@ def _run_report(args: argparse.Namespace) -> int:
     violations = _violations(report, args)
     table = to_wide(report) if args.shape == "wide" else report
     attach_request(table, request)
-    if args.append:
-        written = append_report(table, args.append, replace_run=args.replace_run)
-        print(f"appended {table.height} report rows to {args.append} ({written})")
-        log.event("report_written", path=str(written), table=args.append, rows=table.height, mode="append")
-    if args.out:
-        write_report(table, args.out)
-        print(f"wrote {table.height} report rows to {args.out}")
-        log.event("report_written", path=args.out, rows=table.height, mode="write")
-    if args.html:
-        _write_html(report, args.html, title=f"Fairness report: {Path(args.path).name}")
-    if not (args.out or args.html or args.append):
-        print(summarize(report))
+    _write_outputs(report, table, args, log, f"Fairness report: {Path(args.path).name}", summarize)
     if args.adverse_impact or args.adverse_impact_out:
         _run_adverse_impact(lf, args, kwargs)
     if violations is not None:
@@ -417,6 +416,149 @@ def _run_report(args: argparse.Namespace) -> int:
             return 1
     log.event("done", exit_code=0)
     return 0
+
+
+#: Flags of ``polfair report`` that only a classification report takes (with their default values).
+_CLASSIFICATION_ONLY = {
+    "y_score": None, "threshold": 0.5, "favorable": None, "unfavorable": None, "n_boot": None, "seed": None,
+    "cluster": None, "min_group_size": None, "significance": None, "band": None, "config": None,
+    "fail_on_violation": False, "adverse_impact": None, "adverse_impact_out": None, "adverse_impact_min_size": None,
+    "adverse_impact_sets": None,
+}  # fmt: skip
+
+#: ``polfair demo --task regression``: what the data and the model are.
+REGRESSION_DEMO_INTRO = """polfair demo --task regression: UCI Adult (census 1994), weekly working hours
+{rows:,} people. Outcome y: hours_per_week; prediction ŷ: predicted_hours, an ordinary least-squares
+fit on the training split (age, education, occupation, ...; pf.load_adult_regression). mean error
+= mean(ŷ − y): positive = the group's hours are over-predicted. Intervals: Student t / Welch from
+the one pass's moments (docs/regression.md); KS: Kolmogorov-Smirnov distance of the group's
+predictions to the reference group's."""
+
+
+def _run_regression_report(args: argparse.Namespace, run_id: str) -> int:
+    """``polfair report --task regression``: :func:`polfair.regression_report` on a file."""
+    from polfair.regression import regression_report
+
+    given = [f"--{k.replace('_', '-')}" for k, default in _CLASSIFICATION_ONLY.items()
+             if getattr(args, k, default) not in (default, [])]  # fmt: skip
+    if given:
+        msg = (
+            f"--task regression does not take {', '.join(given)} (classification options); a regression report "
+            "needs --y-true (numeric outcome), --y-pred (numeric prediction) and --protected"
+        )
+        raise PolfairError(msg)
+    if not args.y_true or not args.y_pred:
+        raise PolfairError("--task regression needs --y-true (the numeric outcome) and --y-pred (the prediction)")
+    if not args.protected:
+        raise PolfairError("--task regression needs --protected (one or more protected columns)")
+    if args.reference == "best":
+        raise PolfairError("--reference best is for classification; regression takes privileged, largest or overall")
+    lf = to_lazyframe(args.path)
+    schema = lf.collect_schema()
+    names = schema.names()
+    kwargs: dict[str, Any] = {
+        "y_true": _column_or_sql(args.y_true, names, "--y-true"),
+        "y_pred": _column_or_sql(args.y_pred, names, "--y-pred"),
+        "protected": [_column_or_sql(t, names, "--protected") for t in args.protected],
+        "weight": None if args.weight is None else _column_or_sql(args.weight, names, "--weight"),
+        "by": args.by or None,
+        "privileged": _privileged(args.privileged, schema) or None,
+        "reference": args.reference,
+        "intersections": args.intersections,
+        "on_missing": args.on_missing,
+        "allow_many_groups": args.allow_many_groups,
+    }
+    if args.no_ci:
+        if args.ci is not None:
+            raise PolfairError("--ci and --no-ci contradict each other: give one")
+        kwargs["ci"] = None
+    elif args.ci is not None:
+        kwargs["ci"] = args.ci
+    log = _event_log(args)
+    log.event("start", command="report", task="regression", path=args.path, run_id=run_id,
+              options={k: v for k, v in kwargs.items() if v is not None})  # fmt: skip
+    report = _logged_pass(lambda: regression_report(lf, **kwargs), args, lf, log)
+    request = request_of(report) or {}
+    request.update({k: v for k, v in (("y_true", args.y_true), ("y_pred", args.y_pred),
+                                      ("protected", args.protected), ("weight", args.weight),
+                                      ("source", args.path)) if v})  # fmt: skip
+    attach_request(report, request)
+    table = report
+    if args.run_metadata:
+        from polfair.core.run_metadata import with_run_metadata
+
+        options = {k: (str(v) if isinstance(v, pl.Expr) else v) for k, v in kwargs.items()}
+        table = with_run_metadata(table, run_id=run_id, config={"task": "regression", **options})
+    table = to_wide(table) if args.shape == "wide" else table
+    attach_request(table, request)
+    from polfair.outputs.regression import summarize_regression
+
+    _write_outputs(report, table, args, log, f"Regression fairness report: {Path(args.path).name}",
+                   summarize_regression)  # fmt: skip
+    log.event("done", exit_code=0)
+    return 0
+
+
+def _run_regression_demo(args: argparse.Namespace) -> int:
+    """``polfair demo --task regression``: the bundled Adult regression data."""
+    from polfair.datasets import load_adult_regression
+    from polfair.outputs.regression import summarize_regression
+    from polfair.regression import regression_report
+
+    if args.min_group_size is not None:
+        raise PolfairError("--min-group-size is not available with --task regression yet")
+    df = cast(pl.DataFrame, load_adult_regression())
+    age_band = _age_band()
+    report = df.pipe(
+        regression_report, y_true="hours_per_week", y_pred="predicted_hours", protected=["sex", "race", age_band],
+        privileged={"sex": "Male", "race": "White", "age_band": "25-45"}, intersections=2,
+    )  # fmt: skip
+    request = request_of(report) or {}
+    request.update(source="pf.load_adult_regression() (UCI Adult, CC BY 4.0; OLS prediction of hours_per_week)",
+                   y_true="hours_per_week (usual weekly working hours)",
+                   y_pred="predicted_hours (least squares on the training split)",
+                   protected=["sex", "race", "age_band (<25, 25-45, >45 from age)"])  # fmt: skip
+    attach_request(report, request)
+    print(REGRESSION_DEMO_INTRO.format(rows=df.height))
+    print()
+    print(summarize_regression(report, attributes=["sex", "race", "age_band"]))
+    _demo_outputs(report, args, "UCI Adult: weekly hours (polfair regression demo)", df.height,
+                  "polfair demo --task regression --html adult-regression.html")  # fmt: skip
+    return 0
+
+
+def _logged_pass(run: Any, args: argparse.Namespace, lf: pl.LazyFrame, log: EventLog) -> Any:
+    """Run the report (with ``--progress``); every warning an event under ``--log-format json``.
+    ``run`` returns the report, or the number of rows it wrote (``--out`` in batches).
+    """
+    progress = False if log.enabled and args.progress is None else args.progress
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=log.enabled) as caught:
+        if log.enabled:  # every warning becomes a "warning" event, none goes to stderr as text
+            warnings.simplefilter("always")
+        report = _with_progress(run, args.path, lf, progress)
+    for w in caught or []:
+        log.event("warning", level="warning", category=w.category.__name__, message=str(w.message))
+    rows = report if isinstance(report, int) else report.height
+    log.event("pass_done", seconds=round(time.perf_counter() - t0, 3), report_rows=rows)
+    return report
+
+
+def _write_outputs(report: pl.DataFrame, table: pl.DataFrame, args: argparse.Namespace, log: EventLog, title: str,
+                   summary: Any) -> None:  # fmt: skip
+    """``--append`` / ``--out`` (the table, long or wide) and ``--html`` (the report); else the summary."""
+    if args.append:
+        written = append_report(table, args.append, replace_run=args.replace_run)
+        print(f"appended {table.height} report rows to {args.append} ({written})")
+        log.event("report_written", path=str(written), table=args.append, rows=table.height, mode="append")
+    if args.out:
+        write_report(table, args.out)
+        print(f"wrote {table.height} report rows to {args.out}")
+        log.event("report_written", path=args.out, rows=table.height, mode="write")
+    if args.html:
+        _write_html(report, args.html, title=title)
+    if not (args.out or args.html or args.append):
+        print(summary(report))
 
 
 def _event_log(args: argparse.Namespace) -> EventLog:

@@ -4,42 +4,42 @@ ONE ``group_by`` over the rows to the regression cell table (:mod:`polfair.core.
 every metric, comparison, spread, interval and test from that small table. See
 ``docs/regression.md``.
 
-Input rules (to move into the core's input contract, ``polfair.core.contract``, when it lands):
-``y_true`` / ``y_pred`` numeric, null and NaN are missing values (counted in ``n_missing``,
-warned about), ±inf is an error; ``weight`` numeric, null and NaN missing, negative or ±inf an
-error; ``protected`` / ``by`` keys as in :func:`polfair.fairness_report`.
+Input rules: the input contract's (:mod:`polfair.core.contract`, ``docs/contract.md``), compiled
+into the pass by :func:`polfair.core.regression.regression_pass` on every engine: ``y_true`` /
+``y_pred`` are numeric outcomes (null and NaN missing, counted in ``n_missing`` and warned about;
+±inf an error naming the column), ``weight`` a weight (null and NaN missing; negative or ±inf an
+error), ``protected`` / ``by`` keys as in :func:`polfair.fairness_report`. Spark, DuckDB and other
+lazy frames run the same pass in their engine through narwhals (``polfair.engines.narwhals``);
+their column arguments are names.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import polars as pl
 
-from polfair.core._args import as_expr, as_list, check_columns, output_name
+from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
-from polfair.core.collect import check_cardinality
-from polfair.core.inputs import is_foreign, to_lazyframe
-from polfair.core.regression import BINS_PER_OCTAVE, regression_cells, regression_report_from_cells
+from polfair.core.contract import PolarsFrame
+from polfair.core.inputs import is_foreign
+from polfair.core.regression import (
+    BINS_PER_OCTAVE,
+    REGRESSION_CELL_COLUMNS,
+    attach_regression_cells,
+    merge_regression_cells,
+    regression_pass,
+    regression_report_from_cells,
+)
 from polfair.core.report import Intersections
-from polfair.core.values import check_key_dtype, check_role_dtype
-from polfair.exceptions import InvalidInputError, MissingValuesWarning, PolfairError
+from polfair.core.run_metadata import attach_request, expr_text
+from polfair.exceptions import PolfairError
 
-__all__ = ["regression_counts", "regression_report"]
+__all__ = ["RegressionAccumulator", "regression_counts", "regression_report"]
 
 OnMissing = Literal["warn", "raise", "ignore"]
 _RESERVED = ("bin", "attribute", "group", "metric", "value")
-
-
-def _named(x: IntoExpr | Sequence[IntoExpr] | None, role: str, names: list[str]) -> list[pl.Expr]:
-    out = []
-    for v in as_list(x):
-        e = as_expr(v, role)
-        check_columns(e, role, names)
-        out.append(e.alias(output_name(e, role)))
-    return out
 
 
 def regression_counts(
@@ -60,8 +60,10 @@ def regression_counts(
     Parameters
     ----------
     data
-        ``pl.DataFrame``, ``pl.LazyFrame``, pandas DataFrame, pyarrow Table, dict of columns, or a
-        parquet/CSV path (scanned lazily).
+        ``pl.DataFrame``, ``pl.LazyFrame``, pandas DataFrame, pyarrow Table, dict of columns, a
+        parquet/CSV path (scanned lazily), or a Spark / DuckDB / other lazy frame (the pass runs in
+        that engine through narwhals, extra ``polfair[spark]`` / ``polfair[duckdb]``; column
+        arguments are then names).
     y_true, y_pred
         The outcome and the model's prediction: numeric column names or named expressions.
     protected, by
@@ -74,7 +76,9 @@ def regression_counts(
         ``"warn"`` (default), ``"raise"`` or ``"ignore"`` rows whose outcome, prediction or weight is
         null or NaN (always counted in ``n_missing``, never used).
     allow_many_groups
-        Accept Float protected / by keys (each distinct value a group).
+        Accept a key with a group per row or so (more than 1000 distinct values that are more
+        than half the rows: an error by default, checked after the pass as in
+        :func:`polfair.fairness_report`).
     engine
         Polars engine of the pass.
 
@@ -91,10 +95,14 @@ def regression_counts(
     ColumnNotFoundError
         A named column is missing.
     InvalidInputError
-        A non-numeric outcome, prediction or weight; an infinite value; a negative weight; missing
-        values with ``on_missing="raise"``; a key of an unsupported dtype.
+        The input contract's (:mod:`polfair.core.contract`): a non-numeric outcome, prediction or
+        weight; an infinite value; a negative weight (naming the column, the count, example values
+        and the fix); missing values with ``on_missing="raise"``; a key of an unsupported dtype or
+        with too many groups.
     PolfairError
-        A key name that is reserved or given twice; Spark/DuckDB input (not yet).
+        A key name that is reserved or given twice.
+    TypeError
+        A Spark/DuckDB frame with an expression for a column argument (give names).
 
     Examples
     --------
@@ -105,79 +113,31 @@ def regression_counts(
     >>> cells.group_by("g").agg(pl.col("n", "n_missing").sum()).sort("g").rows()
     [('a', 1, 1), ('b', 1, 0)]
     """
-    if is_foreign(data):
-        msg = (
-            "regression_counts: Spark/DuckDB frames are not supported yet (they will run through the input contract's "
-            "narwhals pass); collect to Polars first, e.g. pl.from_arrow(relation.arrow())"
-        )
-        raise PolfairError(msg)
     if on_missing not in ("warn", "raise", "ignore"):
         msg = f"on_missing must be 'warn', 'raise' or 'ignore', got {on_missing!r}"
         raise PolfairError(msg)
-    lf = to_lazyframe(data)
-    schema = lf.collect_schema()
-    names = schema.names()
-    by_e, key_e = _named(by, "by", names), _named(protected, "protected", names)
-    keys = [output_name(e, "key") for e in (*by_e, *key_e)]
+    frame = _frame(data)
+    by_l, prot_l = as_list(by), as_list(protected)
+    names = [frame.column(x, role).name for role, items in (("by", by_l), ("protected", prot_l)) for x in items]
     seen: set[str] = set()
-    for k in keys:
+    for k in names:
         if k in seen or k in _RESERVED or k.startswith("__pf"):
             msg = f"key name {k!r} is given twice or is reserved ({list(_RESERVED)}); rename it with .alias()"
             raise PolfairError(msg)
         seen.add(k)
-    roles = {"y_true": y_true, "y_pred": y_pred, **({"weight": weight} if weight is not None else {})}
-    exprs: dict[str, pl.Expr] = {}
-    for role, x in roles.items():
-        e = as_expr(x, role)
-        check_columns(e, role, names)
-        dtype = lf.select(e).collect_schema().dtypes()[0]
-        name = output_name(e, role)
-        check_role_dtype(dtype, role, name)
-        if not dtype.is_numeric():
-            msg = (
-                f"{role}: column {name!r} has dtype {dtype}; a regression {role} must be numeric "
-                f"(cast it, e.g. pl.col({name!r}).cast(pl.Float64))"
-            )
-            raise InvalidInputError(msg)
-        exprs[role] = e.cast(pl.Float64)
-    for e, role in [(e, "by") for e in by_e] + [(e, "protected") for e in key_e]:
-        name = output_name(e, role)
-        check_key_dtype(lf.select(e).collect_schema().dtypes()[0], role, name)
-    frame = lf.select(*by_e, *key_e, *[e.alias(f"__pf_{r}") for r, e in exprs.items()])
-    cells = regression_cells(
-        frame, y_true="__pf_y_true", y_pred="__pf_y_pred", keys=keys,
-        weight="__pf_weight" if weight is not None else None, bins_per_octave=bins_per_octave, engine=engine,
+    return regression_pass(
+        frame, y_true=y_true, y_pred=y_pred, protected=prot_l, by=by_l, weight=weight,
+        bins_per_octave=bins_per_octave, on_missing=on_missing, allow_many_groups=allow_many_groups, engine=engine,
     )  # fmt: skip
-    _check_after_pass(cells, frame, exprs, on_missing)
-    if not allow_many_groups:  # a key's cardinality, not its dtype, decides (the input contract)
-        total = int(cells.select(pl.sum_horizontal(pl.col("n", "n_missing", "n_invalid").sum())).item())
-        check_cardinality(keys, cells, total)
-    return cells
 
 
-def _check_after_pass(cells: pl.DataFrame, frame: pl.LazyFrame, exprs: Mapping[str, pl.Expr], on_missing: str) -> None:
-    """Invalid values are errors (naming the column, a count and examples); missing ones warn or raise."""
-    if int(cells["n_invalid"].sum()):
-        # the error path only: which column, how many rows, which values
-        cols = {r: pl.col(f"__pf_{r}") for r in exprs}
-        bad = {r: (c.is_infinite() | ((c < 0) if r == "weight" else pl.lit(False))) for r, c in cols.items()}
-        counts = frame.select([b.sum().alias(r) for r, b in bad.items()]).collect().row(0, named=True)
-        role = next(r for r, k in counts.items() if k)
-        examples = frame.filter(bad[role]).select(cols[role]).head(3).collect().to_series().to_list()
-        what = "negative or infinite" if role == "weight" else "infinite"
-        fix = "weights must be finite and >= 0" if role == "weight" else "filter or clip the infinite values"
-        msg = f"{role}: {counts[role]} rows have {what} values (e.g. {examples}); {fix}"
-        raise InvalidInputError(msg)
-    n_missing = int(cells["n_missing"].sum())
-    if n_missing and on_missing == "raise":
-        msg = f"{n_missing} rows have a null or NaN outcome, prediction or weight (on_missing='raise')"
-        raise InvalidInputError(msg)
-    if n_missing and on_missing == "warn":
-        warnings.warn(
-            f"{n_missing} rows with a null or NaN outcome, prediction or weight are counted in n_missing and not used",
-            MissingValuesWarning,
-            stacklevel=3,
-        )
+def _frame(data: Any) -> Any:
+    """The input's frame adapter (the input contract's): Polars, or a Spark/DuckDB/... frame through narwhals."""
+    if is_foreign(data):
+        from polfair.engines.narwhals import foreign_frame
+
+        return foreign_frame(data)
+    return PolarsFrame(data)
 
 
 def regression_report(
@@ -277,7 +237,131 @@ def regression_report(
     if not keys:
         msg = "regression_report needs at least one protected attribute (protected=...)"
         raise PolfairError(msg)
-    return regression_report_from_cells(
+    report = regression_report_from_cells(
         cells, protected=keys, by=by_n, privileged=privileged, reference=reference, intersections=intersections,
         ci=ci, p_adjust=p_adjust,
     )  # fmt: skip
+    request = {
+        "task": "regression", "y_true": expr_text(y_true), "y_pred": expr_text(y_pred),
+        "protected": expr_text(as_list(protected)), "weight": expr_text(weight), "by": expr_text(as_list(by)) or None,
+        "privileged": expr_text(dict(privileged)) if privileged else None, "reference": reference,
+        "intersections": intersections if isinstance(intersections, (int, str)) else expr_text(intersections),
+        "ci": ci, "p_adjust": p_adjust if ci is not None else None, "bins_per_octave": bins_per_octave,
+    }  # fmt: skip
+    attach_request(report, {k: v for k, v in request.items() if v is not None})
+    return attach_regression_cells(report, cells)  # the page's prediction distributions read it
+
+
+
+class RegressionAccumulator:
+    """Accumulate a regression fairness report over batches (streams, epochs, partitions), then compute it.
+
+    Keeps only the regression cell table (:mod:`polfair.core.regression`): each :meth:`update`
+    runs the one pass over its batch (:func:`regression_counts`, with its input rules) and merges
+    the batch's table (:func:`polfair.core.regression.merge_regression_cells`); :meth:`compute`
+    makes the report (:func:`polfair.core.regression.regression_report_from_cells`). Any split of
+    the rows into batches, in any order, gives the report of the whole data up to floating-point
+    summation order. The regression counterpart of :class:`polfair.FairnessAccumulator`.
+
+    Parameters
+    ----------
+    y_true, y_pred, protected, weight, by, bins_per_octave, on_missing, allow_many_groups
+        As :func:`regression_counts`; how to read each batch.
+    privileged, reference, intersections, ci, p_adjust
+        As :func:`regression_report`; used by :meth:`compute`.
+
+    Raises
+    ------
+    PolfairError
+        :meth:`compute` before any row; :meth:`merge` of accumulators with other keys; a state
+        with other columns.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> df = pf.load_adult_regression()
+    >>> acc = pf.RegressionAccumulator(y_true="hours_per_week", y_pred="predicted_hours", protected="sex",
+    ...                                privileged={"sex": "Male"})
+    >>> for batch in df.iter_slices(20_000):
+    ...     _ = acc.update(batch)
+    >>> got = acc.compute().filter(group="Female", metric="mean_error")["difference"].item()
+    >>> want = df.pipe(pf.regression_report, y_true="hours_per_week", y_pred="predicted_hours", protected="sex",
+    ...                privileged={"sex": "Male"}).filter(group="Female", metric="mean_error")["difference"].item()
+    >>> abs(got - want) < 1e-9
+    True
+    """
+
+    def __init__(
+        self,
+        *,
+        y_true: IntoExpr,
+        y_pred: IntoExpr,
+        protected: IntoExpr | Sequence[IntoExpr],
+        weight: IntoExpr | None = None,
+        by: IntoExpr | Sequence[IntoExpr] | None = None,
+        privileged: Mapping[str, Any] | None = None,
+        reference: Literal["privileged", "largest", "overall"] | None = None,
+        intersections: Intersections = None,
+        ci: float | None = 0.95,
+        p_adjust: Literal["bh", "by", "holm"] | None = "bh",
+        bins_per_octave: int = BINS_PER_OCTAVE,
+        on_missing: OnMissing = "warn",
+        allow_many_groups: bool = False,
+    ) -> None:
+        self._read: dict[str, Any] = {
+            "y_true": y_true, "y_pred": y_pred, "protected": protected, "weight": weight, "by": by,
+            "bins_per_octave": bins_per_octave, "on_missing": on_missing, "allow_many_groups": allow_many_groups,
+        }  # fmt: skip
+        self._report: dict[str, Any] = {"privileged": privileged, "reference": reference, "intersections": intersections,
+                        "ci": ci, "p_adjust": p_adjust}  # fmt: skip
+        self._n_by = len(as_list(by))
+        self._cells: pl.DataFrame | None = None
+
+    def update(self, batch: Any) -> RegressionAccumulator:
+        """Add a batch (any input of :func:`regression_counts`); returns ``self``."""
+        return self._add(regression_counts(batch, **self._read))
+
+    def _add(self, cells: pl.DataFrame) -> RegressionAccumulator:
+        if self._cells is not None and cells.columns != self._cells.columns:
+            msg = (
+                f"the batch's cell table has columns {cells.columns}, the accumulated one {self._cells.columns}: "
+                "every batch and merged accumulator must have the same by and protected columns"
+            )
+            raise PolfairError(msg)
+        self._cells = cells if self._cells is None else merge_regression_cells([self._cells, cells])
+        return self
+
+    def merge(self, other: RegressionAccumulator) -> RegressionAccumulator:
+        """Add another accumulator's rows (e.g. of another partition or worker); returns ``self``."""
+        if other._cells is not None:
+            self._add(other._cells)
+        return self
+
+    def reset(self) -> RegressionAccumulator:
+        """Forget every row; returns ``self``."""
+        self._cells = None
+        return self
+
+    def compute(self) -> pl.DataFrame:
+        """The report of every row added so far (the schema of :func:`regression_report`)."""
+        if self._cells is None or int(self._cells["n"].sum()) == 0:
+            raise PolfairError("RegressionAccumulator.compute: no rows yet (call update with a batch first)")
+        cols = self._cells.columns
+        by, keys = cols[: self._n_by], cols[self._n_by : cols.index("bin")]
+        report = regression_report_from_cells(self._cells, protected=keys, by=by, **self._report)
+        return attach_regression_cells(report, self._cells)
+
+    @property
+    def state(self) -> pl.DataFrame | None:
+        """The accumulated regression cell table (``None`` before the first batch)."""
+        return self._cells
+
+    def load_state(self, state: pl.DataFrame) -> RegressionAccumulator:
+        """Replace the accumulated table by ``state`` (a table of :attr:`state`, e.g. read from parquet)."""
+        missing = [c for c in ("bin", *REGRESSION_CELL_COLUMNS) if c not in state.columns]
+        if missing:
+            msg = f"load_state: not a regression cell table (missing columns {missing})"
+            raise PolfairError(msg)
+        self._cells = state
+        return self

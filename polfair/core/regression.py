@@ -33,7 +33,8 @@ predictions are sums over this table.
 
 **Cancellation.** ``Σw(y−ȳ)² = Σw y² − (Σw y)²/W`` from raw sums loses every digit when the mean
 is large against the spread (prices ≈ 1e8 ± 1). The sums are therefore taken about a shift
-``K`` near the data (the first row's value, :func:`shift_of`): the variance then comes from
+``K`` near the data (the outcome and prediction of the first row that counts, read by a
+limit-1 query before the pass): the variance then comes from
 ``Σw(y−K)² − (Σw(y−K))²/W``, whose terms are of the order of the spread. Merging tables with
 other shifts converts their sums exactly (binomial expansion, :func:`rebase`). Errors ``e`` need
 no shift (they are centred on 0 for any useful model).
@@ -86,8 +87,10 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
+from polfair.core import contract as ct
 from polfair.core import intervals as iv
 from polfair.core._args import as_list, mergeable_tables
+from polfair.core.collect import check_cardinality
 from polfair.core.report import (
     GROUP_KEY,
     SEPARATOR,
@@ -108,6 +111,7 @@ __all__ = [
     "REGRESSION_METRICS",
     "REGRESSION_SUM_COLUMNS",
     "Moments",
+    "attach_regression_cells",
     "bin_edges",
     "group_moments",
     "ks_from_histograms",
@@ -116,11 +120,11 @@ __all__ = [
     "merge_regression_cells",
     "prediction_bin",
     "rebase",
-    "regression_aggregations",
     "regression_cells",
+    "regression_cells_of",
+    "regression_pass",
     "regression_report_from_cells",
     "roll_up",
-    "shift_of",
     "value_limits",
     "welch_anova",
     "welch_test",
@@ -158,7 +162,7 @@ REGRESSION_ATTRIBUTE_METRICS = tuple(
 ) + ("bounded_group_loss", "ks_distance")  # fmt: skip
 
 _F64 = pl.Float64
-_Y, _P, _W = "__pf_y", "__pf_p", "__pf_w"
+
 
 
 def _scipy_stats() -> Any:
@@ -193,8 +197,7 @@ def prediction_bin(p: pl.Expr, bins_per_octave: int = BINS_PER_OCTAVE) -> pl.Exp
     >>> codes[1], codes[2] == codes[3], codes[3] < codes[4], codes[0] < 0, codes[5]
     (0, True, True, True, None)
     """
-    k = (p.abs().log(2.0) * bins_per_octave).floor().cast(pl.Int64) + _OFFSET_OCTAVES * bins_per_octave
-    return pl.when(p > 0).then(k).when(p < 0).then(-k).when(p == 0).then(pl.lit(0, pl.Int64))
+    return _bin_of(ct.POLARS, p, p.is_finite(), bins_per_octave)
 
 
 def bin_edges(codes: Any, bins_per_octave: int = BINS_PER_OCTAVE) -> tuple[np.ndarray, np.ndarray]:
@@ -213,91 +216,6 @@ def bin_edges(codes: Any, bins_per_octave: int = BINS_PER_OCTAVE) -> tuple[np.nd
     lo = np.where(c > 0, lo_pos, np.where(c < 0, -hi_pos, 0.0))
     hi = np.where(c > 0, hi_pos, np.where(c < 0, -lo_pos, 0.0))
     return lo, hi
-
-
-def regression_aggregations(
-    y: pl.Expr, p: pl.Expr, w: pl.Expr, *, y_shift: float, p_shift: float, invalid: pl.Expr | None = None
-) -> list[pl.Expr]:
-    """The aggregation expressions of one regression cell (for ``group_by(keys + bin).agg(...)``).
-
-    Parameters
-    ----------
-    y, p, w
-        Float64 outcome, prediction and weight; a row with any of them null is counted in
-        ``n_missing`` only (the caller nulls all three where one is missing).
-    y_shift, p_shift
-        The constants the outcome and prediction sums are taken about (:func:`shift_of`).
-    invalid
-        Optional Boolean expression: the row breaks the input rules (counted in ``n_invalid``, not
-        in ``n_missing``; the caller nulls its values too).
-
-    Returns
-    -------
-    list of pl.Expr
-        The :data:`REGRESSION_CELL_COLUMNS` aggregations.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"y": [1.0, 3.0], "p": [2.0, 2.0], "w": [1.0, 1.0]})
-    >>> out = df.select(regression_aggregations(pl.col("y"), pl.col("p"), pl.col("w"), y_shift=1.0, p_shift=2.0))
-    >>> out.select("n", "sum_y", "sum_y2", "sum_e", "sum_e2").row(0)
-    (2, 2.0, 4.0, 0.0, 2.0)
-    """
-    ok = y.is_not_null() & p.is_not_null() & w.is_not_null()
-    bad = pl.lit(False) if invalid is None else invalid.fill_null(False)
-    yc, pc = y - y_shift, p - p_shift
-    e = p - y
-    e2 = e * e
-    return [
-        ok.sum().cast(pl.Int64).alias("n"),
-        (~ok & ~bad).sum().cast(pl.Int64).alias("n_missing"),
-        bad.sum().cast(pl.Int64).alias("n_invalid"),
-        w.sum().alias("w"),
-        (w * w).sum().alias("w2"),
-        (w * yc).sum().alias("sum_y"),
-        (w * yc * yc).sum().alias("sum_y2"),
-        (w * yc * yc * yc).sum().alias("sum_y3"),
-        (w * (yc * yc) * (yc * yc)).sum().alias("sum_y4"),
-        (w * pc).sum().alias("sum_p"),
-        (w * pc * pc).sum().alias("sum_p2"),
-        (w * yc * pc).sum().alias("sum_yp"),
-        (w * e).sum().alias("sum_e"),
-        (w * e2).sum().alias("sum_e2"),
-        (w * e2 * e2).sum().alias("sum_e4"),
-        (w * e.abs()).sum().alias("sum_ae"),
-        (w * e2 * yc).sum().alias("sum_e2y"),
-        (w * e2 * yc * yc).sum().alias("sum_e2y2"),
-        pl.lit(float(y_shift), _F64).alias("y_shift"),
-        pl.lit(float(p_shift), _F64).alias("p_shift"),
-        p.min().cast(_F64).alias("p_min"),
-        p.max().cast(_F64).alias("p_max"),
-        y.filter(w > 0).min().cast(_F64).alias("y_min"),
-        y.filter(w > 0).max().cast(_F64).alias("y_max"),
-    ]
-
-
-def shift_of(frame: pl.LazyFrame, y: pl.Expr, p: pl.Expr) -> tuple[float, float]:
-    """The sums' shifts: the outcome and prediction of the first row of ``frame`` where both are present.
-
-    :func:`regression_cells` passes the rows that count (valid, positive weight), so the shift lies in
-    the range of the data the sums hold; a merge rebases tables about other shifts exactly, losing
-    digits only in proportion to (distance between the shifts / spread of the data)².
-
-    Reads one row (a limit-1 query, not a scan of the data); 0.0 when there is none or the value is
-    not finite. Any constant is exact; one inside the data's range keeps the variances' digits.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> shift_of(pl.LazyFrame({"y": [None, 5.0], "p": [1.0, 4.0]}), pl.col("y"), pl.col("p"))
-    (5.0, 4.0)
-    """
-    row = frame.select(y.cast(_F64).alias("y"), p.cast(_F64).alias("p")).drop_nulls().head(1).collect()
-    if row.height == 0:
-        return 0.0, 0.0
-    ky, kp = row.row(0)
-    return (float(ky) if math.isfinite(ky) else 0.0), (float(kp) if math.isfinite(kp) else 0.0)
 
 
 def regression_cells(
@@ -326,7 +244,7 @@ def regression_cells(
     bins_per_octave
         Resolution of the prediction histogram (:func:`prediction_bin`).
     shift
-        ``(K_y, K_p)``; default :func:`shift_of`.
+        ``(K_y, K_p)``; default the outcome and prediction of the first row that counts.
     engine
         Polars engine of the pass.
 
@@ -343,25 +261,191 @@ def regression_cells(
     >>> cells.group_by("g").agg(pl.col("n", "n_missing").sum()).sort("g").rows()
     [('a', 2, 0), ('b', 0, 1)]
     """
+    return regression_pass(
+        ct.PolarsFrame(frame), y_true=y_true, y_pred=y_pred, protected=list(keys), weight=weight,
+        bins_per_octave=bins_per_octave, shift=shift, check=False, on_missing="ignore", allow_many_groups=True,
+        engine=engine,
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------------
+# the one pass, on every engine (the input contract's frame adapter)
+
+def _bin_of(eng: Any, p: Any, ok: Any, bins_per_octave: int) -> Any:
+    """:func:`prediction_bin` in an engine's namespace; null where the row does not count.
+
+    The logarithm is taken of ``|p|`` only where ``p`` is a counted non-zero value (1.0 elsewhere),
+    so no engine casts an infinite value to an integer.
+    """
+    ns = eng.ns
+    safe = ns.when(ok & (p != 0.0)).then(p.abs()).otherwise(ns.lit(1.0))
+    k = (safe.log(2.0) * float(bins_per_octave)).floor().cast(ns.Int64) + _OFFSET_OCTAVES * bins_per_octave
+    return ns.when(ok).then(eng.cases([(p > 0.0, k), (p < 0.0, k * -1)], ns.lit(0, ns.Int64)))
+
+
+def _first_counted(frame: Any, y: Any, p: Any, ok: Any) -> tuple[float, float]:
+    """The outcome and prediction of the first row that counts (a limit-1 query in the frame's engine)."""
+    if hasattr(frame, "lf"):  # contract.PolarsFrame
+        row = frame.lf.filter(ok).select(y.alias("y"), p.alias("p")).head(1).collect()
+    else:  # engines.narwhals.ForeignFrame
+        row = frame.nf.filter(ok).select(y.alias("y"), p.alias("p")).head(1).collect(backend="polars").to_native()
+    if row.height == 0:
+        return 0.0, 0.0
+    ky, kp = (float(v) for v in row.row(0))
+    return (ky if math.isfinite(ky) else 0.0), (kp if math.isfinite(kp) else 0.0)
+
+
+def regression_pass(
+    frame: Any,
+    *,
+    y_true: Any,
+    y_pred: Any,
+    protected: Sequence[Any] = (),
+    by: Sequence[Any] = (),
+    weight: Any = None,
+    bins_per_octave: int = BINS_PER_OCTAVE,
+    shift: tuple[float, float] | None = None,
+    on_missing: str = "warn",
+    check: bool = True,
+    allow_many_groups: bool = False,
+    engine: str = "auto",
+) -> pl.DataFrame:
+    """The regression cell table of any input, in ONE ``group_by(by + protected + bin + code)`` of its engine.
+
+    The input contract (:mod:`polfair.core.contract`) compiles the roles: ``y_true`` and ``y_pred``
+    are numeric outcomes (:func:`~polfair.core.contract.numeric`: null and NaN missing, ±inf
+    invalid), ``weight`` a weight (null/NaN missing, negative or ±inf invalid), the ``by`` and
+    ``protected`` columns keys (NaN in a Float key is the null group, -0.0 is 0.0). The frame
+    adapter runs the pass in the input's engine: :class:`polfair.core.contract.PolarsFrame` or
+    ``polfair.engines.narwhals.ForeignFrame`` (Spark, DuckDB); only the small table of
+    ``(keys, bin, outcome code)`` comes back, and the contract's one post-pass check
+    (:func:`~polfair.core.contract.check_problems`) judges it. Before the pass, a limit-1 query
+    reads the shift (the first counted row; :func:`rebase`).
+
+    Parameters
+    ----------
+    frame
+        A frame adapter (``eng``, ``column(x, role)``, ``aggregate(columns, group, aggs)``,
+        ``examples(compiled)``, and ``lf`` (Polars) or ``nf`` (narwhals)).
+    y_true, y_pred, weight
+        Column arguments (names; Polars also takes named expressions).
+    protected, by
+        Key column arguments, in order.
+    bins_per_octave
+        Resolution of the prediction histogram (:func:`prediction_bin`).
+    shift
+        ``(K_y, K_p)``; default the outcome and prediction of the first counted row.
+    on_missing
+        ``"warn"``, ``"raise"`` or ``"ignore"`` (the contract's post-pass check).
+    check
+        ``False``: no post-pass check: invalid rows are only counted in ``n_invalid``
+        (:func:`regression_cells`).
+    allow_many_groups
+        Skip the cardinality check of the keys (:func:`polfair.core.collect.check_cardinality`).
+    engine
+        Polars engine of the pass (Polars input only).
+
+    Returns
+    -------
+    pl.DataFrame
+        ``*by``, ``*protected``, ``bin`` (Int64; null for the row holding the missing and
+        invalid rows of a key), then :data:`REGRESSION_CELL_COLUMNS`, sorted by keys and ``bin``.
+
+    Raises
+    ------
+    InvalidInputError
+        The contract's errors (a non-numeric role, infinite values, negative weights, missing
+        values under ``on_missing="raise"``, too many groups), naming the column, the count and
+        example values.
+    PolfairError
+        ``bins_per_octave`` is not an int >= 1.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polfair.core.contract import PolarsFrame
+    >>> df = pl.DataFrame({"y": [1.0, 2.0, 4.0], "p": [1.5, 2.0, 3.0], "g": ["a", "a", "b"]})
+    >>> cells = regression_pass(PolarsFrame(df), y_true="y", y_pred="p", protected=["g"])
+    >>> cells.group_by("g").agg(pl.col("n").sum(), pl.col("sum_e").sum()).sort("g").rows()
+    [('a', 2, 0.5), ('b', 1, -1.0)]
+    """
     if isinstance(bins_per_octave, bool) or not isinstance(bins_per_octave, int) or bins_per_octave < 1:
         msg = f"bins_per_octave must be an int >= 1, got {bins_per_octave!r}"
         raise PolfairError(msg)
-    y = (pl.col(y_true) if isinstance(y_true, str) else y_true).cast(_F64).fill_nan(None)
-    p = (pl.col(y_pred) if isinstance(y_pred, str) else y_pred).cast(_F64).fill_nan(None)
-    w = pl.lit(1.0) if weight is None else (pl.col(weight) if isinstance(weight, str) else weight).cast(_F64)
-    w = w.fill_nan(None)
-    bad = ~y.is_finite() | ~p.is_finite() | ~w.is_finite() | (w < 0)  # null where a value is missing
-    ok = y.is_not_null() & p.is_not_null() & w.is_not_null() & ~bad
-    ky, kp = shift_of(frame.filter(ok & (w > 0)), y, p) if shift is None else shift  # a row that counts
-    lf = frame.select(
-        *[pl.col(k) for k in keys],
-        pl.when(ok).then(y).alias(_Y), pl.when(ok).then(p).alias(_P), pl.when(ok).then(w).alias(_W),
-        prediction_bin(pl.when(ok).then(p), bins_per_octave).alias("bin"), bad.fill_null(False).alias("__pf_bad"),
+    eng = frame.eng
+    ns = eng.ns
+    roles: dict[str, Any] = {
+        "y_true": ct.numeric(eng, frame.column(y_true, "y_true"), role="y_true"),
+        "y_pred": ct.numeric(eng, frame.column(y_pred, "y_pred"), role="y_pred"),
+    }
+    if weight is not None:
+        roles["weight"] = ct.weight(eng, frame.column(weight, "weight"))
+    key_cols = [(role, frame.column(x, role)) for role, items in (("by", by), ("protected", protected))
+                for x in items]  # fmt: skip
+    names = [c.name for _, c in key_cols]
+    y, p = roles["y_true"].value, roles["y_pred"].value
+    w = roles["weight"].value if weight is not None else eng.lit(1.0)
+    flags = [roles["weight"].state] if weight is not None else []
+    code = ct.outcome_code(eng, roles["y_true"].state, roles["y_pred"].state, flags)
+    ok = code == 0
+    ky, kp = _first_counted(frame, y, p, ok & (w > 0.0)) if shift is None else shift
+    yc, pc, e = y - ky, p - kp, p - y
+    e2 = e * e
+    columns: dict[str, Any] = {c.name: ct.key(eng, c, role=role) for role, c in key_cols}
+    columns |= {
+        "bin": _bin_of(eng, p, ok, bins_per_octave), ct.CODE: code,
+        "__pf_w": w, "__pf_w2": w * w, "__pf_y": w * yc, "__pf_y2": w * yc * yc, "__pf_y3": w * yc * yc * yc,
+        "__pf_y4": w * (yc * yc) * (yc * yc), "__pf_p": w * pc, "__pf_p2": w * pc * pc, "__pf_yp": w * yc * pc,
+        "__pf_e": w * e, "__pf_e2": w * e2, "__pf_e4": w * e2 * e2, "__pf_ae": w * e.abs(), "__pf_e2y": w * e2 * yc,
+        "__pf_e2y2": w * e2 * yc * yc, "__pf_pv": p, "__pf_yv": ns.when(w > 0.0).then(y),
+    }  # fmt: skip
+    sums = {"w": "__pf_w", "w2": "__pf_w2", "sum_y": "__pf_y", "sum_y2": "__pf_y2", "sum_y3": "__pf_y3",
+            "sum_y4": "__pf_y4", "sum_p": "__pf_p", "sum_p2": "__pf_p2", "sum_yp": "__pf_yp", "sum_e": "__pf_e",
+            "sum_e2": "__pf_e2", "sum_e4": "__pf_e4", "sum_ae": "__pf_ae", "sum_e2y": "__pf_e2y",
+            "sum_e2y2": "__pf_e2y2"}  # fmt: skip
+
+    def aggs(ns: Any) -> list[Any]:
+        return [
+            ns.len().alias("__pf_n"), *[ns.col(src).sum().alias(out) for out, src in sums.items()],
+            ns.col("__pf_pv").min().alias("p_min"), ns.col("__pf_pv").max().alias("p_max"),
+            ns.col("__pf_yv").min().alias("y_min"), ns.col("__pf_yv").max().alias("y_max"),
+        ]  # fmt: skip
+
+    out = frame.aggregate(columns, [*names, "bin", ct.CODE], aggs, engine)
+    out = out.with_columns(pl.col("__pf_n").cast(pl.Int64), pl.col(ct.CODE).cast(pl.Int32))
+    total = int(out["__pf_n"].sum() or 0)
+    problems = ct.code_problems(out)
+    if check:
+        ct.check_problems(problems, roles, total=total, on_missing=on_missing, examples=frame.examples,
+                          excluded_from="counted in n_missing and left out of every metric", stacklevel=5)  # fmt: skip
+    if not allow_many_groups:
+        check_cardinality(names, out, total)
+    o = pl.col(ct.CODE)
+    a, b, fl = o % 4, (o // 4) % 4, o // 16
+    invalid = (a == ct.INVALID) | (b == ct.INVALID) | (((fl // ct.FLAG_BAD_WEIGHT) % 2) == 1)
+    counted = out.filter(o == 0)
+    ct.check_finite_sums(counted, ["w", "w2"], roles.get("weight"))
+    floats = [*sums, "p_min", "p_max", "y_min", "y_max"]
+    counted = counted.select(
+        *names, pl.col("bin").cast(pl.Int64), pl.col("__pf_n").alias("n"), pl.lit(0, pl.Int64).alias("n_missing"),
+        pl.lit(0, pl.Int64).alias("n_invalid"), *[pl.col(c).cast(_F64) for c in floats],
     )  # fmt: skip
-    aggs = regression_aggregations(pl.col(_Y), pl.col(_P), pl.col(_W), y_shift=ky, p_shift=kp,
-                                   invalid=pl.col("__pf_bad"))  # fmt: skip
-    out = lf.group_by([*keys, "bin"]).agg(aggs).collect(engine=engine)
-    return out.sort([*keys, "bin"], nulls_last=False)
+    left = (
+        out.filter(o != 0)
+        .group_by(names)
+        .agg(pl.col("__pf_n").filter(~invalid).sum().alias("n_missing"),
+             pl.col("__pf_n").filter(invalid).sum().alias("n_invalid"))  # fmt: skip
+        .select(*names, pl.lit(None, pl.Int64).alias("bin"), pl.lit(0, pl.Int64).alias("n"),
+                pl.col("n_missing").cast(pl.Int64), pl.col("n_invalid").cast(pl.Int64),
+                *[pl.lit(0.0 if c in sums else None, _F64).alias(c) for c in floats])  # fmt: skip
+    )
+    both = pl.concat([counted, left], how="vertical_relaxed") if names else pl.concat([counted, left])
+    both = both.group_by([*names, "bin"]).agg(
+        pl.col("n", "n_missing", "n_invalid").sum(), *[pl.col(c).sum() for c in sums],
+        pl.col("p_min", "y_min").min(), pl.col("p_max", "y_max").max(),
+    )  # fmt: skip
+    both = both.with_columns(pl.lit(float(ky), _F64).alias("y_shift"), pl.lit(float(kp), _F64).alias("p_shift"))
+    return both.select(*names, "bin", *REGRESSION_CELL_COLUMNS).sort([*names, "bin"], nulls_last=False)
 
 
 def rebase(y_shift: float | pl.Expr, p_shift: float | pl.Expr) -> list[pl.Expr]:
@@ -418,10 +502,15 @@ def _aggs_over_bins() -> list[pl.Expr]:
 
 
 def _common_shift(cells: pl.DataFrame) -> pl.DataFrame:
-    """The table with every row about the first row's shifts (a no-op when they agree)."""
+    """The table with every row about one row's shifts (a no-op when they agree): the first row that
+    holds positive weight, so the common shift lies in the data (a partition with no counted row
+    has the shift 0, which would cost the others' digits: found by the property test).
+    """
     if cells.height == 0 or (cells["y_shift"].n_unique() == 1 and cells["p_shift"].n_unique() == 1):
         return cells
-    ky, kp = cells["y_shift"][0], cells["p_shift"][0]
+    counted = cells.filter(pl.col("w") > 0)
+    first = counted if counted.height else cells
+    ky, kp = first["y_shift"][0], first["p_shift"][0]
     return cells.with_columns(rebase(ky, kp))
 
 
@@ -1184,8 +1273,9 @@ class _Context:
         dlo, dhi = scale * (d - half), scale * (d + half)
         if name == "r2_score":
             dlo, dhi = np.where(overall, np.nan, dlo), np.where(overall, np.nan, dhi)
-        # ratio: log-scale delta method when both estimates are positive
-        with np.errstate(invalid="ignore", divide="ignore"):
+        # ratio: log-scale delta method when both estimates are positive (a near-zero estimate: an
+        # unbounded upper limit, inf)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             rg, ro = g["var"] / g["est"] ** 2, other["var"] / other["est"] ** 2
             vl = rg + ro
             nul = vl * vl / (rg * rg / g["df"] + ro * ro / other["df"])
@@ -1387,3 +1477,37 @@ def _spread(
         res["max"]["ci_method"] = ["projection"] * k_sets
         res["min"]["ci_method"] = ["projection"] * k_sets
     return res
+
+
+#: The attribute under which a report keeps its regression cell table (in memory only).
+_CELLS_ATTR = "_polfair_regression_cells"
+
+
+def attach_regression_cells(report: pl.DataFrame, cells: pl.DataFrame) -> pl.DataFrame:
+    """Keep the cell table a regression report was computed from on the report object; returns it.
+
+    In memory only: frames derived from the report (``filter``, ``select`` ...) and files do not
+    carry it. The HTML page draws the prediction distributions from it
+    (:func:`regression_cells_of`).
+    """
+    try:
+        setattr(report, _CELLS_ATTR, cells)
+    except AttributeError:  # pragma: no cover - a frame type without instance attributes
+        pass
+    return report
+
+
+def regression_cells_of(report: Any) -> pl.DataFrame | None:
+    """The regression cell table attached to a report (:func:`attach_regression_cells`), or ``None``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> df = pl.DataFrame({"y": [1.0, 2.0, 4.0], "p": [1.5, 2.5, 3.0], "g": ["a", "a", "b"]})
+    >>> rep = pf.regression_report(df, y_true="y", y_pred="p", protected="g", ci=None)
+    >>> int(regression_cells_of(rep)["n"].sum()), regression_cells_of(rep.filter(pl.col("group") == "a"))
+    (3, None)
+    """
+    got = getattr(report, _CELLS_ATTR, None)
+    return got if isinstance(got, pl.DataFrame) else None

@@ -60,9 +60,11 @@ def agree(metric: str, ours: float | None, theirs: Any, where: str) -> None:
         # aif360 takes sqrt(2·GE) of a GE that rounding made slightly negative (a constant benefit
         # vector, e.g. a single group): NaN there, the exact 0 (or ~1e-8 noise) here
         return
-    if ours is None and metric.startswith("between_") and abs(theirs) <= ABS:
+    noise = math.sqrt(2 * ABS) if "coefficient_of_variation" in metric else ABS  # CV = sqrt(2·GE): sqrt of the noise
+    if ours is None and metric.startswith("between_") and abs(theirs) <= noise:
         # policy (issue 15 §6): a between-group index needs two groups with counted rows; aif360
-        # gives 0.0 for a single group (or rounding noise around it, e.g. 2.2e-16 for GE(α))
+        # gives 0.0 for a single group (or rounding noise around it, e.g. 2.2e-16 for GE(α), and
+        # 2.1e-08 = sqrt(2·2.2e-16) for the coefficient of variation: found by hypothesis)
         return
     if ours is None:
         assert not math.isfinite(theirs) or metric in GUARDED, f"{where} {metric}: report null, aif360 {theirs}"

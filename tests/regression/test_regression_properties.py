@@ -56,13 +56,18 @@ def naive(y: np.ndarray, p: np.ndarray, w: np.ndarray, shifts: np.ndarray) -> di
           ("b", 6.223129050218614e-61, 0.0, 1e-06)],
     offset=0.0, parts=1,
 )  # fmt: skip
+@example(  # found by CI: a partition without a counted row (shift 0) must not set the merge's shift
+    rows=[*[("a", 0.0, 0.0, 0.0)] * 3, ("a", 0.0, None, 0.0), *[("a", 0.0, 0.0, 0.0)] * 6, ("a", 0.0, 0.0, 1e-06),
+          ("a", 1.0, 0.0, 1e-06)],
+    offset=1e6, parts=2,
+)  # fmt: skip
 def test_metrics_equal_a_naive_reference_and_merges(rows, offset: float, parts: int) -> None:
     g = [r[0] for r in rows]
     f = lambda v: float("nan") if v is None else float(v)  # noqa: E731
     y = np.array([f(r[1]) for r in rows]) + offset
     p = np.array([f(r[2]) for r in rows]) + offset
     w = np.array([f(r[3]) for r in rows])
-    df = pl.DataFrame({"g": g, "y": y, "p": p, "w": w})
+    df = pl.DataFrame({"g": g, "y": y, "p": p, "w": w}, schema_overrides={"g": pl.String})  # all-null: still a key
     shifts = y[~(np.isnan(y) | np.isnan(p) | np.isnan(w)) & (w > 0)]
     cells = rg.regression_cells(df.lazy(), y_true="y", y_pred="p", keys=["g"], weight="w")
     # every input row is accounted for

@@ -68,9 +68,9 @@ def test_every_row_is_accounted_for_and_missing_values_warn() -> None:
 @pytest.mark.parametrize(
     ("column", "values", "match"),
     [
-        ("y", [1.0, float("inf"), 2.0], "y_true: 1 rows have infinite values"),
-        ("p", [1.0, 2.0, float("-inf")], "y_pred: 1 rows have infinite values"),
-        ("w", [1.0, -2.0, 1.0], "weight: 1 rows have negative or infinite values"),
+        ("y", [1.0, float("inf"), 2.0], r"y_true='y': 1 rows \(of 3\) have values that are infinite; found e.g. \[inf\]"),
+        ("p", [1.0, 2.0, float("-inf")], r"y_pred='p': 1 rows \(of 3\) have values that are infinite"),
+        ("w", [1.0, -2.0, 1.0], r"weight='w': 1 rows \(of 3\) have weights that are negative or infinite"),
     ],
 )
 def test_invalid_values_raise_naming_the_column(column: str, values: list[float], match: str) -> None:

@@ -365,6 +365,7 @@ def to_html(
     by: Sequence[str] | None = None,
     snapshot: Mapping[str, Any] | None = None,
     fragment: bool = False,
+    cells: Any = None,
 ) -> str:
     """Render a fairness report as one self-contained HTML page (a string).
 
@@ -427,6 +428,16 @@ def to_html(
         section shows all periods with the violation periods marked.
     fragment : bool
         ``True``: a ``<div>`` for embedding (Jupyter) instead of a whole document.
+    cells : pl.DataFrame, optional
+        Regression reports only: the regression cell table (:func:`polfair.regression_counts`) whose
+        prediction histogram draws the groups' prediction distributions; default the table the
+        report of :func:`polfair.regression_report` carries in memory.
+
+    A regression report (:func:`polfair.regression_report`: group rows of ``mean_error`` and no
+    classification rate) gets the regression page (:mod:`polfair.outputs.html.regression`):
+    provenance, population metrics, findings, per attribute set a forest plot of the differences
+    of the mean error, mean absolute error and mean prediction to the reference with their
+    intervals, the prediction distributions and a group table, the spreads and the methods.
 
     Returns
     -------
@@ -476,6 +487,16 @@ def to_html(
         "config": config, "favorable_meaning": favorable_meaning, "generated_at": generated_at,
     }  # fmt: skip
     opts = _options(metrics, top_k, table_rows, min_n, max_sets, by, snapshot, given)
+    from polfair.outputs.html import regression as _regression
+
+    normalized = _view.normalize(report)
+    if _regression.is_regression_report(normalized):
+        run_at = normalized["run_at"].drop_nulls().cast(str).to_list()[:1] if "run_at" in normalized.columns else []
+        return _regression.render_regression(
+            report, title=title, provenance=_merged_request(report, given), cells=cells, top_k=top_k,
+            max_sets=max_sets, by=by, snapshot=snapshot, fragment=fragment, env=_env(),
+            generated_at=_generated_at(generated_at, {"metadata": {"run_at": run_at}}),
+        )  # fmt: skip
     return _render(report, opts, title, fragment)
 
 
