@@ -12,9 +12,9 @@ from typing import Any
 
 import polars as pl
 
-from polfair.core.run_metadata import REQUEST_METADATA_KEY, request_json, request_of
+from polfair.core.run_metadata import request_of
 from polfair.exceptions import PolfairError
-from polfair.outputs.writers import for_text_formats, write_atomic
+from polfair.outputs.writers import for_text_formats, report_format, report_metadata, write_atomic
 
 __all__ = ["write_report_batches"]
 
@@ -61,11 +61,7 @@ def write_report_batches(batches: Iterable[pl.DataFrame], path: str | Path,
     ['a', 'b']
     """
     name = str(path)
-    lower = name.lower()
-    ext = next((e for e in (".parquet", *_TEXT) if lower.endswith(e)), None)
-    if ext is None:
-        msg = f"--out {name!r}: use a .parquet, .csv, .json or .ndjson file name"
-        raise PolfairError(msg)
+    ext = report_format(name)
     written = 0
 
     def check(first: pl.DataFrame | None, batch: pl.DataFrame) -> None:
@@ -87,9 +83,10 @@ def write_report_batches(batches: Iterable[pl.DataFrame], path: str | Path,
                     if writer is None:
                         req = request if request is not None else request_of(batch)
                         schema = table.schema
-                        if req is not None:  # the request, as write_report stores it (read_report)
-                            meta = {**(schema.metadata or {}), REQUEST_METADATA_KEY.encode(): request_json(req).encode()}
-                            schema = schema.with_metadata(meta)
+                        meta = report_metadata(req)  # the request, as write_report stores it (read_report)
+                        if meta is not None:
+                            schema = schema.with_metadata({**(schema.metadata or {}),
+                                                           **{k.encode(): v.encode() for k, v in meta.items()}})  # fmt: skip
                         first, writer = batch.clear(), pq.ParquetWriter(tmp, schema, compression="zstd")
                     writer.write_table(table.cast(writer.schema) if table.schema != writer.schema else table)
                     written += batch.height

@@ -152,7 +152,10 @@ def _umask() -> int:
     return mask
 
 
-def _format(path: str) -> str:
+def report_format(path: str) -> str:
+    """The report file's format, from its extension (``.parquet``, ``.csv``, ``.ndjson``/``.jsonl``,
+    ``.json``); a :class:`PolfairError` naming ``--out`` otherwise.
+    """
     lower = path.lower()
     for ext in _FORMATS:
         if lower.endswith(ext):
@@ -161,7 +164,7 @@ def _format(path: str) -> str:
     raise PolfairError(msg)
 
 
-def _metadata(request: Mapping[str, Any] | None, extra: Mapping[str, str] | None = None) -> dict[str, str] | None:
+def report_metadata(request: Mapping[str, Any] | None, extra: Mapping[str, str] | None = None) -> dict[str, str] | None:
     """The parquet key-value metadata of a report: its request (when it has one), plus ``extra``."""
     out = dict(extra or {})
     if request is not None:
@@ -207,9 +210,9 @@ def write_report(report: pl.DataFrame, path: str) -> None:
     >>> pl.read_parquet(p).height
     1
     """
-    ext = _format(path)
+    ext = report_format(path)
     if ext == ".parquet":  # with the report's request in the key-value metadata (read_report)
-        write_atomic(path, _write_parquet(report, _metadata(request_of(report))))
+        write_atomic(path, _write_parquet(report, report_metadata(request_of(report))))
     elif ext == ".csv":
         text = for_text_formats(report)
         write_atomic(path, text.write_csv)
@@ -625,7 +628,7 @@ def append_report(
             raise RunExistsError(msg)
         new = _conform(report, target_schema)
         if path.is_dir() or (not path.exists() and path.suffix.lower() != ".parquet"):
-            return _append_to_directory(new, path, holding, target_schema, _metadata(request_of(report)))
+            return _append_to_directory(new, path, holding, target_schema, report_metadata(request_of(report)))
         requests = _requests(path) if path.exists() else {}
         request = request_of(report)
         requests = {r: q for r, q in requests.items() if r not in holding or not replace_run}
@@ -633,7 +636,7 @@ def append_report(
             requests.pop(r, None)
             if request is not None:
                 requests[r] = request
-        meta = _metadata(request, {REQUESTS_METADATA_KEY: json.dumps(requests, sort_keys=True)} if requests else None)
+        meta = report_metadata(request, {REQUESTS_METADATA_KEY: json.dumps(requests, sort_keys=True)} if requests else None)
         if existing is None:
             write_atomic(path, _write_parquet(new, meta))
             return path
