@@ -8,7 +8,6 @@ accumulator) must apply the same contract as the door they mirror, on the roles 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import polars as pl
@@ -67,7 +66,7 @@ def polars_outcomes() -> dict[tuple[str, str], Outcome]:
 
 
 @pytest.fixture(scope="module")
-def spark_outcomes() -> Iterator[dict[tuple[str, str], Outcome]]:
+def spark_outcomes() -> dict[tuple[str, str], Outcome]:
     """Every door of every Spark case, with ONE Spark job for all their passes (see ``parity.py``)."""
     spark = spark_session()
     if spark is None:  # pragma: no cover - no JVM
@@ -97,7 +96,7 @@ def spark_outcomes() -> Iterator[dict[tuple[str, str], Outcome]]:
             outcomes[(c.name, d)] = got
     finally:
         mp.undo()
-    yield outcomes  # the session stays up for the other Spark tests of this worker (stopped at exit)
+    return outcomes  # the session stays up for the other Spark tests of this worker (stopped at exit)
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
