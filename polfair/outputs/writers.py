@@ -47,6 +47,8 @@ __all__ = [
     "for_text_formats",
     "read_report",
     "read_table",
+    "report_format",
+    "report_metadata",
     "table_lock",
     "table_run_files",
     "write_atomic",
@@ -153,8 +155,36 @@ def _umask() -> int:
 
 
 def report_format(path: str) -> str:
-    """The report file's format, from its extension (``.parquet``, ``.csv``, ``.ndjson``/``.jsonl``,
-    ``.json``); a :class:`PolfairError` naming ``--out`` otherwise.
+    """The file format of a report path, read from its extension.
+
+    Parameters
+    ----------
+    path : str
+        The file the report is written to (``--out``); the extension is matched case-insensitively.
+
+    Returns
+    -------
+    str
+        The matched extension: ``".parquet"``, ``".csv"``, ``".ndjson"``, ``".jsonl"`` or ``".json"``.
+
+    Raises
+    ------
+    PolfairError
+        When the extension is none of these; the message names ``--out`` and the formats accepted.
+
+    Notes
+    -----
+    :func:`write_report` and the batched writer (``polfair report --out``) both call this, so every
+    door accepts the same file names.
+
+    Examples
+    --------
+    >>> report_format("runs/2026-11-26.PARQUET")
+    '.parquet'
+    >>> report_format("report.xlsx")
+    Traceback (most recent call last):
+    ...
+    polfair.exceptions.PolfairError: --out 'report.xlsx': use a .parquet, .csv, .json or .ndjson file name
     """
     lower = path.lower()
     for ext in _FORMATS:
@@ -165,7 +195,29 @@ def report_format(path: str) -> str:
 
 
 def report_metadata(request: Mapping[str, Any] | None, extra: Mapping[str, str] | None = None) -> dict[str, str] | None:
-    """The parquet key-value metadata of a report: its request (when it has one), plus ``extra``."""
+    """The parquet key-value metadata stored with a report: its request, plus ``extra``.
+
+    Parameters
+    ----------
+    request : Mapping[str, Any] or None
+        The request that produced the report (``report.attrs``-style mapping of the call's options), or
+        None when it has none.
+    extra : Mapping[str, str] or None, default None
+        Further string keys and values to store (for example provenance).
+
+    Returns
+    -------
+    dict[str, str] or None
+        ``extra`` plus, when ``request`` is given, the key ``"polfair.request"`` holding the request as
+        JSON (read back by :func:`read_report`); None when there is nothing to store.
+
+    Examples
+    --------
+    >>> report_metadata(None) is None
+    True
+    >>> sorted(report_metadata({"metrics": ["disparate_impact"]}, {"run": "a"}))
+    ['polfair.request', 'run']
+    """
     out = dict(extra or {})
     if request is not None:
         out[REQUEST_METADATA_KEY] = request_json(request)
