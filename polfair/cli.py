@@ -622,7 +622,8 @@ EXIT_CODES_HELP = """exit status:
   1  the report's status has a violation, under --fail-on-violation
   2  a usage or input error: bad option, missing/malformed file, bad expression, unwritable output,
      an --append refused (schema, a run id already in the table, a lock held too long)
-  3  an unexpected internal error (a bug: the traceback is printed; please report it)"""
+  3  an unexpected internal error (a bug: the traceback is printed; please report it)
+  141  the reader of standard output closed it early (e.g. | head): nothing more is printed"""
 
 #: Python keywords of the API -> the command line's flags, for messages raised by the library.
 _FLAGS = {
