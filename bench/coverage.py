@@ -437,6 +437,7 @@ def _reg_truth(shift: float, heavy: bool = False) -> dict[str, float]:
 
 def regression_two_group(g: np.random.Generator, reps: int, n1: int, n2: int, s1: float, s2: float,
                          weights: bool = False, heavy: bool = False) -> dict[str, tuple[float, float]]:  # fmt: skip
+    from polfair.core import _regression_report as rr
     from polfair.core import regression as rg
 
     t1, t2 = _reg_truth(s1, heavy), _reg_truth(s2, heavy)
@@ -444,7 +445,7 @@ def regression_two_group(g: np.random.Generator, reps: int, n1: int, n2: int, s1
     m2 = _reg_moments(*_reg_draw(g, reps, n2, s2, weights, heavy))
     tag = " (Kish n_eff)" if weights else ""
     out: dict[str, tuple[float, float]] = {}
-    ctx = rg._Context.__new__(rg._Context)  # the report's interval code, without a report around it
+    ctx = rr._Context.__new__(rr._Context)  # the report's interval code, without a report around it
     ctx.ci, ctx.weighted = CI, weights
     i1 = ctx._value_intervals(m1, rg.metric_values(m1))
     i2 = ctx._value_intervals(m2, rg.metric_values(m2))

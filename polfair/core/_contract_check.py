@@ -1,0 +1,309 @@
+"""The input contract after the pass: the one post-pass check, and the Polars frame adapter.
+
+Part of :mod:`polfair.core.contract` (the public module, which re-exports this one's public names and
+describes the contract as a whole). Here: the problem counts of a collected code table
+(:func:`code_problems`), the one check that raises on invalid values and warns about missing
+ones (:func:`check_problems`), the Float64 overflow check (:func:`check_finite_sums`), the error
+path's example values (:func:`fetch_examples`), and :class:`PolarsFrame`, the frame adapter a pass
+reads a Polars-readable input through.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import polars as pl
+
+from polfair.core._args import as_expr, check_columns, output_name
+from polfair.core._contract_compile import (
+    POLARS,
+    Column,
+    Compiled,
+    Engine,
+    weight,  # noqa: F401 (the doctests use it)
+)
+from polfair.core._contract_rules import (
+    CODE,
+    FLAG_BAD_SCORE,
+    FLAG_BAD_WEIGHT,
+    FLAG_NULL_SCORE,
+    FLAG_NULL_WEIGHT,
+    INVALID,
+    MISSING,
+)
+from polfair.core.inputs import to_lazyframe
+from polfair.exceptions import InvalidInputError, MissingValuesWarning, PolfairError
+
+__all__ = ["PolarsFrame", "check_finite_sums", "check_problems", "code_problems", "fetch_examples"]
+
+
+# ---------------------------------------------------------------------------------------------
+# the one post-pass check
+
+
+def code_problems(codes: pl.DataFrame, count: str = "__pf_n") -> dict[str, int]:
+    """Row totals per problem kind of a collected code table (column :data:`CODE` and a row count).
+
+    Returns
+    -------
+    dict
+        ``invalid_label``, ``invalid_prediction``, ``invalid_score``, ``invalid_weight``,
+        ``null_label``, ``null_prediction``, ``null_weight``, ``null_score`` -> rows; ``missing``:
+        the rows left out as missing (a null/NaN value somewhere, no invalid one).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> codes = pl.DataFrame({CODE: [5, 3 + 4 * 3, 5 + 16 * 4], "__pf_n": [10, 2, 1]})
+    >>> {k: v for k, v in code_problems(codes).items() if v}
+    {'invalid_label': 2, 'invalid_prediction': 2, 'null_weight': 1, 'missing': 1}
+    """
+    o = pl.col(CODE).cast(pl.Int32)
+    a, b, flags = o % 4, (o // 4) % 4, o // 16
+    kinds = {
+        "invalid_label": a == INVALID,
+        "invalid_prediction": b == INVALID,
+        "invalid_score": ((flags // FLAG_BAD_SCORE) % 2) == 1,
+        "invalid_weight": ((flags // FLAG_BAD_WEIGHT) % 2) == 1,
+        "null_label": a == MISSING,
+        "null_prediction": b == MISSING,
+        "null_weight": ((flags // FLAG_NULL_WEIGHT) % 2) == 1,
+        "null_score": ((flags // FLAG_NULL_SCORE) % 2) == 1,
+        # rows left out as missing: a missing value and no invalid one
+        "missing": ((a == MISSING) | (b == MISSING) | (flags >= FLAG_NULL_WEIGHT))
+        & (a != INVALID)
+        & (b != INVALID)
+        & ((flags % 4) == 0),
+    }
+    row = codes.select([pl.col(count).filter(m).sum().alias(k) for k, m in kinds.items()]).row(0, named=True)
+    return {k: int(v or 0) for k, v in row.items()}
+
+
+#: Problem kind -> the role whose value it is about.
+_KIND_ROLE = {"label": "y_true", "prediction": "y_pred", "score": "y_score", "weight": "weight"}
+
+
+def check_problems(
+    problems: Mapping[str, int],
+    roles: Mapping[str, Compiled],
+    *,
+    total: int,
+    on_missing: str = "warn",
+    examples: Callable[[Compiled], list[Any]] | None = None,
+    excluded_from: str = "counted in n_missing and excluded from all rates",
+    stacklevel: int = 3,
+) -> None:
+    """The one post-pass check: invalid values raise, missing values warn (or raise, or pass).
+
+    Parameters
+    ----------
+    problems
+        From :func:`code_problems` (kinds the pass cannot produce may be left at 0).
+    roles
+        The compiled roles of the pass (``"y_true"``, ``"y_pred"``, ``"y_score"``, ``"weight"``);
+        a problem of a role that is absent is ignored (without ``y_pred`` the prediction mirrors
+        the label or follows the score).
+    total
+        Rows the pass counted.
+    on_missing
+        ``"warn"``, ``"raise"`` or ``"ignore"``.
+    examples
+        Fetches a few offending values of a role (a second query that runs only on this error
+        path); ``None``: the message has counts only.
+    excluded_from
+        How the message says what happens to missing rows.
+    stacklevel
+        Of the warning.
+
+    Raises
+    ------
+    InvalidInputError
+        Invalid values (the first role in the order y_true, y_pred, y_score, weight), naming the
+        column, the count, example values and the fix; missing values with ``on_missing="raise"``.
+
+    Warns
+    -----
+    MissingValuesWarning
+        Rows with a null or NaN label, prediction, score or weight (``on_missing="warn"``).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> w = weight(POLARS, Column("w", pl.col("w"), pl.Float64))
+    >>> check_problems({"invalid_weight": 2}, {"weight": w}, total=10)
+    Traceback (most recent call last):
+    ...
+    polfair.exceptions.InvalidInputError: weight='w': 2 rows (of 10) have weights that are negative or infinite. ...
+    """
+    for kind, role in _KIND_ROLE.items():
+        n = problems.get(f"invalid_{kind}", 0)
+        c = roles.get(role)
+        if not n or c is None:
+            continue
+        found = ""
+        if examples is not None:
+            try:
+                found = f"; found e.g. {examples(c)}"
+            except Exception:  # pragma: no cover - the examples are a courtesy; the counts are the error
+                found = ""
+        msg = f"{role}={c.column!r}: {n} rows (of {total}) have {c.what}{found}. {c.fix}"
+        raise InvalidInputError(msg)
+    missing = {k: problems.get(f"null_{k}", 0) for k in _KIND_ROLE if _KIND_ROLE[k] in roles}
+    if "y_pred" not in roles or roles["y_pred"].role != "y_pred":
+        missing.pop("prediction", None)  # it mirrors the label, or is the score's (counted there)
+    missing = {k: v for k, v in missing.items() if v}
+    if not missing or on_missing == "ignore":
+        return
+    parts = ", ".join(f"{v} with a null {k}" for k, v in missing.items())
+    cols = ", ".join(f"{_KIND_ROLE[k]}={roles[_KIND_ROLE[k]].column!r}" for k in missing)
+    tail = ("on_missing='raise': fill or drop them before the report, or pass on_missing='ignore'"
+            if on_missing == "raise" else
+            "Fill or drop them before the report to silence this, or pass on_missing='ignore'")  # fmt: skip
+    rows = problems.get("missing", 0)
+    these = f"these {rows} rows" if rows else "these rows"
+    msg = f"{parts} (of {total} rows; NaN counts as null): {these} are {excluded_from} ({cols}). {tail}"
+    if on_missing == "raise":
+        raise InvalidInputError(msg)
+    warnings.warn(msg, MissingValuesWarning, stacklevel=stacklevel)
+
+
+def check_finite_sums(sums: pl.DataFrame, columns: Sequence[str], weight_: Compiled | None) -> None:
+    """The Float64 overflow check of a pass: every counted weight is finite, so an infinite sum (or
+    sum of squares) of counted rows is an overflow; raise naming the weight column and the fix.
+
+    Parameters
+    ----------
+    sums
+        The pass's result, restricted to counted rows.
+    columns
+        Its Float64 sum columns (``w2``-like names: a sum of squared weights).
+    weight_
+        The compiled weight role (``None``: unweighted, nothing to check).
+
+    Raises
+    ------
+    InvalidInputError
+        A sum is infinite.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> w = weight(POLARS, Column("w", pl.col("w"), pl.Float64))
+    >>> check_finite_sums(pl.DataFrame({"s": [1.0]}), ["s"], w)
+    >>> check_finite_sums(pl.DataFrame({"s": [float("inf")]}), ["s"], w)
+    Traceback (most recent call last):
+    ...
+    polfair.exceptions.InvalidInputError: weight='w': the weighted sum of a group overflows Float64 ...
+    """
+    if weight_ is None or not sums.height:
+        return
+    for col in columns:
+        if col in sums.columns and sums.schema[col].is_float() and sums.get_column(col).is_infinite().any():
+            what = "the sum of squared weights (Kish sizes)" if "2" in col else "the weighted sum"
+            msg = (
+                f"weight={weight_.column!r}: {what} of a group overflows Float64 (each weight is finite, the "
+                "sum is not); rescale the weights, e.g. divide them by their mean: every rate is unchanged"
+            )
+            raise InvalidInputError(msg)
+
+
+def fetch_examples(frame: Any, ns: Any, c: Compiled, collect: Callable[[Any], pl.DataFrame]) -> list[Any]:
+    """Up to five distinct offending values of a compiled role, sorted: the error path's second query.
+
+    Parameters
+    ----------
+    frame, ns
+        The input as a lazy frame of the engine, and its namespace (``pl`` or ``narwhals``).
+    c
+        The compiled role (its column expression and its ``invalid`` mask).
+    collect
+        Runs the small query and returns a Polars frame.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> w = weight(POLARS, Column("w", pl.col("w"), pl.Float64))
+    >>> fetch_examples(pl.LazyFrame({"w": [1.0, -2.0, -1.0, -2.0]}), pl, w, lambda q: q.collect())
+    [-2.0, -1.0]
+    """
+    q = frame.select(c.source.expr.alias("v"), c.invalid.alias("b")).filter(ns.col("b")).select("v").unique()
+    vals = collect(q.head(50))["v"].to_list()
+    try:
+        vals = sorted(vals)
+    except TypeError:  # pragma: no cover - one column holds one type
+        pass
+    return vals[:5]
+
+
+# ---------------------------------------------------------------------------------------------
+# the Polars frame adapter (the narwhals one is polfair.engines.narwhals.ForeignFrame)
+
+
+class PolarsFrame:
+    """A Polars-readable input seen by a pass: checked columns, the pass, example values.
+
+    Parameters
+    ----------
+    data
+        Anything :func:`polfair.core.inputs.to_lazyframe` reads.
+
+    Attributes
+    ----------
+    lf
+        The input as a lazy frame.
+    names
+        Its column names.
+    eng
+        :data:`POLARS`.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> f = PolarsFrame(pl.DataFrame({"y": [1, 0], "g": ["a", "b"]}))
+    >>> f.column("y", "y_true").dtype
+    Int64
+    >>> f.aggregate({"g": pl.col("g")}, ["g"], lambda ns: [ns.len().alias("n")]).sort("g")["n"].to_list()
+    [1, 1]
+    """
+
+    eng: Engine = POLARS
+
+    def __init__(self, data: Any) -> None:
+        self.lf = to_lazyframe(data)
+        self.names: list[str] = self.lf.collect_schema().names()
+
+    def column(self, x: Any, role: str) -> Column:
+        """The :class:`Column` of a role's argument (a name or a named expression), checked.
+
+        Raises
+        ------
+        ColumnNotFoundError
+            A named column is missing (close names suggested).
+        PolfairError
+            The expression does not type-check on the input, or has no name.
+        TypeError
+            ``x`` is neither a name nor an expression.
+        """
+        e = as_expr(x, role)
+        check_columns(e, role, self.names)
+        name = output_name(e, role)
+        try:
+            dtype = self.lf.select(e.alias("__pf_v")).collect_schema()["__pf_v"]
+        except pl.exceptions.PolarsError as exc:
+            msg = f"cannot evaluate the column expression {role}={e} on the input: {exc}"
+            raise PolfairError(msg) from exc
+        return Column(name, e, dtype)
+
+    def examples(self, c: Compiled) -> list[Any]:
+        """A few offending values of a compiled role (a second query; runs only on the error path)."""
+        return fetch_examples(self.lf, pl, c, lambda q: q.collect())
+
+    def aggregate(
+        self, columns: Mapping[str, Any], group: Sequence[str], aggs: Callable[[Any], list[Any]], engine: str = "auto"
+    ) -> pl.DataFrame:
+        """``select(columns).group_by(group).agg(aggs(pl))``, collected (the pass)."""
+        planned = self.lf.select([e.alias(n) for n, e in columns.items()])
+        out = planned.group_by(list(group)).agg(aggs(pl)) if group else planned.select(aggs(pl))
+        return out.collect(engine=engine)  # type: ignore[call-overload]
