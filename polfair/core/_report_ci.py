@@ -111,7 +111,112 @@ def _codes(ok: np.ndarray, code: np.ndarray | int) -> np.ndarray:
 
 def _tests(ok: np.ndarray, code: np.ndarray) -> np.ndarray:
     """Test codes from the kernels' float codes (NaN: untested) where ``ok``."""
-    return np.where(ok & ~np.isnan(code), np.nan_to_num(code, nan=-1.0), -1).astype(np.int64)
+    return np.where(ok & ~np.isnan(code), code, -1.0).astype(np.int64)
+
+
+class _Probe:
+    """Stands in for :class:`~polfair.core.metrics.Counts`: a formula of it returns the names it reads (a cache key)."""
+
+    def __getattr__(self, name: str) -> str:
+        return name
+
+
+class _Columns:
+    """A wide table's columns as numpy arrays, each converted once (no Polars plan: a select costs
+    tens of microseconds per expression, more than the arithmetic on a few hundred rows).
+
+    :meth:`f64`: Float64 (null -> NaN, as ``pl.col(c).cast(pl.Float64)`` then ``to_numpy``);
+    :meth:`raw`: the column's own dtype (for count formulas, evaluated in it as Polars would, then
+    cast); :meth:`matrix`: several Float64 columns as a ``(rows, k)`` matrix; :meth:`sizes`: the Kish
+    effective size of each rate's denominator (``rate_inputs(m).n``, the report's ``<m>__neff``).
+    """
+
+    def __init__(self, frame: pl.DataFrame) -> None:
+        self.frame = frame
+        self._f64: dict[str, np.ndarray] = {}
+        self._raw: dict[str, np.ndarray] = {}
+        self._sizes: dict[tuple[str, Any], np.ndarray] = {}
+        self._codes: dict[str, np.ndarray] = {}
+
+    def raw(self, name: str) -> np.ndarray:
+        if name not in self._raw:
+            self._raw[name] = self.frame.get_column(name).to_numpy()
+        return self._raw[name]
+
+    def f64(self, name: str) -> np.ndarray:
+        if name not in self._f64:
+            s = self.frame.get_column(name)
+            self._f64[name] = (s if s.dtype == _F64 else s.cast(_F64)).to_numpy()
+        return self._f64[name]
+
+    def matrix(self, names: Sequence[str]) -> np.ndarray:
+        if not names:
+            return np.zeros((self.frame.height, 0))
+        sub = self.frame[list(names)]
+        if any(dtype != _F64 for dtype in sub.schema.dtypes()):
+            sub = sub.cast(_F64)
+        return sub.to_numpy()
+
+    def counts(self, prefix: str = "", suffix: str = "") -> Counts:
+        """The count columns ``<prefix><c><suffix>`` as a :class:`~polfair.core.metrics.Counts` of arrays."""
+        return Counts(lambda c: self.raw(f"{prefix}{c}{suffix}"))  # type: ignore[arg-type, return-value]
+
+    def sizes(self, rates: Sequence[str], prefix: str = "") -> np.ndarray:
+        """``(rows, rates)``: each rate's Kish size ``(Σw)²/Σw²`` of its denominator (NaN where ``Σw² ≤ 0``)."""
+        out = np.empty((self.frame.height, len(rates)))
+        for j, m in enumerate(rates):
+            den = METRICS[m].denominator
+            key = (prefix, den(_Probe()))  # type: ignore[misc, arg-type]
+            if key not in self._sizes:
+                w = np.asarray(den(self.counts(prefix)), dtype=np.float64)  # type: ignore[misc]
+                w2 = np.asarray(den(self.counts(prefix, "_w2")), dtype=np.float64)  # type: ignore[misc]
+                self._sizes[key] = ivr.kish_size(w, w2)
+            out[:, j] = self._sizes[key]
+        return out
+
+    def own_reference(self, label: str, refnames: Sequence[str], windows: Segments, need: np.ndarray) -> np.ndarray:
+        """``(rows, k)``: whether each row's ``label`` is the string in each ``refnames`` column, on the
+        rows where ``need``; a reference name is one value per window (it comes from the reference
+        table, one row per window), null matches nothing.
+
+        The reference names of each window are read once (one row per window); the rows whose label
+        is one of them are found by a vectorised comparison per distinct name (or one hash lookup
+        when there are many), and only those rows are compared, with their own window's names.
+        """
+        h, k = self.frame.height, len(refnames)
+        out = np.zeros((h, k), dtype=bool)
+        if not k or not need.any():
+            return out
+        _, first, inv = np.unique(windows.codes, return_index=True, return_inverse=True)
+        refs = np.empty((first.size, k), dtype=object)
+        refs[:] = self.frame[list(refnames)][first.tolist()].rows()
+        names = sorted({v for v in refs.ravel().tolist() if v is not None})
+        if not names:
+            return out
+        g = self.frame.get_column(label)
+        g = g if g.dtype == pl.String else g.cast(pl.String)
+        if len(names) <= _FEW_NAMES:
+            hit = np.zeros(h, dtype=bool)
+            for v in names:  # a few distinct reference names: a native comparison each
+                hit |= (g == v).to_numpy() == True  # noqa: E712  (null -> False)
+        else:
+            hit = g.is_in(pl.Series(names, dtype=pl.String).implode()).to_numpy() == True  # noqa: E712
+        rows = np.flatnonzero(hit & need)
+        if rows.size:
+            labels = np.empty(rows.size, dtype=object)
+            labels[:] = g.gather(rows).to_list()
+            out[rows] = labels[:, None] == refs[inv.reshape(-1)[rows]]
+        return out
+
+    def equal_to(self, name: str, value: str) -> np.ndarray:
+        """Whether a String column equals ``value``, row by row (null: False)."""
+        s = self.frame.get_column(name)
+        return ((s if s.dtype == pl.String else s.cast(pl.String)) == value).to_numpy() == True  # noqa: E712
+
+
+#: Up to this many distinct reference names, :meth:`_Columns.own_reference` compares the labels with each.
+_FEW_NAMES = 8
+
 
 
 # ----------------------------------------------------------------------------------------------
@@ -234,13 +339,10 @@ def group_intervals(
         return out
     z = iv.z_value(opts.ci)
     r_n = len(rates)
-    data = wide.select(_group_inputs(tuple(rates), tuple(x.name for x in disparities), group_col, mode, priv,
-                                     "overall" in modes))  # fmt: skip
-
-    values = data.select([f"{fmt.format(m)}\x1f" for fmt in ("{}", "{}__neff", "{}__ref", "{}__refn") for m in rates]).to_numpy()
-    p, n, pr, nr = (values[:, i * r_n : (i + 1) * r_n] for i in range(4))
-    modes_row = data["\x1fmode"].to_numpy()
-    is_mode = {name: (modes_row == name)[:, None] for name in ("privileged", "overall", "best")}
+    wc = _Columns(wide)
+    p, n = wc.matrix(rates), wc.sizes(rates)
+    pr, nr = wc.matrix([f"{m}__ref" for m in rates]), wc.matrix([f"{m}__refn" for m in rates])
+    is_mode = {name: wc.equal_to(mode, name)[:, None] for name in ("privileged", "overall", "best")}
     gen = np.array([_generalized(m) for m in rates])[None, :]
     w_lo, w_hi = ivr.wilson_limits(p, n, z)
     wilson = (w_lo, w_hi, *ivr.wilson_limits(pr, nr, z))  # both rates' limits, shared by Newcombe and MOVER-R
@@ -249,8 +351,7 @@ def group_intervals(
     q_lo, q_hi = ivd.mover_ratio_limits(p, n, pr, nr, z, wilson=wilson)
     t_p, t_code = ivs.two_proportion_pvalues(p, n, pr, nr, weighted=opts.weighted)
     if "overall" in modes:  # the group is part of the population: compare it with the rest
-        comp = [data.select([f"{m}\x1fc{i}" for m in rates]).to_numpy() for i in range(6)]
-        pc, nc, f = ivr.complement_limits(*comp)
+        pc, nc, f = ivr.complement_limits(*_complement_inputs(wc, rates))
         o = is_mode["overall"]
         od, oq = ivd.overall_difference_limits(p, n, pc, nc, f, z), ivd.overall_ratio_limits(p, n, pc, nc, f, z)
         ot_p, ot_code = ivs.two_proportion_pvalues(p, n, pc, nc, weighted=opts.weighted)
@@ -268,8 +369,9 @@ def group_intervals(
         d_lo, d_hi, q_lo, q_hi = (np.where(b, np.where(hib, u, w), old)
                                   for u, w, old in zip(up, down, (d_lo, d_hi, q_lo, q_hi)))  # fmt: skip
         t_p, t_code = np.where(b, np.nan, t_p), np.where(b, np.nan, t_code)
-    mine = (is_mode["privileged"] & data["\x1fpriv"].to_numpy()[:, None]) | (
-        ~is_mode["privileged"] & data.select([f"{m}\x1fmine" for m in rates]).to_numpy())  # fmt: skip
+    own = wc.own_reference(group_col, [f"{m}__refname" for m in rates], windows, ~is_mode["privileged"][:, 0])
+    flagged = (wide.get_column(priv).to_numpy() == True)[:, None]  # noqa: E712  (null -> False)
+    mine = (is_mode["privileged"] & flagged) | (~is_mode["privileged"] & own)
     d_lo, d_hi, q_lo, q_hi, t_p, t_code = (_where(~mine, v) for v in (d_lo, d_hi, q_lo, q_hi, t_p, t_code))
     score = _code(CI_METHODS, "score_ess" if opts.weighted else "score")
     method = np.where(gen, _code(CI_METHODS, "bound"), np.where(is_mode["best"], _code(CI_METHODS, "projection"), score))
@@ -288,7 +390,7 @@ def group_intervals(
         if len(x.rates) != 1:
             continue
         j = rates.index(x.rates[0])
-        defined = ~np.isnan(data[f"{x.name}\x1fv"].to_numpy())
+        defined = ~np.isnan(wc.f64(x.name))
         ratio = x.name == "disparate_impact" or x.name.endswith("_ratio")
         out.put("value_lo", x.name, _where(defined, (q_lo if ratio else d_lo)[:, j]))
         out.put("value_hi", x.name, _where(defined, (q_hi if ratio else d_hi)[:, j]))
@@ -316,7 +418,7 @@ def group_intervals(
             lo, hi = ivp.mean_of(parts) if x.name == "average_abs_odds_difference" else ivp.max_of(parts)
             kind = "projection"
         g = _generalized(x.rates[0]) or _generalized(x.rates[1])
-        ok = ~np.isnan(data[f"{x.name}\x1fv"].to_numpy())
+        ok = ~np.isnan(wc.f64(x.name))
         keep = fixed & ~mine[:, j0]
         out.put("value_lo", x.name, _where(ok & keep, lo))
         out.put("value_hi", x.name, _where(ok & keep, hi))
@@ -353,28 +455,17 @@ def best_statistics(groups: pl.DataFrame, metric_names: Sequence[str], windows: 
     return {hib: ivp.best_reference_stats(p.ravel(), n.ravel(), seg, ci, hib) for hib in (True, False)}
 
 
-@functools.lru_cache(maxsize=64)  # expressions are immutable: each combination's built once
-def _group_inputs(rates: tuple[str, ...], disparities: tuple[str, ...], group_col: str, mode: str, priv: str,
-                  overall: bool) -> list[pl.Expr]:  # fmt: skip
-    """The select that pulls :func:`group_intervals`' inputs out of the group rows' wide table."""
-    c = pl.col
-    exprs: list[pl.Expr] = []
-    for fmt in ("{}", "{}__neff", "{}__ref", "{}__refn"):  # the effective sizes from the sums (neff_columns)
-        exprs += [(iv.rate_inputs(m).n if fmt == "{}__neff" else c(fmt.format(m))).cast(_F64).alias(f"{fmt.format(m)}\x1f")
-                  for m in rates]  # fmt: skip
-    exprs += [(c(group_col).cast(pl.String) == c(f"{m}__refname").cast(pl.String)).fill_null(False).alias(f"{m}\x1fmine")
-              for m in rates]  # fmt: skip
-    exprs += [c(mode).cast(pl.String).alias("\x1fmode"), c(priv).fill_null(False).alias("\x1fpriv")]
-    exprs += [c(name).cast(_F64).alias(f"{name}\x1fv") for name in disparities]
-    if overall:
-        pop = Counts(lambda x: c(f"__pop_{x}"))
-        for m in rates:
-            metric = METRICS[m]
-            parts = (metric.numerator(Counts()), metric.denominator(Counts()),  # type: ignore[misc]
-                     metric.denominator(Counts(lambda x: c(f"{x}_w2"))), metric.numerator(pop),  # type: ignore[misc]
-                     metric.denominator(pop), metric.denominator(Counts(lambda x: c(f"__pop_{x}_w2"))))  # type: ignore[misc]  # fmt: skip
-            exprs += [e.cast(_F64).alias(f"{m}\x1fc{i}") for i, e in enumerate(parts)]
-    return exprs
+def _complement_inputs(cols: _Columns, rates: Sequence[str]) -> list[np.ndarray]:
+    """``reference="overall"``: each rate's numerator, denominator and its Σw² of the group, then of its
+    population (``__pop_<count>`` columns), ``(rows, rates)`` each (the inputs of ``complement_limits``).
+    """
+    group, group2 = cols.counts(), cols.counts(suffix="_w2")
+    pop, pop2 = cols.counts("__pop_"), cols.counts("__pop_", "_w2")
+    out = []
+    for part, counts in (("numerator", group), ("denominator", group), ("denominator", group2), ("numerator", pop),
+                         ("denominator", pop), ("denominator", pop2)):  # fmt: skip
+        out.append(np.column_stack([np.asarray(getattr(METRICS[m], part)(counts), dtype=np.float64) for m in rates]))
+    return out
 
 
 # ----------------------------------------------------------------------------------------------
