@@ -448,8 +448,8 @@ def best_statistics(groups: pl.DataFrame, metric_names: Sequence[str], windows: 
                     ) -> dict[bool, tuple[np.ndarray, np.ndarray, np.ndarray]]:  # fmt: skip
     """The "best" reference's statistics of every (window, rate) of the group rows (for batches)."""
     rates = _rates(metric_names)
-    got = groups.select([pl.col(m).cast(_F64) for m in rates] + [e.cast(_F64) for e in neff_columns(metric_names)])
-    p, n = got.select(rates).to_numpy(), got.select([f"{m}__neff" for m in rates]).to_numpy()
+    gc = _Columns(groups)
+    p, n = gc.matrix(rates), gc.sizes(rates)
     r_n = len(rates)
     seg = Segments((windows.codes[:, None] * r_n + np.arange(r_n)[None, :]).ravel(), windows.count * r_n)
     return {hib: ivp.best_reference_stats(p.ravel(), n.ravel(), seg, ci, hib) for hib in (True, False)}
@@ -476,19 +476,19 @@ def _edf_names(has_predictions: bool) -> list[tuple[str, str]]:
     return [("labels", _EDF), ("predictions", f"{_EDF}_predictions")][: 2 if has_predictions else 1]
 
 
-def _edf_inputs(frame: pl.DataFrame, has_predictions: bool, weighted: bool) -> tuple[np.ndarray, np.ndarray]:
+def _edf_inputs(frame: pl.DataFrame | _Columns, has_predictions: bool, weighted: bool) -> tuple[np.ndarray, np.ndarray]:
     """Each row's (cell's or group's) favourable rate of labels (and predictions), ``(rows, EDFs)``, and its size."""
-    c = pl.col
-    tot = (c("tp") + c("fn") + c("fp") + c("tn")).cast(_F64)
-    cols = [(c("tp") + c("fn" if on == "labels" else "fp")).cast(_F64).alias(f"p{j}")
-            for j, (on, _) in enumerate(_edf_names(has_predictions))]  # fmt: skip
-    extra = [(c("tp_w2") + c("fn_w2") + c("fp_w2") + c("tn_w2")).cast(_F64).alias("w2")] if weighted else []
-    got = frame.select(*cols, tot.alias("tot"), *extra)
-    t = got["tot"].to_numpy()
-    pos = got.select([f"p{j}" for j in range(len(cols))]).to_numpy()
+    fc = frame if isinstance(frame, _Columns) else _Columns(frame)
+    tp, fn, fp, tn = (fc.raw(c) for c in ("tp", "fn", "fp", "tn"))
+    t = np.asarray(tp + fn + fp + tn, dtype=np.float64)
+    pos = np.column_stack([np.asarray(tp + (fn if on == "labels" else fp), dtype=np.float64)
+                           for on, _ in _edf_names(has_predictions)])  # fmt: skip
     with np.errstate(invalid="ignore", divide="ignore"):
         p = np.where(t[:, None] > 0, pos / t[:, None], np.nan)
-    return p, (ivr.kish_size(t, got["w2"].to_numpy()) if weighted else t)
+    if not weighted:
+        return p, t
+    w2 = np.asarray(fc.raw("tp_w2") + fc.raw("fn_w2") + fc.raw("fp_w2") + fc.raw("tn_w2"), dtype=np.float64)
+    return p, ivr.kish_size(t, w2)
 
 
 def attribute_intervals(
@@ -528,12 +528,12 @@ def attribute_intervals(
     eo = ["true_positive_rate", "false_positive_rate"] if has_predictions else []
     spread_rates = [*rates, *eo]
     r_n = len(rates)
-    values = rows.select([pl.col(m).cast(_F64) for m in rates] + [e.cast(_F64) for e in neff_columns(rates)]).to_numpy()
-    p_all, n_all = values[:, :r_n], values[:, r_n:]
+    rc = _Columns(rows)
+    p_all, n_all = rc.matrix(rates), rc.sizes(rates)
     # whether each attribute row's spreads, disparities and EDF are defined (their null rules), in one select
     flags = [f"{m}__d" for m in rates] + (["selection_rate__r", "equalized_odds_difference", "equalized_odds_ratio"]
                                           if has_predictions else []) + [name for _, name in _edf_names(has_predictions)]
-    defined_all = dict(zip(flags, ~np.isnan(wide.select([pl.col(f).cast(_F64) for f in flags]).to_numpy().T)))
+    defined_all = dict(zip(flags, ~np.isnan(_Columns(wide).matrix(flags).T)))
     p = p_all[:, [rates.index(m) for m in spread_rates]]
     n = n_all[:, [rates.index(m) for m in spread_rates]]
     blocks = p.shape[1]
@@ -595,7 +595,7 @@ def attribute_intervals(
             out.put("test", name, _codes(ok, tests["equalized_odds"][1]))
             out.put("ci_method", name, _codes(ok, projection))
     # EDF of each attribute set: its groups are the cells of the projection
-    edf_p, edf_n = _edf_inputs(rows, has_predictions, opts.weighted)
+    edf_p, edf_n = _edf_inputs(rc, has_predictions, opts.weighted)
     e_n = edf_p.shape[1]
     edf = ivsp.edf_limits(edf_p.T.ravel(), np.tile(edf_n, e_n), Segments((np.arange(e_n)[:, None] * h + segs.codes[None, :])
                           .ravel(), e_n * h), opts.ci)  # fmt: skip
@@ -635,9 +635,9 @@ def population_intervals(
     out = IntervalColumns(h)
     rates = _rates(metric_names)
     z = iv.z_value(opts.ci)
+    wc = _Columns(wide)
     if rates:
-        got = wide.select([pl.col(m).cast(_F64) for m in rates] + [e.cast(_F64) for e in neff_columns(rates)]).to_numpy()
-        p, n = got[:, : len(rates)], got[:, len(rates) :]
+        p, n = wc.matrix(rates), wc.sizes(rates)
         lo, hi = ivr.wilson_limits(p, n, z)
         score = _code(CI_METHODS, "score_ess" if opts.weighted else "score")
         for j, m in enumerate(rates):
@@ -660,13 +660,13 @@ def population_intervals(
               for j in range(e_n) for i, level in enumerate((opts.ci, half))}  # fmt: skip
     projection = _code(CI_METHODS, "projection")
     for j, (_, name) in enumerate(_edf_names(has_predictions)):
-        ok = ~np.isnan(wide[name].cast(_F64).to_numpy())
+        ok = ~np.isnan(wc.f64(name))
         out.put("value_lo", name, _where(ok, limits[j, opts.ci]["lo"]))
         out.put("value_hi", name, _where(ok, limits[j, opts.ci]["hi"]))
         out.put("ci_method", name, _codes(ok, projection))
     if has_predictions:  # bias amplification: EDF(predictions) − EDF(labels), each at level 1 − α/2
         name = "differential_fairness_bias_amplification"
-        ok = ~np.isnan(wide[name].cast(_F64).to_numpy())
+        ok = ~np.isnan(wc.f64(name))
         (llo, lhi), (plo, phi) = ((limits[j, half]["lo"], limits[j, half]["hi"]) for j in (0, 1))
         out.put("value_lo", name, _where(ok, plo - lhi))
         out.put("value_hi", name, _where(ok, phi - llo))
@@ -687,7 +687,7 @@ def entropy_columns(out: IntervalColumns, wide: pl.DataFrame, names: Sequence[st
     """
     if not names:
         return
-    est = wide.select([pl.col(m).cast(_F64) for m in names]).to_numpy().T
+    est = _Columns(wide).matrix(names).T
     lo, hi, ok = limits(est)
     method = _code(CI_METHODS, "delta_bc")
     for j, name in enumerate(names):
