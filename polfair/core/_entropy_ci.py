@@ -313,6 +313,10 @@ def _individual_ge(p0: np.ndarray, p2: np.ndarray, a: float) -> np.ndarray:
         return _scale(mu, a)[0] * total
 
 
+#: The central-difference points ``(i, j)`` of :func:`_individual_moments` (steps ``i·h0``, ``j·h2``).
+_STEPS = np.array([(0, 0), (1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)], dtype=np.float64)
+
+
 def _individual_moments(fn: np.ndarray, fp: np.ndarray, n: np.ndarray, seg: np.ndarray, n_seg: int, a: float
                         ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """Bias and SD of GE(α) of all individuals, per ``by`` value.
@@ -335,16 +339,14 @@ def _individual_moments(fn: np.ndarray, fp: np.ndarray, n: np.ndarray, seg: np.n
         p0, p2 = per(fn) / big_n, per(fp) / big_n
     h0, h2 = np.where(s00 > 0, 1e-4, 0.0), np.where(s22 > 0, 1e-4, 0.0)
     one0, one2 = np.where(h0 > 0, h0, 1.0), np.where(h2 > 0, h2, 1.0)  # divisors where the step is 0
-
-    def f(i: int, j: int) -> np.ndarray:
-        return _individual_ge(p0 + i * h0, p2 + j * h2, a)
-
-    f0, fa, fb, fc, fd = f(0, 0), f(1, 0), f(-1, 0), f(0, 1), f(0, -1)
+    # the nine evaluation points (steps i·h0, j·h2) of every by value in one call
+    i, j = _STEPS[:, :1], _STEPS[:, 1:]
+    f0, fa, fb, fc, fd, f11, f1m, fm1, fmm = _individual_ge(p0 + i * h0, p2 + j * h2, a)
     with np.errstate(invalid="ignore", over="ignore"):
         g0, g2 = (fa - fb) / (2 * one0), (fc - fd) / (2 * one2)
         h00 = (fa - 2 * f0 + fb) / one0**2
         h22 = (fc - 2 * f0 + fd) / one2**2
-        h02 = (f(1, 1) - f(1, -1) - f(-1, 1) + f(-1, -1)) / (4 * one0 * one2)
+        h02 = (f11 - f1m - fm1 + fmm) / (4 * one0 * one2)
         bias = 0.5 * (h00 * s00 + 2 * h02 * s02 + h22 * s22)
         m00, m01 = h00 * s00 + h02 * s02, h00 * s02 + h02 * s22  # HΣ (2 × 2)
         m10, m11 = h02 * s00 + h22 * s02, h02 * s02 + h22 * s22
