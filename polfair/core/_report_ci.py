@@ -349,7 +349,8 @@ def group_intervals(
     nc_lo, nc_hi = ivd.newcombe_limits(p, n, pr, nr, z, wilson=wilson)
     d_lo, d_hi = nc_lo, nc_hi
     q_lo, q_hi = ivd.mover_ratio_limits(p, n, pr, nr, z, wilson=wilson)
-    t_p, t_code = ivs.two_proportion_pvalues(p, n, pr, nr, weighted=opts.weighted)
+    pooled = ivs.pooled_z(p, n, pr, nr)  # also the parts of the two-part disparities' 2-df test
+    t_p, t_code = ivs.two_proportion_pvalues(p, n, pr, nr, weighted=opts.weighted, pooled=pooled)
     if "overall" in modes:  # the group is part of the population: compare it with the rest
         pc, nc, f = ivr.complement_limits(*_complement_inputs(wc, rates))
         o = is_mode["overall"]
@@ -406,7 +407,7 @@ def group_intervals(
         j0, j1 = rates.index(x.rates[0]), rates.index(x.rates[1])
         if (j0, j1) not in shared:
             pairs = [(p[:, j], n[:, j], pr[:, j], nr[:, j]) for j in (j0, j1)]
-            shared[j0, j1] = (pairs, ivs.chi2_2df_pvalues(pairs), [])
+            shared[j0, j1] = (pairs, ivs.chi2_pooled_pvalues([tuple(v[:, j] for v in pooled) for j in (j0, j1)]), [])
         pairs, (t2_p, t2_code), parts = shared[j0, j1]
         if x.name in ("average_odds_difference", "average_predictive_value_difference"):
             # the MOVER sum of the rates' own Newcombe intervals (the rate rows', before any reference mode)
@@ -527,7 +528,6 @@ def attribute_intervals(
         raise AssertionError(msg)
     eo = ["true_positive_rate", "false_positive_rate"] if has_predictions else []
     spread_rates = [*rates, *eo]
-    r_n = len(rates)
     rc = _Columns(rows)
     p_all, n_all = rc.matrix(rates), rc.sizes(rates)
     # whether each attribute row's spreads, disparities and EDF are defined (their null rules), in one select
@@ -565,13 +565,16 @@ def attribute_intervals(
             return getattr(sums, field_)[i * h : (i + 1) * h]
 
         families = {m: [m] for m in tested} | ({"equalized_odds": eo} if eo else {})
-        # every family's parts combined (equalized odds: TPR and FPR add), then all tested at once
-        fields = {f_: np.concatenate([np.sum([part(f_, m) for m in parts], axis=0) for parts in families.values()])
-                  for f_ in ("stat", "df", "mean", "var")}  # fmt: skip
-        either = {f_: np.concatenate([np.logical_or.reduce([part(f_, m) for m in parts]) for parts in families.values()])
-                  for f_ in ("few", "bad")}  # fmt: skip
-        pv, codes = ivh._homogeneity_results(fields["stat"], fields["df"], either["few"], either["bad"], fields["mean"],
-                                             fields["var"], weighted=opts.weighted)  # fmt: skip
+        # every family's parts combined (equalized odds: TPR and FPR add), then all tested at once: the
+        # one-rate families are the segment sums themselves, in order
+        def combined(f_: str) -> np.ndarray:
+            if not eo:
+                return getattr(sums, f_)
+            both = part(f_, eo[0]) + part(f_, eo[1]) if f_ not in ("few", "bad") else part(f_, eo[0]) | part(f_, eo[1])
+            return np.concatenate([getattr(sums, f_), both])
+
+        pv, codes = ivh._homogeneity_results(*(combined(f_) for f_ in ("stat", "df", "few", "bad", "mean", "var")),
+                                             weighted=opts.weighted)  # fmt: skip
         tests = {name: (pv[i * h : (i + 1) * h], codes[i * h : (i + 1) * h]) for i, name in enumerate(families)}
         for m in tested:
             out.put("p_value", m, _where(defined[m], tests[m][0]))
