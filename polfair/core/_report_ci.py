@@ -407,7 +407,7 @@ def group_intervals(
         j0, j1 = rates.index(x.rates[0]), rates.index(x.rates[1])
         if (j0, j1) not in shared:
             pairs = [(p[:, j], n[:, j], pr[:, j], nr[:, j]) for j in (j0, j1)]
-            shared[j0, j1] = (pairs, ivs.chi2_pooled_pvalues([tuple(v[:, j] for v in pooled) for j in (j0, j1)]), [])
+            shared[j0, j1] = (pairs, ivs.chi2_pooled_pvalues([(pooled[0][:, j], None, pooled[2][:, j]) for j in (j0, j1)]), [])
         pairs, (t2_p, t2_code), parts = shared[j0, j1]
         if x.name in ("average_odds_difference", "average_predictive_value_difference"):
             # the MOVER sum of the rates' own Newcombe intervals (the rate rows', before any reference mode)
