@@ -152,8 +152,8 @@ class _Columns:
     def matrix(self, names: Sequence[str]) -> np.ndarray:
         if not names:
             return np.zeros((self.frame.height, 0))
-        sub = self.frame[list(names)]
-        if any(dtype != _F64 for dtype in sub.schema.dtypes()):
+        sub = self.frame[list(names)]  # (not empty: frame[[]] selects rows)
+        if any(dtype != _F64 for dtype in sub.dtypes):
             sub = sub.cast(_F64)
         return sub.to_numpy()
 

@@ -386,9 +386,7 @@ def group_part(
             wide = wide.join(pop.select(*ib, *[pl.col(c).alias(f"__pop_{c}") for c in counts]),
                              on=ib, how="left", nulls_equal=True, maintain_order="left")  # fmt: skip
         # the disparity values computed above (part.floats["value"]), for the intervals' null rules
-        wide = wide.hstack(
-            part.floats["value"].select([d.name for d in disparities])
-        )
+        wide = wide.hstack([part.floats["value"].get_column(d.name) for d in disparities])
         windows, context = batch if batch is not None else (attribute_rows(groups, sk), None)
         by_rows = _by_rows(groups, ib, pop.height if pop is not None else 0)
         part.intervals = group_intervals(wide, metric_names, disparities, opts=ci, modes=modes or set(), windows=windows,
@@ -498,8 +496,6 @@ def attribute_part(
         k[n], x[n] = pl.col("__pf_ix_k"), pl.col("__pf_ix_x")
     names = ordered([*metric_names, *values])
     entities = _entities(wide, ib, pl.col(SORT_A), pl.lit(-1), pl.col("attribute").cast(pl.Categorical), "n")
-    if ci is not None:  # the named values as columns, for the interval families' null rules
-        wide = wide.with_columns([e.alias(n) for n, e in values.items() if n not in wide.columns])
     part = Part(
         entities,
         names,
@@ -512,6 +508,9 @@ def attribute_part(
         cats={"excluded_groups": wide.select([e.cast(pl.Categorical).alias(n) for n, e in x.items()])},
     )
     if ci is not None:  # spreads, equalized odds, EDF: projection limits and homogeneity tests; entropy indices
+        # the named values computed above (part.floats["value"]) as columns, for the interval families' null rules
+        have = set(wide.columns)
+        wide = wide.hstack([part.floats["value"].get_column(n) for n in values if n not in have])
         rows = groups
         segs = attribute_rows(groups, sk)
         if segs.count != wide.height:  # not one run per attribute row: number them by value
@@ -582,7 +581,7 @@ def population_part(
                                               has_predictions=has_predictions)  # fmt: skip
         if has_predictions:  # entropy indices: between all groups (the cells) and of all individuals
             z = z_value(ci.ci)
-            counts = cells_df.select("tp_n", "fp_n", "tn_n", "fn_n").to_numpy().astype(np.float64)
+            counts = cells_df[["tp_n", "fp_n", "tn_n", "fn_n"]].to_numpy().astype(np.float64)
             n, x = counts.sum(axis=1), counts[:, 0] + counts[:, 2] + 2.0 * counts[:, 1]  # rows, TP + TN + 2 FP
             var, keep = cells_df[BENEFIT_VAR].to_numpy(), n > 0
             h = wide_df.height
@@ -596,9 +595,8 @@ def population_part(
 
 def _benefit_sums(frame: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """Each row's counted rows and benefit sum ``TP + TN + 2 FP`` (aif360's benefits, unweighted counts)."""
-    got = frame.select((pl.col("tp_n") + pl.col("fp_n") + pl.col("tn_n") + pl.col("fn_n")).cast(pl.Float64).alias("n"),
-                       (pl.col("tp_n") + pl.col("tn_n") + 2 * pl.col("fp_n")).cast(pl.Float64).alias("x"))  # fmt: skip
-    return got["n"].to_numpy(), got["x"].to_numpy()
+    tp, fp, tn, fn = (frame.get_column(c).to_numpy() for c in ("tp_n", "fp_n", "tn_n", "fn_n"))
+    return np.asarray(tp + fp + tn + fn, dtype=np.float64), np.asarray(tp + tn + 2 * fp, dtype=np.float64)
 
 
 _B, _CNT = "__pf_b", "__pf_cnt"
