@@ -340,8 +340,9 @@ def group_intervals(
     z = iv.z_value(opts.ci)
     r_n = len(rates)
     wc = _Columns(wide)
-    p, n = wc.matrix(rates), wc.sizes(rates)
-    pr, nr = wc.matrix([f"{m}__ref" for m in rates]), wc.matrix([f"{m}__refn" for m in rates])
+    both = wc.matrix([*rates, *(f"{m}__ref" for m in rates), *(f"{m}__refn" for m in rates)])
+    p, pr, nr = both[:, :r_n], both[:, r_n : 2 * r_n], both[:, 2 * r_n :]
+    n = wc.sizes(rates)
     is_mode = {name: wc.equal_to(mode, name)[:, None] for name in ("privileged", "overall", "best")}
     gen = np.array([_generalized(m) for m in rates])[None, :]
     w_lo, w_hi = ivr.wilson_limits(p, n, z)
@@ -402,20 +403,25 @@ def group_intervals(
     # ---- two-part disparities (average odds, average |odds|, equalized odds share one pair of rates:
     # each pair's test and Šidák-level |Newcombe| parts are computed once) --------------------------
     fixed = ~is_mode["best"][:, 0] & ~is_mode["overall"][:, 0]
-    shared: dict[tuple[int, int], tuple[Any, ...]] = {}
+    tests2: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
+    # the |Newcombe| parts at the Šidák level of two (abs_parts) of every rate of a projected disparity, at once
+    abs_cols = sorted({rates.index(r) for x in disparities if len(x.rates) == 2 and x.name not in _MOVER for r in x.rates})
+    if abs_cols:
+        a_lo, a_hi = ivp.abs_limits(*ivd.newcombe_limits(p[:, abs_cols], n[:, abs_cols], pr[:, abs_cols], nr[:, abs_cols],
+                                                         iv.z_value(opts.ci, 2)))  # fmt: skip
     for x in (x for x in disparities if len(x.rates) > 1):
-        j0, j1 = rates.index(x.rates[0]), rates.index(x.rates[1])
-        if (j0, j1) not in shared:
-            pairs = [(p[:, j], n[:, j], pr[:, j], nr[:, j]) for j in (j0, j1)]
-            shared[j0, j1] = (pairs, ivs.chi2_pooled_pvalues([(pooled[0][:, j], None, pooled[2][:, j]) for j in (j0, j1)]), [])
-        pairs, (t2_p, t2_code), parts = shared[j0, j1]
-        if x.name in ("average_odds_difference", "average_predictive_value_difference"):
+        js = tuple(rates.index(r) for r in x.rates)
+        j0 = js[0]
+        if js not in tests2:
+            tests2[js] = ivs.chi2_pooled_pvalues([(pooled[0][:, j], None, pooled[2][:, j]) for j in js])
+        t2_p, t2_code = tests2[js]
+        if x.name in _MOVER:
             # the MOVER sum of the rates' own Newcombe intervals (the rate rows', before any reference mode)
-            lo, hi = ivd.mover_sum_limits([(p[:, j] - pr[:, j], nc_lo[:, j], nc_hi[:, j]) for j in (j0, j1)], 0.5)
+            lo, hi = ivd.mover_sum_limits([(p[:, j] - pr[:, j], nc_lo[:, j], nc_hi[:, j]) for j in js], 0.5)
             kind = "mover"
         else:
-            parts = parts or ivp.abs_parts(pairs, opts.ci)
-            shared[j0, j1] = (pairs, (t2_p, t2_code), parts)
+            parts = ([(a_lo[:, abs_cols.index(j)], a_hi[:, abs_cols.index(j)]) for j in js] if len(js) == 2
+                     else ivp.abs_parts([(p[:, j], n[:, j], pr[:, j], nr[:, j]) for j in js], opts.ci))  # fmt: skip
             lo, hi = ivp.mean_of(parts) if x.name == "average_abs_odds_difference" else ivp.max_of(parts)
             kind = "projection"
         g = _generalized(x.rates[0]) or _generalized(x.rates[1])
@@ -432,6 +438,10 @@ def group_intervals(
     else:
         out.adjust(by_rows, opts.p_adjust)
     return out
+
+
+#: Two-part disparities whose interval is the MOVER sum of the rates' Newcombe intervals (the others project).
+_MOVER = ("average_odds_difference", "average_predictive_value_difference")
 
 
 @dataclass
