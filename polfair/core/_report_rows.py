@@ -106,9 +106,9 @@ def _global_codes(strings: tuple[str, ...]) -> np.ndarray:
 
 
 def _codes_to_categorical(name: str, codes: np.ndarray) -> pl.Series:
-    s = pl.Series(name, codes, dtype=pl.UInt32)
-    if (codes == NO_CODE).any():
-        s = pl.select(pl.when(s != int(NO_CODE)).then(s).alias(name)).to_series()
+    null = codes == NO_CODE
+    # the nulls as an Arrow validity mask (no Polars plan: this runs once per Categorical column of the report)
+    s = pl.Series(name, pa.array(codes, type=pa.uint32(), mask=null)) if null.any() else pl.Series(name, codes, dtype=pl.UInt32)
     return s.cat.to(pl.Categorical)
 
 
