@@ -120,6 +120,10 @@ _MAX_CHUNKS = 64
 _MIN_CHUNKED_ROWS = 2**20
 
 
+#: Up to this many entities in a part, :func:`assemble` stacks a family's interval arrays in one copy.
+_STACK_ROWS = 4096
+
+
 def _float_column(name: str, values: np.ndarray) -> pl.Series:
     """A Float64 Series over ``values`` (no copy), null where they hold the :data:`_NULL` sentinel.
 
@@ -201,8 +205,11 @@ def assemble(
             if arrays:  # interval arrays (NaN: null): metric-major rows, then one transposed copy
                 by_metric = np.empty((len(p.metrics), p.entities.height))  # (contiguous writes, not strided)
                 by_metric[[j for j, m in enumerate(p.metrics) if m not in arrays]] = _NULL
-                for m, v in arrays.items():
-                    by_metric[at[i][m]] = v
+                if p.entities.height <= _STACK_ROWS:  # small: one copy of every metric (a call per metric costs more)
+                    by_metric[[at[i][m] for m in arrays]] = np.stack(list(arrays.values()))
+                else:  # large: no stacked temporary
+                    for m, v in arrays.items():
+                        by_metric[at[i][m]] = v
                 np.copyto(by_metric, _NULL, where=np.isnan(by_metric))
                 flats.append(np.ascontiguousarray(by_metric.T).reshape(-1))
                 continue
@@ -229,8 +236,11 @@ def assemble(
             if codes:  # codes into CATEGORIES[fam] (−1: null), metric-major then one transposed copy
                 lut = np.append(_global_codes(tuple(CATEGORIES[fam])), NO_CODE)
                 code_rows = full.T.copy()
-                for m, v in codes.items():
-                    code_rows[at[i][m]] = lut[v]
+                if p.entities.height <= _STACK_ROWS:
+                    code_rows[[at[i][m] for m in codes]] = lut[np.stack(list(codes.values()))]
+                else:
+                    for m, v in codes.items():
+                        code_rows[at[i][m]] = lut[v]
                 full = np.ascontiguousarray(code_rows.T)
             elif frame is not None and frame.width:
                 offs = [at[i][c] for c in frame.columns]
