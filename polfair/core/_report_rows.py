@@ -321,7 +321,16 @@ def attribute_rows(groups: pl.DataFrame, sk: list[str]) -> Segments:
     """Each group row's attribute row (by value and attribute set): the group table holds each one's
     groups as one run (sets one after the other, each sorted by the by values), numbered in order.
     """
-    runs = groups.select(pl.struct(sk).rle_id()).to_series().to_numpy().astype(np.int64)
+    cols = [groups.get_column(c) for c in sk]
+    if all(c.dtype.is_integer() and not c.null_count() for c in cols):  # integer keys: the runs in numpy, no plan
+        change = np.zeros(groups.height, dtype=bool)
+        change[:1] = True
+        for c in cols:
+            a = c.to_numpy()
+            change[1:] |= a[1:] != a[:-1]
+        runs = np.cumsum(change, dtype=np.int64) - 1
+    else:
+        runs = groups.select(pl.struct(sk).rle_id()).to_series().to_numpy().astype(np.int64)
     return Segments(runs, int(runs[-1]) + 1 if runs.size else 0)
 
 
