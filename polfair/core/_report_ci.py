@@ -548,8 +548,11 @@ def attribute_intervals(
     n = n_all[:, [rates.index(m) for m in spread_rates]]
     blocks = p.shape[1]
     fams = np.array([1.0] * len(rates) + [2.0] * len(eo))
-    block_seg = Segments((np.arange(blocks)[None, :] * h + segs.codes[:, None]).ravel(), blocks * h)
-    lim = ivsp.spread_limits(p.ravel(), n.ravel(), block_seg, opts.ci, np.repeat(fams, h))
+    # block-major rows (block, group row): the segment codes are then sorted whenever the attribute rows
+    # are runs, so no sort of (groups × blocks) codes (the spreads are maxima, minima and counts: the
+    # order of the rows does not change them)
+    block_seg = Segments((np.arange(blocks)[:, None] * h + segs.codes[None, :]).ravel(), blocks * h)
+    lim = ivsp.spread_limits(p.T.ravel(), n.T.ravel(), block_seg, opts.ci, np.repeat(fams, h))
 
     def spread(b: int) -> dict[str, np.ndarray]:
         return {k: v[b * h : (b + 1) * h] for k, v in lim.items()}
