@@ -162,10 +162,15 @@ def fisher_exact_two_sided(x1: Any, n1: Any, x2: Any, n2: Any) -> np.ndarray:
     # many tables repeat (a 160,000-level attribute has a handful of distinct small tables per rate):
     # each distinct table once
     if a.size > _FISHER_DEDUPE and max(na.max(), nb.max()) < 2**31:  # integer keys: (x, n) of each group, then the pair
-        g1 = np.unique(a.astype(np.int64) * (int(na.max()) + 1) + na.astype(np.int64), return_inverse=True)[1]
-        g2 = np.unique(b.astype(np.int64) * (int(nb.max()) + 1) + nb.astype(np.int64), return_inverse=True)[1]
-        first, back = np.unique(g1.reshape(-1) * (int(g2.max()) + 1) + g2.reshape(-1), return_index=True,
-                                return_inverse=True)[1:]  # fmt: skip
+        sa, sb = int(na.max()) + 1, int(nb.max()) + 1
+        k1 = a.astype(np.int64) * sa + na.astype(np.int64)  # (x, n) of each side: < sa² and < sb²
+        k2 = b.astype(np.int64) * sb + nb.astype(np.int64)
+        if sa * sa * sb * sb < 2**62:  # the pair as one integer key: one sort
+            key = k1 * (sb * sb) + k2
+        else:  # number each side's distinct (x, n) first
+            g1, g2 = np.unique(k1, return_inverse=True)[1].reshape(-1), np.unique(k2, return_inverse=True)[1].reshape(-1)
+            key = g1 * (int(g2.max()) + 1) + g2
+        first, back = np.unique(key, return_index=True, return_inverse=True)[1:]
         if first.size < a.size:
             out[valid] = fisher_exact_two_sided(a[first], na[first], b[first], nb[first])[back.reshape(-1)]
             return out.reshape(shape)
