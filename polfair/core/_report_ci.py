@@ -234,7 +234,16 @@ def adjust_p_values(pvals: Mapping[str, np.ndarray], segments: Segments, method:
     """
     if method is None:
         return {m: np.asarray(v, dtype=np.float64).copy() for m, v in pvals.items()}
-    cols = {m: np.asarray(v, dtype=np.float64) for m, v in pvals.items()}
+    given = {m: np.asarray(v, dtype=np.float64) for m, v in pvals.items()}
+    # columns with the same p-values (a named disparity has its rate's test, equalized and average
+    # odds share theirs) have the same adjusted ones: each distinct column adjusted once
+    same: dict[bytes, str] = {}
+    alias = {m: same.setdefault(v.tobytes(), m) for m, v in given.items()}
+    done = _adjust_distinct({m: v for m, v in given.items() if alias[m] == m}, segments, method)
+    return {m: done[alias[m]] if alias[m] == m else done[alias[m]].copy() for m in given}
+
+
+def _adjust_distinct(cols: dict[str, np.ndarray], segments: Segments, method: str) -> dict[str, np.ndarray]:
     k, h = len(cols), segments.codes.size
     if 1 < k and k * h <= _STACKED and all(v.size == h for v in cols.values()):
         # small tables: every column in one call, the family (column, segment) as one segment code
