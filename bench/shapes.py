@@ -15,7 +15,9 @@ its own). Data are seeded synthetic rows (labels, scores, predictions ``score >=
   once under ``bench/data/``, not committed) by the streaming engine: peak RSS of the pass alone
   (``confusion_counts``) and of the full report (with ``--ci-none`` also without intervals), each in
   its own process;
-* ``mem1e7``: 1e7 rows in memory, 3 attributes (the README benchmark's in-memory case);
+* ``mem1e7``: 1e7 rows in memory, 3 attributes (the README benchmark's in-memory case); also timed:
+  polfair's pass alone (``confusion_counts(...).collect()``) and the bare Polars sums any weighted,
+  scored report needs (``group_by(keys).agg(len, Σw, Σw², Σw·score)``), both as ratios to the floor;
 * ``compas``: the bundled COMPAS data (6,172 rows), race and sex, the demo's prediction and
   privileged groups, unweighted: the fixed cost of a small report;
 * ``levels``: one String attribute with 20,000 and with 160,000 levels (1.5 rows per level,
@@ -92,11 +94,17 @@ def interleaved(fns, k):
 
 HAS_CI = "ci" in inspect.signature(pf.fairness_report).parameters
 
-def run_pair(df, kw, keys, label, k=None):
+def run_pair(df, kw, keys, label, k=None, sums=False):
     fns = {"floor": lambda: df.lazy().group_by(keys).agg(pl.len()).collect(),
            "polfair": lambda: pf.fairness_report(df, **kw)}
     if ci_none and HAS_CI:
         fns["polfair_ci_none"] = lambda: pf.fairness_report(df, **kw, ci=None)
+    if sums:  # what any weighted, scored report must sum, in bare Polars; and polfair's pass alone
+        w, s = pl.col(kw["weight"]), pl.col(kw["y_score"])
+        fns["floor_sums"] = lambda: df.lazy().group_by(keys).agg(pl.len(), w.sum(), (w * w).sum().alias("w2"),
+                                                                 (w * s).sum().alias("ws")).collect()
+        pass_kw = {key: kw[key] for key in ("y_true", "y_pred", "y_score", "weight", "protected", "by")}
+        fns["pass"] = lambda: pf.confusion_counts(df, **pass_kw).collect()
     med, out = interleaved(fns, k or repeats)
     rep = out["polfair"]
     d = {"label": label, "rows": df.height, "report_rows": rep.height, "floor": med["floor"],
@@ -105,12 +113,15 @@ def run_pair(df, kw, keys, label, k=None):
     if "polfair_ci_none" in med:
         d["polfair_ci_none"] = med["polfair_ci_none"]
         d["ratio_ci_none"] = med["polfair_ci_none"] / med["floor"]
+    if sums:
+        d["ratio_floor_sums"] = med["floor_sums"] / med["floor"]
+        d["ratio_pass"] = med["pass"] / med["floor"]
     return d
 
-def run_shape(df, protected, by=(), extra=None, label=""):
+def run_shape(df, protected, by=(), extra=None, label="", sums=False):
     kw = dict(y_true="y_true", y_pred="y_pred", y_score="score", weight="weight", protected=protected,
               by=list(by) or None, **(extra or {}))
-    return run_pair(df, kw, [*by, *protected], label)
+    return run_pair(df, kw, [*by, *protected], label, sums=sums)
 """
 
 SHAPES = {
@@ -132,7 +143,7 @@ emit(run_shape(df, ["zip", "sex", "race"], label="2e6 rows, zip (10k levels, Str
 """,
     "mem1e7": """
 df = frame(10_000_000, {"sex": 2, "race": 5, "age_group": 6})
-emit(run_shape(df, ["sex", "race", "age_group"], label="1e7 rows in memory, 3 attributes (2, 5, 6 levels)"))
+emit(run_shape(df, ["sex", "race", "age_group"], label="1e7 rows in memory, 3 attributes (2, 5, 6 levels)", sums=True))
 """,
     "compas": """
 df = pf.load_compas()
@@ -249,6 +260,9 @@ def table(results: list[dict], args: argparse.Namespace) -> str:
             continue
         if "ratio" in r:
             extra = f" (ci=None: {r['ratio_ci_none']:.2f}×)" if "ratio_ci_none" in r else ""
+            if "ratio_floor_sums" in r:
+                extra += (f"; the pass alone: {r['ratio_pass']:.2f}×; bare Polars sums of the same rows "
+                          f"(len, Σw, Σw², Σw·score by the keys): {r['ratio_floor_sums']:.2f}×")
             vs = f"**{r['polfair'] / r['polfair_ci_none']:.2f}×**" if "polfair_ci_none" in r else ""
             if "per_20k" in r:
                 vs += f" (default time / 20k levels' default time: {r['per_20k']:.2f}×)"

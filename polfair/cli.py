@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import os
 import re
 import sys
 import time
@@ -621,7 +622,8 @@ EXIT_CODES_HELP = """exit status:
   1  the report's status has a violation, under --fail-on-violation
   2  a usage or input error: bad option, missing/malformed file, bad expression, unwritable output,
      an --append refused (schema, a run id already in the table, a lock held too long)
-  3  an unexpected internal error (a bug: the traceback is printed; please report it)"""
+  3  an unexpected internal error (a bug: the traceback is printed; please report it)
+  141  the reader of standard output closed it early (e.g. | head): nothing more is printed"""
 
 #: Python keywords of the API -> the command line's flags, for messages raised by the library.
 _FLAGS = {
@@ -709,7 +711,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``polfair`` command; returns the exit status.
 
     0 success, 1 a violation under ``--fail-on-violation``, 2 a usage or input error (one line on
-    stderr, no traceback), 3 an unexpected internal error (with the traceback); see
+    stderr, no traceback), 3 an unexpected internal error (with the traceback), 141 when the reader of
+    standard output closed it (``polfair demo | head``; nothing printed, as for SIGPIPE); see
     ``polfair --help``.
     """
     args = _parser().parse_args(argv)  # usage errors: argparse exits with status 2
@@ -719,6 +722,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "demo":
             return _run_demo(args)
         return _run_report(args)
+    except BrokenPipeError:  # `polfair demo | head`: the reader left; stop quietly, as a SIGPIPE'd tool does
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's final flush must not raise again
+        return 141
     except (PolfairError, TypeError, ValueError, OSError, ImportError, pl.exceptions.PolarsError) as exc:
         # user errors: bad options, unreadable/malformed input, bad expressions, unwritable output,
         # an optional extra that is not installed (the message names it)

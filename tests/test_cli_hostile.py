@@ -117,6 +117,20 @@ class TestOutputChecksBeforeThePass:
         check_output_path(str(tmp_path / "r.parquet"), "--out")
 
 
+def test_a_reader_that_leaves_early_ends_the_command_quietly() -> None:
+    # `polfair demo | head -1`: the reader has gone; every write fails (deterministic: the pipe's read
+    # end is closed before the command starts). No traceback, no "error" line, exit 141 as for SIGPIPE.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        res = subprocess.run([sys.executable, "-m", "polfair", "demo"], stdout=write_end, stderr=subprocess.PIPE,
+                             text=True, timeout=120, check=False)  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert res.returncode == 141, res.stderr
+    assert "Traceback" not in res.stderr and "error" not in res.stderr
+
+
 class TestWarnings:
     """Run as a process: pytest would capture the warnings that the command prints."""
 

@@ -15,6 +15,7 @@ file was merged) travels with the returned frame as metadata (:func:`attach_requ
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import json
 import re
@@ -43,8 +44,11 @@ REQUEST_METADATA_KEY = "polfair.request"
 _ATTR = "_polfair_request"
 
 
+@functools.lru_cache(maxsize=1)
 def package_version() -> str:
     """The installed polfair version (``importlib.metadata``), ``"unknown"`` when not installed.
+
+    Read once per process (the metadata lookup costs ~3 ms, and every report's request records it).
 
     Examples
     --------
