@@ -1,11 +1,12 @@
 """The report's interval and test columns (issue 11), computed with numpy on the report's wide tables.
 
 Internal to :mod:`polfair.core.report`. Each function takes a row kind's wide table (one row per
-group, attribute row or ``by`` value; one column per metric), pulls the rates, sizes and reference
-values it needs out of it in ONE select, and evaluates every method on whole arrays (a (row × rate)
-matrix at a time) with the numpy kernels of :mod:`polfair.core.intervals` (its module docstring
-maps each row kind to its method): no Polars plan per method or metric, no Python loop over groups,
-pairs or families. The result is an :class:`IntervalColumns`: per column family (``value_lo``,
+group, attribute row or ``by`` value; one column per metric), reads the rates, sizes and reference
+values it needs straight out of it as numpy arrays (:class:`_Columns`: columns by name, effective
+sizes from the count formulas on arrays; no Polars plan, whose planning costs more than the
+arithmetic on a report's few hundred rows), and evaluates every method on whole arrays (a
+(row × rate) matrix at a time) with the numpy kernels of :mod:`polfair.core.intervals` (its module
+docstring maps each row kind to its method): no Python loop over groups, pairs or families. The result is an :class:`IntervalColumns`: per column family (``value_lo``,
 ``value_hi``, ``difference_lo``, ..., ``n_eff``, ``ci_method``, ``test``) a metric -> array
 mapping aligned with the wide table (floats: NaN is null; methods and tests: codes into
 ``CI_METHODS`` / ``TESTS``, −1 null). Null rules (``docs/statistics.md``): an interval is null where
@@ -18,7 +19,6 @@ An underscore module: internal, not public API.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,7 +38,7 @@ from polfair.core.metrics import METRICS, Counts, Disparity
 
 __all__ = [
     "CI_CATS", "CI_FLOATS", "CiOptions", "GroupContext", "IntervalColumns", "best_statistics", "adjust_p_values", "attribute_intervals",
-    "entropy_columns", "group_intervals", "neff_columns", "population_intervals",
+    "entropy_columns", "group_intervals", "population_intervals",
 ]  # fmt: skip
 
 #: Float interval families, in report column order.
@@ -216,7 +216,6 @@ class _Columns:
 
 #: Up to this many distinct reference names, :meth:`_Columns.own_reference` compares the labels with each.
 _FEW_NAMES = 8
-
 
 
 # ----------------------------------------------------------------------------------------------
@@ -720,15 +719,3 @@ def entropy_columns(out: IntervalColumns, wide: pl.DataFrame, names: Sequence[st
         out.put("value_lo", name, _where(defined, lo[j]))
         out.put("value_hi", name, _where(defined, hi[j]))
         out.put("ci_method", name, _codes(defined, method))
-
-
-def neff_columns(names: Sequence[str]) -> list[pl.Expr]:
-    """``<m>__neff``: each rate's effective size (Kish; = the count unweighted), as expressions over a
-    wide table of sums (each metric's built once: expressions are immutable).
-    """
-    return list(_neff_columns(tuple(names)))
-
-
-@functools.lru_cache(maxsize=16)
-def _neff_columns(names: tuple[str, ...]) -> tuple[pl.Expr, ...]:
-    return tuple(iv.rate_inputs(m).n.alias(f"{m}__neff") for m in _rates(names))
