@@ -6,7 +6,8 @@ values it needs straight out of it as numpy arrays (:class:`_Columns`: columns b
 sizes from the count formulas on arrays; no Polars plan, whose planning costs more than the
 arithmetic on a report's few hundred rows), and evaluates every method on whole arrays (a
 (row × rate) matrix at a time) with the numpy kernels of :mod:`polfair.core.intervals` (its module
-docstring maps each row kind to its method): no Python loop over groups, pairs or families. The result is an :class:`IntervalColumns`: per column family (``value_lo``,
+docstring maps each row kind to its method): no Python loop over groups, pairs or families. The
+result is an :class:`IntervalColumns`: per column family (``value_lo``,
 ``value_hi``, ``difference_lo``, ..., ``n_eff``, ``ci_method``, ``test``) a metric -> array
 mapping aligned with the wide table (floats: NaN is null; methods and tests: codes into
 ``CI_METHODS`` / ``TESTS``, −1 null). Null rules (``docs/statistics.md``): an interval is null where
