@@ -120,7 +120,8 @@ _MAX_CHUNKS = 64
 _MIN_CHUNKED_ROWS = 2**20
 
 
-#: Up to this many entities in a part, :func:`assemble` stacks a family's interval arrays in one copy.
+#: Up to this many entities in a part, :func:`assemble` lays a family's interval arrays out in numpy
+#: (one stacked copy); above, through Polars (multi-threaded NaN fill and row-major copy).
 _STACK_ROWS = 4096
 
 
@@ -202,14 +203,18 @@ def assemble(
         flats: list[np.ndarray] = []
         for i, p in enumerate(parts):
             arrays = p.intervals.columns.pop(fam, None) if p.intervals is not None else None
-            if arrays:  # interval arrays (NaN: null): metric-major rows, then one transposed copy
+            if arrays and p.entities.height > _STACK_ROWS:  # interval arrays (NaN: null) of a large part:
+                # row-major straight from Polars (as the value families below: its NaN fill and
+                # transposed copy run on every core), absent metrics as the sentinel
+                h = p.entities.height
+                absent = pl.Series(values=np.full(h, _NULL))
+                wide_f = pl.DataFrame([pl.Series(m, arrays[m]) if m in arrays else absent.alias(m) for m in p.metrics])
+                flats.append(wide_f.fill_nan(_NULL).to_numpy(order="c").reshape(-1))
+                continue
+            if arrays:  # interval arrays of a small part: metric-major rows, then one transposed copy
                 by_metric = np.empty((len(p.metrics), p.entities.height))  # (contiguous writes, not strided)
                 by_metric[[j for j, m in enumerate(p.metrics) if m not in arrays]] = _NULL
-                if p.entities.height <= _STACK_ROWS:  # small: one copy of every metric (a call per metric costs more)
-                    by_metric[[at[i][m] for m in arrays]] = np.stack(list(arrays.values()))
-                else:  # large: no stacked temporary
-                    for m, v in arrays.items():
-                        by_metric[at[i][m]] = v
+                by_metric[[at[i][m] for m in arrays]] = np.stack(list(arrays.values()))  # one copy of every metric
                 np.copyto(by_metric, _NULL, where=np.isnan(by_metric))
                 flats.append(np.ascontiguousarray(by_metric.T).reshape(-1))
                 continue
@@ -235,13 +240,15 @@ def assemble(
             codes = p.intervals.columns.get(fam) if p.intervals is not None else None
             if codes:  # codes into CATEGORIES[fam] (−1: null), metric-major then one transposed copy
                 lut = np.append(_global_codes(tuple(CATEGORIES[fam])), NO_CODE)
-                code_rows = full.T.copy()
-                if p.entities.height <= _STACK_ROWS:
+                h = p.entities.height
+                if h <= _STACK_ROWS:
+                    code_rows = full.T.copy()
                     code_rows[[at[i][m] for m in codes]] = lut[np.stack(list(codes.values()))]
-                else:
-                    for m, v in codes.items():
-                        code_rows[at[i][m]] = lut[v]
-                full = np.ascontiguousarray(code_rows.T)
+                    full = np.ascontiguousarray(code_rows.T)
+                else:  # large: the row-major copy through Polars (every core), as for the interval floats
+                    absent = pl.Series(values=np.full(h, NO_CODE, dtype=np.uint32))
+                    full = pl.DataFrame([pl.Series(m, lut[codes[m]].astype(np.uint32)) if m in codes else absent.alias(m)
+                                         for m in p.metrics]).to_numpy(order="c")  # fmt: skip
             elif frame is not None and frame.width:
                 offs = [at[i][c] for c in frame.columns]
                 full[:, offs] = categorical_codes(frame)
