@@ -265,6 +265,12 @@ def _between_moments(
     ``κ = c''A − 2 c' m1/μ + c (m1 + m2)/μ²``. With ``w = p² v`` and ``W_j = Σ w e^j``:
     ``Σ_gh H_gh² v_g v_h = Σ D² v² + 2 Σ D p² (κ + 2e) v² + κ² W0² + 2 W0 W2 + 4 κ W0 W1 + 2 W1²``.
     """
+    return _between_moments_of(nn, x, var, gseg, n_seg, (a,))[a]
+
+
+def _between_moments_of(nn: np.ndarray, x: np.ndarray, var: np.ndarray, gseg: np.ndarray, n_seg: int,
+                        alphas: Sequence[float]) -> dict[float, tuple[np.ndarray, np.ndarray]]:  # fmt: skip
+    """:func:`_between_moments` of several α at once (what does not depend on α computed once)."""
 
     def per(values: np.ndarray) -> np.ndarray:
         return np.bincount(gseg, weights=values, minlength=n_seg).astype(np.float64)
@@ -276,28 +282,33 @@ def _between_moments(
         r = x / nn / mu[gseg]
         v = var / (nn * nn)
         moving = v > 0
-        phi, d1, rd1, r2d2 = _phi(r, a)
-        c, c1, c2 = _scale(mu, a)
-        big_a = per(p * phi)
-        m1 = per(p * rd1)
-        m2 = per(p * (rd1 + r2d2))
         mu_g = mu[gseg]
-        cg, c1g = c[gseg], c1[gseg]
-        kappa = c2 * big_a - 2.0 * c1 * m1 / mu + c * (m1 + m2) / mu**2
-        d1m = np.where(moving, d1, 0.0)
-        d2 = np.where(moving, r2d2 / (r * r), 0.0)  # φ'' where the group moves (then r > 0)
-        grad = p * (c1g * big_a[gseg] + cg * (d1m - m1[gseg]) / mu_g)
-        diag = p * cg * d2 / mu_g**2
-        e = (c1g / mu_g - cg / mu_g**2) * d1m - cg / mu_g**2 * r * d2
         w = p * p * v
-        kg = kappa[gseg]
-        bias = 0.5 * per((diag + p * p * (kg + 2.0 * e)) * v)
-        w0, w1, w2 = per(w), per(w * e), per(w * e * e)
-        quad = per(diag * diag * v * v + 2.0 * diag * p * p * (kg + 2.0 * e) * v * v)
-        quad += kappa**2 * w0**2 + 2.0 * w0 * w2 + 4.0 * kappa * w0 * w1 + 2.0 * w1**2
-        sd = np.sqrt(np.maximum(per(grad * grad * v) + 0.5 * quad, 0.0))
+        w0 = per(w)
     one = per(np.ones(nn.size)) == 1  # one group: the index is 0 in every replicate (not rounding noise)
-    return np.where(one, 0.0, bias), np.where(one, 0.0, sd)
+    out = {}
+    for a in alphas:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            phi, d1, rd1, r2d2 = _phi(r, a)
+            c, c1, c2 = _scale(mu, a)
+            big_a = per(p * phi)
+            m1 = per(p * rd1)
+            m2 = per(p * (rd1 + r2d2))
+            cg, c1g = c[gseg], c1[gseg]
+            kappa = c2 * big_a - 2.0 * c1 * m1 / mu + c * (m1 + m2) / mu**2
+            d1m = np.where(moving, d1, 0.0)
+            d2 = np.where(moving, r2d2 / (r * r), 0.0)  # φ'' where the group moves (then r > 0)
+            grad = p * (c1g * big_a[gseg] + cg * (d1m - m1[gseg]) / mu_g)
+            diag = p * cg * d2 / mu_g**2
+            e = (c1g / mu_g - cg / mu_g**2) * d1m - cg / mu_g**2 * r * d2
+            kg = kappa[gseg]
+            bias = 0.5 * per((diag + p * p * (kg + 2.0 * e)) * v)
+            w1, w2 = per(w * e), per(w * e * e)
+            quad = per(diag * diag * v * v + 2.0 * diag * p * p * (kg + 2.0 * e) * v * v)
+            quad += kappa**2 * w0**2 + 2.0 * w0 * w2 + 4.0 * kappa * w0 * w1 + 2.0 * w1**2
+            sd = np.sqrt(np.maximum(per(grad * grad * v) + 0.5 * quad, 0.0))
+        out[a] = (np.where(one, 0.0, bias), np.where(one, 0.0, sd))
+    return out
 
 
 def _individual_ge(p0: np.ndarray, p2: np.ndarray, a: float) -> np.ndarray:
@@ -313,6 +324,10 @@ def _individual_ge(p0: np.ndarray, p2: np.ndarray, a: float) -> np.ndarray:
         return _scale(mu, a)[0] * total
 
 
+#: The central-difference points ``(i, j)`` of :func:`_individual_moments` (steps ``i·h0``, ``j·h2``).
+_STEPS = np.array([(0, 0), (1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)], dtype=np.float64)
+
+
 def _individual_moments(fn: np.ndarray, fp: np.ndarray, n: np.ndarray, seg: np.ndarray, n_seg: int, a: float
                         ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """Bias and SD of GE(α) of all individuals, per ``by`` value.
@@ -322,6 +337,12 @@ def _individual_moments(fn: np.ndarray, fp: np.ndarray, n: np.ndarray, seg: np.n
     ``φ(0) = ∞`` of α ≤ 0 out when nobody has benefit 0); ``bias = ½ tr(HΣ)``,
     ``sd² = gᵀΣg + ½ tr((HΣ)²)``.
     """
+    return _individual_moments_of(fn, fp, n, seg, n_seg, (a,))[a]
+
+
+def _individual_moments_of(fn: np.ndarray, fp: np.ndarray, n: np.ndarray, seg: np.ndarray, n_seg: int,
+                           alphas: Sequence[float]) -> dict[float, tuple[np.ndarray, np.ndarray]]:  # fmt: skip
+    """:func:`_individual_moments` of several α at once (the shares, their covariance and steps computed once)."""
 
     def per(values: np.ndarray) -> np.ndarray:
         return np.bincount(seg, weights=values, minlength=n_seg).astype(np.float64)
@@ -335,21 +356,23 @@ def _individual_moments(fn: np.ndarray, fp: np.ndarray, n: np.ndarray, seg: np.n
         p0, p2 = per(fn) / big_n, per(fp) / big_n
     h0, h2 = np.where(s00 > 0, 1e-4, 0.0), np.where(s22 > 0, 1e-4, 0.0)
     one0, one2 = np.where(h0 > 0, h0, 1.0), np.where(h2 > 0, h2, 1.0)  # divisors where the step is 0
-
-    def f(i: int, j: int) -> np.ndarray:
-        return _individual_ge(p0 + i * h0, p2 + j * h2, a)
-
-    f0, fa, fb, fc, fd = f(0, 0), f(1, 0), f(-1, 0), f(0, 1), f(0, -1)
-    with np.errstate(invalid="ignore", over="ignore"):
-        g0, g2 = (fa - fb) / (2 * one0), (fc - fd) / (2 * one2)
-        h00 = (fa - 2 * f0 + fb) / one0**2
-        h22 = (fc - 2 * f0 + fd) / one2**2
-        h02 = (f(1, 1) - f(1, -1) - f(-1, 1) + f(-1, -1)) / (4 * one0 * one2)
-        bias = 0.5 * (h00 * s00 + 2 * h02 * s02 + h22 * s22)
-        m00, m01 = h00 * s00 + h02 * s02, h00 * s02 + h02 * s22  # HΣ (2 × 2)
-        m10, m11 = h02 * s00 + h22 * s02, h02 * s02 + h22 * s22
-        var = g0 * g0 * s00 + 2 * g0 * g2 * s02 + g2 * g2 * s22 + 0.5 * (m00 * m00 + 2 * m01 * m10 + m11 * m11)
-        return bias, np.sqrt(np.maximum(var, 0.0))
+    # the nine evaluation points (steps i·h0, j·h2) of every by value in one call
+    i, j = _STEPS[:, :1], _STEPS[:, 1:]
+    at0, at2 = p0 + i * h0, p2 + j * h2
+    out = {}
+    for a in alphas:
+        f0, fa, fb, fc, fd, f11, f1m, fm1, fmm = _individual_ge(at0, at2, a)
+        with np.errstate(invalid="ignore", over="ignore"):
+            g0, g2 = (fa - fb) / (2 * one0), (fc - fd) / (2 * one2)
+            h00 = (fa - 2 * f0 + fb) / one0**2
+            h22 = (fc - 2 * f0 + fd) / one2**2
+            h02 = (f11 - f1m - fm1 + fmm) / (4 * one0 * one2)
+            bias = 0.5 * (h00 * s00 + 2 * h02 * s02 + h22 * s22)
+            m00, m01 = h00 * s00 + h02 * s02, h00 * s02 + h02 * s22  # HΣ (2 × 2)
+            m10, m11 = h02 * s00 + h22 * s02, h02 * s02 + h22 * s22
+            var = g0 * g0 * s00 + 2 * g0 * g2 * s02 + g2 * g2 * s22 + 0.5 * (m00 * m00 + 2 * m01 * m10 + m11 * m11)
+            out[a] = (bias, np.sqrt(np.maximum(var, 0.0)))
+    return out
 
 
 def _bc_limits(
@@ -439,7 +462,7 @@ def between_limits(nn: np.ndarray, x: np.ndarray, var: np.ndarray, gseg: np.ndar
     ``(3, n_seg)``: the estimates (GE(α), Theil, CV; NaN undefined). Returns ``lo``, ``hi``, ``ok``,
     each ``(3, n_seg)``; CV's limits are ``√(2·l)``, ``√(2·u)`` of GE(2)'s.
     """
-    moments = {a: _between_moments(nn, x, var, gseg, n_seg, a) for a in sorted({alpha, 1.0, 2.0})}
+    moments = _between_moments_of(nn, x, var, gseg, n_seg, sorted({alpha, 1.0, 2.0}))
     return _family_limits(est, moments, alpha, z)
 
 
@@ -448,7 +471,7 @@ def individual_limits(fn: np.ndarray, fp: np.ndarray, n: np.ndarray, seg: np.nda
     """:func:`between_limits` for the indices of all individuals, from each cell's (with rows) ``FN``,
     ``FP`` and row count and its segment (a ``by`` value).
     """
-    moments = {a: _individual_moments(fn, fp, n, seg, n_seg, a) for a in sorted({alpha, 1.0, 2.0})}
+    moments = _individual_moments_of(fn, fp, n, seg, n_seg, sorted({alpha, 1.0, 2.0}))
     return _family_limits(est, moments, alpha, z)
 
 

@@ -1,11 +1,13 @@
 """The report's interval and test columns (issue 11), computed with numpy on the report's wide tables.
 
 Internal to :mod:`polfair.core.report`. Each function takes a row kind's wide table (one row per
-group, attribute row or ``by`` value; one column per metric), pulls the rates, sizes and reference
-values it needs out of it in ONE select, and evaluates every method on whole arrays (a (row × rate)
-matrix at a time) with the numpy kernels of :mod:`polfair.core.intervals` (its module docstring
-maps each row kind to its method): no Polars plan per method or metric, no Python loop over groups,
-pairs or families. The result is an :class:`IntervalColumns`: per column family (``value_lo``,
+group, attribute row or ``by`` value; one column per metric), reads the rates, sizes and reference
+values it needs straight out of it as numpy arrays (:class:`_Columns`: columns by name, effective
+sizes from the count formulas on arrays; no Polars plan, whose planning costs more than the
+arithmetic on a report's few hundred rows), and evaluates every method on whole arrays (a
+(row × rate) matrix at a time) with the numpy kernels of :mod:`polfair.core.intervals` (its module
+docstring maps each row kind to its method): no Python loop over groups, pairs or families. The
+result is an :class:`IntervalColumns`: per column family (``value_lo``,
 ``value_hi``, ``difference_lo``, ..., ``n_eff``, ``ci_method``, ``test``) a metric -> array
 mapping aligned with the wide table (floats: NaN is null; methods and tests: codes into
 ``CI_METHODS`` / ``TESTS``, −1 null). Null rules (``docs/statistics.md``): an interval is null where
@@ -18,7 +20,6 @@ An underscore module: internal, not public API.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,7 +39,7 @@ from polfair.core.metrics import METRICS, Counts, Disparity
 
 __all__ = [
     "CI_CATS", "CI_FLOATS", "CiOptions", "GroupContext", "IntervalColumns", "best_statistics", "adjust_p_values", "attribute_intervals",
-    "entropy_columns", "group_intervals", "neff_columns", "population_intervals",
+    "entropy_columns", "group_intervals", "population_intervals",
 ]  # fmt: skip
 
 #: Float interval families, in report column order.
@@ -111,7 +112,111 @@ def _codes(ok: np.ndarray, code: np.ndarray | int) -> np.ndarray:
 
 def _tests(ok: np.ndarray, code: np.ndarray) -> np.ndarray:
     """Test codes from the kernels' float codes (NaN: untested) where ``ok``."""
-    return np.where(ok & ~np.isnan(code), np.nan_to_num(code, nan=-1.0), -1).astype(np.int64)
+    return np.where(ok & ~np.isnan(code), code, -1.0).astype(np.int64)
+
+
+class _Probe:
+    """Stands in for :class:`~polfair.core.metrics.Counts`: a formula of it returns the names it reads (a cache key)."""
+
+    def __getattr__(self, name: str) -> str:
+        return name
+
+
+class _Columns:
+    """A wide table's columns as numpy arrays, each converted once (no Polars plan: a select costs
+    tens of microseconds per expression, more than the arithmetic on a few hundred rows).
+
+    :meth:`f64`: Float64 (null -> NaN, as ``pl.col(c).cast(pl.Float64)`` then ``to_numpy``);
+    :meth:`raw`: the column's own dtype (for count formulas, evaluated in it as Polars would, then
+    cast); :meth:`matrix`: several Float64 columns as a ``(rows, k)`` matrix; :meth:`sizes`: the Kish
+    effective size of each rate's denominator (``rate_inputs(m).n``, the report's ``<m>__neff``).
+    """
+
+    def __init__(self, frame: pl.DataFrame) -> None:
+        self.frame = frame
+        self._f64: dict[str, np.ndarray] = {}
+        self._raw: dict[str, np.ndarray] = {}
+        self._sizes: dict[tuple[str, Any], np.ndarray] = {}
+        self._codes: dict[str, np.ndarray] = {}
+
+    def raw(self, name: str) -> np.ndarray:
+        if name not in self._raw:
+            self._raw[name] = self.frame.get_column(name).to_numpy()
+        return self._raw[name]
+
+    def f64(self, name: str) -> np.ndarray:
+        if name not in self._f64:
+            s = self.frame.get_column(name)
+            self._f64[name] = (s if s.dtype == _F64 else s.cast(_F64)).to_numpy()
+        return self._f64[name]
+
+    def matrix(self, names: Sequence[str]) -> np.ndarray:
+        if not names:
+            return np.zeros((self.frame.height, 0))
+        sub = self.frame[list(names)]  # (not empty: frame[[]] selects rows)
+        if any(dtype != _F64 for dtype in sub.dtypes):
+            sub = sub.cast(_F64)
+        return sub.to_numpy()
+
+    def counts(self, prefix: str = "", suffix: str = "") -> Counts:
+        """The count columns ``<prefix><c><suffix>`` as a :class:`~polfair.core.metrics.Counts` of arrays."""
+        return Counts(lambda c: self.raw(f"{prefix}{c}{suffix}"))  # type: ignore[arg-type, return-value]
+
+    def sizes(self, rates: Sequence[str], prefix: str = "") -> np.ndarray:
+        """``(rows, rates)``: each rate's Kish size ``(Σw)²/Σw²`` of its denominator (NaN where ``Σw² ≤ 0``)."""
+        out = np.empty((self.frame.height, len(rates)))
+        for j, m in enumerate(rates):
+            den = METRICS[m].denominator
+            key = (prefix, den(_Probe()))  # type: ignore[misc, arg-type]
+            if key not in self._sizes:
+                w = np.asarray(den(self.counts(prefix)), dtype=np.float64)  # type: ignore[misc]
+                w2 = np.asarray(den(self.counts(prefix, "_w2")), dtype=np.float64)  # type: ignore[misc]
+                self._sizes[key] = ivr.kish_size(w, w2)
+            out[:, j] = self._sizes[key]
+        return out
+
+    def own_reference(self, label: str, refnames: Sequence[str], windows: Segments, need: np.ndarray) -> np.ndarray:
+        """``(rows, k)``: whether each row's ``label`` is the string in each ``refnames`` column, on the
+        rows where ``need``; a reference name is one value per window (it comes from the reference
+        table, one row per window), null matches nothing.
+
+        The reference names of each window are read once (one row per window); the rows whose label
+        is one of them are found by a vectorised comparison per distinct name (or one hash lookup
+        when there are many), and only those rows are compared, with their own window's names.
+        """
+        h, k = self.frame.height, len(refnames)
+        out = np.zeros((h, k), dtype=bool)
+        if not k or not need.any():
+            return out
+        _, first, inv = np.unique(windows.codes, return_index=True, return_inverse=True)
+        refs = np.empty((first.size, k), dtype=object)
+        refs[:] = self.frame[list(refnames)][first.tolist()].rows()
+        names = sorted({v for v in refs.ravel().tolist() if v is not None})
+        if not names:
+            return out
+        g = self.frame.get_column(label)
+        g = g if g.dtype == pl.String else g.cast(pl.String)
+        if len(names) <= _FEW_NAMES:
+            hit = np.zeros(h, dtype=bool)
+            for v in names:  # a few distinct reference names: a native comparison each
+                hit |= (g == v).to_numpy() == True  # noqa: E712  (null -> False)
+        else:
+            hit = g.is_in(pl.Series(names, dtype=pl.String).implode()).to_numpy() == True  # noqa: E712
+        rows = np.flatnonzero(hit & need)
+        if rows.size:
+            labels = np.empty(rows.size, dtype=object)
+            labels[:] = g.gather(rows).to_list()
+            out[rows] = labels[:, None] == refs[inv.reshape(-1)[rows]]
+        return out
+
+    def equal_to(self, name: str, value: str) -> np.ndarray:
+        """Whether a String column equals ``value``, row by row (null: False)."""
+        s = self.frame.get_column(name)
+        return ((s if s.dtype == pl.String else s.cast(pl.String)) == value).to_numpy() == True  # noqa: E712
+
+
+#: Up to this many distinct reference names, :meth:`_Columns.own_reference` compares the labels with each.
+_FEW_NAMES = 8
 
 
 # ----------------------------------------------------------------------------------------------
@@ -129,7 +234,16 @@ def adjust_p_values(pvals: Mapping[str, np.ndarray], segments: Segments, method:
     """
     if method is None:
         return {m: np.asarray(v, dtype=np.float64).copy() for m, v in pvals.items()}
-    cols = {m: np.asarray(v, dtype=np.float64) for m, v in pvals.items()}
+    given = {m: np.asarray(v, dtype=np.float64) for m, v in pvals.items()}
+    # columns with the same p-values (a named disparity has its rate's test, equalized and average
+    # odds share theirs) have the same adjusted ones: each distinct column adjusted once
+    same: dict[bytes, str] = {}
+    alias = {m: same.setdefault(v.tobytes(), m) for m, v in given.items()}
+    done = _adjust_distinct({m: v for m, v in given.items() if alias[m] == m}, segments, method)
+    return {m: done[alias[m]] if alias[m] == m else done[alias[m]].copy() for m in given}
+
+
+def _adjust_distinct(cols: dict[str, np.ndarray], segments: Segments, method: str) -> dict[str, np.ndarray]:
     k, h = len(cols), segments.codes.size
     if 1 < k and k * h <= _STACKED and all(v.size == h for v in cols.values()):
         # small tables: every column in one call, the family (column, segment) as one segment code
@@ -234,23 +348,21 @@ def group_intervals(
         return out
     z = iv.z_value(opts.ci)
     r_n = len(rates)
-    data = wide.select(_group_inputs(tuple(rates), tuple(x.name for x in disparities), group_col, mode, priv,
-                                     "overall" in modes))  # fmt: skip
-
-    values = data.select([f"{fmt.format(m)}\x1f" for fmt in ("{}", "{}__neff", "{}__ref", "{}__refn") for m in rates]).to_numpy()
-    p, n, pr, nr = (values[:, i * r_n : (i + 1) * r_n] for i in range(4))
-    modes_row = data["\x1fmode"].to_numpy()
-    is_mode = {name: (modes_row == name)[:, None] for name in ("privileged", "overall", "best")}
+    wc = _Columns(wide)
+    both = wc.matrix([*rates, *(f"{m}__ref" for m in rates), *(f"{m}__refn" for m in rates)])
+    p, pr, nr = both[:, :r_n], both[:, r_n : 2 * r_n], both[:, 2 * r_n :]
+    n = wc.sizes(rates)
+    is_mode = {name: wc.equal_to(mode, name)[:, None] for name in ("privileged", "overall", "best")}
     gen = np.array([_generalized(m) for m in rates])[None, :]
     w_lo, w_hi = ivr.wilson_limits(p, n, z)
     wilson = (w_lo, w_hi, *ivr.wilson_limits(pr, nr, z))  # both rates' limits, shared by Newcombe and MOVER-R
     nc_lo, nc_hi = ivd.newcombe_limits(p, n, pr, nr, z, wilson=wilson)
     d_lo, d_hi = nc_lo, nc_hi
     q_lo, q_hi = ivd.mover_ratio_limits(p, n, pr, nr, z, wilson=wilson)
-    t_p, t_code = ivs.two_proportion_pvalues(p, n, pr, nr, weighted=opts.weighted)
+    pooled = ivs.pooled_z(p, n, pr, nr)  # also the parts of the two-part disparities' 2-df test
+    t_p, t_code = ivs.two_proportion_pvalues(p, n, pr, nr, weighted=opts.weighted, pooled=pooled)
     if "overall" in modes:  # the group is part of the population: compare it with the rest
-        comp = [data.select([f"{m}\x1fc{i}" for m in rates]).to_numpy() for i in range(6)]
-        pc, nc, f = ivr.complement_limits(*comp)
+        pc, nc, f = ivr.complement_limits(*_complement_inputs(wc, rates))
         o = is_mode["overall"]
         od, oq = ivd.overall_difference_limits(p, n, pc, nc, f, z), ivd.overall_ratio_limits(p, n, pc, nc, f, z)
         ot_p, ot_code = ivs.two_proportion_pvalues(p, n, pc, nc, weighted=opts.weighted)
@@ -268,8 +380,9 @@ def group_intervals(
         d_lo, d_hi, q_lo, q_hi = (np.where(b, np.where(hib, u, w), old)
                                   for u, w, old in zip(up, down, (d_lo, d_hi, q_lo, q_hi)))  # fmt: skip
         t_p, t_code = np.where(b, np.nan, t_p), np.where(b, np.nan, t_code)
-    mine = (is_mode["privileged"] & data["\x1fpriv"].to_numpy()[:, None]) | (
-        ~is_mode["privileged"] & data.select([f"{m}\x1fmine" for m in rates]).to_numpy())  # fmt: skip
+    own = wc.own_reference(group_col, [f"{m}__refname" for m in rates], windows, ~is_mode["privileged"][:, 0])
+    flagged = (wide.get_column(priv).to_numpy() == True)[:, None]  # noqa: E712  (null -> False)
+    mine = (is_mode["privileged"] & flagged) | (~is_mode["privileged"] & own)
     d_lo, d_hi, q_lo, q_hi, t_p, t_code = (_where(~mine, v) for v in (d_lo, d_hi, q_lo, q_hi, t_p, t_code))
     score = _code(CI_METHODS, "score_ess" if opts.weighted else "score")
     method = np.where(gen, _code(CI_METHODS, "bound"), np.where(is_mode["best"], _code(CI_METHODS, "projection"), score))
@@ -288,7 +401,7 @@ def group_intervals(
         if len(x.rates) != 1:
             continue
         j = rates.index(x.rates[0])
-        defined = ~np.isnan(data[f"{x.name}\x1fv"].to_numpy())
+        defined = ~np.isnan(wc.f64(x.name))
         ratio = x.name == "disparate_impact" or x.name.endswith("_ratio")
         out.put("value_lo", x.name, _where(defined, (q_lo if ratio else d_lo)[:, j]))
         out.put("value_hi", x.name, _where(defined, (q_hi if ratio else d_hi)[:, j]))
@@ -299,24 +412,29 @@ def group_intervals(
     # ---- two-part disparities (average odds, average |odds|, equalized odds share one pair of rates:
     # each pair's test and Šidák-level |Newcombe| parts are computed once) --------------------------
     fixed = ~is_mode["best"][:, 0] & ~is_mode["overall"][:, 0]
-    shared: dict[tuple[int, int], tuple[Any, ...]] = {}
+    tests2: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
+    # the |Newcombe| parts at the Šidák level of two (abs_parts) of every rate of a projected disparity, at once
+    abs_cols = sorted({rates.index(r) for x in disparities if len(x.rates) == 2 and x.name not in _MOVER for r in x.rates})
+    if abs_cols:
+        a_lo, a_hi = ivp.abs_limits(*ivd.newcombe_limits(p[:, abs_cols], n[:, abs_cols], pr[:, abs_cols], nr[:, abs_cols],
+                                                         iv.z_value(opts.ci, 2)))  # fmt: skip
     for x in (x for x in disparities if len(x.rates) > 1):
-        j0, j1 = rates.index(x.rates[0]), rates.index(x.rates[1])
-        if (j0, j1) not in shared:
-            pairs = [(p[:, j], n[:, j], pr[:, j], nr[:, j]) for j in (j0, j1)]
-            shared[j0, j1] = (pairs, ivs.chi2_2df_pvalues(pairs), [])
-        pairs, (t2_p, t2_code), parts = shared[j0, j1]
-        if x.name in ("average_odds_difference", "average_predictive_value_difference"):
+        js = tuple(rates.index(r) for r in x.rates)
+        j0 = js[0]
+        if js not in tests2:
+            tests2[js] = ivs.chi2_pooled_pvalues([(pooled[0][:, j], None, pooled[2][:, j]) for j in js])
+        t2_p, t2_code = tests2[js]
+        if x.name in _MOVER:
             # the MOVER sum of the rates' own Newcombe intervals (the rate rows', before any reference mode)
-            lo, hi = ivd.mover_sum_limits([(p[:, j] - pr[:, j], nc_lo[:, j], nc_hi[:, j]) for j in (j0, j1)], 0.5)
+            lo, hi = ivd.mover_sum_limits([(p[:, j] - pr[:, j], nc_lo[:, j], nc_hi[:, j]) for j in js], 0.5)
             kind = "mover"
         else:
-            parts = parts or ivp.abs_parts(pairs, opts.ci)
-            shared[j0, j1] = (pairs, (t2_p, t2_code), parts)
+            parts = ([(a_lo[:, abs_cols.index(j)], a_hi[:, abs_cols.index(j)]) for j in js] if len(js) == 2
+                     else ivp.abs_parts([(p[:, j], n[:, j], pr[:, j], nr[:, j]) for j in js], opts.ci))  # fmt: skip
             lo, hi = ivp.mean_of(parts) if x.name == "average_abs_odds_difference" else ivp.max_of(parts)
             kind = "projection"
         g = _generalized(x.rates[0]) or _generalized(x.rates[1])
-        ok = ~np.isnan(data[f"{x.name}\x1fv"].to_numpy())
+        ok = ~np.isnan(wc.f64(x.name))
         keep = fixed & ~mine[:, j0]
         out.put("value_lo", x.name, _where(ok & keep, lo))
         out.put("value_hi", x.name, _where(ok & keep, hi))
@@ -329,6 +447,10 @@ def group_intervals(
     else:
         out.adjust(by_rows, opts.p_adjust)
     return out
+
+
+#: Two-part disparities whose interval is the MOVER sum of the rates' Newcombe intervals (the others project).
+_MOVER = ("average_odds_difference", "average_predictive_value_difference")
 
 
 @dataclass
@@ -346,35 +468,24 @@ def best_statistics(groups: pl.DataFrame, metric_names: Sequence[str], windows: 
                     ) -> dict[bool, tuple[np.ndarray, np.ndarray, np.ndarray]]:  # fmt: skip
     """The "best" reference's statistics of every (window, rate) of the group rows (for batches)."""
     rates = _rates(metric_names)
-    got = groups.select([pl.col(m).cast(_F64) for m in rates] + [e.cast(_F64) for e in neff_columns(metric_names)])
-    p, n = got.select(rates).to_numpy(), got.select([f"{m}__neff" for m in rates]).to_numpy()
+    gc = _Columns(groups)
+    p, n = gc.matrix(rates), gc.sizes(rates)
     r_n = len(rates)
     seg = Segments((windows.codes[:, None] * r_n + np.arange(r_n)[None, :]).ravel(), windows.count * r_n)
     return {hib: ivp.best_reference_stats(p.ravel(), n.ravel(), seg, ci, hib) for hib in (True, False)}
 
 
-@functools.lru_cache(maxsize=64)  # expressions are immutable: each combination's built once
-def _group_inputs(rates: tuple[str, ...], disparities: tuple[str, ...], group_col: str, mode: str, priv: str,
-                  overall: bool) -> list[pl.Expr]:  # fmt: skip
-    """The select that pulls :func:`group_intervals`' inputs out of the group rows' wide table."""
-    c = pl.col
-    exprs: list[pl.Expr] = []
-    for fmt in ("{}", "{}__neff", "{}__ref", "{}__refn"):  # the effective sizes from the sums (neff_columns)
-        exprs += [(iv.rate_inputs(m).n if fmt == "{}__neff" else c(fmt.format(m))).cast(_F64).alias(f"{fmt.format(m)}\x1f")
-                  for m in rates]  # fmt: skip
-    exprs += [(c(group_col).cast(pl.String) == c(f"{m}__refname").cast(pl.String)).fill_null(False).alias(f"{m}\x1fmine")
-              for m in rates]  # fmt: skip
-    exprs += [c(mode).cast(pl.String).alias("\x1fmode"), c(priv).fill_null(False).alias("\x1fpriv")]
-    exprs += [c(name).cast(_F64).alias(f"{name}\x1fv") for name in disparities]
-    if overall:
-        pop = Counts(lambda x: c(f"__pop_{x}"))
-        for m in rates:
-            metric = METRICS[m]
-            parts = (metric.numerator(Counts()), metric.denominator(Counts()),  # type: ignore[misc]
-                     metric.denominator(Counts(lambda x: c(f"{x}_w2"))), metric.numerator(pop),  # type: ignore[misc]
-                     metric.denominator(pop), metric.denominator(Counts(lambda x: c(f"__pop_{x}_w2"))))  # type: ignore[misc]  # fmt: skip
-            exprs += [e.cast(_F64).alias(f"{m}\x1fc{i}") for i, e in enumerate(parts)]
-    return exprs
+def _complement_inputs(cols: _Columns, rates: Sequence[str]) -> list[np.ndarray]:
+    """``reference="overall"``: each rate's numerator, denominator and its Σw² of the group, then of its
+    population (``__pop_<count>`` columns), ``(rows, rates)`` each (the inputs of ``complement_limits``).
+    """
+    group, group2 = cols.counts(), cols.counts(suffix="_w2")
+    pop, pop2 = cols.counts("__pop_"), cols.counts("__pop_", "_w2")
+    out = []
+    for part, counts in (("numerator", group), ("denominator", group), ("denominator", group2), ("numerator", pop),
+                         ("denominator", pop), ("denominator", pop2)):  # fmt: skip
+        out.append(np.column_stack([np.asarray(getattr(METRICS[m], part)(counts), dtype=np.float64) for m in rates]))
+    return out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -385,19 +496,19 @@ def _edf_names(has_predictions: bool) -> list[tuple[str, str]]:
     return [("labels", _EDF), ("predictions", f"{_EDF}_predictions")][: 2 if has_predictions else 1]
 
 
-def _edf_inputs(frame: pl.DataFrame, has_predictions: bool, weighted: bool) -> tuple[np.ndarray, np.ndarray]:
+def _edf_inputs(frame: pl.DataFrame | _Columns, has_predictions: bool, weighted: bool) -> tuple[np.ndarray, np.ndarray]:
     """Each row's (cell's or group's) favourable rate of labels (and predictions), ``(rows, EDFs)``, and its size."""
-    c = pl.col
-    tot = (c("tp") + c("fn") + c("fp") + c("tn")).cast(_F64)
-    cols = [(c("tp") + c("fn" if on == "labels" else "fp")).cast(_F64).alias(f"p{j}")
-            for j, (on, _) in enumerate(_edf_names(has_predictions))]  # fmt: skip
-    extra = [(c("tp_w2") + c("fn_w2") + c("fp_w2") + c("tn_w2")).cast(_F64).alias("w2")] if weighted else []
-    got = frame.select(*cols, tot.alias("tot"), *extra)
-    t = got["tot"].to_numpy()
-    pos = got.select([f"p{j}" for j in range(len(cols))]).to_numpy()
+    fc = frame if isinstance(frame, _Columns) else _Columns(frame)
+    tp, fn, fp, tn = (fc.raw(c) for c in ("tp", "fn", "fp", "tn"))
+    t = np.asarray(tp + fn + fp + tn, dtype=np.float64)
+    pos = np.column_stack([np.asarray(tp + (fn if on == "labels" else fp), dtype=np.float64)
+                           for on, _ in _edf_names(has_predictions)])  # fmt: skip
     with np.errstate(invalid="ignore", divide="ignore"):
         p = np.where(t[:, None] > 0, pos / t[:, None], np.nan)
-    return p, (ivr.kish_size(t, got["w2"].to_numpy()) if weighted else t)
+    if not weighted:
+        return p, t
+    w2 = np.asarray(fc.raw("tp_w2") + fc.raw("fn_w2") + fc.raw("fp_w2") + fc.raw("tn_w2"), dtype=np.float64)
+    return p, ivr.kish_size(t, w2)
 
 
 def attribute_intervals(
@@ -436,19 +547,21 @@ def attribute_intervals(
         raise AssertionError(msg)
     eo = ["true_positive_rate", "false_positive_rate"] if has_predictions else []
     spread_rates = [*rates, *eo]
-    r_n = len(rates)
-    values = rows.select([pl.col(m).cast(_F64) for m in rates] + [e.cast(_F64) for e in neff_columns(rates)]).to_numpy()
-    p_all, n_all = values[:, :r_n], values[:, r_n:]
+    rc = _Columns(rows)
+    p_all, n_all = rc.matrix(rates), rc.sizes(rates)
     # whether each attribute row's spreads, disparities and EDF are defined (their null rules), in one select
     flags = [f"{m}__d" for m in rates] + (["selection_rate__r", "equalized_odds_difference", "equalized_odds_ratio"]
                                           if has_predictions else []) + [name for _, name in _edf_names(has_predictions)]
-    defined_all = dict(zip(flags, ~np.isnan(wide.select([pl.col(f).cast(_F64) for f in flags]).to_numpy().T)))
+    defined_all = dict(zip(flags, ~np.isnan(_Columns(wide).matrix(flags).T)))
     p = p_all[:, [rates.index(m) for m in spread_rates]]
     n = n_all[:, [rates.index(m) for m in spread_rates]]
     blocks = p.shape[1]
     fams = np.array([1.0] * len(rates) + [2.0] * len(eo))
-    block_seg = Segments((np.arange(blocks)[None, :] * h + segs.codes[:, None]).ravel(), blocks * h)
-    lim = ivsp.spread_limits(p.ravel(), n.ravel(), block_seg, opts.ci, np.repeat(fams, h))
+    # block-major rows (block, group row): the segment codes are then sorted whenever the attribute rows
+    # are runs, so no sort of (groups × blocks) codes (the spreads are maxima, minima and counts: the
+    # order of the rows does not change them)
+    block_seg = Segments((np.arange(blocks)[:, None] * h + segs.codes[None, :]).ravel(), blocks * h)
+    lim = ivsp.spread_limits(p.T.ravel(), n.T.ravel(), block_seg, opts.ci, np.repeat(fams, h))
 
     def spread(b: int) -> dict[str, np.ndarray]:
         return {k: v[b * h : (b + 1) * h] for k, v in lim.items()}
@@ -474,13 +587,16 @@ def attribute_intervals(
             return getattr(sums, field_)[i * h : (i + 1) * h]
 
         families = {m: [m] for m in tested} | ({"equalized_odds": eo} if eo else {})
-        # every family's parts combined (equalized odds: TPR and FPR add), then all tested at once
-        fields = {f_: np.concatenate([np.sum([part(f_, m) for m in parts], axis=0) for parts in families.values()])
-                  for f_ in ("stat", "df", "mean", "var")}  # fmt: skip
-        either = {f_: np.concatenate([np.logical_or.reduce([part(f_, m) for m in parts]) for parts in families.values()])
-                  for f_ in ("few", "bad")}  # fmt: skip
-        pv, codes = ivh._homogeneity_results(fields["stat"], fields["df"], either["few"], either["bad"], fields["mean"],
-                                             fields["var"], weighted=opts.weighted)  # fmt: skip
+        # every family's parts combined (equalized odds: TPR and FPR add), then all tested at once: the
+        # one-rate families are the segment sums themselves, in order
+        def combined(f_: str) -> np.ndarray:
+            if not eo:
+                return getattr(sums, f_)
+            both = part(f_, eo[0]) + part(f_, eo[1]) if f_ not in ("few", "bad") else part(f_, eo[0]) | part(f_, eo[1])
+            return np.concatenate([getattr(sums, f_), both])
+
+        pv, codes = ivh._homogeneity_results(*(combined(f_) for f_ in ("stat", "df", "few", "bad", "mean", "var")),
+                                             weighted=opts.weighted)  # fmt: skip
         tests = {name: (pv[i * h : (i + 1) * h], codes[i * h : (i + 1) * h]) for i, name in enumerate(families)}
         for m in tested:
             out.put("p_value", m, _where(defined[m], tests[m][0]))
@@ -504,7 +620,7 @@ def attribute_intervals(
             out.put("test", name, _codes(ok, tests["equalized_odds"][1]))
             out.put("ci_method", name, _codes(ok, projection))
     # EDF of each attribute set: its groups are the cells of the projection
-    edf_p, edf_n = _edf_inputs(rows, has_predictions, opts.weighted)
+    edf_p, edf_n = _edf_inputs(rc, has_predictions, opts.weighted)
     e_n = edf_p.shape[1]
     edf = ivsp.edf_limits(edf_p.T.ravel(), np.tile(edf_n, e_n), Segments((np.arange(e_n)[:, None] * h + segs.codes[None, :])
                           .ravel(), e_n * h), opts.ci)  # fmt: skip
@@ -544,9 +660,9 @@ def population_intervals(
     out = IntervalColumns(h)
     rates = _rates(metric_names)
     z = iv.z_value(opts.ci)
+    wc = _Columns(wide)
     if rates:
-        got = wide.select([pl.col(m).cast(_F64) for m in rates] + [e.cast(_F64) for e in neff_columns(rates)]).to_numpy()
-        p, n = got[:, : len(rates)], got[:, len(rates) :]
+        p, n = wc.matrix(rates), wc.sizes(rates)
         lo, hi = ivr.wilson_limits(p, n, z)
         score = _code(CI_METHODS, "score_ess" if opts.weighted else "score")
         for j, m in enumerate(rates):
@@ -569,13 +685,13 @@ def population_intervals(
               for j in range(e_n) for i, level in enumerate((opts.ci, half))}  # fmt: skip
     projection = _code(CI_METHODS, "projection")
     for j, (_, name) in enumerate(_edf_names(has_predictions)):
-        ok = ~np.isnan(wide[name].cast(_F64).to_numpy())
+        ok = ~np.isnan(wc.f64(name))
         out.put("value_lo", name, _where(ok, limits[j, opts.ci]["lo"]))
         out.put("value_hi", name, _where(ok, limits[j, opts.ci]["hi"]))
         out.put("ci_method", name, _codes(ok, projection))
     if has_predictions:  # bias amplification: EDF(predictions) − EDF(labels), each at level 1 − α/2
         name = "differential_fairness_bias_amplification"
-        ok = ~np.isnan(wide[name].cast(_F64).to_numpy())
+        ok = ~np.isnan(wc.f64(name))
         (llo, lhi), (plo, phi) = ((limits[j, half]["lo"], limits[j, half]["hi"]) for j in (0, 1))
         out.put("value_lo", name, _where(ok, plo - lhi))
         out.put("value_hi", name, _where(ok, phi - llo))
@@ -596,7 +712,7 @@ def entropy_columns(out: IntervalColumns, wide: pl.DataFrame, names: Sequence[st
     """
     if not names:
         return
-    est = wide.select([pl.col(m).cast(_F64) for m in names]).to_numpy().T
+    est = _Columns(wide).matrix(names).T
     lo, hi, ok = limits(est)
     method = _code(CI_METHODS, "delta_bc")
     for j, name in enumerate(names):
@@ -604,15 +720,3 @@ def entropy_columns(out: IntervalColumns, wide: pl.DataFrame, names: Sequence[st
         out.put("value_lo", name, _where(defined, lo[j]))
         out.put("value_hi", name, _where(defined, hi[j]))
         out.put("ci_method", name, _codes(defined, method))
-
-
-def neff_columns(names: Sequence[str]) -> list[pl.Expr]:
-    """``<m>__neff``: each rate's effective size (Kish; = the count unweighted), as expressions over a
-    wide table of sums (each metric's built once: expressions are immutable).
-    """
-    return list(_neff_columns(tuple(names)))
-
-
-@functools.lru_cache(maxsize=16)
-def _neff_columns(names: tuple[str, ...]) -> tuple[pl.Expr, ...]:
-    return tuple(iv.rate_inputs(m).n.alias(f"{m}__neff") for m in _rates(names))

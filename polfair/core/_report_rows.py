@@ -106,9 +106,9 @@ def _global_codes(strings: tuple[str, ...]) -> np.ndarray:
 
 
 def _codes_to_categorical(name: str, codes: np.ndarray) -> pl.Series:
-    s = pl.Series(name, codes, dtype=pl.UInt32)
-    if (codes == NO_CODE).any():
-        s = pl.select(pl.when(s != int(NO_CODE)).then(s).alias(name)).to_series()
+    null = codes == NO_CODE
+    # the nulls as an Arrow validity mask (no Polars plan: this runs once per Categorical column of the report)
+    s = pl.Series(name, pa.array(codes, type=pa.uint32(), mask=null)) if null.any() else pl.Series(name, codes, dtype=pl.UInt32)
     return s.cat.to(pl.Categorical)
 
 
@@ -118,6 +118,11 @@ _MAX_CHUNKS = 64
 #: ... and only for reports of at least this many rows (below, building the chunks costs more than
 #: copying: a 60-cell report has 15 runs of a few hundred rows).
 _MIN_CHUNKED_ROWS = 2**20
+
+
+#: Up to this many entities in a part, :func:`assemble` lays a family's interval arrays out in numpy
+#: (one stacked copy); above, through Polars (multi-threaded NaN fill and row-major copy).
+_STACK_ROWS = 4096
 
 
 def _float_column(name: str, values: np.ndarray) -> pl.Series:
@@ -198,11 +203,18 @@ def assemble(
         flats: list[np.ndarray] = []
         for i, p in enumerate(parts):
             arrays = p.intervals.columns.pop(fam, None) if p.intervals is not None else None
-            if arrays:  # interval arrays (NaN: null): metric-major rows, then one transposed copy
+            if arrays and p.entities.height > _STACK_ROWS:  # interval arrays (NaN: null) of a large part:
+                # row-major straight from Polars (as the value families below: its NaN fill and
+                # transposed copy run on every core), absent metrics as the sentinel
+                h = p.entities.height
+                absent = pl.Series(values=np.full(h, _NULL))
+                wide_f = pl.DataFrame([pl.Series(m, arrays[m]) if m in arrays else absent.alias(m) for m in p.metrics])
+                flats.append(wide_f.fill_nan(_NULL).to_numpy(order="c").reshape(-1))
+                continue
+            if arrays:  # interval arrays of a small part: metric-major rows, then one transposed copy
                 by_metric = np.empty((len(p.metrics), p.entities.height))  # (contiguous writes, not strided)
                 by_metric[[j for j, m in enumerate(p.metrics) if m not in arrays]] = _NULL
-                for m, v in arrays.items():
-                    by_metric[at[i][m]] = v
+                by_metric[[at[i][m] for m in arrays]] = np.stack(list(arrays.values()))  # one copy of every metric
                 np.copyto(by_metric, _NULL, where=np.isnan(by_metric))
                 flats.append(np.ascontiguousarray(by_metric.T).reshape(-1))
                 continue
@@ -228,10 +240,15 @@ def assemble(
             codes = p.intervals.columns.get(fam) if p.intervals is not None else None
             if codes:  # codes into CATEGORIES[fam] (−1: null), metric-major then one transposed copy
                 lut = np.append(_global_codes(tuple(CATEGORIES[fam])), NO_CODE)
-                code_rows = full.T.copy()
-                for m, v in codes.items():
-                    code_rows[at[i][m]] = lut[v]
-                full = np.ascontiguousarray(code_rows.T)
+                h = p.entities.height
+                if h <= _STACK_ROWS:
+                    code_rows = full.T.copy()
+                    code_rows[[at[i][m] for m in codes]] = lut[np.stack(list(codes.values()))]
+                    full = np.ascontiguousarray(code_rows.T)
+                else:  # large: the row-major copy through Polars (every core), as for the interval floats
+                    absent = pl.Series(values=np.full(h, NO_CODE, dtype=np.uint32))
+                    full = pl.DataFrame([pl.Series(m, lut[codes[m]].astype(np.uint32)) if m in codes else absent.alias(m)
+                                         for m in p.metrics]).to_numpy(order="c")  # fmt: skip
             elif frame is not None and frame.width:
                 offs = [at[i][c] for c in frame.columns]
                 full[:, offs] = categorical_codes(frame)
@@ -311,7 +328,16 @@ def attribute_rows(groups: pl.DataFrame, sk: list[str]) -> Segments:
     """Each group row's attribute row (by value and attribute set): the group table holds each one's
     groups as one run (sets one after the other, each sorted by the by values), numbered in order.
     """
-    runs = groups.select(pl.struct(sk).rle_id()).to_series().to_numpy().astype(np.int64)
+    cols = [groups.get_column(c) for c in sk]
+    if all(c.dtype.is_integer() and not c.null_count() for c in cols):  # integer keys: the runs in numpy, no plan
+        change = np.zeros(groups.height, dtype=bool)
+        change[:1] = True
+        for c in cols:
+            a = c.to_numpy()
+            change[1:] |= a[1:] != a[:-1]
+        runs = np.cumsum(change, dtype=np.int64) - 1
+    else:
+        runs = groups.select(pl.struct(sk).rle_id()).to_series().to_numpy().astype(np.int64)
     return Segments(runs, int(runs[-1]) + 1 if runs.size else 0)
 
 
@@ -386,9 +412,7 @@ def group_part(
             wide = wide.join(pop.select(*ib, *[pl.col(c).alias(f"__pop_{c}") for c in counts]),
                              on=ib, how="left", nulls_equal=True, maintain_order="left")  # fmt: skip
         # the disparity values computed above (part.floats["value"]), for the intervals' null rules
-        wide = wide.hstack(
-            part.floats["value"].select([d.name for d in disparities])
-        )
+        wide = wide.hstack([part.floats["value"].get_column(d.name) for d in disparities])
         windows, context = batch if batch is not None else (attribute_rows(groups, sk), None)
         by_rows = _by_rows(groups, ib, pop.height if pop is not None else 0)
         part.intervals = group_intervals(wide, metric_names, disparities, opts=ci, modes=modes or set(), windows=windows,
@@ -498,8 +522,6 @@ def attribute_part(
         k[n], x[n] = pl.col("__pf_ix_k"), pl.col("__pf_ix_x")
     names = ordered([*metric_names, *values])
     entities = _entities(wide, ib, pl.col(SORT_A), pl.lit(-1), pl.col("attribute").cast(pl.Categorical), "n")
-    if ci is not None:  # the named values as columns, for the interval families' null rules
-        wide = wide.with_columns([e.alias(n) for n, e in values.items() if n not in wide.columns])
     part = Part(
         entities,
         names,
@@ -512,6 +534,9 @@ def attribute_part(
         cats={"excluded_groups": wide.select([e.cast(pl.Categorical).alias(n) for n, e in x.items()])},
     )
     if ci is not None:  # spreads, equalized odds, EDF: projection limits and homogeneity tests; entropy indices
+        # the named values computed above (part.floats["value"]) as columns, for the interval families' null rules
+        have = set(wide.columns)
+        wide = wide.hstack([part.floats["value"].get_column(n) for n in values if n not in have])
         rows = groups
         segs = attribute_rows(groups, sk)
         if segs.count != wide.height:  # not one run per attribute row: number them by value
@@ -582,7 +607,7 @@ def population_part(
                                               has_predictions=has_predictions)  # fmt: skip
         if has_predictions:  # entropy indices: between all groups (the cells) and of all individuals
             z = z_value(ci.ci)
-            counts = cells_df.select("tp_n", "fp_n", "tn_n", "fn_n").to_numpy().astype(np.float64)
+            counts = cells_df[["tp_n", "fp_n", "tn_n", "fn_n"]].to_numpy().astype(np.float64)
             n, x = counts.sum(axis=1), counts[:, 0] + counts[:, 2] + 2.0 * counts[:, 1]  # rows, TP + TN + 2 FP
             var, keep = cells_df[BENEFIT_VAR].to_numpy(), n > 0
             h = wide_df.height
@@ -596,9 +621,8 @@ def population_part(
 
 def _benefit_sums(frame: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """Each row's counted rows and benefit sum ``TP + TN + 2 FP`` (aif360's benefits, unweighted counts)."""
-    got = frame.select((pl.col("tp_n") + pl.col("fp_n") + pl.col("tn_n") + pl.col("fn_n")).cast(pl.Float64).alias("n"),
-                       (pl.col("tp_n") + pl.col("tn_n") + 2 * pl.col("fp_n")).cast(pl.Float64).alias("x"))  # fmt: skip
-    return got["n"].to_numpy(), got["x"].to_numpy()
+    tp, fp, tn, fn = (frame.get_column(c).to_numpy() for c in ("tp_n", "fp_n", "tn_n", "fn_n"))
+    return np.asarray(tp + fp + tn + fn, dtype=np.float64), np.asarray(tp + tn + 2 * fp, dtype=np.float64)
 
 
 _B, _CNT = "__pf_b", "__pf_cnt"

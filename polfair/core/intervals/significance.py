@@ -18,6 +18,7 @@ from polfair.exceptions import PolfairError
 
 __all__ = [
     "chi2_2df_pvalues",
+    "chi2_pooled_pvalues",
     "pooled_z",
     "two_proportion_pvalues",
     "chi2_2df_test",
@@ -109,6 +110,9 @@ def t_quantile(q: Any, df: Any) -> Any:
 #: Relative band within which two hypergeometric probabilities count as equal in Fisher's test: wider than
 #: the rounding of their float64 evaluation (about support × 2e-16), far below any real difference.
 _FISHER_TIE = 1e-11
+#: Above this many tables, :func:`fisher_exact_two_sided` evaluates each distinct table once (below, finding
+#: them costs more than the repeats; a table's p-value does not depend on the tables evaluated with it).
+_FISHER_DEDUPE = 64
 
 
 def fisher_exact_two_sided(x1: Any, n1: Any, x2: Any, n2: Any) -> np.ndarray:
@@ -157,11 +161,16 @@ def fisher_exact_two_sided(x1: Any, n1: Any, x2: Any, n2: Any) -> np.ndarray:
     a, na, b, nb = (np.round(v[valid]) for v in (a, na, b, nb))
     # many tables repeat (a 160,000-level attribute has a handful of distinct small tables per rate):
     # each distinct table once
-    if a.size > 1 and max(na.max(), nb.max()) < 2**31:  # integer keys: (x, n) of each group, then the pair
-        g1 = np.unique(a.astype(np.int64) * (int(na.max()) + 1) + na.astype(np.int64), return_inverse=True)[1]
-        g2 = np.unique(b.astype(np.int64) * (int(nb.max()) + 1) + nb.astype(np.int64), return_inverse=True)[1]
-        first, back = np.unique(g1.reshape(-1) * (int(g2.max()) + 1) + g2.reshape(-1), return_index=True,
-                                return_inverse=True)[1:]  # fmt: skip
+    if a.size > _FISHER_DEDUPE and max(na.max(), nb.max()) < 2**31:  # integer keys: (x, n) of each group, then the pair
+        sa, sb = int(na.max()) + 1, int(nb.max()) + 1
+        k1 = a.astype(np.int64) * sa + na.astype(np.int64)  # (x, n) of each side: < sa² and < sb²
+        k2 = b.astype(np.int64) * sb + nb.astype(np.int64)
+        if sa * sa * sb * sb < 2**62:  # the pair as one integer key: one sort
+            key = k1 * (sb * sb) + k2
+        else:  # number each side's distinct (x, n) first
+            g1, g2 = np.unique(k1, return_inverse=True)[1].reshape(-1), np.unique(k2, return_inverse=True)[1].reshape(-1)
+            key = g1 * (int(g2.max()) + 1) + g2
+        first, back = np.unique(key, return_index=True, return_inverse=True)[1:]
         if first.size < a.size:
             out[valid] = fisher_exact_two_sided(a[first], na[first], b[first], nb[first])[back.reshape(-1)]
             return out.reshape(shape)
@@ -271,10 +280,12 @@ def pooled_z(pg: np.ndarray, ng: np.ndarray, pr: np.ndarray, nr: np.ndarray) -> 
     return z, tot, defined(pg, ng) & defined(pr, nr)
 
 
-def two_proportion_pvalues(pg: Any, ng: Any, pr: Any, nr: Any, *, weighted: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def two_proportion_pvalues(pg: Any, ng: Any, pr: Any, nr: Any, *, weighted: bool = False,
+                           pooled: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """:func:`two_proportion_test` on arrays: p-values and test codes (indices into ``TESTS``; NaN: untested).
 
     Fisher's exact test runs on the rows with an expected count below 1 only, all at once.
+    ``pooled``: :func:`pooled_z` of the same arrays, if already computed.
 
     Examples
     --------
@@ -284,7 +295,7 @@ def two_proportion_pvalues(pg: Any, ng: Any, pr: Any, nr: Any, *, weighted: bool
     ([0.029913, 1.0], ['chi2_n1', 'fisher'])
     """
     pg, ng, pr, nr = (np.asarray(v, dtype=np.float64) for v in (pg, ng, pr, nr))
-    z, tot, ok = pooled_z(pg, ng, pr, nr)
+    z, tot, ok = pooled if pooled is not None else pooled_z(pg, ng, pr, nr)
     if weighted:
         p = np.clip(special.erfc(np.abs(z) / math.sqrt(2.0)), 0.0, 1.0)
         return np.where(ok, p, np.nan), np.where(ok, float(TESTS.index("z_ess")), np.nan)
@@ -333,12 +344,23 @@ def chi2_2df_pvalues(pairs: Sequence[tuple[Any, Any, Any, Any]]) -> tuple[np.nda
     >>> float(p)
     1.0
     """
-    zs = [pooled_z(*(np.asarray(v, dtype=np.float64) for v in pair)) for pair in pairs]
+    return chi2_pooled_pvalues([pooled_z(*(np.asarray(v, dtype=np.float64) for v in pair)) for pair in pairs])
+
+
+def chi2_pooled_pvalues(zs: Sequence[tuple[np.ndarray, Any, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`chi2_2df_pvalues` from each pair's :func:`pooled_z` (``z``, total, validity), already computed.
+
+    Examples
+    --------
+    >>> p, _ = chi2_pooled_pvalues([(np.array([1.0]), None, np.array([True])), (np.array([1.0]), None, np.array([True]))])
+    >>> round(float(p[0]), 6)  # exp(-1)
+    0.367879
+    """
     x = zs[0][0] * zs[0][0]
     ok = zs[0][2]
     for z, _, o in zs[1:]:
         x, ok = x + z * z, ok & o
-    p = np.exp(-x / 2.0) if len(pairs) == 2 else chi2_sf(x, len(pairs))
+    p = np.exp(-x / 2.0) if len(zs) == 2 else chi2_sf(x, len(zs))
     return np.where(ok, p, np.nan), np.where(ok, float(TESTS.index("chi2_2df")), np.nan)
 
 
