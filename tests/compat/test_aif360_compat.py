@@ -26,7 +26,7 @@ import pytest
 hyp = pytest.importorskip("hypothesis")
 aif = pytest.importorskip("aif360")
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import HealthCheck, example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 with warnings.catch_warnings():
@@ -198,24 +198,37 @@ def _cv_of_rounding_noise(theirs: Any, name: str, ours: Any) -> bool:
     return abs(float(ge)) < 1e-14 and abs(float(ours)) < 1e-7
 
 
-def _edf_of_rounding_noise(theirs: Any, kwargs: dict[str, Any], ours: Any) -> bool:
-    """At concentration 0 a cell whose counted rows are all favorable has smoothed rate exactly 1
-    here (one weighted sum over the cell); aif360 divides two separately rounded sums and can get
-    1 - 2e-16, so log(1 - s) is -36 instead of -inf and its EDF becomes inf. True when aif360's own
-    rates hold such noise and polfair equals the EDF of those rates with the noise snapped to 0/1."""
-    if kwargs.get("concentration") != 0.0:
-        return False
+def _snapped_edf(theirs: Any, labels: Any) -> tuple[bool, float | None]:
+    """aif360's EDF at concentration 0 of ``labels`` with its rounding noise in the rates snapped to
+    0/1 (None when every range is NaN), and whether there was any such noise. A NaN range is skipped
+    (polfair's documented rule)."""
     with np.errstate(all="ignore"):
-        rates = np.asarray(theirs._smoothed_base_rates(theirs.dataset.labels, 0.0), float)
+        rates = np.asarray(theirs._smoothed_base_rates(labels, 0.0), float)
         exact = np.round(rates)
         noise = (rates != exact) & (np.abs(rates - exact) < 1e-12)
-        if not noise.any():
-            return False
         snapped = np.where(noise, exact, rates)
         logs = (np.log(snapped), np.log(1.0 - snapped))
         terms = [abs(x[i] - x[j]) for x in logs for i in range(len(x)) for j in range(len(x)) if i != j]
-    terms = [t for t in terms if not np.isnan(t)]  # a NaN range is skipped (polfair's documented rule)
-    return bool(terms) and same_float(ours, max(terms), False, 1e-12)
+    terms = [t for t in terms if not np.isnan(t)]
+    return bool(noise.any()), (max(terms) if terms else None)
+
+
+def _edf_of_rounding_noise(theirs: Any, name: str, kwargs: dict[str, Any], ours: Any) -> bool:
+    """At concentration 0 a cell whose counted rows are all favorable has smoothed rate exactly 1
+    here (one weighted sum over the cell); aif360 divides two separately rounded sums and can get
+    1 - 2e-16, so log(1 - s) is -36 instead of -inf and its EDF becomes inf. True when aif360's own
+    rates hold such noise and polfair equals the EDF of those rates with the noise snapped to 0/1
+    (``differential_fairness_bias_amplification``: the predictions' EDF minus the labels')."""
+    if kwargs.get("concentration") != 0.0:
+        return False
+    noisy, edf = _snapped_edf(theirs, theirs.dataset.labels)
+    if name == "differential_fairness_bias_amplification":
+        noisy_clf, edf_clf = _snapped_edf(theirs, theirs.classified_dataset.labels)
+        # inf - inf is NaN: two rates of exactly 0 or 1 against ones inside (0, 1) in both the
+        # predictions and the labels; aif360's noise turns one inf into ~36 and its difference into inf
+        noisy = noisy or noisy_clf
+        edf = None if edf is None or edf_clf is None else float(edf_clf) - float(edf)
+    return noisy and edf is not None and same_float(ours, edf, False, 1e-12)
 
 
 def outcome(f: Any, *args: Any, **kwargs: Any) -> tuple[str, Any]:
@@ -258,7 +271,8 @@ def compare_objects(ours: Any, theirs: Any, names: list[str], weighted: bool, sc
                 if name.endswith("coefficient_of_variation") and _cv_of_rounding_noise(theirs, name, r_o[1]):
                     checked += 1
                     continue
-                if name == "smoothed_empirical_differential_fairness" and _edf_of_rounding_noise(theirs, kwargs, r_o[1]):
+                if name in ("smoothed_empirical_differential_fairness", "differential_fairness_bias_amplification") \
+                        and _edf_of_rounding_noise(theirs, name, kwargs, r_o[1]):
                     checked += 1
                     continue
                 assert same(r_o[1], r_t[1], exact, _abs_tol(name)), f"{where}: polfair {r_o[1]!r} != aif360 {r_t[1]!r}"
@@ -292,8 +306,34 @@ def _disjoint_or_raises(d: dict[str, Any], ours: Any, make_theirs: Any) -> Any:
     return r[1]
 
 
+# hypothesis' finds, kept: every label favorable but weight-0 rows (EDF of exact 0/1 rates: aif360's
+# rounding noise makes its bias amplification inf where polfair has 0.0, or inf - inf = NaN)
+_EDF_NOISE_0 = {
+    "cols": {
+        "a0": [1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 1, 1],
+        "a1": [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+        "y": [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1],
+        "p": [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0],
+        "w": [4.174272059282344, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 3.2443379857426544, 0.3333333333333333, 0.0, 0.0, 3.0229466837644154, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 7.225743845620591, 0.0],
+    },
+    "names": ["a0", "a1"], "weighted": True, "scored": False, "fav": 1, "priv": None, "unpriv": None,
+}
+_EDF_NOISE_1 = {
+    "cols": {
+        "a0": [1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 1, 1, 0, 1, 0, 0, 0, 0, 0, 1, 1, 0],
+        "a1": [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+        "y": [1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1],
+        "p": [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1],
+        "w": [2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 4.670126965677702, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 3.2443379857426544, 1.0, 0.0, 0.0, 1.0229466837644154, 0.0, 0.0, 0.0, 0.0, 0.0, 1.225743845620591, 0.0, 0.0],
+    },
+    "names": ["a0", "a1"], "weighted": True, "scored": False, "fav": 1, "priv": None, "unpriv": None,
+}
+
+
 @settings(max_examples=70, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(d=datasets())
+@example(d=_EDF_NOISE_0)
+@example(d=_EDF_NOISE_1)
 def test_classification_metric_matches_aif360(d: dict[str, Any]) -> None:
     ds, ds_pred = build_aif360(d)
     ours = build_polfair(d, ClassificationMetric)
