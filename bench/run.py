@@ -217,7 +217,10 @@ def main(argv: list[str] | None = None) -> int:
         path = DATA / f"synthetic_{n}.parquet"
         if not path.exists():
             t0 = time.perf_counter()
-            make_data(n, path)
+            # in a child process: a parent that held the generated arrays would pass its peak RSS on
+            # to every case process it starts (Linux copies the high-water mark at fork)
+            subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); import run; "
+                            f"run.make_data({n}, run.Path({str(path)!r}))"], check=True)  # fmt: skip
             print(f"generated {n:,} rows in {time.perf_counter() - t0:.1f}s -> {path}", flush=True)
         res: dict[str, dict] = {}
         cases = ["floor_file", "polfair_file"] if file_only else ["floor", "polfair", "floor_file", "polfair_file"]
