@@ -577,26 +577,13 @@ def attribute_intervals(
     if tested:
         cols = [rates.index(m) for m in tested]
         t_n = len(tested)
-        sums = ivh._homogeneity_segments(
+        sums = ivh.homogeneity_segments(
             p_all[:, cols].T.ravel(), n_all[:, cols].T.ravel(),
             (np.arange(t_n)[:, None] * h + segs.codes[None, :]).ravel(), t_n * h, opts.weighted,
         )  # fmt: skip
-
-        def part(field_: str, m: str) -> np.ndarray:
-            i = tested.index(m)
-            return getattr(sums, field_)[i * h : (i + 1) * h]
-
-        families = {m: [m] for m in tested} | ({"equalized_odds": eo} if eo else {})
-        # every family's parts combined (equalized odds: TPR and FPR add), then all tested at once: the
-        # one-rate families are the segment sums themselves, in order
-        def combined(f_: str) -> np.ndarray:
-            if not eo:
-                return getattr(sums, f_)
-            both = part(f_, eo[0]) + part(f_, eo[1]) if f_ not in ("few", "bad") else part(f_, eo[0]) | part(f_, eo[1])
-            return np.concatenate([getattr(sums, f_), both])
-
-        pv, codes = ivh._homogeneity_results(*(combined(f_) for f_ in ("stat", "df", "few", "bad", "mean", "var")),
-                                             weighted=opts.weighted)  # fmt: skip
+        # one family per tested rate, and equalized odds (TPR and FPR together), all tested at once
+        families = {m: [tested.index(m)] for m in tested} | ({"equalized_odds": [tested.index(m) for m in eo]} if eo else {})
+        pv, codes = ivh.family_tests(sums, list(families.values()), h, weighted=opts.weighted)
         tests = {name: (pv[i * h : (i + 1) * h], codes[i * h : (i + 1) * h]) for i, name in enumerate(families)}
         for m in tested:
             out.put("p_value", m, _where(defined[m], tests[m][0]))

@@ -250,7 +250,7 @@ def _exact_pearson_moments(n: np.ndarray, s: int) -> tuple[float, float]:
 @settings(max_examples=60, deadline=None)
 @given(sizes=st.lists(st.integers(1, 6), min_size=2, max_size=5), frac=st.floats(0.0, 1.0))
 def test_pearson_moments_equal_exact_enumeration(sizes: list[int], frac: float) -> None:
-    from polfair.core.intervals.homogeneity import _homogeneity_segments
+    from polfair.core.intervals.homogeneity import homogeneity_segments
 
     n = np.array(sizes)
     s = int(round(frac * n.sum()))
@@ -261,7 +261,7 @@ def test_pearson_moments_equal_exact_enumeration(sizes: list[int], frac: float) 
     for j in range(len(n)):  # any table with these margins: the moments depend on the margins only
         x[j] = min(n[j], left)
         left -= x[j]
-    got = _homogeneity_segments(x / n, n.astype(float), np.zeros(len(n), dtype=np.int64), 1, False)
+    got = homogeneity_segments(x / n, n.astype(float), np.zeros(len(n), dtype=np.int64), 1, False)
     mean, var = _exact_pearson_moments(n, s)
     assert got.mean[0] == pytest.approx(mean, rel=1e-9, abs=1e-12)
     assert got.var[0] == pytest.approx(var, rel=1e-8, abs=1e-9)

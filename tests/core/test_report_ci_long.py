@@ -96,13 +96,13 @@ def test_adjusted_p_values_equal_the_window_expression(p: list, data: st.DataObj
     ),  # fmt: skip
     weighted=st.booleans(),
 )
-def test_homogeneity_segments_equal_the_per_family_test(rows: list, weighted: bool) -> None:
+def testhomogeneity_segments_equal_the_per_family_test(rows: list, weighted: bool) -> None:
     # the vectorised χ² statistics against the per-family computation of homogeneity_test
     seg = np.array([r[0] for r in rows], dtype=np.int64)
     p, n = np.array([r[1] for r in rows]), np.array([r[2] for r in rows])
     if not weighted:  # unweighted sizes are counts
         n = np.round(n)
-    got = ivh._homogeneity_segments(p, n, seg, 4, weighted)
+    got = ivh.homogeneity_segments(p, n, seg, 4, weighted)
     for i in range(4):
         mine = seg == i
         good = np.isfinite(p[mine]) & np.isfinite(n[mine]) & (n[mine] > 0)

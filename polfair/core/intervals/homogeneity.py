@@ -5,6 +5,7 @@ referred to a χ² scaled to its exact conditional mean and variance (Haldane 19
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -16,14 +17,17 @@ from polfair.core.intervals.significance import chi2_sf
 from polfair.core.intervals.spreads import as_expr
 
 __all__ = [
+    "HomogeneitySums",
+    "family_tests",
+    "homogeneity_segments",
     "homogeneity_table",
     "homogeneity_test",
     "pearson_moments",
 ]
 
 
-class _HomogeneitySums(NamedTuple):
-    """Per-segment statistics of :func:`_homogeneity_segments` (arrays of one value per segment)."""
+class HomogeneitySums(NamedTuple):
+    """Per-segment statistics of :func:`homogeneity_segments` (arrays of one value per segment)."""
 
     stat: np.ndarray  # Pearson's χ² (0 where the pooled rate is 0 or 1)
     df: np.ndarray  # defined groups − 1 (Int64)
@@ -103,7 +107,7 @@ def pearson_moments(
     return mean, var
 
 
-def _homogeneity_segments(p: np.ndarray, n: np.ndarray, seg: np.ndarray, segments: int, weighted: bool) -> _HomogeneitySums:
+def homogeneity_segments(p: np.ndarray, n: np.ndarray, seg: np.ndarray, segments: int, weighted: bool) -> HomogeneitySums:
     """Pearson's χ² homogeneity statistic of many families at once, over rows tagged by segment.
 
     ``p``, ``n``: each group row's rate and (effective) size (Float64, NaN for null); ``seg``: its
@@ -142,7 +146,7 @@ def _homogeneity_segments(p: np.ndarray, n: np.ndarray, seg: np.ndarray, segment
     below5 = total(np.where(good, (e1 < 5.0).astype(np.float64) + (e2 < 5.0), 0.0))
     with np.errstate(invalid="ignore", divide="ignore"):
         bad = (k == 0) | (below1 > 0) | (below5 / (2.0 * k) > 0.2)
-    return _HomogeneitySums(stat, k.astype(np.int64) - 1, k < 2, bad, mean, var)
+    return HomogeneitySums(stat, k.astype(np.int64) - 1, k < 2, bad, mean, var)
 
 
 def _homogeneity_results(
@@ -150,7 +154,7 @@ def _homogeneity_results(
     weighted: bool,
 ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """p-values (NaN where untested) and test codes (indices into ``TESTS``; -1 untested) of families:
-    the :func:`_homogeneity_segments` values ``stat``, ``df``, ``mean``, ``var`` (summed over each
+    the :func:`homogeneity_segments` values ``stat``, ``df``, ``mean``, ``var`` (summed over each
     family's parts: they are independent given their margins), ``few``, ``bad`` (any part), one per
     family. Pearson's χ² tail with ``df`` degrees of freedom; where Cochran's rule fails and the
     rows are unweighted, the tail of ``a·χ²_d`` with ``a·d = E[X²]``, ``2a²d = Var[X²]`` (the exact
@@ -172,6 +176,58 @@ def _homogeneity_results(
     return pv, codes
 
 
+def family_tests(
+    sums: HomogeneitySums, families: Sequence[Sequence[int]], h: int, *, weighted: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """The homogeneity tests of families of parts, many rows at once.
+
+    Parameters
+    ----------
+    sums : HomogeneitySums
+        :func:`homogeneity_segments` of blocks of ``h`` segments: block ``i`` is segments
+        ``[i·h, (i + 1)·h)`` (one part, e.g. one rate, over ``h`` rows such as attribute rows).
+    families : sequence of sequences of int
+        Each family's blocks (one for a single rate; two for fairlearn's equalized odds: TPR and FPR).
+    h : int
+        Segments per block.
+    weighted : bool
+        Whether the sizes are Kish effective sizes (no exact-moment test then).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        p-values (Float64, NaN where untested) and test codes (Int64 indices into ``TESTS``, −1
+        untested), ``len(families) · h`` each, family-major.
+
+    Notes
+    -----
+    A family's statistic, df and exact moments are the sums of its parts' (independent given their
+    margins); it has too few groups or fails Cochran's rule where any part does. The tail is then
+    Pearson's χ² or the moment-matched scaled χ² (see :func:`homogeneity_test`).
+
+    Examples
+    --------
+    >>> from polfair.core.intervals.common import TESTS
+    >>> p = np.array([0.2, 0.5, 0.3, 0.6])  # one attribute row of two groups, two rates (blocks)
+    >>> n = np.array([50.0, 40.0, 50.0, 40.0])
+    >>> s = homogeneity_segments(p, n, np.array([0, 0, 1, 1]), 2, False)
+    >>> pv, codes = family_tests(s, [[0], [1], [0, 1]], 1, weighted=False)
+    >>> pv.round(4).tolist(), [TESTS[c] for c in codes]
+    ([0.0027, 0.0043, 0.0002], ['chi2_homogeneity', 'chi2_homogeneity', 'chi2_homogeneity'])
+    >>> from scipy.stats import chi2_contingency  # the first: Pearson's χ² of the 2 × 2 table
+    >>> round(float(chi2_contingency([[10, 40], [20, 20]], correction=False)[1]), 4)
+    0.0027
+    """
+
+    def combined(field: str, op: Any) -> np.ndarray:
+        block = getattr(sums, field)
+        return np.concatenate([functools.reduce(op, (block[i * h : (i + 1) * h] for i in fam)) for fam in families])
+
+    return _homogeneity_results(combined("stat", np.add), combined("df", np.add), combined("few", np.logical_or),
+                                combined("bad", np.logical_or), combined("mean", np.add), combined("var", np.add),
+                                weighted=weighted)  # fmt: skip
+
+
 def _family_test(parts: list[tuple[np.ndarray, np.ndarray]], weighted: bool) -> tuple[float | None, str | None]:
     """The homogeneity test of one family: ``parts`` are its (rates, sizes) arrays, one per part."""
     from polfair.core.intervals.common import TESTS
@@ -179,7 +235,7 @@ def _family_test(parts: list[tuple[np.ndarray, np.ndarray]], weighted: bool) -> 
     p = np.concatenate([a for a, _ in parts])
     n = np.concatenate([b for _, b in parts])
     seg = np.repeat(np.arange(len(parts), dtype=np.int64), [len(a) for a, _ in parts])
-    s = _homogeneity_segments(p, n, seg, len(parts), weighted)
+    s = homogeneity_segments(p, n, seg, len(parts), weighted)
     pv, code = _homogeneity_results(np.array([s.stat.sum()]), np.array([s.df.sum()]), np.array([s.few.any()]),
                                     np.array([s.bad.any()]), np.array([s.mean.sum()]), np.array([s.var.sum()]),
                                     weighted=weighted)  # fmt: skip
@@ -258,7 +314,7 @@ def homogeneity_table(
 
     The same tests and p-values as :func:`homogeneity_test`, with Pearson's χ², its degrees of
     freedom, Cochran's rule and the exact moments of every family computed as numpy segment sums
-    (:func:`_homogeneity_segments`, the report's own code) in one pass over ``rows``.
+    (:func:`homogeneity_segments`, the report's own code) in one pass over ``rows``.
 
     Parameters
     ----------
@@ -307,25 +363,17 @@ def homogeneity_table(
     segs = [(name, j, p_, n_) for name in names for j, (p_, n_) in enumerate(families[name])]
     values = frame.select([as_expr(p_).cast(pl.Float64).fill_null(np.nan).alias(f"p{i}") for i, (_, _, p_, _) in enumerate(segs)]
                           + [as_expr(n_).cast(pl.Float64).fill_null(np.nan).alias(f"n{i}") for i, (*_, n_) in enumerate(segs)])  # fmt: skip
-    sums = _homogeneity_segments(
+    sums = homogeneity_segments(
         np.concatenate([values[f"p{i}"].to_numpy() for i in range(len(segs))]),
         np.concatenate([values[f"n{i}"].to_numpy() for i in range(len(segs))]),
         np.concatenate([unit + i * h for i in range(len(segs))]), len(segs) * h, weighted,
     )  # fmt: skip
     out = units.select(by) if by else pl.DataFrame()
+    blocks = [[i for i, s in enumerate(segs) if s[0] == name] for name in names]
+    pv_all, codes_all = family_tests(sums, blocks, h, weighted=weighted)
     cols = []
-    for name in names:
-        mine = [i for i, s in enumerate(segs) if s[0] == name]
-
-        def combine(field: str, op: Any, mine: list[int] = mine) -> np.ndarray:
-            acc = getattr(sums, field)[mine[0] * h : (mine[0] + 1) * h]
-            for i in mine[1:]:
-                acc = op(acc, getattr(sums, field)[i * h : (i + 1) * h])
-            return acc
-
-        pv, codes = _homogeneity_results(combine("stat", np.add), combine("df", np.add), combine("few", np.logical_or),
-                                         combine("bad", np.logical_or), combine("mean", np.add), combine("var", np.add),
-                                         weighted=weighted)  # fmt: skip
+    for f, name in enumerate(names):
+        pv, codes = pv_all[f * h : (f + 1) * h], codes_all[f * h : (f + 1) * h]
         tests = np.array([None, *TESTS], dtype=object)[codes + 1]
         cols += [pl.Series(f"{name}__tp", pv, dtype=pl.Float64, nan_to_null=True),
                  pl.Series(f"{name}__tt", tests, dtype=pl.String)]  # fmt: skip
