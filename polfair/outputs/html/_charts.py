@@ -24,7 +24,8 @@ from polfair.outputs.html._view import (
     is_ratio_metric,
 )
 
-__all__ = ["OKABE_ITO", "STATUS_STYLE", "fix_svg", "forest_svg", "heatmap_svg", "over_time_svg"]
+__all__ = ["OKABE_ITO", "STATUS_STYLE", "chart_style", "fix_svg", "forest_svg", "heatmap_svg", "new_figure",
+           "over_time_svg", "short_label", "to_svg"]
 
 #: Okabe & Ito (2008) colour-blind-safe palette.
 OKABE_ITO = {
@@ -62,17 +63,19 @@ _RC = {
 }
 
 
-def _short(text: str, limit: int = MAX_LABEL) -> str:
+def short_label(text: str, limit: int = MAX_LABEL) -> str:
+    """``text`` cut to ``limit`` characters, the last one an ellipsis, for an axis label."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _figure(width: float, height: float) -> Any:
+def new_figure(width: float, height: float) -> Any:
+    """A matplotlib ``Figure`` of ``width`` × ``height`` inches at the page's 72 dpi (no pyplot state)."""
     from matplotlib.figure import Figure
 
     return Figure(figsize=(width, height), dpi=72)
 
 
-def _to_svg(fig: Any, uid: str, title: str, desc: str, *, tight: bool = True) -> str:
+def to_svg(fig: Any, uid: str, title: str, desc: str, *, tight: bool = True) -> str:
     """Serialise ``fig`` to an inline ``<svg>`` element with a title and description."""
     buf = io.StringIO()
     if tight:
@@ -113,7 +116,8 @@ def fix_svg(svg: str, uid: str, title: str, desc: str) -> str:
     return head + label + ">" + inner + svg[head_end + 1 :].rstrip() + "\n"
 
 
-def _rc() -> Any:
+def chart_style() -> Any:
+    """The page's matplotlib style as a context manager (``with chart_style(): ...``)."""
     import matplotlib
 
     return matplotlib.rc_context(_RC)  # type: ignore[arg-type]
@@ -171,7 +175,7 @@ def forest_svg(rows: Sequence[dict[str, Any]], *, metric: str, attribute: str, u
 
     labels, rights = [], []
     for r in rows:
-        labels.append(_short(str(r["group"])) + ("  (ref)" if r["is_ref"] else ""))
+        labels.append(short_label(str(r["group"])) + ("  (ref)" if r["is_ref"] else ""))
         v = r.get("value")
         if v is None or not math.isfinite(v):
             rights.append(f"–  {r.get('reason') or 'undefined'}")
@@ -185,8 +189,8 @@ def forest_svg(rows: Sequence[dict[str, Any]], *, metric: str, attribute: str, u
     right = 0.25 + 0.062 * max(len(t) for t in rights) if rights else 1.0
     plot_w = 2.9
     width, height = left + plot_w + right, 0.62 + 0.3 * k
-    with _rc():
-        fig = _figure(width, height)
+    with chart_style():
+        fig = new_figure(width, height)
         ax = fig.add_axes((left / width, 0.5 / height, plot_w / width, (0.3 * k) / height))
         if ratio:
             ax.set_xscale("log")
@@ -243,7 +247,7 @@ def forest_svg(rows: Sequence[dict[str, Any]], *, metric: str, attribute: str, u
             + "; ".join(f"{r['group']}: {rights[i]}" for i, r in enumerate(rows[:30]))
             + (f". Flagged: {', '.join(map(str, flagged[:10]))}." if flagged else ".")
         )
-        return _to_svg(fig, uid, title, desc, tight=False)
+        return to_svg(fig, uid, title, desc, tight=False)
 
 
 # ---------------------------------------------------------------- heatmap
@@ -271,8 +275,8 @@ def heatmap_svg(hm: dict[str, Any], *, uid: str) -> str:
     lim = min(lim, math.log(8) if ratio else 1.0)
     w = min(8.0, 2.2 + 0.75 * len(cols))
     h = 1.3 + 0.42 * len(rows)
-    with _rc():
-        fig = _figure(w, h)
+    with chart_style():
+        fig = new_figure(w, h)
         ax = fig.add_subplot()
         ax.spines[:].set_visible(False)
         cmap = _cmap()
@@ -309,10 +313,10 @@ def heatmap_svg(hm: dict[str, Any], *, uid: str) -> str:
                         col = "#FFFFFF"
                 ax.text(j, i, txt, ha="center", va="center", fontsize=8, color=col)
         ax.set_xticks(range(len(cols)))
-        ax.set_xticklabels([_short(str(c), 16) for c in cols], rotation=30 if len(cols) > 3 else 0,
+        ax.set_xticklabels([short_label(str(c), 16) for c in cols], rotation=30 if len(cols) > 3 else 0,
                            ha="right" if len(cols) > 3 else "center", fontsize=8.5)  # fmt: skip
         ax.set_yticks(range(len(rows)))
-        ax.set_yticklabels([_short(str(r), 20) for r in rows], fontsize=8.5)
+        ax.set_yticklabels([short_label(str(r), 20) for r in rows], fontsize=8.5)
         ax.set_xlabel(hm["col_attr"], fontsize=9)
         ax.set_ylabel(hm["row_attr"], fontsize=9)
         ax.tick_params(length=0)
@@ -329,7 +333,7 @@ def heatmap_svg(hm: dict[str, Any], *, uid: str) -> str:
         cells = [f"{rv} & {cv}: {fmt_metric(metric, hm['cells'][(rv, cv)]['value'])}"
                  for rv in rows for cv in cols if (rv, cv) in hm["cells"]][:60]  # fmt: skip
         desc = f"Heatmap of {metric} for each combination of {hm['row_attr']} and {hm['col_attr']}: " + "; ".join(cells)
-        return _to_svg(fig, uid, title, desc)
+        return to_svg(fig, uid, title, desc)
 
 
 def _cmap() -> Any:
@@ -351,8 +355,8 @@ def over_time_svg(ot: dict[str, Any], *, uid: str) -> str:
     ratio = is_ratio_metric(metric)
     periods = ot["periods"]
     x = list(range(len(periods)))
-    with _rc():
-        fig = _figure(7.2, 3.4)
+    with chart_style():
+        fig = new_figure(7.2, 3.4)
         ax = fig.add_axes((0.09, 0.2, 0.62, 0.72))
         if ratio:
             ax.set_yscale("log")
@@ -378,7 +382,7 @@ def over_time_svg(ot: dict[str, Any], *, uid: str) -> str:
                         mfc=bad, mec="white", mew=0.8, zorder=5)  # fmt: skip
             last = max((j for j, t in enumerate(v) if math.isfinite(t)), default=None)
             if last is not None:
-                ax.annotate(f"{_short(str(s['group']), 24)} {fmt_metric(metric, v[last])}", xy=(1.01, v[last]),
+                ax.annotate(f"{short_label(str(s['group']), 24)} {fmt_metric(metric, v[last])}", xy=(1.01, v[last]),
                             xycoords=("axes fraction", "data"), va="center", fontsize=8.5, color=colour)  # fmt: skip
         if band is not None:
             ys += [b for b in band if math.isfinite(b)]
@@ -397,7 +401,7 @@ def over_time_svg(ot: dict[str, Any], *, uid: str) -> str:
         ax.axhline(1.0 if ratio else 0.0, color="#333333", lw=0.9)
         step = max(1, math.ceil(len(periods) / 12))
         ax.set_xticks(x[::step])
-        ax.set_xticklabels([_short(p, 12) for p in periods[::step]], rotation=30, ha="right", fontsize=8.5)
+        ax.set_xticklabels([short_label(p, 12) for p in periods[::step]], rotation=30, ha="right", fontsize=8.5)
         ax.set_xlim(-0.3, len(periods) - 0.7)
         ax.set_ylabel(f"{metric}" + (" (log)" if ratio else ""), fontsize=9)
         ref = ot.get("reference")
@@ -409,4 +413,4 @@ def over_time_svg(ot: dict[str, Any], *, uid: str) -> str:
             + (f"; band {fmt_band(band)} shaded" if band else "")
             + f"; {len(ot.get('violation_periods', []))} periods with a violation marked."
         )
-        return _to_svg(fig, uid, title, desc)
+        return to_svg(fig, uid, title, desc)

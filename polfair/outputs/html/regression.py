@@ -147,14 +147,14 @@ def _findings(sets: list[dict[str, Any]], alpha: float | None) -> list[str]:
 def forest_svg(groups: Sequence[dict[str, Any]], *, attribute: str, uid: str) -> str:
     """Differences to the reference of the mean error, MAE and mean prediction, one panel each."""
     k = max(1, len(groups))
-    labels = [ch._short(g["group"], 28) + ("  (ref)" if g["is_ref"] else "") for g in groups]
+    labels = [ch.short_label(g["group"], 28) + ("  (ref)" if g["is_ref"] else "") for g in groups]
     left = 0.3 + 0.085 * max(len(t) for t in labels)
     panel, gap = 2.6, 0.35
     width, height = left + 3 * panel + 2 * gap + 0.2, 0.95 + 0.3 * k
     colour = ch.OKABE_ITO["blue"]
     max_n = max([g["n"] or 0 for g in groups] + [1])
-    with ch._rc():
-        fig = ch._figure(width, height)
+    with ch.chart_style():
+        fig = ch.new_figure(width, height)
         for j, (metric, title) in enumerate(FOREST_METRICS):
             x0 = left + j * (panel + gap)
             ax = fig.add_axes((x0 / width, 0.5 / height, panel / width, (0.3 * k) / height))
@@ -201,7 +201,7 @@ def forest_svg(groups: Sequence[dict[str, Any]], *, attribute: str, uid: str) ->
             )
             for g in groups if not g["is_ref"]
         )  # fmt: skip
-        return ch._to_svg(fig, uid, f"Differences to the reference group by {attribute}", desc, tight=False)
+        return ch.to_svg(fig, uid, f"Differences to the reference group by {attribute}", desc, tight=False)
 
 
 def _distributions(cells: pl.DataFrame, keys: Sequence[str], groups: Sequence[dict[str, Any]],
@@ -247,13 +247,13 @@ def distribution_svg(dists: Sequence[dict[str, Any]], *, attribute: str, uid: st
         x_lo, x_hi = x_lo - 0.5, x_hi + 0.5
     edges = np.linspace(x_lo, x_hi, HIST_BINS + 1)
     width_in = 10.2
-    with ch._rc():
-        fig = ch._figure(width_in, 3.1)
+    with ch.chart_style():
+        fig = ch.new_figure(width_in, 3.1)
         ax1 = fig.add_axes((0.06, 0.17, 0.40, 0.72))
         ax2 = fig.add_axes((0.54, 0.17, 0.40, 0.72))
         for i, d in enumerate(dists):
             c = colours[i % len(colours)]
-            name = ch._short(d["group"], 24) + (" (ref)" if d["is_ref"] else f" (KS {_f(d['ks'], 3)})")
+            name = ch.short_label(d["group"], 24) + (" (ref)" if d["is_ref"] else f" (KS {_f(d['ks'], 3)})")
             dens, _ = np.histogram(np.clip(d["mid"], x_lo, x_hi), bins=edges, weights=d["w"])
             dens = dens / np.diff(edges)
             ax1.stairs(dens, edges, color=c, lw=1.8 if d["is_ref"] else 1.4,
@@ -274,7 +274,7 @@ def distribution_svg(dists: Sequence[dict[str, Any]], *, attribute: str, uid: st
             ax.tick_params(labelsize=8.5)
         ax2.legend(fontsize=8.5, frameon=False, loc="upper left")
         desc = "; ".join(f"{d['group']}" + ("" if d["is_ref"] else f": KS {_f(d['ks'], 3)}") for d in dists)
-        return ch._to_svg(fig, uid, f"Prediction distributions by {attribute}", desc)
+        return ch.to_svg(fig, uid, f"Prediction distributions by {attribute}", desc)
 
 
 # ---------------------------------------------------------------- page
