@@ -637,8 +637,8 @@ def _index_inputs(concentration: float) -> tuple[pl.Expr, ...]:
     c = pl.col
     b, cnt = entropy.group_benefit()
     tot = c("tp") + c("fn") + c("fp") + c("tn")
-    lp, ln = entropy._edf_log_rates(c("tp") + c("fn"), tot, concentration)  # positives (labels)
-    plp, pln = entropy._edf_log_rates(c("tp") + c("fp"), tot, concentration)  # predicted positives
+    lp, ln = entropy.edf_log_rates(c("tp") + c("fn"), tot, concentration)  # positives (labels)
+    plp, pln = entropy.edf_log_rates(c("tp") + c("fp"), tot, concentration)  # predicted positives
     exprs = (b, cnt, lp, ln, plp, pln)
     return tuple(pl.when(cnt > 0).then(e).alias(name) for e, name in zip(exprs, (_B, _CNT, *_LOGS)))
 
@@ -653,13 +653,13 @@ def _index_aggs(has_predictions: bool, alpha: float, prefix: str) -> tuple[list[
     aggs, finish, names = [], [], []
     for logs, name in ((_LOGS[:2], edf), (_LOGS[2:], f"{edf}_predictions"))[: 2 if has_predictions else 1]:
         parts = [f"{name}__{i}" for i in range(5)]
-        aggs += [e.alias(p) for e, p in zip(entropy._edf_parts(pl.col(logs[0]), pl.col(logs[1])), parts)]
-        finish.append(entropy._edf_from_parts(*(pl.col(p) for p in parts)).alias(name))
+        aggs += [e.alias(p) for e, p in zip(entropy.edf_parts(pl.col(logs[0]), pl.col(logs[1])), parts)]
+        finish.append(entropy.edf_from_parts(*(pl.col(p) for p in parts)).alias(name))
         names.append(name)
     if not has_predictions:
         return aggs, finish, names
     alphas, ge_finish, ge_names = _entropy_family_parts(alpha, prefix)
-    aggs += [entropy._ge_agg_with_nan(a, b, cnt).alias(g) for g, a in alphas.items()]
+    aggs += [entropy.ge_agg_with_nan(a, b, cnt).alias(g) for g, a in alphas.items()]
     return aggs, [*finish, *ge_finish], [*ge_names, *names]
 
 

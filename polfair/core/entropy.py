@@ -22,7 +22,11 @@ __all__ = [
     "benefit_of_groups",
     "benefit_of_individuals",
     "edf_agg",
+    "edf_from_parts",
+    "edf_log_rates",
+    "edf_parts",
     "ge_agg",
+    "ge_agg_with_nan",
     "group_benefit",
     "generalized_entropy_index",
     "generalized_entropy_indices",
@@ -215,10 +219,10 @@ def ge_agg(alpha: float, b: pl.Expr, cnt: pl.Expr) -> pl.Expr:
     >>> b.select(ge_agg(2.0, pl.col("b"), pl.col("cnt"))).item()
     0.2
     """
-    return _ge_agg_with_nan(alpha, b, cnt).fill_nan(None)
+    return ge_agg_with_nan(alpha, b, cnt).fill_nan(None)
 
 
-def _ge_agg_with_nan(alpha: float, b: pl.Expr, cnt: pl.Expr) -> pl.Expr:
+def ge_agg_with_nan(alpha: float, b: pl.Expr, cnt: pl.Expr) -> pl.Expr:
     """:func:`ge_agg` before NaN (no rows, 0/0) becomes null: a smaller aggregation for callers
     that finish the result themselves (``fill_nan`` repeats its input expression three times).
     """
@@ -303,29 +307,29 @@ def edf_agg(positives: pl.Expr, total: pl.Expr, concentration: float = 1.0) -> p
     >>> round(cells.select(edf_agg(pl.col("pos"), pl.col("tot"))).item(), 6)
     0.847298
     """
-    lp, ln = _edf_log_rates(positives, total, concentration)
-    return _edf_from_parts(*_edf_parts(lp, ln))
+    lp, ln = edf_log_rates(positives, total, concentration)
+    return edf_from_parts(*edf_parts(lp, ln))
 
 
-def _edf_log_rates(positives: pl.Expr, total: pl.Expr, concentration: float = 1.0) -> tuple[pl.Expr, pl.Expr]:
+def edf_log_rates(positives: pl.Expr, total: pl.Expr, concentration: float = 1.0) -> tuple[pl.Expr, pl.Expr]:
     """Per cell (elementwise): ``ln s`` and ``ln(1 − s)`` of the smoothed rate ``s = (pos + c/2) / (tot + c)``."""
     c = float(concentration)
     sbr = (positives + c / 2.0) / (total + c)
     return sbr.log(), (1.0 - sbr).log()
 
 
-def _edf_parts(lp: pl.Expr, ln: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr, pl.Expr, pl.Expr]:
-    """The plain aggregations EDF is made of, over :func:`_edf_log_rates` columns: the number of
+def edf_parts(lp: pl.Expr, ln: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr, pl.Expr, pl.Expr]:
+    """The plain aggregations EDF is made of, over :func:`edf_log_rates` columns: the number of
     cells with a defined rate, and the max and min of ``ln s`` and of ``ln(1 − s)``.
 
-    Split out so a caller can aggregate plain columns and finish with :func:`_edf_from_parts`.
+    Split out so a caller can aggregate plain columns and finish with :func:`edf_from_parts`.
     """
     # cells with an undefined smoothed rate (0/0: zero total weight at concentration 0) are
     # left out like empty cells; polars' max/min skip their NaN, so they must not count in k
     return lp.is_not_nan().sum(), lp.max(), lp.min(), ln.max(), ln.min()
 
 
-def _edf_from_parts(k: pl.Expr, lp_max: pl.Expr, lp_min: pl.Expr, ln_max: pl.Expr, ln_min: pl.Expr) -> pl.Expr:
-    """EDF from the results of :func:`_edf_parts`: the larger range; null for fewer than two cells."""
+def edf_from_parts(k: pl.Expr, lp_max: pl.Expr, lp_min: pl.Expr, ln_max: pl.Expr, ln_min: pl.Expr) -> pl.Expr:
+    """EDF from the results of :func:`edf_parts`: the larger range; null for fewer than two cells."""
     value = pl.max_horizontal((lp_max - lp_min).fill_nan(None), (ln_max - ln_min).fill_nan(None))
     return pl.when(k >= 2).then(value)
