@@ -8,8 +8,9 @@ Rules (documented in ``docs/design.md``, "Layout"):
   and ``polfair.exceptions``/``polfair.datasets``, not another room, except the documented edges in
   :data:`ROOM_EDGES`;
 * R3 no import cycles among polfair modules, counting imports inside functions;
-* R4 no ``from polfair.x import _name`` across modules (underscore *modules* such as
-  ``polfair.core._args`` are package-internal and may be imported anywhere in polfair);
+* R4 no ``from polfair.x import _name`` across modules, nor ``alias._name`` through a module alias
+  (underscore *modules* such as ``polfair.core._args`` are package-internal and may be imported
+  anywhere in polfair);
 * R5 third-party packages other than polars, numpy, pyarrow and scipy are imported inside functions only
   (optional extras load lazily);
 * R6 at run time, ``import polfair`` loads no optional extra, and ``import polfair.core`` loads no room.
@@ -112,7 +113,27 @@ def test_no_private_names_across_modules():
             private = [n for n in names if n.startswith("_") and not n.startswith("__")]
             if private and f"{target}.{private[0]}" not in {m for m, _ in modules()}:
                 bad.append(f"R4 {mod}:{line} imports private {private} from {target}")
+        bad += [f"R4 {mod}:{line} uses private {name} of {target} through its module alias"
+                for target, name, line in private_attributes(path, mod)]  # fmt: skip
     assert not bad, "\n".join(bad)
+
+
+def private_attributes(path: Path, mod: str) -> Iterator[tuple[str, str, int]]:
+    """``alias._name`` where ``alias`` is another polfair module (``from polfair.x import y as alias``,
+    ``import polfair.x.y as alias``): the same private reach as importing ``_name``, spelled otherwise."""
+    known = {m for m, _ in modules()}
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    alias: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and node.module.startswith("polfair"):
+            alias |= {a.asname or a.name: f"{node.module}.{a.name}" for a in node.names
+                      if f"{node.module}.{a.name}" in known}  # fmt: skip
+        elif isinstance(node, ast.Import):
+            alias |= {a.asname: a.name for a in node.names if a.asname and a.name in known}
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in alias
+                and alias[node.value.id] != mod and node.attr.startswith("_") and not node.attr.startswith("__")):
+            yield alias[node.value.id], node.attr, node.lineno
 
 
 def test_no_import_cycles():
