@@ -87,6 +87,25 @@ def test_adjusted_p_values_equal_the_window_expression(p: list, data: st.DataObj
         assert pl.DataFrame([pl.Series(m, got[m], nan_to_null=True) for m in "xyz"]).equals(want), (over, method)
 
 
+@pytest.mark.parametrize("method", ["bh", "holm", "by"])
+@pytest.mark.parametrize("sizes", [[5, 3, 4], [2000] + [1] * 1000, [1], [40] * 30])
+def test_adjusted_p_values_padded_and_sorted_paths_agree(method: str, sizes: list[int]) -> None:
+    # segments of similar size are adjusted as rows of a padded matrix, very unequal ones (the second
+    # case) by one sort per column; both equal p_adjust over the segments, with ties and untested rows
+    from polfair.core import _report_ci
+    from polfair.core.intervals.common import Segments
+
+    rng = np.random.default_rng(len(sizes))
+    codes = rng.permutation(np.repeat(np.arange(len(sizes)), sizes))
+    cols = {m: np.where(rng.random(codes.size) < 0.2, np.nan, np.round(rng.random(codes.size), 2)) for m in "xyz"}
+    got = _report_ci.adjust_p_values(cols, Segments(codes, len(sizes)), method)
+    frame = pl.DataFrame({"seg": codes, **{m: pl.Series(v, nan_to_null=True) for m, v in cols.items()}})
+    want = frame.select([iv.p_adjust(pl.col(m), method).over("seg").alias(m) for m in cols])  # type: ignore[arg-type]
+    for m in cols:
+        assert pl.Series(m, got[m], nan_to_null=True).equals(want[m]), m
+        assert np.isnan(got[m]).sum() == np.isnan(cols[m]).sum()
+
+
 @settings(max_examples=80, deadline=None)
 @given(
     rows=st.lists(
