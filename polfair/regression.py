@@ -34,12 +34,15 @@ from polfair.core.regression import (
 )
 from polfair.core.report import Intersections
 from polfair.core.run_metadata import attach_request, expr_text
+from polfair.core.spec import check_key_names
 from polfair.exceptions import PolfairError
 
 __all__ = ["RegressionAccumulator", "regression_counts", "regression_report"]
 
 OnMissing = Literal["warn", "raise", "ignore"]
-_RESERVED = ("bin", "attribute", "group", "metric", "value")
+#: No key may take these names: the regression cell table's own columns, and two working columns of its
+#: report ("attribute", "group_key"); ``by`` keys not the report's columns either (``check_key_names``).
+_RESERVED = ("bin", *REGRESSION_CELL_COLUMNS, "attribute", "group_key")
 
 
 def regression_counts(
@@ -118,13 +121,8 @@ def regression_counts(
         raise PolfairError(msg)
     frame = _frame(data)
     by_l, prot_l = as_list(by), as_list(protected)
-    names = [frame.column(x, role).name for role, items in (("by", by_l), ("protected", prot_l)) for x in items]
-    seen: set[str] = set()
-    for k in names:
-        if k in seen or k in _RESERVED or k.startswith("__pf"):
-            msg = f"key name {k!r} is given twice or is reserved ({list(_RESERVED)}); rename it with .alias()"
-            raise PolfairError(msg)
-        seen.add(k)
+    check_key_names([frame.column(x, "by").name for x in by_l], [frame.column(x, "protected").name for x in prot_l],
+                    also_reserved=_RESERVED)  # fmt: skip
     return regression_pass(
         frame, y_true=y_true, y_pred=y_pred, protected=prot_l, by=by_l, weight=weight,
         bins_per_octave=bins_per_octave, on_missing=on_missing, allow_many_groups=allow_many_groups, engine=engine,

@@ -51,6 +51,7 @@ from polfair.core.contract import (
     weight,
 )
 from polfair.core.inputs import to_lazyframe
+from polfair.core.schema import CELL_SCHEMA, REPORT_SCHEMA
 from polfair.exceptions import PolfairError
 
 __all__ = [
@@ -76,17 +77,13 @@ W1S = "__pf_w1s"
 
 __all__ += ["CODE", "EXACT_SCALE", "FLAG_BAD_SCORE", "FLAG_BAD_WEIGHT", "FLAG_NULL_SCORE", "FLAG_NULL_WEIGHT"]
 
-#: Names that keys may not take, because the cell table or the report uses them.
-RESERVED = frozenset(
-    {
-        "n", "n_missing", "n_invalid", "w", "tp", "fp", "tn", "fn", "tp_n", "fp_n", "tn_n",
-        "fn_n", "gtp", "gfp", "gtn", "gfn", "attribute", "group", "metric", "value",
-        "reference_group", "difference", "ratio", "threshold", "status",
-        # issue 11: Σw² columns, the jackknife bucket key, the report's interval columns
-        "tp_w2", "fp_w2", "tn_w2", "fn_w2", "bucket", "value_lo", "value_hi", "difference_lo",
-        "difference_hi", "ratio_lo", "ratio_hi", "p_value", "p_value_adjusted", "n_eff", "ci_method", "test",
-    }
-)  # fmt: skip
+#: Names no key (``by`` or protected) may take: the cell table's own columns (:data:`~polfair.core.schema.CELL_SCHEMA`).
+CELL_COLUMNS = frozenset(c.name for c in CELL_SCHEMA)
+#: Names a ``by`` key may not take: the cell table's and the report's columns
+#: (:data:`~polfair.core.schema.REPORT_SCHEMA`; a ``by`` key is a column of the report). A protected
+#: attribute may take a report column's name: it reaches the report as ``attribute``/``group``
+#: labels and as a field of ``group_key``, never as a column.
+RESERVED = CELL_COLUMNS | frozenset(c.name for c in REPORT_SCHEMA)
 
 @dataclass(frozen=True)
 class Spec:
@@ -252,14 +249,15 @@ def check_threshold(threshold: float) -> None:
 
 def check_key_names(by_names: Sequence[str], keys: Sequence[str], also_reserved: Sequence[str] = ()) -> None:
     """Raise if a ``by``/protected name is given twice or is reserved for polfair's columns
-    (:data:`RESERVED`, ``__pf_*``, and ``also_reserved`` for callers with more output columns).
+    (``by``: :data:`RESERVED`; protected: :data:`CELL_COLUMNS`; both: ``__pf_*`` and
+    ``also_reserved``, for callers with more output columns).
     """
     seen: set[str] = set()
-    for k in (*by_names, *keys):
+    for i, k in enumerate((*by_names, *keys)):
         if k in seen:
             msg = f"column {k!r} is given twice among by= and protected=; give each once (or .alias() one)"
             raise PolfairError(msg)
-        if k in RESERVED or k in also_reserved or k.startswith("__pf_"):
+        if k in (RESERVED if i < len(by_names) else CELL_COLUMNS) or k in also_reserved or k.startswith("__pf_"):
             msg = (
                 f"key name {k!r} is reserved for polfair's output columns; rename it, e.g. "
                 f"pl.col({k!r}).alias('{k}_attr') (or in the source engine)"

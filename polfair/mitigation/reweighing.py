@@ -26,7 +26,7 @@ from polfair.core._args import output_name
 from polfair.core._typing import IntoExpr
 from polfair.core.collect import collect_cells
 from polfair.core.report import group_label
-from polfair.core.spec import build_spec
+from polfair.core.spec import build_spec, check_key_names
 from polfair.exceptions import PolfairError
 
 __all__ = ["Reweighing", "reweighing", "reweighing_from_counts"]
@@ -89,6 +89,10 @@ class Reweighing:
         return expr.alias("reweighing_weight")
 
 
+#: The reweighing table's own columns (after the keys): no protected key may take their names.
+_TABLE_COLUMNS = ("group", "label", "n", "observed", "expected", "weight")
+
+
 def reweighing_from_counts(cells: pl.DataFrame | pl.LazyFrame, *, protected: Sequence[str]) -> pl.DataFrame:
     """Reweighing table from a cell table (no ``by``): one row per (group, label) cell.
 
@@ -118,6 +122,7 @@ def reweighing_from_counts(cells: pl.DataFrame | pl.LazyFrame, *, protected: Seq
     """
     c = cells.collect() if isinstance(cells, pl.LazyFrame) else cells
     keys = list(protected)
+    check_key_names((), keys, also_reserved=_TABLE_COLUMNS)
     g = c.group_by(keys, maintain_order=True).agg(
         (pl.col("tp") + pl.col("fn")).sum().alias("pos"),
         (pl.col("fp") + pl.col("tn")).sum().alias("neg"),

@@ -38,6 +38,7 @@ from polfair.core._args import as_expr, as_list, output_name
 from polfair.core._typing import IntoExpr
 from polfair.core.contract import POLARS, Column, score
 from polfair.core.contract import key as key_rule
+from polfair.core.spec import check_key_names
 from polfair.exceptions import PolfairError
 from polfair.scores.counts import score_counts
 
@@ -284,6 +285,11 @@ def _solve_equalized_odds(groups: list[_Group], u: tuple[float, float, float, fl
     return tpr, rules
 
 
+#: The rule table's own columns (after the keys): no protected key may take their names.
+_TABLE_COLUMNS = ("group", "n", "threshold_high", "threshold_low", "p_between", "p_coin", "coin", "selection_rate",
+                  "true_positive_rate", "false_positive_rate", "accuracy")
+
+
 def group_thresholds_from_counts(
     hist: pl.DataFrame,
     *,
@@ -330,6 +336,7 @@ def group_thresholds_from_counts(
         if len(u) != 4 or not all(math.isfinite(v) for v in u):
             msg = f"a utility objective is 4 finite numbers (tp, fp, tn, fn), got {objective!r}"
             raise PolfairError(msg)
+    check_key_names((), list(protected), also_reserved=_TABLE_COLUMNS)
     groups = _groups(hist, list(protected))
     if not groups:
         msg = "group_thresholds: no rows with a label, score and group"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -85,13 +86,63 @@ def test_protected_names_with_the_separator_are_rejected() -> None:
         pf.fairness_report(df, y_true="y", protected="sex & race")
 
 
-@pytest.mark.xfail(reason="spec.check_key_names still reserves report column names for protected keys", strict=False)
 def test_columns_named_like_report_columns_keep_working() -> None:
     df = pl.DataFrame({"group": ["a", "b", "a"], "value": [1, 1, 2], "metric": ["x", "y", "x"], "y": [1, 0, 1], "p": [1, 1, 0]})
     rep = pf.fairness_report(df, y_true="y", y_pred="p", protected=["group", "value", "metric"])
     row = rep.filter(pl.col("attribute") == "group & value & metric", group="a & 2 & x", metric="num_instances")
     assert row["group_key"].item() == {"group": "a", "value": 2, "metric": "x"}
     assert row["value"].item() == 1.0
+
+
+def _renamed_back(rep: pl.DataFrame, names: dict[str, str]) -> pl.DataFrame:
+    """A report of renamed keys, in the original names (attribute labels and group_key fields)."""
+    attribute = pl.col("attribute").cast(pl.String)
+    for new, old in names.items():
+        attribute = attribute.str.replace_all(new, old, literal=True)
+    fields = [names.get(f.name, f.name) for f in rep.schema["group_key"].fields]
+    return rep.with_columns(attribute.cast(pl.Categorical), pl.col("group_key").struct.rename_fields(fields))
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb", "accumulator"])
+@pytest.mark.parametrize("names", [("group", "value"), ("metric", "attribute"), ("reference_group", "difference"),
+                                   ("ratio", "status"), ("p_value", "harm"), ("group_key", "n_eff")])  # fmt: skip
+def test_protected_keys_may_take_report_column_names(engine: str, names: tuple[str, str]) -> None:
+    # a protected attribute never becomes a report column (it is a label and a group_key field), so it may
+    # be called like one: the report equals, bit for bit, the report of the same data under other names
+    rng = np.random.default_rng(sum(map(len, names)))
+    n = 300
+    df = pl.DataFrame({names[0]: rng.choice(["a", "b", "c"], n), names[1]: rng.choice(["x", "y"], n),
+                       "lbl": rng.integers(0, 2, n), "s": rng.random(n), "wt": rng.random(n) + 0.5})  # fmt: skip
+    kw = dict(y_true="lbl", y_pred=(pl.col("s") > 0.5).cast(pl.Int8), y_score="s", weight="wt", exact_sums=True)
+
+    def report(frame: pl.DataFrame, protected: list[str]) -> pl.DataFrame:
+        if engine == "duckdb":
+            duckdb = pytest.importorskip("duckdb")
+            frame = frame.with_columns(pred=(pl.col("s") > 0.5).cast(pl.Int8))
+            return pf.fairness_report(duckdb.connect().from_arrow(frame.to_arrow()), **{**kw, "y_pred": "pred"},
+                                      protected=protected)  # fmt: skip
+        if engine == "accumulator":
+            acc = pf.FairnessAccumulator(**kw, protected=protected)
+            acc.update(frame.head(100))
+            acc.update(frame.tail(200))
+            return acc.compute()
+        return pf.fairness_report(frame, **kw, protected=protected, privileged={protected[0]: "a"})
+
+    got = report(df, list(names))
+    want = report(df.rename({names[0]: "k_0", names[1]: "k_1"}), ["k_0", "k_1"])
+    assert got.columns == want.columns  # no column added for a key
+    assert got.equals(_renamed_back(want, {"k_0": names[0], "k_1": names[1]}))
+
+
+@pytest.mark.parametrize("name", ["group", "value", "p_value", "harm", "group_key", "run_id", "tp", "n"])
+def test_by_keys_and_cell_names_are_refused_with_the_fix(name: str) -> None:
+    # a by key is a column of the report: it may not take a report (or cell-table) column's name
+    df = pl.DataFrame({name: ["d1", "d2", "d1"], "g": ["a", "b", "a"], "y": [1, 0, 1]})
+    with pytest.raises(PolfairError, match=f"key name '{name}' is reserved.*alias"):
+        pf.fairness_report(df, y_true="y", protected="g", by=name)
+    if name in ("tp", "n"):  # the cell table's columns: no key at all
+        with pytest.raises(PolfairError, match=f"key name '{name}' is reserved"):
+            pf.fairness_report(df.rename({name: "d"}).with_columns(pl.col("g").alias(name)), y_true="y", protected=name)
 
 
 def test_group_key_keeps_the_input_dtypes() -> None:

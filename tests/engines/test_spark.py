@@ -62,3 +62,14 @@ def test_spark_invalid_labels_raise(spark):
     with pytest.raises(pf.InvalidInputError, match="neither favorable"):
         pf.fairness_report(sdf, y_true="label", y_pred="pred", protected="sex", favorable="yes",
                            unfavorable="nope", on_missing="ignore")  # fmt: skip
+
+
+def test_spark_protected_keys_named_like_report_columns(spark):
+    # protected attributes called "group" and "value" (report column names; never report columns):
+    # the Spark report equals the Polars one (integer weights: exact sums)
+    df = _frame(600).rename({"sex": "group", "race": "value"})
+    kw = dict(y_true="label", y_pred="pred", weight="w", protected=["group", "value"], favorable="yes",
+              on_missing="ignore")  # fmt: skip
+    got = pf.fairness_report(spark.createDataFrame(df.to_arrow()), **kw)
+    assert_frame_equal(got, pf.fairness_report(df, **kw))
+    assert got.schema["group_key"].fields[0].name == "group"
