@@ -15,6 +15,7 @@ import polfair.namespace  # noqa: F401  (registers the ``df.fair`` / ``lf.fair``
 from polfair.api import confusion_counts, fairness_report, fairness_report_batches
 from polfair.compat.aif360 import BinaryLabelDatasetMetric, ClassificationMetric
 from polfair.compat.fairlearn import (
+    MetricFrame,
     accuracy,
     base_rate,
     demographic_parity_difference,
@@ -122,6 +123,7 @@ __all__ = [
     "group_ratio",
     "group_min",
     "group_max",
+    "MetricFrame",
     "GroupwiseMetric",
     "groupwise_metric",
     "diff_range",

@@ -35,6 +35,10 @@ fairlearn takes it: lists, NumPy arrays, pandas or Polars Series for ``y_true``,
 (and returns a number, a ``numpy.float64``, NaN where polfair's value is null). The two kinds are
 not mixed in one call; an error describes a value by its type and size, never prints it.
 
+:class:`MetricFrame` is fairlearn's ``MetricFrame`` (0.15 constructor, attributes and types) computed
+on the one pass (:mod:`~polfair.compat.fairlearn.metric_frame`, with the internal ``_mf_*`` modules:
+inputs, recognised metrics, computation, results, analytic intervals).
+
 Modules: :mod:`~polfair.compat.fairlearn.rates` (:func:`metric` and the 12 rate functions),
 :mod:`~polfair.compat.fairlearn.group_aggregates` (``group_min``/``group_max``/``group_difference``/
 ``group_ratio``), :mod:`~polfair.compat.fairlearn.disparities` (fairlearn's named disparity functions)
@@ -48,6 +52,7 @@ from polfair.compat.fairlearn._rows import Agg as Agg  # type alias for annotati
 from polfair.compat.fairlearn._rows import Method as Method  # type alias for annotations
 from polfair.compat.fairlearn.disparities import *  # noqa: F403
 from polfair.compat.fairlearn.group_aggregates import *  # noqa: F403
+from polfair.compat.fairlearn.metric_frame import MetricFrame
 from polfair.compat.fairlearn.rates import *  # noqa: F403
 
-__all__ = ["EXPR_METRICS"] + rates.__all__ + group_aggregates.__all__ + disparities.__all__
+__all__ = ["EXPR_METRICS", "MetricFrame"] + rates.__all__ + group_aggregates.__all__ + disparities.__all__
