@@ -104,18 +104,6 @@ def make_layout(features: Sequence[Feature], n_cf: int, observed: pl.DataFrame) 
     return Layout([f.name_ for f in features], n_cf, levels)
 
 
-@dataclass
-class Results:
-    """Metric values on the layout: ``by_group[name]`` ``(R, C, S)``, ``overall[name]`` ``(R, C)``.
-
-    ``R`` is 1 for the point estimates, ``n_boot`` for replicates. Float arrays for the cell path;
-    object arrays (any value a metric returns) for metrics called per group.
-    """
-
-    by_group: dict[str, np.ndarray] = field(default_factory=dict)
-    overall: dict[str, np.ndarray] = field(default_factory=dict)
-
-
 # ----------------------------------------------------------------------------------------------
 # the cell path
 
@@ -129,6 +117,20 @@ class Pass:
     p: str | None
     favorable: Any
     weight: str | None
+
+
+@dataclass
+class Results:
+    """Metric values on the layout: ``by_group[name]`` ``(R, C, S)``, ``overall[name]`` ``(R, C)``.
+
+    ``R`` is 1 for the point estimates, ``n_boot`` for replicates. Float arrays for the cell path;
+    object arrays (any value a metric returns) for metrics called per group.
+    """
+
+    by_group: dict[str, np.ndarray] = field(default_factory=dict)
+    overall: dict[str, np.ndarray] = field(default_factory=dict)
+    #: The tables a recognised metric was computed from: (pass, group table, control-group table).
+    tables: dict[str, tuple[Pass, pl.DataFrame, pl.DataFrame]] = field(default_factory=dict)
 
 
 def plan(known: dict[str, Known], facts: LabelFacts, weights: dict[int, str]) -> dict[Pass, list[str]]:
@@ -262,6 +264,7 @@ def cell_results(
             out.by_group[name] = _place(cells, by_group, layout, everything, rep > 0,
                                         (R, layout.C * layout.S)).reshape(R, layout.C, layout.S)  # fmt: skip
             out.overall[name] = _place(rolled, overall, layout, cf, rep > 0, (R, layout.C))
+            out.tables[name] = (ps, cells, rolled)
             if k.handler == "count":  # an integer count: keep it one where every group has rows
                 for d in (out.by_group, out.overall):
                     if not np.isnan(d[name]).any():

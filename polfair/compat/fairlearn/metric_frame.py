@@ -244,7 +244,13 @@ class MetricFrame:
         elif self._ci_method == "analytic":
             from polfair.compat.fairlearn._mf_analytic import analytic_limits
 
-            self._analytic = analytic_limits(self)
+            def nominal(kind: str, method: str) -> dict[str, np.ndarray]:
+                if kind in ("by_group", "overall"):
+                    d = self._values.by_group if kind == "by_group" else self._values.overall
+                    return {m: as_float(v[0], "coerce") for m, v in d.items()}
+                return {m: v[0] for m, v in self._aggregate_values(kind, method, "coerce", self._values).items()}
+
+            self._analytic = analytic_limits(self._layout, self._known, self._values, self._names, nominal)
 
     # ------------------------------------------------------------------------------------------
     # construction
@@ -614,5 +620,7 @@ def _merge(names: list[str], *parts: Results) -> Results:
             if name in part.by_group:
                 out.by_group[name] = part.by_group[name]
                 out.overall[name] = part.overall[name]
+            if name in part.tables:
+                out.tables[name] = part.tables[name]
     return out
 
