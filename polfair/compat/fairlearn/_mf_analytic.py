@@ -243,9 +243,10 @@ def analytic_limits(layout: Layout, known: dict[str, Known], results: Results, n
                 out[name] = np.stack([est if q == 0.5 else np.full(shape, np.nan) for q in quantiles])
                 continue
             family, metric, g, o = prepared[name]
-            fn = _rate_limits if family == "rate" else _regression_limits
-            extra = () if family == "rate" else (metric,)
-            out[name] = np.stack([fn(kind, method, q, *extra, g, o, C, S, est) for q in quantiles])
+            if family == "rate":
+                out[name] = np.stack([_rate_limits(kind, method, q, g, o, C, S, est) for q in quantiles])
+            else:
+                out[name] = np.stack([_regression_limits(kind, method, q, metric, g, o, C, S, est) for q in quantiles])
         return out
 
     return limits
