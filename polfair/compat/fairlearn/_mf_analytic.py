@@ -128,9 +128,9 @@ def _rate_limits(kind: str, method: str, q: float, g: _RateParts, o: _RateParts,
         return _side(q, pick(lo), pick(hi), nominal)
     if method == "between_groups":
         seg = Segments(np.repeat(np.arange(C), S), C)
-        out = spread_limits(np.where(defined, p, np.nan).reshape(-1), np.where(defined, n, np.nan).reshape(-1), seg, level)
+        spread = spread_limits(np.where(defined, p, np.nan).reshape(-1), np.where(defined, n, np.nan).reshape(-1), seg, level)
         name = "difference" if kind == "difference" else "ratio"
-        return _side(q, out[f"{name}_lo"], out[f"{name}_hi"], nominal)
+        return _side(q, spread[f"{name}_lo"], spread[f"{name}_hi"], nominal)
     # to_overall: each group against the rest of its control group, Šidák over the groups
     num_c, den_c, den2_c = (x[:, None] for x in (o.num, o.den, o.den2))
     num_g, den_g, den2_g = (x.reshape(C, S) for x in (g.num, g.den, g.den2))
