@@ -208,7 +208,8 @@ BIG = pl.Series("y", np.arange(100_000) % 2)
          r"y_true must hold one value per row \(1-D\); got a numpy ndarray of shape 3×2"),
         (lambda: pfx.demographic_parity_difference([1, 0], [1, 0], sensitive_features=[[1, 2], [3, 4]]), PolfairError,
          r"a list holds one group label per row"),
-        (lambda: pfx.selection_rate([1, 0], 3), PolfairError, r"y_pred must be data .* got int 3"),
+        (lambda: pfx.selection_rate([1, 0], 3), PolfairError, r"y_pred has 1 values and y_true 2"),  # a scalar is one row
+        (lambda: pfx.selection_rate([1, 0], {"a": 1}), PolfairError, r"y_pred must be data .* got a dict"),
         (lambda: pfx.selection_rate([[1], [0]], [1, 0]), PolfairError, r"y_true must hold one scalar per row"),
     ],
 )

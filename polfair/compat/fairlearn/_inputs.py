@@ -2,9 +2,11 @@
 
 An underscore module: internal to :mod:`polfair.compat.fairlearn`. :func:`accepts_data` wraps an
 expression builder so that it also takes what fairlearn's functions take for ``y_true``,
-``y_pred``, ``sample_weight`` (lists, tuples, NumPy arrays, pandas and Polars Series) and
-``sensitive_features`` (those, or a 2-D array, a pandas/Polars DataFrame, a dict of columns: one
-sensitive feature per column, as fairlearn's ``MetricFrame`` reads them). Given data, the wrapped
+``y_pred``, ``sample_weight`` (lists, tuples, NumPy arrays, pandas and Polars Series, pyarrow
+arrays and chunked arrays, one-column frames, ``(n, 1)`` arrays, and a scalar as one row, as
+fairlearn squeezes its inputs) and ``sensitive_features`` (those, or a 2-D array, a
+pandas/Polars DataFrame, a pyarrow table, a dict of columns: one sensitive feature per column, as
+fairlearn's ``MetricFrame`` reads them). Given data, the wrapped
 function puts it in a small frame, evaluates its own expression there and returns a number (a
 ``numpy.float64``, fairlearn's type; NaN where polfair's value is null). Given column names or
 expressions, it returns the expression, as before. The two kinds are not mixed in one call.
@@ -72,20 +74,41 @@ def _is_pandas(x: Any, name: str) -> bool:
     return type(x).__module__.split(".")[0] == "pandas" and type(x).__name__ == name
 
 
+def _is_pyarrow(x: Any) -> bool:
+    return type(x).__module__.split(".")[0] == "pyarrow"
+
+
 def _column(x: Any, role: str) -> pl.Series:
-    """One argument's values as a Series (NaN read as missing, like null)."""
+    """One argument's values as a Series (NaN read as missing, like null).
+
+    As fairlearn reads it (``_convert_to_ndarray_and_squeeze``): a scalar is one row, unit
+    dimensions are dropped (an ``(n, 1)`` array or a one-column frame is one column), pyarrow
+    arrays and chunked arrays are columns.
+    """
     if isinstance(x, np.ndarray) and x.ndim != 1:
-        msg = f"{role} must hold one value per row (1-D); got {describe(x)}"
-        raise PolfairError(msg)
+        x = x.reshape(1) if x.size == 1 else np.squeeze(x)
+        if x.ndim != 1:
+            msg = f"{role} must hold one value per row (1-D); got {describe(x)}"
+            raise PolfairError(msg)
     try:
         if isinstance(x, pl.Series):
             s = x
+        elif isinstance(x, pl.DataFrame) and x.width == 1:
+            s = x.to_series()
         elif _is_pandas(x, "Series"):
             s = cast(pl.Series, pl.from_pandas(x))
+        elif _is_pandas(x, "DataFrame") and x.shape[1] == 1:
+            s = cast(pl.Series, pl.from_pandas(x.iloc[:, 0]))
+        elif _is_pyarrow(x) and type(x).__name__ in ("Table", "RecordBatch") and x.num_columns == 1:
+            s = pl.Series(pl.from_arrow(x.column(0)))
+        elif _is_pyarrow(x) and hasattr(x, "type"):  # pyarrow Array or ChunkedArray
+            s = pl.Series(pl.from_arrow(x))
         elif isinstance(x, np.ndarray):
             s = pl.Series(x.tolist(), strict=False) if x.dtype == object else pl.Series(x)
         elif isinstance(x, (list, tuple)):
             s = pl.Series(list(x), strict=False)
+        elif np.ndim(x) == 0 and not isinstance(x, (dict, set)):  # a scalar: one row, as fairlearn reads it
+            s = pl.Series([x.item() if isinstance(x, np.generic) else x], strict=False)
         else:
             msg = f"{role} must be data (a list, array or Series) or a column name; got {describe(x)}"
             raise PolfairError(msg)
@@ -103,8 +126,10 @@ def _column(x: Any, role: str) -> pl.Series:
 def _features(x: Any) -> list[pl.Series]:
     """``sensitive_features`` as fairlearn's ``MetricFrame`` reads it: one Series per sensitive feature."""
     role = "sensitive_features"
-    if isinstance(x, pl.Series) or _is_pandas(x, "Series"):
+    if isinstance(x, pl.Series) or _is_pandas(x, "Series") or (_is_pyarrow(x) and hasattr(x, "type")):
         return [_column(x, role)]
+    if _is_pyarrow(x) and hasattr(x, "column_names"):  # a pyarrow Table or RecordBatch
+        return pl.DataFrame(pl.from_arrow(x)).get_columns()
     if isinstance(x, pl.DataFrame):
         return x.get_columns()
     if _is_pandas(x, "DataFrame"):

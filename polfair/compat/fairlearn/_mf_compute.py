@@ -365,8 +365,8 @@ def _integers(rng: Any, n: int) -> np.ndarray:
 
 def units_of(frame: pl.DataFrame, columns: Sequence[str], with_ids: bool) -> tuple[pl.DataFrame, np.ndarray | None]:
     """The distinct rows over ``columns`` with their count (``__mf_m``), and each row's unit id."""
-    if not with_ids:
-        return frame.group_by(list(columns)).agg(pl.len().alias(M)), None
+    if not with_ids:  # in order of first appearance: the draws of a seed land on the same units every run
+        return frame.group_by(list(columns), maintain_order=True).agg(pl.len().alias(M)), None
     uid = frame.select(pl.struct(list(columns)).rank("dense").cast(pl.Int64) - 1).to_series().to_numpy()
     units = (frame.select(columns).with_columns(pl.Series("__mf_u", uid)).group_by("__mf_u")
              .agg(*[pl.col(c).first() for c in columns], pl.len().alias(M)).sort("__mf_u").drop("__mf_u"))  # fmt: skip

@@ -259,7 +259,7 @@ def process_features(base_name: str, features: Any, sample_array: Any) -> list[F
         check_consistent_length(features, sample_array)
         out.append(_feature(base_name, features, 0))
     else:
-        arr = np.squeeze(np.asarray(features, dtype=object))
+        arr = np.atleast_1d(np.squeeze(np.asarray(features, dtype=object)))  # one row: one value (fairlearn raises)
         if arr.ndim == 1:
             check_consistent_length(arr, sample_array)
             out.append(_feature(base_name, arr, 0))
