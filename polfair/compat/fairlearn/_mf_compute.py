@@ -148,8 +148,9 @@ def plan(known: dict[str, Known], facts: LabelFacts, weights: dict[int, str]) ->
             key = Pass("clf", y, P, favorable_of(k, facts), w)
         passes.setdefault(key, []).append(name)
     counts = [n for n, k in known.items() if k.handler == "count"]
-    if counts:
-        passes.setdefault(Pass("clf", None, None, 1, None), []).extend(counts)
+    if counts:  # rows per group: any unweighted pass over labels without missing values counts them
+        shared = [ps for ps in passes if ps.family == "clf" and ps.weight is None and ps.y == Y] if facts.clean else []
+        passes.setdefault(shared[0] if shared else Pass("clf", None, None, 1, None), []).extend(counts)
     return passes
 
 
@@ -202,13 +203,26 @@ def _regression_tables(frame: pl.DataFrame, ps: Pass, layout: Layout, rep: bool)
     return roll_up(cells, keys), roll_up(cells, group)
 
 
-def _place(table: pl.DataFrame, values: np.ndarray, layout: Layout, features: Sequence[int], rep: bool,
-           shape: tuple[int, ...], dtype: Any = np.float64) -> np.ndarray:  # fmt: skip
+class _Positions:
+    """Where the rows of the pass tables go in the dense arrays: ``(replicate, cell)``, computed once per table."""
+
+    def __init__(self, layout: Layout, rep: bool) -> None:
+        self.layout, self.rep = layout, rep
+        self.cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self.tables: list[pl.DataFrame] = []  # kept alive: the cache is keyed by id()
+
+    def __call__(self, table: pl.DataFrame, features: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        if id(table) not in self.cache:
+            r = table[REP].to_numpy().astype(np.int64) if self.rep else np.zeros(table.height, dtype=np.int64)
+            self.cache[id(table)] = (r, self.layout.codes(table, features))
+            self.tables.append(table)
+        return self.cache[id(table)]
+
+
+def _place(values: np.ndarray, at: tuple[np.ndarray, np.ndarray], shape: tuple[int, ...]) -> np.ndarray:
     """Scatter per-row values of a (rolled-up) table into a dense ``(R, cells)`` array (NaN elsewhere)."""
-    out = np.full(shape, np.nan, dtype=np.float64) if dtype is np.float64 else np.full(shape, np.nan, dtype=object)
-    flat = layout.codes(table, features)
-    r = table[REP].to_numpy().astype(np.int64) if rep else np.zeros(table.height, dtype=np.int64)
-    out.reshape(shape[0], -1)[r, flat] = values
+    out = np.full(shape, np.nan, dtype=np.float64)
+    out.reshape(shape[0], -1)[at] = values
     return out
 
 
@@ -244,11 +258,13 @@ def cell_results(
     if layout is None:
         layout = make_layout(features, n_cf, frame)
     R, everything, cf = max(rep, 1), range(len(layout.names)), range(n_cf)
+    at = _Positions(layout, rep > 0)
+    cells_shape, control_shape = (R, layout.C * layout.S), (R, layout.C)
     rows: tuple[np.ndarray, np.ndarray] | None = None
     if any(known[n].handler == "r2" for ps in tables for n in passes[ps]):
         cells, rolled = _rows_table(frame, layout, rep > 0)
-        rows = (_place(cells, cells["n"].to_numpy().astype(np.float64), layout, everything, rep > 0, (R, layout.C * layout.S)),
-                _place(rolled, rolled["n"].to_numpy().astype(np.float64), layout, cf, rep > 0, (R, layout.C)))  # fmt: skip
+        rows = (_place(cells["n"].to_numpy().astype(np.float64), at(cells, everything), cells_shape),
+                _place(rolled["n"].to_numpy().astype(np.float64), at(rolled, cf), control_shape))  # fmt: skip
     for ps, (cells, rolled) in tables.items():
         for name in passes[ps]:
             k = known[name]
@@ -256,14 +272,13 @@ def cell_results(
                 by_group = classification_values(k, cells, notes, strict=rep == 0)
                 overall = classification_values(k, rolled, notes, strict=rep == 0)
             else:
-                by_group = _regression(k, cells, layout, everything, rep > 0, None if rows is None else rows[0], notes)
-                overall = _regression(k, rolled, layout, cf, rep > 0, None if rows is None else rows[1], notes)
+                by_group = _regression(k, cells, at(cells, everything), None if rows is None else rows[0], notes)
+                overall = _regression(k, rolled, at(rolled, cf), None if rows is None else rows[1], notes)
             if by_group is None or overall is None:
                 refused[name] = "a group's weights sum to 0 (the peer function divides by zero)"
                 continue
-            out.by_group[name] = _place(cells, by_group, layout, everything, rep > 0,
-                                        (R, layout.C * layout.S)).reshape(R, layout.C, layout.S)  # fmt: skip
-            out.overall[name] = _place(rolled, overall, layout, cf, rep > 0, (R, layout.C))
+            out.by_group[name] = _place(by_group, at(cells, everything), cells_shape).reshape(R, layout.C, layout.S)
+            out.overall[name] = _place(overall, at(rolled, cf), control_shape)
             out.tables[name] = (ps, cells, rolled)
             if k.handler == "count":  # an integer count: keep it one where every group has rows
                 for d in (out.by_group, out.overall):
@@ -277,16 +292,12 @@ def _pending(features: Sequence[Feature], n_cf: int) -> Layout:
     return Layout([f.name_ for f in features], n_cf, [pl.Series([], dtype=pl.Null) for _ in features])
 
 
-def _regression(k: Known, table: pl.DataFrame, layout: Layout, features: Sequence[int], rep: bool,
-                rows: np.ndarray | None, notes: Notes) -> np.ndarray:  # fmt: skip
+def _regression(k: Known, table: pl.DataFrame, at: tuple[np.ndarray, np.ndarray], rows: np.ndarray | None,
+                notes: Notes) -> np.ndarray:  # fmt: skip
     """A regression handler's values on a rolled-up regression table (``rows``: row counts, dense)."""
     m = group_moments(table)
     constant = m["y_min"] == m["y_max"]
-    if rows is None:
-        counts = np.full(table.height, np.inf)
-    else:
-        r = table[REP].to_numpy().astype(np.int64) if rep else np.zeros(table.height, dtype=np.int64)
-        counts = rows[r, layout.codes(table, features)]
+    counts = np.full(table.height, np.inf) if rows is None else rows[at]
     return regression_values(k, metric_values(m), constant, counts, notes)
 
 
