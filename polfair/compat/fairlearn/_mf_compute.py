@@ -46,7 +46,23 @@ from polfair.core.regression import group_moments, metric_values, regression_cel
 from polfair.core.spec import build_spec
 from polfair.exceptions import InvalidInputError, PolfairError
 
-__all__ = ["Layout", "Pass", "Results", "bootstrap_results", "cell_results", "make_rng", "per_group_results"]
+__all__ = [
+    "bootstrap_results",
+    "call",
+    "cell_results",
+    "key_name",
+    "Layout",
+    "make_layout",
+    "make_rng",
+    "Pass",
+    "pass_frame",
+    "per_group_results",
+    "plan",
+    "Results",
+    "row_codes",
+    "units_of",
+    "weight_name",
+]
 
 Y, P, YN, PN, M, REP = "__mf_y", "__mf_p", "__mf_yn", "__mf_pn", "__mf_m", "__mf_rep"
 #: The count columns summed by a roll-up of the classification cell table (the core's names).

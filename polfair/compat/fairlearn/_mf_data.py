@@ -28,13 +28,16 @@ import polars as pl
 from polfair.exceptions import PolfairError
 
 __all__ = [
-    "Feature",
-    "MetricFunction",
-    "Target",
+    "as_series",
     "check_consistent_length",
+    "Feature",
     "metric_functions",
+    "MetricFunction",
     "num_samples",
     "process_features",
+    "squeeze",
+    "Target",
+    "to_numpy",
 ]
 
 # fairlearn 0.15's messages (fairlearn/metrics/_metric_frame.py, _group_feature.py,

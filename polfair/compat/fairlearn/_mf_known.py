@@ -39,12 +39,19 @@ from polfair.compat.fairlearn._mf_data import MetricFunction, Target
 from polfair.core.metrics import METRICS, Counts
 
 __all__ = [
-    "Known",
-    "LabelFacts",
+    "as_labels",
     "classification_values",
     "data_refusal",
+    "emit",
+    "favorable_of",
+    "kind_of",
+    "Known",
+    "label_value",
+    "LabelFacts",
+    "Notes",
     "recognise",
     "regression_values",
+    "weight_refusal",
 ]
 
 _REQUIRED = object()

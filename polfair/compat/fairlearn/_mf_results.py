@@ -33,12 +33,15 @@ from polfair.compat.fairlearn._mf_compute import Layout
 from polfair.exceptions import PolfairError
 
 __all__ = [
-    "COMPARE_METHODS",
-    "ERRORS",
     "aggregate",
     "as_float",
     "check_errors",
     "check_method",
+    "check_replicates",
+    "COMPARE_METHODS",
+    "ERRORS",
+    "is_integer",
+    "pandas",
     "quantiles",
     "to_pandas",
     "to_polars",
