@@ -142,7 +142,7 @@ def run(args: argparse.Namespace) -> list[str]:
                 rows.append(f"| {n:,} | {label} | {fmt(floor)} | {fmt(ours_t)} | {fmt(theirs_t)} | "
                             f"**{theirs_t / ours_t:,.0f}×** | {diff:.1e} |")  # fmt: skip
             else:
-                rows.append(f"| {n:,} | {label} | {fmt(floor)} | {fmt(ours_t)} | skipped (> {limit:,} rows) | | |")
+                rows.append(f"| {n:,} | {label} | {fmt(floor)} | {fmt(ours_t)} | skipped (> {int(limit):,} rows) | | |")
         if n <= args.peer_max_rows:
             ours_t, ours = timed(functools.partial(request, pf.MetricFrame, data, None, extra=True), 1)
             theirs_t, theirs = once(functools.partial(request, fm.MetricFrame, data, None, extra=True))

@@ -110,8 +110,8 @@ def _series_from_numpy(arr: np.ndarray) -> pl.Series | None:
     if arr.ndim != 1:
         return None
     try:
-        if arr.dtype == object or arr.dtype.kind in "US":
-            s = pl.Series(arr.tolist(), strict=False) if arr.dtype == object else pl.Series(arr.astype(str))
+        if arr.dtype == object or arr.dtype.kind in "US":  # via a list: Polars reads NumPy's fixed-width text slowly
+            s = pl.Series(arr.tolist(), strict=False) if arr.dtype == object else pl.Series(arr.astype(str).tolist())
         else:
             s = pl.Series(arr)
     except (pl.exceptions.PolarsError, TypeError, ValueError, OverflowError):
