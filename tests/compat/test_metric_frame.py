@@ -38,15 +38,8 @@ COMPAS = pf.load_compas().select(
     race=pl.col("race").cast(pl.String), sex=pl.col("sex").cast(pl.String), age=pl.col("age_cat").cast(pl.String),
 )  # fmt: skip
 
-
-def _adult() -> pl.DataFrame:
-    df = pf.load_adult().sample(3_000, seed=11)
-    return df.select(y=pl.col("income_gt_50k").cast(pl.Int64), p=(pl.col("education_num") >= 13).cast(pl.Int64),
-                     sex=pl.col("sex").cast(pl.String), race=pl.col("race").cast(pl.String),
-                     w=pl.col("fnlwgt").cast(pl.Float64))  # fmt: skip
-
-
-ADULT = _adult()
+# Adult with its survey weights as sample weights, a rule (degree or more) as the classifier
+ADULT = pf.load_adult().sample(3_000, seed=11).with_columns(pl.col("sex", "race").cast(pl.String))
 
 CLASSIFIERS = {
     "accuracy": skm.accuracy_score,
@@ -134,9 +127,10 @@ def test_compas_regression_metrics_equal_fairlearn() -> None:
 
 def test_adult_survey_weights_equal_fairlearn() -> None:
     weighted = {k: CLASSIFIERS[k] for k in ("accuracy", "recall", "precision", "f1", "balanced", "selection_rate", "tpr", "fpr")}
-    params = {k: {"sample_weight": ADULT["w"].to_numpy()} for k in weighted}
-    ours, theirs = _both(metrics=weighted, y_true=ADULT["y"].to_numpy(), y_pred=ADULT["p"].to_numpy(),
-                         sensitive_features=ADULT.select("sex", "race").to_pandas(), sample_params=params)  # fmt: skip
+    params = {k: {"sample_weight": ADULT["fnlwgt"].cast(pl.Float64).to_numpy()} for k in weighted}
+    y, p = ADULT["income_gt_50k"].cast(pl.Int64).to_numpy(), (ADULT["education_num"] >= 13).cast(pl.Int64).to_numpy()
+    ours, theirs = _both(metrics=weighted, y_true=y, y_pred=p, sensitive_features=ADULT.select("sex", "race").to_pandas(),
+                         sample_params=params)  # fmt: skip
     assert set(ours.metric_paths.values()) == {"cell_table"}
     # weighted sums are added in another order than scikit-learn's: the last bits may differ
     np.testing.assert_allclose(ours.by_group.to_numpy(), theirs.by_group.to_numpy(), rtol=1e-10, equal_nan=True)
@@ -187,6 +181,15 @@ def test_other_callables_are_called_per_group() -> None:
     with pytest.raises(ValueError, match="non-scalar"):
         ours.group_min()
     assert np.isnan(ours.group_min(errors="coerce")["cm"])
+
+
+def test_string_labels_with_the_default_pos_label_raise_as_scikit_learn() -> None:
+    args = dict(metrics=skm.recall_score, y_true=["no", "yes", "yes"], y_pred=["yes", "yes", "no"],
+                sensitive_features=["a", "b", "b"])  # fmt: skip
+    with pytest.raises(ValueError, match="pos_label=1 is not a valid label"):
+        fm.MetricFrame(**args)
+    with pytest.raises(ValueError, match="pos_label=1 is not a valid label"):
+        pf.MetricFrame(**args)
 
 
 def test_data_the_peer_refuses_goes_per_group_and_raises_as_there() -> None:
