@@ -493,3 +493,16 @@ def test_fairlearn_named_functions_take_pyarrow_and_squeezable_inputs(make: Any)
 def test_fairlearn_named_functions_take_a_scalar_as_one_row() -> None:
     assert pf.selection_rate(1, 1) == fm.selection_rate(1, 1) == 1.0
     assert pf.selection_rate(np.int64(0), np.int64(0)) == fm.selection_rate(np.int64(0), np.int64(0)) == 0.0
+
+
+def test_make_derived_metric_equals_fairlearns() -> None:
+    y, p, g, w = COMPAS["y"].to_numpy(), COMPAS["p"].to_numpy(), COMPAS["race"].to_numpy(), np.arange(len(COMPAS)) % 3 + 1.0
+    for transform in ("difference", "ratio", "group_min", "group_max"):
+        ours = pf.make_derived_metric(metric=skm.precision_score, transform=transform)
+        theirs = fm.make_derived_metric(metric=skm.precision_score, transform=transform)
+        kw: dict[str, Any] = {"sensitive_features": g, "sample_weight": w, "zero_division": 0}
+        if transform in ("difference", "ratio"):
+            kw["method"] = "to_overall"
+        assert math.isclose(ours(y, p, **kw), theirs(y, p, **kw), rel_tol=1e-12)
+    with pytest.raises(ValueError, match="Transform must be one of"):
+        pf.make_derived_metric(metric=skm.recall_score, transform="mean")

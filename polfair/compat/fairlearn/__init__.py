@@ -36,7 +36,8 @@ fairlearn takes it: lists, NumPy arrays, pandas or Polars Series for ``y_true``,
 not mixed in one call; an error describes a value by its type and size, never prints it.
 
 :class:`MetricFrame` is fairlearn's ``MetricFrame`` (0.15 constructor, attributes and types) computed
-on the one pass (:mod:`~polfair.compat.fairlearn.metric_frame`, with the internal ``_mf_*`` modules:
+on the one pass, and :func:`make_derived_metric` (:mod:`~polfair.compat.fairlearn.derived`) builds
+fairlearn's scalar derived metrics on it (:mod:`~polfair.compat.fairlearn.metric_frame`, with the internal ``_mf_*`` modules:
 inputs, recognised metrics, computation, results, analytic intervals).
 
 Modules: :mod:`~polfair.compat.fairlearn.rates` (:func:`metric` and the 12 rate functions),
@@ -50,9 +51,10 @@ from polfair.compat.fairlearn import disparities, group_aggregates, rates
 from polfair.compat.fairlearn._rows import EXPR_METRICS
 from polfair.compat.fairlearn._rows import Agg as Agg  # type alias for annotations
 from polfair.compat.fairlearn._rows import Method as Method  # type alias for annotations
+from polfair.compat.fairlearn.derived import make_derived_metric
 from polfair.compat.fairlearn.disparities import *  # noqa: F403
 from polfair.compat.fairlearn.group_aggregates import *  # noqa: F403
 from polfair.compat.fairlearn.metric_frame import MetricFrame
 from polfair.compat.fairlearn.rates import *  # noqa: F403
 
-__all__ = ["EXPR_METRICS", "MetricFrame"] + rates.__all__ + group_aggregates.__all__ + disparities.__all__
+__all__ = ["EXPR_METRICS", "MetricFrame", "make_derived_metric"] + rates.__all__ + group_aggregates.__all__ + disparities.__all__
