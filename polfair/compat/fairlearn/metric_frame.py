@@ -120,11 +120,13 @@ class MetricFrame:
         Seed or generator of the bootstrap draws.
     ci_method : {"bootstrap", "analytic"}, default "bootstrap"
         polfair's addition. ``"analytic"``: the ``*_ci`` limits come from closed-form intervals
-        of the core (Wilson score intervals for rates, Student t for regression means; the
-        difference and ratio of the groups by the core's spread intervals), at the two-sided level
-        of each quantile: ``q < 0.5`` is the lower limit of the ``1 − 2q`` interval, ``q > 0.5`` the
-        upper limit of the ``2q − 1`` interval, ``q = 0.5`` the estimate. NaN for metrics without
-        a closed form (F-scores, balanced accuracy, ``r2_score``, metrics called per group).
+        of the core (Wilson score intervals for rates, Student t for regression means and the
+        delta method for ``r2_score``; extremes, differences and ratios by the core's Šidák
+        projections, spread and to-overall intervals), at the two-sided level of each quantile:
+        ``q < 0.5`` is the lower limit of the ``1 − 2q`` interval, ``q > 0.5`` the upper limit of
+        the ``2q − 1`` interval, ``q = 0.5`` the estimate. NaN for metrics without a closed form
+        (F-scores, balanced accuracy, counts, metrics called per group) and for the ``to_overall``
+        comparisons of regression metrics.
 
     Attributes
     ----------
