@@ -45,8 +45,17 @@ def _plugin() -> None:
     loads the checkout's conftest files and so puts the checkout on ``sys.path``): import
     fairlearn now; substitute the class when ``POLFAIR_SUBSTITUTE=1``.
     """
-    import fairlearn
-    import fairlearn.metrics
+    import importlib
+
+    saved = list(sys.path)
+    if os.environ.get("POLFAIR_FAIRLEARN") == "installed":  # not the checkout's package (pytest-xdist's workers
+        here = os.path.abspath(os.getcwd())  # put the rootdir first on sys.path)
+        sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    try:
+        fairlearn = importlib.import_module("fairlearn")
+        importlib.import_module("fairlearn.metrics")
+    finally:
+        sys.path[:] = saved
 
     line = f"[fairlearn {fairlearn.__version__} from {fairlearn.__file__}]"
     if os.environ.get("POLFAIR_SUBSTITUTE") == "1":
@@ -84,6 +93,7 @@ def run(checkout: Path, polfair_class: bool, workers: str, installed: bool = Tru
             cmd += ["-n", workers]
         env = dict(os.environ)
         env["POLFAIR_SUBSTITUTE"] = "1" if polfair_class else "0"
+        env["POLFAIR_FAIRLEARN"] = "installed" if installed else "checkout"
         env["PYTHONPATH"] = os.pathsep.join([str(REPO / "bench"), str(REPO), env.get("PYTHONPATH", "")])
         proc = subprocess.run(cmd, cwd=checkout, env=env, capture_output=True, text=True)
         versions = sorted({ln for ln in proc.stderr.splitlines() if ln.startswith("[fairlearn")})
