@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
 import platform
 import statistics
 import sys
@@ -167,14 +168,18 @@ def main() -> None:
     parser.add_argument("--peer-boot-max-rows", type=float, default=1e5)
     parser.add_argument("--update", type=Path, help="replace the MetricFrame section of this results file")
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
     rows = run(args)
+    load = (f"load average {load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end (on a shared "
+            "machine the absolute times are noisy; compare ratios)")  # fmt: skip
     import fairlearn
 
     import polfair
 
     head = (
         f"`python bench/metricframe.py --rows {' '.join(args.rows)} --n-boot {args.n_boot} --repeats {args.repeats}`, "
-        f"one run, {platform.machine()}, Python {sys.version.split()[0]}, polfair {polfair.__version__}, fairlearn "
+        f"one run, {platform.machine()}, {os.cpu_count()} cores, {load}, Python {sys.version.split()[0]}, "
+        f"polfair {polfair.__version__}, fairlearn "
         f"{fairlearn.__version__}. Five metrics (accuracy, recall, precision, selection rate, count), sensitive "
         "features sex (2) × race (5), control feature age_group (3), NumPy inputs; by_group, overall, difference() "
         "and ratio('to_overall') read (with n_boot: by_group_ci and difference_ci() too). polfair: median of "
