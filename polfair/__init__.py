@@ -74,6 +74,7 @@ from polfair.outputs.writers import append_report, write_report
 from polfair.proxies import proxy_report, proxy_scan
 from polfair.regression import RegressionAccumulator, regression_counts, regression_report
 from polfair.regulatory import adverse_impact
+from polfair.slices import slice_scan
 from polfair.scores import (
     merge_score_counts,
     precision_recall_curve,
@@ -152,6 +153,7 @@ __all__ = [
     "reweighing",
     "proxy_scan",
     "proxy_report",
+    "slice_scan",
     "to_html",
     "write_html",
     "HtmlReport",

@@ -80,7 +80,7 @@ def score_upper_bound(
     >>> b = score_upper_bound(np.array([40.0]), np.array([20.0]), np.array([1.0]), alpha=0.95, mean_error=0.5,
     ...                       n_cols=4, min_size=1)
     >>> round(float(b[0]), 4)
-    1.8
+    0.99
     """
     ones = np.ones(size.shape[0])
     with np.errstate(divide="ignore", invalid="ignore"):

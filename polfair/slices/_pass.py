@@ -311,6 +311,8 @@ class Source:
         self.weighted = rows.w is not None
         self.binary = rows.binary
         self.scans = 0
+        #: Counted rows whose error is neither 0 nor 1 (level 1 sets it).
+        self.nonbinary = 0
 
     # -- bins ------------------------------------------------------------------------------------
 
@@ -343,12 +345,11 @@ class Source:
     # -- level 1 ---------------------------------------------------------------------------------
 
     def _base(self, feature_exprs: dict[str, Any], *, counted_only: bool) -> pl.LazyFrame:
-        eng, r = self.eng, self.rows
+        r = self.rows
         cols = {CODE: r.code, _E: r.e, **({_W: r.w} if r.w is not None else {}), **feature_exprs}
         lf = self.frame.lf.select([e.alias(n) for n, e in cols.items()])
         if counted_only:
             lf = lf.filter(pl.col(CODE).is_in(r.counted)).drop(CODE)
-        del eng
         return lf
 
     def _aggs(self) -> list[pl.Expr]:
@@ -364,17 +365,60 @@ class Source:
             if not self.binary:
                 out.append((e * e).sum().alias("e2"))
         out.append(e.max().alias("m"))
-        if not self.binary:
-            out.append(((e != 0.0) & (e != 1.0)).sum().cast(pl.Int64).alias("nb"))
         return out
 
     def _merge(self, parts: list[pl.DataFrame]) -> pl.DataFrame:
+        if len(parts) == 1:
+            return parts[0]
         frame = pl.concat(parts, how="vertical_relaxed")
-        sums = [c for c in frame.columns if c not in ("v", "m", "w_min")]
-        aggs = [pl.col(c).sum() for c in sums if c != "v"] + [pl.col("m").max()]
+        aggs = [pl.col(c).sum() for c in frame.columns if c not in ("v", "m", "w_min")] + [pl.col("m").max()]
         if "w_min" in frame.columns:
             aggs.append(pl.col("w_min").min())
         return frame.group_by("v").agg(aggs)
+
+    def _binned(self, codes: np.ndarray, values: dict[str, np.ndarray], e: np.ndarray, w: np.ndarray | None
+                ) -> dict[str, np.ndarray]:  # fmt: skip
+        """Sums per code (``codes`` >= 0: bins ``codes + 1``; −1 is null: bin 0)."""
+        idx = codes + 1
+        size = int(idx.max(initial=0)) + 1
+        out = {"n": np.bincount(idx, minlength=size)}
+        for k in ("s", "e", "e2", "w2") if self.weighted else ("e", "e2"):
+            if k == "e2" and self.binary:
+                continue
+            out[k] = np.bincount(idx, weights=values[k], minlength=size)
+        m = np.zeros(size)
+        np.maximum.at(m, idx, e)
+        out["m"] = m
+        if w is not None:
+            wm = np.full(size, np.inf)
+            np.minimum.at(wm, idx, w)
+            out["w_min"] = wm
+        return out
+
+    def _level1_part(self, s: pl.Series, ok: pl.DataFrame, values: dict[str, np.ndarray], e: np.ndarray,
+                     w: np.ndarray | None) -> pl.DataFrame:  # fmt: skip
+        """One feature's sums in one batch: numpy on integer codes where the dtype gives them, else a group_by."""
+        kind = contract.dtype_kind(s.dtype)
+        if kind in ("categorical", "enum", "boolean") or kind == "integer":
+            x = s.to_physical().cast(pl.Int64) if kind != "boolean" else s.cast(pl.Int64)
+            lo = 0
+            if kind == "integer":
+                lo_, hi_ = x.min(), x.max()
+                if lo_ is not None and int(hi_) - int(lo_) > max(1 << 16, 4 * s.len()):  # type: ignore[arg-type, operator]
+                    return ok.group_by(pl.col(s.name).alias("v")).agg(self._aggs())
+                lo = int(lo_) if lo_ is not None else 0  # type: ignore[arg-type]
+            codes = (x - lo).fill_null(-1).to_numpy()
+            sums = self._binned(codes, values, e, w)
+            present = np.flatnonzero(sums["n"])
+            ids = pl.Series(present - 1, dtype=pl.Int64)
+            v = pl.when(ids >= 0).then(ids + lo)
+            decoded = pl.select(v.alias("v")).to_series()
+            if kind in ("categorical", "enum"):
+                decoded = decoded.cast(pl.UInt32).cat.to(s.dtype)
+            else:
+                decoded = decoded.cast(s.dtype)
+            return pl.DataFrame([decoded.alias("v"), *(pl.Series(k, a[present]) for k, a in sums.items())])
+        return ok.group_by(pl.col(s.name).alias("v")).agg(self._aggs())
 
     def level1(self) -> tuple[list[pl.DataFrame], pl.DataFrame]:
         """Per feature, its values' statistics (column ``v`` in the pass dtype, and the stats); and the
@@ -387,15 +431,22 @@ class Source:
         counted[self.rows.counted] = True
         codes = np.zeros(256, dtype=np.int64)
         parts: list[list[pl.DataFrame]] = [[] for _ in self.features]
-        aggs = self._aggs()
+        nonbinary = 0
         for batch in lf.collect_batches(chunk_size=CHUNK_ROWS):
             code = batch[CODE].to_numpy()
             codes += np.bincount(code, minlength=256)
-            ok = batch.filter(pl.Series(counted[code]))
+            mask = counted[code]
+            ok = batch.filter(pl.Series(mask)) if not mask.all() else batch
+            e = ok[_E].to_numpy()
+            w = ok[_W].to_numpy() if self.weighted else None
+            if not self.binary:
+                nonbinary += int(np.count_nonzero((e != 0.0) & (e != 1.0)))
+            values = self._values(e, w)
             for i in range(len(self.features)):
-                parts[i].append(ok.group_by(pl.col(f"__pf_f{i}").alias("v")).agg(aggs))
+                parts[i].append(self._level1_part(ok[f"__pf_f{i}"], ok, values, e, w))
                 if len(parts[i]) >= 64:
                     parts[i] = [self._merge(parts[i])]
+        self.nonbinary = nonbinary
         tables = [self._merge(p) if p else self._empty(i) for i, p in enumerate(parts)]
         table = pl.DataFrame({CODE: np.arange(256, dtype=np.uint8), "n": codes}).filter(pl.col("n") > 0)
         return tables, table
@@ -406,18 +457,51 @@ class Source:
 
     # -- level L ---------------------------------------------------------------------------------
 
+    def _coder(self, plan: LevelPlan, f: int) -> tuple[Any, Callable[[pl.Series], np.ndarray]] | None:
+        """A numpy coder of feature ``f``'s batch values (a table over its integer ids), or ``None``."""
+        vals, has_null = plan.codes[f]
+        kind = contract.dtype_kind(vals.dtype)
+        if kind not in ("categorical", "enum", "boolean", "integer"):
+            return None
+        sentinel = vals.len() + (1 if has_null else 0)
+        null_code = vals.len() if has_null else sentinel
+        ids = (vals.cast(pl.Int64) if kind == "boolean" else vals.to_physical().cast(pl.Int64)).to_numpy()
+        lo = int(ids.min()) if ids.size and kind == "integer" else 0
+        hi = int(ids.max()) if ids.size else 0
+        if kind == "integer" and hi - lo > (1 << 22):
+            return None
+        table = np.full(hi - lo + 2, sentinel, dtype=np.int64)  # the last entry: any value outside
+        table[ids - lo] = np.arange(ids.size)
+        top = hi - lo + 1
+
+        def code(s: pl.Series) -> np.ndarray:
+            x = s.cast(pl.Int64) if kind == "boolean" else s.to_physical().cast(pl.Int64)
+            raw = x.fill_null(lo - 1).to_numpy() - lo
+            out = table[np.where((raw >= 0) & (raw < top), raw, top)]
+            out[raw == -1] = null_code
+            return out
+
+        return table, code
+
     def evaluate(self, plan: LevelPlan) -> dict[str, np.ndarray]:
         """The statistics of the plan's candidates (one scan)."""
         used = sorted(plan.codes)
-        exprs = {f"__pf_c{f}": plan.code_expr(self.eng, f, self.features[f].expr(self.eng)).cast(pl.UInt32)
-                 for f in used}  # fmt: skip
+        coders = {f: self._coder(plan, f) for f in used}
+        exprs = {}
+        for f in used:
+            x = self.features[f].expr(self.eng)
+            exprs[f"__pf_c{f}"] = x if coders[f] is not None else plan.code_expr(self.eng, f, x).cast(pl.UInt32)
         lf = self._base(exprs, counted_only=True)
         self.scans += 1
         acc = Accumulator(plan.size, weighted=self.weighted, binary=self.binary)
         for batch in lf.collect_batches(chunk_size=CHUNK_ROWS):
             if batch.height == 0:
                 continue
-            codes = {f: batch[f"__pf_c{f}"].to_numpy().astype(np.int64) for f in used}
+            codes = {}
+            for f in used:
+                c = coders[f]
+                col = batch[f"__pf_c{f}"]
+                codes[f] = c[1](col) if c is not None else col.to_numpy().astype(np.int64)
             e = batch[_E].to_numpy()
             values = self._values(e, batch[_W].to_numpy() if self.weighted else None)
             for s, (fs, radices, _, _) in enumerate(plan.sets):
@@ -490,6 +574,9 @@ class ForeignSource(Source):
         out = out.with_columns([pl.col(c).cast(pl.Float64) for c in ("s", "e", "e2", "w2", "m", "w_min") if c in out.columns])
         table = out.filter(pl.col("__pf_var") == names[0]).group_by(CODE).agg(pl.col("n").sum())
         ok = out.filter(pl.col(CODE).is_in(r.counted))
+        if "nb" in ok.columns:
+            self.nonbinary = int(ok.filter(pl.col("__pf_var") == names[0])["nb"].sum())
+            ok = ok.drop("nb")
         tables = []
         for i, f in enumerate(self.features):
             part = ok.filter(pl.col("__pf_var") == names[i]).drop("__pf_var", CODE)

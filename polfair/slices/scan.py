@@ -423,8 +423,8 @@ def slice_scan(
     >>> df = pl.DataFrame({"a": ["x", "x", "y", "y"] * 25, "b": ["u", "v"] * 50,
     ...                    "err": [1, 0, 0, 0] * 25})
     >>> top = pf.slice_scan(df, features=["a", "b"], errors="err", min_support=10, k=2)
-    >>> top.select("slice", "n", "error_mean").rows()
-    [('a = x & b = u', 25, 1.0), ('b = u', 50, 0.5)]
+    >>> top.select("slice", "n", "error_mean").rows()  # k=2: the 2nd and 3rd tie, both are kept
+    [('a = x & b = u', 25, 1.0), ('b = u', 50, 0.5), ('a = x', 50, 0.5)]
     """
     _check_options(alpha, k, max_level, min_support)
     ci = check_ci(ci)
@@ -482,7 +482,6 @@ def _search(
     stat_cols = ("n", "s", "e", "e2", "w2", "m")
     level1: dict[str, list[np.ndarray]] = {c: [] for c in stat_cols}
     feature, value = [], []
-    nonbinary = 0
     w_min = np.inf
     for i, (f, t) in enumerate(zip(feats, tables)):
         t = _sorted_values(t, pl.Int64 if f.binned else f.column.dtype)
@@ -499,7 +498,6 @@ def _search(
         if rows.binary:
             level1["e2"][-1] = level1["e"][-1]
         if i == 0:
-            nonbinary = int(t["nb"].sum()) if "nb" in t.columns else 0
             if weighted:
                 w_min = float(t["w_min"].min()) if t.height else np.inf  # type: ignore[arg-type]
     stats1 = {c: np.concatenate(v) for c, v in level1.items()}
@@ -508,7 +506,7 @@ def _search(
     if counted == 0:
         msg = "slice_scan: no row has a usable error (every row is missing, or outside the rate's denominator)"
         raise InvalidInputError(msg)
-    binary = rows.binary or nonbinary == 0
+    binary = rows.binary or source.nonbinary == 0
     if binary and not rows.binary:
         stats1["e2"] = stats1["e"]
     source.binary = binary
