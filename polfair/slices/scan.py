@@ -26,6 +26,7 @@ from polfair.core.contract import CODE, Compiled
 from polfair.core.inputs import is_foreign
 from polfair.core.intervals import check_ci, check_p_adjust
 from polfair.core.metrics import ALIASES, METRICS, Counts
+from polfair.core.run_metadata import attach_request
 from polfair.core.spec import check_on_missing, check_threshold, classification_columns, label_values
 from polfair.exceptions import InvalidInputError, PolfairError
 from polfair.slices._lattice import Lattice
@@ -446,13 +447,36 @@ def slice_scan(
     for c in fcols:
         contract.check_dtype("features", c)
     per = _bins_for(bins, names)
-    rows, _ = _rows(frame, errors=errors, y_true=y_true, y_pred=y_pred, y_score=y_score, threshold=threshold,
-                    metric=metric, favorable=favorable, unfavorable=unfavorable, weight=weight)  # fmt: skip
+    rows, what = _rows(frame, errors=errors, y_true=y_true, y_pred=y_pred, y_score=y_score, threshold=threshold,
+                       metric=metric, favorable=favorable, unfavorable=unfavorable, weight=weight)  # fmt: skip
     feats = [Feature(c.name, c) for c in fcols]
     source = source_of(frame, rows, feats)
     _set_bins(source, feats, per)
-    return _search(source, frame, feats, rows, alpha=float(alpha), k=k, max_level=max_level, min_support=min_support,
-                   ci=ci, p_adjust=p_adjust, on_missing=on_missing)  # fmt: skip
+    request: dict[str, Any] = {"task": "slices", "features": names, "alpha": alpha, "k": k, "max_level": max_level,
+                               "min_support": min_support, "ci": ci, "p_adjust": p_adjust}  # fmt: skip
+    if errors is not None:
+        request["errors"] = fcols_name(frame, errors)
+    else:
+        request |= {"metric": what, "y_true": _text(y_true), "y_pred": _text(y_pred), "y_score": _text(y_score),
+                    "threshold": threshold if y_pred is None and y_score is not None else None,
+                    "favorable": favorable}  # fmt: skip
+    if weight is not None:
+        request["weight"] = _text(weight)
+    request["bins"] = {f.name: f.edges for f in feats if f.edges is not None} or None
+    result, facts = _search(source, frame, feats, rows, alpha=float(alpha), k=k, max_level=max_level,
+                            min_support=min_support, ci=ci, p_adjust=p_adjust, on_missing=on_missing)  # fmt: skip
+    request |= facts | {"scans": source.scans}
+    return attach_request(result, {k_: v for k_, v in request.items() if v is not None})
+
+
+def _text(x: Any) -> str | None:
+    """A column argument as text (a name, or a Polars expression's text)."""
+    return None if x is None else x if isinstance(x, str) else str(x)
+
+
+def fcols_name(frame: Any, x: Any) -> str:
+    """The display name of a column argument."""
+    return x if isinstance(x, str) else frame.column(x, "errors").name
 
 
 def _frame(data: Any) -> Any:
@@ -472,7 +496,7 @@ def _sorted_values(table: pl.DataFrame, dtype: pl.DataType) -> pl.DataFrame:
 def _search(
     source: Source, frame: Any, feats: list[Feature], rows: Rows, *, alpha: float, k: int, max_level: int,
     min_support: int | float, ci: float | None, p_adjust: str | None, on_missing: str,
-) -> pl.DataFrame:  # fmt: skip
+) -> tuple[pl.DataFrame, dict[str, Any]]:  # fmt: skip
     tables, codes = source.level1()
     total_rows = int(codes["n"].sum() or 0)
     check_not_empty(total_rows)
@@ -528,7 +552,18 @@ def _search(
         return source.evaluate(LevelPlan.build(g, fa, va, feats))
 
     lattice.run(stats1, evaluate)
-    return _result(lattice, feats, total, binary=binary, weighted=weighted, ci=ci, p_adjust=p_adjust)
+    result = _result(lattice, feats, total, binary=binary, weighted=weighted, ci=ci, p_adjust=p_adjust)
+    n_eval = int(result["n_evaluated"][0]) if result.height else _family_size(lattice, total, binary, weighted)
+    facts = {"rows": counted, "error_mean": None if not np.isfinite(mean_error) else float(mean_error),
+             "min_support_rows": min_sup, "n_evaluated": n_eval, "candidates": lattice.candidates,
+             "weighted": weighted, "binary_errors": binary}  # fmt: skip
+    return result, facts
+
+
+def _family_size(lattice: Lattice, total: dict[str, float], binary: bool, weighted: bool) -> int:
+    fam = {c: np.concatenate([lv.stats[c] for lv in lattice.levels]) for c in ("s", "w2", "e", "e2")}
+    p = slice_statistics(fam, total, binary=binary, weighted=weighted, ci=None)["p_value"]
+    return int(np.count_nonzero(~np.isnan(p)))
 
 
 def _result(
