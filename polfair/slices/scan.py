@@ -224,32 +224,72 @@ def _rows(
 # bins
 
 
-def _set_bins(source: Source, features: list[Feature], per: dict[str, Any]) -> None:
-    """Cut the numeric features that ``per`` asks to bin (one scan for quantile edges)."""
+def _cuts(quantiles: dict[float, float], q: int, integer: bool) -> list[float]:
+    """Bin edges from the quantiles ``j/q`` (and 0, the minimum): rounded to 4 significant digits
+    (integer features: up to whole numbers), distinct, above the minimum.
+    """
+    lowest = quantiles[0.0]
+    raw = [quantiles[j / q] for j in range(1, q)]
+    cuts = {float(np.ceil(c)) if integer else float(f"{c:.4g}") for c in raw}
+    return sorted(c for c in cuts if c > lowest)
+
+
+def _set_bins(source: Source, features: list[Feature], per: dict[str, Any]) -> dict[int, int]:
+    """Cut the numeric features that ``per`` asks to bin: given edges as they are; Float and Decimal
+    features at their quantiles (one scan before level 1). Returns the integer features to bin at
+    quantiles from their level-1 values (no scan: :func:`_bin_level1`).
+    """
     quantile: dict[int, int] = {}
+    later: dict[int, int] = {}
     for i, f in enumerate(features):
         b = per[f.name]
-        if b is None or contract.dtype_kind(f.column.dtype) not in ("integer", "float", "decimal"):
+        kind = contract.dtype_kind(f.column.dtype)
+        if b is None or kind not in ("integer", "float", "decimal"):
             continue
-        if isinstance(b, int):
-            quantile[i] = b
-        else:
+        if not isinstance(b, int):
             f.edges = [float(v) for v in b]
-    if not quantile:
-        return
-    qs = sorted({0.0, *(j / q for q in set(quantile.values()) for j in range(1, q))})
-    profile = source.value_profile(sorted(quantile), qs)
-    for i, q in quantile.items():
-        distinct, values = profile[i]
-        if distinct <= q:
-            continue  # few values: each is a value of its own
-        at = {v: x for v, x in zip(qs, values)}
-        lowest = at[0.0]
-        f = features[i]
-        cuts = sorted({at[j / q] for j in range(1, q)} - {lowest})
-        if f.column.dtype.is_integer():
-            cuts = sorted({float(np.ceil(c)) for c in cuts} - {lowest})
-        f.edges = [c for c in cuts if c > lowest]
+        elif kind == "integer":
+            later[i] = b
+        else:
+            quantile[i] = b
+    if quantile:
+        qs = sorted({0.0, *(j / q for q in set(quantile.values()) for j in range(1, q))})
+        profile = source.value_profile(sorted(quantile), qs)
+        for i, q in quantile.items():
+            distinct, values = profile[i]
+            if distinct > q:  # few values: each is a value of its own
+                features[i].edges = _cuts(dict(zip(qs, values)), q, integer=False)
+    return later
+
+
+def _bin_level1(table: pl.DataFrame, f: Feature, q: int) -> pl.DataFrame:
+    """An integer feature with more than ``q`` values cut at its quantiles, from its level-1 values
+    (exact quantiles over the rows, numpy's "linear"); the values' sums added up per bin.
+    """
+    known = table.filter(pl.col("v").is_not_null()).sort("v")
+    if known.height <= q:
+        return table
+    v = known["v"].cast(pl.Float64).to_numpy()
+    cum = np.cumsum(known["n"].cast(pl.Int64).to_numpy())
+    total = int(cum[-1])
+
+    def at(h: float) -> float:  # the value of row h (0-based) of the sorted rows
+        return float(v[np.searchsorted(cum, h, side="right")])
+
+    qs: dict[float, float] = {}
+    for p in {0.0, *(j / q for j in range(1, q))}:
+        h = p * (total - 1)
+        lo = np.floor(h)
+        qs[p] = at(lo) + (h - lo) * (at(min(lo + 1, total - 1)) - at(lo))
+    f.edges = _cuts(qs, q, integer=True)
+    idx = pl.lit(0, pl.Int64)
+    for c in f.edges:
+        idx = idx + (pl.col("v") >= c).cast(pl.Int64)
+    sums = [c for c in table.columns if c not in ("v", "m", "w_min")]
+    aggs = [pl.col(c).sum() for c in sums] + [pl.col("m").max()]
+    if "w_min" in table.columns:
+        aggs.append(pl.col("w_min").min())
+    return table.with_columns(pl.when(pl.col("v").is_not_null()).then(idx).alias("v")).group_by("v").agg(aggs)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -451,7 +491,7 @@ def slice_scan(
                        metric=metric, favorable=favorable, unfavorable=unfavorable, weight=weight)  # fmt: skip
     feats = [Feature(c.name, c) for c in fcols]
     source = source_of(frame, rows, feats)
-    _set_bins(source, feats, per)
+    later = _set_bins(source, feats, per)
     request: dict[str, Any] = {"task": "slices", "features": names, "alpha": alpha, "k": k, "max_level": max_level,
                                "min_support": min_support, "ci": ci, "p_adjust": p_adjust}  # fmt: skip
     if errors is not None:
@@ -462,9 +502,10 @@ def slice_scan(
                     "favorable": favorable}  # fmt: skip
     if weight is not None:
         request["weight"] = _text(weight)
-    request["bins"] = {f.name: f.edges for f in feats if f.edges is not None} or None
     result, facts = _search(source, frame, feats, rows, alpha=float(alpha), k=k, max_level=max_level,
-                            min_support=min_support, ci=ci, p_adjust=p_adjust, on_missing=on_missing)  # fmt: skip
+                            min_support=min_support, ci=ci, p_adjust=p_adjust, on_missing=on_missing,
+                            later=later)  # fmt: skip
+    request["bins"] = {f.name: f.edges for f in feats if f.edges is not None} or None
     request |= facts | {"scans": source.scans}
     return attach_request(result, {k_: v for k_, v in request.items() if v is not None})
 
@@ -495,9 +536,11 @@ def _sorted_values(table: pl.DataFrame, dtype: pl.DataType) -> pl.DataFrame:
 
 def _search(
     source: Source, frame: Any, feats: list[Feature], rows: Rows, *, alpha: float, k: int, max_level: int,
-    min_support: int | float, ci: float | None, p_adjust: str | None, on_missing: str,
+    min_support: int | float, ci: float | None, p_adjust: str | None, on_missing: str, later: dict[int, int],
 ) -> tuple[pl.DataFrame, dict[str, Any]]:  # fmt: skip
     tables, codes = source.level1()
+    for i, q in later.items():
+        tables[i] = _bin_level1(tables[i], feats[i], q)
     total_rows = int(codes["n"].sum() or 0)
     check_not_empty(total_rows)
     contract.check_problems(contract.code_problems(codes, "n"), rows.compiled, total=total_rows, on_missing=on_missing,
