@@ -367,8 +367,9 @@ class Source:
         out.append(e.max().alias("m"))
         return out
 
-    def _merge(self, parts: list[pl.DataFrame]) -> pl.DataFrame:
-        if len(parts) == 1:
+    def _merge(self, parts: list[pl.DataFrame], *, single: bool = True) -> pl.DataFrame:
+        """Sum tables of (value, sums) per value (``single``: one table already has one row per value)."""
+        if len(parts) == 1 and single:
             return parts[0]
         frame = pl.concat(parts, how="vertical_relaxed")
         aggs = [pl.col(c).sum() for c in frame.columns if c not in ("v", "m", "w_min")] + [pl.col("m").max()]
@@ -581,7 +582,7 @@ class ForeignSource(Source):
         for i, f in enumerate(self.features):
             part = ok.filter(pl.col("__pf_var") == names[i]).drop("__pf_var", CODE)
             part = part.with_columns(_typed(part["v"], pl.Int64 if f.binned else f.column.dtype).alias("v"))
-            tables.append(self._merge([part]) if part.height else self._empty(i))
+            tables.append(self._merge([part], single=False) if part.height else self._empty(i))  # one row per code
         return tables, table
 
     def evaluate(self, plan: LevelPlan) -> dict[str, np.ndarray]:
