@@ -11,6 +11,7 @@ and the score. It reads the result table alone (and the search's request, attach
 from __future__ import annotations
 
 import math
+import textwrap
 from typing import Any
 
 import polars as pl
@@ -89,29 +90,25 @@ def summarize_slices(result: pl.DataFrame, *, max_slices: int = 20) -> str:
         msg = "summarize_slices takes the result of polfair.slice_scan (a DataFrame of slices)"
         raise TypeError(msg)
     req = request_of(result) or {}
-    what = req.get("errors") and f"errors={req['errors']}" or (f"metric={req['metric']}" if req.get("metric") else "")
-    params = []
-    if "alpha" in req:
-        params.append(f"alpha {req['alpha']}")
-    if "max_level" in req:
-        params.append(f"up to {req['max_level']} features")
-    if "min_support_rows" in req:
-        params.append(f"support >= {req['min_support_rows']:,} rows")
-    head = "Worst slices by SliceLine score" + (f" ({what}" if what else "") + (
-        ("; " if what else " (") + ", ".join(params) + ")" if params else (")" if what else "")
-    )
-    lines = [head]
-    n_eval = int(result["n_evaluated"][0]) if result.height else int(req.get("n_evaluated", 0))
+    rate = req["metric"].replace("_", " ") if req.get("metric") else None
+    what = f"errors={req['errors']}" if req.get("errors") else f"metric={req['metric']}" if rate else ""
+    lines = ["Worst slices by SliceLine score" + (f": {what}" if what else "")]
     facts = []
+    if "alpha" in req:
+        facts.append(f"alpha {req['alpha']}")
+    if "max_level" in req:
+        facts.append(f"up to {req['max_level']} features")
+    if "min_support_rows" in req:
+        facts.append(f"support >= {req['min_support_rows']:,} rows")
     if "rows" in req:
         facts.append(f"{req['rows']:,} rows")
     if req.get("error_mean") is not None:
-        facts.append(f"mean error {_num(req['error_mean'])}")
+        facts.append(f"{rate or 'mean error'} {_num(req['error_mean'])}")
+    n_eval = int(result["n_evaluated"][0]) if result.height else int(req.get("n_evaluated", 0))
     facts.append(f"{n_eval:,} slices evaluated")
-    adj = req.get("p_adjust", "holm") if "p_adjust" in req else None
     if result.height and result["p_value_adjusted"].null_count() < result.height:
-        facts.append(f"p-values adjusted ({adj or 'holm/bh/by'}) over all of them")
-    lines.append("; ".join(facts) + ".")
+        facts.append(f"p-values adjusted ({req.get('p_adjust', 'holm')}) over all of them")
+    lines += textwrap.wrap("; ".join(facts) + ".", WIDTH)
     if not result.height:
         lines.append("No slice has at least the minimum support and a positive score: nothing stands out.")
         lines.append("(A higher alpha or a lower min_support lets smaller slices with higher errors score.)")
@@ -138,7 +135,8 @@ def summarize_slices(result: pl.DataFrame, *, max_slices: int = 20) -> str:
     if result.height > shown.height:
         lines.append(f"... and {result.height - shown.height} more slices (the table has them all)")
     lines.append("")
-    lines.append("error = the slice's mean error (0/1 errors: a rate); rest = the other rows' mean; difference =")
-    lines.append("error - rest. p adj: the test of no difference, adjusted over every evaluated slice (the search")
-    lines.append("picks the most extreme of them). score > 0: worse than average and large enough (SliceLine).")
+    error = f"the slice's {rate}" if rate else "the slice's mean error (0/1 errors: a rate)"
+    lines += textwrap.wrap(f"error = {error}; rest = the other rows' mean; difference = error - rest. p adj: the test "
+                           "of no difference, adjusted over every evaluated slice (the search picks the most extreme of "
+                           "them). score > 0: worse than average and large enough (SliceLine).", WIDTH)  # fmt: skip
     return "\n".join(lines)

@@ -76,14 +76,14 @@ def is_slice_table(frame: Any) -> bool:
 
 def _check_options(alpha: Any, k: Any, max_level: Any, min_support: Any) -> None:
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0.0 < float(alpha) <= 1.0:
-        msg = (f"alpha must be a number in (0, 1]: SliceLine's weight of the error term against the size term "
-               f"(0.95 favours high errors, 0.5 weighs both), got {alpha!r}")  # fmt: skip
+        msg = (f"alpha={alpha!r}: alpha must be a number in (0, 1], SliceLine's weight of the error term against "
+               "the size term (0.95 favours high errors, 0.5 weighs both)")  # fmt: skip
         raise PolfairError(msg)
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        msg = f"k must be an integer >= 1 (the number of slices to return), got {k!r}"
+        msg = f"k={k!r}: k must be an integer >= 1 (the number of slices to return)"
         raise PolfairError(msg)
     if isinstance(max_level, bool) or not isinstance(max_level, int) or max_level < 1:
-        msg = f"max_level must be an integer >= 1 (the most predicates in a slice), got {max_level!r}"
+        msg = f"max_level={max_level!r}: max_level must be an integer >= 1 (the most predicates in a slice)"
         raise PolfairError(msg)
     if (
         isinstance(min_support, bool)
@@ -91,8 +91,8 @@ def _check_options(alpha: Any, k: Any, max_level: Any, min_support: Any) -> None
         or min_support < 0
         or (isinstance(min_support, float) and min_support >= 1)
     ):
-        msg = (f"min_support must be a row count (int >= 0) or a fraction of the rows (float in (0, 1)), "
-               f"got {min_support!r}")  # fmt: skip
+        msg = (f"min_support={min_support!r}: min_support must be a row count (int >= 0) or a fraction of the "
+               "rows (float in (0, 1))")  # fmt: skip
         raise PolfairError(msg)
 
 
