@@ -135,7 +135,8 @@ def summarize_slices(result: pl.DataFrame, *, max_slices: int = 20) -> str:
     if result.height > shown.height:
         lines.append(f"... and {result.height - shown.height} more slices (the table has them all)")
     lines.append("")
-    error = f"the slice's {rate}" if rate else "the slice's mean error (0/1 errors: a rate)"
+    error = f"the slice's {rate}" if rate else "the slice's mean error" + (
+        " (0/1 errors: a rate)" if req.get("binary_errors", True) else "")
     lines += textwrap.wrap(f"error = {error}; rest = the other rows' mean; difference = error - rest. p adj: the test "
                            "of no difference, adjusted over every evaluated slice (the search picks the most extreme of "
                            "them). score > 0: worse than average and large enough (SliceLine).", WIDTH)  # fmt: skip

@@ -38,7 +38,7 @@ from polfair.core import contract
 from polfair.core.contract import CODE, Column, Compiled
 from polfair.exceptions import InvalidInputError
 
-__all__ = ["Feature", "LevelPlan", "Rows", "Source", "cut_labels", "source_of", "STATS"]
+__all__ = ["STATS", "Accumulator", "Feature", "ForeignSource", "LevelPlan", "Rows", "Source", "cut_labels", "source_of"]
 
 _E, _W, _WE, _WE2, _W2, _NB = "__pf_e", "__pf_w", "__pf_we", "__pf_we2", "__pf_w2", "__pf_nb"
 #: The statistics of a slice (sums over its counted rows; ``m`` the largest error).
@@ -634,4 +634,3 @@ def source_of(frame: Any, rows: Rows, features: list[Feature]) -> Source:
     return ForeignSource(frame, rows, features) if hasattr(frame, "nf") else Source(frame, rows, features)
 
 
-Evaluate = Callable[[int, np.ndarray], dict[str, np.ndarray]]

@@ -495,7 +495,7 @@ def slice_scan(
     request: dict[str, Any] = {"task": "slices", "features": names, "alpha": alpha, "k": k, "max_level": max_level,
                                "min_support": min_support, "ci": ci, "p_adjust": p_adjust}  # fmt: skip
     if errors is not None:
-        request["errors"] = fcols_name(frame, errors)
+        request["errors"] = _column_name(frame, errors)
     else:
         request |= {"metric": what, "y_true": _text(y_true), "y_pred": _text(y_pred), "y_score": _text(y_score),
                     "threshold": threshold if y_pred is None and y_score is not None else None,
@@ -515,7 +515,7 @@ def _text(x: Any) -> str | None:
     return None if x is None else x if isinstance(x, str) else str(x)
 
 
-def fcols_name(frame: Any, x: Any) -> str:
+def _column_name(frame: Any, x: Any) -> str:
     """The display name of a column argument."""
     return x if isinstance(x, str) else frame.column(x, "errors").name
 
