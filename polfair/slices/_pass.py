@@ -177,6 +177,7 @@ class LevelPlan:
     codes: dict[int, tuple[pl.Series, bool]]
     sets: list[tuple[tuple[int, ...], list[int], np.ndarray, np.ndarray]] = field(default_factory=list)
     size: int = 0
+    tables: list[np.ndarray | None] = field(default_factory=list)
 
     @staticmethod
     def build(g: np.ndarray, feature: np.ndarray, value: np.ndarray, features: Sequence[Feature]) -> LevelPlan:
@@ -210,6 +211,12 @@ class LevelPlan:
                 key = key * radices[j] + compact[int(f)][vals[rows, j]]
             order = np.argsort(key, kind="stable")
             plan.sets.append((tuple(int(f) for f in fs), radices, key[order], rows[order]))
+            space = math.prod(radices)
+            table = None
+            if space <= _MAX_TABLE:  # key -> the candidate's place in the set + 1 (0: not a candidate)
+                table = np.zeros(space, dtype=np.int64)
+                table[key[order]] = np.arange(1, rows.shape[0] + 1)
+            plan.tables.append(table)
         return plan
 
     def code_expr(self, eng: Any, f: int, x: Any) -> Any:
@@ -252,14 +259,23 @@ class Accumulator:
             return ("s", "e", "w2") if self.binary else ("s", "e", "e2", "w2")
         return ("e",) if self.binary else ("e", "e2")
 
-    def add(self, idx: np.ndarray, values: dict[str, np.ndarray], e: np.ndarray) -> None:
-        """Add rows with candidate index ``idx`` (0: none; candidate ``i`` is ``i + 1``)."""
-        size = self.n.shape[0]
-        self.n += np.bincount(idx, minlength=size)
+    def add(self, idx: np.ndarray, pos: np.ndarray, values: dict[str, np.ndarray], e: np.ndarray) -> None:
+        """Add rows of one feature set: ``idx`` is the row's place among the set's candidates + 1 (0: none),
+        ``pos`` the set's candidates' indices in the level (the work is per set, not per level).
+        """
+        size = pos.shape[0] + 1
+        at = pos + 1
+        if self.binary and not self.weighted:  # 0/1 errors: one count of (candidate, error)
+            both = np.bincount(idx * 2 + values["bit"], minlength=2 * size).reshape(size, 2)
+            self.n[at] += both[1:, 0] + both[1:, 1]
+            self.sums["e"][at] += both[1:, 1]
+            return
+        self.n[at] += np.bincount(idx, minlength=size)[1:]
         for k in self.columns:
-            self.sums[k] += np.bincount(idx, weights=values[k], minlength=size)
-        if not (self.binary and not self.weighted):
-            np.maximum.at(self.m, idx, e)
+            self.sums[k][at] += np.bincount(idx, weights=values[k], minlength=size)[1:]
+        m = np.zeros(size)
+        np.maximum.at(m, idx, e)
+        self.m[at] = np.maximum(self.m[at], m[1:])
 
     def add_grouped(self, idx: np.ndarray, n: np.ndarray, sums: dict[str, np.ndarray], m: np.ndarray) -> None:
         """Add per-candidate totals of a grouped result (``idx`` as in :meth:`add`)."""
@@ -284,16 +300,13 @@ class Accumulator:
 
 
 def _lookup(plan: LevelPlan, s: int, key: np.ndarray) -> np.ndarray:
-    """Candidate index + 1 of each key of set ``s`` (0 where the key is not a candidate)."""
-    _, radices, keys, pos = plan.sets[s]
-    space = math.prod(radices)
-    if space <= _MAX_TABLE:
-        table = np.zeros(space, dtype=np.int64)
-        table[keys] = pos + 1
+    """Each key's place among set ``s``'s candidates + 1 (0 where the key is not a candidate)."""
+    table = plan.tables[s]
+    if table is not None:
         return table[key]
-    at = np.searchsorted(keys, key)
-    at = np.minimum(at, keys.shape[0] - 1)
-    return np.where(keys[at] == key, pos[at] + 1, 0)
+    keys = plan.sets[s][2]
+    at = np.minimum(np.searchsorted(keys, key), keys.shape[0] - 1)
+    return np.where(keys[at] == key, at + 1, 0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -458,64 +471,85 @@ class Source:
 
     # -- level L ---------------------------------------------------------------------------------
 
-    def _coder(self, plan: LevelPlan, f: int) -> tuple[Any, Callable[[pl.Series], np.ndarray]] | None:
-        """A numpy coder of feature ``f``'s batch values (a table over its integer ids), or ``None``."""
+    def _coder(self, plan: LevelPlan, f: int) -> tuple[Any, Callable[[pl.Series], np.ndarray]]:
+        """Feature ``f``'s column for the scan and the numpy function that turns a batch of it into codes.
+
+        Text (String, Categorical, Enum): cast in the scan to an Enum of the candidates' values
+        (``strict=False``: any other value is null), whose physical index is the code. Everything
+        else (integers and bins, floats, booleans, dates, decimals): its numbers, coded in numpy by a
+        table over their range or a sorted search. (``replace_strict`` would do both in one
+        expression, but the streaming engine does not stream it: it holds the whole column.)
+        """
         vals, has_null = plan.codes[f]
-        kind = contract.dtype_kind(vals.dtype)
-        if kind not in ("categorical", "enum", "boolean", "integer"):
-            return None
         sentinel = vals.len() + (1 if has_null else 0)
         null_code = vals.len() if has_null else sentinel
-        ids = (vals.cast(pl.Int64) if kind == "boolean" else vals.to_physical().cast(pl.Int64)).to_numpy()
-        lo = int(ids.min()) if ids.size and kind == "integer" else 0
-        hi = int(ids.max()) if ids.size else 0
-        if kind == "integer" and hi - lo > (1 << 22):
-            return None
-        table = np.full(hi - lo + 2, sentinel, dtype=np.int64)  # the last entry: any value outside
-        table[ids - lo] = np.arange(ids.size)
-        top = hi - lo + 1
+        x = self.features[f].expr(self.eng)
+        kind = "integer" if self.features[f].binned else contract.dtype_kind(vals.dtype)
+        if kind in ("string", "categorical", "enum"):
+            texts = vals.cast(pl.String).to_list()
+            coded = x.cast(pl.String).cast(pl.Enum(texts), strict=False).to_physical().cast(pl.Int64)
+            expr = pl.when(x.is_null()).then(pl.lit(null_code, pl.Int64)).otherwise(coded.fill_null(sentinel))
+            return expr, lambda s: s.to_numpy()
+        if kind == "boolean":
+            expr, known = x.cast(pl.Int64), vals.cast(pl.Int64).to_numpy()
+        elif kind in ("date", "datetime"):
+            expr, known = x.to_physical().cast(pl.Int64), vals.to_physical().cast(pl.Int64).to_numpy()
+        elif kind == "integer":
+            expr, known = x.cast(pl.Int64), vals.cast(pl.Int64).to_numpy()
+        else:  # float, decimal
+            expr, known = x.cast(pl.Float64), vals.cast(pl.Float64).to_numpy()
+        order = np.argsort(known, kind="stable")
+        ordered = known[order]
+        if kind != "float" and known.size and int(ordered[-1]) - int(ordered[0]) <= (1 << 22):
+            lo = int(ordered[0])
+            table = np.full(int(ordered[-1]) - lo + 1, sentinel, dtype=np.int64)
+            table[known - lo] = np.arange(known.size)
 
-        def code(s: pl.Series) -> np.ndarray:
-            x = s.cast(pl.Int64) if kind == "boolean" else s.to_physical().cast(pl.Int64)
-            raw = x.fill_null(lo - 1).to_numpy() - lo
-            out = table[np.where((raw >= 0) & (raw < top), raw, top)]
-            out[raw == -1] = null_code
+            def code(s: pl.Series) -> np.ndarray:
+                raw = s.fill_null(lo - 1).to_numpy().astype(np.int64) - lo
+                inside = (raw >= 0) & (raw < table.size)
+                out = np.where(inside, table[np.clip(raw, 0, table.size - 1)], sentinel)
+                out[s.is_null().to_numpy()] = null_code
+                return out
+
+            return expr, code
+
+        def search(s: pl.Series) -> np.ndarray:
+            raw = s.to_numpy()
+            if ordered.size == 0:
+                out = np.full(raw.shape[0], sentinel, dtype=np.int64)
+            else:
+                at = np.clip(np.searchsorted(ordered, raw), 0, ordered.size - 1)
+                out = np.where(ordered[at] == raw, order[at], sentinel)
+            out[s.is_null().to_numpy()] = null_code
             return out
 
-        return table, code
+        return expr, search
 
     def evaluate(self, plan: LevelPlan) -> dict[str, np.ndarray]:
         """The statistics of the plan's candidates (one scan)."""
         used = sorted(plan.codes)
         coders = {f: self._coder(plan, f) for f in used}
-        exprs = {}
-        for f in used:
-            x = self.features[f].expr(self.eng)
-            exprs[f"__pf_c{f}"] = x if coders[f] is not None else plan.code_expr(self.eng, f, x).cast(pl.UInt32)
-        lf = self._base(exprs, counted_only=True)
+        lf = self._base({f"__pf_c{f}": coders[f][0] for f in used}, counted_only=True)
         self.scans += 1
         acc = Accumulator(plan.size, weighted=self.weighted, binary=self.binary)
         for batch in lf.collect_batches(chunk_size=CHUNK_ROWS):
             if batch.height == 0:
                 continue
-            codes = {}
-            for f in used:
-                c = coders[f]
-                col = batch[f"__pf_c{f}"]
-                codes[f] = c[1](col) if c is not None else col.to_numpy().astype(np.int64)
+            codes = {f: coders[f][1](batch[f"__pf_c{f}"]).astype(np.int64, copy=False) for f in used}
             e = batch[_E].to_numpy()
             values = self._values(e, batch[_W].to_numpy() if self.weighted else None)
-            for s, (fs, radices, _, _) in enumerate(plan.sets):
+            for s, (fs, radices, _, pos) in enumerate(plan.sets):
                 key = codes[fs[0]].copy()
                 for f, r in zip(fs[1:], radices[1:]):
                     key *= r
                     key += codes[f]
-                acc.add(_lookup(plan, s, key), values, e)
+                acc.add(_lookup(plan, s, key), pos, values, e)
         return acc.result()
 
     def _values(self, e: np.ndarray, w: np.ndarray | None) -> dict[str, np.ndarray]:
         if w is None:
-            return {"e": e, "e2": e * e}
+            return {"e": e, "e2": e * e, "bit": (e > 0).astype(np.int64) if self.binary else e}
         we = w * e
         return {"s": w, "e": we, "e2": we * e, "w2": w * w}
 
@@ -609,7 +643,8 @@ class ForeignSource(Source):
             part = out.filter(pl.col("__pf_var") == f"__pf_k{s}")
             if not part.height:
                 continue
-            idx = _lookup(plan, s, part["__pf_key"].cast(pl.Int64).to_numpy())
+            local = _lookup(plan, s, part["__pf_key"].cast(pl.Int64).to_numpy())
+            idx = np.where(local > 0, plan.sets[s][3][np.maximum(local - 1, 0)] + 1, 0)
             sums = {c: part[c].cast(pl.Float64).to_numpy() for c in ("s", "e", "e2", "w2") if c in part.columns}
             acc.add_grouped(idx, part["n"].cast(pl.Int64).to_numpy(), sums, part["m"].cast(pl.Float64).to_numpy())
         return acc.result()

@@ -69,7 +69,8 @@ def slice_statistics(
         ng, nr = kish_size(own["w"], own["w2"]), kish_size(rest["w"], rest["w2"])
         p, code = two_proportion_pvalues(mean, ng, rmean, nr, weighted=weighted)
         out["p_value"] = p
-        out["test"] = [None if np.isnan(c) else TESTS[int(c)] for c in code]
+        names = np.array([*TESTS, None], dtype=object)
+        out["test"] = names[np.where(np.isnan(code), len(TESTS), np.nan_to_num(code)).astype(np.int64)].tolist()
         out["n_eff"] = ng
         if ci is not None:
             z = z_value(ci)
@@ -84,7 +85,7 @@ def slice_statistics(
         d, vd, nu, p = welch_test(est, var, df, rest_est, rest_var, rest_df)
         out["p_value"] = p
         wt = "_ess" if weighted else ""
-        out["test"] = [None if np.isnan(v) else f"welch{wt}" for v in p]
+        out["test"] = np.where(np.isnan(p), None, f"welch{wt}").tolist()
         out["n_eff"] = mg.neff
         if ci is not None:
             lo, hi = value_limits("mean_absolute_error", est, var, df, ci)
@@ -93,7 +94,8 @@ def slice_statistics(
         method = f"log_t{wt}"
     for k in ("value_lo", "value_hi", "difference_lo", "difference_hi"):
         out.setdefault(k, nan)
-    out["ci_method"] = [method if ci is not None and not np.isnan(v) else None for v in out["value_lo"]]
+    out["ci_method"] = (np.where(np.isnan(out["value_lo"]), None, method).tolist() if ci is not None
+                        else [None] * n)  # fmt: skip
     return out
 
 
