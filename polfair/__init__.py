@@ -74,7 +74,6 @@ from polfair.outputs.writers import append_report, write_report
 from polfair.proxies import proxy_report, proxy_scan
 from polfair.regression import RegressionAccumulator, regression_counts, regression_report
 from polfair.regulatory import adverse_impact
-from polfair.slices import slice_scan
 from polfair.scores import (
     merge_score_counts,
     precision_recall_curve,
@@ -84,6 +83,7 @@ from polfair.scores import (
     score_report,
     threshold_sweep,
 )
+from polfair.slices import slice_scan
 
 __version__ = "0.1.0"
 

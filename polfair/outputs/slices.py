@@ -130,8 +130,8 @@ def summarize_slices(result: pl.DataFrame, *, max_slices: int = 20) -> str:
         ])  # fmt: skip
     widths = [max(len(x[i]) for x in [header, *rows]) for i in range(len(header))]
     lines.append("")
-    for r in [header, ["-" * w for w in widths], *rows]:
-        lines.append("  ".join(c.rjust(w) for c, w in zip(r, widths)).rstrip())
+    for cells in [header, ["-" * w for w in widths], *rows]:
+        lines.append("  ".join(c.rjust(w) for c, w in zip(cells, widths)).rstrip())
     if result.height > shown.height:
         lines.append(f"... and {result.height - shown.height} more slices (the table has them all)")
     lines.append("")

@@ -195,9 +195,9 @@ class LevelPlan:
             has_null = series.null_count() > 0 and int(used[-1]) == series.len() - 1
             nonnull = used[:-1] if has_null else used
             codes[f] = (series.gather(nonnull), has_null)
-            table = np.full(series.len(), -1, dtype=np.int64)
-            table[used] = np.arange(used.shape[0])
-            compact[f] = table
+            place = np.full(series.len(), -1, dtype=np.int64)
+            place[used] = np.arange(used.shape[0])
+            compact[f] = place
         plan = LevelPlan(codes, size=int(g.shape[0]))
         for s, fs in enumerate(fsets):
             rows = np.flatnonzero(inverse == s)
@@ -212,7 +212,7 @@ class LevelPlan:
             order = np.argsort(key, kind="stable")
             plan.sets.append((tuple(int(f) for f in fs), radices, key[order], rows[order]))
             space = math.prod(radices)
-            table = None
+            table: np.ndarray | None = None
             if space <= _MAX_TABLE:  # key -> the candidate's place in the set + 1 (0: not a candidate)
                 table = np.zeros(space, dtype=np.int64)
                 table[key[order]] = np.arange(1, rows.shape[0] + 1)
@@ -286,7 +286,7 @@ class Accumulator:
 
     def result(self) -> dict[str, np.ndarray]:
         n = self.n[1:]
-        out = {"n": n}
+        out: dict[str, np.ndarray] = {"n": n}
         out |= {k: v[1:] for k, v in self.sums.items()}
         if not self.weighted:
             out["s"] = n.astype(np.float64)
@@ -345,7 +345,7 @@ class Source:
                 for i in idx:
                     buffers[i] = [np.concatenate(buffers[i])[::2]]
                 stride, held = stride * 2, -(-held // 2)
-        out = {}
+        out: dict[int, tuple[int, list[float]]] = {}
         for i in idx:
             x = np.concatenate(buffers[i]) if buffers[i] else np.zeros(0)
             x = x[~np.isnan(x)]
@@ -395,7 +395,7 @@ class Source:
         """Sums per code (``codes`` >= 0: bins ``codes + 1``; −1 is null: bin 0)."""
         idx = codes + 1
         size = int(idx.max(initial=0)) + 1
-        out = {"n": np.bincount(idx, minlength=size)}
+        out: dict[str, np.ndarray] = {"n": np.bincount(idx, minlength=size)}
         for k in ("s", "e", "e2", "w2") if self.weighted else ("e", "e2"):
             if k == "e2" and self.binary:
                 continue
@@ -418,7 +418,7 @@ class Source:
             lo = 0
             if kind == "integer":
                 lo_, hi_ = x.min(), x.max()
-                if lo_ is not None and int(hi_) - int(lo_) > max(1 << 16, 4 * s.len()):  # type: ignore[arg-type, operator]
+                if lo_ is not None and int(hi_) - int(lo_) > max(1 << 16, 4 * s.len()):  # type: ignore[arg-type]
                     return ok.group_by(pl.col(s.name).alias("v")).agg(self._aggs())
                 lo = int(lo_) if lo_ is not None else 0  # type: ignore[arg-type]
             codes = (x - lo).fill_null(-1).to_numpy()
@@ -466,7 +466,7 @@ class Source:
         return tables, table
 
     def _empty(self, i: int) -> pl.DataFrame:
-        dtype = pl.Int64 if self.features[i].binned else self.features[i].column.dtype
+        dtype = pl.Int64() if self.features[i].binned else self.features[i].column.dtype
         return pl.DataFrame(schema={"v": dtype, "n": pl.Int64, "e": pl.Float64, "m": pl.Float64})
 
     # -- level L ---------------------------------------------------------------------------------
@@ -615,7 +615,7 @@ class ForeignSource(Source):
         tables = []
         for i, f in enumerate(self.features):
             part = ok.filter(pl.col("__pf_var") == names[i]).drop("__pf_var", CODE)
-            part = part.with_columns(_typed(part["v"], pl.Int64 if f.binned else f.column.dtype).alias("v"))
+            part = part.with_columns(_typed(part["v"], pl.Int64() if f.binned else f.column.dtype).alias("v"))
             tables.append(self._merge([part], single=False) if part.height else self._empty(i))  # one row per code
         return tables, table
 

@@ -85,7 +85,7 @@ def slice_statistics(
         d, vd, nu, p = welch_test(est, var, df, rest_est, rest_var, rest_df)
         out["p_value"] = p
         wt = "_ess" if weighted else ""
-        out["test"] = np.where(np.isnan(p), None, f"welch{wt}").tolist()
+        out["test"] = [None if np.isnan(v) else f"welch{wt}" for v in p.tolist()]
         out["n_eff"] = mg.neff
         if ci is not None:
             lo, hi = value_limits("mean_absolute_error", est, var, df, ci)
@@ -94,8 +94,7 @@ def slice_statistics(
         method = f"log_t{wt}"
     for k in ("value_lo", "value_hi", "difference_lo", "difference_hi"):
         out.setdefault(k, nan)
-    out["ci_method"] = (np.where(np.isnan(out["value_lo"]), None, method).tolist() if ci is not None
-                        else [None] * n)  # fmt: skip
+    out["ci_method"] = [None if ci is None or np.isnan(v) else method for v in out["value_lo"].tolist()]
     return out
 
 

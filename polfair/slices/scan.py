@@ -196,21 +196,21 @@ def _rows(
     a, b = code % eng.small(4), (code // eng.small(4)) % eng.small(4)
     s = compiled["y_score"].value if "y_score" in compiled else None
 
-    def row(name_: str) -> Any:
+    def row(name_: str) -> Any:  # a confusion cell of one row (generalized: the score's share)
         truth = a == eng.small(1) if name_ in ("tp", "fn", "gtp", "gfn") else a == eng.small(0)
         if name_ in ("gtp", "gfp"):
             return eng.ns.when(truth).then(s).otherwise(eng.lit(0.0))
         if name_ in ("gtn", "gfn"):
-            return eng.ns.when(truth).then(1.0 - s).otherwise(eng.lit(0.0))
+            return eng.ns.when(truth).then(1.0 - s).otherwise(eng.lit(0.0))  # type: ignore[operator]
         pred = b == eng.small(1) if name_ in ("tp", "fp") else b == eng.small(0)
         return eng.float64(truth & pred)
 
     e = m.numerator(Counts(row))
     # the rows of the rate's denominator (a function of the label and prediction states)
-    counted = []
+    counted: list[int] = []
     for c in range(256):
-        sa, sb, flags = c % 4, c // 4 % 4, c // 16
-        if sa > 1 or sb > 1 or flags:
+        sa, sb, bits = c % 4, c // 4 % 4, c // 16
+        if sa > 1 or sb > 1 or bits:
             continue
         cells = {"tp": float(sa == 1 and sb == 1), "fp": float(sa == 0 and sb == 1),
                  "tn": float(sa == 0 and sb == 0), "fn": float(sa == 1 and sb == 0)}  # fmt: skip
@@ -551,7 +551,7 @@ def _search(
     feature, value = [], []
     w_min = np.inf
     for i, (f, t) in enumerate(zip(feats, tables)):
-        t = _sorted_values(t, pl.Int64 if f.binned else f.column.dtype)
+        t = _sorted_values(t, pl.Int64() if f.binned else f.column.dtype)
         f.values = t["v"]
         feature.append(np.full(t.height, i, dtype=np.int64))
         value.append(np.arange(t.height, dtype=np.int64))
@@ -636,9 +636,9 @@ def _result(
             parts.append(f"{feats[f].name} is null" if val is None else f"{feats[f].name} = {val}")
         texts.append(" & ".join(parts))
         levels.append(len(parts))
-    for f, sh, idx in zip(feats, shown, chosen):
+    for feat, sh, idx in zip(feats, shown, chosen):
         present = sh.to_list()
-        columns[f.name] = pl.Series(f.name, [None if v is None else present[v] for v in idx], dtype=f.dtype)
+        columns[feat.name] = pl.Series(feat.name, [None if v is None else present[v] for v in idx], dtype=feat.dtype)
     with np.errstate(divide="ignore", invalid="ignore"):
         mean = np.where(top["s"] > 0, top["e"] / top["s"], np.nan)
     scores = np.array([lattice.levels[lv].sc[i] for lv, i in lattice.top], dtype=np.float64)

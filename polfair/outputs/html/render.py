@@ -500,7 +500,6 @@ def to_html(
     }  # fmt: skip
     opts = _options(metrics, top_k, table_rows, min_n, max_sets, by, snapshot, given)
     from polfair.outputs.html import regression as _regression
-
     from polfair.outputs.html import slices as _slices
 
     if _slices.is_slice_table(report):  # a slice search's own page
