@@ -133,7 +133,12 @@ else:
     req = request_of(out)
     info = {"scans": req["scans"], "candidates": req["candidates"], "top": out["slice"][0] if out.height else None}
 info["seconds"] = time.perf_counter() - t
-info["peak_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+# VmHWM: this process's own peak (ru_maxrss would keep the peak of the parent it was forked from)
+try:
+    hwm = [ln for ln in open("/proc/self/status") if ln.startswith("VmHWM:")][0]
+    info["peak_mib"] = int(hwm.split()[1]) / 1024
+except OSError:
+    info["peak_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps(info))
 """
 
@@ -167,6 +172,7 @@ def main() -> int:
     ap.add_argument("--level3", action="store_true", help="also max_level=3 at the first size (sliceline: minutes)")
     ap.add_argument("--big-rows", type=float, default=1e7)
     ap.add_argument("--no-big", action="store_true")
+    ap.add_argument("--no-peer", action="store_true")
     ap.add_argument("--out", default=None, help="also write the Markdown to this file")
     args = ap.parse_args()
     from importlib.metadata import version
@@ -176,7 +182,8 @@ def main() -> int:
             "numba is not installed), load average at the start "
             f"{' / '.join(f'{x:.1f}' for x in __import__('os').getloadavg())}.")  # fmt: skip
     lines = [head, "", "Side by side with `sliceline` (UCI Adult copies, ten features, alpha 0.95, k 10, min_support 32):", ""]
-    lines += peer(args.copies, args.repeats, args.level3)
+    if not args.no_peer:
+        lines += peer(args.copies, args.repeats, args.level3)
     if not args.no_big:
         lines += ["", f"{int(args.big_rows):,} rows from parquet, twelve features, max_level 3, each case in a fresh process:", ""]
         lines += big(int(args.big_rows))
