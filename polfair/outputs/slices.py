@@ -19,15 +19,25 @@ import polars as pl
 from polfair.core.run_metadata import request_of
 from polfair.slices import is_slice_table
 
-__all__ = ["summarize_slices"]
+__all__ = ["format_number", "format_p", "summarize_slices"]
 
 WIDTH = 100
 
 
-def _num(v: Any, digits: int = 3, sign: bool = False) -> str:
+def format_number(v: Any, digits: int = 3, sign: bool = False, missing: str = "-") -> str:
+    """A slice statistic as text: ``digits`` decimals (``sign``: always signed), ``missing`` for null or NaN.
+
+    Examples
+    --------
+    >>> format_number(0.12345), format_number(0.1, sign=True), format_number(None)
+    ('0.123', '+0.100', '-')
+    """
     if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return "-"
+        return missing
     return f"{v:+.{digits}f}" if sign else f"{v:.{digits}f}"
+
+
+_num = format_number
 
 
 def _interval(lo: Any, hi: Any, sign: bool = False) -> str:
@@ -36,12 +46,22 @@ def _interval(lo: Any, hi: Any, sign: bool = False) -> str:
     return f" [{_num(lo, sign=sign)}, {_num(hi, sign=sign)}]"
 
 
-def _p(v: Any) -> str:
+def format_p(v: Any, missing: str = "-") -> str:
+    """A p-value as text: 3 decimals, 2 significant digits below 0.001, ``<1e-300`` for one that underflows to 0.
+
+    Examples
+    --------
+    >>> format_p(0.0412), format_p(3.2e-9), format_p(0.0)
+    ('0.041', '3.2e-09', '<1e-300')
+    """
     if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return "-"
+        return missing
     if v == 0.0:
         return "<1e-300"
     return f"{v:.2g}" if v < 0.001 else f"{v:.3f}"
+
+
+_p = format_p
 
 
 def _wrap(text: str, first: str, width: int = WIDTH) -> list[str]:
@@ -83,7 +103,7 @@ def summarize_slices(result: pl.DataFrame, *, max_slices: int = 20) -> str:
     >>> import polfair as pf
     >>> df = pl.DataFrame({"a": ["x", "x", "y", "y"] * 25, "b": ["u", "v"] * 50, "err": [1, 0, 0, 0] * 25})
     >>> text = summarize_slices(pf.slice_scan(df, features=["a", "b"], errors="err", min_support=10, k=1))
-    >>> print(text.splitlines()[3])
+    >>> print(text.splitlines()[4])
      1  a = x & b = u
     """
     if not is_slice_table(result):

@@ -365,11 +365,12 @@ class Source:
             lf = lf.filter(pl.col(CODE).is_in(r.counted)).drop(CODE)
         return lf
 
-    def _aggs(self) -> list[pl.Expr]:
-        e = pl.col(_E)
-        out = [pl.len().cast(pl.Int64).alias("n")]
+    def _aggs(self, ns: Any = pl) -> list[Any]:
+        """The level-1 sums of a value, in the namespace ``ns`` (Polars, or narwhals for an engine)."""
+        e = ns.col(_E)
+        out = [ns.len().cast(ns.Int64).alias("n")]
         if self.weighted:
-            w = pl.col(_W)
+            w = ns.col(_W)
             out += [w.sum().alias("s"), (w * e).sum().alias("e"), (w * w).sum().alias("w2"), w.min().alias("w_min")]
             if not self.binary:
                 out.append((w * e * e).sum().alias("e2"))
@@ -589,17 +590,7 @@ class ForeignSource(Source):
         cols |= {n: f.expr(eng).cast(nw.String) for n, f in zip(names, self.features)}
         index = [CODE, _E, *([_W] if self.weighted else [])]
         e = nw.col(_E)
-        aggs = [nw.len().alias("n")]
-        if self.weighted:
-            w = nw.col(_W)
-            aggs += [w.sum().alias("s"), (w * e).sum().alias("e"), (w * w).sum().alias("w2"), w.min().alias("w_min")]
-            if not self.binary:
-                aggs.append((w * e * e).sum().alias("e2"))
-        else:
-            aggs.append(e.sum().alias("e"))
-            if not self.binary:
-                aggs.append((e * e).sum().alias("e2"))
-        aggs.append(e.max().alias("m"))
+        aggs = self._aggs(nw)
         if not self.binary:
             aggs.append(((e != 0.0) & (e != 1.0)).cast(nw.Int64).sum().alias("nb"))
         q = self._select(cols).unpivot(on=names, index=index, variable_name="__pf_var", value_name="v")

@@ -42,6 +42,14 @@ def _newcombe(x1: int, n1: int, x2: int, n2: int) -> tuple[float, float]:
     return d - np.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2), d + np.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
 
 
+def _chi2_n1(x1: float, n1: float, x2: float, n2: float) -> float:
+    """Campbell's "N-1" chi2 p-value: the pooled z scaled by (N-1)/N (written out here, the oracle)."""
+    p = (x1 + x2) / (n1 + n2)
+    z = (x1 / n1 - x2 / n2) / np.sqrt(p * (1 - p) * (1 / n1 + 1 / n2))
+    total = n1 + n2
+    return float(stats.chi2.sf(z * z * (total - 1) / total, 1))
+
+
 def test_rates_wilson_newcombe_and_the_n_minus_1_chi2() -> None:
     df, feats = _data(), ["a", "b", "c"]
     out = pf.slice_scan(df, features=feats, errors="err", k=5, max_level=2, min_support=50, alpha=0.95)
@@ -56,11 +64,7 @@ def test_rates_wilson_newcombe_and_the_n_minus_1_chi2() -> None:
         assert r["rest_error_mean"] == pytest.approx(x2 / n2, rel=1e-15)
         assert (r["value_lo"], r["value_hi"]) == pytest.approx(proportion_confint(x1, n1, alpha=0.05, method="wilson"), rel=1e-12)
         assert (r["difference_lo"], r["difference_hi"]) == pytest.approx(_newcombe(x1, n1, x2, n2), rel=1e-12)
-        # Campbell's "N-1" chi2: the pooled z scaled by (N-1)/N
-        p = (x1 + x2) / (n1 + n2)
-        z = (x1 / n1 - x2 / n2) / np.sqrt(p * (1 - p) * (1 / n1 + 1 / n2))
-        N = n1 + n2
-        assert r["p_value"] == pytest.approx(stats.chi2.sf(z * z * (N - 1) / N, 1), rel=1e-9)
+        assert r["p_value"] == pytest.approx(_chi2_n1(x1, n1, x2, n2), rel=1e-9)
         assert r["n_eff"] == n1
 
 
@@ -94,10 +98,7 @@ def test_p_values_adjusted_over_every_evaluated_slice(method: str) -> None:
     for f in feats:
         for v in df[f].unique().sort():
             m = (df[f] == v).to_numpy()
-            x1, n1, x2, n2 = e[m].sum(), m.sum(), e[~m].sum(), (~m).sum()
-            p = (x1 + x2) / (n1 + n2)
-            z = (x1 / n1 - x2 / n2) / np.sqrt(p * (1 - p) * (1 / n1 + 1 / n2))
-            fam.append(stats.chi2.sf(z * z * (n1 + n2 - 1) / (n1 + n2), 1))
+            fam.append(_chi2_n1(e[m].sum(), m.sum(), e[~m].sum(), (~m).sum()))
             names.append(f"{f} = {v}")
     adj = dict(zip(names, multipletests(fam, method={"holm": "holm", "bh": "fdr_bh", "by": "fdr_by"}[method])[1]))
     assert out["n_evaluated"].unique().to_list() == [len(fam)] == [request_of(out)["n_evaluated"]]

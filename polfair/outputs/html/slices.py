@@ -19,6 +19,7 @@ import polars as pl
 
 from polfair.core.run_metadata import request_of
 from polfair.outputs.html._charts import OKABE_ITO, chart_style, new_figure, short_label, to_svg
+from polfair.outputs.slices import format_number, format_p
 from polfair.slices import is_slice_table
 
 __all__ = ["is_slice_table", "render_slices", "slices_chart", "slices_section"]
@@ -40,17 +41,11 @@ _ADJUST = {"holm": "Holm's step-down (family-wise error)", "bh": "Benjamini–Ho
 
 
 def _fmt(x: Any, digits: int = 3, sign: bool = False) -> str:
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "–"
-    return f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}"
+    return format_number(x, digits, sign, missing="–")
 
 
 def _p(x: Any) -> str:
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "–"
-    if x == 0.0:
-        return "< 1e-300"
-    return f"{x:.2g}" if x < 0.001 else f"{x:.3f}"
+    return format_p(x, missing="–")
 
 
 def slices_chart(result: pl.DataFrame, *, uid: str, overall: float | None = None, measure: str = "mean error") -> str:
