@@ -501,7 +501,7 @@ class Source:
             expr, known = x.cast(pl.Float64), vals.cast(pl.Float64).to_numpy()
         order = np.argsort(known, kind="stable")
         ordered = known[order]
-        if kind != "float" and known.size and int(ordered[-1]) - int(ordered[0]) <= (1 << 22):
+        if kind not in ("float", "decimal") and known.size and int(ordered[-1]) - int(ordered[0]) <= (1 << 22):
             lo = int(ordered[0])
             table = np.full(int(ordered[-1]) - lo + 1, sentinel, dtype=np.int64)
             table[known - lo] = np.arange(known.size)

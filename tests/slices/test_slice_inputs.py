@@ -135,8 +135,15 @@ def test_dates_decimals_enums_and_categoricals_keep_their_dtype() -> None:
         "d": (i % 3).cast(pl.Int32).map_elements(lambda k: dt.date(2024, 1, 1 + k), return_dtype=pl.Date),
         "e": (i % 2).replace_strict({0: "lo", 1: "hi"}).cast(pl.Enum(["lo", "hi"])),
         "c": (i % 4).cast(pl.String).cast(pl.Categorical),
+        "t": (i % 5).map_elements(lambda k: dt.datetime(2024, 1, 1, k), return_dtype=pl.Datetime("us", "UTC")),
+        "few": (i // 7 % 3).cast(pl.Decimal(10, 2)),  # three values: each its own
+        "many": (i % 37).cast(pl.Decimal(10, 2)),  # 37 values: cut at deciles
         "err": ((i % 3 == 0) & (i % 2 == 1)).cast(pl.Int64),
     })  # fmt: skip
-    out = pf.slice_scan(df, features=["d", "e", "c"], errors="err", min_support=10)
+    feats = ["d", "e", "c", "t", "few", "many"]
+    out = pf.slice_scan(df, features=feats, errors="err", min_support=10, k=20)
     assert out.schema["d"] == pl.Date and out.schema["e"] == pl.Enum(["lo", "hi"]) and out.schema["c"] == pl.Categorical
+    assert out.schema["t"] == pl.Datetime("us", "UTC") and out.schema["few"] == pl.Decimal(10, 2)
+    assert isinstance(out.schema["many"], pl.Enum)
     assert out["slice"][0] == "d = 2024-01-01 & e = hi"
+    assert "d = 2024-01-01 & e = hi & few = 0.00" in out["slice"].to_list()
