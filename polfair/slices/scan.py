@@ -595,29 +595,21 @@ def _search(
         return source.evaluate(LevelPlan.build(g, fa, va, feats))
 
     lattice.run(stats1, evaluate)
-    result = _result(lattice, feats, total, binary=binary, weighted=weighted, ci=ci, p_adjust=p_adjust)
-    n_eval = int(result["n_evaluated"][0]) if result.height else _family_size(lattice, total, binary, weighted)
+    # the family of the adjustment: every evaluated slice (with rows on both sides: a defined p-value)
+    fam = {c: np.concatenate([lv.stats[c] for lv in lattice.levels]) for c in ("s", "w2", "e", "e2")}
+    p_all = slice_statistics(fam, total, binary=binary, weighted=weighted, ci=None)["p_value"]
+    n_eval = int(np.count_nonzero(~np.isnan(p_all)))
+    result = _result(lattice, feats, total, adjusted(p_all, p_adjust), n_eval, binary=binary, weighted=weighted, ci=ci)
     facts = {"rows": counted, "error_mean": None if not np.isfinite(mean_error) else float(mean_error),
              "min_support_rows": min_sup, "n_evaluated": n_eval, "candidates": lattice.candidates,
              "weighted": weighted, "binary_errors": binary}  # fmt: skip
     return result, facts
 
 
-def _family_size(lattice: Lattice, total: dict[str, float], binary: bool, weighted: bool) -> int:
-    fam = {c: np.concatenate([lv.stats[c] for lv in lattice.levels]) for c in ("s", "w2", "e", "e2")}
-    p = slice_statistics(fam, total, binary=binary, weighted=weighted, ci=None)["p_value"]
-    return int(np.count_nonzero(~np.isnan(p)))
-
-
 def _result(
-    lattice: Lattice, feats: list[Feature], total: dict[str, float], *, binary: bool, weighted: bool,
-    ci: float | None, p_adjust: str | None,
+    lattice: Lattice, feats: list[Feature], total: dict[str, float], p_adj: np.ndarray, n_eval: int, *,
+    binary: bool, weighted: bool, ci: float | None,
 ) -> pl.DataFrame:  # fmt: skip
-    # the family: every evaluated slice
-    fam = {c: np.concatenate([lv.stats[c] for lv in lattice.levels]) for c in ("s", "w2", "e", "e2")}
-    tested = slice_statistics(fam, total, binary=binary, weighted=weighted, ci=None)
-    p_all = tested["p_value"]
-    p_adj = adjusted(p_all, p_adjust)
     offsets = np.cumsum([0] + [lv.g.shape[0] for lv in lattice.levels])
     at = np.array([offsets[lv] + i for lv, i in lattice.top], dtype=np.int64)
     top = {c: np.array([lattice.levels[lv].stats[c][i] for lv, i in lattice.top], dtype=np.float64)
@@ -642,7 +634,6 @@ def _result(
     with np.errstate(divide="ignore", invalid="ignore"):
         mean = np.where(top["s"] > 0, top["e"] / top["s"], np.nan)
     scores = np.array([lattice.levels[lv].sc[i] for lv, i in lattice.top], dtype=np.float64)
-    n_eval = int(np.count_nonzero(~np.isnan(p_all)))
     values: dict[str, Any] = {
         "slice": texts, "level": levels, "n": top["n"].astype(np.int64), "error_sum": top["e"], "error_mean": mean,
         "error_max": top["m"], "score": scores, "rest_error_mean": st["rest_error_mean"],
