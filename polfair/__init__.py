@@ -85,6 +85,7 @@ from polfair.scores import (
     score_report,
     threshold_sweep,
 )
+from polfair.slices import slice_scan
 
 __version__ = "0.1.0"
 
@@ -156,6 +157,7 @@ __all__ = [
     "reweighing",
     "proxy_scan",
     "proxy_report",
+    "slice_scan",
     "to_html",
     "write_html",
     "HtmlReport",

@@ -1,4 +1,4 @@
-"""Command line: ``polfair demo`` and ``polfair report PATH ...``.
+"""Command line: ``polfair demo``, ``polfair report PATH ...`` and ``polfair slices PATH ...``.
 
 ``polfair demo`` audits ProPublica's COMPAS data shipped with polfair (standard filter, prediction
 ``decile_score >= 5``) and prints a summary. ``polfair report`` does the same for any parquet/CSV
@@ -166,6 +166,7 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--log-format", choices=["text", "json"], default="text",
                      help="json: one JSON object per event on stderr (start, pass_done, report_written, "
                      "violations, done, error) for orchestrators")
+    _slices_parser(sub)
     return p
 
 
@@ -634,6 +635,10 @@ _FLAGS = {
     "ci": "--ci", "n_boot": "--n-boot", "seed": "--seed", "cluster": "--cluster",
     "min_group_size": "--min-group-size", "significance": "--significance", "exact_sums": "--exact-sums", "band": "--band",
 }  # fmt: skip
+_FLAGS |= {  # polfair slices (issue 33)
+    "errors": "--errors", "features": "--features", "metric": "--metric", "alpha": "--alpha", "k": "--k",
+    "max_level": "--max-level", "min_support": "--min-support", "bins": "--bins", "p_adjust": "--p-adjust",
+}  # fmt: skip
 _FLAG_RE = re.compile(r"(?<![\w.-])(" + "|".join(_FLAGS) + r")=('[^']*'|\"[^\"]*\"|[^\s,;:)]+)?")
 
 
@@ -721,6 +726,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "demo":
             return _run_demo(args)
+        if args.command == "slices":
+            return _run_slices(args)
         return _run_report(args)
     except BrokenPipeError:  # `polfair demo | head`: the reader left; stop quietly, as a SIGPIPE'd tool does
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -750,6 +757,88 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 3
     finally:
         warnings.formatwarning = saved
+
+
+# ---------------------------------------------------------------------------------------------
+# polfair slices (issue 33): the worst slices of a file, SliceLine one scan per lattice level
+
+
+def _slices_parser(sub: Any) -> None:
+    """The ``polfair slices`` subcommand's options."""
+    sl = sub.add_parser("slices", help="find the slices (feature-value combinations) where the model errs most",
+                        epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    sl.add_argument("path", help="parquet/CSV file, glob, or hive-partitioned directory")
+    sl.add_argument("--features", nargs="+", required=True, help="columns or SQL expressions to slice on")
+    sl.add_argument("--errors", help="per-row loss: a column or SQL expression (e.g. 'y != pred', '(y - p) * (y - p)')")
+    sl.add_argument("--y-true", help="instead of --errors: the label column (with --y-pred or --y-score, --metric)")
+    sl.add_argument("--y-pred", help="predicted-label column or SQL expression (e.g. 'score >= 0.5')")
+    sl.add_argument("--y-score", help="score column, P(favorable) in [0, 1]")
+    sl.add_argument("--threshold", type=float, default=0.5, help="threshold for --y-score (default 0.5)")
+    sl.add_argument("--metric", default="error_rate",
+                    help="with labels: the rate whose worst slices to find (default error_rate; false_positive_rate, "
+                    "false_negative_rate, selection_rate, ...)")
+    sl.add_argument("--favorable", nargs="+", help="favorable label value(s) (default 1)")
+    sl.add_argument("--weight", help="instance-weight column")
+    sl.add_argument("--alpha", type=float, default=0.95, help="SliceLine's weight of the error term (default 0.95)")
+    sl.add_argument("--k", type=int, default=10, help="slices to return (default 10; more on ties)")
+    sl.add_argument("--max-level", type=int, default=3, help="the most predicates in a slice (default 3)")
+    sl.add_argument("--min-support", type=float, default=32,
+                    help="fewest rows of a slice (default 32); below 1: a fraction of the rows")
+    sl.add_argument("--bins", type=int, default=10,
+                    help="quantile bins of numeric features with more distinct values (default 10; 0: no bins)")
+    sl.add_argument("--ci", type=float, metavar="LEVEL", default=0.95, help="confidence level (default 0.95)")
+    sl.add_argument("--no-ci", action="store_true", help="no intervals (the tests remain)")
+    sl.add_argument("--p-adjust", choices=["holm", "bh", "by", "none"], default="holm",
+                    help="adjustment of the p-values over every evaluated slice (default holm)")
+    sl.add_argument("--on-missing", choices=["warn", "raise", "ignore"], default="warn")
+    sl.add_argument("--out", help="write the slice table (.parquet/.csv/.json/.ndjson); default: print a summary")
+    sl.add_argument("--html", metavar="PATH", help="also write the slices as one self-contained HTML page")
+
+
+def _run_slices(args: argparse.Namespace) -> int:
+    """``polfair slices PATH --features ... --errors ...``: :func:`polfair.slice_scan` on a file."""
+    from polfair.outputs.slices import summarize_slices
+    from polfair.slices import slice_scan
+
+    for flag in ("out", "html"):
+        if getattr(args, flag, None):
+            check_output_path(getattr(args, flag), "--" + flag)
+    if args.errors is None and args.y_true is None:
+        raise PolfairError("polfair slices needs --errors (a per-row loss) or --y-true with --y-pred/--y-score")
+    if args.no_ci and args.ci != 0.95:
+        raise PolfairError("--ci and --no-ci contradict each other: give one")
+    lf = to_lazyframe(args.path)
+    schema = lf.collect_schema()
+    names = schema.names()
+    label_dtype = schema.get(args.y_true) if args.y_true else None
+    support = args.min_support
+    kwargs: dict[str, Any] = {
+        "features": [_column_or_sql(t, names, "--features") for t in args.features],
+        "errors": None if args.errors is None else _column_or_sql(args.errors, names, "--errors"),
+        "y_true": args.y_true,
+        "y_pred": None if args.y_pred is None else _column_or_sql(args.y_pred, names, "--y-pred"),
+        "y_score": args.y_score, "threshold": args.threshold, "weight": args.weight,
+        "favorable": [_coerce(v, label_dtype) for v in args.favorable] if args.favorable else 1,
+        "alpha": args.alpha, "k": args.k, "max_level": args.max_level,
+        "min_support": int(support) if support >= 1 and float(support).is_integer() else support,
+        "bins": args.bins or None, "ci": None if args.no_ci else args.ci,
+        "p_adjust": None if args.p_adjust == "none" else args.p_adjust, "on_missing": args.on_missing,
+    }  # fmt: skip
+    if args.errors is None:
+        kwargs["metric"] = args.metric
+    elif args.metric != "error_rate":
+        raise PolfairError("--metric needs labels (--y-true with --y-pred or --y-score), not --errors")
+    if kwargs["errors"] is not None and args.errors not in names:
+        kwargs["errors"] = kwargs["errors"].alias(args.errors)  # named by its SQL text
+    result = slice_scan(lf, **kwargs)
+    if args.out:
+        write_report(result, args.out)
+        print(f"wrote {result.height} slices to {args.out}")
+    if args.html:
+        _write_html(result, args.html, title=f"Slices: {Path(args.path).name}", source=args.path)
+    if not (args.out or args.html):
+        print(summarize_slices(result))
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -83,6 +83,8 @@ def code_problems(codes: pl.DataFrame, count: str = "__pf_n") -> dict[str, int]:
 
 #: Problem kind -> the role whose value it is about.
 _KIND_ROLE = {"label": "y_true", "prediction": "y_pred", "score": "y_score", "weight": "weight"}
+#: A role compiled into another role's field -> the noun of its values in messages.
+_NOUNS = {"errors": "error"}
 
 
 def check_problems(
@@ -148,7 +150,7 @@ def check_problems(
                 found = f"; found e.g. {examples(c)}"
             except Exception:  # pragma: no cover - the examples are a courtesy; the counts are the error
                 found = ""
-        msg = f"{role}={c.column!r}: {n} rows (of {total}) have {c.what}{found}. {c.fix}"
+        msg = f"{c.role}={c.column!r}: {n} rows (of {total}) have {c.what}{found}. {c.fix}"
         raise InvalidInputError(msg)
     missing = {k: problems.get(f"null_{k}", 0) for k in _KIND_ROLE if _KIND_ROLE[k] in roles}
     if "y_pred" not in roles or roles["y_pred"].role != "y_pred":
@@ -156,8 +158,10 @@ def check_problems(
     missing = {k: v for k, v in missing.items() if v}
     if not missing or on_missing == "ignore":
         return
-    parts = ", ".join(f"{v} with a null {k}" for k, v in missing.items())
-    cols = ", ".join(f"{_KIND_ROLE[k]}={roles[_KIND_ROLE[k]].column!r}" for k in missing)
+    # a role compiled under another name (a slice search's errors in the label field) is named as such
+    noun = {k: _NOUNS.get(roles[_KIND_ROLE[k]].role, k) for k in missing}
+    parts = ", ".join(f"{v} with a null {noun[k]}" for k, v in missing.items())
+    cols = ", ".join(f"{roles[_KIND_ROLE[k]].role}={roles[_KIND_ROLE[k]].column!r}" for k in missing)
     tail = ("on_missing='raise': fill or drop them before the report, or pass on_missing='ignore'"
             if on_missing == "raise" else
             "Fill or drop them before the report to silence this, or pass on_missing='ignore'")  # fmt: skip

@@ -40,6 +40,7 @@ __all__ = [
     "check_dtype",
     "key",
     "label",
+    "loss",
     "numeric",
     "outcome_code",
     "score",
@@ -237,6 +238,9 @@ def check_dtype(role: str, col: Column) -> str:
     if base == "weight":
         msg = (f"weight must be numeric (finite, >= 0); column {col.name!r} has dtype {col.dtype}: "
                f"cast it, e.g. pl.col({col.name!r}).cast(pl.Float64)")  # fmt: skip
+    elif base == "errors":
+        msg = (f"errors must be a per-row loss (Boolean or numeric, >= 0); column {col.name!r} has dtype "
+               f"{col.dtype}: compute a loss, e.g. (pl.col('y') != pl.col('pred')).alias({col.name!r})")  # fmt: skip
     elif base == "y_score" or "numeric" in role:
         what = "numeric (probabilities or real scores)" if base == "y_score" else "numeric"
         msg = (f"{base} must be {what}; column {col.name!r} has dtype {col.dtype}: cast it, e.g. "
@@ -416,6 +420,49 @@ def numeric(eng: Engine, col: Column, *, role: str = "y_true") -> Compiled:
     state = eng.cases([(missing, eng.small(MISSING)), (bad, eng.small(INVALID))], eng.small(0))
     return Compiled(role, col.name, v, state, ~missing & bad, "values that are infinite",
                     "Numeric outcomes must be finite: filter or clip them", col)  # fmt: skip
+
+
+def loss(eng: Engine, col: Column, *, role: str = "errors") -> Compiled:
+    """Compile a per-row loss (the ``errors`` of a slice search): Float64 value, 2-bit state
+    (0 ok, :data:`MISSING` for null/NaN, :data:`INVALID` for a negative or infinite value).
+
+    A Boolean column is a 0/1 error (True is 1).
+
+    Parameters
+    ----------
+    eng, col
+        The engine and the column (Boolean or numeric dtype).
+    role
+        The keyword that names the column (messages).
+
+    Returns
+    -------
+    Compiled
+        ``value``: the Float64 loss; ``state``: the 2-bit state a pass puts in the outcome code's
+        label field.
+
+    Raises
+    ------
+    InvalidInputError
+        A String, nested or other non-numeric dtype (cast it).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"e": [0.5, None, float("nan"), -1.0, float("inf")]})
+    >>> c = loss(POLARS, Column("e", pl.col("e"), pl.Float64))
+    >>> df.select(c.state)["literal"].to_list()
+    [0, 2, 2, 3, 3]
+    """
+    check_dtype("errors", col)
+    v = eng.float64(col.expr)
+    missing = v.is_null() | v.is_nan()
+    ok = (v >= 0.0) & (v < math.inf)
+    state = eng.cases([(missing, eng.small(MISSING)), (ok, eng.small(0))], eng.small(INVALID))
+    return Compiled(role, col.name, v, state, ~missing & ~ok, "values that are negative or infinite",
+                    "Errors are per-row losses, finite and >= 0 (0/1 errors, squared or absolute error, log "
+                    "loss): compute a loss, e.g. (pl.col('y') != pl.col('pred')) or (pl.col('y') - "
+                    "pl.col('pred')) ** 2", col)  # fmt: skip
 
 
 def weight(eng: Engine, col: Column, *, exact: bool = False) -> Compiled:

@@ -159,6 +159,15 @@ ROLES: dict[str, Role] = {r.name: r for r in (
          "groups (bin them, with a hint)"),
     Role("by", _KEY_KINDS, "its own group", "the null group (Float keys; -0.0 is 0.0)", "as protected",
          "as protected"),
+    Role("errors", ("boolean", *_NUMBER_KINDS), "missing: the row is left out of the slice search; MissingValuesWarning "
+         "(on_missing)", "missing", "negative or ±inf is invalid (a per-row loss: 0/1 errors, squared error, log loss; "
+         "True is 1)",
+         "InvalidInputError naming the column, the count, example values and the fix; String/nested dtypes: "
+         "InvalidInputError before the pass"),
+    Role("features", _KEY_KINDS, "a value of its own (a slice may be 'feature is null')",
+         "the null value (Float features; -0.0 is 0.0)",
+         "every distinct value is a value; numeric features with more distinct values than bins= are cut at "
+         "their quantiles", "InvalidInputError naming the column: Time/Duration/nested dtypes (bin them)"),
     Role("cluster", ("boolean", "integer", "float", "decimal", "string", "categorical", "enum", "date",
                      "datetime"),
          "one more cluster", "one more cluster", "every value is a cluster id (hashed into buckets)",

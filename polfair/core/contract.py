@@ -37,6 +37,7 @@ API for a pass (what a new pass composes; see :func:`polfair.core.spec.build_spe
     col = Column("y", pl.col("y"), dtype)          # the user's column, its dtype, its display name
     y   = label(eng, col, favorable=(1,), unfavorable=None, role="y_true")   # -> Compiled
     t   = numeric(eng, col, role="y_true")         # regression target: Compiled(value Float64, state)
+    e   = loss(eng, col)                           # a per-row loss (slice search): Compiled(value, state)
     s   = score(eng, col, unit_interval=True)      # -> Compiled(value Float64, flag bits)
     w   = weight(eng, col, exact=False)            # -> Compiled(value Float64, flag bits)
     k   = key(eng, col, role="protected")          # normalised key expression (-0.0, NaN)
@@ -80,6 +81,7 @@ from polfair.core._contract_compile import (
     check_dtype,
     key,
     label,
+    loss,
     numeric,
     outcome_code,
     score,
@@ -130,6 +132,7 @@ __all__ = [
     "fetch_examples",
     "key",
     "label",
+    "loss",
     "numeric",
     "outcome_code",
     "score",

@@ -296,9 +296,14 @@ def _methods(view: dict[str, Any]) -> list[dict[str, str]]:
     return out
 
 
-def _render(report: Any, opts: ViewOptions, title: str, fragment: bool) -> str:
+def _render(report: Any, opts: ViewOptions, title: str, fragment: bool, slices: Any = None) -> str:
     env = _env()
     view = build_view(report, opts)
+    slices_html = None
+    if slices is not None:  # the slices section (issue 33), numbered before the methods
+        from polfair.outputs.html.slices import slices_section
+
+        slices_html = slices_section(slices, env=env, number=7 if view["over_time"] else 6)
     given = opts.provenance
     merged = _merged_request(report, given)
     config = given.get("config")
@@ -316,6 +321,7 @@ def _render(report: Any, opts: ViewOptions, title: str, fragment: bool) -> str:
         "config_text": config_text, "ci_methods": [(c, _CI_METHODS.get(c, c)) for c in view["ci_methods"]],
         "tests": [(t, _TESTS.get(t, t)) for t in view["tests"]], "policies": _POLICIES, "fragment": fragment,
         "short": _view.SHORT, "four_fifths": _view.FOUR_FIFTHS, "is_ratio": _view.is_ratio_metric,
+        "slices_section": slices_html,
     }  # fmt: skip
     return env.get_template("report.html.j2").render(**ctx).strip() + "\n"
 
@@ -366,6 +372,7 @@ def to_html(
     snapshot: Mapping[str, Any] | None = None,
     fragment: bool = False,
     cells: Any = None,
+    slices: Any = None,
 ) -> str:
     """Render a fairness report as one self-contained HTML page (a string).
 
@@ -432,6 +439,11 @@ def to_html(
         Regression reports only: the regression cell table (:func:`polfair.regression_counts`) whose
         prediction histogram draws the groups' prediction distributions; default the table the
         report of :func:`polfair.regression_report` carries in memory.
+    slices : pl.DataFrame, optional
+        A :func:`polfair.slice_scan` result: the page gets a section "Slices: where the model errs
+        most" (:mod:`polfair.outputs.html.slices`: an interval chart and a table of the slices with
+        their intervals, differences to the rest and adjusted p-values) before the methods. Passing
+        the slice table itself as ``report`` makes a page of its own.
 
     A regression report (:func:`polfair.regression_report`: group rows of ``mean_error`` and no
     classification rate) gets the regression page (:mod:`polfair.outputs.html.regression`):
@@ -488,7 +500,11 @@ def to_html(
     }  # fmt: skip
     opts = _options(metrics, top_k, table_rows, min_n, max_sets, by, snapshot, given)
     from polfair.outputs.html import regression as _regression
+    from polfair.outputs.html import slices as _slices
 
+    if _slices.is_slice_table(report):  # a slice search's own page
+        return _slices.render_slices(report, title=title, generated_at=_generated_at(generated_at, {"metadata": {}}),
+                                     fragment=fragment, env=_env(), provenance=given)  # fmt: skip
     normalized = _view.normalize(report)
     if _regression.is_regression_report(normalized):
         run_at = normalized["run_at"].drop_nulls().cast(str).to_list()[:1] if "run_at" in normalized.columns else []
@@ -497,7 +513,7 @@ def to_html(
             max_sets=max_sets, by=by, snapshot=snapshot, fragment=fragment, env=_env(),
             generated_at=_generated_at(generated_at, {"metadata": {"run_at": run_at}}),
         )  # fmt: skip
-    return _render(report, opts, title, fragment)
+    return _render(report, opts, title, fragment, slices)
 
 
 def write_html(report: Any, path: str | Path, *, title: str = "Fairness report", **kwargs: Any) -> Path:
