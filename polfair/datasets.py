@@ -1,5 +1,6 @@
 """Real fairness datasets shipped with polfair (see ``polfair/data/README.md`` for provenance), and a
-synthetic lending book with BISG probabilities and a known race (:func:`make_bisg_lending`)."""
+synthetic lending book with BISG probabilities and a known race (:func:`make_bisg_lending`).
+"""
 
 from __future__ import annotations
 

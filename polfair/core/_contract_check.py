@@ -174,7 +174,8 @@ def check_problems(
                 found = f"; found e.g. {examples(c)}"
             except Exception:  # pragma: no cover - the examples are a courtesy; the counts are the error
                 found = ""
-        msg = f"{role}={c.column!r}: {n} rows (of {total}) have {c.what}{found}. {c.fix}"
+        name = "protected_proba" if role == "protected_proba_sum" else role  # one option, two kinds of problems
+        msg = f"{name}={c.column!r}: {n} rows (of {total}) have {c.what}{found}. {c.fix}"
         raise InvalidInputError(msg)
     missing = {k: problems.get(f"null_{k}", 0) for k in _KIND_ROLE if _KIND_ROLE[k] in roles}
     if "y_pred" not in roles or roles["y_pred"].role != "y_pred":

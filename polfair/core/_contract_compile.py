@@ -503,6 +503,12 @@ class Membership:
         value) and ``"protected_proba_sum"`` (rows not summing to 1; its source is the row's sum).
     tolerance
         The tolerance of the row sums.
+    raw
+        The probabilities as read (Float64; the remainder's ``max(0, 1 - sum)`` last), ``labels`` order.
+    top
+        The row's largest probability (of ``raw``).
+    inverse
+        ``1 / the row's sum`` where the row is usable, else null: ``values`` are ``raw × inverse``.
     """
 
     attribute: str
@@ -512,6 +518,9 @@ class Membership:
     state: Any
     checks: dict[str, Compiled]
     tolerance: float
+    raw: tuple[Any, ...] = ()
+    top: Any = None
+    inverse: Any = None
 
 
 def membership(
@@ -565,29 +574,31 @@ def membership(
         check_dtype("protected_proba", c)
     p = [eng.float64(c.expr) for c in cols]
     missing = p[0].is_null() | p[0].is_nan()
-    outside = ~((p[0] >= 0.0) & (p[0] <= 1.0))
     for x in p[1:]:
         missing = missing | x.is_null() | x.is_nan()
-        outside = outside | ~((x >= 0.0) & (x <= 1.0))
+    # one horizontal min, max and sum per row (NaN rows are missing before these are read)
+    low, top = (eng.ns.min_horizontal(*p), eng.ns.max_horizontal(*p)) if len(p) > 1 else (p[0], p[0])
+    outside = (low < 0.0) | (top > 1.0)
     total = eng.ns.sum_horizontal(*p) if len(p) > 1 else p[0]
     if remainder:
         bad_sum = total > 1.0 + tolerance
         rest = eng.ns.when(total < 1.0).then(1.0 - total).otherwise(eng.lit(0.0))
         p = [*p, rest]
+        top = eng.ns.max_horizontal(top, rest)
         scale = eng.ns.when(total < 1.0).then(eng.lit(1.0)).otherwise(total)
     else:
         bad_sum = (total - 1.0).abs() > tolerance
         scale = total
     state = eng.cases([(missing, eng.small(MISSING)), (outside, eng.small(INVALID)), (bad_sum, eng.small(MEMBERSHIP_SUM))],
                       eng.small(MEMBERSHIP_OK))  # fmt: skip
-    ok = state == MEMBERSHIP_OK
-    values = tuple(eng.ns.when(ok).then(x / scale) for x in p)
+    inverse = eng.ns.when(state == MEMBERSHIP_OK).then(1.0 / scale)  # null where the row is not usable
+    values = tuple(x * inverse for x in p)
     shown = ", ".join(c.name for c in cols) + (f" (remainder: {labels[-1]!r})" if remainder else "")
     display = f"{attribute}: {shown}"
     first_bad = eng.cases([(~((x >= 0.0) & (x <= 1.0)), x) for x in p[: len(cols)]], p[0])
     fix = (f"Each is P({attribute} = group | proxies), a number in [0, 1], and a row's probabilities sum to 1. "
-           "Normalise them (divide each by the row's sum), name a remainder group (a label mapped to None: "
-           f"1 - the others), or widen proba_tolerance= (now {tolerance:g}) for rounded probabilities")  # fmt: skip
+           "Normalise them (divide each by the row's sum), name a remainder group (a group without a column: "
+           f"1 - the others), or, for rounded probabilities, allow more: proba_tolerance=0.001 (now {tolerance:g})")  # fmt: skip
     range_check = Compiled("protected_proba", display, None, state, ~missing & outside,
                            "membership probabilities outside [0, 1] or infinite", fix,
                            Column(display, first_bad, pl.Float64()))  # fmt: skip
@@ -596,7 +607,8 @@ def membership(
     sum_check = Compiled("protected_proba_sum", display, None, state, ~missing & ~outside & bad_sum, sum_what, fix,
                          Column(display, total, pl.Float64()))  # fmt: skip
     return Membership(attribute, tuple(labels), tuple(c.name for c in cols), values, state,
-                      {"protected_proba": range_check, "protected_proba_sum": sum_check}, float(tolerance))  # fmt: skip
+                      {"protected_proba": range_check, "protected_proba_sum": sum_check}, float(tolerance),
+                      tuple(p), top, inverse)  # fmt: skip
 
 
 def key(eng: Engine, col: Column, *, role: str = "protected") -> Any:

@@ -56,12 +56,14 @@ from polfair.exceptions import PolfairError
 
 __all__ = [
     "ASSIGNMENTS",
+    "CITATION",
     "DEFAULT_TOLERANCE",
     "GROUP_INDEX",
     "ProbaSpec",
     "check_assignment",
     "check_proba_options",
     "compile_proba",
+    "estimated_note",
     "parse_protected_proba",
     "proba_columns",
     "proba_sums",
@@ -141,12 +143,12 @@ class ProbaSpec:
         Examples
         --------
         >>> ps = parse_protected_proba({"race": {"white": "p_w", "other": None}})
-        >>> ps.describe()["groups"]
-        {'white': 'p_w', 'other': None}
+        >>> ps.describe()["groups"], ps.describe()["columns"]
+        (['white', 'other'], ['p_w', None])
         """
         shown = [e if isinstance(e, str) else str(e) for e in self.exprs]
-        groups = dict(zip(self.labels, [*shown, *([None] if self.remainder else [])]))
-        return {"attribute": self.attribute, "groups": groups, "assignment": self.assignment,
+        return {"attribute": self.attribute, "groups": list(self.labels),
+                "columns": [*shown, *([None] if self.remainder else [])], "assignment": self.assignment,
                 "tolerance": self.tolerance}  # fmt: skip
 
 
@@ -310,8 +312,8 @@ def compile_proba(eng: Engine, ps: ProbaSpec, cols: Sequence[Column], *, weighte
 
 
 def _small_count(eng: Engine, cond: Any) -> Any:
-    """1 where ``cond``, else 0 (an integer column every engine sums)."""
-    return eng.ns.when(cond).then(eng.lit(1)).otherwise(eng.lit(0))
+    """1 where ``cond``, else 0 (an integer column every engine sums; a cast is cheaper than when/then)."""
+    return cond.cast(eng.ns.Int64)
 
 
 def proba_columns(eng: Engine, ps: ProbaSpec, w: Any | None, s: Any | None) -> dict[str, Any]:
@@ -357,21 +359,19 @@ def proba_columns(eng: Engine, ps: ProbaSpec, w: Any | None, s: Any | None) -> d
         PROBA_BAD: _small_count(eng, m.state == INVALID),
         PROBA_SUM: _small_count(eng, m.state == MEMBERSHIP_SUM),
     }
-    if ps.assignment == "argmax":
-        top = eng.ns.max_horizontal(*m.values)
-        index: Any = None
-        for i in range(len(m.values) - 1, -1, -1):
-            hit = m.values[i] == top
-            index = eng.ns.when(hit).then(eng.small(i)) if index is None else (
-                eng.ns.when(hit).then(eng.small(i)).otherwise(index))  # fmt: skip
-        out[GROUP_INDEX] = index
+    if ps.assignment == "argmax":  # the first group whose probability is the row's largest
+        index: Any = eng.small(len(m.raw) - 1)
+        for i in range(len(m.raw) - 2, -1, -1):
+            index = eng.ns.when(m.raw[i] == m.top).then(eng.small(i)).otherwise(index)
+        out[GROUP_INDEX] = eng.ns.when(m.state == 0).then(index)  # null: missing or invalid probabilities
         return out
-    for i, q in enumerate(m.values):
-        a = q if w is None else w * q
+    scaled = m.inverse if w is None else w * m.inverse  # w / the row's sum, once per row
+    for i, x in enumerate(m.raw):
+        a = x * scaled
         out[q_column(i)] = a
         if w is not None:
             out[q_column(i, "w2")] = w * a
-            out[q_column(i, "n")] = q
+            out[q_column(i, "n")] = x * m.inverse
         if s is not None:
             out[q_column(i, "s")] = a * s
             out[q_column(i, "1s")] = a * (1.0 - s)
@@ -391,3 +391,48 @@ def proba_sums(ps: ProbaSpec) -> list[str]:
         return out
     parts = ["", *(["w2", "n"] if ps.weighted else []), *(["s", "1s"] if ps.has_scores else [])]
     return out + [q_column(i, part) for part in parts for i in range(len(ps.labels))]
+
+
+#: The reference for the estimators' bias (cited in the notes, the docs and the report's page).
+CITATION = (
+    "Chen, Kallus, Mao, Svacha & Udell, \"Fairness Under Unawareness: Assessing Disparity When Protected "
+    "Class Is Unobserved\", FAT* 2019 (arXiv:1811.11154)"
+)
+
+
+def estimated_note(description: Mapping[str, Any] | None) -> str | None:
+    """The sentence a report's outputs show when its groups are estimated from proxies.
+
+    Parameters
+    ----------
+    description
+        :meth:`ProbaSpec.describe` (the report's request ``protected_proba``), or ``None``.
+
+    Returns
+    -------
+    str or None
+        ``None`` without an estimated attribute.
+
+    Examples
+    --------
+    >>> estimated_note(None) is None
+    True
+    >>> estimated_note(parse_protected_proba({"race": {"white": "p_w", "black": "p_b"}}).describe())[:60]
+    "Groups of 'race' are estimated from proxies, not recorded: e"
+    """
+    if not description:
+        return None
+    attr = description.get("attribute")
+    pairs = zip(description.get("groups") or [], description.get("columns") or [])
+    cols = ", ".join(f"{g}: {c}" if c is not None else f"{g}: the remainder" for g, c in pairs)
+    head = f"Groups of {attr!r} are estimated from proxies, not recorded"
+    tail = "Its intervals describe sampling noise only, not this bias."
+    if description.get("assignment") == "argmax":
+        return (f"{head}: each row is counted in its likeliest group ({cols}). {CITATION} show that this "
+                "threshold-based assignment is biased, generally exaggerating disparities, by an amount that "
+                "varies strongly with the threshold; compare with the weighted estimator "
+                f"(proba_assignment='weighted'). {tail}")  # fmt: skip
+    return (f"{head}: each row counts in every group with its membership probability ({cols}), the weighted "
+            f"estimator of {CITATION}. It is unbiased when the outcome is independent of the group given the "
+            "proxies; otherwise its bias is their conditional covariance, and it tends to understate "
+            f"disparities. {tail}")  # fmt: skip
