@@ -629,11 +629,16 @@ def _run_adverse_impact(lf: pl.LazyFrame, args: argparse.Namespace, kwargs: dict
         msg = "--adverse-impact eeoc needs --y-pred (the selection decision); NYC LL144 also takes --y-score"
         raise PolfairError(msg)
     sets = _sets(args.adverse_impact_sets)
+    proba = {k: kwargs[k] for k in ("protected_proba", "proba_assignment", "proba_tolerance") if k in kwargs}
     table = adverse_impact(
         lf, y_pred=None if use_score else kwargs["y_pred"], y_score=args.y_score if use_score else None,
         protected=kwargs["protected"] or [], preset=cast(Any, preset), favorable=kwargs["favorable"], by=kwargs["by"],
         intersections=sets if sets is not None else args.intersections, min_size=args.adverse_impact_min_size,
+        **proba,
     )  # fmt: skip
+    caveat = (request_of(table) or {}).get("caveat")
+    if caveat:  # groups estimated from proxies: the battery's caveat, before the table
+        print("adverse impact: " + caveat)
     out = args.adverse_impact_out
     if out:
         suffix = Path(out).suffix.lower()

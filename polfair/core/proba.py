@@ -64,6 +64,7 @@ __all__ = [
     "check_proba_options",
     "compile_proba",
     "estimated_note",
+    "group_weights",
     "parse_protected_proba",
     "proba_columns",
     "proba_sums",
@@ -365,17 +366,27 @@ def proba_columns(eng: Engine, ps: ProbaSpec, w: Any | None, s: Any | None) -> d
             index = eng.ns.when(m.raw[i] == m.top).then(eng.small(i)).otherwise(index)
         out[GROUP_INDEX] = eng.ns.when(m.state == 0).then(index)  # null: missing or invalid probabilities
         return out
-    scaled = m.inverse if w is None else w * m.inverse  # w / the row's sum, once per row
-    for i, x in enumerate(m.raw):
-        a = x * scaled
+    for i, (a, q) in enumerate(zip(*group_weights(ps, w))):
         out[q_column(i)] = a
         if w is not None:
             out[q_column(i, "w2")] = w * a
-            out[q_column(i, "n")] = x * m.inverse
+            out[q_column(i, "n")] = q
         if s is not None:
             out[q_column(i, "s")] = a * s
             out[q_column(i, "1s")] = a * (1.0 - s)
     return out
+
+
+def group_weights(ps: ProbaSpec, w: Any | None) -> tuple[list[Any], list[Any]]:
+    """Each group's weight of a row, ``w·p_g``, and its normalised probability ``p_g`` (expressions of the
+    pass's engine; null where the row's probabilities are not usable), ``ps.labels`` order.
+
+    ``w / Σp`` is computed once per row and shared by the groups.
+    """
+    m = ps.membership
+    assert m is not None, "compile the ProbaSpec first (compile_proba)"
+    scaled = m.inverse if w is None else w * m.inverse
+    return [x * scaled for x in m.raw], [x * m.inverse for x in m.raw]
 
 
 def proba_sums(ps: ProbaSpec) -> list[str]:
@@ -400,13 +411,15 @@ CITATION = (
 )
 
 
-def estimated_note(description: Mapping[str, Any] | None) -> str | None:
+def estimated_note(description: Mapping[str, Any] | None, *, intervals: bool = True) -> str | None:
     """The sentence a report's outputs show when its groups are estimated from proxies.
 
     Parameters
     ----------
     description
         :meth:`ProbaSpec.describe` (the report's request ``protected_proba``), or ``None``.
+    intervals
+        Whether the output has confidence intervals (then the note says what they cover).
 
     Returns
     -------
@@ -426,13 +439,13 @@ def estimated_note(description: Mapping[str, Any] | None) -> str | None:
     pairs = zip(description.get("groups") or [], description.get("columns") or [])
     cols = ", ".join(f"{g}: {c}" if c is not None else f"{g}: the remainder" for g, c in pairs)
     head = f"Groups of {attr!r} are estimated from proxies, not recorded"
-    tail = "Its intervals describe sampling noise only, not this bias."
+    tail = "Its intervals describe sampling noise only, not this bias." if intervals else ""
     if description.get("assignment") == "argmax":
         return (f"{head}: each row is counted in its likeliest group ({cols}). {CITATION} show that this "
                 "threshold-based assignment is biased, generally exaggerating disparities, by an amount that "
                 "varies strongly with the threshold; compare with the weighted estimator "
-                f"(proba_assignment='weighted'). {tail}")  # fmt: skip
+                f"(proba_assignment='weighted'). {tail}").strip()  # fmt: skip
     return (f"{head}: each row counts in every group with its membership probability ({cols}), the weighted "
             f"estimator of {CITATION}. It is unbiased when the outcome is independent of the group given the "
             "proxies; otherwise its bias is their conditional covariance, and it tends to understate "
-            f"disparities. {tail}")  # fmt: skip
+            f"disparities. {tail}").strip()  # fmt: skip

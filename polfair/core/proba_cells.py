@@ -26,10 +26,12 @@ What the cell table of an estimated group holds (``proba_assignment="weighted"``
 * the row counts (``n, n_missing, n_invalid, tp_n, ...``, UInt64) are the rows **apportioned** to
   the group by their probabilities: within each row of the pass's result (one ``by`` value,
   observed cell and outcome), the rows are split over the groups in proportion to ``Σ p_g`` and
-  rounded to whole rows by largest remainder (ties: the group named first), so they add up to the
-  input's rows over the groups (every row is accounted for once) and a group's ``n`` is about its
-  expected size ``Σ p_g``. aif360's unweighted entropy indices read them (between-group indices
-  are then approximate; the all-individuals indices, which sum over every group, are exact);
+  rounded to whole rows by systematic rounding (:func:`apportion`, with deterministic offsets
+  spread over [0, 1)), so they add up to the input's rows over the groups (every row is
+  accounted for once), each is within one row of its share, and a group's ``n`` is close to its
+  expected size ``Σ p_g`` (the roundings do not all favour the likeliest group). aif360's
+  unweighted entropy indices read them (between-group indices are then approximate; the
+  all-individuals indices, which sum over every group, are exact);
 * rows whose probabilities are missing (a null or NaN among them) are in the estimated
   attribute's **null group**, counted in its ``n_missing``; rows with invalid probabilities in its
   ``n_invalid`` (``fairness_report`` raises on them before).
@@ -40,17 +42,19 @@ the cell table is the ordinary one of that imputed attribute (whole counts, ``Σ
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 import polars as pl
 
+from polfair.core._args import SMALL_COLLECT
 from polfair.core.contract import CODE, FLAG_BAD_WEIGHT, FLAG_NULL_WEIGHT, PROBA_BAD, PROBA_NULL, PROBA_SUM
 from polfair.core.counts import BUCKET, CODE_ROWS, CODE_W2, grouped_by_code, pivot_codes
-from polfair.core.proba import GROUP_INDEX, ProbaSpec, proba_sums, q_column
+from polfair.core.proba import GROUP_INDEX, ProbaSpec, parse_protected_proba, proba_sums, q_column  # noqa: F401 (doctests)
 from polfair.core.spec import W1S, WS, Spec, W, build_spec
 
-__all__ = ["apportion", "cell_table", "code_counts", "expand_codes", "pass_keys"]
+__all__ = ["apportion", "cell_table", "code_counts", "expand_codes", "expand_sums", "pass_keys", "row_offset"]
 
 _R, _L, _GI, _SHARE, _FIXED, _FLAG = "__pf_r", "__pf_list", "__pf_gi", "__pf_share", "__pf_fixed", "__pf_flag"
 
@@ -100,9 +104,35 @@ def code_counts(spec: Spec) -> pl.LazyFrame:
     return grouped_by_code(pass_spec, aggs)
 
 
-def apportion(total: pl.Expr, share: pl.Expr, over: str) -> pl.Expr:
+#: The golden ratio's fractional part: the offsets of :func:`apportion` are ``frac(0.5 + i·φ⁻¹)``,
+#: a low-discrepancy sequence over the rows split (sorted by their keys, so deterministic).
+_PHI = 0.6180339887498949
+
+
+def row_offset(index: pl.Expr) -> pl.Expr:
+    """The rounding offset in [0, 1) of the ``index``-th row split by :func:`apportion` (deterministic).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> [round(x, 3) for x in pl.select(row_offset(pl.int_range(3))).to_series().to_list()]
+    [0.5, 0.118, 0.736]
+    """
+    x = 0.5 + index.cast(pl.Float64) * _PHI
+    return x - x.floor()
+
+
+def apportion(total: pl.Expr, share: pl.Expr, over: str, offset: pl.Expr) -> pl.Expr:
     """Whole rows per group: ``total`` rows split in proportion to ``share`` within each ``over``
-    group of rows, rounded by largest remainder (ties: the earlier row), so they add up to ``total``.
+    group of rows (the groups in row order), by systematic rounding with the row's ``offset``.
+
+    Group ``g`` gets ``b_g − b_{g−1}`` rows, ``b_g = floor(total · C_g / C + offset)`` with ``C_g``
+    the cumulative share up to ``g`` and ``C`` the total share (``b = total`` from the last group on),
+    so the counts add up to ``total`` exactly, each is within one row of its exact share
+    ``total · share / C``, and over many rows split with offsets spread over [0, 1)
+    (:func:`row_offset`) a group's total stays close to the sum of its exact shares: with rows of
+    one, each row goes to one group with probabilities proportional to the shares, not always to
+    the likeliest (largest-remainder rounding would, and would inflate the largest group).
 
     Parameters
     ----------
@@ -112,28 +142,31 @@ def apportion(total: pl.Expr, share: pl.Expr, over: str) -> pl.Expr:
         Each group's share (any non-negative scale; all zero: nothing is assigned).
     over
         The column that identifies the rows split together.
+    offset
+        A Float64 in [0, 1), the same on every row of an ``over`` group.
 
     Returns
     -------
     pl.Expr
-        Int64 counts.
+        Int64 counts, named as ``total``.
 
     Examples
     --------
     >>> import polars as pl
-    >>> df = pl.DataFrame({"r": [0, 0, 0, 1, 1], "n": [10, 10, 10, 3, 3], "s": [1.0, 1.0, 1.0, 0.5, 0.5]})
-    >>> df.select(apportion(pl.col("n"), pl.col("s"), "r"))["n"].to_list()
-    [4, 3, 3, 2, 1]
+    >>> df = pl.DataFrame({"r": [0, 0, 0, 1, 1], "n": [10, 10, 10, 3, 3], "s": [1.0, 1.0, 1.0, 0.5, 0.5],
+    ...                    "u": [0.5, 0.5, 0.5, 0.1, 0.1]})
+    >>> df.select(apportion(pl.col("n"), pl.col("s"), "r", pl.col("u")))["n"].to_list()
+    [3, 4, 3, 1, 2]
     """
-    s = share.fill_null(0.0)
-    whole = s.sum().over(over)
-    exact = pl.when(whole > 0).then(total.cast(pl.Float64) * s / whole).otherwise(0.0)
-    base = exact.floor()
-    left = pl.when(whole > 0).then(total.cast(pl.Float64) - base.sum().over(over)).otherwise(0.0)  # < groups
-    rank = (exact - base).rank("ordinal", descending=True).over(over)
-    return (base + pl.when(rank.cast(pl.Float64) <= left).then(1.0).otherwise(0.0)).cast(pl.Int64).alias(
-        total.meta.output_name()
-    )
+    s = share.fill_null(0.0).clip(lower_bound=0.0)
+    whole, cum = s.sum().over(over), s.cum_sum().over(over)
+    n = total.cast(pl.Float64)
+    bound = (
+        pl.when(whole <= 0).then(0.0)
+        .when(cum >= whole * (1.0 - 1e-12)).then(n)  # from the last group with a share on: every row
+        .otherwise((n * cum / whole + offset).floor().clip(0.0, n))
+    )  # fmt: skip
+    return (bound - bound.shift(1, fill_value=0.0).over(over)).cast(pl.Int64).alias(total.meta.output_name())
 
 
 def _sum_columns(spec: Spec) -> list[str]:
@@ -194,13 +227,14 @@ def expand_codes(codes: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
                       {c: pl.col(c) for c in sums})]  # fmt: skip
     # one select and one explode of the pass's result (a lazy pass is then read once)
     long = (
-        codes.with_row_index(_R)
+        codes.sort([*keep, CODE], nulls_last=False)  # a deterministic order: the rounding offsets follow it
+        .with_row_index(_R)
         .select(_R, *keep, CODE, valid.alias(CODE_ROWS), pl.concat_list([*items, *null_items]).alias(_L))
         .explode(_L)
         .unnest(_L)
         .with_columns(
-            # null items come after the groups, so they never take an apportioned row (share 0, ties last)
-            pl.when(pl.col(_FIXED).is_null()).then(apportion(pl.col(CODE_ROWS), pl.col(_SHARE), _R))
+            # null items come after the groups (share 0): apportion gives them no row
+            pl.when(pl.col(_FIXED).is_null()).then(apportion(pl.col(CODE_ROWS), pl.col(_SHARE), _R, row_offset(pl.col(_R))))
             .otherwise(pl.col(_FIXED)).alias(CODE_ROWS),
             (pl.col(CODE) | pl.col(_FLAG)).alias(CODE),
             *[pl.col(c).fill_null(0.0) for c in sums],
@@ -218,6 +252,65 @@ def expand_codes(codes: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
         .agg(pl.col(CODE_ROWS).sum().cast(pl.UInt64), *[pl.col(c).sum().cast(pl.Float64) for c in sums])
         .select(*cells, CODE, CODE_ROWS, *sums)
     )
+
+
+def expand_sums(
+    table: pl.DataFrame, ps: ProbaSpec, *, keep: Sequence[str], count: str, sums: Mapping[str, str], share: str
+) -> pl.DataFrame:
+    """A pass's result with per-group sum columns, one row per (row, group): the reshape of
+    :func:`expand_codes` for other passes (the score histograms), whose unusable rows are left out.
+
+    Parameters
+    ----------
+    table
+        The pass's result: ``keep`` columns, the row count ``count``, the problem counts
+        (:data:`~polfair.core.contract.PROBA_NULL` ...) and, per group ``i``, the columns
+        ``template.format(i)`` of ``sums`` and ``share``.
+    ps
+        The compiled :class:`~polfair.core.proba.ProbaSpec` (``"weighted"``).
+    keep
+        Columns copied to every group's row (keys, the score bin, minima and maxima).
+    count
+        The row count: the rows with usable probabilities, apportioned by the shares.
+    sums
+        Output column -> the name template of its per-group columns (``"__pf_h{}_w"``).
+    share
+        The name template of each group's ``Σ p`` (the apportioning shares).
+
+    Returns
+    -------
+    pl.DataFrame
+        ``keep``, the estimated attribute (Enum of its labels), ``count`` (Int64), the ``sums``;
+        rows without rows or weight dropped.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> ps = parse_protected_proba({"g": {"a": "pa", "b": None}})
+    >>> t = pl.DataFrame({"k": [1], "n": [3], "__pf_pnull": [1], "__pf_pbad": [0], "__pf_psum": [0],
+    ...                   "s0": [1.5], "s1": [0.5], "w0": [3.0], "w1": [1.0]})
+    >>> expand_sums(t, ps, keep=["k"], count="n", sums={"weight": "w{}"}, share="s{}").rows()
+    [(1, 'a', 2, 3.0), (1, 'b', 0, 1.0)]
+    """
+    k = len(ps.labels)
+    bad = [pl.col(c).fill_null(0).cast(pl.Int64) for c in (PROBA_NULL, PROBA_BAD, PROBA_SUM)]
+    items = [pl.struct(pl.lit(i, pl.UInt8).alias(_GI), pl.col(share.format(i)).alias(_SHARE),
+                       *[pl.col(t.format(i)).alias(c) for c, t in sums.items()]) for i in range(k)]  # fmt: skip
+    nonzero = pl.col(count) > 0
+    for c in sums:
+        nonzero = nonzero | (pl.col(c) != 0.0)
+    label = pl.col(_GI).replace_strict(list(range(k)), list(ps.labels), default=None, return_dtype=ps.dtype)
+    return (
+        table.lazy().sort(list(keep), nulls_last=False).with_row_index(_R)  # deterministic rounding offsets
+        .select(_R, *keep, (pl.col(count).cast(pl.Int64) - bad[0] - bad[1] - bad[2]).alias(count),
+                pl.concat_list(items).alias(_L))
+        .explode(_L).unnest(_L)
+        .with_columns(apportion(pl.col(count), pl.col(_SHARE), _R, row_offset(pl.col(_R))),
+                      *[pl.col(c).fill_null(0.0) for c in sums])
+        .filter(nonzero)
+        .select(*keep, label.alias(ps.attribute), count, *sums)
+        .collect(**SMALL_COLLECT)
+    )  # fmt: skip
 
 
 def cell_table(data: Any, **request: Any) -> pl.LazyFrame:
@@ -244,7 +337,7 @@ def cell_table(data: Any, **request: Any) -> pl.LazyFrame:
     >>> df = pl.DataFrame({"y": [1, 0, 1], "p": [1, 1, 0], "pa": [1.0, 0.5, 0.0]})
     >>> t = cell_table(df, y_true="y", y_pred="p", protected_proba={"g": {"a": "pa", "b": None}}).collect()
     >>> t.select("g", "n", "w", "tp", "fp", "fn").rows()
-    [('a', 2, 1.5, 1.0, 0.5, 0.0), ('b', 1, 1.5, 0.0, 0.5, 1.0)]
+    [('a', 1, 1.5, 1.0, 0.5, 0.0), ('b', 2, 1.5, 0.0, 0.5, 1.0)]
     """
     spec = build_spec(data, **request)
     if spec.proba is None:  # pragma: no cover - the callers pass protected_proba
