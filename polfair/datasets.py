@@ -231,12 +231,13 @@ def make_bisg_lending(
     gap = np.array([0.0, -1.0, -0.6, 0.2, -0.4]) * float(direct_effect)
     repaid = rng.random(n_rows) < 1.0 / (1.0 + np.exp(-(1.2 + 0.9 * z + gap[race])))
     score = 1.0 / (1.0 + np.exp(-(0.3 + 1.1 * z + rng.normal(0.0, 0.5, n_rows))))
+    names = [pl.Series([f"{prefix}{i:03d}" for i in range(m)]) for prefix, m in (("S", n_surnames), ("T", n_tracts))]
     out = pl.DataFrame({
         "applicant_id": np.arange(n_rows, dtype=np.int64),
-        "surname": [f"S{s:03d}" for s in surname],
-        "tract": [f"T{t:03d}" for t in tract],
-        "sex": np.where(rng.random(n_rows) < 0.5, "female", "male"),
-        "race": np.array(BISG_GROUPS)[race],
+        "surname": names[0].gather(surname),
+        "tract": names[1].gather(tract),
+        "sex": pl.Series(["female", "male"]).gather((rng.random(n_rows) >= 0.5).astype(np.int64)),
+        "race": pl.Series(BISG_GROUPS).gather(race),
         **{f"p_{g}": post[:, i] for i, g in enumerate(BISG_GROUPS)},
         "income": np.round(income, 2),
         "score": score,

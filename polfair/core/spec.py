@@ -445,7 +445,7 @@ def build_spec(
     if weight is not None:
         roles["weight"] = as_expr(weight, "weight")
     ps = None if protected_proba is None else parse_protected_proba(protected_proba, proba_assignment, proba_tolerance)
-    key_exprs = protected_exprs(protected) if ps is None or as_list(protected) else []
+    key_exprs = protected_exprs(protected if protected is not None else []) if ps is None or as_list(protected) else []
     by_exprs = [as_expr(b, "by") for b in as_list(by)]
     for role, e in roles.items():
         check_columns(e, role, names)

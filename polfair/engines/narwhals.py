@@ -343,7 +343,7 @@ def foreign_code_table(
     select[CODE] = columns[CODE]
     weighted = weight is not None
     if ps is not None:  # an estimated attribute: its probability columns, compiled as for Polars
-        pcols = [ff.column(_names(e, "protected_proba")[0], "protected_proba") for e in ps.exprs]
+        pcols = [ff.column(e, "protected_proba") for e in ps.exprs]  # names only (column() says so otherwise)
         ps = compile_proba(eng, ps, pcols, weighted=weighted, has_scores=y_score is not None)
         assert ps.membership is not None
         compiled |= ps.membership.checks

@@ -368,7 +368,8 @@ def adverse_impact(
         raise PolfairError(msg)
     # one pass on any engine (Polars, Spark, DuckDB): the decision is read by the input contract's
     # label rules (favorable in the column's dtype, null/NaN missing, a fractional Float an error)
-    proba = {"protected_proba": protected_proba, "proba_assignment": proba_assignment, "proba_tolerance": proba_tolerance}
+    proba: dict[str, Any] = {"protected_proba": protected_proba, "proba_assignment": proba_assignment,
+                             "proba_tolerance": proba_tolerance}  # fmt: skip
     if y_pred is not None:
         hist = decision_counts(data, y_pred=y_pred, protected=protected, favorable=favorable, by=by, **proba)
         cut: float | None = 0.5
