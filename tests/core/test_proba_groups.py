@@ -299,6 +299,8 @@ def test_rows_not_summing_to_one_raise_with_the_fix() -> None:
     loose = pf.fairness_report(df, y_true="y", y_pred="p", protected_proba=SMALL, proba_tolerance=0.1)
     rest = pf.fairness_report(df, y_true="y", y_pred="p", protected_proba={"g": {"a": "pa", "b": "pb", "c": None}})
     assert loose.filter(attribute="g")["group"].drop_nulls().unique().sort().to_list() == ["a", "b"]
+    a = loose.filter(attribute="g", group="a", metric="num_instances")["value"].item()
+    assert a == pytest.approx((df["pa"] / (df["pa"] + df["pb"])).sum(), rel=1e-12)  # each row divided by its sum
     c = rest.filter(attribute="g", group="c", metric="num_instances")["value"].item()
     assert c == pytest.approx(0.1 * (0.3 + 0.8 + 0.5 + 0.0 + 1.0 + 0.7))
 
