@@ -39,7 +39,7 @@ from polfair.outputs.writers import (
     write_report,
 )
 
-__all__ = ["EXIT_CODES_HELP", "check_output_path", "flag_message", "main", "summarize"]
+__all__ = ["EXIT_CODES_HELP", "check_output_path", "flag_message", "main", "parse_protected_proba_flag", "summarize"]
 
 #: The demo's policy: the four-fifths band on the headline ratios, groups of at least 30 rows.
 DEMO_THRESHOLDS = {m: [0.8, 1.25] for m in ("disparate_impact", "false_positive_rate_ratio", "false_negative_rate_ratio")}
