@@ -14,7 +14,8 @@ the type-I error of each test at nominal 5% under H0, with the Monte Carlo stand
 Scenarios: balanced (1000/1000), small groups (10–50 rows against 200), rates near 0 and 1,
 weighted rows (lognormal weights, Kish effective sizes), 30 intersectional groups (n 20…1000:
 spreads, homogeneity, BH, between-group GE(2) cell bootstrap), clustered rows (delete-a-group
-jackknife vs Newcombe). Not a timed benchmark; ``tests/core/test_coverage.py`` runs a fast seeded
+jackknife vs Newcombe). ``--regression``: the regression intervals (issue 23); ``--bisg``: groups
+estimated from BISG probabilities (issue 34). Not a timed benchmark; ``tests/core/test_coverage.py`` runs a fast seeded
 slice of it.
 """
 
@@ -491,6 +492,144 @@ def regression_scenarios(reps: int) -> list[tuple[str, Callable[[np.random.Gener
     ]  # fmt: skip
 
 
+# ----------------------------------------------------------------------------------------------
+# groups estimated from proxies (issue 34): fairness_report(protected_proba=...) on BISG-like data
+
+
+#: The rates and comparisons (against white) whose intervals are checked: (metric, the report's
+#: value and interval columns, the target's key, how the table names it).
+_BISG_CHECKS = (
+    ("selection_rate", "value", "value_lo", "value_hi", "selection_rate"),
+    ("base_rate", "value", "value_lo", "value_hi", "base_rate"),
+    ("true_positive_rate", "value", "value_lo", "value_hi", "true_positive_rate"),
+    ("false_positive_rate", "value", "value_lo", "value_hi", "false_positive_rate"),
+    ("base_rate", "difference", "difference_lo", "difference_hi", "base_rate difference"),
+    ("statistical_parity_difference", "value", "value_lo", "value_hi", "statistical_parity_difference"),
+    ("equal_opportunity_difference", "value", "value_lo", "value_hi", "equal_opportunity_difference"),
+    ("disparate_impact", "value", "value_lo", "value_hi", "disparate_impact"),
+)  # fmt: skip
+
+
+def _target(values: dict, group: str, metric: str, column: str) -> float:
+    """A group's target value (``column="difference"``: minus white's)."""
+    v = values.get((group, metric), np.nan)
+    return v - values.get(("white", metric), np.nan) if column == "difference" else v
+
+
+def _bisg_report(df: pl.DataFrame, assignment: str, **kw: object) -> pl.DataFrame:
+    import polfair as pf
+    from polfair.datasets import BISG_GROUPS
+
+    proba = {"race": {g: f"p_{g}" for g in BISG_GROUPS}}
+    return pf.fairness_report(df, y_true="repaid", y_pred="approved", protected_proba=proba,
+                              proba_assignment=assignment, privileged={"race": "white"}, **kw)  # fmt: skip
+
+
+def _bisg_targets(direct: float, seed: int, rows: int = 4_000_000) -> tuple[dict, dict]:
+    """(the weighted estimator's limit, the true group values) per (group, metric), from ``rows`` draws."""
+    import polfair as pf
+
+    big = pf.make_bisg_lending(rows, seed=seed, direct_effect=direct).drop("surname", "tract")
+    est = _bisg_report(big, "weighted", ci=None)
+    true = pf.fairness_report(big, y_true="repaid", y_pred="approved", protected="race", privileged={"race": "white"},
+                              ci=None)  # fmt: skip
+    pick = lambda r: {(g, m): v for g, m, v in r.filter(attribute="race").select("group", "metric", "value").iter_rows()  # noqa: E731
+                      if g is not None}  # fmt: skip
+    return pick(est), pick(true)
+
+
+def _bisg_alternatives(
+    df: pl.DataFrame, n: int, reps: int, est: dict, metric: str = "base_rate"
+) -> dict[str, dict[str, float]]:
+    """Coverage of a group rate's Wilson interval under three effective sizes (numpy, per replicate).
+
+    Kish with Σp² (the weighted estimator's own sampling variance, birdie's analytical SE), the
+    report's Kish with Σp (``Σ w²·p`` unweighted), and the linearization of the ratio estimator.
+    """
+    from polfair.datasets import BISG_GROUPS
+
+    rep = np.arange(df.height) // n
+    y = (df["repaid"] if metric == "base_rate" else df["approved"]).to_numpy().astype(float)
+    out: dict[str, dict[str, float]] = {}
+    for g in BISG_GROUPS:
+        p = df[f"p_{g}"].to_numpy()
+        s1, s2, sp = (np.bincount(rep, x, reps) for x in (p, p * p, p))
+        x1, x2 = np.bincount(rep, p * y, reps), np.bincount(rep, p * p * y, reps)
+        mu = x1 / s1
+        lin = (x2 * (1 - 2 * mu) + mu * mu * s2) / (s1 * s1)  # Σp²(y − μ)² / (Σp)²
+        target = est[(g, metric)]
+        res = {}
+        for name, ne in (("Kish Σp²", s1 * s1 / s2), ("report: Kish Σp", s1 * s1 / sp),
+                         ("linearization", mu * (1 - mu) / np.maximum(lin, 1e-300))):  # fmt: skip
+            c = ne
+            centre = (mu + Z * Z / (2 * c)) / (1 + Z * Z / c)
+            half = Z / (1 + Z * Z / c) * np.sqrt(mu * (1 - mu) / c + Z * Z / (4 * c * c))
+            res[name] = float(np.mean((centre - half <= target) & (target <= centre + half)))
+        out[g] = res
+    return out
+
+
+def bisg_rows(reps: int, seed: int) -> tuple[list[tuple[str, str, float, float, int]], str]:
+    """Coverage of the report's intervals on BISG data; rows for :func:`table` and the decision table."""
+    import polfair as pf
+
+    rows: list[tuple[str, str, float, float, int]] = []
+    alt_lines = ["| scenario | group | Kish Σp² (estimator's own variance) | report: Kish Σp | linearization |",
+                 "|---|---|---:|---:|---:|"]  # fmt: skip
+    for si, (direct, n) in enumerate(((0.0, 2000), (1.0, 500), (1.0, 2000), (1.0, 20_000))):
+        t0 = time.perf_counter()
+        est, true = _bisg_targets(direct, seed + 1000 + si)
+        r = max(reps * 2000 // n, 50) if n > 2000 else reps  # about as many rows as the 2000-row scenarios
+        df = pf.make_bisg_lending(n * r, seed=seed + si, direct_effect=direct).drop("surname", "tract")
+        df = df.with_columns((pl.int_range(pl.len()) // n).alias("rep"))
+        label = f"BISG, {'no direct effect' if direct == 0 else f'direct race effect {direct}'}, {n} rows"
+        for assignment in ("weighted", "argmax"):
+            rep = _bisg_report(df, assignment, by="rep").filter(pl.col("attribute") == "race", pl.col("group").is_not_null())
+            for metric, column, lo_col, hi_col, name in _BISG_CHECKS:
+                sub = rep.filter(metric=metric)
+                if column != "value" or metric not in ("selection_rate", "base_rate", "true_positive_rate",
+                                                       "false_positive_rate"):  # comparisons: the others vs white
+                    sub = sub.filter(pl.col("group") != "white")
+                groups = sub["group"].to_list()
+                for target_name, target in (("weighted estimator's limit", est), ("true group value", true)):
+                    if assignment == "argmax" and target is est:
+                        continue
+                    t = np.array([_target(target, g, metric, column) for g in groups])
+                    cov, undefined = _covers(sub[lo_col], sub[hi_col], t)
+                    rows.append((f"{label} ({assignment})", f"{name} vs {target_name}", cov, undefined, r))
+        alt = _bisg_alternatives(df, n, r, est)
+        for g, res in alt.items():
+            alt_lines.append(f"| {label} | {g} | " + " | ".join(f"{100 * res[k]:.1f}" for k in (
+                "Kish Σp²", "report: Kish Σp", "linearization")) + " |")  # fmt: skip
+        print(f"  {label}: {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+        del df
+    return rows, "\n".join(alt_lines)
+
+
+def _main_bisg(args: argparse.Namespace) -> None:
+    """``--bisg``: the estimated-groups scenarios (issue 34), in their own results section."""
+    t0 = time.perf_counter()
+    rows, alternatives = bisg_rows(args.reps, args.seed)
+    text = table(rows)
+    print(text)
+    print(alternatives)
+    if args.out is None:
+        return
+    section = (
+        f"\n\n## Groups estimated from proxies: coverage (issue 34)\n\n"
+        f"`python bench/coverage.py --bisg --reps {args.reps} --seed {args.seed}`, one run "
+        f"({time.perf_counter() - t0:.0f} s, 2 cores), polars {pl.__version__}. Data: `pf.make_bisg_lending` "
+        "(BISG probabilities from synthetic census tables, calibrated; `repaid` depends on race beyond the proxies "
+        "with the direct effect, `approved` only on income). Each replicate is one `by` value of ONE "
+        "`fairness_report(protected_proba=..., by='rep')`; rates and comparisons of the race groups against "
+        "white (its own comparisons excluded). Targets: the weighted estimator's limit (the same report on 4 "
+        "million draws) and the true group value (the report of the true race on them).\n\n" + text
+        + "\n\nWilson intervals of `base_rate` under three effective sizes (same replicates; numpy; coverage of "
+        "the weighted estimator's limit, %):\n\n" + alternatives + "\n"
+    )
+    args.out.write_text(args.out.read_text() + section if args.out.exists() else section)
+
+
 def run(reps: int, boot: int, seed: int, only: set[str] | None = None) -> list[tuple[str, str, float, float, int]]:
     """All scenarios; rows (scenario, family, coverage or rejection rate, share undefined, replicates)."""
     rows = []
@@ -526,9 +665,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=20261123)
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--regression", action="store_true", help="only the regression scenarios (issue 23)")
+    ap.add_argument("--bisg", action="store_true", help="only the groups estimated from proxies (issue 34)")
     args = ap.parse_args(argv)
     if args.regression:
         return _main_regression(args)
+    if args.bisg:
+        return _main_bisg(args)
     t0 = time.perf_counter()
     rows = run(args.reps, args.boot, args.seed)
     text = table(rows)

@@ -57,7 +57,7 @@ from polfair.core.report import REPORT_COLUMNS, report_from_counts
 from polfair.core.run_metadata import with_run_metadata
 from polfair.core.schema import SCHEMA_VERSION
 from polfair.core.wide import to_wide
-from polfair.datasets import load_adult, load_adult_regression, load_compas, load_german_credit
+from polfair.datasets import load_adult, load_adult_regression, load_compas, load_german_credit, make_bisg_lending
 from polfair.engines.accumulator import FairnessAccumulator
 from polfair.exceptions import (
     ColumnNotFoundError,
@@ -170,6 +170,7 @@ __all__ = [
     "load_adult",
     "load_adult_regression",
     "load_german_credit",
+    "make_bisg_lending",
     "PolfairError",
     "ColumnNotFoundError",
     "InvalidInputError",

@@ -22,6 +22,9 @@ from polfair.core.clustered import jackknife_report_intervals
 from polfair.core.collect import collect_cells
 from polfair.core.counts import BUCKET, COUNT_COLUMNS, cell_table, pivot_codes
 from polfair.core.inputs import is_foreign
+from polfair.core.proba import DEFAULT_TOLERANCE, check_proba_options
+from polfair.core.proba_cells import cell_table as proba_cell_table
+from polfair.core.proba_cells import expand_codes
 from polfair.core.report import report_batches, report_from_counts
 from polfair.core.run_metadata import attach_request, with_run_metadata
 from polfair.core.spec import Spec, build_spec
@@ -41,7 +44,7 @@ def confusion_counts(
     y_pred: IntoExpr | None = None,
     y_score: IntoExpr | None = None,
     threshold: float = 0.5,
-    protected: IntoExpr | Sequence[IntoExpr],
+    protected: IntoExpr | Sequence[IntoExpr] | None = None,
     favorable: Any = 1,
     unfavorable: Any = None,
     weight: IntoExpr | None = None,
@@ -50,6 +53,9 @@ def confusion_counts(
     n_buckets: int = 20,
     allow_many_groups: bool = False,
     exact_sums: bool = False,
+    protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None = None,
+    proba_assignment: Literal["weighted", "argmax"] = "weighted",
+    proba_tolerance: float = DEFAULT_TOLERANCE,
 ) -> pl.LazyFrame:
     """Weighted confusion counts per cell of every protected-attribute combination, in one pass.
 
@@ -104,6 +110,33 @@ def confusion_counts(
         and everything computed from it are bit-identical in any row order, chunking, thread
         count and engine; a weight must then be 0 or in [2**-16, 2**40) (else an error naming
         this option), about 1.5x the cost of the Float64 pass. See ``docs/contract.md``.
+    protected_proba
+        Optional protected attribute *estimated from proxies* (BISG, ...): ``{attribute: {group:
+        probability column or expression}}``, e.g. ``{"race": {"white": "p_white", "black":
+        "p_black", "hispanic": "p_hispanic", "other": None}}`` (``None``: the remainder group,
+        1 − the others). One attribute; it becomes the last protected key of the cell table (an
+        Enum of the groups, in this order), alongside observed ``protected`` attributes
+        (``protected`` may then be omitted) and intersected with them. Each probability is in
+        [0, 1]; a row's probabilities sum to 1 within ``proba_tolerance`` and are divided by their
+        sum; a null/NaN among them makes the row's group unknown (the attribute's null group,
+        counted in ``n_missing``); anything else is invalid (``n_invalid`` here, an error in
+        :func:`fairness_report`). Not with ``exact_sums=True``. See :mod:`polfair.core.proba` and
+        ``docs/proxy-groups.md``.
+    proba_assignment
+        ``"weighted"`` (default): the weighted estimator: a row counts in every group with
+        weight ``w·p_g``, so each rate is ``Σ w·p_g·1[outcome] / Σ w·p_g`` (Chen, Kallus, Mao,
+        Svacha & Udell, FAT* 2019: unbiased when the outcome is independent of the group given the
+        proxies; otherwise biased by their conditional covariance, typically *understating*
+        disparities). Weighted counts are the probability sums, ``tp_w2 ...`` are ``Σ w²·p_g``, and
+        the row counts (``n``, ``tp_n`` ...) are the rows apportioned to the groups by their
+        probabilities (whole rows, adding up to the input's rows; :mod:`polfair.core.proba_cells`).
+        ``"argmax"``: each row in its likeliest group (ties: the group named first), an ordinary
+        cell table of the imputed attribute. **Warning**: Chen et al. show this threshold-based
+        imputation is biased, generally *exaggerating* disparities, by an amount that varies
+        strongly with the threshold; use it to compare, not as the estimate.
+    proba_tolerance
+        Float in [0, 1), default 1e-6: how far a row's probabilities may sum from 1 (raise it
+        for rounded probabilities, e.g. 1e-3 for three decimals).
 
     Returns
     -------
@@ -154,9 +187,16 @@ def confusion_counts(
     kwargs["exact_sums"] = exact_sums
     if cluster is not None:
         kwargs |= {"cluster": cluster, "n_buckets": n_buckets}
+    check_proba_options(protected_proba, proba_assignment, proba_tolerance)
+    if protected_proba is not None:
+        kwargs |= {"protected_proba": protected_proba, "proba_assignment": proba_assignment,
+                   "proba_tolerance": proba_tolerance}  # fmt: skip
     if is_foreign(data):  # Spark, DuckDB, ...: the pass runs now, in that engine
         codes, fspec = foreign_code_table(data, **kwargs)
-        return pivot_codes(codes.lazy(), fspec)
+        lazy = codes.lazy() if fspec.proba is None else expand_codes(codes.lazy(), fspec)
+        return pivot_codes(lazy, fspec)
+    if protected_proba is not None:
+        return proba_cell_table(data, **kwargs, allow_many_groups=allow_many_groups)
     return cell_table(data, **kwargs, allow_many_groups=allow_many_groups)
 
 
@@ -198,6 +238,9 @@ def fairness_report(
     min_group_size: int | None = None,
     exact_sums: bool = False,
     band: Literal["both", "harm"] | None = None,
+    protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None = None,
+    proba_assignment: Literal["weighted", "argmax"] = "weighted",
+    proba_tolerance: float = DEFAULT_TOLERANCE,
 ) -> pl.DataFrame:
     """Audit a classifier's decisions (or a dataset's labels) for group fairness, in one pass.
 
@@ -217,6 +260,14 @@ def fairness_report(
         As in :func:`polfair.confusion_counts`. Without ``y_pred`` and ``y_score`` the report audits
         the labels alone (base rates; statistical parity and disparate impact on base rates; EDF),
         as aif360's ``BinaryLabelDatasetMetric`` does.
+    protected_proba, proba_assignment, proba_tolerance
+        A protected attribute estimated from proxies (BISG probabilities of race, ...), as in
+        :func:`polfair.confusion_counts`: every metric, interval, intersection with the observed
+        ``protected`` attributes and output follows (weighted estimator by default, the likeliest
+        group with ``"argmax"``). The intervals account for fractional membership through Kish
+        effective sizes ``(Σ w·p)² / Σ w²·p``; they describe sampling noise only, not the bias of
+        the estimator (``docs/proxy-groups.md``). The request (``request_of``) and the HTML page say
+        the groups are estimated.
     privileged
         Optional mapping attribute -> privileged value (or list of values), e.g.
         ``{"race": "Caucasian", "sex": "Male"}``. An attribute set whose attributes all have a
@@ -492,6 +543,9 @@ def _prepare(data: Any, options: dict[str, Any], shape: Any, run_metadata: Any) 
     o = options
     if o["band"] is None:
         options.pop("band")  # not given: the config hash of calls before the option is unchanged
+    if o["protected_proba"] is None:  # likewise
+        check_proba_options(None, options.pop("proba_assignment"), options.pop("proba_tolerance"))
+        options.pop("protected_proba")
     _check_shape(shape, run_metadata)
     # a mapping of metrics defines user metrics (polfair.core.user_metrics); a list: groupwise metrics
     metrics = o["metrics"]
@@ -506,13 +560,15 @@ def _prepare(data: Any, options: dict[str, Any], shape: Any, run_metadata: Any) 
         by=o["by"], protected=o["protected"], favorable=o["favorable"], privileged=o["privileged"],
         intersections=o["intersections"], thresholds=o["thresholds"], min_sample_size=o["min_sample_size"],
         max_sample_size=o["max_sample_size"], metrics=metrics, statistics=_given_statistics(options),
-        band=o.get("band"),
+        band=o.get("band"), estimated=o.get("protected_proba") is not None,
     )  # fmt: skip
     stats = significance_as_level({**_STATISTICS_DEFAULTS, **plan.statistics}, plan.statistics)
     kwargs = dict(y_true=plan.y_true, y_pred=plan.y_pred, y_score=plan.y_score, threshold=o["threshold"],
                   protected=plan.protected, favorable=plan.favorable, unfavorable=o["unfavorable"],
                   weight=plan.weight, by=plan.by)  # fmt: skip
     kwargs["exact_sums"] = bool(stats["exact_sums"])
+    if o.get("protected_proba") is not None:
+        kwargs |= {k: o[k] for k in ("protected_proba", "proba_assignment", "proba_tolerance")}
     if stats["cluster"] is not None:
         kwargs |= {"cluster": stats["cluster"], "n_buckets": stats["n_buckets"]}
     on_missing, engine, allow_many_groups = o["on_missing"], o["engine"], o["allow_many_groups"]
@@ -536,6 +592,8 @@ def _prepare(data: Any, options: dict[str, Any], shape: Any, run_metadata: Any) 
                   "p_adjust": stats["p_adjust"]}  # fmt: skip
     request = plan.request(threshold=o["threshold"], unfavorable=o["unfavorable"], reference=o["reference"],
                            stats=stats, config=o["config"])  # fmt: skip
+    if spec.proba is not None:  # the provenance says which groups are estimated, and how
+        request["protected_proba"] = spec.proba.describe()
     return _Prepared(plan, spec, cells, bucketed, statistics, common, request)
 
 

@@ -39,7 +39,7 @@ from polfair.outputs.writers import (
     write_report,
 )
 
-__all__ = ["EXIT_CODES_HELP", "check_output_path", "flag_message", "main", "summarize"]
+__all__ = ["EXIT_CODES_HELP", "check_output_path", "flag_message", "main", "parse_protected_proba_flag", "summarize"]
 
 #: The demo's policy: the four-fifths band on the headline ratios, groups of at least 30 rows.
 DEMO_THRESHOLDS = {m: [0.8, 1.25] for m in ("disparate_impact", "false_positive_rate_ratio", "false_negative_rate_ratio")}
@@ -107,6 +107,14 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--y-score", help="score column, P(favorable) in [0, 1]")
     rep.add_argument("--threshold", type=float, default=0.5, help="threshold for --y-score (default 0.5)")
     rep.add_argument("--protected", nargs="+", default=[], help="protected columns or SQL expressions")
+    rep.add_argument("--protected-proba", metavar="ATTR=GROUP:COLUMN,...",
+                     help="a protected attribute estimated from proxies (BISG): each group's membership-probability "
+                     "column, e.g. race=white:p_white,black:p_black,hispanic:p_hispanic,other (a group without a "
+                     "column: the remainder, 1 - the others); docs/proxy-groups.md")
+    rep.add_argument("--proba-assignment", choices=["weighted", "argmax"],
+                     help="with --protected-proba: weighted estimator (default) or each row in its likeliest group")
+    rep.add_argument("--proba-tolerance", type=float, metavar="TOL",
+                     help="with --protected-proba: how far a row's probabilities may sum from 1 (default 1e-6)")
     rep.add_argument("--favorable", nargs="+", help="favorable label value(s) (default 1)")
     rep.add_argument("--unfavorable", nargs="+", help="unfavorable label value(s); others then raise")
     rep.add_argument("--privileged", nargs="+", default=[], metavar="ATTR=VALUE", help="reference groups")
@@ -363,6 +371,11 @@ def _run_report(args: argparse.Namespace) -> int:
         kwargs["allow_many_groups"] = True
     if getattr(args, "exact_sums", False):
         kwargs["exact_sums"] = True
+    if getattr(args, "protected_proba", None):  # an attribute estimated from proxies (docs/proxy-groups.md)
+        kwargs["protected_proba"] = parse_protected_proba_flag(args.protected_proba)
+    for flag in ("proba_assignment", "proba_tolerance"):
+        if getattr(args, flag, None) is not None:
+            kwargs[flag] = getattr(args, flag)
     # statistics (issue 11): passed only when given, so the report's own defaults apply otherwise
     for flag in ("ci", "n_boot", "seed", "cluster", "min_group_size", "significance", "band"):
         if getattr(args, flag, None) is not None:
@@ -568,6 +581,38 @@ def _event_log(args: argparse.Namespace) -> EventLog:
     return EventLog(getattr(args, "log_format", "text"))
 
 
+def parse_protected_proba_flag(text: str) -> dict[str, dict[str, str | None]]:
+    """``--protected-proba race=white:p_white,black:p_black,other`` -> ``{"race": {"white": "p_white", ...}}``.
+
+    A group without ``:COLUMN`` is the remainder group (``None``: 1 - the others).
+
+    Raises
+    ------
+    PolfairError
+        Not ``ATTR=GROUP:COLUMN,...``, or a group given twice.
+
+    Examples
+    --------
+    >>> parse_protected_proba_flag("race=white:p_white,black:p_black,other")
+    {'race': {'white': 'p_white', 'black': 'p_black', 'other': None}}
+    """
+    attr, sep, rest = text.partition("=")
+    groups: dict[str, str | None] = {}
+    for part in rest.split(",") if sep else []:
+        group, colon, column = (x.strip() for x in part.partition(":"))
+        if not group or (colon and not column) or group in groups:
+            groups = {}
+            break
+        groups[group] = column if colon else None
+    if not attr.strip() or not groups:
+        msg = (
+            f"--protected-proba {text!r}: write ATTR=GROUP:COLUMN,GROUP:COLUMN,... (each group once; a group "
+            "without a column is the remainder), e.g. --protected-proba race=white:p_white,black:p_black,other"
+        )
+        raise PolfairError(msg)
+    return {attr.strip(): groups}
+
+
 def _sets(texts: Sequence[str] | None) -> list[list[str]] | None:
     """``--adverse-impact-sets race 'race & sex' race,sex`` -> [["race"], ["race", "sex"], ["race", "sex"]]."""
     if not texts:
@@ -585,11 +630,16 @@ def _run_adverse_impact(lf: pl.LazyFrame, args: argparse.Namespace, kwargs: dict
         msg = "--adverse-impact eeoc needs --y-pred (the selection decision); NYC LL144 also takes --y-score"
         raise PolfairError(msg)
     sets = _sets(args.adverse_impact_sets)
+    proba = {k: kwargs[k] for k in ("protected_proba", "proba_assignment", "proba_tolerance") if k in kwargs}
     table = adverse_impact(
         lf, y_pred=None if use_score else kwargs["y_pred"], y_score=args.y_score if use_score else None,
         protected=kwargs["protected"] or [], preset=cast(Any, preset), favorable=kwargs["favorable"], by=kwargs["by"],
         intersections=sets if sets is not None else args.intersections, min_size=args.adverse_impact_min_size,
+        **proba,
     )  # fmt: skip
+    caveat = (request_of(table) or {}).get("caveat")
+    if caveat:  # groups estimated from proxies: the battery's caveat, before the table
+        print("adverse impact: " + caveat)
     out = args.adverse_impact_out
     if out:
         suffix = Path(out).suffix.lower()
@@ -634,6 +684,8 @@ _FLAGS = {
     "intersections": "--intersections", "on_missing": "--on-missing", "allow_many_groups": "--allow-many-groups",
     "ci": "--ci", "n_boot": "--n-boot", "seed": "--seed", "cluster": "--cluster",
     "min_group_size": "--min-group-size", "significance": "--significance", "exact_sums": "--exact-sums", "band": "--band",
+    "protected_proba": "--protected-proba", "proba_assignment": "--proba-assignment",
+    "proba_tolerance": "--proba-tolerance",
 }  # fmt: skip
 _FLAGS |= {  # polfair slices (issue 33)
     "errors": "--errors", "features": "--features", "metric": "--metric", "alpha": "--alpha", "k": "--k",

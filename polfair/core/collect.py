@@ -21,6 +21,8 @@ from polfair.core._typing import OnMissing
 from polfair.core.contract import check_finite_sums, check_problems
 from polfair.core.counts import COUNTED_CODES, code_counts, describe_code_problems, pivot_codes
 from polfair.core.inputs import source_name
+from polfair.core.proba_cells import code_counts as proba_code_counts
+from polfair.core.proba_cells import expand_codes
 from polfair.core.spec import CODE, Spec, check_on_missing
 from polfair.exceptions import InvalidInputError
 
@@ -128,7 +130,9 @@ def collect_codes(
     Returns
     -------
     pl.DataFrame
-        Keys, ``__pf_o`` (the outcome code), ``__pf_n`` and the sums of :func:`polfair.core.counts.code_counts`.
+        Keys, ``__pf_o`` (the outcome code), ``__pf_n`` and the sums of :func:`polfair.core.counts.code_counts`
+        (with an estimated attribute: the pass's result reshaped by
+        :func:`polfair.core.proba_cells.expand_codes` after the checks).
 
     Raises
     ------
@@ -160,6 +164,8 @@ def collect_codes(
         check_cardinality([*spec.by, *spec.keys], codes, total)
     check_problems(describe_code_problems(codes), spec.compiled, total=total, on_missing=on_missing,
                    examples=spec.examples, stacklevel=5)  # fmt: skip
+    if spec.proba is not None:  # an estimated attribute: the ordinary code table of its cells
+        codes = expand_codes(codes.lazy(), spec).collect(**_SMALL)
     _check_overflow(spec, codes)
     return codes
 
@@ -207,7 +213,8 @@ def _run_pass(spec: Spec, engine: str) -> pl.DataFrame:
     """Collect the pass; a Polars error while reading the input names the file or pattern."""
     try:
         with _room_for_groups(engine):
-            return code_counts(spec).collect(engine=engine)  # type: ignore[call-overload]
+            plan = code_counts(spec) if spec.proba is None else proba_code_counts(spec)
+            return plan.collect(engine=engine)  # type: ignore[call-overload]
     except pl.exceptions.PolarsError as exc:
         where = source_name(spec.source) if spec.source is not None else None
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

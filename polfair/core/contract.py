@@ -25,6 +25,11 @@ The rules in short (the full table is :data:`ROLES` / ``docs/contract.md``):
 * **weights**: numeric; null and NaN are missing; negative and ±inf are invalid; with
   ``exact_sums=True`` a weight must be 0 or in [2**-16, 2**40) (what the fixed-point grid holds to
   2**-40 relative).
+* **membership probabilities** (``protected_proba``, an attribute estimated from proxies such as
+  BISG): numeric in [0, 1]; a null or NaN among a row's probabilities makes its group unknown
+  (missing); a row's probabilities sum to 1 within a tolerance (or name a remainder group); each
+  row's probabilities are divided by their sum (:func:`membership`; the pass:
+  :mod:`polfair.core.proba`).
 * **keys** (``protected``, ``by``): Boolean, integer, Float, Decimal, String, Categorical, Enum, Date,
   Datetime; Time/Duration/nested are refused (bin them). Null is its own group; NaN in a Float key
   is the null group too; ``-0.0`` is ``0.0``. The many-groups guard is about cardinality (after the
@@ -67,6 +72,9 @@ The module re-exports the public names of three concept modules: the rules and t
 from __future__ import annotations
 
 from polfair.core._contract_check import (
+    PROBA_BAD,
+    PROBA_NULL,
+    PROBA_SUM,
     PolarsFrame,
     check_finite_sums,
     check_problems,
@@ -74,14 +82,18 @@ from polfair.core._contract_check import (
     fetch_examples,
 )
 from polfair.core._contract_compile import (
+    MEMBERSHIP_OK,
+    MEMBERSHIP_SUM,
     POLARS,
     Column,
     Compiled,
     Engine,
+    Membership,
     check_dtype,
     key,
     label,
     loss,
+    membership,
     numeric,
     outcome_code,
     score,
@@ -114,13 +126,19 @@ __all__ = [
     "FLAG_NULL_WEIGHT",
     "INVALID",
     "MAX_EXACT_WEIGHT",
+    "MEMBERSHIP_OK",
+    "MEMBERSHIP_SUM",
     "MIN_EXACT_WEIGHT",
     "MISSING",
     "POLARS",
+    "PROBA_BAD",
+    "PROBA_NULL",
+    "PROBA_SUM",
     "ROLES",
     "Column",
     "Compiled",
     "Engine",
+    "Membership",
     "PolarsFrame",
     "Role",
     "check_dtype",
@@ -133,6 +151,7 @@ __all__ = [
     "key",
     "label",
     "loss",
+    "membership",
     "numeric",
     "outcome_code",
     "score",

@@ -58,6 +58,8 @@ from polfair.exceptions import InvalidInputError, PolfairError
 
 __all__ = [
     "BUCKET",
+    "CODE_ROWS",
+    "CODE_W2",
     "CONFUSION_COLUMNS",
     "COUNTED_CODES",
     "COUNT_COLUMNS",
@@ -94,6 +96,8 @@ COUNT_DTYPES: dict[str, pl.DataType] = {
 _N = "__pf_n"
 _K = "__pf_k"
 _W2 = "__pf_w2"
+#: Names of the code table's row count and Σw² columns (what :func:`pivot_codes` reads them from).
+CODE_ROWS, CODE_W2 = _N, _W2
 _W2LO = "__pf_w2lo"
 #: exact_sums=True: Σw² is ``floor(w² · 2**80)``, held as two UInt128 sums: ``_W2`` =
 #: ``floor(w² · 2**16)`` (< 2**96 for w < 2**40) and ``_W2LO`` = the next 64 bits.

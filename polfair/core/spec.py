@@ -22,7 +22,7 @@ code (``__pf_o``, UInt8), one value per row::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +51,7 @@ from polfair.core.contract import (
     weight,
 )
 from polfair.core.inputs import to_lazyframe
+from polfair.core.proba import DEFAULT_TOLERANCE, ProbaSpec, compile_proba, parse_protected_proba, proba_columns
 from polfair.core.schema import CELL_SCHEMA, REPORT_SCHEMA
 from polfair.exceptions import PolfairError
 
@@ -126,6 +127,11 @@ class Spec:
     key_exprs
         The ``by`` and protected keys as normalised Polars expressions of the input, named (NaN in
         a Float key is null, -0.0 is 0.0): what a room applies to new rows (``to_expr()``).
+    proba
+        An attribute estimated from membership probabilities (``protected_proba``,
+        :class:`polfair.core.proba.ProbaSpec`), the last of ``keys``; ``None`` otherwise. The pass
+        is then :func:`polfair.core.proba_cells.code_counts`: ``lf`` holds ``by`` and the observed
+        keys, the code and the probability columns of :func:`polfair.core.proba.proba_columns`.
     """
 
     lf: pl.LazyFrame | None
@@ -145,6 +151,7 @@ class Spec:
     exact: bool = False
     examples: Callable[[Compiled], list[Any]] | None = None
     key_exprs: tuple[pl.Expr, ...] = ()
+    proba: ProbaSpec | None = None
 
 
 #: The folded key (keys' value slots and the outcome code in one integer) must fit in UInt64.
@@ -378,7 +385,7 @@ def build_spec(
     y_pred: IntoExpr | None = None,
     y_score: IntoExpr | None = None,
     threshold: float = 0.5,
-    protected: IntoExpr | Sequence[IntoExpr],
+    protected: IntoExpr | Sequence[IntoExpr] | None = None,
     favorable: Any = 1,
     unfavorable: Any = None,
     weight: IntoExpr | None = None,
@@ -387,10 +394,15 @@ def build_spec(
     cluster: IntoExpr | None = None,
     n_buckets: int = 20,
     exact_sums: bool = False,
+    protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None = None,
+    proba_assignment: str = "weighted",
+    proba_tolerance: float = DEFAULT_TOLERANCE,
 ) -> Spec:
     """Validate a report request and build the normalised lazy frame (stage 1).
 
-    Parameters are those of :func:`polfair.confusion_counts`; see there. ``allow_many_groups`` is
+    Parameters are those of :func:`polfair.confusion_counts`; see there. ``protected_proba``,
+    ``proba_assignment`` and ``proba_tolerance`` add an attribute estimated from membership
+    probabilities (:mod:`polfair.core.proba`; ``protected`` may then be empty). ``allow_many_groups`` is
     accepted for symmetry (the many-groups guard runs after the pass, in
     :func:`polfair.core.collect.collect_cells`). ``cluster`` (a column name or expression of
     cluster ids, e.g. a user id) adds the ``bucket`` key, the hash of the id modulo ``n_buckets``
@@ -432,7 +444,8 @@ def build_spec(
         roles["y_score"] = as_expr(y_score, "y_score")
     if weight is not None:
         roles["weight"] = as_expr(weight, "weight")
-    key_exprs = protected_exprs(protected)
+    ps = None if protected_proba is None else parse_protected_proba(protected_proba, proba_assignment, proba_tolerance)
+    key_exprs = protected_exprs(protected if protected is not None else []) if ps is None or as_list(protected) else []
     by_exprs = [as_expr(b, "by") for b in as_list(by)]
     for role, e in roles.items():
         check_columns(e, role, names)
@@ -452,7 +465,13 @@ def build_spec(
                 "cannot be its own protected attribute: pass the demographic columns as protected="
             )
             raise PolfairError(msg)
-    check_key_names(by_names, keys)
+    check_key_names(by_names, keys if ps is None else (*keys, ps.attribute))
+    if ps is not None and exact_sums:
+        msg = (
+            "exact_sums=True is not available with protected_proba: membership probabilities times weights "
+            "are often below 2**-16, which the fixed-point sums cannot hold; use the default Float64 sums"
+        )
+        raise PolfairError(msg)
 
     probe = _schema_of(source, dict(roles))
     cols = {r: Column(output_name(e, r), e, probe[r]) for r, e in roles.items()}
@@ -478,6 +497,24 @@ def build_spec(
             raise PolfairError(msg)
         integer = _schema_of(source, {"c": ce})["c"].is_integer()
         out.append(bucket_of(ce, n_buckets, integer=integer).alias("bucket"))
+    fold = fold_layout(source, [*by_exprs, *key_exprs], in_memory=isinstance(data, pl.DataFrame))
+    weighted = "weight" in roles
+    if ps is not None:  # an estimated attribute: its probability columns (polfair.core.proba)
+        pexprs = [as_expr(e, "protected_proba") for e in ps.exprs]
+        for e in pexprs:
+            check_columns(e, "protected_proba", names)
+        pschema = _schema_of(source, {f"__pf_p{i}": e for i, e in enumerate(pexprs)})
+        pcols = [Column(output_name(e, "protected_proba"), e, dt) for e, dt in zip(pexprs, pschema.values())]
+        ps = compile_proba(POLARS, ps, pcols, weighted=weighted, has_scores="y_score" in roles, fold=fold)
+        assert ps.membership is not None
+        compiled |= ps.membership.checks
+        w_value = compiled["weight"].value if weighted else None
+        s_value = compiled["y_score"].value if "y_score" in roles else None
+        if ps.assignment == "weighted":  # the probabilities' sums replace Σw, Σw·s, Σw·(1−s)
+            columns = {}
+            weighted = True
+        columns |= proba_columns(POLARS, ps, w_value, s_value)
+        keys, fold = (*keys, ps.attribute), ()
     out += [e.alias(n) for n, e in columns.items()]
     return Spec(
         lf=source.select(out),
@@ -486,15 +523,16 @@ def build_spec(
         keys=keys,
         has_predictions=("y_pred" in roles or "y_score" in roles),
         has_scores="y_score" in roles,
-        weighted="weight" in roles,
+        weighted=weighted,
         roles=roles,
         favorable=fav,
         unfavorable=unfav,
         threshold=float(threshold),
-        fold=fold_layout(source, [*by_exprs, *key_exprs], in_memory=isinstance(data, pl.DataFrame)),
+        fold=fold,
         bucket=cluster is not None,
         compiled=compiled,
         exact=bool(exact_sums),
         examples=PolarsFrame(source).examples,
         key_exprs=tuple(key_cols),
+        proba=ps,
     )

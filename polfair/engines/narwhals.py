@@ -23,9 +23,17 @@ from typing import Any
 import polars as pl
 
 from polfair.core._args import check_columns
-from polfair.core.contract import CODE, Column, Compiled, Engine, fetch_examples, key
+from polfair.core.contract import CODE, PROBA_BAD, PROBA_NULL, PROBA_SUM, Column, Compiled, Engine, fetch_examples, key
 from polfair.core.counts import combine_limbs, exact_limb_columns
 from polfair.core.inputs import is_foreign
+from polfair.core.proba import (
+    DEFAULT_TOLERANCE,
+    GROUP_INDEX,
+    compile_proba,
+    parse_protected_proba,
+    proba_columns,
+    proba_sums,
+)
 from polfair.core.spec import (
     W1S,
     WS,
@@ -258,6 +266,9 @@ def foreign_code_table(
     cluster: str | None = None,
     n_buckets: int = 20,
     exact_sums: bool = False,
+    protected_proba: Mapping[str, Mapping[str, str | None]] | None = None,
+    proba_assignment: str = "weighted",
+    proba_tolerance: float = DEFAULT_TOLERANCE,
 ) -> tuple[pl.DataFrame, Spec]:
     """Run the counting pass inside the frame's own engine; return the code table and the spec.
 
@@ -267,6 +278,12 @@ def foreign_code_table(
         A PySpark DataFrame, DuckDB relation, or another frame narwhals supports lazily.
     y_true, y_pred, y_score, threshold, protected, favorable, unfavorable, weight, by, exact_sums
         As in :func:`polfair.confusion_counts`, but column names only.
+    protected_proba, proba_assignment, proba_tolerance
+        An attribute estimated from membership probabilities (column names), as in
+        :func:`polfair.confusion_counts`: the pass sums the probabilities' columns
+        (:func:`polfair.core.proba.proba_columns`, the same code as for Polars) and the returned code
+        table is the pass's result; :func:`polfair.core.proba_cells.expand_codes` turns it into
+        the cells' code table (``collect_cells`` does).
     cluster, n_buckets
         Not supported in foreign engines yet (the bucket hash needs wrapping unsigned 64-bit
         arithmetic): giving ``cluster`` raises.
@@ -303,7 +320,8 @@ def foreign_code_table(
     given = {"y_true": y_true, "y_pred": y_pred, "y_score": y_score, "weight": weight}
     roles: dict[str, str] = {r: _names(v, r)[0] for r, v in given.items() if v is not None}
     keys, by_names = _names(protected, "protected"), _names(by, "by")
-    if not keys:
+    ps = None if protected_proba is None else parse_protected_proba(protected_proba, proba_assignment, proba_tolerance)
+    if not keys and ps is None:
         msg = "protected must name at least one column, e.g. protected=['sex']"
         raise PolfairError(msg)
     for role, name in [*roles.items(), *(("protected", k) for k in keys), *(("by", b) for b in by_names)]:
@@ -311,7 +329,10 @@ def foreign_code_table(
     if y_true in keys:
         msg = f"protected attribute {y_true!r} is the label column y_true; pass the demographic columns as protected="
         raise PolfairError(msg)
-    check_key_names(by_names, keys)
+    check_key_names(by_names, keys if ps is None else [*keys, ps.attribute])
+    if ps is not None and exact_sums:
+        msg = "exact_sums=True is not available with protected_proba; use the default Float64 sums"
+        raise PolfairError(msg)
     fav, unfav = label_values(favorable, unfavorable)
     eng = ff.eng
     compiled, columns = classification_columns(eng, {r: ff.column(n, r) for r, n in roles.items()}, fav, unfav,
@@ -320,6 +341,20 @@ def foreign_code_table(
     select: dict[str, Any] = {g: key(eng, ff.column(g, "by" if g in by_names else "protected"),
                                      role="by" if g in by_names else "protected") for g in group}  # fmt: skip
     select[CODE] = columns[CODE]
+    weighted = weight is not None
+    if ps is not None:  # an estimated attribute: its probability columns, compiled as for Polars
+        pcols = [ff.column(e, "protected_proba") for e in ps.exprs]  # names only (column() says so otherwise)
+        ps = compile_proba(eng, ps, pcols, weighted=weighted, has_scores=y_score is not None)
+        assert ps.membership is not None
+        compiled |= ps.membership.checks
+        w, s = compiled.get("weight"), compiled.get("y_score")
+        pcolumns = proba_columns(eng, ps, None if w is None else w.value, None if s is None else s.value)
+        if ps.assignment == "weighted":
+            columns = {}
+            weighted = True
+        else:
+            group.append(GROUP_INDEX)
+        select |= pcolumns
     if exact_sums:
         w = compiled.get("weight")
         s = compiled.get("y_score")
@@ -335,8 +370,12 @@ def foreign_code_table(
         if W in columns:
             select[_W2] = columns[W] * columns[W]  # Σw² per (cell, code): Kish effective sizes
         sums = [c for c in (W, _W2, WS, W1S) if c in select]
+        sums += [] if ps is None else proba_sums(ps)
     native = ff.aggregate(select, [*group, CODE], lambda ns: [ns.len().alias(_N), *(ns.col(c).sum() for c in sums)])
     casts = {CODE: pl.UInt8, _N: pl.UInt64, W: pl.Float64, _W2: pl.Float64, WS: pl.Float64, W1S: pl.Float64}
+    if ps is not None:
+        casts |= {c: pl.UInt64 if c in (PROBA_NULL, PROBA_BAD, PROBA_SUM) else pl.Float64 for c in proba_sums(ps)}
+        casts[GROUP_INDEX] = pl.UInt8
     codes = native.with_columns([pl.col(c).cast(t) for c, t in casts.items() if c in native.columns])
     if exact_sums:
         codes = combine_limbs(codes)
@@ -344,10 +383,10 @@ def foreign_code_table(
         lf=None,
         source=None,
         by=tuple(by_names),
-        keys=tuple(keys),
+        keys=tuple(keys) if ps is None else (*keys, ps.attribute),
         has_predictions=y_pred is not None or y_score is not None,
         has_scores=y_score is not None,
-        weighted=weight is not None,
+        weighted=weighted,
         roles={r: pl.col(n) for r, n in roles.items()},
         favorable=fav,
         unfavorable=unfav,
@@ -355,5 +394,6 @@ def foreign_code_table(
         compiled=compiled,
         exact=bool(exact_sums),
         examples=ff.examples,
+        proba=ps,
     )
     return codes, spec

@@ -199,6 +199,7 @@ def plan_report(
     metrics: Any,
     statistics: Mapping[str, Any] | None = None,
     band: str | None = None,
+    estimated: bool = False,
 ) -> ReportPlan:
     """Resolve ``fairness_report``'s monitoring keywords and config into plain report arguments.
 
@@ -211,7 +212,8 @@ def plan_report(
     win over the config's ``[statistics]`` table, merged into ``plan.statistics``. Column keys of
     the config (``y_true``, ``y_pred``, ``y_score``, ``weight``, ``by``) are column names or SQL
     expressions, as the command line's flags (``y_pred = "decile_score >= 5"``). ``band``:
-    ``"both"`` or ``"harm"`` (default: the config's, else ``"both"``).
+    ``"both"`` or ``"harm"`` (default: the config's, else ``"both"``). ``estimated``: the report
+    has an attribute estimated from proxies (``protected_proba``), so ``protected`` may be empty.
 
     Raises
     ------
@@ -262,7 +264,7 @@ def plan_report(
     if plan.y_true is None:
         msg = "y_true is required: name the label column (y_true='label'), or set y_true in the config"
         raise PolfairError(msg)
-    if not plan.protected:
+    if not plan.protected and not estimated:
         msg = (
             "protected is required: protected= must name at least one column or expression, e.g. "
             "protected=['sex'] (with a config, its monitored/reference groups can supply them)"

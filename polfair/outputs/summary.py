@@ -13,11 +13,14 @@ length grows with the number of groups or periods.
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
 import polars as pl
 
+from polfair.core.proba import estimated_note
+from polfair.core.run_metadata import request_of
 from polfair.core.schema import by_columns
 from polfair.core.status import is_ratio_metric
 
@@ -262,6 +265,9 @@ def summarize(
     present = set(rep["metric"].unique().to_list())
     groups = rep.filter(pl.col("group").is_not_null(), pl.col("attribute").is_in(attrs))
     lines: list[str] = []
+    note = estimated_note((request_of(report) or {}).get("protected_proba"))
+    if note:  # groups estimated from proxies (protected_proba): say so first
+        lines.extend(textwrap.wrap(f"Note: {note}", WIDTH))
     if not by:
         for a in attrs:
             sub = groups.filter(pl.col("attribute") == a)

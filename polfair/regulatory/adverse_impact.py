@@ -36,14 +36,16 @@ unknown category" (§ 5-301(b)(5), (c)(5)).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import polars as pl
 
 from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
+from polfair.core.proba import DEFAULT_TOLERANCE, estimated_note, parse_protected_proba
 from polfair.core.report import attribute_sets, group_label
+from polfair.core.run_metadata import attach_request
 from polfair.exceptions import PolfairError
 from polfair.regulatory.statistics import (
     fisher_exact_two_sided,
@@ -241,7 +243,7 @@ def adverse_impact(
     *,
     y_pred: IntoExpr | None = None,
     y_score: IntoExpr | None = None,
-    protected: IntoExpr | Sequence[IntoExpr],
+    protected: IntoExpr | Sequence[IntoExpr] | None = None,
     preset: Literal["eeoc", "nyc_ll144"] = "eeoc",
     favorable: Any = 1,
     by: IntoExpr | Sequence[IntoExpr] | None = None,
@@ -251,6 +253,9 @@ def adverse_impact(
     variance: Literal["pooled", "hypergeometric"] = "pooled",
     shortfall_rate: Literal["overall", "highest"] = "overall",
     min_size: int | None = None,
+    protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None = None,
+    proba_assignment: Literal["weighted", "argmax"] = "weighted",
+    proba_tolerance: float = DEFAULT_TOLERANCE,
 ) -> pl.DataFrame:
     """Adverse-impact table: selection (or scoring) rates, impact ratios, four-fifths, z, Fisher, shortfall.
 
@@ -298,6 +303,16 @@ def adverse_impact(
     shortfall_rate
         The rate of the expected selections of the shortfall: ``"overall"`` (the attribute set's
         selection rate over compared groups; default) or ``"highest"`` (the comparison group's).
+    protected_proba, proba_assignment, proba_tolerance
+        A category estimated from proxies (BISG race/ethnicity), as in
+        :func:`polfair.confusion_counts` (``protected`` may then be omitted). The battery counts
+        whole candidates, so a group's ``n`` and ``selected`` are the candidates apportioned to it
+        by their probabilities (its expected candidates, rounded to whole ones within each
+        decision; ``"argmax"``: the candidates whose likeliest group it is). **Caveat**, attached to
+        the returned table (``polfair.core.run_metadata.request_of(table)["caveat"]``, stored by the
+        writers, printed by the command line): the z and Fisher tests then treat estimated
+        memberships as known, and the estimators' biases apply (the weighted estimator tends to
+        understate disparities, the likeliest group to exaggerate them; Chen et al., FAT* 2019).
 
     Returns
     -------
@@ -353,15 +368,25 @@ def adverse_impact(
         raise PolfairError(msg)
     # one pass on any engine (Polars, Spark, DuckDB): the decision is read by the input contract's
     # label rules (favorable in the column's dtype, null/NaN missing, a fractional Float an error)
+    proba: dict[str, Any] = {"protected_proba": protected_proba, "proba_assignment": proba_assignment,
+                             "proba_tolerance": proba_tolerance}  # fmt: skip
     if y_pred is not None:
-        hist = decision_counts(data, y_pred=y_pred, protected=protected, favorable=favorable, by=by)
+        hist = decision_counts(data, y_pred=y_pred, protected=protected, favorable=favorable, by=by, **proba)
         cut: float | None = 0.5
     else:
         assert y_score is not None  # checked above: exactly one of y_pred / y_score
-        hist = score_counts(data, y_true=None, y_score=y_score, protected=protected, by=by)
+        hist = score_counts(data, y_true=None, y_score=y_score, protected=protected, by=by, **proba)
         cut = None
     by_n = hist.columns[: len(as_list(by))]
-    return adverse_impact_from_counts(
+    table = adverse_impact_from_counts(
         hist, by=by_n, cut=cut, intersections=intersections, exclude_below=exclude_below, alpha=alpha,
         variance=variance, shortfall_rate=shortfall_rate, min_size=min_size,
     )  # fmt: skip
+    if protected_proba is None:
+        return table
+    described = parse_protected_proba(protected_proba, proba_assignment, proba_tolerance).describe()
+    caveat = (
+        f"{estimated_note(described, intervals=False)} The four-fifths rule, the z and Fisher tests count each group's candidates "
+        "apportioned by their probabilities as if memberships were known."
+    )
+    return attach_request(table, {"protected_proba": described, "caveat": caveat})

@@ -40,7 +40,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Literal
 
 import polars as pl
@@ -48,9 +49,19 @@ import polars as pl
 from polfair.core import contract
 from polfair.core._args import as_list, is_bool_like, mergeable_tables
 from polfair.core._typing import IntoExpr
-from polfair.core.contract import CODE, Compiled
+from polfair.core.contract import CODE, PROBA_BAD, PROBA_NULL, PROBA_SUM, Compiled
 from polfair.core.counts import COUNTED_CODES
 from polfair.core.inputs import is_foreign
+from polfair.core.proba import (
+    DEFAULT_TOLERANCE,
+    GROUP_INDEX,
+    check_proba_options,
+    compile_proba,
+    group_weights,
+    parse_protected_proba,
+    proba_columns,
+)
+from polfair.core.proba_cells import expand_sums
 from polfair.core.spec import check_key_names, check_on_missing, label_values
 from polfair.exceptions import InvalidInputError, PolfairError
 
@@ -125,11 +136,14 @@ def _histogram(
     edges: tuple[float, ...] | None,
     engine: str,
     on_missing: str,
+    proba: Mapping[str, Any] | None = None,
 ) -> tuple[pl.DataFrame, list[str]]:
     """The ONE ``group_by`` of a score histogram, written once for every engine (the frame adapter).
 
     With ``y_pred`` (a decision, :func:`decision_counts`) the histogram's score is 1.0 for a
-    favorable decision and 0.0 for an unfavorable one.
+    favorable decision and 0.0 for an unfavorable one. ``proba``: the ``protected_proba``,
+    ``proba_assignment`` and ``proba_tolerance`` keywords of an attribute estimated from proxies
+    (:mod:`polfair.core.proba`): its groups' sums are extra columns of the same pass, reshaped after it.
     """
     check_on_missing(on_missing)
     frame = _frame(data)
@@ -165,11 +179,13 @@ def _histogram(
     columns |= {"score": _bin_expr(eng.ns, s, edges), CODE: contract.outcome_code(eng, truth, pred, flags), _S: s, _W: w,
                 _WS: w * s, _WSS: w * s * s, _WW: w * w}  # fmt: skip
     group = [*names, "score", CODE]
+    ps, extra = _estimated(frame, proba, names, compiled, columns, group, weight_ is not None, s)
 
     def aggs(ns: Any) -> list[Any]:
         return [ns.len().alias("n"), ns.col(_W).sum().alias("weight"), ns.col(_WS).sum().alias("score_sum"),
                 ns.col(_WSS).sum().alias("score_sq_sum"), ns.col(_S).min().alias("score_min"),
-                ns.col(_S).max().alias("score_max"), ns.col(_WW).sum().alias("weight_sq_sum")]  # fmt: skip
+                ns.col(_S).max().alias("score_max"), ns.col(_WW).sum().alias("weight_sq_sum"),
+                *(ns.col(c).sum() for c in extra)]  # fmt: skip
 
     out = frame.aggregate(columns, group, aggs, engine)
     out = out.with_columns(pl.col("n").cast(pl.Int64), pl.col(CODE).cast(pl.Int32))
@@ -181,7 +197,59 @@ def _histogram(
         pl.col("score").cast(pl.Float64), (pl.col(CODE) % 4 == 1).alias("label"),
         pl.col("weight", "score_sum", "score_sq_sum", "score_min", "score_max", "weight_sq_sum").cast(pl.Float64),
     )  # fmt: skip
+    if ps is not None:  # the estimated attribute's groups: one row per (row of the pass, group)
+        out, names = _spread_groups(out, ps, names)
     return out.select(*names, "score", "label", *SCORE_COUNT_COLUMNS), names
+
+
+#: Per-group sums of an estimated attribute's histogram: output column -> pass column template.
+_GROUP_SUMS = {"weight": "__pf_h{}_w", "score_sum": "__pf_h{}_ws", "score_sq_sum": "__pf_h{}_wss",
+               "weight_sq_sum": "__pf_h{}_ww"}  # fmt: skip
+_GROUP_SHARE = "__pf_h{}_q"
+
+
+def _estimated(frame: Any, proba: Mapping[str, Any] | None, names: list[str], compiled: dict[str, Compiled],
+               columns: dict[str, Any], group: list[str], weighted: bool, s: Any) -> tuple[Any, list[str]]:  # fmt: skip
+    """Add an estimated attribute's columns to the pass (``columns``, ``group``, ``compiled``, in place).
+
+    Returns the compiled :class:`~polfair.core.proba.ProbaSpec` (``None`` without one) and the extra
+    columns the pass sums.
+    """
+    if not proba or proba.get("protected_proba") is None:
+        return None, []
+    ps = parse_protected_proba(proba["protected_proba"], proba.get("proba_assignment", "weighted"),
+                               proba.get("proba_tolerance", DEFAULT_TOLERANCE))  # fmt: skip
+    check_key_names([], [*names, ps.attribute], also_reserved=sorted(_RESERVED))
+    cols = [frame.column(e, "protected_proba") for e in ps.exprs]
+    ps = compile_proba(frame.eng, ps, cols, weighted=weighted, has_scores=True)
+    assert ps.membership is not None
+    compiled |= ps.membership.checks
+    checks = proba_columns(frame.eng, replace(ps, assignment="argmax"), None, None)  # the problem counts (and argmax)
+    extra = [PROBA_NULL, PROBA_BAD, PROBA_SUM]
+    if ps.assignment == "argmax":
+        columns |= checks
+        group.insert(len(names), GROUP_INDEX)
+        return ps, extra
+    columns |= {c: checks[c] for c in extra}
+    w = columns[_W] if weighted else None
+    for i, (a, q) in enumerate(zip(*group_weights(ps, w))):
+        columns |= {_GROUP_SUMS["weight"].format(i): a, _GROUP_SUMS["score_sum"].format(i): a * s,
+                    _GROUP_SUMS["score_sq_sum"].format(i): a * s * s,
+                    _GROUP_SUMS["weight_sq_sum"].format(i): a if w is None else a * w, _GROUP_SHARE.format(i): q}  # fmt: skip
+    extra += [t.format(i) for t in (*_GROUP_SUMS.values(), _GROUP_SHARE) for i in range(len(ps.labels))]
+    return ps, extra
+
+
+def _spread_groups(out: pl.DataFrame, ps: Any, names: list[str]) -> tuple[pl.DataFrame, list[str]]:
+    """The histogram of the estimated attribute's groups (after the checks; unusable rows left out)."""
+    keys = [*names, ps.attribute]
+    if ps.assignment == "argmax":
+        label = pl.col(GROUP_INDEX).to_physical().cast(pl.UInt8).replace_strict(
+            list(range(len(ps.labels))), list(ps.labels), default=None, return_dtype=ps.dtype)  # fmt: skip
+        return out.filter(pl.col(GROUP_INDEX).is_not_null()).with_columns(label.alias(ps.attribute)), keys
+    keep = [*names, "score", CODE, "label", "score_min", "score_max"]  # (the keys first: the order of the roundings)
+    spread = expand_sums(out, ps, keep=keep, count="n", sums=_GROUP_SUMS, share=_GROUP_SHARE)
+    return spread, keys
 
 
 def score_counts(
@@ -197,6 +265,9 @@ def score_counts(
     range: tuple[float, float] = (0.0, 1.0),
     engine: Literal["auto", "in-memory", "streaming"] = "auto",
     on_missing: Literal["warn", "raise", "ignore"] = "warn",
+    protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None = None,
+    proba_assignment: Literal["weighted", "argmax"] = "weighted",
+    proba_tolerance: float = DEFAULT_TOLERANCE,
 ) -> pl.DataFrame:
     """Score histogram by group: ONE ``group_by`` over (by, protected, score bin, label).
 
@@ -237,6 +308,13 @@ def score_counts(
         ``"warn"`` (default), ``"raise"`` or ``"ignore"``: rows with a null or NaN label, score or
         weight are left out of the histogram; say so with a
         :class:`~polfair.exceptions.MissingValuesWarning`, raise, or say nothing.
+    protected_proba, proba_assignment, proba_tolerance
+        A protected attribute estimated from proxies (BISG probabilities), as in
+        :func:`polfair.confusion_counts`: its key comes after ``protected``. ``"weighted"``: each
+        histogram row's ``weight``, ``score_sum``, ``score_sq_sum`` are ``Σ w·p_g``, ``Σ w·p_g·s``,
+        ``Σ w·p_g·s²``, ``weight_sq_sum`` is ``Σ w²·p_g`` and ``n`` the rows apportioned to the
+        group (whole rows); rows whose probabilities are missing are left out like missing values.
+        ``"argmax"``: each row in its likeliest group.
 
     Returns
     -------
@@ -280,8 +358,10 @@ def score_counts(
     6172
     """
     edges = _check_bins(bins, range)
+    check_proba_options(protected_proba, proba_assignment, proba_tolerance)
+    proba = {"protected_proba": protected_proba, "proba_assignment": proba_assignment, "proba_tolerance": proba_tolerance}
     out, keys = _histogram(data, y_true=y_true, y_score=y_score, protected=protected, favorable=favorable,
-                           weight_=weight, by=by, edges=edges, engine=engine, on_missing=on_missing)  # fmt: skip
+                           weight_=weight, by=by, edges=edges, engine=engine, on_missing=on_missing, proba=proba)  # fmt: skip
     return _finish(out, keys, edges)
 
 
@@ -293,6 +373,9 @@ def decision_counts(
     favorable: Any = 1,
     by: IntoExpr | Sequence[IntoExpr] | None = None,
     on_missing: Literal["warn", "raise", "ignore"] = "warn",
+    protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None = None,
+    proba_assignment: Literal["weighted", "argmax"] = "weighted",
+    proba_tolerance: float = DEFAULT_TOLERANCE,
 ) -> pl.DataFrame:
     """The histogram of a decision: :func:`score_counts` whose score is 1.0 (favorable decision) or 0.0.
 
@@ -306,7 +389,7 @@ def decision_counts(
         As :func:`score_counts` (Spark/DuckDB frames included).
     y_pred
         The decision column or expression (selected / moved forward).
-    protected, by, on_missing
+    protected, by, on_missing, protected_proba, proba_assignment, proba_tolerance
         As :func:`score_counts`.
     favorable
         The favorable (selected) value(s) of ``y_pred``.
@@ -323,8 +406,10 @@ def decision_counts(
     >>> decision_counts(df, y_pred="hired", favorable="yes", protected="sex").select("sex", "score", "n").rows()
     [('f', 0.0, 1), ('f', 1.0, 1), ('m', 1.0, 1)]
     """
+    check_proba_options(protected_proba, proba_assignment, proba_tolerance)
+    proba = {"protected_proba": protected_proba, "proba_assignment": proba_assignment, "proba_tolerance": proba_tolerance}
     out, keys = _histogram(data, y_true=None, y_score=None, y_pred=y_pred, protected=protected, favorable=favorable,
-                           weight_=None, by=by, edges=None, engine="auto", on_missing=on_missing)  # fmt: skip
+                           weight_=None, by=by, edges=None, engine="auto", on_missing=on_missing, proba=proba)  # fmt: skip
     return _finish(out, keys, None)
 
 

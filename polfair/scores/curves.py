@@ -38,6 +38,7 @@ import polars as pl
 from polfair.core import intervals as iv
 from polfair.core._args import as_list, as_values
 from polfair.core._typing import IntoExpr
+from polfair.core.proba import DEFAULT_TOLERANCE
 from polfair.core.report import attribute_sets, group_label, value_label
 from polfair.exceptions import PolfairError
 from polfair.scores._uncertainty import SCORE_CI_FLOATS, auc_variance_expr, score_intervals
@@ -773,7 +774,7 @@ def score_report(
     *,
     y_true: IntoExpr,
     y_score: IntoExpr,
-    protected: IntoExpr | Sequence[IntoExpr],
+    protected: IntoExpr | Sequence[IntoExpr] | None = None,
     favorable: Any = 1,
     weight: IntoExpr | None = None,
     by: IntoExpr | Sequence[IntoExpr] | None = None,
@@ -785,6 +786,9 @@ def score_report(
     n_boot: int = 200,
     seed: int = 0,
     p_adjust: Literal["bh", "by", "holm"] | None = "bh",
+    protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None = None,
+    proba_assignment: Literal["weighted", "argmax"] = "weighted",
+    proba_tolerance: float = DEFAULT_TOLERANCE,
 ) -> pl.DataFrame:
     """Score-based fairness report: ROC AUC, AP, Brier, ECE and ABROCA by group, with intervals, from one pass.
 
@@ -829,6 +833,12 @@ def score_report(
     p_adjust
         ``"bh"`` (default), ``"by"``, ``"holm"`` or ``None``: ``p_value_adjusted`` within each
         (``by`` value, metric) family of group rows (and of attribute rows).
+    protected_proba, proba_assignment, proba_tolerance
+        A protected attribute estimated from proxies (BISG), as in
+        :func:`~polfair.scores.counts.score_counts`: each group's AUC, AP, Brier score and ECE are
+        those of the rows weighted by their membership probabilities (the weighted estimator), or
+        of the rows assigned to their likeliest group (``"argmax"``); intervals use Kish sizes
+        ``(Σ w·p)² / Σ w²·p`` and cover sampling noise only (``docs/proxy-groups.md``).
 
     Returns
     -------
@@ -865,7 +875,8 @@ def score_report(
     (0.7042527817830293, 0.011490227437370937)
     """
     h = score_counts(
-        data, y_true=y_true, y_score=y_score, protected=protected, favorable=favorable, weight=weight, by=by, bins=bins
+        data, y_true=y_true, y_score=y_score, protected=protected, favorable=favorable, weight=weight, by=by, bins=bins,
+        protected_proba=protected_proba, proba_assignment=proba_assignment, proba_tolerance=proba_tolerance,
     )
     by_n = h.columns[: len(as_list(by))]
     return score_report_from_counts(

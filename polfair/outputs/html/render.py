@@ -21,6 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from polfair.core.proba import estimated_note
 from polfair.exceptions import PolfairError
 from polfair.outputs.html import _view
 from polfair.outputs.html._view import ViewOptions, build_view
@@ -164,6 +165,7 @@ _PROVENANCE = (
     ("source", "input"), ("rows", "rows"), ("y_true", "label (y_true)"), ("y_pred", "prediction (y_pred)"),
     ("y_score", "score (y_score)"), ("threshold", "score threshold"), ("favorable", "favorable label value(s)"),
     ("unfavorable", "unfavorable label value(s)"), ("weight", "weight"), ("protected", "protected attributes"),
+    ("protected_proba", "attribute estimated from proxies"),
     ("privileged", "privileged / reference groups"), ("monitored", "monitored groups (config)"),
     ("reference_groups", "reference groups (config)"), ("reference", "reference policy"),
     ("thresholds", "thresholds (bands)"), ("band", "band sides judged"), ("min_sample_size", "minimum sample size"),
@@ -189,6 +191,10 @@ def _provenance(view: dict[str, Any], merged: Mapping[str, Any], title: str) -> 
             v = view["population_n"]
         if key == "config" and isinstance(v, Mapping):
             v = "given as a mapping (below)"
+        if key == "protected_proba" and isinstance(v, Mapping):  # race (weighted): white = p_white, ...
+            pairs = ", ".join(f"{g} = {c if c is not None else '1 - the others'}"
+                              for g, c in zip(v.get("groups") or [], v.get("columns") or []))  # fmt: skip
+            v = f"{v.get('attribute')} ({v.get('assignment')} estimator): {pairs}"
         if v is not None and v != [] and v != {}:
             rows.append((label, f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else _stringify(v)))
     if view["by"]:
@@ -316,6 +322,7 @@ def _render(report: Any, opts: ViewOptions, title: str, fragment: bool, slices: 
                                  sort_keys=True, default=str)  # fmt: skip
     ctx = {
         "favorable_text": _favorable_text(merged), "marks": _MARKS,
+        "estimated_text": estimated_note(merged.get("protected_proba")),
         "title": title, "view": view, "charts": _charts(view), "methods": _methods(view),
         "provenance": _provenance(view, merged, title), "generated_at": _generated_at(given.get("generated_at"), view),
         "config_text": config_text, "ci_methods": [(c, _CI_METHODS.get(c, c)) for c in view["ci_methods"]],
