@@ -433,12 +433,6 @@ def to_html(
         prediction histogram draws the groups' prediction distributions; default the table the
         report of :func:`polfair.regression_report` carries in memory.
 
-    A regression report (:func:`polfair.regression_report`: group rows of ``mean_error`` and no
-    classification rate) gets the regression page (:mod:`polfair.outputs.html.regression`):
-    provenance, population metrics, findings, per attribute set a forest plot of the differences
-    of the mean error, mean absolute error and mean prediction to the reference with their
-    intervals, the prediction distributions and a group table, the spreads and the methods.
-
     Returns
     -------
     str
@@ -465,6 +459,12 @@ def to_html(
 
     Notes
     -----
+    A regression report (:func:`polfair.regression_report`: group rows of ``mean_error`` and no
+    classification rate) gets the regression page (:mod:`polfair.outputs.html.regression`):
+    provenance, population metrics, findings, per attribute set a forest plot of the differences
+    of the mean error, mean absolute error and mean prediction to the reference with their
+    intervals, the prediction distributions and a group table, the spreads and the methods.
+
     Scales with the report, not the data: a 10,000-level attribute shows ``top_k`` groups per chart
     and ``table_rows`` per table. The output is deterministic for a fixed ``generated_at``
     (matplotlib's ``svg.hashsalt`` is fixed and the SVG carries no date). Colours are the
