@@ -105,7 +105,8 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--y-true", help="label column (required unless the --config file names y_true)")
     rep.add_argument("--y-pred", help="predicted-label column or SQL expression (e.g. 'score >= 0.5')")
     rep.add_argument("--y-score", help="score column, P(favorable) in [0, 1]")
-    rep.add_argument("--threshold", type=float, default=0.5, help="threshold for --y-score (default 0.5)")
+    rep.add_argument("--threshold", type=float,
+                     help="threshold for --y-score (default: the --config file's threshold, else 0.5)")
     rep.add_argument("--protected", nargs="+", default=[], help="protected columns or SQL expressions")
     rep.add_argument("--favorable", nargs="+", help="favorable label value(s) (default 1)")
     rep.add_argument("--unfavorable", nargs="+", help="unfavorable label value(s); others then raise")
@@ -155,9 +156,11 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--append", metavar="TABLE",
                      help="append the report to a parquet table: TABLE.parquet (rewritten) or a directory (one new "
                      "file per run); new columns are added, other schema changes refused; a run id already in the "
-                     "table is refused (exit 2) unless --replace-run (docs/pipelines.md)")
+                     "table, or --by periods the table already holds from another run, are refused (exit 2) unless "
+                     "--replace-run (docs/pipelines.md)")
     rep.add_argument("--replace-run", action="store_true",
-                     help="with --append: replace the rows of this --run-id if the table has them (a retried job)")
+                     help="with --append: replace the rows of this --run-id, and other runs' rows of the report's "
+                     "--by periods, if the table has them (a retried or rerun job)")
     rep.add_argument("--shape", choices=["long", "wide"], default="long",
                      help="layout of --out/--append: long (one row per metric, default) or wide (one row per group)")
     rep.add_argument("--run-metadata", action=argparse.BooleanOptionalAction, default=True,
@@ -228,10 +231,22 @@ positives. Thresholds: the four-fifths band [0.8, 1.25] on DI and the FPR/FNR ra
 insufficient data."""
 
 
+def _check_extras(args: argparse.Namespace) -> None:
+    """Before the pass: the optional extras the asked-for outputs need (``--html``: ``polfair[report]``)."""
+    if getattr(args, "html", None):
+        from polfair.outputs.html import require_extra
+
+        try:
+            require_extra()
+        except ImportError as exc:
+            raise PolfairError(f"--html {args.html}: {exc}; nothing was computed or written") from exc
+
+
 def _run_demo(args: argparse.Namespace) -> int:
     for flag in ("out", "html"):
         if getattr(args, flag, None):
             check_output_path(getattr(args, flag), "--" + flag)
+    _check_extras(args)
     if getattr(args, "task", "classification") == "regression":
         return _run_regression_demo(args)
     from polfair.datasets import load_compas
@@ -333,6 +348,7 @@ def _run_report(args: argparse.Namespace) -> int:
     for flag in ("out", "html", "adverse_impact_out"):
         if getattr(args, flag, None):
             check_output_path(getattr(args, flag), "--" + flag.replace("_", "-"))
+    _check_extras(args)
     run_id = args.run_id or uuid.uuid4().hex
     _check_append(args, run_id)
     if getattr(args, "task", "classification") == "regression":
@@ -421,7 +437,7 @@ def _run_report(args: argparse.Namespace) -> int:
 
 #: Flags of ``polfair report`` that only a classification report takes (with their default values).
 _CLASSIFICATION_ONLY = {
-    "y_score": None, "threshold": 0.5, "favorable": None, "unfavorable": None, "n_boot": None, "seed": None,
+    "y_score": None, "threshold": None, "favorable": None, "unfavorable": None, "n_boot": None, "seed": None,
     "cluster": None, "min_group_size": None, "significance": None, "band": None, "config": None,
     "fail_on_violation": False, "adverse_impact": None, "adverse_impact_out": None, "adverse_impact_min_size": None,
     "adverse_impact_sets": None,
@@ -652,7 +668,7 @@ def flag_message(text: str) -> str:
     def sub(m: re.Match[str]) -> str:
         flag, value = _FLAGS[m.group(1)], m.group(2)
         if value is None:
-            return flag + " "
+            return flag
         if m.group(1) == "allow_many_groups":
             return flag
         if m.group(1) == "exact_sums":

@@ -25,7 +25,7 @@ from polfair.exceptions import PolfairError
 from polfair.outputs.html import _view
 from polfair.outputs.html._view import ViewOptions, build_view
 
-__all__ = ["HtmlReport", "to_html", "write_html"]
+__all__ = ["HtmlReport", "require_extra", "to_html", "write_html"]
 
 _EXTRA = "pip install 'polfair[report]'"
 
@@ -117,7 +117,17 @@ _POLICIES = (
 )
 
 
-def _require_extra() -> Any:
+def require_extra() -> Any:
+    """jinja2 (returned) after checking that the page's extra is installed: jinja2 and matplotlib.
+
+    The command line calls it before its pass (``--html`` without the extra fails at once, before
+    ``--out`` or ``--append`` is written).
+
+    Raises
+    ------
+    ImportError
+        jinja2 or matplotlib is missing; the message names ``pip install 'polfair[report]'``.
+    """
     try:
         import jinja2
         import matplotlib  # noqa: F401
@@ -128,7 +138,7 @@ def _require_extra() -> Any:
 
 
 def _env() -> Any:
-    jinja2 = _require_extra()
+    jinja2 = require_extra()
     loader = jinja2.FunctionLoader(_template_source)
     env = jinja2.Environment(loader=loader, autoescape=True, trim_blocks=True, lstrip_blocks=True,
                              undefined=jinja2.StrictUndefined)  # fmt: skip
