@@ -358,11 +358,11 @@ def _monitored_groups(plan: ReportPlan, cfg: FairnessConfig) -> None:
             kept.append(p)
     plan.protected = kept
     for b in [] if plan.by is None else [plan.by] if isinstance(plan.by, (str, pl.Expr)) else plan.by:
-        a = _key_name(b)
-        if a is not None and a in cfg.monitored:
+        name = _key_name(b)
+        if name is not None and name in cfg.monitored:
             msg = (
-                f"by names {a!r}, an attribute of the config's [monitored] table (config: [monitored] {a} = "
-                f"{cfg.monitored[a].label}, [reference] {a} = {cfg.reference[a].label}): a column is either a by "
+                f"by names {name!r}, an attribute of the config's [monitored] table (config: [monitored] {name} = "
+                f"{cfg.monitored[name].label}, [reference] {name} = {cfg.reference[name].label}): a column is either a by "
                 "key or a monitored attribute; drop it from by, or from the config's [monitored] and [reference] tables"
             )
             raise PolfairError(msg)
