@@ -140,7 +140,8 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--html", metavar="PATH", help="also write the report as one self-contained HTML page")
     rep.add_argument("--adverse-impact", choices=["eeoc", "nyc_ll144"],
                      help="also run the adverse-impact battery (EEOC four-fifths, z, Fisher, shortfall; or NYC "
-                     "LL144: with --y-score, the scoring rate above the median) and print it")
+                     "LL144: with --y-score, the scoring rate above the median) and print it; with --html, the page "
+                     "gets its section")
     rep.add_argument("--adverse-impact-out", metavar="PATH",
                      help="write the adverse-impact table (.parquet/.csv/.json) instead of printing it")
     rep.add_argument("--adverse-impact-min-size", type=int, metavar="N",
@@ -420,9 +421,11 @@ def _run_report(args: argparse.Namespace) -> int:
     violations = _violations(report, args)
     table = to_wide(report) if args.shape == "wide" else report
     attach_request(table, request)
-    _write_outputs(report, table, args, log, f"Fairness report: {Path(args.path).name}", summarize)
-    if args.adverse_impact or args.adverse_impact_out:
-        _run_adverse_impact(lf, args, kwargs)
+    # the adverse-impact battery (its own pass) before any output is written: its table is a section of --html
+    adverse = _adverse_impact_table(lf, args, kwargs) if args.adverse_impact or args.adverse_impact_out else None
+    _write_outputs(report, table, args, log, f"Fairness report: {Path(args.path).name}", summarize, adverse)
+    if adverse is not None:
+        _show_adverse_impact(adverse, args, kwargs)
     if violations is not None:
         log.event("violations", level="warning" if violations.height else "info", count=violations.height,
                   violations=violations.head(100).with_columns(pl.selectors.categorical().cast(pl.String))
@@ -562,8 +565,10 @@ def _logged_pass(run: Any, args: argparse.Namespace, lf: pl.LazyFrame, log: Even
 
 
 def _write_outputs(report: pl.DataFrame, table: pl.DataFrame, args: argparse.Namespace, log: EventLog, title: str,
-                   summary: Any) -> None:  # fmt: skip
-    """``--append`` / ``--out`` (the table, long or wide) and ``--html`` (the report); else the summary."""
+                   summary: Any, adverse: pl.DataFrame | None = None) -> None:  # fmt: skip
+    """``--append`` / ``--out`` (the table, long or wide) and ``--html`` (the report, with the
+    adverse-impact section when ``--adverse-impact`` ran); else the summary.
+    """
     if args.append:
         written = append_report(table, args.append, replace_run=args.replace_run)
         print(f"appended {table.height} report rows to {args.append} ({written})")
@@ -573,7 +578,7 @@ def _write_outputs(report: pl.DataFrame, table: pl.DataFrame, args: argparse.Nam
         print(f"wrote {table.height} report rows to {args.out}")
         log.event("report_written", path=args.out, rows=table.height, mode="write")
     if args.html:
-        _write_html(report, args.html, title=title)
+        _write_html(report, args.html, title=title, **({} if adverse is None else {"adverse_impact": adverse}))
     if not (args.out or args.html or args.append):
         print(summary(report))
 
@@ -590,8 +595,8 @@ def _sets(texts: Sequence[str] | None) -> list[list[str]] | None:
     return [[part.strip() for part in re.split(r"[&,]", t) if part.strip()] for t in texts]
 
 
-def _run_adverse_impact(lf: pl.LazyFrame, args: argparse.Namespace, kwargs: dict[str, Any]) -> None:
-    """``--adverse-impact PRESET``: the adverse-impact table (its own pass), printed or written."""
+def _adverse_impact_table(lf: pl.LazyFrame, args: argparse.Namespace, kwargs: dict[str, Any]) -> pl.DataFrame:
+    """``--adverse-impact PRESET``: the adverse-impact table (its own pass)."""
     from polfair.regulatory import adverse_impact
 
     preset = args.adverse_impact or "eeoc"
@@ -605,6 +610,12 @@ def _run_adverse_impact(lf: pl.LazyFrame, args: argparse.Namespace, kwargs: dict
         protected=kwargs["protected"] or [], preset=cast(Any, preset), favorable=kwargs["favorable"], by=kwargs["by"],
         intersections=sets if sets is not None else args.intersections, min_size=args.adverse_impact_min_size,
     )  # fmt: skip
+    return table
+
+
+def _show_adverse_impact(table: pl.DataFrame, args: argparse.Namespace, kwargs: dict[str, Any]) -> None:
+    """The adverse-impact table written (``--adverse-impact-out``) or printed."""
+    preset = args.adverse_impact or "eeoc"
     out = args.adverse_impact_out
     if out:
         suffix = Path(out).suffix.lower()

@@ -306,7 +306,47 @@ def _methods(view: dict[str, Any]) -> list[dict[str, str]]:
     return out
 
 
-def _render(report: Any, opts: ViewOptions, title: str, fragment: bool) -> str:
+def _extra_sections(env: Any, first: int, scores: Any, adverse_impact: Any, top_k: int,
+                    snapshot: Mapping[str, Any] | None) -> list[dict[str, str]]:  # fmt: skip
+    """The score and adverse-impact sections (:mod:`polfair.outputs.html.sections`), numbered from ``first``."""
+    from polfair.outputs.html import sections
+
+    out: list[dict[str, str]] = []
+    if scores is not None:
+        out.append(sections.score_section(scores, env=env, number=first + len(out), top_k=top_k, snapshot=snapshot))
+    if adverse_impact is not None:
+        out.append(sections.adverse_impact_section(adverse_impact, env=env, number=first + len(out), snapshot=snapshot))
+    return out
+
+
+def _sections_page(report: Any, given: Mapping[str, Any], *, title: str, scores: Any, adverse_impact: Any,
+                   top_k: int, snapshot: Mapping[str, Any] | None, fragment: bool) -> str | None:  # fmt: skip
+    """A score report or an adverse-impact table given as the report: a page of its sections; else ``None``."""
+    import polars as pl
+
+    from polfair.outputs.html import sections
+
+    frame = report.collect() if isinstance(report, pl.LazyFrame) else report
+    if not isinstance(frame, pl.DataFrame):
+        return None
+    if sections.is_score_report(frame) and scores is None:
+        scores = frame
+    elif sections.is_adverse_impact(frame) and adverse_impact is None:
+        adverse_impact = frame
+    else:
+        return None
+    env = _env()
+    provenance = [(label, _stringify(given[key])) for key, label in _PROVENANCE if given.get(key) is not None]
+    first = 2 if provenance else 1
+    return sections.render_sections_page(
+        _extra_sections(env, first, scores, adverse_impact, top_k, snapshot), env=env, title=title,
+        generated_at=_generated_at(given.get("generated_at"), {"metadata": {}}), provenance=provenance,
+        fragment=fragment,
+    )  # fmt: skip
+
+
+def _render(report: Any, opts: ViewOptions, title: str, fragment: bool, scores: Any = None,
+            adverse_impact: Any = None) -> str:  # fmt: skip
     env = _env()
     view = build_view(report, opts)
     given = opts.provenance
@@ -326,6 +366,8 @@ def _render(report: Any, opts: ViewOptions, title: str, fragment: bool) -> str:
         "config_text": config_text, "ci_methods": [(c, _CI_METHODS.get(c, c)) for c in view["ci_methods"]],
         "tests": [(t, _TESTS.get(t, t)) for t in view["tests"]], "policies": _POLICIES, "fragment": fragment,
         "short": _view.SHORT, "four_fifths": _view.FOUR_FIFTHS, "is_ratio": _view.is_ratio_metric,
+        "extra_sections": _extra_sections(env, 7 if view["over_time"] else 6, scores, adverse_impact, opts.top_k,
+                                          opts.snapshot),
     }  # fmt: skip
     return env.get_template("report.html.j2").render(**ctx).strip() + "\n"
 
@@ -376,6 +418,8 @@ def to_html(
     snapshot: Mapping[str, Any] | None = None,
     fragment: bool = False,
     cells: Any = None,
+    scores: Any = None,
+    adverse_impact: Any = None,
 ) -> str:
     """Render a fairness report as one self-contained HTML page (a string).
 
@@ -442,6 +486,15 @@ def to_html(
         Regression reports only: the regression cell table (:func:`polfair.regression_counts`) whose
         prediction histogram draws the groups' prediction distributions; default the table the
         report of :func:`polfair.regression_report` carries in memory.
+    scores : pl.DataFrame, optional
+        The table of :func:`polfair.score_report`: adds the section "Scores" before the methods:
+        per attribute set, each group's ROC AUC and Brier score with their intervals (chart), and
+        a table of ROC AUC, its difference to the reference group (interval, adjusted p-value),
+        average precision, Brier score, ECE and ABROCA, with the AUC's heterogeneity test.
+    adverse_impact : pl.DataFrame, optional
+        The table of :func:`polfair.adverse_impact`: adds the section "Adverse impact": per
+        attribute set, the impact ratios against the four-fifths line (chart) and the battery's
+        table (rates, impact ratios, four-fifths, z test, Fisher's test, shortfall, flips).
 
     Returns
     -------
@@ -465,10 +518,16 @@ def to_html(
     ValueError
         The report lacks a required column or is empty; ``metrics`` names a metric without group
         rows; ``by``/``snapshot`` name unknown columns or select nothing; a size option below its
-        minimum.
+        minimum; ``scores``/``adverse_impact`` with a regression report.
 
     Notes
     -----
+    ``report`` may also be the table of :func:`polfair.score_report` or of
+    :func:`polfair.adverse_impact`: the page then has that section alone (with the provenance
+    given here), as with ``scores=`` / ``adverse_impact=``; with ``by`` columns, the sections show
+    ``snapshot`` (default: the last ``by`` value). Their numbers are the tables' own: the page
+    computes no statistic.
+
     A regression report (:func:`polfair.regression_report`: group rows of ``mean_error`` and no
     classification rate) gets the regression page (:mod:`polfair.outputs.html.regression`):
     provenance, population metrics, findings, per attribute set a forest plot of the differences
@@ -497,17 +556,24 @@ def to_html(
         "config": config, "favorable_meaning": favorable_meaning, "generated_at": generated_at,
     }  # fmt: skip
     opts = _options(metrics, top_k, table_rows, min_n, max_sets, by, snapshot, given)
+    page = _sections_page(report, given, title=title, scores=scores, adverse_impact=adverse_impact, top_k=top_k,
+                          snapshot=snapshot, fragment=fragment)  # fmt: skip
+    if page is not None:
+        return page
     from polfair.outputs.html import regression as _regression
 
     normalized = _view.normalize(report)
     if _regression.is_regression_report(normalized):
+        if scores is not None or adverse_impact is not None:
+            msg = "scores= and adverse_impact= add sections to a classification report's page, not a regression report's"
+            raise ValueError(msg)
         run_at = normalized["run_at"].drop_nulls().cast(str).to_list()[:1] if "run_at" in normalized.columns else []
         return _regression.render_regression(
             report, title=title, provenance=_merged_request(report, given), cells=cells, top_k=top_k,
             max_sets=max_sets, by=by, snapshot=snapshot, fragment=fragment, env=_env(),
             generated_at=_generated_at(generated_at, {"metadata": {"run_at": run_at}}),
         )  # fmt: skip
-    return _render(report, opts, title, fragment)
+    return _render(report, opts, title, fragment, scores, adverse_impact)
 
 
 def write_html(report: Any, path: str | Path, *, title: str = "Fairness report", **kwargs: Any) -> Path:
@@ -516,14 +582,16 @@ def write_html(report: Any, path: str | Path, *, title: str = "Fairness report",
     Parameters
     ----------
     report : pl.DataFrame or pl.LazyFrame
-        The report of :func:`polfair.fairness_report` (see :func:`to_html`).
+        The report of :func:`polfair.fairness_report` (see :func:`to_html`), or the table of
+        :func:`polfair.score_report` or :func:`polfair.adverse_impact` (a page of that section).
     path : str or pathlib.Path
         Output file (UTF-8); its folder must exist; an existing file is replaced atomically (a
         failed write leaves the previous page).
     title : str
         Page title.
     **kwargs
-        Every other keyword of :func:`to_html` (provenance, ``metrics``, ``top_k``, ...).
+        Every other keyword of :func:`to_html` (provenance, ``metrics``, ``top_k``, ``scores``,
+        ``adverse_impact``, ...).
 
     Returns
     -------
