@@ -261,7 +261,7 @@ def adverse_impact_svg(rows: Sequence[dict[str, Any]], *, attribute: str, uid: s
     labels = [ch.short_label(str(r["group"]), 28) for r in rows]
     left = 0.3 + 0.085 * max(len(t) for t in labels)
     panel = 3.4  # with the labels, narrow enough to be read on a phone without scrolling (min-width 340 px)
-    width, height = left + panel + 0.3, 1.15 + 0.3 * k
+    width, height = left + panel + 0.3, 0.9 + 0.3 * k
     values = [r["impact_ratio"] for r in rows if r.get("impact_ratio") is not None and math.isfinite(r["impact_ratio"])]
     hi_x = max([1.0, *values]) * 1.05
     with ch.chart_style():
