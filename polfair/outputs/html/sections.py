@@ -200,21 +200,12 @@ def score_svg(groups: Sequence[dict[str, Any]], *, attribute: str, uid: str,
                 p = r.get("p_value_adjusted")
                 colour = ch.OKABE_ITO["vermillion"] if p is not None and p < 0.05 else ch.OKABE_ITO["blue"]
                 colour = "black" if g["is_ref"] else colour
-                if lo is not None and hi is not None and math.isfinite(lo) and math.isfinite(hi):
-                    ax.hlines(y, lo, hi, color=colour, lw=1.6, zorder=2)
-                    ax.vlines([lo, hi], y - 0.15, y + 0.15, color=colour, lw=1.2, zorder=2)
                 if g["is_ref"]:
+                    ch.whisker_point(ax, y, v, lo, hi, colour, 0)
                     ax.scatter([v], [y], s=46, marker="D", facecolors="white", edgecolors="black", zorder=3)
                 else:
-                    size = 18 + 140 * math.sqrt((g["n"] or 0) / max_n)
-                    ax.scatter([v], [y], s=size, marker="o", color=colour, zorder=3)
-            ax.set_yticks(range(k))
-            ax.set_yticklabels(labels if j == 0 else [""] * k)
-            if j:
-                ax.tick_params(axis="y", length=0)
-            ax.set_title(title, fontsize=10, loc="left")
-            ax.tick_params(axis="x", labelsize=8.5)
-            ax.grid(axis="x", color="#DDDDDD", lw=0.6, zorder=0)
+                    ch.whisker_point(ax, y, v, lo, hi, colour, 18 + 140 * math.sqrt((g["n"] or 0) / max_n))
+            ch.panel_axes(ax, labels, title, first=j == 0)
         desc = "; ".join(
             f"{g['group']}: " + ", ".join(
                 f"{m} {_num((g['metrics'].get(m) or {}).get('value'))}" for m, _ in SCORE_PANELS)
