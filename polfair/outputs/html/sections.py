@@ -33,11 +33,13 @@ from polfair.outputs.html import _charts as ch
 __all__ = [
     "adverse_impact_section",
     "adverse_impact_svg",
+    "adverse_impact_view",
     "is_adverse_impact",
     "is_score_report",
     "render_sections_page",
     "score_section",
     "score_svg",
+    "score_view",
 ]
 
 #: Score metrics in the order of the table (metric, header, shown with its interval).
