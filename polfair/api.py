@@ -21,6 +21,7 @@ from polfair.core._typing import IntoExpr, OnMissing, Reference
 from polfair.core.clustered import jackknife_report_intervals
 from polfair.core.collect import collect_cells
 from polfair.core.counts import BUCKET, COUNT_COLUMNS, cell_table, pivot_codes
+from polfair.core.docstrings import shares_parameters
 from polfair.core.inputs import is_foreign
 from polfair.core.proba import DEFAULT_TOLERANCE, check_proba_options
 from polfair.core.proba_cells import cell_table as proba_cell_table
@@ -200,13 +201,14 @@ def confusion_counts(
     return cell_table(data, **kwargs, allow_many_groups=allow_many_groups)
 
 
+@shares_parameters(confusion_counts)
 def fairness_report(
     data: Any,
     *,
     y_true: IntoExpr | None = None,
     y_pred: IntoExpr | None = None,
     y_score: IntoExpr | None = None,
-    threshold: float = 0.5,
+    threshold: float | None = None,
     protected: IntoExpr | Sequence[IntoExpr] | None = None,
     favorable: Any = 1,
     unfavorable: Any = None,
@@ -256,10 +258,11 @@ def fairness_report(
         ``pl.DataFrame``, ``pl.LazyFrame``, pandas DataFrame, pyarrow Table, a parquet/CSV path
         (scanned lazily), or a PySpark DataFrame / DuckDB relation (the counting pass runs inside
         that engine; only the cell table is collected; column arguments must be names).
-    y_true, y_pred, y_score, threshold, protected, favorable, unfavorable, weight, by
-        As in :func:`polfair.confusion_counts`. Without ``y_pred`` and ``y_score`` the report audits
-        the labels alone (base rates; statistical parity and disparate impact on base rates; EDF),
-        as aif360's ``BinaryLabelDatasetMetric`` does.
+    y_true, y_pred, y_score, protected, favorable, unfavorable, weight, by
+        As in :func:`polfair.confusion_counts`.
+    threshold
+        Float in [0, 1]; the decision threshold for ``y_score`` (ŷ = score >= threshold) when
+        ``y_pred`` is not given. Default: the config's ``threshold``, else 0.5.
     protected_proba, proba_assignment, proba_tolerance
         A protected attribute estimated from proxies (BISG probabilities of race, ...), as in
         :func:`polfair.confusion_counts`: every metric, interval, intersection with the observed
@@ -425,6 +428,9 @@ def fairness_report(
 
     Notes
     -----
+    Without ``y_pred`` and ``y_score`` the report audits the labels alone (base rates; statistical
+    parity and disparate impact on base rates; EDF), as aif360's ``BinaryLabelDatasetMetric`` does.
+
     Policies. Signs: ``difference = group − reference``, ``ratio = group / reference`` (aif360's
     unprivileged − privileged when the reference is the privileged group). Undefined values
     (zero denominators, ratios to a 0 reference) are null, never 0 or inf; where aif360 returns
@@ -553,17 +559,18 @@ def _prepare(data: Any, options: dict[str, Any], shape: Any, run_metadata: Any) 
     if user_metrics is not None:
         metrics = None
         options["metrics"] = sorted(user_metrics)  # hashable names for the run metadata; the checks below skip it
-    check_option_types(options)
+    check_option_types({k: v for k, v in options.items() if not (k == "threshold" and v is None)})
     _check_significance(o["significance"])
     plan = plan_report(
         data, config=o["config"], y_true=o["y_true"], y_pred=o["y_pred"], y_score=o["y_score"], weight=o["weight"],
         by=o["by"], protected=o["protected"], favorable=o["favorable"], privileged=o["privileged"],
         intersections=o["intersections"], thresholds=o["thresholds"], min_sample_size=o["min_sample_size"],
         max_sample_size=o["max_sample_size"], metrics=metrics, statistics=_given_statistics(options),
-        band=o.get("band"), estimated=o.get("protected_proba") is not None,
+        band=o.get("band"), estimated=o.get("protected_proba") is not None, threshold=o["threshold"],
     )  # fmt: skip
+    o["threshold"] = plan.threshold  # the one in effect (keyword, config or 0.5): what the config hash reads
     stats = significance_as_level({**_STATISTICS_DEFAULTS, **plan.statistics}, plan.statistics)
-    kwargs = dict(y_true=plan.y_true, y_pred=plan.y_pred, y_score=plan.y_score, threshold=o["threshold"],
+    kwargs = dict(y_true=plan.y_true, y_pred=plan.y_pred, y_score=plan.y_score, threshold=plan.threshold,
                   protected=plan.protected, favorable=plan.favorable, unfavorable=o["unfavorable"],
                   weight=plan.weight, by=plan.by)  # fmt: skip
     kwargs["exact_sums"] = bool(stats["exact_sums"])
@@ -590,7 +597,7 @@ def _prepare(data: Any, options: dict[str, Any], shape: Any, run_metadata: Any) 
     )  # fmt: skip
     statistics = {"ci": stats["ci"], "ci_method": o["ci_method"], "n_boot": stats["n_boot"], "seed": stats["seed"],
                   "p_adjust": stats["p_adjust"]}  # fmt: skip
-    request = plan.request(threshold=o["threshold"], unfavorable=o["unfavorable"], reference=o["reference"],
+    request = plan.request(threshold=plan.threshold, unfavorable=o["unfavorable"], reference=o["reference"],
                            stats=stats, config=o["config"])  # fmt: skip
     if spec.proba is not None:  # the provenance says which groups are estimated, and how
         request["protected_proba"] = spec.proba.describe()

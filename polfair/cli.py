@@ -105,7 +105,8 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--y-true", help="label column (required unless the --config file names y_true)")
     rep.add_argument("--y-pred", help="predicted-label column or SQL expression (e.g. 'score >= 0.5')")
     rep.add_argument("--y-score", help="score column, P(favorable) in [0, 1]")
-    rep.add_argument("--threshold", type=float, default=0.5, help="threshold for --y-score (default 0.5)")
+    rep.add_argument("--threshold", type=float,
+                     help="threshold for --y-score (default: the --config file's threshold, else 0.5)")
     rep.add_argument("--protected", nargs="+", default=[], help="protected columns or SQL expressions")
     rep.add_argument("--protected-proba", metavar="ATTR=GROUP:COLUMN,...",
                      help="a protected attribute estimated from proxies (BISG): each group's membership-probability "
@@ -147,7 +148,8 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--html", metavar="PATH", help="also write the report as one self-contained HTML page")
     rep.add_argument("--adverse-impact", choices=["eeoc", "nyc_ll144"],
                      help="also run the adverse-impact battery (EEOC four-fifths, z, Fisher, shortfall; or NYC "
-                     "LL144: with --y-score, the scoring rate above the median) and print it")
+                     "LL144: with --y-score, the scoring rate above the median) and print it; with --html, the page "
+                     "gets its section")
     rep.add_argument("--adverse-impact-out", metavar="PATH",
                      help="write the adverse-impact table (.parquet/.csv/.json) instead of printing it")
     rep.add_argument("--adverse-impact-min-size", type=int, metavar="N",
@@ -163,9 +165,11 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--append", metavar="TABLE",
                      help="append the report to a parquet table: TABLE.parquet (rewritten) or a directory (one new "
                      "file per run); new columns are added, other schema changes refused; a run id already in the "
-                     "table is refused (exit 2) unless --replace-run (docs/pipelines.md)")
+                     "table, or --by periods the table already holds from another run, are refused (exit 2) unless "
+                     "--replace-run (docs/pipelines.md)")
     rep.add_argument("--replace-run", action="store_true",
-                     help="with --append: replace the rows of this --run-id if the table has them (a retried job)")
+                     help="with --append: replace the rows of this --run-id, and other runs' rows of the report's "
+                     "--by periods, if the table has them (a retried or rerun job)")
     rep.add_argument("--shape", choices=["long", "wide"], default="long",
                      help="layout of --out/--append: long (one row per metric, default) or wide (one row per group)")
     rep.add_argument("--run-metadata", action=argparse.BooleanOptionalAction, default=True,
@@ -237,10 +241,22 @@ positives. Thresholds: the four-fifths band [0.8, 1.25] on DI and the FPR/FNR ra
 insufficient data."""
 
 
+def _check_extras(args: argparse.Namespace) -> None:
+    """Before the pass: the optional extras the asked-for outputs need (``--html``: ``polfair[report]``)."""
+    if getattr(args, "html", None):
+        from polfair.outputs.html import require_extra
+
+        try:
+            require_extra()
+        except ImportError as exc:
+            raise PolfairError(f"--html {args.html}: {exc}; nothing was computed or written") from exc
+
+
 def _run_demo(args: argparse.Namespace) -> int:
     for flag in ("out", "html"):
         if getattr(args, flag, None):
             check_output_path(getattr(args, flag), "--" + flag)
+    _check_extras(args)
     if getattr(args, "task", "classification") == "regression":
         return _run_regression_demo(args)
     from polfair.datasets import load_compas
@@ -342,6 +358,7 @@ def _run_report(args: argparse.Namespace) -> int:
     for flag in ("out", "html", "adverse_impact_out"):
         if getattr(args, flag, None):
             check_output_path(getattr(args, flag), "--" + flag.replace("_", "-"))
+    _check_extras(args)
     run_id = args.run_id or uuid.uuid4().hex
     _check_append(args, run_id)
     if getattr(args, "task", "classification") == "regression":
@@ -418,9 +435,11 @@ def _run_report(args: argparse.Namespace) -> int:
     violations = _violations(report, args)
     table = to_wide(report) if args.shape == "wide" else report
     attach_request(table, request)
-    _write_outputs(report, table, args, log, f"Fairness report: {Path(args.path).name}", summarize)
-    if args.adverse_impact or args.adverse_impact_out:
-        _run_adverse_impact(lf, args, kwargs)
+    # the adverse-impact battery (its own pass) before any output is written: its table is a section of --html
+    adverse = _adverse_impact_table(lf, args, kwargs) if args.adverse_impact or args.adverse_impact_out else None
+    _write_outputs(report, table, args, log, f"Fairness report: {Path(args.path).name}", summarize, adverse)
+    if adverse is not None:
+        _show_adverse_impact(adverse, args, kwargs)
     if violations is not None:
         log.event("violations", level="warning" if violations.height else "info", count=violations.height,
                   violations=violations.head(100).with_columns(pl.selectors.categorical().cast(pl.String))
@@ -435,7 +454,7 @@ def _run_report(args: argparse.Namespace) -> int:
 
 #: Flags of ``polfair report`` that only a classification report takes (with their default values).
 _CLASSIFICATION_ONLY = {
-    "y_score": None, "threshold": 0.5, "favorable": None, "unfavorable": None, "n_boot": None, "seed": None,
+    "y_score": None, "threshold": None, "favorable": None, "unfavorable": None, "n_boot": None, "seed": None,
     "cluster": None, "min_group_size": None, "significance": None, "band": None, "config": None,
     "fail_on_violation": False, "adverse_impact": None, "adverse_impact_out": None, "adverse_impact_min_size": None,
     "adverse_impact_sets": None,
@@ -560,8 +579,10 @@ def _logged_pass(run: Any, args: argparse.Namespace, lf: pl.LazyFrame, log: Even
 
 
 def _write_outputs(report: pl.DataFrame, table: pl.DataFrame, args: argparse.Namespace, log: EventLog, title: str,
-                   summary: Any) -> None:  # fmt: skip
-    """``--append`` / ``--out`` (the table, long or wide) and ``--html`` (the report); else the summary."""
+                   summary: Any, adverse: pl.DataFrame | None = None) -> None:  # fmt: skip
+    """``--append`` / ``--out`` (the table, long or wide) and ``--html`` (the report, with the
+    adverse-impact section when ``--adverse-impact`` ran); else the summary.
+    """
     if args.append:
         written = append_report(table, args.append, replace_run=args.replace_run)
         print(f"appended {table.height} report rows to {args.append} ({written})")
@@ -571,7 +592,7 @@ def _write_outputs(report: pl.DataFrame, table: pl.DataFrame, args: argparse.Nam
         print(f"wrote {table.height} report rows to {args.out}")
         log.event("report_written", path=args.out, rows=table.height, mode="write")
     if args.html:
-        _write_html(report, args.html, title=title)
+        _write_html(report, args.html, title=title, **({} if adverse is None else {"adverse_impact": adverse}))
     if not (args.out or args.html or args.append):
         print(summary(report))
 
@@ -620,8 +641,8 @@ def _sets(texts: Sequence[str] | None) -> list[list[str]] | None:
     return [[part.strip() for part in re.split(r"[&,]", t) if part.strip()] for t in texts]
 
 
-def _run_adverse_impact(lf: pl.LazyFrame, args: argparse.Namespace, kwargs: dict[str, Any]) -> None:
-    """``--adverse-impact PRESET``: the adverse-impact table (its own pass), printed or written."""
+def _adverse_impact_table(lf: pl.LazyFrame, args: argparse.Namespace, kwargs: dict[str, Any]) -> pl.DataFrame:
+    """``--adverse-impact PRESET``: the adverse-impact table (its own pass)."""
     from polfair.regulatory import adverse_impact
 
     preset = args.adverse_impact or "eeoc"
@@ -637,6 +658,12 @@ def _run_adverse_impact(lf: pl.LazyFrame, args: argparse.Namespace, kwargs: dict
         intersections=sets if sets is not None else args.intersections, min_size=args.adverse_impact_min_size,
         **proba,
     )  # fmt: skip
+    return table
+
+
+def _show_adverse_impact(table: pl.DataFrame, args: argparse.Namespace, kwargs: dict[str, Any]) -> None:
+    """The adverse-impact table written (``--adverse-impact-out``) or printed."""
+    preset = args.adverse_impact or "eeoc"
     caveat = (request_of(table) or {}).get("caveat")
     if caveat:  # groups estimated from proxies: the battery's caveat, before the table
         print("adverse impact: " + caveat)
@@ -709,7 +736,7 @@ def flag_message(text: str) -> str:
     def sub(m: re.Match[str]) -> str:
         flag, value = _FLAGS[m.group(1)], m.group(2)
         if value is None:
-            return flag + " "
+            return flag
         if m.group(1) == "allow_many_groups":
             return flag
         if m.group(1) == "exact_sums":

@@ -1,8 +1,9 @@
 """Check the built site's API reference (``.ci/run``: after ``mkdocs build --strict -d site``).
 
-``python docs/_ext/check_site.py site``: every name of ``polfair.__all__`` has an entry, and the
-entries of the main functions and the aif360 classes show their parameters (a signature and a
-Parameters table naming the first ones), so a docstring or rendering change that loses them fails CI.
+``python docs/_ext/check_site.py site``: every name of ``polfair.__all__`` has an entry on one of
+the API pages (``site/api/**/index.html``, one page per area), and the entries of the main
+functions and the aif360 classes show their parameters (a signature and a Parameters table naming
+the first ones), so a docstring or rendering change that loses them fails CI.
 """
 
 from __future__ import annotations
@@ -25,12 +26,21 @@ SHOWN = {
 }
 
 
+def api_pages(site: Path) -> dict[str, str]:
+    """Built API page (path relative to ``site``) -> its HTML."""
+    return {str(p.relative_to(site)): p.read_text(encoding="utf-8") for p in sorted((site / "api").rglob("index.html"))}
+
+
 def main(site: Path) -> int:
-    """Print the problems of the built API page under ``site``; 1 if there are any."""
-    page = (site / "api" / "index.html").read_text(encoding="utf-8")
-    problems = [f"no entry for polfair.{n}" for n in polfair.__all__ if n != "__version__"
-                and f'id="polfair.{n}"' not in page]  # fmt: skip
+    """Print the problems of the built API pages under ``site``; 1 if there are any."""
+    pages = api_pages(site)
+    where = {n: path for n in polfair.__all__ for path, page in pages.items() if f'id="polfair.{n}"' in page}
+    problems = [f"no entry for polfair.{n} on any API page" for n in polfair.__all__
+                if n != "__version__" and n not in where]  # fmt: skip
     for name, params in SHOWN.items():
+        if name not in where:
+            continue
+        page = pages[where[name]]
         start = page.find(f'id="polfair.{name}"')
         after = re.compile(rf'id="polfair\.(?!{name}[".])').search(page, start + 1)  # the next entry
         text = re.sub(r"<[^>]+>", " ", page[start : after.start() if after else None])
@@ -39,8 +49,8 @@ def main(site: Path) -> int:
         problems += [f"polfair.{name}: parameter {p} not shown" for p in params if not re.search(rf"\b{p}\b", text)]
     for p in problems:
         print(f"check_site: {p}", file=sys.stderr)
-    print(f"check_site: {site}/api: {len(polfair.__all__) - 1} entries, {len(SHOWN)} checked for parameters"
-          + (f", {len(problems)} problems" if problems else ", ok"), file=sys.stderr)  # fmt: skip
+    print(f"check_site: {site}/api: {len(pages)} pages, {len(polfair.__all__) - 1} entries, {len(SHOWN)} checked for "
+          "parameters" + (f", {len(problems)} problems" if problems else ", ok"), file=sys.stderr)  # fmt: skip
     return 1 if problems else 0
 
 

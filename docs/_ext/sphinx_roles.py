@@ -20,14 +20,18 @@ is long or holds a memory address (a dict of metric objects, an expression).
 from __future__ import annotations
 
 import ast
+import importlib
 import importlib.util
+import inspect
 import re
+import typing
 from pathlib import Path
 from typing import Any
 
 import griffe
 
 import polfair
+import polfair.core._typing
 
 ROLE = re.compile(r":(?:py:)?(?:func|class|mod|data|meth|attr|exc|obj):`(~?)([^`]+)`")
 PUBLIC = {f"polfair.{name}" for name in polfair.__all__}
@@ -98,10 +102,46 @@ def _comment_doc(obj: griffe.Object) -> str | None:
     return None
 
 
+#: The core's ``Literal`` aliases (``OnMissing``, ``Reference``): an inspected signature shows them as a bare
+#: ``Literal``; the extension writes their values instead (``Literal["warn", "raise", "ignore"]``).
+LITERALS = {
+    name: "Literal[" + ", ".join(f'"{v}"' for v in typing.get_args(value)) + "]"
+    for name, value in vars(polfair.core._typing).items() if typing.get_origin(value) is typing.Literal
+}
+
+
+def _live(path: str) -> Any:
+    """The Python object at a dotted path (the longest importable module, then attributes)."""
+    parts = path.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for name in parts[i:]:
+            obj = getattr(obj, name)
+        return obj
+    return None
+
+
+def _expand_literals(obj: griffe.Object) -> None:
+    """Parameters annotated with a ``Literal`` alias of the core show its values."""
+    try:
+        signature = inspect.signature(_live(obj.path))
+    except (TypeError, ValueError, AttributeError):
+        return
+    for param in getattr(obj, "parameters", []):
+        raw = signature.parameters[param.name].annotation if param.name in signature.parameters else None
+        if isinstance(raw, str) and any(re.search(rf"\b{a}\b", raw) for a in LITERALS):
+            param.annotation = re.sub(r"\b(" + "|".join(LITERALS) + r")\b", lambda m: LITERALS[m.group(1)], raw)
+
+
 class SphinxRoles(griffe.Extension):
     """Rewrite the Sphinx roles of every docstring griffe loads; keep grouped parameters in one row."""
 
     def on_instance(self, *, obj: griffe.Object, **kwargs: Any) -> None:  # noqa: D102
+        if obj.is_function:
+            _expand_literals(obj)
         if obj.is_attribute:
             text = _comment_doc(obj)
             obj.docstring = griffe.Docstring(text, parent=obj) if text else None

@@ -29,7 +29,7 @@ OTHER = "other"
 
 _KEYS = (
     "favorable", "monitored", "reference", "thresholds", "min_sample_size", "max_sample_size",
-    "seed", "metrics", "y_true", "y_pred", "y_score", "weight", "by", "statistics", "band",
+    "seed", "metrics", "y_true", "y_pred", "y_score", "threshold", "weight", "by", "statistics", "band",
 )  # fmt: skip
 
 #: Keys of the ``[statistics]`` table: ``fairness_report`` keywords (explicit keywords win).
@@ -333,6 +333,9 @@ class FairnessConfig:
     y_true, y_pred, y_score, weight
         Optional column names or SQL expressions (as the command line's flags:
         ``y_pred = "decile_score >= 5"``), used when ``fairness_report`` is not given them.
+    threshold
+        Optional number in [0, 1]: the decision threshold for ``y_score`` (ŷ = score >= threshold),
+        used when ``fairness_report`` (or ``polfair report --threshold``) is not given one; else 0.5.
     by
         Optional tuple of ``by`` column names (or SQL expressions), likewise.
     band
@@ -376,6 +379,9 @@ class FairnessConfig:
     by: tuple[str, ...] = ()
     statistics: dict[str, Any] = field(default_factory=dict)
     band: str = "both"
+    # not in the repr: config hashes of configs given as objects stay those of the versions before the key
+    # (the threshold in effect is hashed as the report's own ``threshold`` option)
+    threshold: float | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.favorable is not None:
@@ -434,6 +440,14 @@ class FairnessConfig:
             raise PolfairError(msg)
         self.by = tuple(by)
         self.statistics = check_statistics(self.statistics)
+        if self.threshold is not None:
+            from polfair.core.spec import check_threshold
+
+            try:
+                check_threshold(self.threshold)
+            except (TypeError, PolfairError) as exc:
+                raise PolfairError(f"{exc} (config key threshold)") from None
+            self.threshold = float(self.threshold)
         from polfair.core.status import check_sides
 
         try:
@@ -450,7 +464,7 @@ class FairnessConfig:
         data
             Mapping with the keys ``favorable``, ``monitored``, ``reference``, ``thresholds``,
             ``min_sample_size``, ``max_sample_size``, ``seed``, ``metrics``, ``y_true``, ``y_pred``,
-            ``y_score``, ``weight``, ``by``, ``statistics``, ``band`` (all optional).
+            ``y_score``, ``threshold``, ``weight``, ``by``, ``statistics``, ``band`` (all optional).
         source
             Name used in error messages (e.g. the file path).
 

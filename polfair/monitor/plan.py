@@ -59,6 +59,8 @@ class ReportPlan:
     max_sample_size: int | None = None
     #: Column keys the config gave as SQL text (shown as written in the request).
     texts: dict[str, Any] = field(default_factory=dict)
+    #: The score threshold in effect: the keyword, else the config's ``threshold``, else 0.5.
+    threshold: float = 0.5
 
     def finish(self, report: pl.DataFrame) -> pl.DataFrame:
         """Add the groupwise rows, ``threshold``/``status`` when thresholds are set, then drop small groups."""
@@ -200,6 +202,7 @@ def plan_report(
     statistics: Mapping[str, Any] | None = None,
     band: str | None = None,
     estimated: bool = False,
+    threshold: float | None = None,
 ) -> ReportPlan:
     """Resolve ``fairness_report``'s monitoring keywords and config into plain report arguments.
 
@@ -214,6 +217,7 @@ def plan_report(
     expressions, as the command line's flags (``y_pred = "decile_score >= 5"``). ``band``:
     ``"both"`` or ``"harm"`` (default: the config's, else ``"both"``). ``estimated``: the report
     has an attribute estimated from proxies (``protected_proba``), so ``protected`` may be empty.
+    ``threshold``: the score threshold (default: the config's ``threshold``, else 0.5).
 
     Raises
     ------
@@ -254,6 +258,8 @@ def plan_report(
         plan.band = check_sides(sides)
     except ValueError as exc:
         raise PolfairError(str(exc)) from None
+    plan.threshold = threshold if threshold is not None else (
+        cfg.threshold if cfg is not None and cfg.threshold is not None else 0.5)
     if cfg is not None:
         _merge_keywords(plan, cfg)
         _config_expressions(plan, cfg)
@@ -346,11 +352,56 @@ def _monitored_groups(plan: ReportPlan, cfg: FairnessConfig) -> None:
         privileged[a] = cfg.reference[a].label
     plan.data = lf
     plan.privileged = privileged
-    plan.protected = [p for p in plan.protected if not (isinstance(p, str) and p in cfg.monitored)]
+    kept = []
+    for p in plan.protected:
+        if _key_name(p) in cfg.monitored:
+            _check_config_key(p, cfg)  # the attribute's own column: the config's groups replace it
+        else:
+            kept.append(p)
+    plan.protected = kept
+    for b in [] if plan.by is None else [plan.by] if isinstance(plan.by, (str, pl.Expr)) else plan.by:
+        name = _key_name(b)
+        if name is not None and name in cfg.monitored:
+            msg = (
+                f"by names {name!r}, an attribute of the config's [monitored] table (config: [monitored] {name} = "
+                f"{cfg.monitored[name].label}, [reference] {name} = {cfg.reference[name].label}): a column is either a by "
+                "key or a monitored attribute; drop it from by, or from the config's [monitored] and [reference] tables"
+            )
+            raise PolfairError(msg)
     plan.protected += cfg.protected_exprs()
     plan.groups = {a: [cfg.monitored[a].label] for a in cfg.monitored}
     if plan.intersections is None:
         plan.intersections = 1
+
+
+def _key_name(key: Any) -> str | None:
+    """The output name of a protected or by key (a column name, or a named expression's name)."""
+    if isinstance(key, str):
+        return key
+    if isinstance(key, pl.Expr):
+        try:
+            return key.meta.output_name()
+        except pl.exceptions.ComputeError:  # an expression without a name: the spec reports it
+            return None
+    return None
+
+
+def _check_config_key(key: Any, cfg: FairnessConfig) -> None:
+    """Accept a protected key named like a config attribute when it is that attribute's own column.
+
+    The config's monitored/reference groups then replace it (a column name, or ``pl.col(name)``,
+    as the command line's ``--protected name`` gives it). A named expression with the attribute's
+    name is another key under the same name: an error naming the config's table.
+    """
+    if isinstance(key, str) or (isinstance(key, pl.Expr) and key.meta.is_column()):
+        return
+    a = str(_key_name(key))
+    msg = (
+        f"protected holds an expression named {a!r}, the name of an attribute of the config's [monitored] table "
+        f"(config: [monitored] {a} = {cfg.monitored[a].label}): the config's monitored and reference groups define "
+        f"{a!r}; name the expression differently (.alias() or SQL AS), or drop it from protected"
+    )
+    raise PolfairError(msg)
 
 
 def _check_attribute(a: str, schema: pl.Schema, cfg: FairnessConfig) -> None:

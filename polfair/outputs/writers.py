@@ -16,8 +16,11 @@ column, a missing core or run column, an unknown column) is refused
 (:class:`polfair.exceptions.SchemaMismatchError`), naming each difference. Appends are serialised
 by a lock file beside the table (:func:`table_lock`); a run whose ``run_id`` is already in the
 table is refused (:class:`RunExistsError`) unless ``replace_run=True``, which replaces that run's
-rows. Each parquet file carries the report's request (:mod:`polfair.core.run_metadata`) in its
-key-value metadata: :func:`read_report` attaches it again.
+rows; so is a report whose ``by`` periods the table already holds from another run
+(:class:`PeriodExistsError`: a rerun of a nightly job without a ``run_id`` would add a second
+copy of the day), unless ``replace_run=True``, which replaces those periods' rows. Each parquet
+file carries the report's request (:mod:`polfair.core.run_metadata`) in its key-value metadata:
+:func:`read_report` attaches it again.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from polfair.core.schema import REPORT_SCHEMA
 from polfair.exceptions import PolfairError, SchemaMismatchError
 
 __all__ = [
+    "PeriodExistsError",
     "RunExistsError",
     "TableLockedError",
     "append_report",
@@ -64,6 +68,15 @@ _OTHER_FORMATS = (".csv", ".tsv", ".txt", ".json", ".ndjson", ".jsonl", ".arrow"
 
 class RunExistsError(PolfairError):
     """The table already holds rows of this ``run_id`` (append with ``replace_run=True`` to replace them)."""
+
+
+class PeriodExistsError(RunExistsError):
+    """The table already holds rows of the report's ``by`` periods from another run.
+
+    Rows are the same when their ``by`` values, ``attribute``, ``group`` and ``metric`` are (the
+    key :func:`polfair.compare_reports` needs to be unique; group and attribute-set rows): a rerun
+    of a job without its ``run_id``. Append with ``replace_run=True`` (``--replace-run``) to replace those periods' rows.
+    """
 
 
 class TableLockedError(PolfairError):
@@ -622,9 +635,14 @@ def append_report(
         (or ``pl.scan_parquet("table/*.parquet")`` while every run has the same schema).
     replace_run
         ``False`` (default): a report whose ``run_id`` is already in the table is refused
-        (:class:`RunExistsError`; a retried job must not add its rows twice). ``True``: that
-        run's rows are replaced by the report's (single file: one atomic rewrite; directory: the
-        run's file is replaced by an atomic rename when the run is in one file, the usual case).
+        (:class:`RunExistsError`; a retried job must not add its rows twice), and so is a report
+        with ``by`` columns whose periods the table already holds from another run
+        (:class:`PeriodExistsError`: the same ``by`` values, ``attribute``, ``group`` and
+        ``metric``; a rerun without its run id). ``True``: that run's rows are replaced by the
+        report's (single file: one atomic rewrite; directory: the run's file is replaced by an
+        atomic rename when the run is in one file, the usual case), and the other runs' rows of
+        those periods are removed (single file: in the same rewrite; directory: each file holding
+        them is rewritten after the new rows are written, so a crash leaves a copy, never a gap).
     lock_timeout
         Seconds to wait for another append to the same table (:func:`table_lock`).
 
@@ -641,6 +659,9 @@ def append_report(
         expected``). Columns in another order are not a mismatch.
     RunExistsError
         The table holds the report's ``run_id`` and ``replace_run`` is false.
+    PeriodExistsError
+        The table holds rows of the report's ``by`` periods from another run and ``replace_run``
+        is false; the message names the periods and their runs. The table is unchanged.
     TableLockedError
         Another append held the table's lock for more than ``lock_timeout`` seconds.
     PolfairError
@@ -678,9 +699,15 @@ def append_report(
                 "Give a new run id, or replace that run's rows (--replace-run, append_report(..., replace_run=True))"
             )
             raise RunExistsError(msg)
+        periods = _held_periods(path, report, skip_runs=run_ids) if existing is not None else None
+        if periods is not None and periods.height and not replace_run:
+            raise PeriodExistsError(_periods_message(table, periods))
         new = _conform(report, target_schema)
         if path.is_dir() or (not path.exists() and path.suffix.lower() != ".parquet"):
-            return _append_to_directory(new, path, holding, target_schema, report_metadata(request_of(report)))
+            written = _append_to_directory(new, path, holding, target_schema, report_metadata(request_of(report)))
+            if periods is not None and periods.height:  # after the new rows are in: a crash leaves a copy, not a gap
+                _drop_periods(files, periods)
+            return written
         requests = _requests(path) if path.exists() else {}
         request = request_of(report)
         requests = {r: q for r, q in requests.items() if r not in holding or not replace_run}
@@ -695,9 +722,90 @@ def append_report(
         old = pl.read_parquet(path)
         if holding:
             old = old.filter(~pl.col("run_id").is_in(list(holding)))
+        if periods is not None and periods.height:
+            old = old.filter(~_in_periods(old, periods))
         combined = pl.concat([_conform(old, target_schema), new], how="vertical")
         write_atomic(path, _write_parquet(combined, meta))
         return path
+
+
+_REPORT_NAMES = frozenset(c.name for c in REPORT_SCHEMA)
+#: Columns that, with the ``by`` columns, identify a report row (what one run holds once per period).
+_ROW_KEY = ("attribute", "group", "metric")
+
+
+def _held_periods(path: Path, report: pl.DataFrame, *, skip_runs: Sequence[Any] = ()) -> pl.DataFrame | None:
+    """The ``by`` periods (and the runs) of ``report`` whose rows the table already holds; ``None`` without ``by``.
+
+    A table row matches a report row when their ``by`` values and ``attribute``, ``group`` and
+    ``metric`` (those of them both have) are equal, compared as text (nulls equal); population
+    rows (``attribute`` null) are left out, as two jobs auditing other attributes share them. Rows of the
+    runs in ``skip_runs`` (the report's own run ids: replaced or refused by the run-id check) do
+    not count. Reads only those columns of the table's rows in the report's periods.
+    """
+    from polfair.core.schema import by_columns
+
+    try:  # the columns before attribute, less any of the report's own (a report with its columns reordered)
+        by = [c for c in by_columns(report.columns) if c not in _REPORT_NAMES]
+    except ValueError:  # not a report (no attribute column): no periods to compare
+        return None
+    table = read_table(path)
+    names = table.collect_schema().names()
+    if not by or any(b not in names for b in by):
+        return None
+    keys = [*by, *(k for k in _ROW_KEY if k in report.columns and k in names)]
+    text = [pl.col(k).cast(pl.String) for k in keys]
+    mine = report.lazy().select(text).unique()
+    if "attribute" in keys:  # population rows (attribute null) look alike in every job's report: not a sign
+        mine = mine.filter(pl.col("attribute").is_not_null())
+    runs = "run_id" in names
+    held = table.select(*text, *([pl.col("run_id")] if runs else []))
+    if runs and skip_runs:
+        held = held.filter(~pl.col("run_id").is_in(list(skip_runs)) | pl.col("run_id").is_null())
+    held = held.join(mine, on=keys, how="semi", nulls_equal=True)
+    out = held.group_by(by).agg(pl.col("run_id").unique().sort() if runs else pl.len().alias("rows")).sort(by)
+    return out.collect()
+
+
+def _in_periods(frame: pl.DataFrame, periods: pl.DataFrame) -> pl.Expr:
+    """Rows of ``frame`` in one of ``periods``' ``by`` values and of one of its runs (any run without ``run_id``)."""
+    by = [c for c in periods.columns if c not in ("run_id", "rows")]
+    key = pl.concat_str([pl.col(b).cast(pl.String).fill_null("\x00") for b in by], separator="\x1f")
+    wanted = periods.select(pl.concat_str([pl.col(b).fill_null("\x00") for b in by], separator="\x1f"))
+    hit = key.is_in(wanted.to_series().to_list())
+    if "run_id" in periods.columns and "run_id" in frame.columns:
+        runs = {r for rs in periods["run_id"].to_list() for r in rs}
+        hit = hit & pl.col("run_id").is_in(sorted(runs, key=str))
+    return hit
+
+
+def _drop_periods(files: Sequence[Path], periods: pl.DataFrame) -> None:
+    """Remove the rows of ``periods`` from a directory table's earlier files (each rewritten atomically)."""
+    for f in files:
+        frame = pl.read_parquet(f)
+        drop = frame.select(_in_periods(frame, periods)).to_series()
+        if not drop.any():
+            continue
+        keep = frame.filter(~drop)
+        if keep.height:
+            meta = {k: v for k, v in pl.read_parquet_metadata(f).items() if k.startswith("polfair.")}
+            write_atomic(f, _write_parquet(keep, meta or None))
+        else:
+            f.unlink()
+
+
+def _periods_message(table: str | Path, periods: pl.DataFrame) -> str:
+    by = [c for c in periods.columns if c not in ("run_id", "rows")]
+    shown = ", ".join(
+        " ".join(f"{b}={r[b]}" for b in by) + (f" (run {', '.join(map(repr, r['run_id']))})" if "run_id" in r else "")
+        for r in periods.head(3).iter_rows(named=True)
+    )
+    more = f" and {periods.height - 3} more" if periods.height > 3 else ""
+    return (
+        f"the table {str(table)!r} already holds rows of {periods.height} of this report's {', '.join(by)} "
+        f"period(s): {shown}{more}; appending would add a second copy of them (a rerun without its run id). "
+        "Replace those periods' rows (--replace-run, append_report(..., replace_run=True)), or leave them out"
+    )
 
 
 def _append_to_directory(

@@ -281,7 +281,7 @@ class TestOptionTypes:
     @pytest.mark.parametrize(
         ("kw", "name"),
         [
-            ({"threshold": None}, "threshold"),
+            ({"threshold": [0.5]}, "threshold"),  # None is the config's threshold, else 0.5 (issue 31)
             ({"threshold": "0.5"}, "threshold"),
             ({"protected": 3}, "protected"),
             ({"protected": [["g"]]}, "protected"),

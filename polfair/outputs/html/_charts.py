@@ -25,7 +25,7 @@ from polfair.outputs.html._view import (
 )
 
 __all__ = ["OKABE_ITO", "STATUS_STYLE", "chart_style", "fix_svg", "forest_svg", "heatmap_svg", "new_figure",
-           "over_time_svg", "short_label", "to_svg"]
+           "over_time_svg", "panel_axes", "short_label", "to_svg", "whisker_point"]
 
 #: Okabe & Ito (2008) colour-blind-safe palette.
 OKABE_ITO = {
@@ -124,6 +124,26 @@ def chart_style() -> Any:
 
 
 # ---------------------------------------------------------------- forest plot
+
+
+def whisker_point(ax: Any, y: float, x: float, lo: Any, hi: Any, colour: str, size: float) -> None:
+    """One group's row of a dot-and-whisker panel: its interval ``[lo, hi]`` (when finite) and its value."""
+    if lo is not None and hi is not None and math.isfinite(lo) and math.isfinite(hi):
+        ax.hlines(y, lo, hi, color=colour, lw=1.6, zorder=2)
+        ax.vlines([lo, hi], y - 0.15, y + 0.15, color=colour, lw=1.2, zorder=2)
+    ax.scatter([x], [y], s=size, marker="o", color=colour, zorder=3)
+
+
+def panel_axes(ax: Any, labels: Sequence[str], title: str, *, first: bool) -> None:
+    """The y axis, title and grid of one panel of a multi-panel group chart (labels on the first only)."""
+    k = len(labels)
+    ax.set_yticks(range(k))
+    ax.set_yticklabels(labels if first else [""] * k)
+    if not first:
+        ax.tick_params(axis="y", length=0)
+    ax.set_title(title, fontsize=10, loc="left")
+    ax.tick_params(axis="x", labelsize=8.5)
+    ax.grid(axis="x", color="#DDDDDD", lw=0.6, zorder=0)
 
 
 def _log_ticks(lo: float, hi: float) -> list[float]:

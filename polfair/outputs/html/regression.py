@@ -179,22 +179,12 @@ def forest_svg(groups: Sequence[dict[str, Any]], *, attribute: str, uid: str) ->
                 if d is None or not math.isfinite(d):
                     ax.text(0.0, y, "undefined", ha="center", va="center", color="#555555", fontsize=8.5)
                     continue
-                lo, hi = r.get("difference_lo"), r.get("difference_hi")
                 p = r.get("p_value_adjusted")
                 c = ch.OKABE_ITO["vermillion"] if p is not None and p < 0.05 else colour
-                if lo is not None and hi is not None:
-                    ax.hlines(y, lo, hi, color=c, lw=1.6, zorder=2)
-                    ax.vlines([lo, hi], y - 0.15, y + 0.15, color=c, lw=1.2, zorder=2)
                 size = 18 + 140 * math.sqrt((g["n"] or 0) / max_n)
-                ax.scatter([d], [y], s=size, marker="o", color=c, zorder=3)
-            ax.set_yticks(range(k))
-            ax.set_yticklabels(labels if j == 0 else [""] * k)
-            if j:
-                ax.tick_params(axis="y", length=0)
-            ax.set_title(title, fontsize=10, loc="left")
+                ch.whisker_point(ax, y, d, r.get("difference_lo"), r.get("difference_hi"), c, size)
+            ch.panel_axes(ax, labels, title, first=j == 0)
             ax.set_xlabel("difference to the reference", fontsize=8.5)
-            ax.tick_params(axis="x", labelsize=8.5)
-            ax.grid(axis="x", color="#DDDDDD", lw=0.6, zorder=0)
         desc = "; ".join(
             f"{g['group']}: " + ", ".join(
                 f"{m} {_f((g['metrics'].get(m) or {}).get('difference'), sign=True)}" for m, _ in FOREST_METRICS

@@ -26,7 +26,7 @@ from polfair.exceptions import PolfairError
 from polfair.outputs.html import _view
 from polfair.outputs.html._view import ViewOptions, build_view
 
-__all__ = ["HtmlReport", "to_html", "write_html"]
+__all__ = ["HtmlReport", "require_extra", "to_html", "write_html"]
 
 _EXTRA = "pip install 'polfair[report]'"
 
@@ -118,7 +118,17 @@ _POLICIES = (
 )
 
 
-def _require_extra() -> Any:
+def require_extra() -> Any:
+    """jinja2 (returned) after checking that the page's extra is installed: jinja2 and matplotlib.
+
+    The command line calls it before its pass (``--html`` without the extra fails at once, before
+    ``--out`` or ``--append`` is written).
+
+    Raises
+    ------
+    ImportError
+        jinja2 or matplotlib is missing; the message names ``pip install 'polfair[report]'``.
+    """
     try:
         import jinja2
         import matplotlib  # noqa: F401
@@ -129,7 +139,7 @@ def _require_extra() -> Any:
 
 
 def _env() -> Any:
-    jinja2 = _require_extra()
+    jinja2 = require_extra()
     loader = jinja2.FunctionLoader(_template_source)
     env = jinja2.Environment(loader=loader, autoescape=True, trim_blocks=True, lstrip_blocks=True,
                              undefined=jinja2.StrictUndefined)  # fmt: skip
@@ -302,14 +312,56 @@ def _methods(view: dict[str, Any]) -> list[dict[str, str]]:
     return out
 
 
-def _render(report: Any, opts: ViewOptions, title: str, fragment: bool, slices: Any = None) -> str:
-    env = _env()
-    view = build_view(report, opts)
-    slices_html = None
-    if slices is not None:  # the slices section (issue 33), numbered before the methods
+def _extra_sections(env: Any, first: int, scores: Any, adverse_impact: Any, top_k: int,
+                    snapshot: Mapping[str, Any] | None, slices: Any = None) -> list[dict[str, str]]:  # fmt: skip
+    """The score, adverse-impact and slice sections (:mod:`polfair.outputs.html.sections`,
+    :mod:`polfair.outputs.html.slices`), numbered from ``first``.
+    """
+    from polfair.outputs.html import sections
+
+    out: list[dict[str, str]] = []
+    if slices is not None:
         from polfair.outputs.html.slices import slices_section
 
-        slices_html = slices_section(slices, env=env, number=7 if view["over_time"] else 6)
+        out.append({"id": "pf-slices", "title": "Slices", "nav": "Slices",
+                    "html": slices_section(slices, env=env, number=first + len(out))})  # fmt: skip
+    if scores is not None:
+        out.append(sections.score_section(scores, env=env, number=first + len(out), top_k=top_k, snapshot=snapshot))
+    if adverse_impact is not None:
+        out.append(sections.adverse_impact_section(adverse_impact, env=env, number=first + len(out), snapshot=snapshot))
+    return out
+
+
+def _sections_page(report: Any, given: Mapping[str, Any], *, title: str, scores: Any, adverse_impact: Any,
+                   top_k: int, snapshot: Mapping[str, Any] | None, fragment: bool) -> str | None:  # fmt: skip
+    """A score report or an adverse-impact table given as the report: a page of its sections; else ``None``."""
+    import polars as pl
+
+    from polfair.outputs.html import sections
+
+    frame = report.collect() if isinstance(report, pl.LazyFrame) else report
+    if not isinstance(frame, pl.DataFrame):
+        return None
+    if sections.is_score_report(frame) and scores is None:
+        scores = frame
+    elif sections.is_adverse_impact(frame) and adverse_impact is None:
+        adverse_impact = frame
+    else:
+        return None
+    env = _env()
+    provenance = [(label, _stringify(given[key])) for key, label in _PROVENANCE if given.get(key) is not None]
+    first = 2 if provenance else 1
+    return sections.render_sections_page(
+        _extra_sections(env, first, scores, adverse_impact, top_k, snapshot), env=env, title=title,
+        generated_at=_generated_at(given.get("generated_at"), {"metadata": {}}), provenance=provenance,
+        fragment=fragment,
+    )  # fmt: skip
+
+
+def _render(report: Any, opts: ViewOptions, title: str, fragment: bool, scores: Any = None,
+            adverse_impact: Any = None, slices: Any = None) -> str:  # fmt: skip
+    env = _env()
+    view = build_view(report, opts)
     given = opts.provenance
     merged = _merged_request(report, given)
     config = given.get("config")
@@ -328,7 +380,8 @@ def _render(report: Any, opts: ViewOptions, title: str, fragment: bool, slices: 
         "config_text": config_text, "ci_methods": [(c, _CI_METHODS.get(c, c)) for c in view["ci_methods"]],
         "tests": [(t, _TESTS.get(t, t)) for t in view["tests"]], "policies": _POLICIES, "fragment": fragment,
         "short": _view.SHORT, "four_fifths": _view.FOUR_FIFTHS, "is_ratio": _view.is_ratio_metric,
-        "slices_section": slices_html,
+        "extra_sections": _extra_sections(env, 7 if view["over_time"] else 6, scores, adverse_impact, opts.top_k,
+                                          opts.snapshot, slices),
     }  # fmt: skip
     return env.get_template("report.html.j2").render(**ctx).strip() + "\n"
 
@@ -380,6 +433,8 @@ def to_html(
     fragment: bool = False,
     cells: Any = None,
     slices: Any = None,
+    scores: Any = None,
+    adverse_impact: Any = None,
 ) -> str:
     """Render a fairness report as one self-contained HTML page (a string).
 
@@ -452,11 +507,15 @@ def to_html(
         their intervals, differences to the rest and adjusted p-values) before the methods. Passing
         the slice table itself as ``report`` makes a page of its own.
 
-    A regression report (:func:`polfair.regression_report`: group rows of ``mean_error`` and no
-    classification rate) gets the regression page (:mod:`polfair.outputs.html.regression`):
-    provenance, population metrics, findings, per attribute set a forest plot of the differences
-    of the mean error, mean absolute error and mean prediction to the reference with their
-    intervals, the prediction distributions and a group table, the spreads and the methods.
+    scores : pl.DataFrame, optional
+        The table of :func:`polfair.score_report`: adds the section "Scores" before the methods:
+        per attribute set, each group's ROC AUC and Brier score with their intervals (chart), and
+        a table of ROC AUC, its difference to the reference group (interval, adjusted p-value),
+        average precision, Brier score, ECE and ABROCA, with the AUC's heterogeneity test.
+    adverse_impact : pl.DataFrame, optional
+        The table of :func:`polfair.adverse_impact`: adds the section "Adverse impact": per
+        attribute set, the impact ratios against the four-fifths line (chart) and the battery's
+        table (rates, impact ratios, four-fifths, z test, Fisher's test, shortfall, flips).
 
     Returns
     -------
@@ -480,10 +539,22 @@ def to_html(
     ValueError
         The report lacks a required column or is empty; ``metrics`` names a metric without group
         rows; ``by``/``snapshot`` name unknown columns or select nothing; a size option below its
-        minimum.
+        minimum; ``scores``/``adverse_impact`` with a regression report.
 
     Notes
     -----
+    ``report`` may also be the table of :func:`polfair.score_report` or of
+    :func:`polfair.adverse_impact`: the page then has that section alone (with the provenance
+    given here), as with ``scores=`` / ``adverse_impact=``; with ``by`` columns, the sections show
+    ``snapshot`` (default: the last ``by`` value). Their numbers are the tables' own: the page
+    computes no statistic.
+
+    A regression report (:func:`polfair.regression_report`: group rows of ``mean_error`` and no
+    classification rate) gets the regression page (:mod:`polfair.outputs.html.regression`):
+    provenance, population metrics, findings, per attribute set a forest plot of the differences
+    of the mean error, mean absolute error and mean prediction to the reference with their
+    intervals, the prediction distributions and a group table, the spreads and the methods.
+
     Scales with the report, not the data: a 10,000-level attribute shows ``top_k`` groups per chart
     and ``table_rows`` per table. The output is deterministic for a fixed ``generated_at``
     (matplotlib's ``svg.hashsalt`` is fixed and the SVG carries no date). Colours are the
@@ -506,6 +577,10 @@ def to_html(
         "config": config, "favorable_meaning": favorable_meaning, "generated_at": generated_at,
     }  # fmt: skip
     opts = _options(metrics, top_k, table_rows, min_n, max_sets, by, snapshot, given)
+    page = _sections_page(report, given, title=title, scores=scores, adverse_impact=adverse_impact, top_k=top_k,
+                          snapshot=snapshot, fragment=fragment)  # fmt: skip
+    if page is not None:
+        return page
     from polfair.outputs.html import regression as _regression
     from polfair.outputs.html import slices as _slices
 
@@ -514,13 +589,16 @@ def to_html(
                                      fragment=fragment, env=_env(), provenance=given)  # fmt: skip
     normalized = _view.normalize(report)
     if _regression.is_regression_report(normalized):
+        if scores is not None or adverse_impact is not None:
+            msg = "scores= and adverse_impact= add sections to a classification report's page, not a regression report's"
+            raise ValueError(msg)
         run_at = normalized["run_at"].drop_nulls().cast(str).to_list()[:1] if "run_at" in normalized.columns else []
         return _regression.render_regression(
             report, title=title, provenance=_merged_request(report, given), cells=cells, top_k=top_k,
             max_sets=max_sets, by=by, snapshot=snapshot, fragment=fragment, env=_env(),
             generated_at=_generated_at(generated_at, {"metadata": {"run_at": run_at}}),
         )  # fmt: skip
-    return _render(report, opts, title, fragment, slices)
+    return _render(report, opts, title, fragment, scores, adverse_impact, slices)
 
 
 def write_html(report: Any, path: str | Path, *, title: str = "Fairness report", **kwargs: Any) -> Path:
@@ -529,14 +607,16 @@ def write_html(report: Any, path: str | Path, *, title: str = "Fairness report",
     Parameters
     ----------
     report : pl.DataFrame or pl.LazyFrame
-        The report of :func:`polfair.fairness_report` (see :func:`to_html`).
+        The report of :func:`polfair.fairness_report` (see :func:`to_html`), or the table of
+        :func:`polfair.score_report` or :func:`polfair.adverse_impact` (a page of that section).
     path : str or pathlib.Path
         Output file (UTF-8); its folder must exist; an existing file is replaced atomically (a
         failed write leaves the previous page).
     title : str
         Page title.
     **kwargs
-        Every other keyword of :func:`to_html` (provenance, ``metrics``, ``top_k``, ...).
+        Every other keyword of :func:`to_html` (provenance, ``metrics``, ``top_k``, ``scores``,
+        ``adverse_impact``, ...).
 
     Returns
     -------
