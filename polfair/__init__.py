@@ -7,85 +7,179 @@ entropy index and differential-fairness value is arithmetic on that small table
 (:class:`ClassificationMetric`, :class:`BinaryLabelDatasetMetric`), Polars expressions
 (:func:`selection_rate`, :func:`equalized_odds_difference`, ...), the streaming
 :class:`FairnessAccumulator`, and the monitoring layer (:class:`FairnessConfig`, :func:`alerts`).
+
+Every public name is loaded when first used (PEP 562 ``__getattr__``): ``import polfair`` costs
+about ``import polars`` (scipy, narwhals, jinja2 and the peer facades load with the function that
+needs them), and ``df.fair`` is registered at import with methods that load on first call.
 """
 
 from __future__ import annotations
 
-import polfair.namespace  # noqa: F401  (registers the ``df.fair`` / ``lf.fair`` namespaces)
-from polfair.api import confusion_counts, fairness_report, fairness_report_batches
-from polfair.compat.aif360 import BinaryLabelDatasetMetric, ClassificationMetric
-from polfair.compat.fairlearn import (
-    MetricFrame,
-    accuracy,
-    base_rate,
-    demographic_parity_difference,
-    demographic_parity_ratio,
-    equal_opportunity_difference,
-    equal_opportunity_ratio,
-    equalized_odds_difference,
-    equalized_odds_ratio,
-    error_rate,
-    false_discovery_rate,
-    false_negative_rate,
-    false_omission_rate,
-    false_positive_rate,
-    group_difference,
-    group_max,
-    group_min,
-    group_ratio,
-    make_derived_metric,
-    negative_predictive_value,
-    positive_predictive_value,
-    selection_rate,
-    true_negative_rate,
-    true_positive_rate,
-)
-from polfair.compat.ignite import multiclass_report, subgroup_accuracy_difference
-from polfair.compat.yardstick import (
-    GroupwiseMetric,
-    demographic_parity,
-    diff_range,
-    equal_opportunity,
-    equalized_odds,
-    groupwise_metric,
-    max_abs_difference_to_reference,
-    ratio_range,
-)
-from polfair.core.counts import COUNT_COLUMNS, merge_counts
-from polfair.core.metrics import ALIASES, DISPARITIES, METRICS
-from polfair.core.report import REPORT_COLUMNS, report_from_counts
-from polfair.core.run_metadata import with_run_metadata
-from polfair.core.schema import SCHEMA_VERSION
-from polfair.core.wide import to_wide
-from polfair.datasets import load_adult, load_adult_regression, load_compas, load_german_credit, make_bisg_lending
-from polfair.engines.accumulator import FairnessAccumulator
-from polfair.exceptions import (
-    ColumnNotFoundError,
-    InvalidInputError,
-    MissingValuesWarning,
-    PolfairError,
-    ReferenceWarning,
-    ReportSizeWarning,
-    SchemaMismatchError,
-)
-from polfair.mitigation import group_thresholds, reweighing
-from polfair.monitor import FairnessConfig, alerts, apply_thresholds, compare_reports
-from polfair.monitor.disclosure import suppress_small_groups
-from polfair.outputs.html import HtmlReport, to_html, write_html
-from polfair.outputs.writers import append_report, write_report
-from polfair.proxies import proxy_report, proxy_scan
-from polfair.regression import RegressionAccumulator, regression_counts, regression_report
-from polfair.regulatory import adverse_impact
-from polfair.scores import (
-    merge_score_counts,
-    precision_recall_curve,
-    reliability_curve,
-    roc_curve,
-    score_counts,
-    score_report,
-    threshold_sweep,
-)
-from polfair.slices import slice_scan
+import importlib
+from typing import TYPE_CHECKING, Any
+
+import polfair.namespace  # noqa: F401  (registers the ``df.fair`` / ``lf.fair`` namespaces; light)
+
+#: Where each public name lives (module -> names); loaded on first attribute access.
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "polfair.api": ("confusion_counts", "fairness_report", "fairness_report_batches"),
+    "polfair.compat.aif360": ("BinaryLabelDatasetMetric", "ClassificationMetric"),
+    "polfair.compat.fairlearn": (
+        "MetricFrame",
+        "accuracy",
+        "base_rate",
+        "demographic_parity_difference",
+        "demographic_parity_ratio",
+        "equal_opportunity_difference",
+        "equal_opportunity_ratio",
+        "equalized_odds_difference",
+        "equalized_odds_ratio",
+        "error_rate",
+        "false_discovery_rate",
+        "false_negative_rate",
+        "false_omission_rate",
+        "false_positive_rate",
+        "group_difference",
+        "group_max",
+        "group_min",
+        "group_ratio",
+        "make_derived_metric",
+        "negative_predictive_value",
+        "positive_predictive_value",
+        "selection_rate",
+        "true_negative_rate",
+        "true_positive_rate",
+    ),
+    "polfair.compat.ignite": ("multiclass_report", "subgroup_accuracy_difference"),
+    "polfair.compat.yardstick": (
+        "GroupwiseMetric",
+        "demographic_parity",
+        "diff_range",
+        "equal_opportunity",
+        "equalized_odds",
+        "groupwise_metric",
+        "max_abs_difference_to_reference",
+        "ratio_range",
+    ),
+    "polfair.core.counts": ("COUNT_COLUMNS", "merge_counts"),
+    "polfair.core.metrics": ("ALIASES", "DISPARITIES", "METRICS"),
+    "polfair.core.report": ("REPORT_COLUMNS", "report_from_counts"),
+    "polfair.core.run_metadata": ("with_run_metadata",),
+    "polfair.core.schema": ("SCHEMA_VERSION",),
+    "polfair.core.wide": ("to_wide",),
+    "polfair.datasets": (
+        "load_adult",
+        "load_adult_regression",
+        "load_compas",
+        "load_german_credit",
+        "make_bisg_lending",
+    ),
+    "polfair.engines.accumulator": ("FairnessAccumulator",),
+    "polfair.exceptions": (
+        "ColumnNotFoundError",
+        "InvalidInputError",
+        "MissingValuesWarning",
+        "PolfairError",
+        "ReferenceWarning",
+        "ReportSizeWarning",
+        "SchemaMismatchError",
+    ),
+    "polfair.mitigation": ("group_thresholds", "reweighing"),
+    "polfair.monitor": ("FairnessConfig", "alerts", "apply_thresholds", "compare_reports"),
+    "polfair.monitor.disclosure": ("suppress_small_groups",),
+    "polfair.outputs.html": ("HtmlReport", "to_html", "write_html"),
+    "polfair.outputs.writers": ("append_report", "write_report"),
+    "polfair.proxies": ("proxy_report", "proxy_scan"),
+    "polfair.regression": ("RegressionAccumulator", "regression_counts", "regression_report"),
+    "polfair.regulatory": ("adverse_impact",),
+    "polfair.scores": (
+        "merge_score_counts",
+        "precision_recall_curve",
+        "reliability_curve",
+        "roc_curve",
+        "score_counts",
+        "score_report",
+        "threshold_sweep",
+    ),
+    "polfair.slices": ("slice_scan",),
+}
+_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
+
+if TYPE_CHECKING:  # the same names, for type checkers and IDEs (a test keeps the two lists equal)
+    from polfair.api import confusion_counts, fairness_report, fairness_report_batches
+    from polfair.compat.aif360 import BinaryLabelDatasetMetric, ClassificationMetric
+    from polfair.compat.fairlearn import (
+        MetricFrame,
+        accuracy,
+        base_rate,
+        demographic_parity_difference,
+        demographic_parity_ratio,
+        equal_opportunity_difference,
+        equal_opportunity_ratio,
+        equalized_odds_difference,
+        equalized_odds_ratio,
+        error_rate,
+        false_discovery_rate,
+        false_negative_rate,
+        false_omission_rate,
+        false_positive_rate,
+        group_difference,
+        group_max,
+        group_min,
+        group_ratio,
+        make_derived_metric,
+        negative_predictive_value,
+        positive_predictive_value,
+        selection_rate,
+        true_negative_rate,
+        true_positive_rate,
+    )
+    from polfair.compat.ignite import multiclass_report, subgroup_accuracy_difference
+    from polfair.compat.yardstick import (
+        GroupwiseMetric,
+        demographic_parity,
+        diff_range,
+        equal_opportunity,
+        equalized_odds,
+        groupwise_metric,
+        max_abs_difference_to_reference,
+        ratio_range,
+    )
+    from polfair.core.counts import COUNT_COLUMNS, merge_counts
+    from polfair.core.metrics import ALIASES, DISPARITIES, METRICS
+    from polfair.core.report import REPORT_COLUMNS, report_from_counts
+    from polfair.core.run_metadata import with_run_metadata
+    from polfair.core.schema import SCHEMA_VERSION
+    from polfair.core.wide import to_wide
+    from polfair.datasets import load_adult, load_adult_regression, load_compas, load_german_credit, make_bisg_lending
+    from polfair.engines.accumulator import FairnessAccumulator
+    from polfair.exceptions import (
+        ColumnNotFoundError,
+        InvalidInputError,
+        MissingValuesWarning,
+        PolfairError,
+        ReferenceWarning,
+        ReportSizeWarning,
+        SchemaMismatchError,
+    )
+    from polfair.mitigation import group_thresholds, reweighing
+    from polfair.monitor import FairnessConfig, alerts, apply_thresholds, compare_reports
+    from polfair.monitor.disclosure import suppress_small_groups
+    from polfair.outputs.html import HtmlReport, to_html, write_html
+    from polfair.outputs.writers import append_report, write_report
+    from polfair.proxies import proxy_report, proxy_scan
+    from polfair.regression import RegressionAccumulator, regression_counts, regression_report
+    from polfair.regulatory import adverse_impact
+    from polfair.scores import (
+        merge_score_counts,
+        precision_recall_curve,
+        reliability_curve,
+        roc_curve,
+        score_counts,
+        score_report,
+        threshold_sweep,
+    )
+    from polfair.slices import slice_scan
 
 __version__ = "0.1.0"
 
@@ -180,3 +274,17 @@ __all__ = [
     "ReportSizeWarning",
     "__version__",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name on first use (PEP 562) and keep it in the module's namespace."""
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'polfair' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -23,12 +23,10 @@ from typing import Any, cast
 
 import polars as pl
 
-from polfair.api import fairness_report
 from polfair.core.inputs import to_lazyframe
 from polfair.core.run_metadata import attach_request, request_of
 from polfair.core.wide import to_wide
 from polfair.exceptions import PolfairError
-from polfair.monitor._values import column_or_sql
 from polfair.outputs.logs import EventLog
 from polfair.outputs.summary import summarize, violation_lines
 from polfair.outputs.writers import (
@@ -47,6 +45,8 @@ DEMO_MIN_SAMPLE_SIZE = 30
 
 
 def _column_or_sql(text: str, names: Sequence[str], flag: str = "") -> pl.Expr:
+    from polfair.monitor._values import column_or_sql  # the monitor loads scipy: not at `polfair --help`
+
     return cast(pl.Expr, column_or_sql(text, list(names), flag or "the argument"))
 
 
@@ -259,6 +259,7 @@ def _run_demo(args: argparse.Namespace) -> int:
     _check_extras(args)
     if getattr(args, "task", "classification") == "regression":
         return _run_regression_demo(args)
+    from polfair.api import fairness_report
     from polfair.datasets import load_compas
 
     df = cast(pl.DataFrame, load_compas())
@@ -426,6 +427,8 @@ def _run_report(args: argparse.Namespace) -> int:
         log.event("report_written", path=args.out, rows=rows, mode="write")
         log.event("done", exit_code=0)
         return 0
+    from polfair.api import fairness_report  # the engine (scipy) loads with the first pass, not at --help
+
     report = _logged_pass(lambda: fairness_report(lf, **kwargs), args, lf, log)
     # the request as the user wrote it (SQL text, not the parsed expressions), with the input
     request = request_of(report) or {}

@@ -4,6 +4,8 @@ Importing this module registers ``pl.DataFrame.fair`` and ``pl.LazyFrame.fair``.
 the polfair function of the same name with the frame as ``data``: it takes that function's
 keywords, all of them, and is built from the function itself (one definition of each request, in
 :mod:`polfair.api` and the peer modules; no ``__getattr__`` magic: the methods are listed below).
+Each method is built when first looked up (a descriptor naming the function's module), so
+registering the namespace at ``import polfair`` loads nothing but Polars.
 
 * ``report`` — :func:`polfair.fairness_report`; ``multiclass_report`` —
   :func:`polfair.compat.ignite.multiclass_report`;
@@ -31,15 +33,12 @@ Examples
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from collections.abc import Callable
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import polars as pl
-
-from polfair.api import confusion_counts, fairness_report
-from polfair.compat import fairlearn as _fl
-from polfair.compat.ignite import multiclass_report
 
 __all__ = ["FairFrame", "FairLazyFrame"]
 
@@ -95,19 +94,45 @@ def _collect(lf: pl.LazyFrame) -> pl.DataFrame:
     return lf.collect()
 
 
+class _Method:
+    """A namespace method built on first lookup from ``module.name`` (then cached on the class).
+
+    ``build`` turns the function into the method (:func:`_on_frame` or :func:`_evaluated`), so the
+    function's module (the whole engine, scipy, the peer facades) loads only when the method is
+    first used or inspected.
+    """
+
+    def __init__(self, module: str, name: str, build: Callable[[Callable[..., Any]], Callable[..., Any]]) -> None:
+        self.module, self.name, self.build = module, name, build
+
+    def __set_name__(self, owner: type, attr: str) -> None:
+        self.attr = attr
+
+    def __get__(self, obj: Any, owner: type) -> Any:
+        method = self.build(getattr(importlib.import_module(self.module), self.name))
+        for cls in owner.__mro__:  # cache where the descriptor is defined
+            if cls.__dict__.get(self.attr) is self:
+                setattr(cls, self.attr, method)
+        return method if obj is None else method.__get__(obj, owner)
+
+
+def _on_frame_then(then: Callable[[Any], Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    return lambda fn: _on_frame(fn, then)
+
+
 class _Common:
     """The methods of both namespaces."""
 
     _data: pl.DataFrame | pl.LazyFrame
 
-    report = _on_frame(fairness_report, _same)
-    multiclass_report = _on_frame(multiclass_report, _same)
-    demographic_parity_difference = _evaluated(_fl.demographic_parity_difference)
-    demographic_parity_ratio = _evaluated(_fl.demographic_parity_ratio)
-    equalized_odds_difference = _evaluated(_fl.equalized_odds_difference)
-    equalized_odds_ratio = _evaluated(_fl.equalized_odds_ratio)
-    equal_opportunity_difference = _evaluated(_fl.equal_opportunity_difference)
-    equal_opportunity_ratio = _evaluated(_fl.equal_opportunity_ratio)
+    report = _Method("polfair.api", "fairness_report", _on_frame_then(_same))
+    multiclass_report = _Method("polfair.compat.ignite", "multiclass_report", _on_frame_then(_same))
+    demographic_parity_difference = _Method("polfair.compat.fairlearn", "demographic_parity_difference", _evaluated)
+    demographic_parity_ratio = _Method("polfair.compat.fairlearn", "demographic_parity_ratio", _evaluated)
+    equalized_odds_difference = _Method("polfair.compat.fairlearn", "equalized_odds_difference", _evaluated)
+    equalized_odds_ratio = _Method("polfair.compat.fairlearn", "equalized_odds_ratio", _evaluated)
+    equal_opportunity_difference = _Method("polfair.compat.fairlearn", "equal_opportunity_difference", _evaluated)
+    equal_opportunity_ratio = _Method("polfair.compat.fairlearn", "equal_opportunity_ratio", _evaluated)
 
 
 @pl.api.register_dataframe_namespace("fair")
@@ -128,7 +153,7 @@ class FairFrame(_Common):
     [0.0, 1.0]
     """
 
-    counts = _on_frame(confusion_counts, _collect)
+    counts = _Method("polfair.api", "confusion_counts", _on_frame_then(_collect))
 
     def __init__(self, df: pl.DataFrame) -> None:
         self._data = df
@@ -152,8 +177,7 @@ class FairLazyFrame(_Common):
     'LazyFrame'
     """
 
-    counts = _on_frame(confusion_counts, _same)
+    counts = _Method("polfair.api", "confusion_counts", _on_frame_then(_same))
 
     def __init__(self, lf: pl.LazyFrame) -> None:
         self._data = lf
-
