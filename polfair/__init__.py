@@ -61,6 +61,8 @@ from polfair.exceptions import (
     ColumnNotFoundError,
     InvalidInputError,
     MissingValuesWarning,
+    PolarityError,
+    PolarityWarning,
     PolfairError,
     ReferenceWarning,
     ReportSizeWarning,
@@ -70,6 +72,7 @@ from polfair.mitigation import group_thresholds, reweighing
 from polfair.monitor import FairnessConfig, alerts, apply_thresholds, compare_reports
 from polfair.monitor.disclosure import suppress_small_groups
 from polfair.outputs.html import HtmlReport, to_html, write_html
+from polfair.outputs.summaries import summarize
 from polfair.outputs.writers import append_report, write_report
 from polfair.proxies import proxy_report, proxy_scan
 from polfair.regression import RegressionAccumulator, regression_counts, regression_report
@@ -152,6 +155,7 @@ __all__ = [
     "reweighing",
     "proxy_scan",
     "proxy_report",
+    "summarize",
     "to_html",
     "write_html",
     "HtmlReport",
@@ -169,6 +173,8 @@ __all__ = [
     "InvalidInputError",
     "SchemaMismatchError",
     "MissingValuesWarning",
+    "PolarityError",
+    "PolarityWarning",
     "ReferenceWarning",
     "ReportSizeWarning",
     "__version__",

@@ -29,6 +29,7 @@ from polfair.core.run_metadata import attach_request, request_of
 from polfair.core.wide import to_wide
 from polfair.exceptions import PolfairError
 from polfair.monitor._values import column_or_sql
+from polfair.monitor.config import THRESHOLD_PRESETS
 from polfair.outputs.logs import EventLog
 from polfair.outputs.summary import summarize, violation_lines
 from polfair.outputs.writers import (
@@ -104,11 +105,15 @@ def _parser() -> argparse.ArgumentParser:
                      "(--y-true) and prediction (--y-pred), pf.regression_report (docs/regression.md)")
     rep.add_argument("--y-true", help="label column (required unless the --config file names y_true)")
     rep.add_argument("--y-pred", help="predicted-label column or SQL expression (e.g. 'score >= 0.5')")
-    rep.add_argument("--y-score", help="score column, P(favorable) in [0, 1]")
+    rep.add_argument("--y-score", help="score column in [0, 1]: P(favorable), or P(--score-label)")
     rep.add_argument("--threshold", type=float, default=0.5, help="threshold for --y-score (default 0.5)")
     rep.add_argument("--protected", nargs="+", default=[], help="protected columns or SQL expressions")
     rep.add_argument("--favorable", nargs="+", help="favorable label value(s) (default 1)")
     rep.add_argument("--unfavorable", nargs="+", help="unfavorable label value(s); others then raise")
+    rep.add_argument("--score-label", metavar="LABEL",
+                     help="the label --y-score is the probability of, and a Boolean --y-pred's True stands for "
+                     "(e.g. 1 for predict_proba[:, 1] with 0/1 labels); needed where favorable is not the larger "
+                     "label (docs/contract.md#polarity)")
     rep.add_argument("--privileged", nargs="+", default=[], metavar="ATTR=VALUE", help="reference groups")
     rep.add_argument("--reference", choices=["privileged", "largest", "overall", "best"],
                      help="reference group policy (regression: privileged, largest or overall)")
@@ -150,8 +155,14 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                      help="spinner with elapsed time and rows/s on stderr (default: when stderr is a terminal)")
     rep.add_argument("--config", help="fairness monitor config (.toml/.json): groups, thresholds, sample sizes")
+    rep.add_argument("--thresholds", choices=sorted(THRESHOLD_PRESETS), metavar="POLICY",
+                     help="a named threshold policy: four_fifths = the band [0.8, 1.25] on DI and the FPR/FNR ratios "
+                     "(without thresholds nothing is judged; a --config's [thresholds] give your own bands)")
+    rep.add_argument("--min-sample-size", type=int, metavar="N",
+                     help="with thresholds: groups (or references) of fewer than N rows are insufficient_data")
     rep.add_argument("--fail-on-violation", action="store_true",
-                     help="exit with status 1 when the report's status has a violation (needs thresholds in --config)")
+                     help="exit with status 1 when the report's status has a violation (needs --thresholds or a "
+                     "--config with thresholds)")
     rep.add_argument("--append", metavar="TABLE",
                      help="append the report to a parquet table: TABLE.parquet (rewritten) or a directory (one new "
                      "file per run); new columns are added, other schema changes refused; a run id already in the "
@@ -350,6 +361,7 @@ def _run_report(args: argparse.Namespace) -> int:
         "protected": protected or None,
         "favorable": [_coerce(v, label_dtype) for v in args.favorable] if args.favorable else 1,
         "unfavorable": None if not args.unfavorable else [_coerce(v, label_dtype) for v in args.unfavorable],
+        "score_label": None if args.score_label is None else _coerce(args.score_label, label_dtype),
         "privileged": _privileged(args.privileged, schema) or None,
         "reference": args.reference,
         "weight": args.weight,
@@ -363,7 +375,8 @@ def _run_report(args: argparse.Namespace) -> int:
     if getattr(args, "exact_sums", False):
         kwargs["exact_sums"] = True
     # statistics (issue 11): passed only when given, so the report's own defaults apply otherwise
-    for flag in ("ci", "n_boot", "seed", "cluster", "min_group_size", "significance", "band"):
+    for flag in ("ci", "n_boot", "seed", "cluster", "min_group_size", "significance", "band", "thresholds",
+                 "min_sample_size"):
         if getattr(args, flag, None) is not None:
             kwargs[flag] = getattr(args, flag)
     if getattr(args, "no_ci", False):
@@ -376,7 +389,8 @@ def _run_report(args: argparse.Namespace) -> int:
     log.event("start", command="report", path=args.path, run_id=run_id,
               options={k: v for k, v in kwargs.items() if v is not None and k != "run_metadata"})  # fmt: skip
     # --out alone: the report is written in batches as it is computed (memory does not grow with its rows)
-    stream = bool(args.out) and not (args.html or args.append or args.config or args.adverse_impact
+    stream = bool(args.out) and not (args.html or args.append or args.config or args.thresholds or args.fail_on_violation
+                                     or args.adverse_impact
                                      or args.adverse_impact_out or args.shape == "wide" or args.min_group_size is not None)  # fmt: skip
     if stream:
         from polfair.api import fairness_report_batches
@@ -421,8 +435,10 @@ def _run_report(args: argparse.Namespace) -> int:
 
 #: Flags of ``polfair report`` that only a classification report takes (with their default values).
 _CLASSIFICATION_ONLY = {
-    "y_score": None, "threshold": 0.5, "favorable": None, "unfavorable": None, "n_boot": None, "seed": None,
-    "cluster": None, "min_group_size": None, "significance": None, "band": None, "config": None,
+    "y_score": None, "threshold": 0.5, "favorable": None, "unfavorable": None, "score_label": None, "n_boot": None,
+    "seed": None,
+    "cluster": None, "min_group_size": None, "significance": None, "band": None, "config": None, "thresholds": None,
+    "min_sample_size": None,
     "fail_on_violation": False, "adverse_impact": None, "adverse_impact_out": None, "adverse_impact_min_size": None,
     "adverse_impact_sets": None,
 }  # fmt: skip
@@ -588,6 +604,7 @@ def _run_adverse_impact(lf: pl.LazyFrame, args: argparse.Namespace, kwargs: dict
         lf, y_pred=None if use_score else kwargs["y_pred"], y_score=args.y_score if use_score else None,
         protected=kwargs["protected"] or [], preset=cast(Any, preset), favorable=kwargs["favorable"], by=kwargs["by"],
         intersections=sets if sets is not None else args.intersections, min_size=args.adverse_impact_min_size,
+        score_label=kwargs["score_label"],
     )  # fmt: skip
     out = args.adverse_impact_out
     if out:
@@ -611,7 +628,8 @@ def _violations(report: pl.DataFrame, args: argparse.Namespace) -> pl.DataFrame 
 
     if "status" not in report.columns:
         if args.fail_on_violation:
-            msg = "--fail-on-violation needs thresholds: give a --config file with a [thresholds] table"
+            msg = ("--fail-on-violation needs thresholds (without them nothing is judged): give --thresholds "
+                   "four_fifths, or a --config file with a [thresholds] table")  # fmt: skip
             raise PolfairError(msg)
         return None
     return alerts(report)
@@ -629,10 +647,12 @@ EXIT_CODES_HELP = """exit status:
 _FLAGS = {
     "y_true": "--y-true", "y_pred": "--y-pred", "y_score": "--y-score", "weight": "--weight",
     "protected": "--protected", "favorable": "--favorable", "unfavorable": "--unfavorable",
+    "score_label": "--score-label",
     "privileged": "--privileged", "reference": "--reference", "by": "--by", "threshold": "--threshold",
     "intersections": "--intersections", "on_missing": "--on-missing", "allow_many_groups": "--allow-many-groups",
     "ci": "--ci", "n_boot": "--n-boot", "seed": "--seed", "cluster": "--cluster",
     "min_group_size": "--min-group-size", "significance": "--significance", "exact_sums": "--exact-sums", "band": "--band",
+    "thresholds": "--thresholds", "min_sample_size": "--min-sample-size",
 }  # fmt: skip
 _FLAG_RE = re.compile(r"(?<![\w.-])(" + "|".join(_FLAGS) + r")=('[^']*'|\"[^\"]*\"|[^\s,;:)]+)?")
 

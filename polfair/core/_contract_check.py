@@ -49,7 +49,9 @@ def code_problems(codes: pl.DataFrame, count: str = "__pf_n") -> dict[str, int]:
     Returns
     -------
     dict
-        ``invalid_label``, ``invalid_prediction``, ``invalid_score``, ``invalid_weight``,
+        ``favorable_label``, ``unfavorable_label``, ``favorable_prediction``,
+        ``unfavorable_prediction`` (rows in each label / prediction state, whatever the other
+        fields), ``invalid_label``, ``invalid_prediction``, ``invalid_score``, ``invalid_weight``,
         ``null_label``, ``null_prediction``, ``null_weight``, ``null_score`` -> rows; ``missing``:
         the rows left out as missing (a null/NaN value somewhere, no invalid one).
 
@@ -57,12 +59,16 @@ def code_problems(codes: pl.DataFrame, count: str = "__pf_n") -> dict[str, int]:
     --------
     >>> import polars as pl
     >>> codes = pl.DataFrame({CODE: [5, 3 + 4 * 3, 5 + 16 * 4], "__pf_n": [10, 2, 1]})
-    >>> {k: v for k, v in code_problems(codes).items() if v}
+    >>> {k: v for k, v in code_problems(codes).items() if v and "favorable" not in k}
     {'invalid_label': 2, 'invalid_prediction': 2, 'null_weight': 1, 'missing': 1}
     """
     o = pl.col(CODE).cast(pl.Int32)
     a, b, flags = o % 4, (o // 4) % 4, o // 16
     kinds = {
+        "favorable_label": a == 1,
+        "unfavorable_label": a == 0,
+        "favorable_prediction": b == 1,
+        "unfavorable_prediction": b == 0,
         "invalid_label": a == INVALID,
         "invalid_prediction": b == INVALID,
         "invalid_score": ((flags // FLAG_BAD_SCORE) % 2) == 1,
@@ -94,8 +100,10 @@ def check_problems(
     examples: Callable[[Compiled], list[Any]] | None = None,
     excluded_from: str = "counted in n_missing and excluded from all rates",
     stacklevel: int = 3,
+    check_values: bool = True,
 ) -> None:
-    """The one post-pass check: invalid values raise, missing values warn (or raise, or pass).
+    """The one post-pass check: invalid values raise, missing values warn (or raise, or pass), and
+    label values that match no row warn.
 
     Parameters
     ----------
@@ -116,6 +124,11 @@ def check_problems(
         How the message says what happens to missing rows.
     stacklevel
         Of the warning.
+    check_values
+        Warn (:class:`~polfair.exceptions.ReferenceWarning`) when ``favorable`` (or ``unfavorable=``)
+        matches no row of the label (of the decision in a pass without labels), naming the values
+        that exist (a query on this warning path only). ``False`` for a batch of a stream (the
+        accumulator checks the whole).
 
     Raises
     ------
@@ -127,6 +140,8 @@ def check_problems(
     -----
     MissingValuesWarning
         Rows with a null or NaN label, prediction, score or weight (``on_missing="warn"``).
+    ReferenceWarning
+        ``favorable`` / ``unfavorable`` match no row (``check_values``).
 
     Examples
     --------
@@ -142,6 +157,8 @@ def check_problems(
         c = roles.get(role)
         if not n or c is None:
             continue
+        if c.mark is not None and c.polarity is not None:
+            _check_polarity(c, examples)  # raises unless the rows are invalid labels (told apart here)
         found = ""
         if examples is not None:
             try:
@@ -150,6 +167,8 @@ def check_problems(
                 found = ""
         msg = f"{role}={c.column!r}: {n} rows (of {total}) have {c.what}{found}. {c.fix}"
         raise InvalidInputError(msg)
+    if check_values:
+        _check_label_values(problems, roles, examples, stacklevel + 1)
     missing = {k: problems.get(f"null_{k}", 0) for k in _KIND_ROLE if _KIND_ROLE[k] in roles}
     if "y_pred" not in roles or roles["y_pred"].role != "y_pred":
         missing.pop("prediction", None)  # it mirrors the label, or is the score's (counted there)
@@ -167,6 +186,66 @@ def check_problems(
     if on_missing == "raise":
         raise InvalidInputError(msg)
     warnings.warn(msg, MissingValuesWarning, stacklevel=stacklevel)
+
+
+def _check_label_values(problems: Mapping[str, int], roles: Mapping[str, Compiled],
+                        examples: Callable[[Compiled], list[Any]] | None, stacklevel: int) -> None:  # fmt: skip
+    """Warn when the favorable (or the given unfavorable) values match no row of the label: the
+    decision's own values in a pass without labels (:func:`polfair.core.values.absent_values_message`,
+    as ``privileged``).
+    """
+    from dataclasses import replace
+
+    from polfair.core.values import absent_values_message
+    from polfair.exceptions import ReferenceWarning
+
+    role, field = ("y_true", "label") if "y_true" in roles else ("y_pred", "prediction")
+    c = roles.get(role)
+    if c is None or c.labels is None:
+        return
+    fav, unf = c.labels
+    fav_rows, unf_rows = problems.get(f"favorable_{field}", 0), problems.get(f"unfavorable_{field}", 0)
+    if fav_rows + unf_rows == 0:
+        return  # no usable value at all: the missing-values message says so
+    absent = [(f"favorable={list(fav) if len(fav) > 1 else fav[0]!r}", fav, "no row has the favorable outcome, so every "
+               "favorable rate is 0")] if not fav_rows else []  # fmt: skip
+    if unf is not None and not unf_rows:
+        absent.append((f"unfavorable={list(unf) if len(unf) > 1 else unf[0]!r}", unf, "no row has an unfavorable label"))
+    for option, values, consequence in absent:
+        seen: list[Any] = []
+        if examples is not None:
+            try:
+                seen = examples(replace(c, invalid=c.source.expr.is_not_null()))
+            except Exception:  # pragma: no cover - the values are a courtesy; the warning stands
+                seen = []
+        msg = absent_values_message(f"{role}={c.column!r}, {option}", list(values), c.column, seen, consequence)
+        warnings.warn(msg, ReferenceWarning, stacklevel=stacklevel)
+
+
+def _check_polarity(c: Compiled, examples: Callable[[Compiled], list[Any]] | None) -> None:
+    """Invalid-state label rows of a pass that checked the polarity rule: raise the polarity error,
+    unless some are invalid labels (a Float label that is not a whole number), which the caller
+    reports. The error path's queries tell the two apart and fetch the labels found.
+    """
+    from dataclasses import replace
+
+    from polfair.exceptions import PolarityError
+
+    def fetch(mask: Any) -> list[Any]:
+        if examples is None:
+            return []
+        try:
+            return examples(replace(c, invalid=mask))
+        except Exception:  # pragma: no cover - the examples are a courtesy; the error stands
+            return []
+
+    if c.source.dtype.is_float() and (examples is None or fetch(c.invalid)):
+        return  # invalid labels: the caller's message (they may hide polarity rows: fixed first)
+    found = fetch(c.mark)
+    pol = c.polarity
+    if pol.check == "other":
+        raise PolarityError(pol.others_message(found))
+    raise PolarityError(pol.ambiguity(found[-1] if found else None, found))
 
 
 def check_finite_sums(sums: pl.DataFrame, columns: Sequence[str], weight_: Compiled | None) -> None:

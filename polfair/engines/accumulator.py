@@ -23,11 +23,13 @@ import polars as pl
 from polfair.core._args import as_expr, as_list, output_name
 from polfair.core._typing import IntoExpr
 from polfair.core.collect import collect_cells, collect_codes
+from polfair.core.contract import cell_alarms
 from polfair.core.counts import COUNT_DTYPES, W2_COLUMNS, check_cell_table, merge_counts, pivot_codes
 from polfair.core.inputs import to_lazyframe
 from polfair.core.report import check_reference, report_from_counts
 from polfair.core.spec import CODE, Spec, build_spec, protected_exprs
-from polfair.exceptions import InvalidInputError, PolfairError
+from polfair.core.values import absent_values_message
+from polfair.exceptions import InvalidInputError, PolarityWarning, PolfairError, ReferenceWarning
 
 __all__ = ["FairnessAccumulator"]
 
@@ -70,8 +72,9 @@ class FairnessAccumulator:
 
     Parameters
     ----------
-    y_true, y_pred, y_score, threshold, protected, favorable, unfavorable, weight, by
-        As in :func:`polfair.fairness_report`; they say how to read each batch.
+    y_true, y_pred, y_score, threshold, protected, favorable, unfavorable, score_label, weight, by
+        As in :func:`polfair.fairness_report`; they say how to read each batch (the polarity rule,
+        ``docs/contract.md#polarity``, is checked on every batch).
     privileged, reference, intersections, alpha, concentration, ci, n_boot, seed, p_adjust
         As in :func:`polfair.fairness_report` (intervals at ``ci=0.95`` by default, ``None`` for
         none); used by :meth:`compute`.
@@ -137,6 +140,7 @@ class FairnessAccumulator:
         protected: IntoExpr | Sequence[IntoExpr],
         favorable: Any = 1,
         unfavorable: Any = None,
+        score_label: Any = None,
         privileged: Mapping[str, Any] | None = None,
         reference: str | None = None,
         weight: IntoExpr | None = None,
@@ -157,6 +161,7 @@ class FairnessAccumulator:
         self._read = dict(
             y_true=y_true, y_pred=y_pred, y_score=y_score, threshold=threshold, protected=protected,
             favorable=favorable, unfavorable=unfavorable, weight=weight, by=by, exact_sums=exact_sums,
+            score_label=score_label,
         )  # fmt: skip
         if cluster is not None:
             self._read |= {"cluster": cluster, "n_buckets": n_buckets}
@@ -175,6 +180,8 @@ class FairnessAccumulator:
         # exact_sums=True: the pass's code table with integer sums (exact merges), and a spec to pivot it
         self._codes: pl.DataFrame | None = None
         self._spec: Spec | None = None
+        self._polarity: Any = None  # the polarity rule's reading of the last batch (for compute's alarms)
+        self.has_scores: bool = y_score is not None
 
     # -- accumulation ------------------------------------------------------------------------
 
@@ -213,11 +220,14 @@ class FairnessAccumulator:
         if isinstance(frame, pl.DataFrame) and frame.height == 0:
             return self
         spec = build_spec(frame, **self._read)
+        self._polarity = spec.polarity
         if spec.exact and self._cells is None:
-            codes = collect_codes(spec, on_missing=self._on_missing, engine=self._engine)  # type: ignore[arg-type]
+            codes = collect_codes(spec, on_missing=self._on_missing, engine=self._engine,  # type: ignore[arg-type]
+                                  check_values=False)  # fmt: skip
             self._add_codes(codes, spec)
             return self
-        cells = collect_cells(spec, on_missing=self._on_missing, engine=self._engine)  # type: ignore[arg-type]
+        cells = collect_cells(spec, on_missing=self._on_missing, engine=self._engine,  # type: ignore[arg-type]
+                              check_values=False)  # fmt: skip
         self._add(cells)
         return self
 
@@ -287,6 +297,8 @@ class FairnessAccumulator:
             self._add_codes(other._codes, other._spec, "the other accumulator")
         elif not other.is_empty:
             self._add(other.state(), "the other accumulator")
+        if self._polarity is None:
+            self._polarity = other._polarity
         return self
 
     def _check_compatible(self, protected: Sequence[str], by: Sequence[str], has_predictions: bool, what: str) -> None:
@@ -333,6 +345,12 @@ class FairnessAccumulator:
         InvalidInputError
             No rows have been added yet.
 
+        Warns
+        -----
+        PolarityWarning
+            The accumulated predictions or scores look inverted relative to ``favorable``
+            (:func:`polfair.core.contract.cell_alarms`, as :func:`polfair.fairness_report`).
+
         Examples
         --------
         >>> acc = FairnessAccumulator(y_true="y", y_pred="p", protected="g")
@@ -343,11 +361,26 @@ class FairnessAccumulator:
         if self.is_empty:
             msg = "the accumulator has no rows yet: call update(batch) (or merge/load a state) before compute()"
             raise InvalidInputError(msg)
+        cells = self.state()
+        self._check_favorable(cells)
+        for text in cell_alarms(cells, self._polarity, has_predictions=self.has_predictions, has_scores=self.has_scores):
+            warnings.warn(text, PolarityWarning, stacklevel=2)
         return report_from_counts(
-            self.state(), protected=self.protected, by=self.by, has_predictions=self.has_predictions,
+            cells, protected=self.protected, by=self.by, has_predictions=self.has_predictions,
             weighted=self._read["weight"] is not None,  # as fairness_report: all-one weights are still weights
             **self._report,  # type: ignore[arg-type]
         )  # fmt: skip
+
+    def _check_favorable(self, cells: pl.DataFrame) -> None:
+        """Warn (as :func:`polfair.fairness_report`) when no accumulated row has the favorable label."""
+        totals = cells.select(pl.col("tp", "fn", "fp", "tn").sum()).row(0, named=True)
+        if totals["tp"] + totals["fn"] == 0 and totals["fp"] + totals["tn"] > 0:
+            fav = self._read["favorable"]
+            msg = absent_values_message(f"y_true={output_name(as_expr(self._read['y_true'], 'y_true'), 'y_true')!r}, "
+                                        f"favorable={fav!r}", list(fav) if isinstance(fav, (list, tuple)) else [fav],
+                                        output_name(as_expr(self._read["y_true"], "y_true"), "y_true"), [],
+                                        "no accumulated row has the favorable outcome, so every favorable rate is 0")
+            warnings.warn(msg, ReferenceWarning, stacklevel=3)
 
     # -- state -------------------------------------------------------------------------------
 

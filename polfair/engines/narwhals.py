@@ -258,6 +258,7 @@ def foreign_code_table(
     cluster: str | None = None,
     n_buckets: int = 20,
     exact_sums: bool = False,
+    score_label: Any = None,
 ) -> tuple[pl.DataFrame, Spec]:
     """Run the counting pass inside the frame's own engine; return the code table and the spec.
 
@@ -265,7 +266,7 @@ def foreign_code_table(
     ----------
     data
         A PySpark DataFrame, DuckDB relation, or another frame narwhals supports lazily.
-    y_true, y_pred, y_score, threshold, protected, favorable, unfavorable, weight, by, exact_sums
+    y_true, y_pred, y_score, threshold, protected, favorable, unfavorable, weight, by, exact_sums, score_label
         As in :func:`polfair.confusion_counts`, but column names only.
     cluster, n_buckets
         Not supported in foreign engines yet (the bucket hash needs wrapping unsigned 64-bit
@@ -314,8 +315,9 @@ def foreign_code_table(
     check_key_names(by_names, keys)
     fav, unfav = label_values(favorable, unfavorable)
     eng = ff.eng
-    compiled, columns = classification_columns(eng, {r: ff.column(n, r) for r, n in roles.items()}, fav, unfav,
-                                               threshold=threshold, exact=exact_sums)  # fmt: skip
+    compiled, columns, pol = classification_columns(eng, {r: ff.column(n, r) for r, n in roles.items()}, fav, unfav,
+                                                    threshold=threshold, exact=exact_sums,
+                                                    score_label=score_label)  # fmt: skip
     group = [*by_names, *keys]
     select: dict[str, Any] = {g: key(eng, ff.column(g, "by" if g in by_names else "protected"),
                                      role="by" if g in by_names else "protected") for g in group}  # fmt: skip
@@ -355,5 +357,6 @@ def foreign_code_table(
         compiled=compiled,
         exact=bool(exact_sums),
         examples=ff.examples,
+        polarity=pol,
     )
     return codes, spec

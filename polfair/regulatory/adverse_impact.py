@@ -251,6 +251,7 @@ def adverse_impact(
     variance: Literal["pooled", "hypergeometric"] = "pooled",
     shortfall_rate: Literal["overall", "highest"] = "overall",
     min_size: int | None = None,
+    score_label: Any = None,
 ) -> pl.DataFrame:
     """Adverse-impact table: selection (or scoring) rates, impact ratios, four-fifths, z, Fisher, shortfall.
 
@@ -277,7 +278,13 @@ def adverse_impact(
         ``"eeoc"`` (29 CFR § 1607.4(D)) or ``"nyc_ll144"`` (6 RCNY § 5-301). Both compute every
         column; ``nyc_ll144`` also accepts ``y_score``.
     favorable
-        Selected value(s) of ``y_pred``.
+        Selected value(s) of ``y_pred``. For a Boolean decision give ``True``/``False``; a label
+        value there is read by the polarity rule (``docs/contract.md#polarity``): ``favorable=1``
+        means True is selected, ``favorable=0`` is ambiguous (False, or the favorable label that
+        True stands for?) and needs ``score_label``.
+    score_label
+        The label a Boolean ``y_pred``'s True stands for (e.g. ``score_label=0`` with
+        ``favorable=0`` when True means "approved" and approval is label 0).
     by
         Optional column(s): one audit per value (job posting, year, ...), same pass.
     intersections
@@ -323,8 +330,9 @@ def adverse_impact(
     PolfairError
         Unknown preset, both or neither of ``y_pred`` / ``y_score``, ``y_score`` with the eeoc
         preset, invalid ``alpha`` / ``exclude_below``.
-    ColumnNotFoundError, InvalidInputError
-        As :func:`~polfair.scores.counts.score_counts`.
+    ColumnNotFoundError, InvalidInputError, PolarityError
+        As :func:`~polfair.scores.counts.score_counts` and
+        :func:`~polfair.scores.counts.decision_counts`.
 
     Notes
     -----
@@ -354,7 +362,8 @@ def adverse_impact(
     # one pass on any engine (Polars, Spark, DuckDB): the decision is read by the input contract's
     # label rules (favorable in the column's dtype, null/NaN missing, a fractional Float an error)
     if y_pred is not None:
-        hist = decision_counts(data, y_pred=y_pred, protected=protected, favorable=favorable, by=by)
+        hist = decision_counts(data, y_pred=y_pred, protected=protected, favorable=favorable, by=by,
+                               score_label=score_label)  # fmt: skip
         cut: float | None = 0.5
     else:
         assert y_score is not None  # checked above: exactly one of y_pred / y_score

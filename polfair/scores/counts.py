@@ -40,19 +40,20 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any, Literal
 
 import polars as pl
 
 from polfair.core import contract
-from polfair.core._args import as_list, is_bool_like, mergeable_tables
+from polfair.core._args import as_list, mergeable_tables
 from polfair.core._typing import IntoExpr
-from polfair.core.contract import CODE, Compiled
+from polfair.core.contract import CODE
 from polfair.core.counts import COUNTED_CODES
 from polfair.core.inputs import is_foreign
 from polfair.core.spec import check_key_names, check_on_missing, label_values
-from polfair.exceptions import InvalidInputError, PolfairError
+from polfair.exceptions import InvalidInputError, PolarityError, PolarityWarning, PolfairError
 
 __all__ = [
     "SCORE_COUNT_COLUMNS",
@@ -125,11 +126,14 @@ def _histogram(
     edges: tuple[float, ...] | None,
     engine: str,
     on_missing: str,
-) -> tuple[pl.DataFrame, list[str]]:
+    score_label: Any = None,
+) -> tuple[pl.DataFrame, list[str], contract.Polarity | None]:
     """The ONE ``group_by`` of a score histogram, written once for every engine (the frame adapter).
 
     With ``y_pred`` (a decision, :func:`decision_counts`) the histogram's score is 1.0 for a
-    favorable decision and 0.0 for an unfavorable one.
+    favorable decision and 0.0 for an unfavorable one. With labels and a score, warns
+    (:class:`~polfair.exceptions.PolarityWarning`) when the score's mean is clearly lower on favorable
+    labels than on unfavorable ones.
     """
     check_on_missing(on_missing)
     frame = _frame(data)
@@ -140,20 +144,25 @@ def _histogram(
     check_key_names([c.name for r, c in key_cols if r == "by"], [c.name for r, c in key_cols if r != "by"],
                     also_reserved=sorted(_RESERVED))  # fmt: skip
     fav, _ = label_values(favorable, None)
-    compiled: dict[str, Compiled] = {}
-    if y_true is not None:
-        compiled["y_true"] = contract.label(eng, frame.column(y_true, "y_true"), fav, None, role="y_true")
+    truth_col = frame.column(y_true, "y_true") if y_true is not None else None
+    pred_col = frame.column(y_pred, "y_pred") if y_pred is not None else None
+    score_col = frame.column(y_score, "y_score") if y_pred is None else None
+    # the polarity rule (docs/contract.md#polarity): what the score / a Boolean decision is about
+    compiled, pol = contract.compile_labels(
+        eng, y_true=truth_col, y_pred=pred_col, favorable=fav, unfavorable=None, score_label=score_label,
+        score=score_col.name if score_col is not None and truth_col is not None else None,
+    )  # fmt: skip
+    if pol is not None and not pol.score_favorable and "y_score" in pol.reads:
+        raise PolarityError(pol.score_room_message())
     truth = compiled["y_true"].state if y_true is not None else eng.small(0)
     flags = []
     pred = None
-    if y_pred is not None:
-        c = frame.column(y_pred, "y_pred")
-        boolean = contract.dtype_kind(c.dtype) == "boolean" and not all(is_bool_like(v) for v in fav)
-        compiled["y_pred"] = contract.label(eng, c, fav, None, role="y_pred", bool_means_favorable=boolean)
+    if pred_col is not None:
         pred = compiled["y_pred"].state
         s = eng.cases([(pred == 1, eng.lit(1.0))], eng.lit(0.0))
     else:
-        compiled["y_score"] = contract.score(eng, frame.column(y_score, "y_score"), unit_interval=False)
+        assert score_col is not None
+        compiled["y_score"] = contract.score(eng, score_col, unit_interval=False)
         flags.append(compiled["y_score"].state)
         s = compiled["y_score"].value
     w = eng.lit(1.0)
@@ -181,7 +190,26 @@ def _histogram(
         pl.col("score").cast(pl.Float64), (pl.col(CODE) % 4 == 1).alias("label"),
         pl.col("weight", "score_sum", "score_sq_sum", "score_min", "score_max", "weight_sq_sum").cast(pl.Float64),
     )  # fmt: skip
-    return out.select(*names, "score", "label", *SCORE_COUNT_COLUMNS), names
+    out = out.select(*names, "score", "label", *SCORE_COUNT_COLUMNS)
+    if pol is not None and score_col is not None and out.height:
+        _warn_inverted(out, pol)
+    return out, names, pol
+
+
+def _warn_inverted(hist: pl.DataFrame, pol: contract.Polarity) -> None:
+    """:class:`~polfair.exceptions.PolarityWarning` when the score's mean is clearly lower on favorable
+    labels (:func:`polfair.core.contract.polarity_alarms`).
+    """
+    t = hist.group_by("label").agg(pl.col("weight", "score_sum", "score_sq_sum", "weight_sq_sum").sum())
+    stats = {}
+    for r in t.iter_rows(named=True):
+        w = r["weight"]
+        if w > 0:
+            m = r["score_sum"] / w
+            stats[r["label"]] = (m, max(r["score_sq_sum"] / w - m * m, 0.0), w * w / r["weight_sq_sum"])
+    if True in stats and False in stats:
+        for text in contract.polarity_alarms(pol, scores=(stats[True], stats[False])):
+            warnings.warn(text, PolarityWarning, stacklevel=5)
 
 
 def score_counts(
@@ -197,6 +225,7 @@ def score_counts(
     range: tuple[float, float] = (0.0, 1.0),
     engine: Literal["auto", "in-memory", "streaming"] = "auto",
     on_missing: Literal["warn", "raise", "ignore"] = "warn",
+    score_label: Any = None,
 ) -> pl.DataFrame:
     """Score histogram by group: ONE ``group_by`` over (by, protected, score bin, label).
 
@@ -237,6 +266,14 @@ def score_counts(
         ``"warn"`` (default), ``"raise"`` or ``"ignore"``: rows with a null or NaN label, score or
         weight are left out of the histogram; say so with a
         :class:`~polfair.exceptions.MissingValuesWarning`, raise, or say nothing.
+    score_label
+        The label ``y_score`` is the score of (the polarity rule, ``docs/contract.md#polarity``).
+        ``None``: the favorable label, where that is unambiguous (every favorable label sorts above
+        the unfavorable ones, so scikit-learn's ``predict_proba(X)[:, 1]`` means the same); else a
+        :class:`~polfair.exceptions.PolarityError`. The score rooms read the favorable label's
+        score (their curves and thresholds are on it): ``score_label`` must be a favorable value;
+        an unfavorable one is a :class:`~polfair.exceptions.PolarityError` whose message gives the
+        fix (``y_score=1 - pl.col(...)``).
 
     Returns
     -------
@@ -251,6 +288,9 @@ def score_counts(
     ------
     ColumnNotFoundError
         A named column is missing.
+    PolarityError
+        The score can be read two ways relative to ``favorable`` (``score_label``), or it is the
+        unfavorable label's.
     InvalidInputError
         The score or weight is not numeric, a score is infinite, a weight is negative or
         infinite, a label is not a label (a fractional Float), ``favorable`` cannot be held by the
@@ -280,8 +320,9 @@ def score_counts(
     6172
     """
     edges = _check_bins(bins, range)
-    out, keys = _histogram(data, y_true=y_true, y_score=y_score, protected=protected, favorable=favorable,
-                           weight_=weight, by=by, edges=edges, engine=engine, on_missing=on_missing)  # fmt: skip
+    out, keys, _ = _histogram(data, y_true=y_true, y_score=y_score, protected=protected, favorable=favorable,
+                              weight_=weight, by=by, edges=edges, engine=engine, on_missing=on_missing,
+                              score_label=score_label)  # fmt: skip
     return _finish(out, keys, edges)
 
 
@@ -293,6 +334,7 @@ def decision_counts(
     favorable: Any = 1,
     by: IntoExpr | Sequence[IntoExpr] | None = None,
     on_missing: Literal["warn", "raise", "ignore"] = "warn",
+    score_label: Any = None,
 ) -> pl.DataFrame:
     """The histogram of a decision: :func:`score_counts` whose score is 1.0 (favorable decision) or 0.0.
 
@@ -309,7 +351,11 @@ def decision_counts(
     protected, by, on_missing
         As :func:`score_counts`.
     favorable
-        The favorable (selected) value(s) of ``y_pred``.
+        The favorable (selected) value(s) of ``y_pred``. For a Boolean decision give ``True`` or
+        ``False``; a label value there (``favorable=1``: True is favorable) is read by the polarity
+        rule (:func:`polfair.core.contract.decision_reading`): ``favorable=0`` needs ``score_label``.
+    score_label
+        The label a Boolean decision's True stands for (``docs/contract.md#polarity``).
 
     Returns
     -------
@@ -323,8 +369,9 @@ def decision_counts(
     >>> decision_counts(df, y_pred="hired", favorable="yes", protected="sex").select("sex", "score", "n").rows()
     [('f', 0.0, 1), ('f', 1.0, 1), ('m', 1.0, 1)]
     """
-    out, keys = _histogram(data, y_true=None, y_score=None, y_pred=y_pred, protected=protected, favorable=favorable,
-                           weight_=None, by=by, edges=None, engine="auto", on_missing=on_missing)  # fmt: skip
+    out, keys, _ = _histogram(data, y_true=None, y_score=None, y_pred=y_pred, protected=protected,
+                              favorable=favorable, weight_=None, by=by, edges=None, engine="auto", on_missing=on_missing,
+                              score_label=score_label)  # fmt: skip
     return _finish(out, keys, None)
 
 

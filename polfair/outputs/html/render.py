@@ -163,7 +163,8 @@ def _stringify(value: Any) -> str:
 _PROVENANCE = (
     ("source", "input"), ("rows", "rows"), ("y_true", "label (y_true)"), ("y_pred", "prediction (y_pred)"),
     ("y_score", "score (y_score)"), ("threshold", "score threshold"), ("favorable", "favorable label value(s)"),
-    ("unfavorable", "unfavorable label value(s)"), ("weight", "weight"), ("protected", "protected attributes"),
+    ("unfavorable", "unfavorable label value(s)"), ("score_label", "score label (what the score is the probability of)"),
+    ("weight", "weight"), ("protected", "protected attributes"),
     ("privileged", "privileged / reference groups"), ("monitored", "monitored groups (config)"),
     ("reference_groups", "reference groups (config)"), ("reference", "reference policy"),
     ("thresholds", "thresholds (bands)"), ("band", "band sides judged"), ("min_sample_size", "minimum sample size"),
@@ -311,6 +312,7 @@ def _render(report: Any, opts: ViewOptions, title: str, fragment: bool) -> str:
                                  sort_keys=True, default=str)  # fmt: skip
     ctx = {
         "favorable_text": _favorable_text(merged), "marks": _MARKS,
+        "polarity_warnings": [str(w) for w in merged.get("polarity_warnings") or []],
         "title": title, "view": view, "charts": _charts(view), "methods": _methods(view),
         "provenance": _provenance(view, merged, title), "generated_at": _generated_at(given.get("generated_at"), view),
         "config_text": config_text, "ci_methods": [(c, _CI_METHODS.get(c, c)) for c in view["ci_methods"]],
