@@ -22,7 +22,7 @@ from polfair.core._typing import IntoExpr, OnMissing, Reference
 from polfair.core.clustered import jackknife_report_intervals
 from polfair.core.collect import collect_cells
 from polfair.core.contract import cell_alarms
-from polfair.core.counts import BUCKET, COUNT_COLUMNS, cell_table, pivot_codes
+from polfair.core.counts import BUCKET, COUNT_COLUMNS, cell_table, checked_polarity, pivot_codes
 from polfair.core.inputs import is_foreign
 from polfair.core.report import report_batches, report_from_counts
 from polfair.core.run_metadata import attach_request, with_run_metadata
@@ -183,7 +183,7 @@ def confusion_counts(
         kwargs |= {"cluster": cluster, "n_buckets": n_buckets}
     if is_foreign(data):  # Spark, DuckDB, ...: the pass runs now, in that engine
         codes, fspec = foreign_code_table(data, **kwargs)
-        return pivot_codes(codes.lazy(), fspec)
+        return pivot_codes(checked_polarity(codes.lazy(), fspec), fspec)
     return cell_table(data, **kwargs, allow_many_groups=allow_many_groups)
 
 

@@ -36,7 +36,10 @@ from polfair.core._contract_rules import (
 from polfair.core.inputs import to_lazyframe
 from polfair.exceptions import InvalidInputError, MissingValuesWarning, PolfairError
 
-__all__ = ["PolarsFrame", "check_finite_sums", "check_problems", "code_problems", "fetch_examples"]
+__all__ = [
+    "PolarsFrame", "check_finite_sums", "check_polarity", "check_problems", "code_problems", "fetch_examples",
+    "label_values_warnings", "seen_values",
+]  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------
@@ -158,7 +161,7 @@ def check_problems(
         if not n or c is None:
             continue
         if c.mark is not None and c.polarity is not None:
-            _check_polarity(c, examples)  # raises unless the rows are invalid labels (told apart here)
+            check_polarity(c, examples)  # raises unless the rows are invalid labels (told apart here)
         found = ""
         if examples is not None:
             try:
@@ -191,41 +194,85 @@ def check_problems(
 def _check_label_values(problems: Mapping[str, int], roles: Mapping[str, Compiled],
                         examples: Callable[[Compiled], list[Any]] | None, stacklevel: int) -> None:  # fmt: skip
     """Warn when the favorable (or the given unfavorable) values match no row of the label: the
-    decision's own values in a pass without labels (:func:`polfair.core.values.absent_values_message`,
-    as ``privileged``).
+    decision's own values in a pass without labels (:func:`label_values_warnings`).
     """
-    from dataclasses import replace
-
-    from polfair.core.values import absent_values_message
     from polfair.exceptions import ReferenceWarning
 
     role, field = ("y_true", "label") if "y_true" in roles else ("y_pred", "prediction")
     c = roles.get(role)
     if c is None or c.labels is None:
         return
-    fav, unf = c.labels
     fav_rows, unf_rows = problems.get(f"favorable_{field}", 0), problems.get(f"unfavorable_{field}", 0)
     if fav_rows + unf_rows == 0:
         return  # no usable value at all: the missing-values message says so
-    absent = [(f"favorable={list(fav) if len(fav) > 1 else fav[0]!r}", fav, "no row has the favorable outcome, so every "
-               "favorable rate is 0")] if not fav_rows else []  # fmt: skip
-    if unf is not None and not unf_rows:
+    for text in label_values_warnings(c, fav_rows, unf_rows, lambda: seen_values(c, examples)):
+        warnings.warn(text, ReferenceWarning, stacklevel=stacklevel)
+
+
+def seen_values(c: Compiled, examples: Callable[[Compiled], list[Any]] | None) -> list[Any]:
+    """A few values the column of ``c`` holds (a query on a warning path only; empty if it fails)."""
+    from dataclasses import replace
+
+    if examples is None:
+        return []
+    try:
+        return examples(replace(c, invalid=~c.source.expr.is_null()))
+    except Exception:  # pragma: no cover - the values are a courtesy; the warning stands
+        return []
+
+
+def label_values_warnings(c: Compiled, favorable_rows: int, unfavorable_rows: int,
+                          seen: Callable[[], list[Any]]) -> list[str]:  # fmt: skip
+    """The warnings of label values that match no row (:func:`polfair.core.values.absent_values_message`,
+    as ``privileged``): ``favorable`` when no row has it, ``unfavorable=`` (when given) likewise.
+
+    Parameters
+    ----------
+    c
+        The compiled label (its ``labels``: favorable and unfavorable values in its dtype).
+    favorable_rows, unfavorable_rows
+        Rows with a favorable / an unfavorable label.
+    seen
+        Fetches a few values the column holds (called only when a warning is due).
+
+    Returns
+    -------
+    list of str
+    """
+    from polfair.core.values import absent_values_message
+
+    if c.labels is None:
+        return []
+    fav, unf = c.labels
+    absent = []
+    if not favorable_rows:
+        absent.append((f"favorable={list(fav) if len(fav) > 1 else fav[0]!r}", fav,
+                       "no row has the favorable outcome, so every favorable rate is 0"))  # fmt: skip
+    if unf is not None and not unfavorable_rows:
         absent.append((f"unfavorable={list(unf) if len(unf) > 1 else unf[0]!r}", unf, "no row has an unfavorable label"))
-    for option, values, consequence in absent:
-        seen: list[Any] = []
-        if examples is not None:
-            try:
-                seen = examples(replace(c, invalid=c.source.expr.is_not_null()))
-            except Exception:  # pragma: no cover - the values are a courtesy; the warning stands
-                seen = []
-        msg = absent_values_message(f"{role}={c.column!r}, {option}", list(values), c.column, seen, consequence)
-        warnings.warn(msg, ReferenceWarning, stacklevel=stacklevel)
+    if not absent:
+        return []
+    values = seen()
+    return [absent_values_message(f"{c.role}={c.column!r}, {option}", list(vals), c.column, values, consequence)
+            for option, vals, consequence in absent]  # fmt: skip
 
 
-def _check_polarity(c: Compiled, examples: Callable[[Compiled], list[Any]] | None) -> None:
+def check_polarity(c: Compiled, examples: Callable[[Compiled], list[Any]] | None) -> None:
     """Invalid-state label rows of a pass that checked the polarity rule: raise the polarity error,
     unless some are invalid labels (a Float label that is not a whole number), which the caller
     reports. The error path's queries tell the two apart and fetch the labels found.
+
+    Parameters
+    ----------
+    c
+        The compiled label (``c.mark`` and ``c.polarity`` set).
+    examples
+        Fetches offending values (a query on the error path).
+
+    Raises
+    ------
+    PolarityError
+        The labels break the polarity rule's reading (the message names them and the fix).
     """
     from dataclasses import replace
 

@@ -295,7 +295,7 @@ def polarity(
         low = min(_sort_key(v, kind) for v in fav)
         above = sorted((o for o in others if _sort_key(o, kind) > low), key=lambda o: _sort_key(o, kind))
         if above:
-            raise PolarityError(base.ambiguity(above[-1]))
+            raise PolarityError(base.ambiguity(above[-1], above))
         return base
     if kind in ("integer", "float", "decimal") and all(_sort_key(v, kind) <= 0 for v in fav):
         raise PolarityError(base.ambiguity(None))

@@ -77,9 +77,12 @@ from __future__ import annotations
 from polfair.core._contract_check import (
     PolarsFrame,
     check_finite_sums,
+    check_polarity,
     check_problems,
     code_problems,
     fetch_examples,
+    label_values_warnings,
+    seen_values,
 )
 from polfair.core._contract_compile import (
     POLARS,
@@ -143,6 +146,7 @@ __all__ = [
     "cell_alarms",
     "check_dtype",
     "check_finite_sums",
+    "check_polarity",
     "check_problems",
     "code_problems",
     "compile_labels",
@@ -152,11 +156,13 @@ __all__ = [
     "fetch_examples",
     "key",
     "label",
+    "label_values_warnings",
     "numeric",
     "outcome_code",
     "polarity",
     "polarity_alarms",
     "polarity_table",
     "score",
+    "seen_values",
     "weight",
 ]

@@ -23,12 +23,11 @@ import polars as pl
 from polfair.core._args import as_expr, as_list, output_name
 from polfair.core._typing import IntoExpr
 from polfair.core.collect import collect_cells, collect_codes
-from polfair.core.contract import cell_alarms
+from polfair.core.contract import cell_alarms, label_values_warnings, seen_values
 from polfair.core.counts import COUNT_DTYPES, W2_COLUMNS, check_cell_table, merge_counts, pivot_codes
 from polfair.core.inputs import to_lazyframe
 from polfair.core.report import check_reference, report_from_counts
 from polfair.core.spec import CODE, Spec, build_spec, protected_exprs
-from polfair.core.values import absent_values_message
 from polfair.exceptions import InvalidInputError, PolarityWarning, PolfairError, ReferenceWarning
 
 __all__ = ["FairnessAccumulator"]
@@ -181,6 +180,8 @@ class FairnessAccumulator:
         self._codes: pl.DataFrame | None = None
         self._spec: Spec | None = None
         self._polarity: Any = None  # the polarity rule's reading of the last batch (for compute's alarms)
+        self._label: Any = None  # the compiled label of the last batch, and label values seen (compute's checks)
+        self._seen: list[Any] = []
         self.has_scores: bool = y_score is not None
 
     # -- accumulation ------------------------------------------------------------------------
@@ -225,10 +226,12 @@ class FairnessAccumulator:
             codes = collect_codes(spec, on_missing=self._on_missing, engine=self._engine,  # type: ignore[arg-type]
                                   check_values=False)  # fmt: skip
             self._add_codes(codes, spec)
+            self._remember_labels(spec, self._pivot(codes, spec))
             return self
         cells = collect_cells(spec, on_missing=self._on_missing, engine=self._engine,  # type: ignore[arg-type]
                               check_values=False)  # fmt: skip
         self._add(cells)
+        self._remember_labels(spec, cells)
         return self
 
     def _add_codes(self, codes: pl.DataFrame, spec: Spec, what: str = "this batch") -> None:
@@ -299,6 +302,8 @@ class FairnessAccumulator:
             self._add(other.state(), "the other accumulator")
         if self._polarity is None:
             self._polarity = other._polarity
+        self._label = self._label if self._label is not None else other._label
+        self._seen = sorted(set(self._seen) | set(other._seen), key=repr)[:10]
         return self
 
     def _check_compatible(self, protected: Sequence[str], by: Sequence[str], has_predictions: bool, what: str) -> None:
@@ -325,6 +330,8 @@ class FairnessAccumulator:
         True
         """
         self._cells = self._codes = self._spec = None
+        self._polarity = self._label = None
+        self._seen = []
         return self
 
     @property
@@ -372,15 +379,29 @@ class FairnessAccumulator:
         )  # fmt: skip
 
     def _check_favorable(self, cells: pl.DataFrame) -> None:
-        """Warn (as :func:`polfair.fairness_report`) when no accumulated row has the favorable label."""
-        totals = cells.select(pl.col("tp", "fn", "fp", "tn").sum()).row(0, named=True)
-        if totals["tp"] + totals["fn"] == 0 and totals["fp"] + totals["tn"] > 0:
-            fav = self._read["favorable"]
-            msg = absent_values_message(f"y_true={output_name(as_expr(self._read['y_true'], 'y_true'), 'y_true')!r}, "
-                                        f"favorable={fav!r}", list(fav) if isinstance(fav, (list, tuple)) else [fav],
-                                        output_name(as_expr(self._read["y_true"], "y_true"), "y_true"), [],
-                                        "no accumulated row has the favorable outcome, so every favorable rate is 0")
-            warnings.warn(msg, ReferenceWarning, stacklevel=3)
+        """Warn, as :func:`polfair.fairness_report` does for one pass, when no accumulated row has the
+        favorable label (or, with ``unfavorable=``, an unfavorable one).
+        """
+        if self._label is None:
+            return
+        t = cells.select(pl.col("tp", "fn", "fp", "tn").sum()).row(0, named=True)
+        fav, unf = t["tp"] + t["fn"], t["fp"] + t["tn"]
+        if fav + unf > 0:
+            for text in label_values_warnings(self._label, int(fav > 0), int(unf > 0), lambda: list(self._seen)):
+                warnings.warn(text, ReferenceWarning, stacklevel=3)
+
+    def _remember_labels(self, spec: Spec, cells: pl.DataFrame) -> None:
+        """A batch without a favorable (or unfavorable) label: remember a few of its label values for
+        :meth:`_check_favorable` (a query on that batch only, as the report's warning path).
+        """
+        self._label = spec.compiled.get("y_true")
+        t = cells.select(pl.col("tp", "fn", "fp", "tn").sum()).row(0, named=True)
+        if self._label is not None and (t["tp"] + t["fn"] == 0 or t["fp"] + t["tn"] == 0) and len(self._seen) < 10:
+            both = set(self._seen) | set(seen_values(self._label, spec.examples))
+            try:
+                self._seen = sorted(both)[:10]
+            except TypeError:  # pragma: no cover - one column holds one type
+                self._seen = sorted(both, key=repr)[:10]
 
     # -- state -------------------------------------------------------------------------------
 
