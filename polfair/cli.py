@@ -255,6 +255,7 @@ def _run_demo(args: argparse.Namespace) -> int:
         y_pred=pl.col("decile_score") >= 5,
         protected=["race", "sex", age_band],
         favorable=0,
+        score_label=1,  # True of decile_score >= 5 is label 1, re-arrest (docs/contract.md#polarity)
         privileged={"race": "Caucasian", "sex": "Male", "age_band": "25-45"},
         ci=0.95,
         thresholds=DEMO_THRESHOLDS,

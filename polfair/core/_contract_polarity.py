@@ -412,8 +412,9 @@ def compile_labels(
     return compiled, pol
 
 
-#: One-sided level of the alarms: an inversion is reported when chance alone would show it less often.
-ALARM_LEVEL = 0.05
+#: One-sided level of the alarms: an inversion is reported when chance alone would show it less often
+#: (a model at chance on many rows warns 1 time in 1,000).
+ALARM_LEVEL = 0.001
 
 
 def _inverted(z: float) -> bool:
@@ -431,8 +432,9 @@ def polarity_alarms(
 ) -> list[str]:
     """Warnings (text) that the population's predictions or scores look inverted relative to ``favorable``.
 
-    An alarm needs evidence, not noise: a one-sided z test at :data:`ALARM_LEVEL` (5%), so a
-    handful of rows never warns and a large audit with an inverted model always does.
+    An alarm needs evidence, not noise: a one-sided z test at :data:`ALARM_LEVEL` (0.1%), so a
+    handful of rows, or a model at chance, hardly ever warns, and a large audit with an inverted model
+    always does.
 
     Parameters
     ----------

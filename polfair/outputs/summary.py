@@ -39,8 +39,8 @@ MARKS_LEGEND = (
 #: The legend of a report without thresholds: nothing is judged, and how to ask for a verdict.
 NOT_JUDGED = (
     "Not judged: the report has no thresholds, so no value is marked (docs/status.md). For the common\n"
-    "verdict, the four-fifths band [0.8, 1.25] on DI and the FPR/FNR ratios, pass thresholds='four_fifths'\n"
-    "(polfair report --thresholds four_fifths), or your own bands or a --config."
+    "verdict, the four-fifths band [0.8, 1.25] on DI and the FPR/FNR ratios, pass\n"
+    "thresholds='four_fifths' (polfair report --thresholds four_fifths), or your own bands or a --config."
 )
 _SEVERITY = {"violation": 3, "inconclusive": 2, "insufficient_data": 1, "ok": 0}
 
