@@ -321,7 +321,7 @@ def absent_values_message(option: str, absent: Sequence[Any], column: str, seen:
 
     Examples
     --------
-    >>> absent_values_message("favorable='No'", ["No"], "y", ["no", "yes"], "no row is favorable")[:73]
+    >>> absent_values_message("favorable='No'", ["No"], "y", ["no", "yes"], "no row is favorable")[:72]
     "favorable='No': 'No' does not occur in column 'y' (values: 'no', 'yes');"
     """
     if isinstance(seen, str):

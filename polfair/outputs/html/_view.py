@@ -861,8 +861,6 @@ def _over_time(
         reference = None
         if refs:
             reference = str(refs[0]) if len(refs) == 1 else "per period: " + ", ".join(map(str, refs))
-        if band is None and is_ratio_metric(metric):
-            band = FOUR_FIFTHS
         flagged = set(s.filter(pl.col("status") == "violation", pl.col("group") != pl.col("reference_group"))[tcol]
                       .to_list())  # fmt: skip
         out.append({
