@@ -5,8 +5,9 @@ THE status rule, :func:`polfair.core.status.status_expr`: ``"insufficient_data"`
 reference group, below ``min_sample_size`` rows, or an undefined value), ``"ok"`` (inside the
 band), ``"violation"`` (outside, and with intervals the whole interval outside on the same side)
 or ``"inconclusive"`` (outside, the interval reaching into the band). Without intervals it is IBM
-Watson OpenScale's point rule. :func:`default_verdict` is the verdict outputs show for a report
-without thresholds (the four-fifths band on ratios), through the same function.
+Watson OpenScale's point rule. No output judges a report without thresholds (``docs/status.md``);
+``thresholds="four_fifths"`` (:data:`THRESHOLD_PRESETS`) asks for the common verdict, and
+:func:`default_verdict` applies the same bands to a report when called.
 """
 
 from __future__ import annotations

@@ -445,10 +445,9 @@ def to_html(
     -------
     str
         The HTML page (UTF-8 text). Verdict statuses are the report's ``status`` column; a report
-        without one gets the verdict of :func:`polfair.monitor.thresholds.default_verdict` (the
-        same rule, :mod:`polfair.core.status`: the ratio metrics among the headline ones against
-        the four-fifths band [0.8, 1.25], groups smaller than ``min_n`` insufficient data);
-        differences without a threshold are not judged. Every per-group verdict element carries
+        without one is not judged (no verdict, no band; the page says how to ask for one:
+        ``thresholds="four_fifths"``, ``docs/status.md``); differences without a threshold are not
+        judged. The report's ``polarity_warnings`` are shown above the verdict. Every per-group verdict element carries
         ``data-status``, ``data-metric``, ``data-attribute``, ``data-group`` (the display label)
         and, with ``by`` periods, ``data-period`` (:func:`polfair.outputs.html._view.period_label`);
         with ``by``, the verdict covers every period (counts per attribute set and metric, the
