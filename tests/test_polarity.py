@@ -200,7 +200,7 @@ def test_the_four_outputs_agree(loans: pl.DataFrame, tmp_path: Path) -> None:
     plain = pf.fairness_report(loans, **kw)
     text = pf.summarize(plain)
     assert "not judged (no thresholds)" in text and "thresholds='four_fifths'" in text
-    assert not re.search(r"\d[!?~](\s|$)", text)  # no verdict mark after any value
+    assert not re.search(r"[\d\]][!?~](\s|$)", text)  # no verdict mark after any value or interval
     page = pf.to_html(plain)
     assert 'id="pf-not-judged"' in page and not _page_violations(page) and 'data-status="ok"' not in page
     with pytest.raises(pf.PolfairError, match="status column"):
