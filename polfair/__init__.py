@@ -79,6 +79,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ColumnNotFoundError",
         "InvalidInputError",
         "MissingValuesWarning",
+        "PolarityError",
+        "PolarityWarning",
         "PolfairError",
         "ReferenceWarning",
         "ReportSizeWarning",
@@ -88,6 +90,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "polfair.monitor": ("FairnessConfig", "alerts", "apply_thresholds", "compare_reports"),
     "polfair.monitor.disclosure": ("suppress_small_groups",),
     "polfair.outputs.html": ("HtmlReport", "to_html", "write_html"),
+    "polfair.outputs.summaries": ("summarize",),
     "polfair.outputs.writers": ("append_report", "write_report"),
     "polfair.proxies": ("proxy_report", "proxy_scan"),
     "polfair.regression": ("RegressionAccumulator", "regression_counts", "regression_report"),
@@ -157,6 +160,8 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs (a test keeps th
         ColumnNotFoundError,
         InvalidInputError,
         MissingValuesWarning,
+        PolarityError,
+        PolarityWarning,
         PolfairError,
         ReferenceWarning,
         ReportSizeWarning,
@@ -166,6 +171,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs (a test keeps th
     from polfair.monitor import FairnessConfig, alerts, apply_thresholds, compare_reports
     from polfair.monitor.disclosure import suppress_small_groups
     from polfair.outputs.html import HtmlReport, to_html, write_html
+    from polfair.outputs.summaries import summarize
     from polfair.outputs.writers import append_report, write_report
     from polfair.proxies import proxy_report, proxy_scan
     from polfair.regression import RegressionAccumulator, regression_counts, regression_report
@@ -252,6 +258,7 @@ __all__ = [
     "proxy_scan",
     "proxy_report",
     "slice_scan",
+    "summarize",
     "to_html",
     "write_html",
     "HtmlReport",
@@ -270,6 +277,8 @@ __all__ = [
     "InvalidInputError",
     "SchemaMismatchError",
     "MissingValuesWarning",
+    "PolarityError",
+    "PolarityWarning",
     "ReferenceWarning",
     "ReportSizeWarning",
     "__version__",

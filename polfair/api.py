@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import inspect
 import uuid
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
@@ -20,7 +21,8 @@ import polars as pl
 from polfair.core._typing import IntoExpr, OnMissing, Reference
 from polfair.core.clustered import jackknife_report_intervals
 from polfair.core.collect import collect_cells
-from polfair.core.counts import BUCKET, COUNT_COLUMNS, cell_table, pivot_codes
+from polfair.core.contract import cell_alarms
+from polfair.core.counts import BUCKET, COUNT_COLUMNS, cell_table, checked_polarity, pivot_codes
 from polfair.core.docstrings import shares_parameters
 from polfair.core.inputs import is_foreign
 from polfair.core.proba import DEFAULT_TOLERANCE, check_proba_options
@@ -32,7 +34,7 @@ from polfair.core.spec import Spec, build_spec
 from polfair.core.values import check_option_types
 from polfair.core.wide import to_wide
 from polfair.engines.narwhals import foreign_code_table
-from polfair.exceptions import PolfairError
+from polfair.exceptions import PolarityWarning, PolfairError
 from polfair.monitor.plan import plan_report, significance_as_level
 
 __all__ = ["confusion_counts", "fairness_report", "fairness_report_batches"]
@@ -48,6 +50,7 @@ def confusion_counts(
     protected: IntoExpr | Sequence[IntoExpr] | None = None,
     favorable: Any = 1,
     unfavorable: Any = None,
+    score_label: Any = None,
     weight: IntoExpr | None = None,
     by: IntoExpr | Sequence[IntoExpr] | None = None,
     cluster: IntoExpr | None = None,
@@ -75,11 +78,17 @@ def confusion_counts(
         Column name or expression of the true labels, one per row. Integer, boolean or string.
     y_pred
         Column name or expression of the predicted labels (same values as ``y_true``), or a boolean
-        expression such as ``pl.col("decile_score") >= 5``. A boolean next to 0/1 labels is read
-        as the label (True = 1); next to other labels (strings) True means "predicted favorable".
+        expression such as ``pl.col("decile_score") >= 5``. A boolean next to non-Boolean labels
+        stands for a label (the polarity rule, ``docs/contract.md#polarity``): True is the
+        favorable label where that is unambiguous (it sorts above every unfavorable label: 1 of
+        0/1 labels, ``"yes"`` of ``"no"``/``"yes"``); elsewhere (``favorable=0``, ``favorable="no"``,
+        1/2 labels) ``score_label`` must say which label True stands for, else
+        :class:`~polfair.exceptions.PolarityError`.
     y_score
-        Column name or expression of scores, P(favorable label), Float in [0, 1]. Used for the
-        generalized counts and, when ``y_pred`` is not given, for ``ŷ = score >= threshold``.
+        Column name or expression of scores in [0, 1]: the probability of the label ``score_label``
+        (default: the favorable label, under the same rule as a Boolean ``y_pred``). Used for the
+        generalized counts and, when ``y_pred`` is not given, for the prediction
+        ``score >= threshold`` (a prediction of ``score_label``).
     threshold
         Float in [0, 1]; the decision threshold for ``y_score``. Default 0.5.
     protected
@@ -90,6 +99,17 @@ def confusion_counts(
     unfavorable
         Optional label value(s) that are unfavorable. When given, a label that is neither is an
         error (counted in ``n_invalid``); when omitted every other value is unfavorable.
+    score_label
+        The label value ``y_score`` is the probability of, and that a Boolean ``y_pred``'s True
+        stands for. ``None`` (default): the favorable label, where aif360's reading (scores of the
+        favorable label) and scikit-learn's (``predict_proba(X)[:, 1]``, the larger label) agree:
+        every favorable label sorts above every unfavorable one (decided before the pass where the
+        dtype or the options tell, else checked in the pass); where they differ, a
+        :class:`~polfair.exceptions.PolarityError` names both readings. A favorable value: the
+        score is P(favorable), True = favorable (aif360's reading). An unfavorable value ``u``
+        (e.g. ``score_label=1`` for ``predict_proba(X)[:, 1]`` of a denial label with
+        ``favorable=0``): the score is P(y = ``u``), polfair reads P(favorable) = 1 − score, and
+        ``score >= threshold`` (or True) predicts ``u``; ``u`` must be the only unfavorable label.
     weight
         Optional column name or expression of non-negative instance weights (Float64).
     by
@@ -156,6 +176,11 @@ def confusion_counts(
         Invalid options (at call time). Data problems (labels outside favorable/unfavorable,
         scores outside [0, 1], negative weights) are *counted* in ``n_invalid`` here;
         :func:`polfair.fairness_report` raises on them.
+    PolarityError
+        ``y_score`` or a Boolean ``y_pred`` can be read two ways and ``score_label`` does not say
+        which (at call time where the dtype or options tell; labels that only the data shows to
+        be ambiguous, such as 1/2 labels with ``favorable=1``, are counted in ``n_invalid`` here
+        and raise in :func:`polfair.fairness_report`).
 
     Notes
     -----
@@ -184,8 +209,10 @@ def confusion_counts(
     """
     kwargs = dict(y_true=y_true, y_pred=y_pred, y_score=y_score, threshold=threshold, protected=protected,
                   favorable=favorable, unfavorable=unfavorable, weight=weight, by=by)  # fmt: skip
-    check_option_types(kwargs | {"allow_many_groups": allow_many_groups, "exact_sums": exact_sums})
+    check_option_types(kwargs | {"allow_many_groups": allow_many_groups, "exact_sums": exact_sums,
+                                 "score_label": score_label})  # fmt: skip
     kwargs["exact_sums"] = exact_sums
+    kwargs["score_label"] = score_label
     if cluster is not None:
         kwargs |= {"cluster": cluster, "n_buckets": n_buckets}
     check_proba_options(protected_proba, proba_assignment, proba_tolerance)
@@ -194,8 +221,8 @@ def confusion_counts(
                    "proba_tolerance": proba_tolerance}  # fmt: skip
     if is_foreign(data):  # Spark, DuckDB, ...: the pass runs now, in that engine
         codes, fspec = foreign_code_table(data, **kwargs)
-        lazy = codes.lazy() if fspec.proba is None else expand_codes(codes.lazy(), fspec)
-        return pivot_codes(lazy, fspec)
+        lazy = checked_polarity(codes.lazy(), fspec)
+        return pivot_codes(lazy if fspec.proba is None else expand_codes(lazy, fspec), fspec)
     if protected_proba is not None:
         return proba_cell_table(data, **kwargs, allow_many_groups=allow_many_groups)
     return cell_table(data, **kwargs, allow_many_groups=allow_many_groups)
@@ -212,6 +239,7 @@ def fairness_report(
     protected: IntoExpr | Sequence[IntoExpr] | None = None,
     favorable: Any = 1,
     unfavorable: Any = None,
+    score_label: Any = None,
     privileged: Mapping[str, Any] | None = None,
     reference: Reference | None = None,
     weight: IntoExpr | None = None,
@@ -221,7 +249,7 @@ def fairness_report(
     concentration: float = 1.0,
     on_missing: OnMissing = "warn",
     engine: str = "streaming",
-    thresholds: Mapping[str, Any] | None = None,
+    thresholds: Mapping[str, Any] | str | None = None,
     min_sample_size: int | None = None,
     max_sample_size: int | None = None,
     config: Any = None,
@@ -258,7 +286,7 @@ def fairness_report(
         ``pl.DataFrame``, ``pl.LazyFrame``, pandas DataFrame, pyarrow Table, a parquet/CSV path
         (scanned lazily), or a PySpark DataFrame / DuckDB relation (the counting pass runs inside
         that engine; only the cell table is collected; column arguments must be names).
-    y_true, y_pred, y_score, protected, favorable, unfavorable, weight, by
+    y_true, y_pred, y_score, protected, favorable, unfavorable, score_label, weight, by
         As in :func:`polfair.confusion_counts`.
     threshold
         Float in [0, 1]; the decision threshold for ``y_score`` (ŷ = score >= threshold) when
@@ -302,6 +330,9 @@ def fairness_report(
         Optional mapping metric -> inclusive band ``[lo, hi]`` (or ``{"min": lo}``/``{"max": hi}``),
         e.g. ``{"disparate_impact": [0.8, 1.25]}``; adds ``threshold`` and ``status`` columns
         (:func:`polfair.monitor.apply_thresholds`; list violations with :func:`polfair.monitor.alerts`).
+        Or a policy name: ``"four_fifths"`` is the four-fifths band [0.8, 1.25] on
+        ``disparate_impact`` and (with predictions) the FPR and FNR ratios. Without thresholds the
+        report has no ``status`` and no output judges it (``docs/status.md``).
         The status is the rule of :mod:`polfair.core.status`: ``ok`` inside the band;
         ``violation`` when the value and (with ``ci``) its whole interval lie outside it;
         ``inconclusive`` when the value lies outside but its interval reaches in;
@@ -412,6 +443,9 @@ def fairness_report(
         A named column is missing (suggests close names).
     InvalidInputError
         Empty input, invalid labels/scores/weights, or missing values with ``on_missing="raise"``.
+    PolarityError
+        ``y_score`` or a Boolean ``y_pred`` can be read two ways relative to ``favorable``; the
+        message names both and the ``score_label`` of each (``docs/contract.md#polarity``).
     PolfairError
         Invalid options, or a protected attribute that is the label.
 
@@ -425,6 +459,10 @@ def fairness_report(
         with the privileged group is null.
     ReportSizeWarning
         A report of more than 5 million rows (see ``intersections``).
+    PolarityWarning
+        The population's predictions or scores look inverted relative to ``favorable`` (accuracy
+        below 0.5, or a mean score lower on favorable than on unfavorable labels); also in the
+        report's request (``polarity_warnings``, shown on the HTML page).
 
     Notes
     -----
@@ -567,12 +605,13 @@ def _prepare(data: Any, options: dict[str, Any], shape: Any, run_metadata: Any) 
         intersections=o["intersections"], thresholds=o["thresholds"], min_sample_size=o["min_sample_size"],
         max_sample_size=o["max_sample_size"], metrics=metrics, statistics=_given_statistics(options),
         band=o.get("band"), estimated=o.get("protected_proba") is not None, threshold=o["threshold"],
+        score_label=o["score_label"],
     )  # fmt: skip
     o["threshold"] = plan.threshold  # the one in effect (keyword, config or 0.5): what the config hash reads
     stats = significance_as_level({**_STATISTICS_DEFAULTS, **plan.statistics}, plan.statistics)
     kwargs = dict(y_true=plan.y_true, y_pred=plan.y_pred, y_score=plan.y_score, threshold=plan.threshold,
                   protected=plan.protected, favorable=plan.favorable, unfavorable=o["unfavorable"],
-                  weight=plan.weight, by=plan.by)  # fmt: skip
+                  weight=plan.weight, by=plan.by, score_label=plan.score_label)  # fmt: skip
     kwargs["exact_sums"] = bool(stats["exact_sums"])
     if o.get("protected_proba") is not None:
         kwargs |= {k: o[k] for k in ("protected_proba", "proba_assignment", "proba_tolerance")}
@@ -587,9 +626,13 @@ def _prepare(data: Any, options: dict[str, Any], shape: Any, run_metadata: Any) 
     else:
         spec = build_spec(plan.data, **kwargs, allow_many_groups=allow_many_groups)
         cells = collect_cells(spec, on_missing=on_missing, engine=engine, allow_many_groups=allow_many_groups)
+    cells = plan.group_cells(cells)  # a config's monitored/reference values: checked, then labelled
     bucketed = cells if BUCKET in cells.columns else None
     if bucketed is not None:  # cluster=: the core report reads the table without buckets
         cells = _sum_buckets(bucketed)
+    alarms = cell_alarms(cells, spec.polarity, has_predictions=spec.has_predictions, has_scores=spec.has_scores)
+    for text in alarms:
+        warnings.warn(text, PolarityWarning, stacklevel=3)
     common: dict[str, Any] = dict(
         protected=spec.keys, has_predictions=spec.has_predictions, privileged=plan.privileged,
         reference=o["reference"], intersections=plan.intersections, alpha=o["alpha"],
@@ -601,6 +644,8 @@ def _prepare(data: Any, options: dict[str, Any], shape: Any, run_metadata: Any) 
                            stats=stats, config=o["config"])  # fmt: skip
     if spec.proba is not None:  # the provenance says which groups are estimated, and how
         request["protected_proba"] = spec.proba.describe()
+    if alarms:
+        request["polarity_warnings"] = alarms
     return _Prepared(plan, spec, cells, bucketed, statistics, common, request)
 
 

@@ -25,6 +25,7 @@ import polars as pl
 
 from polfair.core.inputs import to_lazyframe
 from polfair.core.run_metadata import attach_request, request_of
+from polfair.core.status import THRESHOLD_PRESETS
 from polfair.core.wide import to_wide
 from polfair.exceptions import PolfairError
 from polfair.outputs.logs import EventLog
@@ -104,7 +105,7 @@ def _parser() -> argparse.ArgumentParser:
                      "(--y-true) and prediction (--y-pred), pf.regression_report (docs/regression.md)")
     rep.add_argument("--y-true", help="label column (required unless the --config file names y_true)")
     rep.add_argument("--y-pred", help="predicted-label column or SQL expression (e.g. 'score >= 0.5')")
-    rep.add_argument("--y-score", help="score column, P(favorable) in [0, 1]")
+    rep.add_argument("--y-score", help="score column in [0, 1]: P(favorable), or P(--score-label)")
     rep.add_argument("--threshold", type=float,
                      help="threshold for --y-score (default: the --config file's threshold, else 0.5)")
     rep.add_argument("--protected", nargs="+", default=[], help="protected columns or SQL expressions")
@@ -118,6 +119,10 @@ def _parser() -> argparse.ArgumentParser:
                      help="with --protected-proba: how far a row's probabilities may sum from 1 (default 1e-6)")
     rep.add_argument("--favorable", nargs="+", help="favorable label value(s) (default 1)")
     rep.add_argument("--unfavorable", nargs="+", help="unfavorable label value(s); others then raise")
+    rep.add_argument("--score-label", metavar="LABEL",
+                     help="the label --y-score is the probability of, and a Boolean --y-pred's True stands for "
+                     "(e.g. 1 for predict_proba[:, 1] with 0/1 labels); needed where favorable is not the larger "
+                     "label (docs/contract.md#polarity)")
     rep.add_argument("--privileged", nargs="+", default=[], metavar="ATTR=VALUE", help="reference groups")
     rep.add_argument("--reference", choices=["privileged", "largest", "overall", "best"],
                      help="reference group policy (regression: privileged, largest or overall)")
@@ -160,8 +165,14 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                      help="spinner with elapsed time and rows/s on stderr (default: when stderr is a terminal)")
     rep.add_argument("--config", help="fairness monitor config (.toml/.json): groups, thresholds, sample sizes")
+    rep.add_argument("--thresholds", choices=sorted(THRESHOLD_PRESETS), metavar="POLICY",
+                     help="a named threshold policy: four_fifths = the band [0.8, 1.25] on DI and the FPR/FNR ratios "
+                     "(without thresholds nothing is judged; a --config's [thresholds] give your own bands)")
+    rep.add_argument("--min-sample-size", type=int, metavar="N",
+                     help="with thresholds: groups (or references) of fewer than N rows are insufficient_data")
     rep.add_argument("--fail-on-violation", action="store_true",
-                     help="exit with status 1 when the report's status has a violation (needs thresholds in --config)")
+                     help="exit with status 1 when the report's status has a violation (needs --thresholds or a "
+                     "--config with thresholds)")
     rep.add_argument("--append", metavar="TABLE",
                      help="append the report to a parquet table: TABLE.parquet (rewritten) or a directory (one new "
                      "file per run); new columns are added, other schema changes refused; a run id already in the "
@@ -270,6 +281,7 @@ def _run_demo(args: argparse.Namespace) -> int:
         y_pred=pl.col("decile_score") >= 5,
         protected=["race", "sex", age_band],
         favorable=0,
+        score_label=1,  # True of decile_score >= 5 is label 1, re-arrest (docs/contract.md#polarity)
         privileged={"race": "Caucasian", "sex": "Male", "age_band": "25-45"},
         ci=0.95,
         thresholds=DEMO_THRESHOLDS,
@@ -377,6 +389,7 @@ def _run_report(args: argparse.Namespace) -> int:
         "protected": protected or None,
         "favorable": [_coerce(v, label_dtype) for v in args.favorable] if args.favorable else 1,
         "unfavorable": None if not args.unfavorable else [_coerce(v, label_dtype) for v in args.unfavorable],
+        "score_label": None if args.score_label is None else _coerce(args.score_label, label_dtype),
         "privileged": _privileged(args.privileged, schema) or None,
         "reference": args.reference,
         "weight": args.weight,
@@ -395,7 +408,8 @@ def _run_report(args: argparse.Namespace) -> int:
         if getattr(args, flag, None) is not None:
             kwargs[flag] = getattr(args, flag)
     # statistics (issue 11): passed only when given, so the report's own defaults apply otherwise
-    for flag in ("ci", "n_boot", "seed", "cluster", "min_group_size", "significance", "band"):
+    for flag in ("ci", "n_boot", "seed", "cluster", "min_group_size", "significance", "band", "thresholds",
+                 "min_sample_size"):
         if getattr(args, flag, None) is not None:
             kwargs[flag] = getattr(args, flag)
     if getattr(args, "no_ci", False):
@@ -408,7 +422,8 @@ def _run_report(args: argparse.Namespace) -> int:
     log.event("start", command="report", path=args.path, run_id=run_id,
               options={k: v for k, v in kwargs.items() if v is not None and k != "run_metadata"})  # fmt: skip
     # --out alone: the report is written in batches as it is computed (memory does not grow with its rows)
-    stream = bool(args.out) and not (args.html or args.append or args.config or args.adverse_impact
+    stream = bool(args.out) and not (args.html or args.append or args.config or args.thresholds or args.fail_on_violation
+                                     or args.adverse_impact
                                      or args.adverse_impact_out or args.shape == "wide" or args.min_group_size is not None)  # fmt: skip
     if stream:
         from polfair.api import fairness_report_batches
@@ -457,8 +472,9 @@ def _run_report(args: argparse.Namespace) -> int:
 
 #: Flags of ``polfair report`` that only a classification report takes (with their default values).
 _CLASSIFICATION_ONLY = {
-    "y_score": None, "threshold": None, "favorable": None, "unfavorable": None, "n_boot": None, "seed": None,
-    "cluster": None, "min_group_size": None, "significance": None, "band": None, "config": None,
+    "y_score": None, "threshold": None, "favorable": None, "unfavorable": None, "score_label": None, "n_boot": None,
+    "seed": None, "cluster": None, "min_group_size": None, "significance": None, "band": None, "config": None,
+    "thresholds": None, "min_sample_size": None,
     "fail_on_violation": False, "adverse_impact": None, "adverse_impact_out": None, "adverse_impact_min_size": None,
     "adverse_impact_sets": None,
 }  # fmt: skip
@@ -659,6 +675,7 @@ def _adverse_impact_table(lf: pl.LazyFrame, args: argparse.Namespace, kwargs: di
         lf, y_pred=None if use_score else kwargs["y_pred"], y_score=args.y_score if use_score else None,
         protected=kwargs["protected"] or [], preset=cast(Any, preset), favorable=kwargs["favorable"], by=kwargs["by"],
         intersections=sets if sets is not None else args.intersections, min_size=args.adverse_impact_min_size,
+        score_label=kwargs["score_label"],
         **proba,
     )  # fmt: skip
     return table
@@ -692,7 +709,8 @@ def _violations(report: pl.DataFrame, args: argparse.Namespace) -> pl.DataFrame 
 
     if "status" not in report.columns:
         if args.fail_on_violation:
-            msg = "--fail-on-violation needs thresholds: give a --config file with a [thresholds] table"
+            msg = ("--fail-on-violation needs thresholds (without them nothing is judged): give --thresholds "
+                   "four_fifths, or a --config file with a [thresholds] table")  # fmt: skip
             raise PolfairError(msg)
         return None
     return alerts(report)
@@ -710,12 +728,13 @@ EXIT_CODES_HELP = """exit status:
 _FLAGS = {
     "y_true": "--y-true", "y_pred": "--y-pred", "y_score": "--y-score", "weight": "--weight",
     "protected": "--protected", "favorable": "--favorable", "unfavorable": "--unfavorable",
+    "score_label": "--score-label",
     "privileged": "--privileged", "reference": "--reference", "by": "--by", "threshold": "--threshold",
     "intersections": "--intersections", "on_missing": "--on-missing", "allow_many_groups": "--allow-many-groups",
     "ci": "--ci", "n_boot": "--n-boot", "seed": "--seed", "cluster": "--cluster",
     "min_group_size": "--min-group-size", "significance": "--significance", "exact_sums": "--exact-sums", "band": "--band",
     "protected_proba": "--protected-proba", "proba_assignment": "--proba-assignment",
-    "proba_tolerance": "--proba-tolerance",
+    "proba_tolerance": "--proba-tolerance", "thresholds": "--thresholds", "min_sample_size": "--min-sample-size",
 }  # fmt: skip
 _FLAGS |= {  # polfair slices (issue 33)
     "errors": "--errors", "features": "--features", "metric": "--metric", "alpha": "--alpha", "k": "--k",
@@ -854,12 +873,15 @@ def _slices_parser(sub: Any) -> None:
     sl.add_argument("--errors", help="per-row loss: a column or SQL expression (e.g. 'y != pred', '(y - p) * (y - p)')")
     sl.add_argument("--y-true", help="instead of --errors: the label column (with --y-pred or --y-score, --metric)")
     sl.add_argument("--y-pred", help="predicted-label column or SQL expression (e.g. 'score >= 0.5')")
-    sl.add_argument("--y-score", help="score column, P(favorable) in [0, 1]")
+    sl.add_argument("--y-score", help="score column in [0, 1]: P(favorable), or P(--score-label)")
     sl.add_argument("--threshold", type=float, default=0.5, help="threshold for --y-score (default 0.5)")
     sl.add_argument("--metric", default="error_rate",
                     help="with labels: the rate whose worst slices to find (default error_rate; false_positive_rate, "
                     "false_negative_rate, selection_rate, ...)")
     sl.add_argument("--favorable", nargs="+", help="favorable label value(s) (default 1)")
+    sl.add_argument("--score-label", metavar="LABEL",
+                    help="the label --y-score is the probability of, and a Boolean --y-pred's True stands for "
+                    "(docs/contract.md#polarity)")
     sl.add_argument("--weight", help="instance-weight column")
     sl.add_argument("--alpha", type=float, default=0.95, help="SliceLine's weight of the error term (default 0.95)")
     sl.add_argument("--k", type=int, default=10, help="slices to return (default 10; more on ties)")
@@ -901,6 +923,7 @@ def _run_slices(args: argparse.Namespace) -> int:
         "y_pred": None if args.y_pred is None else _column_or_sql(args.y_pred, names, "--y-pred"),
         "y_score": args.y_score, "threshold": args.threshold, "weight": args.weight,
         "favorable": [_coerce(v, label_dtype) for v in args.favorable] if args.favorable else 1,
+        "score_label": None if args.score_label is None else _coerce(args.score_label, label_dtype),
         "alpha": args.alpha, "k": args.k, "max_level": args.max_level,
         "min_support": int(support) if support >= 1 and float(support).is_integer() else support,
         "bins": args.bins or None, "ci": None if args.no_ci else args.ci,

@@ -6,6 +6,8 @@ __all__ = [
     "ColumnNotFoundError",
     "InvalidInputError",
     "MissingValuesWarning",
+    "PolarityError",
+    "PolarityWarning",
     "PolfairError",
     "ReferenceWarning",
     "ReportSizeWarning",
@@ -25,6 +27,12 @@ class InvalidInputError(PolfairError):
     """The input data violates a precondition (labels, scores, weights, empty input ...)."""
 
 
+class PolarityError(InvalidInputError):
+    """A score or a Boolean prediction can be read two ways relative to ``favorable``; say which with
+    ``score_label=`` (the message names both readings and the fix for each; ``docs/contract.md``).
+    """
+
+
 class SchemaMismatchError(PolfairError):
     """A report does not match the schema of the table it is appended to (columns or dtypes differ)."""
 
@@ -33,9 +41,18 @@ class MissingValuesWarning(UserWarning):
     """Rows with a null label, prediction, score or weight were excluded from the rates."""
 
 
+class PolarityWarning(UserWarning):
+    """The predictions or scores look inverted relative to ``favorable`` (accuracy below 0.5, or the
+    scores higher on unfavorable labels than on favorable ones): check ``favorable`` and ``score_label``.
+    """
+
+
 class ReportSizeWarning(UserWarning):
     """The report will have millions of rows (many attribute sets or high-cardinality groups)."""
 
 
 class ReferenceWarning(UserWarning):
-    """A ``privileged`` value does not occur in the data: comparisons with that group are null."""
+    """A value the user named occurs in no row: a ``privileged`` value (comparisons with that group are
+    null), ``favorable`` / ``unfavorable`` (every favorable rate is 0), or a config's monitored or
+    reference value or range. The message names the value and the values the column holds.
+    """

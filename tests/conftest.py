@@ -110,6 +110,7 @@ def audit_cases(
         s = draw(st.lists(st.sampled_from(pool), min_size=n, max_size=n))
         data["score"], schema["score"] = s, pl.Float64
         kwargs["y_score"] = "score"
+        kwargs["score_label"] = LABEL_KINDS[kind][0]  # the reference reads the score as P(favorable)
     threshold = draw(st.sampled_from([0.5, 0.25, 0.75])) if mode == "score" else 0.5
     if mode == "score":
         kwargs["threshold"] = threshold

@@ -37,15 +37,9 @@ from polfair.core.inputs import to_lazyframe
 from polfair.exceptions import InvalidInputError, MissingValuesWarning, PolfairError
 
 __all__ = [
-    "PROBA_BAD",
-    "PROBA_NULL",
-    "PROBA_SUM",
-    "PolarsFrame",
-    "check_finite_sums",
-    "check_problems",
-    "code_problems",
-    "fetch_examples",
-]
+    "PROBA_BAD", "PROBA_NULL", "PROBA_SUM", "PolarsFrame", "check_finite_sums", "check_polarity", "check_problems",
+    "code_problems", "fetch_examples", "label_values_warnings", "seen_values",
+]  # fmt: skip
 
 #: Columns of a membership-probability pass (:mod:`polfair.core.proba`) that count, per row of the
 #: code table, the rows whose probabilities are missing, outside [0, 1], or do not sum to 1.
@@ -62,7 +56,9 @@ def code_problems(codes: pl.DataFrame, count: str = "__pf_n") -> dict[str, int]:
     Returns
     -------
     dict
-        ``invalid_label``, ``invalid_prediction``, ``invalid_score``, ``invalid_weight``,
+        ``favorable_label``, ``unfavorable_label``, ``favorable_prediction``,
+        ``unfavorable_prediction`` (rows in each label / prediction state, whatever the other
+        fields), ``invalid_label``, ``invalid_prediction``, ``invalid_score``, ``invalid_weight``,
         ``null_label``, ``null_prediction``, ``null_weight``, ``null_score`` -> rows; ``missing``:
         the rows left out as missing (a null/NaN value somewhere, no invalid one). With the columns
         :data:`PROBA_NULL`, :data:`PROBA_BAD`, :data:`PROBA_SUM` of a membership-probability pass
@@ -74,12 +70,16 @@ def code_problems(codes: pl.DataFrame, count: str = "__pf_n") -> dict[str, int]:
     --------
     >>> import polars as pl
     >>> codes = pl.DataFrame({CODE: [5, 3 + 4 * 3, 5 + 16 * 4], "__pf_n": [10, 2, 1]})
-    >>> {k: v for k, v in code_problems(codes).items() if v}
+    >>> {k: v for k, v in code_problems(codes).items() if v and "favorable" not in k}
     {'invalid_label': 2, 'invalid_prediction': 2, 'null_weight': 1, 'missing': 1}
     """
     o = pl.col(CODE).cast(pl.Int32)
     a, b, flags = o % 4, (o // 4) % 4, o // 16
     kinds = {
+        "favorable_label": a == 1,
+        "unfavorable_label": a == 0,
+        "favorable_prediction": b == 1,
+        "unfavorable_prediction": b == 0,
         "invalid_label": a == INVALID,
         "invalid_prediction": b == INVALID,
         "invalid_score": ((flags // FLAG_BAD_SCORE) % 2) == 1,
@@ -122,8 +122,10 @@ def check_problems(
     examples: Callable[[Compiled], list[Any]] | None = None,
     excluded_from: str = "counted in n_missing and excluded from all rates",
     stacklevel: int = 3,
+    check_values: bool = True,
 ) -> None:
-    """The one post-pass check: invalid values raise, missing values warn (or raise, or pass).
+    """The one post-pass check: invalid values raise, missing values warn (or raise, or pass), and
+    label values that match no row warn.
 
     Parameters
     ----------
@@ -144,6 +146,11 @@ def check_problems(
         How the message says what happens to missing rows.
     stacklevel
         Of the warning.
+    check_values
+        Warn (:class:`~polfair.exceptions.ReferenceWarning`) when ``favorable`` (or ``unfavorable=``)
+        matches no row of the label (of the decision in a pass without labels), naming the values
+        that exist (a query on this warning path only). ``False`` for a batch of a stream (the
+        accumulator checks the whole).
 
     Raises
     ------
@@ -155,6 +162,8 @@ def check_problems(
     -----
     MissingValuesWarning
         Rows with a null or NaN label, prediction, score or weight (``on_missing="warn"``).
+    ReferenceWarning
+        ``favorable`` / ``unfavorable`` match no row (``check_values``).
 
     Examples
     --------
@@ -170,6 +179,8 @@ def check_problems(
         c = roles.get(role)
         if not n or c is None:
             continue
+        if c.mark is not None and c.polarity is not None:
+            check_polarity(c, examples)  # raises unless the rows are invalid labels (told apart here)
         found = ""
         if examples is not None:
             try:
@@ -179,6 +190,8 @@ def check_problems(
         name = "protected_proba" if "protected_proba_sum" in (role, c.role) else c.role  # one option, two kinds of problems
         msg = f"{name}={c.column!r}: {n} rows (of {total}) have {c.what}{found}. {c.fix}"
         raise InvalidInputError(msg)
+    if check_values:
+        _check_label_values(problems, roles, examples, stacklevel + 1)
     missing = {k: problems.get(f"null_{k}", 0) for k in _KIND_ROLE if _KIND_ROLE[k] in roles}
     if "y_pred" not in roles or roles["y_pred"].role != "y_pred":
         missing.pop("prediction", None)  # it mirrors the label, or is the score's (counted there)
@@ -198,6 +211,110 @@ def check_problems(
     if on_missing == "raise":
         raise InvalidInputError(msg)
     warnings.warn(msg, MissingValuesWarning, stacklevel=stacklevel)
+
+
+def _check_label_values(problems: Mapping[str, int], roles: Mapping[str, Compiled],
+                        examples: Callable[[Compiled], list[Any]] | None, stacklevel: int) -> None:  # fmt: skip
+    """Warn when the favorable (or the given unfavorable) values match no row of the label: the
+    decision's own values in a pass without labels (:func:`label_values_warnings`).
+    """
+    from polfair.exceptions import ReferenceWarning
+
+    role, field = ("y_true", "label") if "y_true" in roles else ("y_pred", "prediction")
+    c = roles.get(role)
+    if c is None or c.labels is None:
+        return
+    fav_rows, unf_rows = problems.get(f"favorable_{field}", 0), problems.get(f"unfavorable_{field}", 0)
+    if fav_rows + unf_rows == 0:
+        return  # no usable value at all: the missing-values message says so
+    for text in label_values_warnings(c, fav_rows, unf_rows, lambda: seen_values(c, examples)):
+        warnings.warn(text, ReferenceWarning, stacklevel=stacklevel)
+
+
+def seen_values(c: Compiled, examples: Callable[[Compiled], list[Any]] | None) -> list[Any]:
+    """A few values the column of ``c`` holds (a query on a warning path only; empty if it fails)."""
+    from dataclasses import replace
+
+    if examples is None:
+        return []
+    try:
+        return examples(replace(c, invalid=~c.source.expr.is_null()))
+    except Exception:  # pragma: no cover - the values are a courtesy; the warning stands
+        return []
+
+
+def label_values_warnings(c: Compiled, favorable_rows: int, unfavorable_rows: int,
+                          seen: Callable[[], list[Any]]) -> list[str]:  # fmt: skip
+    """The warnings of label values that match no row (:func:`polfair.core.values.absent_values_message`,
+    as ``privileged``): ``favorable`` when no row has it, ``unfavorable=`` (when given) likewise.
+
+    Parameters
+    ----------
+    c
+        The compiled label (its ``labels``: favorable and unfavorable values in its dtype).
+    favorable_rows, unfavorable_rows
+        Rows with a favorable / an unfavorable label.
+    seen
+        Fetches a few values the column holds (called only when a warning is due).
+
+    Returns
+    -------
+    list of str
+    """
+    from polfair.core.values import absent_values_message
+
+    if c.labels is None:
+        return []
+    fav, unf = c.labels
+    absent = []
+    if not favorable_rows:
+        absent.append((f"favorable={list(fav) if len(fav) > 1 else fav[0]!r}", fav,
+                       "no row has the favorable outcome, so every favorable rate is 0"))  # fmt: skip
+    if unf is not None and not unfavorable_rows:
+        absent.append((f"unfavorable={list(unf) if len(unf) > 1 else unf[0]!r}", unf, "no row has an unfavorable label"))
+    if not absent:
+        return []
+    values = seen()
+    return [absent_values_message(f"{c.role}={c.column!r}, {option}", list(vals), c.column, values, consequence)
+            for option, vals, consequence in absent]  # fmt: skip
+
+
+def check_polarity(c: Compiled, examples: Callable[[Compiled], list[Any]] | None) -> None:
+    """Invalid-state label rows of a pass that checked the polarity rule: raise the polarity error,
+    unless some are invalid labels (a Float label that is not a whole number), which the caller
+    reports. The error path's queries tell the two apart and fetch the labels found.
+
+    Parameters
+    ----------
+    c
+        The compiled label (``c.mark`` and ``c.polarity`` set).
+    examples
+        Fetches offending values (a query on the error path).
+
+    Raises
+    ------
+    PolarityError
+        The labels break the polarity rule's reading (the message names them and the fix).
+    """
+    from dataclasses import replace
+
+    from polfair.exceptions import PolarityError
+
+    def fetch(mask: Any) -> list[Any]:
+        if examples is None:
+            return []
+        try:
+            return examples(replace(c, invalid=mask))
+        except Exception:  # pragma: no cover - the examples are a courtesy; the error stands
+            return []
+
+    if c.source.dtype.is_float() and (examples is None or fetch(c.invalid)):
+        return  # invalid labels: the caller's message (they may hide polarity rows: fixed first)
+    found = fetch(c.mark)
+    pol = c.polarity
+    if pol.check == "other":
+        raise PolarityError(pol.others_message(found))
+    raise PolarityError(pol.ambiguity(found[-1] if found else None, found))
 
 
 def check_finite_sums(sums: pl.DataFrame, columns: Sequence[str], weight_: Compiled | None) -> None:

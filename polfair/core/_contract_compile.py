@@ -183,6 +183,15 @@ class Compiled:
         The fix, for the message.
     source
         The :class:`Column`.
+    mark
+        Labels only: Boolean expression of the rows whose label breaks the polarity rule's reading
+        (:class:`~polfair.core._contract_polarity.Polarity`; counted in the ``INVALID`` state with
+        the invalid rows, told apart on the error path), or ``None``.
+    polarity
+        The :class:`~polfair.core._contract_polarity.Polarity` whose check ``mark`` is.
+    labels
+        Labels only: the ``(favorable, unfavorable)`` values in the column's dtype (``unfavorable``
+        ``None``: every other value), for the post-pass check that each matches a row.
     """
 
     role: str
@@ -193,6 +202,9 @@ class Compiled:
     what: str
     fix: str
     source: Column = field(repr=False)
+    mark: Any = field(default=None, repr=False)
+    polarity: Any = field(default=None, repr=False)
+    labels: tuple[tuple[Any, ...], tuple[Any, ...] | None] | None = field(default=None, repr=False)
 
 
 def _missing(x: Any, kind: str) -> Any:
@@ -270,7 +282,8 @@ def label(
     unfavorable: Sequence[Any] | None,
     *,
     role: str = "y_true",
-    bool_means_favorable: bool = False,
+    boolean: bool | None = None,
+    polarity: Any = None,
 ) -> Compiled:
     """Compile a binary label or prediction: the 2-bit state 0 unfavorable, 1 favorable, missing, invalid.
 
@@ -286,8 +299,15 @@ def label(
         other value is unfavorable, except a Float value that is not a whole number (invalid).
     role
         ``"y_true"`` or ``"y_pred"`` (messages).
-    bool_means_favorable
-        A Boolean prediction next to non-0/1 labels: True = favorable, False = unfavorable.
+    boolean
+        A Boolean prediction next to non-Boolean labels, read by the polarity rule
+        (:func:`~polfair.core._contract_polarity.polarity`): ``True``: True = favorable, False =
+        unfavorable; ``False``: True = unfavorable (the label ``score_label``), False = favorable;
+        ``None``: the column is matched in its dtype.
+    polarity
+        ``y_true`` only: a :class:`~polfair.core._contract_polarity.Polarity` whose data check
+        (``check``) the pass runs: rows whose label breaks the reading get the ``INVALID`` state and
+        ``Compiled.mark``; the post-pass check raises :class:`~polfair.exceptions.PolarityError`.
 
     Returns
     -------
@@ -310,9 +330,10 @@ def label(
     """
     kind = check_dtype(role, col)
     x = col.expr
-    if bool_means_favorable:
-        return Compiled(role, col.name, None, eng.cases([(x.is_null(), eng.small(MISSING)), (x, eng.small(1))],
-                        eng.small(0)), eng.lit(False), "", "", col)  # fmt: skip
+    if boolean is not None:
+        yes, no = (1, 0) if boolean else (0, 1)
+        return Compiled(role, col.name, None, eng.cases([(x.is_null(), eng.small(MISSING)), (x, eng.small(yes))],
+                        eng.small(no)), eng.lit(False), "", "", col)  # fmt: skip
     fav = tuple(v for v in coerce_values(favorable, col.dtype, option="favorable", column=col.name) if v is not None)
     unf = (
         None
@@ -336,6 +357,9 @@ def label(
         outside = eng.lit(False)
         what = ""
         branches = [(missing, eng.small(MISSING)), (is_fav, eng.small(1))]
+    mark = polarity.mark(eng, x) if polarity is not None else None
+    if mark is not None:  # the polarity rule's data check: an unfavorable label that breaks the reading
+        branches.append((mark, eng.small(INVALID)))
     state = eng.cases(branches, eng.small(0))
     if role == "y_pred":
         fix = (f"Predictions must be labels: if these are scores or probabilities, pass y_score={col.name!r}, "
@@ -347,7 +371,9 @@ def label(
                "labels as y_true")  # fmt: skip
     if unf is not None:
         fix += ", or drop unfavorable= to count every non-favorable label as unfavorable"
-    return Compiled(role, col.name, None, state, ~missing & outside, what, fix, col)
+    return Compiled(role, col.name, None, state, ~missing & outside, what, fix, col,
+                    None if mark is None else ~missing & ~is_fav & mark, polarity if mark is not None else None,
+                    (fav, unf))  # fmt: skip
 
 
 def score(eng: Engine, col: Column, *, unit_interval: bool) -> Compiled:
@@ -385,7 +411,8 @@ def score(eng: Engine, col: Column, *, unit_interval: bool) -> Compiled:
     ok = ((s >= 0.0) & (s <= 1.0)) if unit_interval else s.is_finite()
     flag = eng.cases([(missing, eng.small(FLAG_NULL_SCORE)), (ok, eng.small(0))], eng.small(FLAG_BAD_SCORE))
     what = "scores that are infinite or outside [0, 1]" if unit_interval else "scores that are infinite"
-    fix = ("Scores are probabilities of the favorable label: rescale them (e.g. a sigmoid of logits) or clip"
+    fix = ("Scores are probabilities (of the favorable label, or of score_label=): rescale them (e.g. a sigmoid of "
+           "logits) or clip"
            if unit_interval else "Scores must be finite numbers: filter or clip them")  # fmt: skip
     return Compiled("y_score", col.name, s, flag, ~missing & ~ok, what, fix, col)
 

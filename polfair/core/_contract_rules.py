@@ -136,11 +136,13 @@ ROLES: dict[str, Role] = {r.name: r for r in (
          "(y_score=..., threshold=) for invalid values; favorable/unfavorable that the dtype cannot "
          "hold: InvalidInputError naming the option"),
     Role("y_pred", _LABEL_KINDS, _MISSING, "missing (Float columns)",
-         "as y_true (a Boolean prediction next to non-0/1 labels: True = favorable)",
+         "as y_true; a Boolean prediction next to non-Boolean labels stands for a label by the polarity rule "
+         "(True = favorable where every favorable label sorts above the others, else score_label= says)",
          "as y_true; the message suggests y_score=..., threshold= (probabilities passed as predictions)"),
     Role("y_score", _NUMBER_KINDS, _MISSING, "missing",
          "±inf is invalid; outside [0, 1] is invalid where probabilities are needed (classification "
-         "cells, Brier, ECE, reliability)",
+         "cells, Brier, ECE, reliability); the score is of score_label (default: the favorable label, by the "
+         "polarity rule)",
          "InvalidInputError naming the column, the count and example values; Boolean/String dtypes: "
          "InvalidInputError before the pass (cast them)"),
     Role("y_true (numeric)", _NUMBER_KINDS, _MISSING, "missing", "±inf is invalid",

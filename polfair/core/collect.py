@@ -62,6 +62,7 @@ class PassOptions(TypedDict, total=False):
     engine: str
     codes: pl.DataFrame | None
     allow_many_groups: bool
+    check_values: bool
 
 
 def collect_cells(spec: Spec, **options: Unpack[PassOptions]) -> pl.DataFrame:
@@ -103,6 +104,7 @@ def collect_codes(
     engine: str = "streaming",
     codes: pl.DataFrame | None = None,
     allow_many_groups: bool = False,
+    check_values: bool = True,
 ) -> pl.DataFrame:
     """Run the one pass for ``spec`` and validate the data: the pass's code table (per cell and code).
 
@@ -126,6 +128,9 @@ def collect_codes(
         Accept a protected/``by`` column whose distinct values are a large share of the rows
         (more than 1000 values and more than half the rows): by default that is an error, since
         it is almost always a continuous column (an id, a score, a weight) passed by mistake.
+    check_values
+        Warn when ``favorable`` / ``unfavorable`` match no row
+        (:func:`polfair.core.contract.check_problems`); ``False`` for one batch of a stream.
 
     Returns
     -------
@@ -163,7 +168,7 @@ def collect_codes(
     if not allow_many_groups:
         check_cardinality([*spec.by, *spec.keys], codes, total)
     check_problems(describe_code_problems(codes), spec.compiled, total=total, on_missing=on_missing,
-                   examples=spec.examples, stacklevel=5)  # fmt: skip
+                   examples=spec.examples, stacklevel=5, check_values=check_values)  # fmt: skip
     if spec.proba is not None:  # an estimated attribute: the ordinary code table of its cells
         codes = expand_codes(codes.lazy(), spec).collect(**_SMALL)
     _check_overflow(spec, codes)

@@ -63,10 +63,19 @@ state of ``y_true`` and ``b`` that of ``y_pred`` (0 unfavorable / value ok, 1 fa
 :data:`FLAG_NULL_WEIGHT`, :data:`FLAG_NULL_SCORE`. A regression pass puts its numeric states in
 ``a`` and ``b`` (0 ok) and reuses everything else.
 
-The module re-exports the public names of three concept modules: the rules and the contract table
+**Polarity** (``docs/contract.md#polarity``): what ``y_score`` and a Boolean ``y_pred`` next to
+non-Boolean labels mean relative to ``favorable``. scikit-learn's ``predict_proba(X)[:, 1]`` is the
+probability of the larger label, aif360's scores are the favorable label's; where the two differ,
+``score_label=`` (the label the score is the probability of, and a Boolean prediction's True stands
+for) must say which: :func:`polarity` decides before the pass where the dtype or options tell, and
+otherwise the pass checks the labels (the label's state field) and the post-pass check raises
+:class:`~polfair.exceptions.PolarityError`. :func:`polarity_alarms` warns when the result looks
+inverted anyway (accuracy below 0.5, scores higher on unfavorable labels).
+
+The module re-exports the public names of four concept modules: the rules and the contract table
 (:mod:`polfair.core._contract_rules`), the engine adapter and the compiled roles
-(:mod:`polfair.core._contract_compile`), and the post-pass check with the Polars frame adapter
-(:mod:`polfair.core._contract_check`).
+(:mod:`polfair.core._contract_compile`), the polarity rule (:mod:`polfair.core._contract_polarity`),
+and the post-pass check with the Polars frame adapter (:mod:`polfair.core._contract_check`).
 """
 
 from __future__ import annotations
@@ -77,9 +86,12 @@ from polfair.core._contract_check import (
     PROBA_SUM,
     PolarsFrame,
     check_finite_sums,
+    check_polarity,
     check_problems,
     code_problems,
     fetch_examples,
+    label_values_warnings,
+    seen_values,
 )
 from polfair.core._contract_compile import (
     MEMBERSHIP_OK,
@@ -98,6 +110,15 @@ from polfair.core._contract_compile import (
     outcome_code,
     score,
     weight,
+)
+from polfair.core._contract_polarity import (
+    Polarity,
+    cell_alarms,
+    compile_labels,
+    decision_reading,
+    polarity,
+    polarity_alarms,
+    polarity_table,
 )
 from polfair.core._contract_rules import (
     CODE,
@@ -134,6 +155,7 @@ __all__ = [
     "PROBA_BAD",
     "PROBA_NULL",
     "PROBA_SUM",
+    "Polarity",
     "ROLES",
     "Column",
     "Compiled",
@@ -141,19 +163,28 @@ __all__ = [
     "Membership",
     "PolarsFrame",
     "Role",
+    "cell_alarms",
     "check_dtype",
     "check_finite_sums",
+    "check_polarity",
     "check_problems",
     "code_problems",
+    "compile_labels",
     "contract_table",
+    "decision_reading",
     "dtype_kind",
     "fetch_examples",
     "key",
     "label",
     "loss",
     "membership",
+    "label_values_warnings",
     "numeric",
     "outcome_code",
+    "polarity",
+    "polarity_alarms",
+    "polarity_table",
     "score",
+    "seen_values",
     "weight",
 ]

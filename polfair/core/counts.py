@@ -41,7 +41,7 @@ from typing import Any
 
 import polars as pl
 
-from polfair.core.contract import code_problems
+from polfair.core.contract import check_polarity, code_problems
 from polfair.core.spec import (
     CODE,
     CODE_VALUES,
@@ -65,6 +65,7 @@ __all__ = [
     "COUNT_COLUMNS",
     "COUNT_DTYPES",
     "cell_table",
+    "checked_polarity",
     "code_counts",
     "combine_limbs",
     "describe_code_problems",
@@ -427,7 +428,25 @@ def cell_table(data: Any, **request: Any) -> pl.LazyFrame:
     [0.0, 1.0]
     """
     spec = build_spec(data, **request)
-    return pivot_codes(code_counts(spec), spec)
+    return pivot_codes(checked_polarity(code_counts(spec), spec), spec)
+
+
+def checked_polarity(codes: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
+    """``codes`` that raise, when collected, if the pass found labels that break the polarity rule's
+    reading (:func:`polfair.core.contract.check_polarity`; the lazy cell table of
+    :func:`polfair.confusion_counts` counts other invalid rows in ``n_invalid``, but a reading it
+    cannot tell is never a number).
+    """
+    c = spec.compiled.get("y_true")
+    if c is None or c.mark is None:
+        return codes
+
+    def check(df: pl.DataFrame) -> pl.DataFrame:
+        if code_problems(df, _N)["invalid_label"]:
+            check_polarity(c, spec.examples)
+        return df
+
+    return codes.map_batches(check, schema=codes.collect_schema())
 
 
 def merge_counts(tables: Sequence[pl.DataFrame | pl.LazyFrame]) -> pl.LazyFrame:

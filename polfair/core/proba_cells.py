@@ -50,7 +50,7 @@ import polars as pl
 
 from polfair.core._args import SMALL_COLLECT
 from polfair.core.contract import CODE, FLAG_BAD_WEIGHT, FLAG_NULL_WEIGHT, PROBA_BAD, PROBA_NULL, PROBA_SUM
-from polfair.core.counts import BUCKET, CODE_ROWS, CODE_W2, grouped_by_code, pivot_codes
+from polfair.core.counts import BUCKET, CODE_ROWS, CODE_W2, checked_polarity, grouped_by_code, pivot_codes
 from polfair.core.proba import GROUP_INDEX, ProbaSpec, parse_protected_proba, proba_sums, q_column  # noqa: F401 (doctests)
 from polfair.core.spec import W1S, WS, Spec, W, build_spec
 
@@ -343,5 +343,5 @@ def cell_table(data: Any, **request: Any) -> pl.LazyFrame:
     if spec.proba is None:  # pragma: no cover - the callers pass protected_proba
         msg = "cell_table of polfair.core.proba_cells needs protected_proba="
         raise ValueError(msg)
-    return pivot_codes(expand_codes(code_counts(spec), spec), spec)
+    return pivot_codes(expand_codes(checked_polarity(code_counts(spec), spec), spec), spec)
 

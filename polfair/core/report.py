@@ -116,7 +116,7 @@ from polfair.core.intervals.spreads import segments_of
 from polfair.core.metrics import METRICS, Disparity, group_metrics
 from polfair.core.status import with_harm
 from polfair.core.user_metrics import check_user_metrics, user_metric_parts
-from polfair.core.values import coerce_values, match_values
+from polfair.core.values import absent_values_message, coerce_values, match_values
 from polfair.exceptions import PolfairError, ReferenceWarning, ReportSizeWarning
 
 __all__ = [
@@ -647,14 +647,10 @@ def _warn_absent_privileged(lf: pl.LazyFrame, schema: pl.Schema, typed: dict[str
         if not absent:
             continue
         seen = lf.select(pl.col(a).unique(maintain_order=True).head(11)).collect(**_SMALL).to_series().to_list()
-        shown = ", ".join(repr(v) for v in seen[:10]) + (", ..." if len(seen) > 10 else "")
         what = "no row is in the privileged group, so its comparisons are null" if len(absent) == len(values) else (
             "the privileged group holds the other values only"
         )
-        msg = (
-            f"privileged={{{a!r}: {list(values)!r}}}: {', '.join(repr(v) for v in absent)} does not occur in column "
-            f"{a!r} (values: {shown}); {what}. Check the spelling and the type of the value"
-        )
+        msg = absent_values_message(f"privileged={{{a!r}: {list(values)!r}}}", absent, a, seen, what)
         warnings.warn(msg, ReferenceWarning, stacklevel=5)
 
 

@@ -43,8 +43,9 @@ __all__ = [
 #: difference, ratio, n``, optional ``threshold, status``). 2: intervals and tests, run metadata,
 #: the weighted-square counts and jackknife bucket of the cell table. 3: the ``harm`` column (the
 #: direction of each comparison), ``status`` from the interval rule of :mod:`polfair.core.status`,
-#: appends that add columns (see ``docs/schema.md``).
-SCHEMA_VERSION = 3
+#: appends that add columns. 4: a config attribute's rows in neither its monitored nor its
+#: reference group are the group ``"(neither group)"``, not ``"other"`` (see ``docs/schema.md``).
+SCHEMA_VERSION = 4
 
 
 class Column(NamedTuple):
@@ -70,7 +71,9 @@ REPORT_SCHEMA: tuple[Column, ...] = (
     Column("attribute", pl.Categorical, "attribute-set names joined by ' & '; null on population rows "
            "(String in version 1)", 1, "core"),
     Column("group", _S, "the group's display label: values joined by ' & ' (null value -> 'null'; a value "
-           "containing ' & ' or equal to 'null' is JSON-quoted); null on attribute and population rows", 1, "core"),
+           "containing ' & ' or equal to 'null' is JSON-quoted); null on attribute and population rows. A config's "
+           "monitored/reference attribute has the groups: its monitored label, its reference label, "
+           "'(neither group)' (version 4; 'other' before) and 'null'", 1, "core"),
     Column("metric", pl.Categorical, "standard metric name (aif360 / fairlearn spelling; String in version 1)",
            1, "core", False),
     Column("value", _F, "the metric; null where undefined (zero denominator), never a silent 0", 1, "core"),

@@ -28,7 +28,7 @@ from typing import Any
 
 import polars as pl
 
-from polfair.core._args import as_expr, as_list, as_values, check_columns, is_bool_like, output_name
+from polfair.core._args import as_expr, as_list, as_values, check_columns, output_name
 from polfair.core._typing import IntoExpr
 from polfair.core.contract import (
     CODE,
@@ -42,10 +42,10 @@ from polfair.core.contract import (
     Column,
     Compiled,
     Engine,
+    Polarity,
     PolarsFrame,
-    dtype_kind,
+    compile_labels,
     key,
-    label,
     outcome_code,
     score,
     weight,
@@ -132,6 +132,9 @@ class Spec:
         :class:`polfair.core.proba.ProbaSpec`), the last of ``keys``; ``None`` otherwise. The pass
         is then :func:`polfair.core.proba_cells.code_counts`: ``lf`` holds ``by`` and the observed
         keys, the code and the probability columns of :func:`polfair.core.proba.proba_columns`.
+    polarity
+        How the pass reads ``y_score`` and a Boolean ``y_pred`` against ``favorable`` (the polarity
+        rule, :func:`polfair.core.contract.polarity`); ``None`` without labels.
     """
 
     lf: pl.LazyFrame | None
@@ -152,6 +155,7 @@ class Spec:
     examples: Callable[[Compiled], list[Any]] | None = None
     key_exprs: tuple[pl.Expr, ...] = ()
     proba: ProbaSpec | None = None
+    polarity: Polarity | None = None
 
 
 #: The folded key (keys' value slots and the outcome code in one integer) must fit in UInt64.
@@ -312,7 +316,8 @@ def classification_columns(
     *,
     threshold: float,
     exact: bool = False,
-) -> tuple[dict[str, Compiled], dict[str, Any]]:
+    score_label: Any = None,
+) -> tuple[dict[str, Compiled], dict[str, Any], Polarity | None]:
     """The classification pass's per-row columns, compiled by the contract in engine ``eng``.
 
     Written once for every engine: :func:`build_spec` calls it with
@@ -332,38 +337,44 @@ def classification_columns(
     exact
         ``exact_sums=True`` (the weight range of the fixed-point sums; no ``W1S`` column, since
         Σw·(1−s) is then Σw − Σw·s exactly).
+    score_label
+        The label ``y_score`` is the probability of, and a Boolean ``y_pred``'s True stands for (the
+        polarity rule, :func:`polfair.core.contract.polarity`).
 
     Returns
     -------
-    (dict, dict)
-        The compiled roles, and the pass's columns: ``CODE`` and, where needed, ``W`` (Float64
-        weight), ``WS`` (w·s), ``W1S`` (w·(1−s)).
+    (dict, dict, Polarity or None)
+        The compiled roles; the pass's columns: ``CODE`` and, where needed, ``W`` (Float64
+        weight), ``WS`` (w·s, s the favorable label's probability), ``W1S`` (w·(1−s)); and the
+        polarity rule's decision.
 
     Examples
     --------
     >>> import polars as pl
     >>> from polfair.core.contract import POLARS, Column
     >>> cols = {"y_true": Column("y", pl.col("y"), pl.Int64()), "y_pred": Column("p", pl.col("p"), pl.Int64())}
-    >>> compiled, out = classification_columns(POLARS, cols, (1,), None, threshold=0.5)
+    >>> compiled, out, _ = classification_columns(POLARS, cols, (1,), None, threshold=0.5)
     >>> pl.DataFrame({"y": [1, 0], "p": [1, 1]}).select(out[CODE])["literal"].to_list()
     [5, 4]
     """
-    compiled: dict[str, Compiled] = {"y_true": label(eng, cols["y_true"], favorable, unfavorable, role="y_true")}
+    compiled, pol = compile_labels(eng, y_true=cols["y_true"], y_pred=cols.get("y_pred"), favorable=favorable,
+                                   unfavorable=unfavorable, score_label=score_label,
+                                   score=cols["y_score"].name if "y_score" in cols else None)  # fmt: skip
     flags = []
     s = None
+    sf = None  # the favorable label's probability (1 - y_score for a score of the unfavorable score_label)
     if "y_score" in cols:
         s = compiled["y_score"] = score(eng, cols["y_score"], unit_interval=True)
         flags.append(s.state)
-    pred_state = None
-    if "y_pred" in cols:
-        c = cols["y_pred"]
-        boolean = dtype_kind(c.dtype) == "boolean" and not all(is_bool_like(v) for v in favorable)
-        compiled["y_pred"] = label(eng, c, favorable, unfavorable, role="y_pred", bool_means_favorable=boolean)
-        pred_state = compiled["y_pred"].state
-    elif s is not None:  # the prediction is score >= threshold (a missing score is counted as the score's)
+        sf = pol.favorable_score(s.value) if pol is not None else s.value
+    pred_state = compiled["y_pred"].state if "y_pred" in cols else None
+    if pred_state is None and s is not None:
+        # the prediction is score >= threshold, a prediction of score_label (favorable by default); a
+        # missing score is counted as the score's
+        hit, miss = (1, 0) if pol is None or pol.score_favorable else (0, 1)
         v = s.value
-        pred_state = eng.cases([(v.is_null() | v.is_nan(), eng.small(MISSING)), (v >= float(threshold), eng.small(1))],
-                               eng.small(0))  # fmt: skip
+        pred_state = eng.cases([(v.is_null() | v.is_nan(), eng.small(MISSING)), (v >= float(threshold), eng.small(hit))],
+                               eng.small(miss))  # fmt: skip
     w = None
     if "weight" in cols:
         w = compiled["weight"] = weight(eng, cols["weight"], exact=exact)
@@ -371,11 +382,11 @@ def classification_columns(
     out: dict[str, Any] = {CODE: outcome_code(eng, compiled["y_true"].state, pred_state, flags)}
     if w is not None:
         out[W] = w.value
-    if s is not None:
-        out[WS] = s.value if w is None else w.value * s.value
+    if sf is not None:
+        out[WS] = sf if w is None else w.value * sf
         if not exact:
-            out[W1S] = (1.0 - s.value) if w is None else w.value * (1.0 - s.value)
-    return compiled, out
+            out[W1S] = (1.0 - sf) if w is None else w.value * (1.0 - sf)
+    return compiled, out, pol
 
 
 def build_spec(
@@ -397,6 +408,7 @@ def build_spec(
     protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None = None,
     proba_assignment: str = "weighted",
     proba_tolerance: float = DEFAULT_TOLERANCE,
+    score_label: Any = None,
 ) -> Spec:
     """Validate a report request and build the normalised lazy frame (stage 1).
 
@@ -484,7 +496,8 @@ def build_spec(
             key_schema.values(),
         )
     ]
-    compiled, columns = classification_columns(POLARS, cols, fav, unfav, threshold=threshold, exact=exact_sums)
+    compiled, columns, pol = classification_columns(POLARS, cols, fav, unfav, threshold=threshold, exact=exact_sums,
+                                                    score_label=score_label)  # fmt: skip
 
     out = [*key_cols, columns.pop(CODE).alias(CODE)]
     if cluster is not None:
@@ -535,4 +548,5 @@ def build_spec(
         examples=PolarsFrame(source).examples,
         key_exprs=tuple(key_cols),
         proba=ps,
+        polarity=pol,
     )

@@ -50,6 +50,8 @@ import polars as pl
 from polfair.core.metrics import DISPARITIES, METRICS, Harm
 
 __all__ = [
+    "FOUR_FIFTHS",
+    "THRESHOLD_PRESETS",
     "BAND_SIDES",
     "HARM_VALUES",
     "STATUS_VALUES",
@@ -61,6 +63,17 @@ __all__ = [
     "status_expr",
     "with_harm",
 ]
+
+#: The four-fifths band (US EEOC Uniform Guidelines, 29 CFR 1607.4(D)), symmetric on the log scale.
+FOUR_FIFTHS = (0.8, 1.25)
+
+#: Named threshold policies (``thresholds="four_fifths"``, ``--thresholds four_fifths``, a config's
+#: ``thresholds = "four_fifths"``): name -> (band, metrics of a report with predictions, of a labels-only one).
+#: Defined with the verdict (light: the CLI's ``--help`` lists the names).
+THRESHOLD_PRESETS: dict[str, tuple[tuple[float, float], tuple[str, ...], tuple[str, ...]]] = {
+    "four_fifths": (FOUR_FIFTHS, ("disparate_impact", "false_positive_rate_ratio", "false_negative_rate_ratio"),
+                    ("disparate_impact",)),
+}  # fmt: skip
 
 #: Values of the ``status`` column, worst first (null where no band applies).
 STATUS_VALUES = ("violation", "inconclusive", "insufficient_data", "ok")

@@ -23,6 +23,7 @@ from polfair.exceptions import InvalidInputError
 
 __all__ = [
     "UNSUPPORTED_DTYPES",
+    "absent_values_message",
     "check_key_dtype",
     "check_option_types",
     "check_role_dtype",
@@ -295,6 +296,45 @@ def _shown(values: Sequence[Any], limit: int = 20) -> str:
     return out + (f", ... ({len(values)} in all)" if len(values) > limit else "")
 
 
+def absent_values_message(option: str, absent: Sequence[Any], column: str, seen: Sequence[Any] | str,
+                          consequence: str) -> str:  # fmt: skip
+    """The one message of a value a user named that occurs in no row (``privileged``, ``favorable``,
+    a config's monitored or reference values): what, where, the values that exist, the consequence.
+
+    Parameters
+    ----------
+    option
+        How the value was given, e.g. ``"privileged={'race': ['White']}"`` or ``"favorable='No'"``.
+    absent
+        The values found in no row.
+    column
+        The column they were looked for in.
+    seen
+        Values the column holds (a few; fetched on the warning path only), or a text such as
+        ``"from 30 to 90"`` (a numeric column's range).
+    consequence
+        What follows (``"every base rate is 0"``).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> absent_values_message("favorable='No'", ["No"], "y", ["no", "yes"], "no row is favorable")[:72]
+    "favorable='No': 'No' does not occur in column 'y' (values: 'no', 'yes');"
+    """
+    if isinstance(seen, str):
+        values = f" (values {seen})"
+    else:
+        shown = ", ".join(repr(v) for v in seen[:10]) + (", ..." if len(seen) > 10 else "")
+        values = f" (values: {shown})" if seen else ""
+    return (
+        f"{option}: {', '.join(repr(v) for v in absent)} does not occur in column {column!r}{values}; "
+        f"{consequence}. Check the spelling and the type of the value"
+    )
+
+
 def check_values_present(
     cells: pl.DataFrame,
     column: str,
@@ -393,6 +433,8 @@ _OPTION_RULES: dict[str, tuple[Any, str]] = {
     "threshold": (_is_number, "a number in [0, 1]"),
     "favorable": (lambda x: not isinstance(x, (dict, pl.Expr, pl.Series)), "a label value or a list of label values"),
     "unfavorable": (lambda x: not isinstance(x, (dict, pl.Expr, pl.Series)), "a label value, a list of them, or None"),
+    "score_label": (lambda x: x is None or not isinstance(x, (dict, list, tuple, set, frozenset, pl.Expr, pl.Series)),
+                    "one label value (the label y_score is the probability of), or None"),
     "privileged": (
         lambda x: x is None or isinstance(x, dict) or hasattr(x, "items"),
         "a mapping attribute -> value(s), e.g. {'sex': 'Male'}",

@@ -23,11 +23,12 @@ import polars as pl
 from polfair.core._args import as_expr, as_list, output_name
 from polfair.core._typing import IntoExpr
 from polfair.core.collect import collect_cells, collect_codes
+from polfair.core.contract import cell_alarms, label_values_warnings, seen_values
 from polfair.core.counts import COUNT_DTYPES, W2_COLUMNS, check_cell_table, merge_counts, pivot_codes
 from polfair.core.inputs import to_lazyframe
 from polfair.core.report import check_reference, report_from_counts
 from polfair.core.spec import CODE, Spec, build_spec, protected_exprs
-from polfair.exceptions import InvalidInputError, PolfairError
+from polfair.exceptions import InvalidInputError, PolarityWarning, PolfairError, ReferenceWarning
 
 __all__ = ["FairnessAccumulator"]
 
@@ -70,8 +71,9 @@ class FairnessAccumulator:
 
     Parameters
     ----------
-    y_true, y_pred, y_score, threshold, protected, favorable, unfavorable, weight, by
-        As in :func:`polfair.fairness_report`; they say how to read each batch.
+    y_true, y_pred, y_score, threshold, protected, favorable, unfavorable, score_label, weight, by
+        As in :func:`polfair.fairness_report`; they say how to read each batch (the polarity rule,
+        ``docs/contract.md#polarity``, is checked on every batch).
     privileged, reference, intersections, alpha, concentration, ci, n_boot, seed, p_adjust
         As in :func:`polfair.fairness_report` (intervals at ``ci=0.95`` by default, ``None`` for
         none); used by :meth:`compute`.
@@ -137,6 +139,7 @@ class FairnessAccumulator:
         protected: IntoExpr | Sequence[IntoExpr],
         favorable: Any = 1,
         unfavorable: Any = None,
+        score_label: Any = None,
         privileged: Mapping[str, Any] | None = None,
         reference: str | None = None,
         weight: IntoExpr | None = None,
@@ -157,6 +160,7 @@ class FairnessAccumulator:
         self._read = dict(
             y_true=y_true, y_pred=y_pred, y_score=y_score, threshold=threshold, protected=protected,
             favorable=favorable, unfavorable=unfavorable, weight=weight, by=by, exact_sums=exact_sums,
+            score_label=score_label,
         )  # fmt: skip
         if cluster is not None:
             self._read |= {"cluster": cluster, "n_buckets": n_buckets}
@@ -175,6 +179,10 @@ class FairnessAccumulator:
         # exact_sums=True: the pass's code table with integer sums (exact merges), and a spec to pivot it
         self._codes: pl.DataFrame | None = None
         self._spec: Spec | None = None
+        self._polarity: Any = None  # the polarity rule's reading of the last batch (for compute's alarms)
+        self._label: Any = None  # the compiled label of the last batch, and label values seen (compute's checks)
+        self._seen: list[Any] = []
+        self.has_scores: bool = y_score is not None
 
     # -- accumulation ------------------------------------------------------------------------
 
@@ -213,12 +221,17 @@ class FairnessAccumulator:
         if isinstance(frame, pl.DataFrame) and frame.height == 0:
             return self
         spec = build_spec(frame, **self._read)
+        self._polarity = spec.polarity
         if spec.exact and self._cells is None:
-            codes = collect_codes(spec, on_missing=self._on_missing, engine=self._engine)  # type: ignore[arg-type]
+            codes = collect_codes(spec, on_missing=self._on_missing, engine=self._engine,  # type: ignore[arg-type]
+                                  check_values=False)  # fmt: skip
             self._add_codes(codes, spec)
+            self._remember_labels(spec, self._pivot(codes, spec))
             return self
-        cells = collect_cells(spec, on_missing=self._on_missing, engine=self._engine)  # type: ignore[arg-type]
+        cells = collect_cells(spec, on_missing=self._on_missing, engine=self._engine,  # type: ignore[arg-type]
+                              check_values=False)  # fmt: skip
         self._add(cells)
+        self._remember_labels(spec, cells)
         return self
 
     def _add_codes(self, codes: pl.DataFrame, spec: Spec, what: str = "this batch") -> None:
@@ -287,6 +300,10 @@ class FairnessAccumulator:
             self._add_codes(other._codes, other._spec, "the other accumulator")
         elif not other.is_empty:
             self._add(other.state(), "the other accumulator")
+        if self._polarity is None:
+            self._polarity = other._polarity
+        self._label = self._label if self._label is not None else other._label
+        self._seen = sorted(set(self._seen) | set(other._seen), key=repr)[:10]
         return self
 
     def _check_compatible(self, protected: Sequence[str], by: Sequence[str], has_predictions: bool, what: str) -> None:
@@ -313,6 +330,8 @@ class FairnessAccumulator:
         True
         """
         self._cells = self._codes = self._spec = None
+        self._polarity = self._label = None
+        self._seen = []
         return self
 
     @property
@@ -333,6 +352,12 @@ class FairnessAccumulator:
         InvalidInputError
             No rows have been added yet.
 
+        Warns
+        -----
+        PolarityWarning
+            The accumulated predictions or scores look inverted relative to ``favorable``
+            (:func:`polfair.core.contract.cell_alarms`, as :func:`polfair.fairness_report`).
+
         Examples
         --------
         >>> acc = FairnessAccumulator(y_true="y", y_pred="p", protected="g")
@@ -343,11 +368,40 @@ class FairnessAccumulator:
         if self.is_empty:
             msg = "the accumulator has no rows yet: call update(batch) (or merge/load a state) before compute()"
             raise InvalidInputError(msg)
+        cells = self.state()
+        self._check_favorable(cells)
+        for text in cell_alarms(cells, self._polarity, has_predictions=self.has_predictions, has_scores=self.has_scores):
+            warnings.warn(text, PolarityWarning, stacklevel=2)
         return report_from_counts(
-            self.state(), protected=self.protected, by=self.by, has_predictions=self.has_predictions,
+            cells, protected=self.protected, by=self.by, has_predictions=self.has_predictions,
             weighted=self._read["weight"] is not None,  # as fairness_report: all-one weights are still weights
             **self._report,  # type: ignore[arg-type]
         )  # fmt: skip
+
+    def _check_favorable(self, cells: pl.DataFrame) -> None:
+        """Warn, as :func:`polfair.fairness_report` does for one pass, when no accumulated row has the
+        favorable label (or, with ``unfavorable=``, an unfavorable one).
+        """
+        if self._label is None:
+            return
+        t = cells.select(pl.col("tp", "fn", "fp", "tn").sum()).row(0, named=True)
+        fav, unf = t["tp"] + t["fn"], t["fp"] + t["tn"]
+        if fav + unf > 0:
+            for text in label_values_warnings(self._label, int(fav > 0), int(unf > 0), lambda: list(self._seen)):
+                warnings.warn(text, ReferenceWarning, stacklevel=3)
+
+    def _remember_labels(self, spec: Spec, cells: pl.DataFrame) -> None:
+        """A batch without a favorable (or unfavorable) label: remember a few of its label values for
+        :meth:`_check_favorable` (a query on that batch only, as the report's warning path).
+        """
+        self._label = spec.compiled.get("y_true")
+        t = cells.select(pl.col("tp", "fn", "fp", "tn").sum()).row(0, named=True)
+        if self._label is not None and (t["tp"] + t["fn"] == 0 or t["fp"] + t["tn"] == 0) and len(self._seen) < 10:
+            both = set(self._seen) | set(seen_values(self._label, spec.examples))
+            try:
+                self._seen = sorted(both)[:10]
+            except TypeError:  # pragma: no cover - one column holds one type
+                self._seen = sorted(both, key=repr)[:10]
 
     # -- state -------------------------------------------------------------------------------
 

@@ -269,6 +269,7 @@ def foreign_code_table(
     protected_proba: Mapping[str, Mapping[str, str | None]] | None = None,
     proba_assignment: str = "weighted",
     proba_tolerance: float = DEFAULT_TOLERANCE,
+    score_label: Any = None,
 ) -> tuple[pl.DataFrame, Spec]:
     """Run the counting pass inside the frame's own engine; return the code table and the spec.
 
@@ -276,7 +277,7 @@ def foreign_code_table(
     ----------
     data
         A PySpark DataFrame, DuckDB relation, or another frame narwhals supports lazily.
-    y_true, y_pred, y_score, threshold, protected, favorable, unfavorable, weight, by, exact_sums
+    y_true, y_pred, y_score, threshold, protected, favorable, unfavorable, weight, by, exact_sums, score_label
         As in :func:`polfair.confusion_counts`, but column names only.
     protected_proba, proba_assignment, proba_tolerance
         An attribute estimated from membership probabilities (column names), as in
@@ -335,8 +336,9 @@ def foreign_code_table(
         raise PolfairError(msg)
     fav, unfav = label_values(favorable, unfavorable)
     eng = ff.eng
-    compiled, columns = classification_columns(eng, {r: ff.column(n, r) for r, n in roles.items()}, fav, unfav,
-                                               threshold=threshold, exact=exact_sums)  # fmt: skip
+    compiled, columns, pol = classification_columns(eng, {r: ff.column(n, r) for r, n in roles.items()}, fav, unfav,
+                                                    threshold=threshold, exact=exact_sums,
+                                                    score_label=score_label)  # fmt: skip
     group = [*by_names, *keys]
     select: dict[str, Any] = {g: key(eng, ff.column(g, "by" if g in by_names else "protected"),
                                      role="by" if g in by_names else "protected") for g in group}  # fmt: skip
@@ -395,5 +397,6 @@ def foreign_code_table(
         exact=bool(exact_sums),
         examples=ff.examples,
         proba=ps,
+        polarity=pol,
     )
     return codes, spec

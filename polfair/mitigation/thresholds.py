@@ -393,6 +393,7 @@ def group_thresholds(
     favorable: Any = 1,
     weight: IntoExpr | None = None,
     bins: int | Sequence[float] | str | None = "exact",
+    score_label: Any = None,
 ) -> GroupThresholds:
     """Per-group (randomised) thresholds that satisfy a fairness constraint and maximise accuracy.
 
@@ -421,6 +422,10 @@ def group_thresholds(
     bins
         As :func:`~polfair.scores.counts.score_counts` (``"exact"``: thresholds at every distinct
         score; an int: at bin edges, for continuous scores on large data).
+    score_label
+        The label the score is of (``docs/contract.md#polarity``): the favorable label where that
+        is unambiguous, else a :class:`~polfair.exceptions.PolarityError`; a favorable value (the
+        thresholds select the favorable decision), as :func:`~polfair.scores.counts.score_counts`.
 
     Returns
     -------
@@ -458,7 +463,7 @@ def group_thresholds(
         msg = "protected must name at least one column or expression"
         raise PolfairError(msg)
     hist = score_counts(data, y_true=y_true, y_score=y_score, protected=keys, favorable=favorable, weight=weight,
-                        bins=bins)  # fmt: skip
+                        bins=bins, score_label=score_label)  # fmt: skip
     names = [output_name(k, "protected") for k in keys]
     table = group_thresholds_from_counts(hist, protected=names, constraint=constraint, objective=objective)
     total_w = float(table["__pf_w"].sum())

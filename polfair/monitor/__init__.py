@@ -12,7 +12,7 @@ Semantics follow IBM Watson OpenScale's fairness monitor (see ``docs/monitoring.
 
 * **favorable outcomes** are a set of label values (``favorable = [0]`` for "no recidivism");
 * per attribute, **monitored** and **reference** groups are value sets (``race = ["African-American"]``)
-  or inclusive numeric ranges (``age = [18, 25]``); rows in neither are the group ``"other"``; rows
+  or inclusive numeric ranges (``age = [18, 25]``); rows in neither are the group ``"(neither group)"``; rows
   with a null attribute stay the group ``"null"``. The reference group is the report's reference,
   so OpenScale's fairness value ``%favorable(monitored) / %favorable(reference)`` is the
   monitored group's ``disparate_impact`` row (with ``favorable`` the favorable outcome);

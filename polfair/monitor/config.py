@@ -19,16 +19,23 @@ from typing import Any
 import polars as pl
 
 from polfair.compat import yardstick as groupwise
+from polfair.core.status import FOUR_FIFTHS, THRESHOLD_PRESETS
 from polfair.exceptions import PolfairError
 from polfair.monitor._values import check_size, format_number, is_number
 
-__all__ = ["OTHER", "STATISTICS_KEYS", "FairnessConfig", "GroupSpec", "check_statistics", "parse_thresholds"]
+__all__ = [
+    "FOUR_FIFTHS", "OTHER", "STATISTICS_KEYS", "THRESHOLD_PRESETS", "FairnessConfig", "GroupSpec", "check_statistics",
+    "parse_thresholds", "preset_thresholds",
+]  # fmt: skip
 
-#: Group label of rows in neither the monitored nor the reference group of a config attribute.
-OTHER = "other"
+#: Group label of rows in neither the monitored nor the reference group of a config attribute. In
+#: parentheses, as no attribute value is spelled (before version 5 of the report schema: ``"other"``,
+#: which read like a real value ``other`` of the column); a monitored or reference label spelled
+#: the same gets more parentheses (:meth:`FairnessConfig.group_labels`).
+OTHER = "(neither group)"
 
 _KEYS = (
-    "favorable", "monitored", "reference", "thresholds", "min_sample_size", "max_sample_size",
+    "favorable", "score_label", "monitored", "reference", "thresholds", "min_sample_size", "max_sample_size",
     "seed", "metrics", "y_true", "y_pred", "y_score", "threshold", "weight", "by", "statistics", "band",
 )  # fmt: skip
 
@@ -233,22 +240,74 @@ class GroupSpec:
                     return True
         return any(lo1 <= hi2 and lo2 <= hi1 for lo1, hi1 in self.ranges for lo2, hi2 in other.ranges)
 
+    def parts(self, col: pl.Expr) -> list[tuple[Any, pl.Expr]]:
+        """Each value and each range of the group with its Boolean condition on ``col``: the value
+        (``"[lo, hi]"`` text for a range) and the expression.
+
+        Examples
+        --------
+        >>> [p for p, _ in GroupSpec.parse({"values": [1, 3], "range": [18, 25]}).parts(pl.col("age"))]
+        [1, 3, '[18, 25]']
+        """
+        out: list[tuple[Any, pl.Expr]] = []
+        for v in self.values:
+            if isinstance(v, str):
+                out.append((v, col.cast(pl.String) == v))
+            elif isinstance(v, bool):
+                out.append((v, col == v))
+            else:  # numbers compare as numbers: 1 matches 1.0 in a Float column and 1.0 matches 1
+                out.append((v, col.cast(pl.Float64) == float(v)))
+        out += [(f"[{format_number(lo)}, {format_number(hi)}]", (col >= lo) & (col <= hi)) for lo, hi in self.ranges]
+        return out
+
     def condition(self, col: pl.Expr) -> pl.Expr:
         """Boolean expression: the value in ``col`` belongs to the group."""
-        conds = []
-        if self.values:
-            if isinstance(self.values[0], str):
-                conds.append(col.cast(pl.String).is_in(list(self.values)))
-            elif isinstance(self.values[0], bool):
-                conds.append(col.is_in(list(self.values)))
-            else:  # numbers compare as numbers: 1 matches 1.0 in a Float column and 1.0 matches 1
-                conds.append(col.cast(pl.Float64).is_in([float(v) for v in self.values]))
-        conds += [(col >= lo) & (col <= hi) for lo, hi in self.ranges]
+        conds = [c for _, c in self.parts(col)]
         out = conds[0]
         for c in conds[1:]:
             out = out | c
         return out
 
+
+
+def preset_thresholds(name: str, *, has_predictions: bool, where: str = "thresholds") -> dict[str, tuple[float, float]]:
+    """The bands of a named threshold policy (:data:`THRESHOLD_PRESETS`).
+
+    ``"four_fifths"``: the four-fifths band [0.8, 1.25] on the headline ratios, ``disparate_impact``
+    and, with predictions, ``false_positive_rate_ratio`` and ``false_negative_rate_ratio`` (the
+    verdict polfair's outputs showed by default before ``docs/status.md``'s one story).
+
+    Parameters
+    ----------
+    name
+        The policy's name.
+    has_predictions
+        Whether the report has predictions (a labels-only audit has no FPR/FNR ratios).
+    where
+        Prefix for messages.
+
+    Returns
+    -------
+    dict of str to (float, float)
+
+    Raises
+    ------
+    PolfairError
+        An unknown name (the message lists the names).
+
+    Examples
+    --------
+    >>> preset_thresholds("four_fifths", has_predictions=False)
+    {'disparate_impact': (0.8, 1.25)}
+    """
+    if name not in THRESHOLD_PRESETS:
+        close = difflib.get_close_matches(str(name), list(THRESHOLD_PRESETS), n=1, cutoff=0.5)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        msg = (f"{where}={name!r} is not a named policy{hint}: give one of {sorted(THRESHOLD_PRESETS)} or a mapping "
+               "metric -> [lo, hi]")  # fmt: skip
+        raise PolfairError(msg)
+    band, with_predictions, labels_only = THRESHOLD_PRESETS[name]
+    return {m: band for m in (with_predictions if has_predictions else labels_only)}
 
 
 def parse_thresholds(raw: Mapping[str, Any] | None, where: str = "thresholds") -> dict[str, tuple[float, float]]:
@@ -315,13 +374,18 @@ class FairnessConfig:
     favorable
         Tuple of label values that are the favorable outcome (e.g. ``(0,)``), or ``None`` to keep
         ``fairness_report``'s ``favorable=``.
+    score_label
+        The label value ``y_score`` is the probability of, and a Boolean ``y_pred``'s True stands
+        for (``fairness_report``'s ``score_label``; the polarity rule of ``docs/contract.md``), or
+        ``None``.
     monitored, reference
         Attribute name -> :class:`GroupSpec` (raw config syntax is accepted and parsed, see
         :meth:`GroupSpec.parse`). Every monitored attribute needs a reference and vice versa; the
         two must not overlap. Each attribute becomes a protected key whose groups are the
-        monitored label, the reference label, ``"other"`` and ``"null"``.
+        monitored label, the reference label, ``"(neither group)"`` (:data:`OTHER`) and ``"null"``.
     thresholds
-        Metric name -> inclusive band ``(lo, hi)`` (see :func:`parse_thresholds`).
+        Metric name -> inclusive band ``(lo, hi)`` (see :func:`parse_thresholds`), or a policy name
+        (:data:`THRESHOLD_PRESETS`: ``"four_fifths"``), resolved per report (:func:`preset_thresholds`).
     min_sample_size
         Positive int or ``None``: rows a group needs before a threshold is judged.
     max_sample_size
@@ -365,9 +429,10 @@ class FairnessConfig:
     """
 
     favorable: tuple[Any, ...] | None = None
+    score_label: Any = None
     monitored: dict[str, GroupSpec] = field(default_factory=dict)
     reference: dict[str, GroupSpec] = field(default_factory=dict)
-    thresholds: dict[str, tuple[float, float]] = field(default_factory=dict)
+    thresholds: dict[str, tuple[float, float]] | str = field(default_factory=dict)
     min_sample_size: int | None = None
     max_sample_size: int | None = None
     seed: int = 0
@@ -391,6 +456,9 @@ class FairnessConfig:
                 msg = f"favorable must be a value or a non-empty list of values (e.g. [0]), got {self.favorable!r}"
                 raise PolfairError(msg)
             self.favorable = tuple(fav)
+        if self.score_label is not None and not isinstance(self.score_label, (str, int, float, bool)):
+            msg = f"score_label must be one label value (e.g. 1 or 'yes'), got {self.score_label!r}"
+            raise PolfairError(msg)
         for name in ("monitored", "reference"):
             raw = getattr(self, name)
             if not isinstance(raw, Mapping):
@@ -411,10 +479,13 @@ class FairnessConfig:
                     f"({self.reference[a].label}) overlap: a row must belong to one group only"
                 )
                 raise PolfairError(msg)
-        if not isinstance(self.thresholds, Mapping):
-            msg = f"thresholds must be a table metric -> [lo, hi], got {self.thresholds!r}"
+        if isinstance(self.thresholds, str):
+            preset_thresholds(self.thresholds, has_predictions=True)  # validates the name; resolved per report
+        elif not isinstance(self.thresholds, Mapping):
+            msg = f"thresholds must be a table metric -> [lo, hi] or a policy name such as 'four_fifths', got {self.thresholds!r}"
             raise PolfairError(msg)
-        self.thresholds = parse_thresholds(self.thresholds)
+        else:
+            self.thresholds = parse_thresholds(self.thresholds)
         self.min_sample_size = check_size(self.min_sample_size, "min_sample_size")
         self.max_sample_size = check_size(self.max_sample_size, "max_sample_size")
         if self.min_sample_size and self.max_sample_size and self.max_sample_size < self.min_sample_size:
@@ -462,7 +533,7 @@ class FairnessConfig:
         Parameters
         ----------
         data
-            Mapping with the keys ``favorable``, ``monitored``, ``reference``, ``thresholds``,
+            Mapping with the keys ``favorable``, ``score_label``, ``monitored``, ``reference``, ``thresholds``,
             ``min_sample_size``, ``max_sample_size``, ``seed``, ``metrics``, ``y_true``, ``y_pred``,
             ``y_score``, ``threshold``, ``weight``, ``by``, ``statistics``, ``band`` (all optional).
         source
@@ -570,12 +641,12 @@ class FairnessConfig:
         return cls.from_dict(data, source=source)
 
     def protected_exprs(self) -> list[pl.Expr]:
-        """One protected-key expression per attribute: monitored / reference label, ``"other"``, null.
+        """One protected-key expression per attribute: monitored / reference label, :data:`OTHER`, null.
 
-        The label of rows in neither group is ``"other"``, or ``"(other)"`` (``"((other))"`` ...)
-        when a monitored/reference label is spelled ``"other"``, so it never merges with a real
-        group; monitored and reference groups whose labels coincide get `` (monitored)`` /
-        `` (reference)`` suffixes.
+        The label of rows in neither group is ``"(neither group)"`` (:data:`OTHER`), which no column
+        value is mistaken for (a real value ``other`` of the column is in that group, labelled as
+        such); a monitored/reference label spelled the same gets more parentheses. Monitored and
+        reference groups whose labels coincide get `` (monitored)`` / `` (reference)`` suffixes.
 
         Returns
         -------
@@ -586,18 +657,58 @@ class FairnessConfig:
         --------
         >>> cfg = FairnessConfig(monitored={"age": [18, 25]}, reference={"age": [26, 100]})
         >>> pl.DataFrame({"age": [20, 30, 10, None]}).select(cfg.protected_exprs())["age"].to_list()
-        ['[18, 25]', '[26, 100]', 'other', None]
+        ['[18, 25]', '[26, 100]', '(neither group)', None]
+        """
+        return [e.replace_strict(self.part_labels(a), return_dtype=pl.String).alias(a)
+                for a, e in zip(self.monitored, self.part_exprs())]  # fmt: skip
+
+    def parts(self, a: str) -> list[tuple[str, Any]]:
+        """The monitored, then the reference values and ranges of attribute ``a``, in the order of
+        :meth:`part_exprs`' indices: ``(side, value or "[lo, hi]")``.
+
+        Examples
+        --------
+        >>> FairnessConfig(monitored={"age": [18, 25]}, reference={"age": [26, 100]}).parts("age")
+        [('monitored', '[18, 25]'), ('reference', '[26, 100]')]
+        """
+        col = pl.col(a)
+        return [(side, v) for side, g in (("monitored", self.monitored[a]), ("reference", self.reference[a]))
+                for v, _ in g.parts(col)]  # fmt: skip
+
+    def part_exprs(self) -> list[pl.Expr]:
+        """One Int16 key per attribute: the index of the value or range a row matches in :meth:`parts`
+        (monitored first), ``len(parts)`` for a row in neither group, null for a null value. A pass
+        grouped by these keys shows which values and ranges match rows; :meth:`part_labels` maps
+        the indices to the report's group labels (the cells are then summed per label).
+
+        Examples
+        --------
+        >>> cfg = FairnessConfig(monitored={"g": ["a", "b"]}, reference={"g": ["c"]})
+        >>> pl.DataFrame({"g": ["b", "c", "x", None]}).select(cfg.part_exprs())["g"].to_list()
+        [1, 2, 3, None]
         """
         out = []
-        for a, (m_label, r_label, other) in self.group_labels().items():
-            m, r, col = self.monitored[a], self.reference[a], pl.col(a)
-            e = (
-                pl.when(col.is_null()).then(pl.lit(None, pl.String))
-                .when(m.condition(col)).then(pl.lit(m_label))
-                .when(r.condition(col)).then(pl.lit(r_label))
-                .otherwise(pl.lit(other))
-            )  # fmt: skip
-            out.append(e.alias(a))
+        for a in self.monitored:
+            col = pl.col(a)
+            conds = [c for _, g in (("m", self.monitored[a]), ("r", self.reference[a])) for _, c in g.parts(col)]
+            e: Any = pl.when(col.is_null()).then(pl.lit(None, pl.Int16))
+            for i, c in enumerate(conds):
+                e = e.when(c).then(pl.lit(i, pl.Int16))
+            out.append(e.otherwise(pl.lit(len(conds), pl.Int16)).alias(a))
+        return out
+
+    def part_labels(self, a: str) -> dict[int, str]:
+        """Index of :meth:`part_exprs` -> the report's group label (monitored, reference, :data:`OTHER`).
+
+        Examples
+        --------
+        >>> FairnessConfig(monitored={"g": ["a", "b"]}, reference={"g": ["c"]}).part_labels("g")
+        {0: 'a|b', 1: 'a|b', 2: 'c', 3: '(neither group)'}
+        """
+        m_label, r_label, other = self.group_labels()[a]
+        sides = [side for side, _ in self.parts(a)]
+        out = {i: m_label if side == "monitored" else r_label for i, side in enumerate(sides)}
+        out[len(sides)] = other
         return out
 
     def group_labels(self) -> dict[str, tuple[str, str, str]]:
@@ -605,8 +716,8 @@ class FairnessConfig:
 
         Examples
         --------
-        >>> FairnessConfig(monitored={"race": ["other"]}, reference={"race": ["White"]}).group_labels()
-        {'race': ('other', 'White', '(other)')}
+        >>> FairnessConfig(monitored={"race": ["(neither group)"]}, reference={"race": ["White"]}).group_labels()
+        {'race': ('(neither group)', 'White', '((neither group))')}
         """
         out = {}
         for a, m in self.monitored.items():
@@ -614,7 +725,7 @@ class FairnessConfig:
             if m_label == r_label:  # e.g. monitored ["a|b"], reference ["a", "b"]: keep two groups
                 m_label, r_label = f"{m_label} (monitored)", f"{r_label} (reference)"
             other = OTHER
-            while other in (m_label, r_label):  # a monitored value spelled "other" stays its own group
+            while other in (m_label, r_label):  # a monitored value spelled so stays its own group
                 other = f"({other})"
             out[a] = (m_label, r_label, other)
         return out

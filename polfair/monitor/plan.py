@@ -17,12 +17,14 @@ import polars as pl
 
 from polfair.compat import yardstick as groupwise
 from polfair.core._args import check_columns
+from polfair.core.counts import merge_counts
 from polfair.core.inputs import is_foreign, to_lazyframe
 from polfair.core.run_metadata import expr_text, package_version
 from polfair.core.status import check_sides
+from polfair.core.values import absent_values_message
 from polfair.exceptions import PolfairError, ReferenceWarning
 from polfair.monitor._values import check_size, column_or_sql, is_number
-from polfair.monitor.config import FairnessConfig, parse_thresholds
+from polfair.monitor.config import FairnessConfig, parse_thresholds, preset_thresholds
 from polfair.monitor.disclosure import suppress_small_groups
 from polfair.monitor.sampling import sample_rows
 from polfair.monitor.thresholds import apply_thresholds, format_threshold
@@ -61,35 +63,61 @@ class ReportPlan:
     texts: dict[str, Any] = field(default_factory=dict)
     #: The score threshold in effect: the keyword, else the config's ``threshold``, else 0.5.
     threshold: float = 0.5
+    #: The label the score is the probability of (``fairness_report``'s or the config's ``score_label``).
+    score_label: Any = None
 
     def finish(self, report: pl.DataFrame) -> pl.DataFrame:
         """Add the groupwise rows, ``threshold``/``status`` when thresholds are set, then drop small groups."""
         report = groupwise.add_groupwise_rows(report, self.metrics)
-        self._warn_unmatched_groups(report)
         if self.thresholds is not None:
             report = apply_thresholds(report, self.thresholds, self.min_sample_size, groups=self.groups,
                                       band=self.band)  # fmt: skip
         return suppress_small_groups(report, self.statistics.get("min_group_size"))
 
-    def _warn_unmatched_groups(self, report: pl.DataFrame) -> None:
-        """Warn (:class:`ReferenceWarning`, as for ``privileged``) for a config group that matches no row."""
+    def group_cells(self, cells: pl.DataFrame) -> pl.DataFrame:
+        """A config's monitored/reference attributes in the cell table: check each value and range, then label.
+
+        The pass grouped each config attribute by the index of the value or range a row matched
+        (:meth:`FairnessConfig.part_exprs`), so here, on the small cell table, every monitored and
+        reference value or range that matches no row is named (:class:`ReferenceWarning`, as a
+        ``privileged`` value: :func:`polfair.core.values.absent_values_message`, with the values the
+        column holds from a query on this warning path only); then the indices become the group
+        labels and the cells are summed per label (:func:`polfair.merge_counts`).
+        """
         cfg = self.config
         if cfg is None or not cfg.monitored:
-            return
-        rows = report.filter(pl.col("group").is_not_null(), pl.col("metric") == "num_instances")
-        for a, (m_label, r_label, other) in cfg.group_labels().items():
-            sub = rows.filter(pl.col("attribute").cast(pl.String) == a)
-            present = set(sub["group"].to_list())
-            n_other = int(sub.filter(pl.col("group") == other)["n"].sum())
-            for side, label, spec in (("monitored", m_label, cfg.monitored[a]), ("reference", r_label, cfg.reference[a])):
-                if label in present:
-                    continue
-                msg = (
-                    f"config: {side}.{a} = {spec.label!r} matches no row of column {a!r} ({n_other:,} rows are in "
-                    f"neither group: {other!r}); every comparison with it is null or missing. Check the spelling "
-                    "and the type of the values"
-                )
-                warnings.warn(msg, ReferenceWarning, stacklevel=4)
+            return cells
+        out = cells
+        for a in cfg.monitored:
+            self._warn_absent_parts(a, set(out.get_column(a).drop_nulls().to_list()), cfg)
+            out = out.with_columns(pl.col(a).replace_strict(cfg.part_labels(a), return_dtype=pl.String))
+        return merge_counts([out]).collect()
+
+    def _warn_absent_parts(self, a: str, present: set[int], cfg: FairnessConfig) -> None:
+        parts = cfg.parts(a)
+        for side, spec in (("monitored", cfg.monitored[a]), ("reference", cfg.reference[a])):
+            idx = [i for i, (s, _) in enumerate(parts) if s == side]
+            absent = [parts[i][1] for i in idx if i not in present]
+            if not absent:
+                continue
+            label = cfg.group_labels()[a][0 if side == "monitored" else 1]
+            what = (f"no row is in the {side} group, so every comparison with it is null" if len(absent) == len(idx)
+                    else f"the {side} group {label!r} holds the other values only")  # fmt: skip
+            msg = absent_values_message(f"config: {side}.{a} = {spec.label!r}", absent, a, self._seen(a), what)
+            warnings.warn(msg, ReferenceWarning, stacklevel=5)
+
+    def _seen(self, a: str) -> list[Any] | str:
+        """Values of column ``a`` for a warning (a query on the warning path only): a few distinct
+        values, or the range of a numeric column.
+        """
+        lf = to_lazyframe(self.data)
+        try:
+            if lf.collect_schema()[a].is_numeric():
+                lo, hi = lf.select(pl.col(a).min(), pl.col(a).max().alias("__pf_hi")).collect().row(0)
+                return f"from {lo} to {hi}"
+            return lf.select(pl.col(a).drop_nulls().unique().sort().head(11)).collect().to_series().to_list()
+        except Exception:  # pragma: no cover - the values are a courtesy; the warning stands
+            return []
 
     def request(self, *, threshold: Any, unfavorable: Any, reference: Any, stats: Mapping[str, Any],
                 config: Any) -> dict[str, Any]:  # fmt: skip
@@ -102,7 +130,8 @@ class ReportPlan:
             "y_true": expr_text(self.y_true), "y_pred": expr_text(self.y_pred), "y_score": expr_text(self.y_score),
             "threshold": threshold if self.y_score is not None and self.y_pred is None else None,
             "favorable": expr_text(self.favorable if isinstance(self.favorable, (list, tuple)) else [self.favorable]),
-            "unfavorable": expr_text(unfavorable), "weight": expr_text(self.weight),
+            "unfavorable": expr_text(unfavorable), "score_label": expr_text(self.score_label),
+            "weight": expr_text(self.weight),
             "by": expr_text([self.by] if isinstance(self.by, (str, pl.Expr)) else self.by),
             "protected": names, "privileged": expr_text(self.privileged), "reference": reference,
             "intersections": self.intersections if not isinstance(self.intersections, (list, tuple)) else [
@@ -195,7 +224,7 @@ def plan_report(
     favorable: Any,
     privileged: Mapping[str, Any] | None,
     intersections: Any,
-    thresholds: Mapping[str, Any] | None,
+    thresholds: Mapping[str, Any] | str | None,
     min_sample_size: int | None,
     max_sample_size: int | None,
     metrics: Any,
@@ -203,6 +232,7 @@ def plan_report(
     band: str | None = None,
     estimated: bool = False,
     threshold: float | None = None,
+    score_label: Any = None,
 ) -> ReportPlan:
     """Resolve ``fairness_report``'s monitoring keywords and config into plain report arguments.
 
@@ -237,7 +267,8 @@ def plan_report(
     ({'age': '[26, 99]'}, 1)
     """
     cfg = _load_config(config)
-    bands = None if thresholds is None else parse_thresholds(thresholds)
+    preset = thresholds if isinstance(thresholds, str) else None  # a named policy: resolved below
+    bands = None if thresholds is None or isinstance(thresholds, str) else parse_thresholds(thresholds)
     min_sample_size = check_size(min_sample_size, "min_sample_size")
     max_sample_size = check_size(max_sample_size, "max_sample_size")
     gms = groupwise.resolve(metrics)
@@ -250,7 +281,7 @@ def plan_report(
         intersections=intersections, metrics=gms, thresholds=bands,
         min_sample_size=min_sample_size, groups=None,
         statistics=dict(statistics or {}), config=cfg,
-        config_source=str(config) if isinstance(config, (str, Path)) else None,
+        config_source=str(config) if isinstance(config, (str, Path)) else None, score_label=score_label,
     )  # fmt: skip
     seed = 0
     sides = band if band is not None else (cfg.band if cfg is not None else "both")
@@ -267,6 +298,9 @@ def plan_report(
         seed = cfg.seed
         if cfg.monitored:
             _monitored_groups(plan, cfg)
+    if preset is not None:  # keywords win over the config's bands
+        named = preset_thresholds(preset, has_predictions=plan.y_pred is not None or plan.y_score is not None)
+        plan.thresholds = {**(plan.thresholds or {}), **named}
     if plan.y_true is None:
         msg = "y_true is required: name the label column (y_true='label'), or set y_true in the config"
         raise PolfairError(msg)
@@ -313,8 +347,15 @@ def _merge_keywords(plan: ReportPlan, cfg: FairnessConfig) -> None:
             msg = f"favorable={favorable!r} conflicts with the config's favorable={list(cfg.favorable)!r}"
             raise PolfairError(msg)
         plan.favorable = list(cfg.favorable)
+    if cfg.score_label is not None:
+        if plan.score_label is not None and plan.score_label != cfg.score_label:
+            msg = f"score_label={plan.score_label!r} conflicts with the config's score_label={cfg.score_label!r}"
+            raise PolfairError(msg)
+        plan.score_label = cfg.score_label
     if cfg.thresholds:
-        plan.thresholds = {**cfg.thresholds, **(plan.thresholds or {})}
+        cfg_bands = (preset_thresholds(cfg.thresholds, has_predictions=plan.y_pred is not None or plan.y_score is not None)
+                     if isinstance(cfg.thresholds, str) else cfg.thresholds)  # fmt: skip
+        plan.thresholds = {**cfg_bands, **(plan.thresholds or {})}
     plan.statistics = {**cfg.statistics, **plan.statistics}
     if plan.min_sample_size is None:
         plan.min_sample_size = cfg.min_sample_size
@@ -368,7 +409,7 @@ def _monitored_groups(plan: ReportPlan, cfg: FairnessConfig) -> None:
                 "key or a monitored attribute; drop it from by, or from the config's [monitored] and [reference] tables"
             )
             raise PolfairError(msg)
-    plan.protected += cfg.protected_exprs()
+    plan.protected += cfg.part_exprs()  # value/range indices: group_cells checks and labels them
     plan.groups = {a: [cfg.monitored[a].label] for a in cfg.monitored}
     if plan.intersections is None:
         plan.intersections = 1

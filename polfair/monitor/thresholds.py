@@ -5,8 +5,9 @@ THE status rule, :func:`polfair.core.status.status_expr`: ``"insufficient_data"`
 reference group, below ``min_sample_size`` rows, or an undefined value), ``"ok"`` (inside the
 band), ``"violation"`` (outside, and with intervals the whole interval outside on the same side)
 or ``"inconclusive"`` (outside, the interval reaching into the band). Without intervals it is IBM
-Watson OpenScale's point rule. :func:`default_verdict` is the verdict outputs show for a report
-without thresholds (the four-fifths band on ratios), through the same function.
+Watson OpenScale's point rule. No output judges a report without thresholds (``docs/status.md``);
+``thresholds="four_fifths"`` (:data:`THRESHOLD_PRESETS`) asks for the common verdict, and
+:func:`default_verdict` applies the same bands to a report when called.
 """
 
 from __future__ import annotations
@@ -25,12 +26,12 @@ from polfair.core.schema import by_columns
 from polfair.core.status import STATUS_VALUES, check_sides, is_ratio_metric, sided_band, status_expr
 from polfair.exceptions import PolfairError
 from polfair.monitor._values import check_size, format_number
-from polfair.monitor.config import parse_thresholds
+from polfair.monitor.config import FOUR_FIFTHS, THRESHOLD_PRESETS, parse_thresholds, preset_thresholds
 
-__all__ = ["FOUR_FIFTHS", "STATUS_VALUES", "alerts", "apply_thresholds", "default_verdict", "format_threshold"]
-
-#: The four-fifths band (US EEOC Uniform Guidelines, 29 CFR 1607.4(D)), symmetric on the log scale.
-FOUR_FIFTHS = (0.8, 1.25)
+__all__ = [
+    "FOUR_FIFTHS", "STATUS_VALUES", "THRESHOLD_PRESETS", "alerts", "apply_thresholds", "default_verdict",
+    "format_threshold",
+]  # fmt: skip
 
 
 def format_threshold(lo: float, hi: float) -> str:
@@ -62,7 +63,9 @@ def apply_thresholds(
         A report of :func:`polfair.fairness_report` (any ``by`` columns are kept).
     thresholds
         Metric name -> inclusive band ``[lo, hi]`` or ``{min=, max=}`` (see
-        :func:`parse_thresholds`). Names must be metrics present in the report.
+        :func:`parse_thresholds`). Names must be metrics present in the report. Or a policy name
+        (:data:`~polfair.monitor.config.THRESHOLD_PRESETS`): ``"four_fifths"`` is the band
+        [0.8, 1.25] on ``disparate_impact`` and (with predictions) the FPR and FNR ratios.
     min_sample_size
         Optional positive int. A checked row whose group has fewer than this many input rows
         (``n``), or whose reference group does (comparisons), or, for an attribute-level row, whose
@@ -132,6 +135,9 @@ def apply_thresholds(
     if missing:
         msg = f"apply_thresholds needs a fairness report (columns {list(_REPORT_COLUMNS)}); missing {missing}"
         raise PolfairError(msg)
+    if isinstance(thresholds, str):  # a named policy, on the metrics the report has
+        has_pred = bool(report.select((pl.col("metric").cast(pl.String) == "selection_rate").any()).item())
+        thresholds = preset_thresholds(thresholds, has_predictions=has_pred)
     bands = parse_thresholds(thresholds)
     min_n = check_size(min_sample_size, "min_sample_size")
     try:
@@ -252,14 +258,15 @@ def _status(report: pl.DataFrame, eligible: pl.Expr, min_n: int | None) -> pl.Ex
 
 def default_verdict(report: pl.DataFrame, *, metrics: Sequence[str] | None = None, min_sample_size: int | None = 30,
                     band: str = "both") -> pl.DataFrame:  # fmt: skip
-    """The report with a status, for outputs shown to people: its own, else the four-fifths verdict.
+    """The report with a status: its own, else the four-fifths verdict (asked for explicitly).
 
     A report judged by :func:`apply_thresholds` (it has a ``status`` column) is returned as is. A
-    report without thresholds gets the verdict the terminal summary and the HTML page show for
-    it: the ratio metrics among ``metrics`` (default ``disparate_impact``,
-    ``false_positive_rate_ratio``, ``false_negative_rate_ratio``) judged against the four-fifths
-    band :data:`FOUR_FIFTHS` by :func:`apply_thresholds` (the one status rule), with
-    ``min_sample_size``.
+    report without thresholds gets the ratio metrics among ``metrics`` (default
+    ``disparate_impact``, ``false_positive_rate_ratio``, ``false_negative_rate_ratio``) judged
+    against the four-fifths band :data:`FOUR_FIFTHS` by :func:`apply_thresholds` (the one status
+    rule), with ``min_sample_size``. No output calls it (``docs/status.md``: an output never judges
+    a report computed without thresholds); ``fairness_report(thresholds="four_fifths")`` gives
+    the same bands in the report itself.
 
     Parameters
     ----------
@@ -328,8 +335,9 @@ def alerts(report: pl.DataFrame) -> pl.DataFrame:
     """
     if "status" not in report.columns:
         msg = (
-            "alerts() needs a report with a status column: pass thresholds= or config= to "
-            "fairness_report, or call apply_thresholds(report, thresholds)"
+            "alerts() needs a report with a status column: the report has no thresholds, so nothing is judged "
+            "(docs/status.md). Pass thresholds='four_fifths' (or your bands, or config=) to fairness_report, or "
+            "call apply_thresholds(report, 'four_fifths')"
         )
         raise PolfairError(msg)
     out = report.filter(pl.col("status") == "violation")

@@ -15,13 +15,14 @@ from typing import Any
 
 import polars as pl
 
+from polfair.outputs.summary import text_table
+
 __all__ = ["summarize_regression"]
 
-#: Group-table columns: (metric, header, width).
+#: Group-table columns: (metric, header). Column widths follow the numbers (:func:`text_table`).
 _COLUMNS = (
-    ("mean_outcome", "mean y", 8), ("mean_prediction", "mean ŷ", 8), ("mean_error", "mean error [interval]", 21),
-    ("mean_absolute_error", "MAE", 7), ("root_mean_squared_error", "RMSE", 7), ("r2_score", "r²", 6),
-    ("ks_distance", "KS", 6),
+    ("mean_outcome", "mean y"), ("mean_prediction", "mean ŷ"), ("mean_error", "mean error [interval]"),
+    ("mean_absolute_error", "MAE"), ("root_mean_squared_error", "RMSE"), ("r2_score", "r²"), ("ks_distance", "KS"),
 )  # fmt: skip
 #: Differences to the reference shown under each table.
 _DIFFERENCES = ("mean_error", "mean_absolute_error", "mean_prediction")
@@ -94,14 +95,11 @@ def summarize_regression(report: pl.DataFrame, *, attributes: Sequence[str] | No
     if pop.height:
         vals = dict(zip(pop["metric"], pop["value"], strict=True))
         n = int(pop["n"].cast(pl.Int64).max() or 0)  # type: ignore[arg-type]
-        lines.append(
-            f"population: {n:,} rows; mean outcome {_num(vals.get('mean_outcome'))}, mean prediction "
-            f"{_num(vals.get('mean_prediction'))}, mean error (ŷ − y) {_num(vals.get('mean_error'))}"
-        )
-        lines.append(
-            f"            MAE {_num(vals.get('mean_absolute_error'))}, RMSE "
-            f"{_num(vals.get('root_mean_squared_error'))}, r² {_num(vals.get('r2_score'), 3)}"
-        )
+        lines.append(f"population: {n:,} rows; mean outcome {_num(vals.get('mean_outcome'))}, mean prediction "
+                     f"{_num(vals.get('mean_prediction'))}")  # fmt: skip
+        lines.append(f"            mean error (ŷ − y) {_num(vals.get('mean_error'))}, MAE "
+                     f"{_num(vals.get('mean_absolute_error'))}, RMSE {_num(vals.get('root_mean_squared_error'))}, "
+                     f"r² {_num(vals.get('r2_score'), 3)}")  # fmt: skip
     sets = [a for a in rep["attribute"].drop_nulls().unique(maintain_order=True).to_list()]
     if attributes is None:
         sets = [a for a in sets if " & " not in a]
@@ -116,20 +114,19 @@ def summarize_regression(report: pl.DataFrame, *, attributes: Sequence[str] | No
         groups = sorted(groups, key=lambda g: g != ref)
         shown, rest = groups[:max_groups], groups[max_groups:]
         lines += ["", f"{attr} (reference: {ref})"]
-        heads = [(h if has_ci or m != "mean_error" else "mean error", w) for m, h, w in _COLUMNS]
-        header = f"{'group':<20} {'n':>7} " + " ".join(f"{h:>{w}}" for h, w in heads)
-        lines += [header, "-" * len(header)]
+        heads = [h if has_ci or m != "mean_error" else "mean error" for m, h in _COLUMNS]
+        rows = []
         for g in shown:
             cells = []
-            for m, _, w in _COLUMNS:
+            for m, _ in _COLUMNS:
                 r = wide.get((g, m), {})
                 if m == "mean_error":
-                    text = _interval(r.get("value"), r.get("value_lo"), r.get("value_hi"))
+                    cells.append(_interval(r.get("value"), r.get("value_lo"), r.get("value_hi")))
                 else:
-                    text = _num(r.get("value"), 3 if m in ("r2_score", "ks_distance") else 2)
-                cells.append(f"{text:>{w}}")
-            rows = wide.get((g, "mean_error"), {}).get("n") or 0
-            lines.append(f"{_label(g)} {rows:>7,} " + " ".join(cells))
+                    cells.append(_num(r.get("value"), 3 if m in ("r2_score", "ks_distance") else 2))
+            n_rows = wide.get((g, "mean_error"), {}).get("n") or 0
+            rows.append([_label(g).rstrip(), f"{n_rows:,}", *cells])
+        lines += text_table(["group", "n", *heads], rows)
         if rest:
             lines.append(f"... and {len(rest)} more group(s)")
         diff = []
@@ -142,9 +139,9 @@ def summarize_regression(report: pl.DataFrame, *, attributes: Sequence[str] | No
                     continue
                 text = _interval(r["difference"], r.get("difference_lo"), r.get("difference_hi"))
                 p = r.get("p_value_adjusted")
-                ptext = "" if p is None else ("  p_adj < 1e-300" if p == 0 else f"  p_adj {p:.2g}")
-                diff.append(f"  {_label(g)} {m:<20} {text}{ptext}")
+                ptext = "" if p is None else ("< 1e-300" if p == 0 else f"{p:.2g}")
+                diff.append([_label(g).rstrip(), m, text, ptext])
         if diff:
             lines += ["difference to the reference (group − reference" + (", 95% interval):" if has_ci else "):")]
-            lines += diff
-    return "\n".join(line[:100] for line in lines)
+            lines += ["  " + line for line in text_table(["group", "metric", "difference", "p_adj"], diff, width=98, left=2)]
+    return "\n".join(lines)

@@ -1,9 +1,10 @@
 """The terminal summary of a report: verdicts, rates and disparities per attribute and period.
 
 Plain text that fits 100 columns. It judges nothing: every mark is the report's ``status`` column
-(the rule of :mod:`polfair.core.status`), or, for a report computed without thresholds, the
-four-fifths verdict of :func:`polfair.monitor.thresholds.default_verdict` (the same rule; the HTML
-page shows the same one). Bounded: an attribute with more than ``max_groups`` groups shows its
+(the rule of :mod:`polfair.core.status`); a report computed without thresholds has no status, so
+the summary shows values and intervals without marks and says how to ask for a verdict
+(``thresholds="four_fifths"``), as the HTML page, :func:`polfair.alerts` and ``--fail-on-violation``
+do (``docs/status.md``). Bounded: an attribute with more than ``max_groups`` groups shows its
 worst groups (by status, then by how far the headline disparity is from no difference) and counts
 the rest, and a report with ``by`` periods shows the worst periods first, each labelled, and
 counts the rest; the work is Polars aggregations over the report, so neither the memory nor the
@@ -24,7 +25,7 @@ from polfair.core.run_metadata import request_of
 from polfair.core.schema import by_columns
 from polfair.core.status import is_ratio_metric
 
-__all__ = ["MARKS", "summarize", "violation_lines"]
+__all__ = ["MARKS", "NOT_JUDGED", "summarize", "text_table", "violation_lines"]
 
 #: Page width of the summary (characters).
 WIDTH = 100
@@ -37,6 +38,12 @@ MARKS_LEGEND = (
     "outside the band; ? inconclusive = the value is outside the band but its interval reaches into it;\n"
     "~ insufficient data = the group or its reference is below min_sample_size, or the value is\n"
     "undefined; no mark = ok."
+)
+#: The legend of a report without thresholds: nothing is judged, and how to ask for a verdict.
+NOT_JUDGED = (
+    "Not judged: the report has no thresholds, so no value is marked (docs/status.md). For the common\n"
+    "verdict, the four-fifths band [0.8, 1.25] on DI and the FPR/FNR ratios, pass\n"
+    "thresholds='four_fifths' (polfair report --thresholds four_fifths), or your own bands or a --config."
 )
 _SEVERITY = {"violation": 3, "inconclusive": 2, "insufficient_data": 1, "ok": 0}
 
@@ -87,8 +94,19 @@ def _label(v: Any) -> str:
     return s if len(s) <= _MAX_LABEL else s[: _MAX_LABEL - 1] + "~"
 
 
-def _table(header: list[str], rows: list[list[str]], width: int = WIDTH) -> list[str]:
-    """Left-aligned first column, right-aligned others; split into several tables above ``width``."""
+def text_table(header: list[str], rows: list[list[str]], width: int = WIDTH, left: int = 1) -> list[str]:
+    r"""A plain-text table sized to its cells: the first ``left`` columns left-aligned, the others
+    right-aligned; split into several tables (the first column repeated) above ``width`` characters,
+    so no number is cut.
+
+    Examples
+    --------
+    >>> print("\n".join(text_table(["group", "mean y"], [["a", "123456.78"], ["bb", "1.00"]])))
+    group     mean y
+    -----  ---------
+    a      123456.78
+    bb          1.00
+    """
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     chunks: list[list[int]] = [[]]
     used = widths[0]
@@ -101,21 +119,13 @@ def _table(header: list[str], rows: list[list[str]], width: int = WIDTH) -> list
     out: list[str] = []
     for cols in chunks:
         def line(r: list[str], cols: list[int] = cols) -> str:
-            return "  ".join([r[0].ljust(widths[0]), *(r[i].rjust(widths[i]) for i in cols)]).rstrip()
+            return "  ".join([r[0].ljust(widths[0]),
+                              *(r[i].ljust(widths[i]) if i < left else r[i].rjust(widths[i]) for i in cols)]).rstrip()
 
         out.append(line(header))
         out.append(line(["-" * w for w in widths]))
         out.extend(line(r) for r in rows)
     return out
-
-
-def _judged(report: pl.DataFrame) -> pl.DataFrame:
-    """The report with a status: its own, else the default four-fifths verdict (the same rule)."""
-    if "status" in report.columns:
-        return report
-    from polfair.monitor.thresholds import default_verdict
-
-    return default_verdict(report)
 
 
 def _severity(col: str = "status") -> pl.Expr:
@@ -156,13 +166,16 @@ def _status_counts(frame: pl.DataFrame) -> dict[str, int]:
     return dict(counts.iter_rows())
 
 
-def _counts_text(counts: dict[str, int]) -> str:
+def _counts_text(counts: dict[str, int] | None) -> str:
+    if counts is None:
+        return "not judged (no thresholds)"
     parts = [f"{s.replace('_', ' ')} {counts[s]}" for s in ("violation", "inconclusive", "insufficient_data", "ok")
              if counts.get(s)]  # fmt: skip
     return ", ".join(parts) if parts else "nothing judged"
 
 
-def _attribute_block(sub: pl.DataFrame, a: str, present: set[str], max_groups: int, with_rates: bool) -> list[str]:
+def _attribute_block(sub: pl.DataFrame, a: str, present: set[str], max_groups: int, with_rates: bool,
+                     is_judged: bool = True) -> list[str]:  # fmt: skip
     """The tables of one attribute set (of one period): groups' rates, then marked disparities."""
     lines: list[str] = []
     keep, rest = _pick_groups(sub, max_groups)
@@ -173,7 +186,7 @@ def _attribute_block(sub: pl.DataFrame, a: str, present: set[str], max_groups: i
     values = {(r["group"], r["metric"]): r for r in shown.iter_rows(named=True)}
     judged = sub.filter(pl.col("metric").is_in(list(_DISPARITY_METRICS)),
                         pl.col("group") != pl.col("reference_group").fill_null(""))  # fmt: skip
-    verdict = _counts_text(_status_counts(judged))
+    verdict = _counts_text(_status_counts(judged) if is_judged else None)
     if with_rates:
         rates = [m for m in _SUMMARY_METRICS if m in present]
         lines.append(f"\n== {a}: groups (n = rows; rates are fractions; reference group: {_label(ref_label)})")
@@ -182,7 +195,7 @@ def _attribute_block(sub: pl.DataFrame, a: str, present: set[str], max_groups: i
             n = next((values[(g, m)]["n"] for m in rates if (g, m) in values), None)
             rows.append([_label(g), "-" if n is None else str(n),
                          *(_num(values.get((g, m), {}).get("value"), 3) for m in rates)])  # fmt: skip
-        lines.extend(_table(["group", "n", *(_SUMMARY_METRICS[m] for m in rates)], rows))
+        lines.extend(text_table(["group", "n", *(_SUMMARY_METRICS[m] for m in rates)], rows))
     disp = [m for m in _DISPARITY_METRICS if m in present]
     if disp:
         head = f"-- {a}: disparities vs the reference group {_label(ref_label)}" if with_rates else (
@@ -196,9 +209,9 @@ def _attribute_block(sub: pl.DataFrame, a: str, present: set[str], max_groups: i
                 r = values.get((g, m), {})
                 row.append(_cell(r.get("value"), r.get("value_lo"), r.get("value_hi"), r.get("status"), 2))
             rows.append(row)
-        lines.extend(_table(["group", *(_DISPARITY_METRICS[m] for m in disp)], rows))
+        lines.extend(text_table(["group", *(_DISPARITY_METRICS[m] for m in disp)], rows))
     if total > len(keep):
-        hidden = _counts_text(_status_counts(rest))
+        hidden = _counts_text(_status_counts(rest) if is_judged else None)
         lines.append(f"... and {total - len(keep):,} more groups ({hidden} on these disparities);")
         lines.append("    every group is in --out / --html")
     return lines
@@ -253,7 +266,8 @@ def summarize(
     >>> "sel" in text and max(len(line) for line in text.splitlines()) <= 100
     True
     """
-    rep = _judged(report)
+    rep = report if "status" in report.columns else report.with_columns(pl.lit(None, pl.String).alias("status"))
+    is_judged = "status" in report.columns
     by = by_columns(rep.columns)
     has_ci = "value_lo" in rep.columns and "value_hi" in rep.columns
     rep = rep.with_columns(pl.col("attribute", "metric", "reference_group").cast(pl.String))
@@ -272,9 +286,9 @@ def summarize(
         for a in attrs:
             sub = groups.filter(pl.col("attribute") == a)
             if sub.height:
-                lines.extend(_attribute_block(sub, a, present, max_groups, with_rates=True))
+                lines.extend(_attribute_block(sub, a, present, max_groups, with_rates=True, is_judged=is_judged))
     else:
-        lines.extend(_periods(groups, by, attrs, present, max_groups, max_periods))
+        lines.extend(_periods(groups, by, attrs, present, max_groups, max_periods, is_judged))
     if attrs:
         lines.append("")
         lines.extend(_LEGEND.splitlines())
@@ -282,10 +296,10 @@ def summarize(
             lines.append("[lo, hi] = confidence interval of the value (docs/statistics.md).")
         else:
             lines.append("Intervals: fairness_report(..., ci=0.95) or polfair report --ci 0.95.")
-        lines.extend(MARKS_LEGEND.splitlines())
-        if "status" not in report.columns:
-            lines.append("No thresholds were given: DI and the FPR/FNR ratios are judged against the four-fifths")
-            lines.append("band [0.8, 1.25]; groups below 30 rows are insufficient data (--config sets your own).")
+        if is_judged:
+            lines.extend(MARKS_LEGEND.splitlines())
+        else:
+            lines.extend(NOT_JUDGED.splitlines())
     pop = rep.filter(pl.col("attribute").is_null(), pl.col("metric").is_in(_POPULATION))
     if pop.height and not by:
         lines.append("\n== whole population: entropy indices and differential fairness (all attributes jointly)")
@@ -297,7 +311,8 @@ def summarize(
 
 
 def _periods(
-    groups: pl.DataFrame, by: list[str], attrs: list[str], present: set[str], max_groups: int, max_periods: int
+    groups: pl.DataFrame, by: list[str], attrs: list[str], present: set[str], max_groups: int, max_periods: int,
+    is_judged: bool = True,
 ) -> list[str]:
     """Per period: a line of status counts (worst first), then the shown periods' verdict tables."""
     judged = groups.filter(pl.col("metric").is_in(list(_DISPARITY_METRICS)),
@@ -313,11 +328,16 @@ def _periods(
     worst = latest.sort(["v", "i", "__recent"], descending=[True, True, False])
     n = worst.height
     shown = worst.head(max_periods)
-    lines = [f"\n== {n} periods ({', '.join(by)}), worst first: violations / inconclusive / ok / insufficient data"]
-    for r in worst.head(max(max_periods, 10)).iter_rows(named=True):
-        label = _period_label(by, [r[k] for k in by])
-        lines.append(f"  {label}: {r['v']} / {r['i']} / {r['o']} / {r['s']}")
-    if n > max(max_periods, 10):
+    if not is_judged:  # no thresholds: no counts to rank by; the latest periods first
+        worst = latest
+        shown = worst.head(max_periods)
+        lines = [f"\n== {n} periods ({', '.join(by)}), latest first: not judged (no thresholds)"]
+    else:
+        lines = [f"\n== {n} periods ({', '.join(by)}), worst first: violations / inconclusive / ok / insufficient data"]
+        for r in worst.head(max(max_periods, 10)).iter_rows(named=True):
+            label = _period_label(by, [r[k] for k in by])
+            lines.append(f"  {label}: {r['v']} / {r['i']} / {r['o']} / {r['s']}")
+    if is_judged and n > max(max_periods, 10):
         rest = worst.slice(max(max_periods, 10))
         lines.append(f"  ... and {rest.height:,} more periods: {int((rest['v'] > 0).sum())} with violations, "
                      f"{int(((rest['v'] == 0) & (rest['i'] > 0)).sum())} with inconclusive rows only")  # fmt: skip
@@ -329,7 +349,7 @@ def _periods(
         for a in attrs:
             sub = sub_all.filter(pl.col("attribute") == a)
             if sub.height:
-                lines.extend(_attribute_block(sub, a, present, max_groups, with_rates=False))
+                lines.extend(_attribute_block(sub, a, present, max_groups, with_rates=False, is_judged=is_judged))
     if n > shown.height:
         lines.append(f"\n({n - shown.height:,} more periods not shown as tables; counts above; --html shows all)")
     return lines

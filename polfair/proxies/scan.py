@@ -40,7 +40,7 @@ import numpy as np
 import polars as pl
 
 from polfair.core import contract
-from polfair.core._args import as_list, is_bool_like
+from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
 from polfair.core.collect import check_not_empty
 from polfair.core.contract import CODE, MISSING, POLARS, Compiled
@@ -68,6 +68,7 @@ def proxy_counts(
     favorable: Any = 1,
     weight: IntoExpr | None = None,
     on_missing: str = "warn",
+    score_label: Any = None,
 ) -> pl.DataFrame:
     """ONE pass: counts per (feature, value, protected group, label, prediction).
 
@@ -85,6 +86,9 @@ def proxy_counts(
         Optional label and decision; ``favorable`` gives their favorable value(s).
     favorable
         Favorable value(s) of ``y_true`` and ``y_pred``.
+    score_label
+        The label a Boolean ``y_pred``'s True stands for (the polarity rule,
+        ``docs/contract.md#polarity``; needed where True could be either label).
     weight
         Optional finite, non-negative weights (the input contract, ``docs/contract.md``: null and
         NaN weights are missing, so their rows are left out; negative or infinite ones raise).
@@ -130,13 +134,12 @@ def proxy_counts(
     # the input contract (docs/contract.md): labels/decisions matched in their dtype, null/NaN missing;
     # weights finite and >= 0, null/NaN missing; keys normalised (NaN in a Float key is null)
     fav, _ = label_values(favorable, None)
-    compiled: dict[str, Compiled] = {}
-    if y_true is not None:
-        compiled["y_true"] = contract.label(POLARS, frame.column(y_true, "y_true"), fav, None, role="y_true")
-    if y_pred is not None:
-        c = frame.column(y_pred, "y_pred")
-        boolean = contract.dtype_kind(c.dtype) == "boolean" and not all(is_bool_like(v) for v in fav)
-        compiled["y_pred"] = contract.label(POLARS, c, fav, None, role="y_pred", bool_means_favorable=boolean)
+    compiled: dict[str, Compiled]
+    compiled, _ = contract.compile_labels(
+        POLARS, y_true=None if y_true is None else frame.column(y_true, "y_true"),
+        y_pred=None if y_pred is None else frame.column(y_pred, "y_pred"), favorable=fav, unfavorable=None,
+        score_label=score_label,
+    )  # fmt: skip
     flags = []
     w = pl.lit(1.0)
     if weight is not None:
@@ -404,6 +407,7 @@ def proxy_report(
     weight: IntoExpr | None = None,
     numeric_bins: int = 5,
     max_levels: int = 10,
+    score_label: Any = None,
     **report_options: Any,
 ) -> pl.DataFrame:
     """Fairness report of the groups defined by candidate proxy features, from one pass.
@@ -426,7 +430,7 @@ def proxy_report(
     0.643
     """
     c = proxy_counts(data, protected=protected, features=features, y_true=y_true, y_pred=y_pred,
-                     favorable=favorable, weight=weight)  # fmt: skip
+                     favorable=favorable, weight=weight, score_label=score_label)  # fmt: skip
     check_not_empty(int(c.filter(pl.col("feature") == c["feature"].first())["n"].sum() or 0) if c.height else 0)
     return proxy_report_from_counts(c, numeric_bins=numeric_bins, max_levels=max_levels, **report_options)
 
@@ -444,6 +448,7 @@ def proxy_scan(
     numeric_bins: int = 5,
     max_levels: int = 10,
     min_support: float = 0.01,
+    score_label: Any = None,
 ) -> pl.DataFrame:
     """Rank candidate features as proxies of a protected attribute (OpenScale's indirect bias), one pass.
 
@@ -459,6 +464,8 @@ def proxy_scan(
         Optional label and decision: adds the fairness spreads of the proxy-defined groups.
     favorable
         Favorable value(s) of ``y_true`` / ``y_pred``.
+    score_label
+        The label a Boolean ``y_pred``'s True stands for (``docs/contract.md#polarity``).
     weight
         Optional non-negative weights (association on weighted counts).
     measure
@@ -500,7 +507,7 @@ def proxy_scan(
     'relationship = Husband → 100% Male; relationship = Wife → 100% Female'
     """
     c = proxy_counts(data, protected=protected, features=features, y_true=y_true, y_pred=y_pred,
-                     favorable=favorable, weight=weight)  # fmt: skip
+                     favorable=favorable, weight=weight, score_label=score_label)  # fmt: skip
     check_not_empty(int(c.filter(pl.col("feature") == c["feature"].first())["n"].sum() or 0) if c.height else 0)
     scan = proxy_scan_from_counts(c, measure=measure, numeric_bins=numeric_bins, max_levels=max_levels,
                                   min_support=min_support)  # fmt: skip

@@ -256,6 +256,7 @@ def adverse_impact(
     protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None = None,
     proba_assignment: Literal["weighted", "argmax"] = "weighted",
     proba_tolerance: float = DEFAULT_TOLERANCE,
+    score_label: Any = None,
 ) -> pl.DataFrame:
     """Adverse-impact table: selection (or scoring) rates, impact ratios, four-fifths, z, Fisher, shortfall.
 
@@ -282,7 +283,13 @@ def adverse_impact(
         ``"eeoc"`` (29 CFR § 1607.4(D)) or ``"nyc_ll144"`` (6 RCNY § 5-301). Both compute every
         column; ``nyc_ll144`` also accepts ``y_score``.
     favorable
-        Selected value(s) of ``y_pred``.
+        Selected value(s) of ``y_pred``. For a Boolean decision give ``True``/``False``; a label
+        value there is read by the polarity rule (``docs/contract.md#polarity``): ``favorable=1``
+        means True is selected, ``favorable=0`` is ambiguous (False, or the favorable label that
+        True stands for?) and needs ``score_label``.
+    score_label
+        The label a Boolean ``y_pred``'s True stands for (e.g. ``score_label=0`` with
+        ``favorable=0`` when True means "approved" and approval is label 0).
     by
         Optional column(s): one audit per value (job posting, year, ...), same pass.
     intersections
@@ -338,8 +345,9 @@ def adverse_impact(
     PolfairError
         Unknown preset, both or neither of ``y_pred`` / ``y_score``, ``y_score`` with the eeoc
         preset, invalid ``alpha`` / ``exclude_below``.
-    ColumnNotFoundError, InvalidInputError
-        As :func:`~polfair.scores.counts.score_counts`.
+    ColumnNotFoundError, InvalidInputError, PolarityError
+        As :func:`~polfair.scores.counts.score_counts` and
+        :func:`~polfair.scores.counts.decision_counts`.
 
     Notes
     -----
@@ -371,7 +379,8 @@ def adverse_impact(
     proba: dict[str, Any] = {"protected_proba": protected_proba, "proba_assignment": proba_assignment,
                              "proba_tolerance": proba_tolerance}  # fmt: skip
     if y_pred is not None:
-        hist = decision_counts(data, y_pred=y_pred, protected=protected, favorable=favorable, by=by, **proba)
+        hist = decision_counts(data, y_pred=y_pred, protected=protected, favorable=favorable, by=by,
+                               score_label=score_label, **proba)  # fmt: skip
         cut: float | None = 0.5
     else:
         assert y_score is not None  # checked above: exactly one of y_pred / y_score

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Literal
@@ -47,7 +48,7 @@ from typing import Any, Literal
 import polars as pl
 
 from polfair.core import contract
-from polfair.core._args import as_list, is_bool_like, mergeable_tables
+from polfair.core._args import as_list, mergeable_tables
 from polfair.core._typing import IntoExpr
 from polfair.core.contract import CODE, PROBA_BAD, PROBA_NULL, PROBA_SUM, Compiled
 from polfair.core.counts import COUNTED_CODES
@@ -63,7 +64,7 @@ from polfair.core.proba import (
 )
 from polfair.core.proba_cells import expand_sums
 from polfair.core.spec import check_key_names, check_on_missing, label_values
-from polfair.exceptions import InvalidInputError, PolfairError
+from polfair.exceptions import InvalidInputError, PolarityError, PolarityWarning, PolfairError
 
 __all__ = [
     "SCORE_COUNT_COLUMNS",
@@ -137,13 +138,16 @@ def _histogram(
     engine: str,
     on_missing: str,
     proba: Mapping[str, Any] | None = None,
-) -> tuple[pl.DataFrame, list[str]]:
+    score_label: Any = None,
+) -> tuple[pl.DataFrame, list[str], contract.Polarity | None]:
     """The ONE ``group_by`` of a score histogram, written once for every engine (the frame adapter).
 
     With ``y_pred`` (a decision, :func:`decision_counts`) the histogram's score is 1.0 for a
     favorable decision and 0.0 for an unfavorable one. ``proba``: the ``protected_proba``,
     ``proba_assignment`` and ``proba_tolerance`` keywords of an attribute estimated from proxies
     (:mod:`polfair.core.proba`): its groups' sums are extra columns of the same pass, reshaped after it.
+    With labels and a score, warns (:class:`~polfair.exceptions.PolarityWarning`) when the score's
+    mean is clearly lower on favorable labels than on unfavorable ones.
     """
     check_on_missing(on_missing)
     frame = _frame(data)
@@ -154,20 +158,25 @@ def _histogram(
     check_key_names([c.name for r, c in key_cols if r == "by"], [c.name for r, c in key_cols if r != "by"],
                     also_reserved=sorted(_RESERVED))  # fmt: skip
     fav, _ = label_values(favorable, None)
-    compiled: dict[str, Compiled] = {}
-    if y_true is not None:
-        compiled["y_true"] = contract.label(eng, frame.column(y_true, "y_true"), fav, None, role="y_true")
+    truth_col = frame.column(y_true, "y_true") if y_true is not None else None
+    pred_col = frame.column(y_pred, "y_pred") if y_pred is not None else None
+    score_col = frame.column(y_score, "y_score") if y_pred is None else None
+    # the polarity rule (docs/contract.md#polarity): what the score / a Boolean decision is about
+    compiled, pol = contract.compile_labels(
+        eng, y_true=truth_col, y_pred=pred_col, favorable=fav, unfavorable=None, score_label=score_label,
+        score=score_col.name if score_col is not None and truth_col is not None else None,
+    )  # fmt: skip
+    if pol is not None and not pol.score_favorable and "y_score" in pol.reads:
+        raise PolarityError(pol.score_room_message())
     truth = compiled["y_true"].state if y_true is not None else eng.small(0)
     flags = []
     pred = None
-    if y_pred is not None:
-        c = frame.column(y_pred, "y_pred")
-        boolean = contract.dtype_kind(c.dtype) == "boolean" and not all(is_bool_like(v) for v in fav)
-        compiled["y_pred"] = contract.label(eng, c, fav, None, role="y_pred", bool_means_favorable=boolean)
+    if pred_col is not None:
         pred = compiled["y_pred"].state
         s = eng.cases([(pred == 1, eng.lit(1.0))], eng.lit(0.0))
     else:
-        compiled["y_score"] = contract.score(eng, frame.column(y_score, "y_score"), unit_interval=False)
+        assert score_col is not None
+        compiled["y_score"] = contract.score(eng, score_col, unit_interval=False)
         flags.append(compiled["y_score"].state)
         s = compiled["y_score"].value
     w = eng.lit(1.0)
@@ -199,7 +208,26 @@ def _histogram(
     )  # fmt: skip
     if ps is not None:  # the estimated attribute's groups: one row per (row of the pass, group)
         out, names = _spread_groups(out, ps, names)
-    return out.select(*names, "score", "label", *SCORE_COUNT_COLUMNS), names
+    out = out.select(*names, "score", "label", *SCORE_COUNT_COLUMNS)
+    if pol is not None and score_col is not None and out.height:
+        _warn_inverted(out, pol)
+    return out, names, pol
+
+
+def _warn_inverted(hist: pl.DataFrame, pol: contract.Polarity) -> None:
+    """:class:`~polfair.exceptions.PolarityWarning` when the score's mean is clearly lower on favorable
+    labels (:func:`polfair.core.contract.polarity_alarms`).
+    """
+    t = hist.group_by("label").agg(pl.col("weight", "score_sum", "score_sq_sum", "weight_sq_sum").sum())
+    stats = {}
+    for r in t.iter_rows(named=True):
+        w = r["weight"]
+        if w > 0:
+            m = r["score_sum"] / w
+            stats[r["label"]] = (m, max(r["score_sq_sum"] / w - m * m, 0.0), w * w / r["weight_sq_sum"])
+    if True in stats and False in stats:
+        for text in contract.polarity_alarms(pol, scores=(stats[True], stats[False])):
+            warnings.warn(text, PolarityWarning, stacklevel=5)
 
 
 #: Per-group sums of an estimated attribute's histogram: output column -> pass column template.
@@ -268,6 +296,7 @@ def score_counts(
     protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None = None,
     proba_assignment: Literal["weighted", "argmax"] = "weighted",
     proba_tolerance: float = DEFAULT_TOLERANCE,
+    score_label: Any = None,
 ) -> pl.DataFrame:
     """Score histogram by group: ONE ``group_by`` over (by, protected, score bin, label).
 
@@ -315,6 +344,14 @@ def score_counts(
         ``Σ w·p_g·s²``, ``weight_sq_sum`` is ``Σ w²·p_g`` and ``n`` the rows apportioned to the
         group (whole rows); rows whose probabilities are missing are left out like missing values.
         ``"argmax"``: each row in its likeliest group.
+    score_label
+        The label ``y_score`` is the score of (the polarity rule, ``docs/contract.md#polarity``).
+        ``None``: the favorable label, where that is unambiguous (every favorable label sorts above
+        the unfavorable ones, so scikit-learn's ``predict_proba(X)[:, 1]`` means the same); else a
+        :class:`~polfair.exceptions.PolarityError`. The score rooms read the favorable label's
+        score (their curves and thresholds are on it): ``score_label`` must be a favorable value;
+        an unfavorable one is a :class:`~polfair.exceptions.PolarityError` whose message gives the
+        fix (``y_score=1 - pl.col(...)``).
 
     Returns
     -------
@@ -329,6 +366,9 @@ def score_counts(
     ------
     ColumnNotFoundError
         A named column is missing.
+    PolarityError
+        The score can be read two ways relative to ``favorable`` (``score_label``), or it is the
+        unfavorable label's.
     InvalidInputError
         The score or weight is not numeric, a score is infinite, a weight is negative or
         infinite, a label is not a label (a fractional Float), ``favorable`` cannot be held by the
@@ -360,8 +400,9 @@ def score_counts(
     edges = _check_bins(bins, range)
     check_proba_options(protected_proba, proba_assignment, proba_tolerance)
     proba = {"protected_proba": protected_proba, "proba_assignment": proba_assignment, "proba_tolerance": proba_tolerance}
-    out, keys = _histogram(data, y_true=y_true, y_score=y_score, protected=protected, favorable=favorable,
-                           weight_=weight, by=by, edges=edges, engine=engine, on_missing=on_missing, proba=proba)  # fmt: skip
+    out, keys, _ = _histogram(data, y_true=y_true, y_score=y_score, protected=protected, favorable=favorable,
+                              weight_=weight, by=by, edges=edges, engine=engine, on_missing=on_missing, proba=proba,
+                              score_label=score_label)  # fmt: skip
     return _finish(out, keys, edges)
 
 
@@ -376,6 +417,7 @@ def decision_counts(
     protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None = None,
     proba_assignment: Literal["weighted", "argmax"] = "weighted",
     proba_tolerance: float = DEFAULT_TOLERANCE,
+    score_label: Any = None,
 ) -> pl.DataFrame:
     """The histogram of a decision: :func:`score_counts` whose score is 1.0 (favorable decision) or 0.0.
 
@@ -392,7 +434,11 @@ def decision_counts(
     protected, by, on_missing, protected_proba, proba_assignment, proba_tolerance
         As :func:`score_counts`.
     favorable
-        The favorable (selected) value(s) of ``y_pred``.
+        The favorable (selected) value(s) of ``y_pred``. For a Boolean decision give ``True`` or
+        ``False``; a label value there (``favorable=1``: True is favorable) is read by the polarity
+        rule (:func:`polfair.core.contract.decision_reading`): ``favorable=0`` needs ``score_label``.
+    score_label
+        The label a Boolean decision's True stands for (``docs/contract.md#polarity``).
 
     Returns
     -------
@@ -408,8 +454,9 @@ def decision_counts(
     """
     check_proba_options(protected_proba, proba_assignment, proba_tolerance)
     proba = {"protected_proba": protected_proba, "proba_assignment": proba_assignment, "proba_tolerance": proba_tolerance}
-    out, keys = _histogram(data, y_true=None, y_score=None, y_pred=y_pred, protected=protected, favorable=favorable,
-                           weight_=None, by=by, edges=None, engine="auto", on_missing=on_missing, proba=proba)  # fmt: skip
+    out, keys, _ = _histogram(data, y_true=None, y_score=None, y_pred=y_pred, protected=protected,
+                              favorable=favorable, weight_=None, by=by, edges=None, engine="auto", on_missing=on_missing,
+                              proba=proba, score_label=score_label)  # fmt: skip
     return _finish(out, keys, None)
 
 

@@ -208,6 +208,7 @@ def roc_curve(
     y_score: IntoExpr | None = None,
     protected: IntoExpr | Sequence[IntoExpr] | None = None,
     favorable: Any = 1,
+    score_label: Any = None,
     weight: IntoExpr | None = None,
     by: IntoExpr | Sequence[IntoExpr] | None = None,
     bins: int | Sequence[float] | str | None = "exact",
@@ -220,8 +221,9 @@ def roc_curve(
     data
         Rows (as :func:`~polfair.scores.counts.score_counts`), or a score histogram; with a
         histogram give only ``by`` (its by-column names) and ``intersections``.
-    y_true, y_score, protected, favorable, weight, by, bins
-        As :func:`~polfair.scores.counts.score_counts`.
+    y_true, y_score, protected, favorable, weight, by, bins, score_label
+        As :func:`~polfair.scores.counts.score_counts` (``score_label``: the label the score is of,
+        ``docs/contract.md#polarity``).
     intersections
         As the fairness report.
 
@@ -242,7 +244,7 @@ def roc_curve(
     >>> r.filter(attribute="race", group="Caucasian").select("threshold", "fpr", "tpr").head(2).rows()
     [(inf, 0.0, 0.0), (10.0, 0.0117096018735363, 0.04257907542579075)]
     """
-    hist, by_n = _histogram(data, y_true, y_score, protected, favorable, weight, by, bins)
+    hist, by_n = _histogram(data, y_true, y_score, protected, favorable, weight, by, bins, score_label)
     c = _cumulative(group_histograms(hist, by=by_n, intersections=intersections), by_n)
     start = (
         c.group_by(_GID, maintain_order=True)
@@ -268,6 +270,7 @@ def precision_recall_curve(
     y_score: IntoExpr | None = None,
     protected: IntoExpr | Sequence[IntoExpr] | None = None,
     favorable: Any = 1,
+    score_label: Any = None,
     weight: IntoExpr | None = None,
     by: IntoExpr | Sequence[IntoExpr] | None = None,
     bins: int | Sequence[float] | str | None = "exact",
@@ -293,7 +296,7 @@ def precision_recall_curve(
     >>> pr.filter(attribute="sex", group="Male").select("threshold", "precision").head(1).rows()
     [(10.0, 0.816793893129771)]
     """
-    hist, by_n = _histogram(data, y_true, y_score, protected, favorable, weight, by, bins)
+    hist, by_n = _histogram(data, y_true, y_score, protected, favorable, weight, by, bins, score_label)
     c = _cumulative(group_histograms(hist, by=by_n, intersections=intersections), by_n)
     den = pl.col("tp") + pl.col("fp")
     return c.select(
@@ -337,6 +340,7 @@ def reliability_curve(
     y_score: IntoExpr | None = None,
     protected: IntoExpr | Sequence[IntoExpr] | None = None,
     favorable: Any = 1,
+    score_label: Any = None,
     weight: IntoExpr | None = None,
     by: IntoExpr | Sequence[IntoExpr] | None = None,
     bins: int | Sequence[float] | str | None = "exact",
@@ -347,7 +351,7 @@ def reliability_curve(
 
     Parameters
     ----------
-    data, y_true, y_score, protected, favorable, weight, by, bins, intersections
+    data, y_true, y_score, protected, favorable, score_label, weight, by, bins, intersections
         As :func:`roc_curve`.
     calibration_bins
         Number of equal-width bins on [0, 1] (scikit-learn's ``n_bins``, default 10). With a binned
@@ -381,7 +385,7 @@ def reliability_curve(
     """
     from polfair.exceptions import InvalidInputError
 
-    hist, by_n = _histogram(data, y_true, y_score, protected, favorable, weight, by, bins)
+    hist, by_n = _histogram(data, y_true, y_score, protected, favorable, weight, by, bins, score_label)
     if (
         _check_calibration_bins(calibration_bins)
         and hist.height
@@ -413,7 +417,8 @@ def _check_calibration_bins(n: Any) -> bool:
 
 
 def _histogram(
-    data: Any, y_true: Any, y_score: Any, protected: Any, favorable: Any, weight: Any, by: Any, bins: Any
+    data: Any, y_true: Any, y_score: Any, protected: Any, favorable: Any, weight: Any, by: Any, bins: Any,
+    score_label: Any = None,
 ) -> tuple[pl.DataFrame, list[str]]:
     """Rows -> histogram, or a histogram as is (when ``y_score`` is None)."""
     if y_score is None:
@@ -425,8 +430,9 @@ def _histogram(
         _keys_of(h, by_n)
         return h, by_n
     h = score_counts(
-        data, y_true=y_true, y_score=y_score, protected=protected, favorable=favorable, weight=weight, by=by, bins=bins
-    )
+        data, y_true=y_true, y_score=y_score, protected=protected, favorable=favorable, weight=weight, by=by, bins=bins,
+        score_label=score_label,
+    )  # fmt: skip
     by_n = [c for c in h.columns[: len(as_list(by))]]
     return h, by_n
 
@@ -776,6 +782,7 @@ def score_report(
     y_score: IntoExpr,
     protected: IntoExpr | Sequence[IntoExpr] | None = None,
     favorable: Any = 1,
+    score_label: Any = None,
     weight: IntoExpr | None = None,
     by: IntoExpr | Sequence[IntoExpr] | None = None,
     bins: int | Sequence[float] | str | None = "exact",
@@ -804,6 +811,11 @@ def score_report(
         Protected attribute(s), names or named expressions.
     favorable
         Favorable label value(s).
+    score_label
+        The label the score is the score of (``docs/contract.md#polarity``): by default the
+        favorable label where that is unambiguous, else a
+        :class:`~polfair.exceptions.PolarityError`; it must be a favorable value (the report is
+        about the favorable label's score), as :func:`~polfair.scores.counts.score_counts`.
     weight
         Optional non-negative weights.
     by
@@ -856,8 +868,14 @@ def score_report(
 
     Raises
     ------
-    ColumnNotFoundError, InvalidInputError, PolfairError
+    ColumnNotFoundError, InvalidInputError, PolarityError, PolfairError
         As :func:`~polfair.scores.counts.score_counts`.
+
+    Warns
+    -----
+    PolarityWarning
+        The score's mean is clearly lower on favorable than on unfavorable labels (an ROC AUC below
+        0.5): it looks inverted relative to ``favorable`` (:func:`~polfair.scores.counts.score_counts`).
 
     Notes
     -----
@@ -877,7 +895,8 @@ def score_report(
     h = score_counts(
         data, y_true=y_true, y_score=y_score, protected=protected, favorable=favorable, weight=weight, by=by, bins=bins,
         protected_proba=protected_proba, proba_assignment=proba_assignment, proba_tolerance=proba_tolerance,
-    )
+        score_label=score_label,
+    )  # fmt: skip
     by_n = h.columns[: len(as_list(by))]
     return score_report_from_counts(
         h, by=by_n, intersections=intersections, privileged=privileged, calibration_bins=calibration_bins, ci=ci,

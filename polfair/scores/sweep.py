@@ -325,6 +325,7 @@ def threshold_sweep(
     y_score: IntoExpr,
     protected: IntoExpr | Sequence[IntoExpr],
     favorable: Any = 1,
+    score_label: Any = None,
     weight: IntoExpr | None = None,
     by: IntoExpr | Sequence[IntoExpr] | None = None,
     bins: int | Sequence[float] | str | None = "exact",
@@ -341,8 +342,9 @@ def threshold_sweep(
 
     Parameters
     ----------
-    data, y_true, y_score, protected, favorable, weight, by, bins
-        As :func:`~polfair.scores.counts.score_counts`.
+    data, y_true, y_score, protected, favorable, score_label, weight, by, bins
+        As :func:`~polfair.scores.counts.score_counts` (``score_label``: the label the score is of,
+        a favorable value; ``docs/contract.md#polarity``).
     intersections
         Largest attribute-set size or explicit attribute sets (default: all).
     thresholds
@@ -396,8 +398,9 @@ def threshold_sweep(
     [('rank_pct=0.1', 9.0, 0.0826), ('score>=8.0', 8.0, 0.1394), ('score>=5.0', 5.0, 0.4234)]
     """
     h = score_counts(
-        data, y_true=y_true, y_score=y_score, protected=protected, favorable=favorable, weight=weight, by=by, bins=bins
-    )
+        data, y_true=y_true, y_score=y_score, protected=protected, favorable=favorable, weight=weight, by=by, bins=bins,
+        score_label=score_label,
+    )  # fmt: skip
     by_n = h.columns[: len(as_list(by))]
     return threshold_sweep_from_counts(
         h, by=by_n, intersections=intersections, thresholds=thresholds, rank_abs=rank_abs, rank_pct=rank_pct,

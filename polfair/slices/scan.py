@@ -149,7 +149,7 @@ def _metric(metric: Any) -> str:
 
 def _rows(
     frame: Any, *, errors: Any, y_true: Any, y_pred: Any, y_score: Any, threshold: float, metric: str,
-    favorable: Any, unfavorable: Any, weight: Any,
+    favorable: Any, unfavorable: Any, weight: Any, score_label: Any = None,
 ) -> tuple[Rows, str]:  # fmt: skip
     eng = frame.eng
     if errors is not None:
@@ -191,7 +191,7 @@ def _rows(
         cols["y_score"] = frame.column(y_score, "y_score")
     if weight is not None:
         cols["weight"] = frame.column(weight, "weight")
-    compiled, columns = classification_columns(eng, cols, fav, unfav, threshold=threshold)
+    compiled, columns, _ = classification_columns(eng, cols, fav, unfav, threshold=threshold, score_label=score_label)
     code = columns[CODE]
     a, b = code % eng.small(4), (code // eng.small(4)) % eng.small(4)
     s = compiled["y_score"].value if "y_score" in compiled else None
@@ -308,6 +308,7 @@ def slice_scan(
     metric: str = "error_rate",
     favorable: Any = 1,
     unfavorable: Any = None,
+    score_label: Any = None,
     weight: IntoExpr | None = None,
     alpha: float = 0.95,
     k: int = 10,
@@ -348,9 +349,10 @@ def slice_scan(
         A per-row loss (column or expression, Boolean or numeric, finite and >= 0): 0/1 errors,
         squared error, log loss. Null/NaN are missing (left out, with a warning); negative or
         infinite values raise.
-    y_true, y_pred, y_score, threshold, favorable, unfavorable
+    y_true, y_pred, y_score, threshold, favorable, unfavorable, score_label
         Instead of ``errors``: labels and predictions (``y_pred``, or ``y_score >= threshold``) as
-        in :func:`polfair.fairness_report`; the error is then the rate ``metric``.
+        in :func:`polfair.fairness_report` (``score_label``: the polarity rule,
+        ``docs/contract.md#polarity``); the error is then the rate ``metric``.
     metric
         With labels: a rate of the report whose highest values the search looks for:
         ``"error_rate"`` (default), ``"false_positive_rate"``, ``"false_negative_rate"``,
@@ -488,7 +490,8 @@ def slice_scan(
         contract.check_dtype("features", c)
     per = _bins_for(bins, names)
     rows, what = _rows(frame, errors=errors, y_true=y_true, y_pred=y_pred, y_score=y_score, threshold=threshold,
-                       metric=metric, favorable=favorable, unfavorable=unfavorable, weight=weight)  # fmt: skip
+                       metric=metric, favorable=favorable, unfavorable=unfavorable, weight=weight,
+                       score_label=score_label)  # fmt: skip
     feats = [Feature(c.name, c) for c in fcols]
     source = source_of(frame, rows, feats)
     later = _set_bins(source, feats, per)

@@ -32,14 +32,14 @@ from polfair.scores import score_counts
 
 #: Keywords each door takes (the rest of a case's request is dropped for it).
 CLASSIFICATION = ("y_true", "y_pred", "y_score", "threshold", "protected", "favorable", "unfavorable", "weight", "by",
-                  "exact_sums")  # fmt: skip
+                  "exact_sums", "score_label")  # fmt: skip
 
 
 def doors(case: Case) -> dict[str, Callable[[Any], Any]]:
     """The public doors a case runs through on every engine."""
     req = case.request
     cells_kw = {k: v for k, v in req.items() if k in CLASSIFICATION}
-    score_kw = {k: req[k] for k in ("y_true", "protected", "favorable", "weight", "by") if k in req}
+    score_kw = {k: req[k] for k in ("y_true", "protected", "favorable", "weight", "by", "score_label") if k in req}
     score_kw["y_score"] = req.get("y_score", "s")
     out: dict[str, Callable[[Any], Any]] = {
         "report": lambda d: pf.fairness_report(d, **req, ci=None),
@@ -49,7 +49,7 @@ def doors(case: Case) -> dict[str, Callable[[Any], Any]]:
         out["scores"] = lambda d: score_counts(d, **score_kw)
     if "y_pred" in req:
         dk = {"y_pred": req["y_pred"], "protected": req["protected"], "favorable": req.get("favorable", 1),
-              "by": req.get("by")}  # fmt: skip
+              "by": req.get("by"), "score_label": req.get("score_label")}  # fmt: skip
         out["decision"] = lambda d: adverse_impact(d, **dk)
     return out
 

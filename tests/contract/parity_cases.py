@@ -87,6 +87,37 @@ def cases() -> list[Case]:
         Case("all-null Int label", base(y=pl.Series([None] * 8, dtype=pl.Int64))),
         Case("list label", base(y=pl.Series([[1]] * 8)), {}, True),
         Case("date label", base(y=pl.Series([dt.date(2020, 1, 1)] * 8)), {}, True),
+        # --- polarity (issue 29): what a score and a Boolean prediction mean relative to favorable
+        Case("favorable=0 with a score", base(), {"favorable": 0, "y_score": "s"}, True),
+        Case("favorable=0, score_label=1", base(), {"favorable": 0, "y_score": "s", "score_label": 1}),
+        Case("favorable=0, score_label=0", base(), {"favorable": 0, "y_score": "s", "score_label": 0}),
+        Case("Boolean predictions, favorable=0", base(p=pl.Series(P).cast(pl.Boolean)), {"favorable": 0}, True),
+        Case("Boolean predictions, favorable=0, score_label=1", base(p=pl.Series(P).cast(pl.Boolean)),
+             {"favorable": 0, "score_label": 1}),
+        Case("bool labels, favorable=False, a score", base(y=pl.Series(Y).cast(pl.Boolean)),
+             {"favorable": False, "y_score": "s"}, True),
+        Case("enum labels, favorable below another category", base(
+            y=pl.Series(["approve", "deny"] * 4, dtype=pl.Enum(["approve", "deny"])),
+            p=pl.Series(["approve", "approve", "deny", "deny"] * 2, dtype=pl.Enum(["approve", "deny"]))),
+             {"favorable": "approve", "y_score": "s"}, True, ("polars", "duckdb")),  # Spark: String, checked in the pass
+        Case("score_label that is no label", base(), {"y_score": "s", "score_label": "1"}, True),
+        # decided in the pass (the data shows a label above the favorable one): the error path fetches
+        # the labels, which the batched Spark run does not (tests/engines/test_spark.py runs one)
+        Case("1/2 labels with a score", base(y=pl.Series([1, 2, 1, 1, 2, 2, 1, 2]), p=pl.Series([1, 1, 2, 1, 2, 1, 1, 2])),
+             {"y_score": "s"}, engines=("polars", "duckdb")),
+        Case("1/2 labels, score_label=2", base(y=pl.Series([1, 2, 1, 1, 2, 2, 1, 2]),
+                                               p=pl.Series([1, 1, 2, 1, 2, 1, 1, 2])),
+             {"y_score": "s", "score_label": 2}),
+        Case("0/1/2 labels, score_label=1 of favorable=0", base(y=pl.Series([0, 2, 1, 0, 1, 2, 0, 1])),
+             {"y_score": "s", "favorable": 0, "score_label": 1}, engines=("polars", "duckdb")),
+        Case("string labels, favorable='no', a score", base(y=pl.Series(["yes", "no"] * 4),
+                                                          p=pl.Series(["no", "no", "yes", "yes"] * 2)),
+             {"favorable": "no", "y_score": "s"}, engines=("polars", "duckdb")),
+        Case("string labels, favorable='yes', a score", base(y=pl.Series(["yes", "no"] * 4),
+                                                           p=pl.Series(["no", "no", "yes", "yes"] * 2)),
+             {"favorable": "yes", "y_score": "s"}),
+        Case("favorable matches no label", base(y=pl.Series(["yes", "no"] * 4), p=pl.Series(["no", "yes"] * 4)),
+             {"favorable": "No"}, engines=("polars", "duckdb")),
         # --- scores
         Case("scores with NaN and null", base(s=pl.Series([0.9, NAN, None, 0.7, 0.1, 0.5, 0.8, 0.3])), {"y_score": "s"}),
         Case("infinite score", base(s=pl.Series([0.9, math.inf, 0.2, 0.7, 0.1, 0.5, 0.8, 0.3])), {"y_score": "s"}),

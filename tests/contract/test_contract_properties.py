@@ -67,7 +67,8 @@ def frame(rows: list[tuple]) -> pl.DataFrame:
                                 "k": pl.Float64})  # fmt: skip
 
 
-KW = {"y_true": "y", "y_pred": "p", "y_score": "s", "weight": "w", "protected": ["g", "k"]}
+# score_label=1: the score's reading is said (labels 2.0 would otherwise stop the pass: tests/test_polarity.py)
+KW = {"y_true": "y", "y_pred": "p", "y_score": "s", "weight": "w", "protected": ["g", "k"], "score_label": 1}
 
 
 @given(rows=ROWS)

@@ -39,9 +39,15 @@ def test_counting_pass_streams_without_fallback(tmp_path):
     graph = code_counts(spec).show_graph(engine="streaming", plan_stage="physical", raw_output=True, show=False)
     assert "group-by" in graph
     assert FALLBACK not in graph
-    cells = pf.confusion_counts(str(path), **kw)
+    cells = pf.confusion_counts(str(path), **kw, score_label=1)  # the score's reading stated: nothing to check
     graph = cells.show_graph(engine="streaming", plan_stage="physical", raw_output=True, show=False)
     assert FALLBACK not in graph
+    # the reading checked in the data (the polarity rule): one in-memory step, on the small code table after the
+    # streaming group-by (it raises PolarityError when collected if a label breaks the reading)
+    graph = pf.confusion_counts(str(path), **kw).show_graph(engine="streaming", plan_stage="physical", raw_output=True,
+                                                             show=False)  # fmt: skip
+    fallbacks = [line for line in graph.splitlines() if FALLBACK in line]
+    assert len(fallbacks) == 1 and "in-memory-map" in fallbacks[0] and "group-by" in graph
 
 
 def test_counts_plan_serializes_for_remote_engines(tmp_path):

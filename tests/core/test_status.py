@@ -137,7 +137,8 @@ def test_harm_column_on_compas_reads_propublica():
     # aif360's convention: favorable = no recidivism (0); ProPublica's "false positives" (flagged, did not
     # reoffend) are then false negatives: African-American defendants are disadvantaged on both error rates
     rep = pf.fairness_report(pf.load_compas(), y_true="two_year_recid", y_pred=pl.col("decile_score") >= 5,
-                             protected="race", favorable=0, privileged={"race": "Caucasian"}, ci=None)  # fmt: skip
+                             protected="race", favorable=0, score_label=1, privileged={"race": "Caucasian"},
+                             ci=None)  # fmt: skip
     aa = dict(rep.filter(group="African-American").select(pl.col("metric").cast(pl.String), "harm").rows())
     for m in ("disparate_impact", "statistical_parity_difference", "false_negative_rate_ratio",
               "false_positive_rate_ratio", "selection_rate", "false_negative_rate", "average_odds_difference"):

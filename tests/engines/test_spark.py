@@ -73,3 +73,24 @@ def test_spark_protected_keys_named_like_report_columns(spark):
     got = pf.fairness_report(spark.createDataFrame(df.to_arrow()), **kw)
     assert_frame_equal(got, pf.fairness_report(df, **kw))
     assert got.schema["group_key"].fields[0].name == "group"
+
+
+def test_spark_polarity_follows_the_one_rule(spark):
+    # issue 29 on Spark: the ambiguity found in the pass (labels 1/2 with favorable=1), its error path's
+    # labels and fix, a score of the unfavorable label (1 - score), and the label-value warning
+    from polfair.exceptions import PolarityError, ReferenceWarning
+
+    rng = np.random.default_rng(29)
+    n = 400
+    df = pl.DataFrame({"credit": rng.integers(1, 3, n), "p_bad": rng.random(n).round(3),
+                       "g": rng.choice(["a", "b"], n), "yn": rng.choice(["yes", "no"], n)})  # fmt: skip
+    sdf = spark.createDataFrame(df.to_arrow())
+    kw = dict(y_true="credit", y_score="p_bad", protected="g", ci=None)
+    with pytest.raises(PolarityError, match=r"\(it holds 2 above it\).*score_label=1 .*score_label=2 "):
+        pf.fairness_report(sdf, **kw)
+    assert_frame_equal(pf.fairness_report(sdf, **kw, score_label=2), pf.fairness_report(df, **kw, score_label=2))
+    with pytest.raises(PolarityError, match="score_label=0"):  # favorable=0: decided before the pass
+        pf.confusion_counts(sdf, y_true="credit", y_score="p_bad", protected="g", favorable=0)
+    with pytest.warns(ReferenceWarning, match=r"favorable='No': 'No' does not occur in column 'yn' "
+                                              r"\(values: 'no', 'yes'\)"):  # fmt: skip
+        pf.fairness_report(sdf, y_true="yn", protected="g", favorable="No", ci=None)

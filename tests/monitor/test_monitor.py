@@ -378,10 +378,10 @@ def test_docs_examples_run(monkeypatch, capsys):
 
 def test_toml_takes_the_cli_expressions(tmp_path, compas):
     cfg = tmp_path / "c.toml"
-    cfg.write_text('y_true = "two_year_recid"\ny_pred = "decile_score >= 5"\nfavorable = [0]\n'
+    cfg.write_text('y_true = "two_year_recid"\ny_pred = "decile_score >= 5"\nfavorable = [0]\nscore_label = 1\n'
                    '[monitored]\nrace = ["African-American"]\n[reference]\nrace = ["Caucasian"]\n')  # fmt: skip
     rep = pf.fairness_report(pf.load_compas(), config=str(cfg))
-    same = pf.fairness_report(pf.load_compas(), y_pred=pl.col("decile_score") >= 5, favorable=0,
+    same = pf.fairness_report(pf.load_compas(), y_pred=pl.col("decile_score") >= 5, favorable=0, score_label=1,
                               config={"y_true": "two_year_recid", "monitored": {"race": ["African-American"]},
                                       "reference": {"race": ["Caucasian"]}})  # fmt: skip
     assert_frame_equal(rep, same)
@@ -400,13 +400,13 @@ def test_config_values_that_match_nothing_warn_as_privileged_does(compas):
 
     cfg = {"y_true": "two_year_recid", "y_pred": "predicted_recid", "monitored": {"race": ["black"]},
            "reference": {"race": ["Caucasian"]}, "thresholds": {"disparate_impact": [0.8, 1.25]}}  # fmt: skip
-    with pytest.warns(ReferenceWarning, match=r"config: monitored.race = 'black' matches no row of column 'race'"):
+    with pytest.warns(ReferenceWarning, match=r"config: monitored.race = 'black': 'black' does not occur in column 'race' \(values: 'African"):
         pf.fairness_report(compas, config=cfg)
     with pytest.warns(ReferenceWarning, match=r"privileged=\{'race': \['black'\]\}: 'black' does not occur"):
         pf.fairness_report(compas, y_true="two_year_recid", y_pred="predicted_recid", protected="race",
                            privileged={"race": "black"})  # fmt: skip
     typo_ref = {**cfg, "monitored": {"race": ["African-American"]}, "reference": {"race": ["white"]}}
-    with pytest.warns(ReferenceWarning, match="reference.race = 'white' matches no row"):
+    with pytest.warns(ReferenceWarning, match="reference.race = 'white': 'white' does not occur in column 'race'"):
         pf.fairness_report(compas, config=typo_ref)
 
 
@@ -418,5 +418,5 @@ def test_the_cli_warns_for_a_config_typo(compas, tmp_path, capsys):
                    '[reference]\nrace = ["Caucasian"]\n[thresholds]\ndisparate_impact = [0.8, 1.25]\n')  # fmt: skip
     from polfair.exceptions import ReferenceWarning
 
-    with pytest.warns(ReferenceWarning, match="config: monitored.race = 'black' matches no row"):
+    with pytest.warns(ReferenceWarning, match="config: monitored.race = 'black': 'black' does not occur"):
         assert cli_main(["report", str(data), "--config", str(cfg), "--out", str(tmp_path / "r.parquet")]) == 0

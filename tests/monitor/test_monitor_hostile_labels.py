@@ -32,7 +32,7 @@ def test_monitored_value_spelled_other_is_its_own_group_in_the_report() -> None:
     df = pl.DataFrame({"y": [1, 0, 1, 0, 1, 1], "g": ["other", "other", "x", "x", "y", "y"]})
     rep = pf.fairness_report(df, y_true="y", protected="g", config={"monitored": {"g": ["other"]}, "reference": {"g": ["x"]}})
     n = rep.filter(pl.col("metric") == "num_instances", pl.col("group").is_not_null())
-    assert sorted(zip(n["group"].cast(pl.String).to_list(), n["value"].to_list())) == [("(other)", 2.0), ("other", 2.0), ("x", 2.0)]
+    assert sorted(zip(n["group"].cast(pl.String).to_list(), n["value"].to_list())) == [("(neither group)", 2.0), ("other", 2.0), ("x", 2.0)]
 
 
 def test_monitored_values_match_in_the_columns_dtype() -> None:
@@ -41,4 +41,4 @@ def test_monitored_values_match_in_the_columns_dtype() -> None:
     for cfg in ({"monitored": {"g": [1]}, "reference": {"g": [2]}}, {"monitored": {"h": [1.0]}, "reference": {"h": [2]}}):
         rep = pf.fairness_report(df, y_true="y", config=cfg)
         n = rep.filter(pl.col("metric") == "num_instances", pl.col("group").is_not_null())
-        assert sorted(zip(n["group"].cast(pl.String).to_list(), n["value"].to_list())) == [("1", 2.0), ("2", 2.0), ("other", 2.0)]
+        assert sorted(zip(n["group"].cast(pl.String).to_list(), n["value"].to_list())) == [("(neither group)", 2.0), ("1", 2.0), ("2", 2.0)]

@@ -138,6 +138,12 @@ def test_summary_is_bounded_in_groups_and_periods():
     text = summarize(rep, max_groups=5, max_periods=3)
     lines = text.splitlines()
     assert len(lines) < 150 and max(len(line) for line in lines) <= 100
-    assert "== 30 periods (day), worst first" in text and text.count("== period day = ") == 3
+    # without thresholds nothing is judged: the latest periods first, no counts (docs/status.md)
+    assert "== 30 periods (day), latest first: not judged (no thresholds)" in text
+    assert text.count("== period day = ") == 3 and "== period day = 30" in text
     assert "more groups" in text
+    judged = pf.apply_thresholds(rep, "four_fifths", min_sample_size=5)
+    text = summarize(judged, max_groups=5, max_periods=3)
+    assert max(len(line) for line in text.splitlines()) <= 100
+    assert "== 30 periods (day), worst first" in text and text.count("== period day = ") == 3
 

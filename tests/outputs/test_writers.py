@@ -218,7 +218,7 @@ def test_the_request_travels_in_the_parquet_metadata(tmp_path: Path, compas: pl.
     from polfair.core.run_metadata import request_of
     from polfair.outputs.writers import read_report
 
-    rep = pf.fairness_report(compas, **_COMPAS, favorable=0, thresholds={"disparate_impact": [0.8, 1.25]})
+    rep = pf.fairness_report(compas, **_COMPAS, favorable=0, score_label=1, thresholds={"disparate_impact": [0.8, 1.25]})
     req = request_of(rep)
     assert req is not None and req["favorable"] == [0] and req["thresholds"] == {"disparate_impact": "[0.8, 1.25]"}
     assert req["y_pred"] == "(decile_score) >= (5)" and req["ci"] == 0.95 and "polfair_version" in req

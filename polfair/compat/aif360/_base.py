@@ -61,10 +61,14 @@ class CellTableMetric:
         privileged_groups: list[dict[str, Any]] | None,
         features: Sequence[str] | None,
     ) -> None:
+        # aif360 reads scores as the favorable label's probability: the facade says so (the polarity
+        # rule, docs/contract.md#polarity), so no favorable label makes its scores ambiguous
+        fav_one = favorable_label[0] if isinstance(favorable_label, (list, tuple)) else favorable_label
         self._spec: Spec = build_spec(
             data, y_true=y_true, y_pred=y_pred, y_score=y_score, protected=protected,
             favorable=favorable_label, unfavorable=unfavorable_label, weight=weight,
             allow_many_groups=True,  # aif360: every distinct value of a protected column is a group
+            score_label=fav_one if y_score is not None else None,
         )  # fmt: skip
         plist = [protected] if isinstance(protected, (str, pl.Expr)) else list(protected)
         self._protected_exprs = [pl.col(e) if isinstance(e, str) else e for e in plist]

@@ -43,7 +43,9 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
     y_score
         Scores, P(favorable label) in [0, 1] (``classified_dataset.scores``), used only by the
         generalized counts and rates. Default: ``1[ŷ = favorable_label]``, as aif360. Scores are
-        never flipped when the favorable label is 0 (aif360 neither).
+        never flipped when the favorable label is 0 (aif360 neither): the facade states aif360's
+        reading, ``score_label=favorable_label`` (``docs/contract.md#polarity``), so a Boolean
+        ``y_pred`` given with scores is True = favorable too.
     weight
         Instance weights (Float64, finite, ≥ 0). Default: every weight 1.
     protected

@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from polfair.outputs.html._view import (
-    FOUR_FIFTHS,
     fmt_band,
     fmt_interval,
     fmt_metric,
@@ -176,7 +175,7 @@ def forest_svg(rows: Sequence[dict[str, Any]], *, metric: str, attribute: str, u
     ratio = is_ratio_metric(metric)
     centre = 1.0 if ratio else 0.0
     k = max(1, len(rows))
-    band = next((r["band"] for r in rows if r.get("band")), FOUR_FIFTHS if ratio else None)
+    band = next((r["band"] for r in rows if r.get("band")), None)  # the report's threshold only (docs/status.md)
     xs: list[float] = [centre]
     for r in rows:
         for key in ("value", "lo", "hi"):

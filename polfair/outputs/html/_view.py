@@ -6,9 +6,11 @@ column *name* (never position); the optional columns (``threshold``, ``status``,
 interval columns, ``group_key``, run metadata) are used when present.
 
 The page judges nothing: every status it shows is the report's ``status`` column (the rule of
-:mod:`polfair.core.status`); a report computed without thresholds gets the four-fifths verdict of
-:func:`polfair.monitor.thresholds.default_verdict` (the same rule; the terminal summary shows the
-same one). With ``by`` periods, the verdict covers every period.
+:mod:`polfair.core.status`). A report computed without thresholds has no status, so the page shows
+values and intervals with no verdict ("no threshold"), as the terminal summary, :func:`polfair.alerts`
+and ``--fail-on-violation`` do (``docs/status.md``: one story with or without thresholds;
+``thresholds="four_fifths"`` asks for the common verdict). With ``by`` periods, the verdict covers
+every period.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ import polars as pl
 from polfair.core.run_metadata import attach_request, request_of
 from polfair.core.status import is_ratio_metric
 from polfair.monitor.thresholds import FOUR_FIFTHS as _FOUR_FIFTHS
-from polfair.monitor.thresholds import default_verdict
 
 __all__ = [
     "ViewOptions", "band_of", "build_view", "by_columns", "fmt_band", "fmt_diff", "fmt_index", "fmt_interval",
@@ -366,9 +367,8 @@ def build_view(report: Any, opts: ViewOptions) -> dict[str, Any]:
         msg = f"snapshot={snapshot!r} selects no report rows"
         raise ValueError(msg)
     headline = headline_metrics(shown, opts.metrics)
-    # the verdict: the report's status; without thresholds, the four-fifths one (the same rule)
-    full = rep if had_status else normalize(default_verdict(rep.drop("threshold", "status"), metrics=headline,
-                                                            min_sample_size=opts.min_n))  # fmt: skip
+    # the verdict: the report's status (none without thresholds: nothing is judged, docs/status.md)
+    full = rep
     rep = full.filter(*cond) if cond else full
     present = set(rep["metric"].unique().to_list())
     has_intervals = bool(rep.select(pl.col("value_lo").is_not_null().any()).item())
@@ -403,7 +403,7 @@ def build_view(report: Any, opts: ViewOptions) -> dict[str, Any]:
         ref = r["reference_group"]
         is_ref = ref is not None and grp == ref
         band = band_of(r["threshold"])
-        band_source = None if band is None else "threshold" if had_status else "four_fifths"
+        band_source = None if band is None else "threshold"
         ref_n = sizes.get((a, ref)) if ref is not None else None
         small = (r["n"] or 0) < opts.min_n or (ref_n is not None and ref_n < opts.min_n)
         status = r["status"] or "not_assessed"
@@ -861,8 +861,6 @@ def _over_time(
         reference = None
         if refs:
             reference = str(refs[0]) if len(refs) == 1 else "per period: " + ", ".join(map(str, refs))
-        if band is None and is_ratio_metric(metric):
-            band = FOUR_FIFTHS
         flagged = set(s.filter(pl.col("status") == "violation", pl.col("group") != pl.col("reference_group"))[tcol]
                       .to_list())  # fmt: skip
         out.append({

@@ -134,11 +134,26 @@ def _findings(sets: list[dict[str, Any]], alpha: float | None) -> list[str]:
                 parts.append(f"{names[m]} {_f(d, sign=True)} [{_f(lo, sign=True)}, {_f(hi, sign=True)}] (p {_p(p)})")
             if not parts:
                 continue
-            me = (g["metrics"].get("mean_error") or {}).get("value")
-            bias = "" if me is None else (" — over-predicted on average" if me > 0 else " — under-predicted on average")
+            own = g["metrics"].get("mean_error") or {}
+            me = own.get("value")
+            bias = "" if me is None else _bias_words(me, own.get("value_lo"), own.get("value_hi"))
             out.append(f"{s['attribute']} = {g['group']} ({g['n']:,} rows) vs {s['reference']}: " + "; ".join(parts)
                        + (f"; its own mean error is {_f(me, sign=True)}{bias}" if me is not None else ""))  # fmt: skip
     return out
+
+
+def _bias_words(me: float, lo: float | None, hi: float | None) -> str:
+    """What a group's mean error says, by its interval: over- or under-predicted only when the whole
+    interval is on that side of 0 (without an interval, the sign alone, said so).
+    """
+    if lo is None or hi is None:
+        side = "over" if me > 0 else "under" if me < 0 else None
+        return f" — {side}-predicted on average (no interval)" if side else ""
+    if lo > 0:
+        return f" — over-predicted on average (interval [{_f(lo, sign=True)}, {_f(hi, sign=True)}] above 0)"
+    if hi < 0:
+        return f" — under-predicted on average (interval [{_f(lo, sign=True)}, {_f(hi, sign=True)}] below 0)"
+    return f" — not clearly over- or under-predicted (its interval [{_f(lo, sign=True)}, {_f(hi, sign=True)}] contains 0)"
 
 
 # ---------------------------------------------------------------- charts

@@ -174,8 +174,8 @@ def _stringify(value: Any) -> str:
 _PROVENANCE = (
     ("source", "input"), ("rows", "rows"), ("y_true", "label (y_true)"), ("y_pred", "prediction (y_pred)"),
     ("y_score", "score (y_score)"), ("threshold", "score threshold"), ("favorable", "favorable label value(s)"),
-    ("unfavorable", "unfavorable label value(s)"), ("weight", "weight"), ("protected", "protected attributes"),
-    ("protected_proba", "attribute estimated from proxies"),
+    ("unfavorable", "unfavorable label value(s)"), ("score_label", "score label (what the score is the probability of)"),
+    ("weight", "weight"), ("protected", "protected attributes"), ("protected_proba", "attribute estimated from proxies"),
     ("privileged", "privileged / reference groups"), ("monitored", "monitored groups (config)"),
     ("reference_groups", "reference groups (config)"), ("reference", "reference policy"),
     ("thresholds", "thresholds (bands)"), ("band", "band sides judged"), ("min_sample_size", "minimum sample size"),
@@ -375,6 +375,7 @@ def _render(report: Any, opts: ViewOptions, title: str, fragment: bool, scores: 
     ctx = {
         "favorable_text": _favorable_text(merged), "marks": _MARKS,
         "estimated_text": estimated_note(merged.get("protected_proba")),
+        "polarity_warnings": [str(w) for w in merged.get("polarity_warnings") or []],
         "title": title, "view": view, "charts": _charts(view), "methods": _methods(view),
         "provenance": _provenance(view, merged, title), "generated_at": _generated_at(given.get("generated_at"), view),
         "config_text": config_text, "ci_methods": [(c, _CI_METHODS.get(c, c)) for c in view["ci_methods"]],
@@ -521,10 +522,9 @@ def to_html(
     -------
     str
         The HTML page (UTF-8 text). Verdict statuses are the report's ``status`` column; a report
-        without one gets the verdict of :func:`polfair.monitor.thresholds.default_verdict` (the
-        same rule, :mod:`polfair.core.status`: the ratio metrics among the headline ones against
-        the four-fifths band [0.8, 1.25], groups smaller than ``min_n`` insufficient data);
-        differences without a threshold are not judged. Every per-group verdict element carries
+        without one is not judged (no verdict, no band; the page says how to ask for one:
+        ``thresholds="four_fifths"``, ``docs/status.md``); differences without a threshold are not
+        judged. The report's ``polarity_warnings`` are shown above the verdict. Every per-group verdict element carries
         ``data-status``, ``data-metric``, ``data-attribute``, ``data-group`` (the display label)
         and, with ``by`` periods, ``data-period`` (:func:`polfair.outputs.html._view.period_label`);
         with ``by``, the verdict covers every period (counts per attribute set and metric, the
