@@ -6,7 +6,7 @@ recognises the report; a report no entry recognises is a :class:`~polfair.except
 naming the kinds it knows. A new report kind is one line: :func:`register_summary` (or one entry
 in :data:`SUMMARIES`).
 
-Kinds: ``"adverse_impact"`` (:func:`polfair.adverse_impact`), ``"regression"``
+Kinds: ``"slices"`` (:func:`polfair.slice_scan`), ``"adverse_impact"`` (:func:`polfair.adverse_impact`), ``"regression"``
 (:func:`polfair.regression_report`), ``"score"`` (:func:`polfair.score_report`) and
 ``"classification"`` (:func:`polfair.fairness_report`, :func:`polfair.report_from_counts`,
 ``FairnessAccumulator.compute``). Every summary is plain text at most 100 characters wide.
@@ -23,6 +23,7 @@ import polars as pl
 
 from polfair.exceptions import PolfairError
 from polfair.outputs.regression import summarize_regression
+from polfair.outputs.slices import summarize_slices
 from polfair.outputs.summary import summarize as summarize_classification
 from polfair.outputs.summary import text_table
 
@@ -61,6 +62,12 @@ def _metrics(report: pl.DataFrame) -> set[str]:
     if "metric" not in report.columns:
         return set()
     return set(report.get_column("metric").cast(pl.String).unique().drop_nulls().to_list())
+
+
+def _is_slices(report: pl.DataFrame) -> bool:
+    from polfair.slices import is_slice_table
+
+    return is_slice_table(report)
 
 
 def _is_adverse_impact(report: pl.DataFrame) -> bool:
@@ -216,6 +223,7 @@ def summarize_adverse_impact(report: pl.DataFrame, *, max_groups: int = 30) -> s
 
 #: The registry: the first kind whose ``detect`` recognises a report summarises it.
 SUMMARIES: list[SummaryKind] = [
+    SummaryKind("slices", _is_slices, summarize_slices),
     SummaryKind("adverse_impact", _is_adverse_impact, summarize_adverse_impact),
     SummaryKind("regression", _is_regression, summarize_regression),
     SummaryKind("score", _is_score_report, summarize_scores),
@@ -261,7 +269,7 @@ def report_kind(report: pl.DataFrame) -> str:
     msg = (
         f"summarize cannot tell which report this is (columns {report.columns[:8]}"
         f"{' ...' if report.width > 8 else ''}): it summarises {kinds} reports, from fairness_report, "
-        "regression_report, score_report, adverse_impact"
+        "regression_report, score_report, adverse_impact, slice_scan"
     )
     raise PolfairError(msg)
 
@@ -272,7 +280,8 @@ def summarize(report: pl.DataFrame, **options: Any) -> str:
     Dispatches on the report's kind (:func:`report_kind`): a fairness report
     (:func:`polfair.outputs.summary.summarize`), a regression report
     (:func:`polfair.outputs.regression.summarize_regression`), a score report
-    (:func:`summarize_scores`), an adverse-impact table (:func:`summarize_adverse_impact`).
+    (:func:`summarize_scores`), an adverse-impact table (:func:`summarize_adverse_impact`), a slice
+    search (:func:`polfair.outputs.slices.summarize_slices`).
 
     Parameters
     ----------
