@@ -425,6 +425,15 @@ def _run_report(args: argparse.Namespace) -> int:
     stream = bool(args.out) and not (args.html or args.append or args.config or args.thresholds or args.fail_on_violation
                                      or args.adverse_impact
                                      or args.adverse_impact_out or args.shape == "wide" or args.min_group_size is not None)  # fmt: skip
+    # the summary alone: folded over the same batches (the rows of the groups it shows, not the report)
+    if not (args.out or args.html or args.append or args.config or args.thresholds or args.fail_on_violation
+            or args.adverse_impact or args.adverse_impact_out):  # fmt: skip
+        from polfair.api import fairness_report_batches
+
+        text = _logged_pass(lambda: summarize(fairness_report_batches(lf, **kwargs)), args, lf, log)
+        print(text)
+        log.event("done", exit_code=0)
+        return 0
     if stream:
         from polfair.api import fairness_report_batches
         from polfair.outputs.stream import write_report_batches
@@ -582,7 +591,7 @@ def _run_regression_demo(args: argparse.Namespace) -> int:
 
 def _logged_pass(run: Any, args: argparse.Namespace, lf: pl.LazyFrame, log: EventLog) -> Any:
     """Run the report (with ``--progress``); every warning an event under ``--log-format json``.
-    ``run`` returns the report, or the number of rows it wrote (``--out`` in batches).
+    ``run`` returns the report, the number of rows it wrote (``--out`` in batches), or the summary's text.
     """
     progress = False if log.enabled and args.progress is None else args.progress
     t0 = time.perf_counter()
@@ -592,8 +601,8 @@ def _logged_pass(run: Any, args: argparse.Namespace, lf: pl.LazyFrame, log: Even
         report = _with_progress(run, args.path, lf, progress)
     for w in caught or []:
         log.event("warning", level="warning", category=w.category.__name__, message=str(w.message))
-    rows = report if isinstance(report, int) else report.height
-    log.event("pass_done", seconds=round(time.perf_counter() - t0, 3), report_rows=rows)
+    rows = report if isinstance(report, int) else None if isinstance(report, str) else report.height
+    log.event("pass_done", seconds=round(time.perf_counter() - t0, 3), **({} if rows is None else {"report_rows": rows}))
     return report
 
 

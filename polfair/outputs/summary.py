@@ -7,15 +7,17 @@ the summary shows values and intervals without marks and says how to ask for a v
 do (``docs/status.md``). Bounded: an attribute with more than ``max_groups`` groups shows its
 worst groups (by status, then by how far the headline disparity is from no difference) and counts
 the rest, and a report with ``by`` periods shows the worst periods first, each labelled, and
-counts the rest; the work is Polars aggregations over the report, so neither the memory nor the
-length grows with the number of groups or periods.
+counts the rest. It reads the report, or its batches one at a time (:func:`summarize` of
+:func:`polfair.fairness_report_batches`), into the rows of the groups it shows and one small row
+of statistics per group, so the length never grows with the groups or periods and the memory
+holds no more than one batch beside them.
 """
 
 from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import polars as pl
@@ -24,6 +26,7 @@ from polfair.core.proba import estimated_note
 from polfair.core.run_metadata import request_of
 from polfair.core.schema import by_columns
 from polfair.core.status import is_ratio_metric
+from polfair.exceptions import PolfairError
 
 __all__ = ["MARKS", "NOT_JUDGED", "summarize", "text_table", "violation_lines"]
 
@@ -140,30 +143,107 @@ def _extremeness() -> pl.Expr:
     return far.fill_nan(None).fill_null(-1.0)
 
 
-def _pick_groups(sub: pl.DataFrame, max_groups: int) -> tuple[list[str], pl.DataFrame]:
-    """The groups shown (report order, at most ``max_groups``: worst first chosen) and the counts of the rest."""
-    disp = sub.filter(pl.col("metric").is_in(list(_DISPARITY_METRICS)))
-    rank = (
-        sub.group_by("group", maintain_order=True).agg(pl.col("n").first().alias("__n"))
-        .with_row_index("__order")
-        .join(disp.group_by("group").agg(_severity().max().alias("__sev"), _extremeness().max().alias("__far"),
-                                         (pl.col("group") == pl.col("reference_group")).any().alias("__ref")),
-              on="group", how="left")
-    )  # fmt: skip
-    ranked = rank.sort(
-        [pl.col("__ref").fill_null(False), pl.col("__sev").fill_null(-1), pl.col("__far").fill_null(-1.0), "__n"],
-        descending=True, nulls_last=True,
-    )  # fmt: skip
-    keep = ranked.head(max_groups).sort("__order")["group"].to_list()
-    rest = disp.filter(~pl.col("group").is_in(keep))
-    return keep, rest
+#: Per (by, attribute, group): the ranking keys of :func:`_ranked` and the status counts of its judged rows.
+_STATS_COLUMNS = ("__order", "__n", "__ref", "__sev", "__far", "violation", "inconclusive", "insufficient_data", "ok")
 
 
-def _status_counts(frame: pl.DataFrame) -> dict[str, int]:
-    if "status" not in frame.columns or frame.height == 0:
-        return {}
-    counts = frame.filter(pl.col("status").is_not_null()).group_by("status").len()
-    return dict(counts.iter_rows())
+def _group_stats(groups: pl.DataFrame, part: list[str], offset: int) -> pl.DataFrame:
+    """One row per (``part``, group) of a batch: where it first appears (``offset`` + row), its ``n``,
+    whether it is the reference, its worst status and largest distance from no difference on the
+    headline disparities, and the counts of each status of its judged rows (not the reference's own).
+    """
+    keys = [*part, "group"]
+    disp = pl.col("metric").is_in(list(_DISPARITY_METRICS))
+    judged = disp & (pl.col("group") != pl.col("reference_group").fill_null(""))
+    return (
+        groups.with_row_index("__row", offset)
+        .group_by(keys, maintain_order=True)
+        .agg(pl.col("__row").min().cast(pl.Int64).alias("__order"), pl.col("n").first().alias("__n"),
+             (pl.col("group") == pl.col("reference_group")).filter(disp).any().alias("__ref"),
+             _severity().filter(disp).max().alias("__sev"), _extremeness().filter(disp).max().alias("__far"),
+             *[(judged & (pl.col("status") == s)).sum().cast(pl.Int64).alias(s)
+               for s in ("violation", "inconclusive", "insufficient_data", "ok")])
+    )  # fmt: skip
+
+
+def _ranked(stats: pl.DataFrame, part: list[str]) -> pl.DataFrame:
+    """``stats`` with ``__rank`` within each ``part``: the reference first, then the worst status, the
+    largest distance from no difference, the largest ``n``, the first in the report.
+    """
+    order = [pl.col("__ref").fill_null(False), pl.col("__sev").fill_null(-1), pl.col("__far").fill_null(-1.0),
+             pl.col("__n").fill_null(-1), pl.col("__order")]  # fmt: skip
+    return stats.sort([*part, *order], descending=[False] * len(part) + [True, True, True, True, False],
+                      nulls_last=True, maintain_order=True).with_columns(
+        pl.int_range(pl.len()).over(part).alias("__rank") if part else pl.int_range(pl.len()).alias("__rank"))  # fmt: skip
+
+
+class _Digest:
+    """What the summary reads of a report, folded over its batches with bounded memory.
+
+    The rows of at most ``max_groups`` groups per (period, attribute) (the candidates: a batch's own
+    best, narrowed to the report's best at the end), the population rows, and one small row of
+    statistics per group (:func:`_group_stats`), so the summary of a report of millions of rows holds
+    a few thousand of them (:func:`fairness_report_batches` ends each batch with a group's rows).
+    """
+
+    def __init__(self, attributes: Sequence[str] | None, max_groups: int) -> None:
+        self.attributes, self.max_groups = attributes, max_groups
+        self.height, self.attrs = 0, [] if attributes is None else list(attributes)
+        self.present: set[str] = set()
+        self.rows: list[pl.DataFrame] = []
+        self.stats: list[pl.DataFrame] = []
+        self.population: list[pl.DataFrame] = []
+        self.columns: list[str] | None = None
+        self.request: dict[str, Any] | None = None
+
+    def add(self, batch: pl.DataFrame) -> None:
+        if self.columns is None:
+            self.columns, self.request = batch.columns, request_of(batch)
+        rep = _normalised(batch)
+        by = by_columns(batch.columns)
+        part = [*by, "attribute"]
+        seen = rep["attribute"].unique(maintain_order=True).drop_nulls().to_list()
+        if self.attributes is None:
+            self.attrs += [a for a in seen if " & " not in a and a not in self.attrs]
+        self.present |= set(rep["metric"].unique().to_list())
+        single = ~pl.col("attribute").str.contains(" & ", literal=True) if self.attributes is None else (
+            pl.col("attribute").is_in(list(self.attributes)))  # fmt: skip
+        groups = rep.filter(pl.col("group").is_not_null(), single)
+        stats = _group_stats(groups, part, self.height)
+        best = _ranked(stats, part).filter(pl.col("__rank") < self.max_groups).select(*part, "group")
+        self.rows.append(groups.join(best, on=[*part, "group"], how="semi", nulls_equal=True))
+        self.stats.append(stats)
+        self.population.append(rep.filter(pl.col("attribute").is_null(), pl.col("metric").is_in(_POPULATION)))
+        self.height += batch.height
+
+    def finish(self) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+        """(rows of the shown groups, statistics of every group with ``__rank``, population rows)."""
+        by = by_columns(self.columns or [])
+        part = [*by, "attribute"]
+        stats = pl.concat(self.stats, how="vertical_relaxed")
+        if len(self.stats) > 1:  # a group split over batches: its statistics summed (rank keys: min/max/first)
+            stats = stats.group_by([*part, "group"], maintain_order=True).agg(
+                pl.col("__order").min(), pl.col("__n").first(), pl.col("__ref").any(), pl.col("__sev").max(),
+                pl.col("__far").max(), *[pl.col(s).sum() for s in ("violation", "inconclusive", "insufficient_data", "ok")])  # fmt: skip
+        stats = _ranked(stats, part).with_columns((pl.col("__rank") < self.max_groups).alias("__shown"))
+        shown = stats.filter("__shown").select(*part, "group")
+        rows = pl.concat(self.rows, how="vertical_relaxed").join(shown, on=[*part, "group"], how="semi", nulls_equal=True)
+        return rows, stats, pl.concat(self.population, how="vertical_relaxed")
+
+
+def _normalised(report: pl.DataFrame) -> pl.DataFrame:
+    """The report with String attribute/metric/reference columns and (null) status and interval columns."""
+    rep = report if "status" in report.columns else report.with_columns(pl.lit(None, pl.String).alias("status"))
+    rep = rep.with_columns(pl.col("attribute", "metric", "reference_group").cast(pl.String))
+    if not ("value_lo" in rep.columns and "value_hi" in rep.columns):
+        rep = rep.with_columns(pl.lit(None, pl.Float64).alias("value_lo"), pl.lit(None, pl.Float64).alias("value_hi"))
+    return rep
+
+
+def _status_counts(stats: pl.DataFrame) -> dict[str, int]:
+    """Status -> rows, summed over the groups of ``stats`` (:func:`_group_stats`)."""
+    sums = stats.select(pl.col("violation", "inconclusive", "insufficient_data", "ok").sum())
+    return {k: int(v) for k, v in sums.row(0, named=True).items() if v}
 
 
 def _counts_text(counts: dict[str, int] | None) -> str:
@@ -174,19 +254,20 @@ def _counts_text(counts: dict[str, int] | None) -> str:
     return ", ".join(parts) if parts else "nothing judged"
 
 
-def _attribute_block(sub: pl.DataFrame, a: str, present: set[str], max_groups: int, with_rates: bool,
+def _attribute_block(sub: pl.DataFrame, stats: pl.DataFrame, a: str, present: set[str], with_rates: bool,
                      is_judged: bool = True) -> list[str]:  # fmt: skip
-    """The tables of one attribute set (of one period): groups' rates, then marked disparities."""
+    """The tables of one attribute set (of one period): groups' rates, then marked disparities.
+
+    ``sub``: the rows of the shown groups; ``stats``: every group's row of :func:`_group_stats`.
+    """
     lines: list[str] = []
-    keep, rest = _pick_groups(sub, max_groups)
-    total = sub["group"].n_unique()
+    keep = stats.filter("__shown").sort("__order")["group"].to_list()
+    total = stats.height
     ref = sub["reference_group"].drop_nulls()
     ref_label = str(ref[0]) if len(ref) else "-"
     shown = sub.filter(pl.col("group").is_in(keep))
     values = {(r["group"], r["metric"]): r for r in shown.iter_rows(named=True)}
-    judged = sub.filter(pl.col("metric").is_in(list(_DISPARITY_METRICS)),
-                        pl.col("group") != pl.col("reference_group").fill_null(""))  # fmt: skip
-    verdict = _counts_text(_status_counts(judged) if is_judged else None)
+    verdict = _counts_text(_status_counts(stats) if is_judged else None)
     if with_rates:
         rates = [m for m in _SUMMARY_METRICS if m in present]
         lines.append(f"\n== {a}: groups (n = rows; rates are fractions; reference group: {_label(ref_label)})")
@@ -211,7 +292,7 @@ def _attribute_block(sub: pl.DataFrame, a: str, present: set[str], max_groups: i
             rows.append(row)
         lines.extend(text_table(["group", *(_DISPARITY_METRICS[m] for m in disp)], rows))
     if total > len(keep):
-        hidden = _counts_text(_status_counts(rest) if is_judged else None)
+        hidden = _counts_text(_status_counts(stats.filter(~pl.col("__shown"))) if is_judged else None)
         lines.append(f"... and {total - len(keep):,} more groups ({hidden} on these disparities);")
         lines.append("    every group is in --out / --html")
     return lines
@@ -222,7 +303,7 @@ def _period_label(keys: Sequence[str], values: Sequence[Any]) -> str:
 
 
 def summarize(
-    report: pl.DataFrame,
+    report: pl.DataFrame | Iterable[pl.DataFrame],
     *,
     attributes: Sequence[str] | None = None,
     max_groups: int = 12,
@@ -234,7 +315,11 @@ def summarize(
     ----------
     report
         A long report from :func:`polfair.fairness_report`, with or without ``by`` columns,
-        interval columns (``ci=``) and ``status`` (thresholds).
+        interval columns (``ci=``) and ``status`` (thresholds); or its batches
+        (:func:`polfair.fairness_report_batches`, any iterable of report frames in report order,
+        each ending with a group's rows), read one at a time: the summary then holds the rows of
+        the groups it shows and one small row per group, never the whole report (the CLI's summary
+        of a column of 260,000 groups).
     attributes
         Attribute sets to show (default: every single attribute).
     max_groups
@@ -266,29 +351,29 @@ def summarize(
     >>> "sel" in text and max(len(line) for line in text.splitlines()) <= 100
     True
     """
-    rep = report if "status" in report.columns else report.with_columns(pl.lit(None, pl.String).alias("status"))
-    is_judged = "status" in report.columns
-    by = by_columns(rep.columns)
-    has_ci = "value_lo" in rep.columns and "value_hi" in rep.columns
-    rep = rep.with_columns(pl.col("attribute", "metric", "reference_group").cast(pl.String))
-    if not has_ci:
-        rep = rep.with_columns(pl.lit(None, pl.Float64).alias("value_lo"), pl.lit(None, pl.Float64).alias("value_hi"))
-    attrs = list(attributes) if attributes else [
-        a for a in rep["attribute"].unique(maintain_order=True).drop_nulls().to_list() if " & " not in a
-    ]  # fmt: skip
-    present = set(rep["metric"].unique().to_list())
-    groups = rep.filter(pl.col("group").is_not_null(), pl.col("attribute").is_in(attrs))
+    digest = _Digest(attributes, max_groups)
+    for batch in [report] if isinstance(report, pl.DataFrame) else report:
+        digest.add(batch)
+    if digest.columns is None:
+        msg = "summarize: the iterable of report batches was empty"
+        raise PolfairError(msg)
+    rows, stats, pop = digest.finish()
+    is_judged = "status" in digest.columns
+    by = by_columns(digest.columns)
+    has_ci = "value_lo" in digest.columns and "value_hi" in digest.columns
+    attrs, present = digest.attrs, digest.present
     lines: list[str] = []
-    note = estimated_note((request_of(report) or {}).get("protected_proba"))
+    note = estimated_note((digest.request or {}).get("protected_proba"))
     if note:  # groups estimated from proxies (protected_proba): say so first
         lines.extend(textwrap.wrap(f"Note: {note}", WIDTH))
     if not by:
         for a in attrs:
-            sub = groups.filter(pl.col("attribute") == a)
-            if sub.height:
-                lines.extend(_attribute_block(sub, a, present, max_groups, with_rates=True, is_judged=is_judged))
+            st = stats.filter(pl.col("attribute") == a)
+            if st.height:
+                sub = rows.filter(pl.col("attribute") == a)
+                lines.extend(_attribute_block(sub, st, a, present, with_rates=True, is_judged=is_judged))
     else:
-        lines.extend(_periods(groups, by, attrs, present, max_groups, max_periods, is_judged))
+        lines.extend(_periods(rows, stats, by, attrs, present, max_periods, is_judged))
     if attrs:
         lines.append("")
         lines.extend(_LEGEND.splitlines())
@@ -300,30 +385,23 @@ def summarize(
             lines.extend(MARKS_LEGEND.splitlines())
         else:
             lines.extend(NOT_JUDGED.splitlines())
-    pop = rep.filter(pl.col("attribute").is_null(), pl.col("metric").is_in(_POPULATION))
     if pop.height and not by:
         lines.append("\n== whole population: entropy indices and differential fairness (all attributes jointly)")
         width = max(len(m) for m in pop["metric"].to_list())
         for r in pop.iter_rows(named=True):
             lines.append(f"{r['metric'].ljust(width)}  {_cell(r['value'], r['value_lo'], r['value_hi'], None, 4)}")
-    lines.append(f"\n{report.height:,} report rows; write them all with --out report.parquet")
+    lines.append(f"\n{digest.height:,} report rows; write them all with --out report.parquet")
     return "\n".join(lines)
 
 
 def _periods(
-    groups: pl.DataFrame, by: list[str], attrs: list[str], present: set[str], max_groups: int, max_periods: int,
+    rows: pl.DataFrame, stats: pl.DataFrame, by: list[str], attrs: list[str], present: set[str], max_periods: int,
     is_judged: bool = True,
 ) -> list[str]:
     """Per period: a line of status counts (worst first), then the shown periods' verdict tables."""
-    judged = groups.filter(pl.col("metric").is_in(list(_DISPARITY_METRICS)),
-                           pl.col("group") != pl.col("reference_group").fill_null(""))  # fmt: skip
-    counts = (
-        judged.group_by(by).agg(
-            (pl.col("status") == "violation").sum().alias("v"), (pl.col("status") == "inconclusive").sum().alias("i"),
-            (pl.col("status") == "ok").sum().alias("o"), (pl.col("status") == "insufficient_data").sum().alias("s"))
-    )  # fmt: skip
-    every = groups.select(by).unique()
-    counts = every.join(counts, on=by, how="left", nulls_equal=True).fill_null(0)
+    counts = stats.group_by(by).agg(
+        pl.col("violation").sum().alias("v"), pl.col("inconclusive").sum().alias("i"), pl.col("ok").sum().alias("o"),
+        pl.col("insufficient_data").sum().alias("s"))  # fmt: skip
     latest = counts.sort(by, descending=True, nulls_last=True).with_row_index("__recent")
     worst = latest.sort(["v", "i", "__recent"], descending=[True, True, False])
     n = worst.height
@@ -344,12 +422,13 @@ def _periods(
     for r in shown.iter_rows(named=True):
         label = _period_label(by, [r[k] for k in by])
         cond = [pl.col(k).is_null() if r[k] is None else pl.col(k) == r[k] for k in by]
-        sub_all = groups.filter(*cond)
+        sub_all, st_all = rows.filter(*cond), stats.filter(*cond)
         lines.append(f"\n== period {label}")
         for a in attrs:
-            sub = sub_all.filter(pl.col("attribute") == a)
-            if sub.height:
-                lines.extend(_attribute_block(sub, a, present, max_groups, with_rates=False, is_judged=is_judged))
+            st = st_all.filter(pl.col("attribute") == a)
+            if st.height:
+                sub = sub_all.filter(pl.col("attribute") == a)
+                lines.extend(_attribute_block(sub, st, a, present, with_rates=False, is_judged=is_judged))
     if n > shown.height:
         lines.append(f"\n({n - shown.height:,} more periods not shown as tables; counts above; --html shows all)")
     return lines
