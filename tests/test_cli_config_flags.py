@@ -75,7 +75,7 @@ def test_protected_naming_the_config_attribute_is_the_configs_attribute(data: st
     args = ["report", data, "--y-true", "two_year_recid", "--y-pred", "decile_score >= 5", "--no-ci"]
     assert main([*args, "--protected", "race", "sex", "--config", cfg, "--out", str(out)]) == 0
     groups = set(pl.read_parquet(out).filter(attribute="race")["group"].drop_nulls())
-    assert groups == {"African-American", "Caucasian", "other"}
+    assert groups == {"African-American", "Caucasian", "(neither group)"}
     assert main([*args, "--protected", "sex AS race", "--config", cfg]) == 2
     err = capsys.readouterr().err
     assert "config's [monitored] table" in err and "race" in err and "given twice" not in err

@@ -29,7 +29,7 @@ __all__ = [
 ]  # fmt: skip
 
 #: Group label of rows in neither the monitored nor the reference group of a config attribute. In
-#: parentheses, as no attribute value is spelled (before version 5 of the report schema: ``"other"``,
+#: parentheses, as no attribute value is spelled (before version 4 of the report schema: ``"other"``,
 #: which read like a real value ``other`` of the column); a monitored or reference label spelled
 #: the same gets more parentheses (:meth:`FairnessConfig.group_labels`).
 OTHER = "(neither group)"
