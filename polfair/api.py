@@ -29,6 +29,7 @@ from polfair.core.proba import DEFAULT_TOLERANCE, check_proba_options
 from polfair.core.proba_cells import cell_table as proba_cell_table
 from polfair.core.proba_cells import expand_codes
 from polfair.core.report import report_batches, report_from_counts
+from polfair.core.request import STATISTICS_KEYWORDS, AuditRequest
 from polfair.core.run_metadata import attach_request, with_run_metadata
 from polfair.core.spec import Spec, build_spec
 from polfair.core.values import check_option_types
@@ -499,16 +500,18 @@ def fairness_report(
     │ m     ┆ 0.666667 ┆ m               ┆ 0.0        ┆ 1.0   │
     └───────┴──────────┴─────────────────┴────────────┴───────┘
     """
-    options = {k: v for k, v in locals().items() if k not in ("data", "shape", "run_metadata")}
-    prep = _prepare(data, options, shape, run_metadata)
-    report = report_from_counts(prep.cells, by=prep.spec.by, **prep.statistics, **prep.common)
-    if prep.bucketed is not None and prep.statistics["ci"] is not None:  # cluster-robust intervals on the group rows
+    request = AuditRequest.of(**{k: v for k, v in locals().items() if k not in ("data", "shape", "run_metadata")})
+    _check_shape(shape, run_metadata)
+    prep = _prepare(data, request)
+    run = prep.run
+    report = report_from_counts(prep.cells, by=prep.spec.by, **run.statistics(), **prep.common)
+    if prep.bucketed is not None and run.ci is not None:  # cluster-robust intervals on the group rows
         report = jackknife_report_intervals(
             report, prep.bucketed, lambda table, keys: report_from_counts(table, by=keys, **prep.common),
-            by=list(prep.spec.by), ci=prep.statistics["ci"], p_adjust_method=prep.statistics["p_adjust"],
+            by=list(prep.spec.by), ci=run.ci, p_adjust_method=run.p_adjust,
         )  # fmt: skip
     report = prep.plan.finish(report)
-    return attach_request(_shape_and_stamp(report, shape, run_metadata, options), prep.request)
+    return attach_request(_shape_and_stamp(report, shape, run_metadata, prep.hashed), prep.provenance)
 
 
 def fairness_report_batches(data: Any, *, batch_rows: int = 250_000, **kwargs: Any) -> Iterator[pl.DataFrame]:
@@ -559,17 +562,20 @@ def fairness_report_batches(data: Any, *, batch_rows: int = 250_000, **kwargs: A
         fixed.setdefault("run_id", uuid.uuid4().hex)
         fixed.setdefault("run_at", dt.datetime.now(dt.UTC))
         run_metadata = fixed
-    prep = _prepare(data, args, shape, run_metadata)
+    request = AuditRequest.of(**args)
+    _check_shape(shape, run_metadata)
+    prep = _prepare(data, request)
     plan = prep.plan
     # a config's monitored groups are checked (and warned about) on the whole report
-    whole = (shape != "long" or (prep.bucketed is not None and prep.statistics["ci"] is not None) or plan.metrics
+    whole = (shape != "long" or (prep.bucketed is not None and prep.run.ci is not None) or plan.metrics
              or plan.thresholds is not None or plan.statistics.get("min_group_size") is not None
              or (plan.config is not None and bool(plan.config.monitored)))  # fmt: skip
     if whole:
         yield fairness_report(data, **kwargs)
         return
-    for batch in report_batches(prep.cells, by=prep.spec.by, batch_rows=batch_rows, **prep.statistics, **prep.common):
-        yield attach_request(_shape_and_stamp(plan.finish(batch), shape, run_metadata, args), prep.request)
+    for batch in report_batches(prep.cells, by=prep.spec.by, batch_rows=batch_rows, **prep.run.statistics(),
+                                **prep.common):  # fmt: skip
+        yield attach_request(_shape_and_stamp(plan.finish(batch), shape, run_metadata, prep.hashed), prep.provenance)
 
 
 class _Prepared(NamedTuple):
@@ -577,55 +583,38 @@ class _Prepared(NamedTuple):
     spec: Any
     cells: pl.DataFrame
     bucketed: pl.DataFrame | None
-    statistics: dict[str, Any]
+    #: The request in effect (config merged): what every stage after the pass reads.
+    run: AuditRequest
+    #: The core report's layout arguments (:func:`polfair.core.report.report_from_counts`).
     common: dict[str, Any]
-    request: dict[str, Any]
+    #: The report's provenance (:func:`polfair.core.run_metadata.attach_request`), JSON-able.
+    provenance: dict[str, Any]
+    #: The options the run metadata's config hash reads (:meth:`AuditRequest.hashed`).
+    hashed: dict[str, Any]
 
 
-def _prepare(data: Any, options: dict[str, Any], shape: Any, run_metadata: Any) -> _Prepared:
-    """Check the options, resolve the monitoring plan and run the pass: the cell table and the report's arguments."""
-    o = options
-    if o["band"] is None:
-        options.pop("band")  # not given: the config hash of calls before the option is unchanged
-    if o["protected_proba"] is None:  # likewise
-        check_proba_options(None, options.pop("proba_assignment"), options.pop("proba_tolerance"))
-        options.pop("protected_proba")
-    _check_shape(shape, run_metadata)
-    # a mapping of metrics defines user metrics (polfair.core.user_metrics); a list: groupwise metrics
-    metrics = o["metrics"]
-    user_metrics = metrics if isinstance(metrics, Mapping) else None
-    if user_metrics is not None:
-        metrics = None
-        options["metrics"] = sorted(user_metrics)  # hashable names for the run metadata; the checks below skip it
-    check_option_types({k: v for k, v in options.items() if not (k == "threshold" and v is None)})
-    _check_significance(o["significance"])
+def _prepare(data: Any, request: AuditRequest) -> _Prepared:
+    """Resolve the monitoring plan (the config) into the request and run the pass: the cell table and the report's arguments."""
+    r = request
     plan = plan_report(
-        data, config=o["config"], y_true=o["y_true"], y_pred=o["y_pred"], y_score=o["y_score"], weight=o["weight"],
-        by=o["by"], protected=o["protected"], favorable=o["favorable"], privileged=o["privileged"],
-        intersections=o["intersections"], thresholds=o["thresholds"], min_sample_size=o["min_sample_size"],
-        max_sample_size=o["max_sample_size"], metrics=metrics, statistics=_given_statistics(options),
-        band=o.get("band"), estimated=o.get("protected_proba") is not None, threshold=o["threshold"],
-        score_label=o["score_label"],
+        data, config=r.config, y_true=r.y_true, y_pred=r.y_pred, y_score=r.y_score, weight=r.weight, by=r.by,
+        protected=r.protected, favorable=r.favorable, privileged=r.privileged, intersections=r.intersections,
+        thresholds=r.thresholds, min_sample_size=r.min_sample_size, max_sample_size=r.max_sample_size,
+        metrics=r.groupwise_metrics, statistics=r.given_statistics(), band=r.band,
+        estimated=r.protected_proba is not None, threshold=r.threshold, score_label=r.score_label,
     )  # fmt: skip
-    o["threshold"] = plan.threshold  # the one in effect (keyword, config or 0.5): what the config hash reads
-    stats = significance_as_level({**_STATISTICS_DEFAULTS, **plan.statistics}, plan.statistics)
-    kwargs = dict(y_true=plan.y_true, y_pred=plan.y_pred, y_score=plan.y_score, threshold=plan.threshold,
-                  protected=plan.protected, favorable=plan.favorable, unfavorable=o["unfavorable"],
-                  weight=plan.weight, by=plan.by, score_label=plan.score_label)  # fmt: skip
-    kwargs["exact_sums"] = bool(stats["exact_sums"])
-    if o.get("protected_proba") is not None:
-        kwargs |= {k: o[k] for k in ("protected_proba", "proba_assignment", "proba_tolerance")}
-    if stats["cluster"] is not None:
-        kwargs |= {"cluster": stats["cluster"], "n_buckets": stats["n_buckets"]}
-    on_missing, engine, allow_many_groups = o["on_missing"], o["engine"], o["allow_many_groups"]
+    defaults = {k: getattr(AuditRequest, k) for k in STATISTICS_KEYWORDS}
+    stats = significance_as_level({**defaults, **plan.statistics}, plan.statistics)
+    run = r.resolved(plan, stats)  # every option in effect, read by name from here on
     spec: Spec
     if is_foreign(plan.data):  # Spark, DuckDB, ...: the pass runs in that engine, the rest here
-        codes, spec = foreign_code_table(plan.data, **kwargs)
-        cells = collect_cells(spec, on_missing=on_missing, engine=engine, codes=codes,
-                              allow_many_groups=allow_many_groups)
+        codes, spec = foreign_code_table(plan.data, **run.pass_keywords())
+        cells = collect_cells(spec, on_missing=run.on_missing, engine=run.engine, codes=codes,
+                              allow_many_groups=run.allow_many_groups)  # fmt: skip
     else:
-        spec = build_spec(plan.data, **kwargs, allow_many_groups=allow_many_groups)
-        cells = collect_cells(spec, on_missing=on_missing, engine=engine, allow_many_groups=allow_many_groups)
+        spec = build_spec(plan.data, **run.pass_keywords(), allow_many_groups=run.allow_many_groups)
+        cells = collect_cells(spec, on_missing=run.on_missing, engine=run.engine,
+                              allow_many_groups=run.allow_many_groups)  # fmt: skip
     cells = plan.group_cells(cells)  # a config's monitored/reference values: checked, then labelled
     bucketed = cells if BUCKET in cells.columns else None
     if bucketed is not None:  # cluster=: the core report reads the table without buckets
@@ -634,46 +623,17 @@ def _prepare(data: Any, options: dict[str, Any], shape: Any, run_metadata: Any) 
     for text in alarms:
         warnings.warn(text, PolarityWarning, stacklevel=3)
     common: dict[str, Any] = dict(
-        protected=spec.keys, has_predictions=spec.has_predictions, privileged=plan.privileged,
-        reference=o["reference"], intersections=plan.intersections, alpha=o["alpha"],
-        concentration=o["concentration"], weighted=spec.weighted, metrics=user_metrics,
+        protected=spec.keys, has_predictions=spec.has_predictions, privileged=run.privileged,
+        reference=run.reference, intersections=run.intersections, alpha=run.alpha,
+        concentration=run.concentration, weighted=spec.weighted, metrics=run.user_metrics,
     )  # fmt: skip
-    statistics = {"ci": stats["ci"], "ci_method": o["ci_method"], "n_boot": stats["n_boot"], "seed": stats["seed"],
-                  "p_adjust": stats["p_adjust"]}  # fmt: skip
-    request = plan.request(threshold=plan.threshold, unfavorable=o["unfavorable"], reference=o["reference"],
-                           stats=stats, config=o["config"])  # fmt: skip
+    provenance = plan.request(threshold=run.threshold, unfavorable=run.unfavorable, reference=run.reference,
+                              stats=stats, config=run.config)  # fmt: skip
     if spec.proba is not None:  # the provenance says which groups are estimated, and how
-        request["protected_proba"] = spec.proba.describe()
+        provenance["protected_proba"] = spec.proba.describe()
     if alarms:
-        request["polarity_warnings"] = alarms
-    return _Prepared(plan, spec, cells, bucketed, statistics, common, request)
-
-
-#: The statistics keywords of ``fairness_report`` a config's ``[statistics]`` table may set, with
-#: their defaults (a keyword given with another value wins over the config).
-_STATISTICS_KEYWORDS = ("ci", "n_boot", "seed", "cluster", "n_buckets", "p_adjust", "significance", "min_group_size",
-                        "exact_sums")
-_STATISTICS_DEFAULTS: dict[str, Any] = {
-    k: v.default for k, v in inspect.signature(fairness_report).parameters.items() if k in _STATISTICS_KEYWORDS
-}
-
-
-def _given_statistics(options: Mapping[str, Any]) -> dict[str, Any]:
-    """The statistics keywords given with a non-default value (these win over a config's table)."""
-    return {
-        k: options[k] for k in _STATISTICS_KEYWORDS
-        if not (options[k] is _STATISTICS_DEFAULTS[k] or (
-            not isinstance(options[k], pl.Expr) and options[k] == _STATISTICS_DEFAULTS[k]))
-    }  # fmt: skip
-
-
-def _check_significance(significance: Any) -> None:
-    ok = significance is None or (
-        isinstance(significance, (int, float)) and not isinstance(significance, bool) and 0 < significance < 1
-    )
-    if not ok:
-        msg = f"significance must be a level in (0, 1) such as 0.05, or None; got {significance!r}"
-        raise PolfairError(msg)
+        provenance["polarity_warnings"] = alarms
+    return _Prepared(plan, spec, cells, bucketed, run, common, provenance, r.hashed(threshold=run.threshold))
 
 
 def _sum_buckets(cells: pl.DataFrame) -> pl.DataFrame:

@@ -1,0 +1,201 @@
+"""The request of an audit: one typed, frozen object built once from a call's keywords.
+
+:func:`polfair.fairness_report` (and :func:`polfair.fairness_report_batches`) turn their keywords
+into an :class:`AuditRequest` at the door; the config is merged into it once
+(:meth:`AuditRequest.resolved`, after :func:`polfair.monitor.plan.plan_report`), and from there every
+stage reads an option by its name (``request.weight``, ``request.ci``), not from a dict of strings:
+the pass (:meth:`AuditRequest.pass_keywords` names exactly what :func:`polfair.core.spec.build_spec`
+takes), the statistics (:meth:`AuditRequest.statistics`) and the run metadata's config hash
+(:meth:`AuditRequest.hashed`). The CLI builds its keywords into the same object before the pass
+(:meth:`AuditRequest.of`), so a misspelt or mistyped option fails before any data is read.
+
+The fields are ``fairness_report``'s keywords with its defaults (a test keeps the two equal).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from polfair.core._typing import IntoExpr, OnMissing, Reference
+from polfair.core.proba import DEFAULT_TOLERANCE, check_proba_options
+from polfair.core.values import check_option_types
+from polfair.exceptions import PolfairError
+
+__all__ = ["STATISTICS_KEYWORDS", "AuditRequest"]
+
+#: The statistics keywords a config's ``[statistics]`` table may set (a keyword given with another
+#: value than its default wins over the config).
+STATISTICS_KEYWORDS = ("ci", "n_boot", "seed", "cluster", "n_buckets", "p_adjust", "significance", "min_group_size",
+                       "exact_sums")  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class AuditRequest:
+    """The options of one audit (``fairness_report``'s keywords), validated once, read by name.
+
+    Frozen: a stage that resolves an option (the config's values, the statistics in effect) makes a
+    new request with :func:`dataclasses.replace` (:meth:`resolved`), so the request a report says it
+    answers (its provenance and config hash) is the one that ran. ``eq=False``: options may be Polars
+    expressions, which do not compare to booleans.
+
+    Examples
+    --------
+    >>> r = AuditRequest.of(y_true="y", y_pred="p", protected="g", weight="w")
+    >>> r.weight, r.ci, r.pass_keywords()["weight"]
+    ('w', 0.95, 'w')
+    >>> AuditRequest.of(significance=2.0)
+    Traceback (most recent call last):
+    ...
+    polfair.exceptions.PolfairError: significance must be a level in (0, 1) such as 0.05, or None; got 2.0
+    """
+
+    y_true: IntoExpr | None = None
+    y_pred: IntoExpr | None = None
+    y_score: IntoExpr | None = None
+    threshold: float | None = None
+    protected: IntoExpr | Sequence[IntoExpr] | None = None
+    favorable: Any = 1
+    unfavorable: Any = None
+    score_label: Any = None
+    privileged: Mapping[str, Any] | None = None
+    reference: Reference | None = None
+    weight: IntoExpr | None = None
+    by: IntoExpr | Sequence[IntoExpr] | None = None
+    intersections: int | Literal["all"] | Sequence[Sequence[str]] | None = None
+    alpha: float = 2.0
+    concentration: float = 1.0
+    on_missing: OnMissing = "warn"
+    engine: str = "streaming"
+    thresholds: Mapping[str, Any] | str | None = None
+    min_sample_size: int | None = None
+    max_sample_size: int | None = None
+    config: Any = None
+    metrics: Sequence[Any] | Mapping[str, Any] | None = None
+    allow_many_groups: bool = False
+    ci: float | None = 0.95
+    ci_method: Literal["auto"] = "auto"
+    n_boot: int = 200
+    seed: int = 0
+    p_adjust: Literal["bh", "by", "holm"] | None = "bh"
+    cluster: IntoExpr | None = None
+    n_buckets: int = 20
+    significance: float | None = None
+    min_group_size: int | None = None
+    exact_sums: bool = False
+    band: Literal["both", "harm"] | None = None
+    protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None = None
+    proba_assignment: Literal["weighted", "argmax"] = "weighted"
+    proba_tolerance: float = DEFAULT_TOLERANCE
+
+    @classmethod
+    def of(cls, **options: Any) -> AuditRequest:
+        """The request of these keywords, checked: unknown names, types and ranges raise here.
+
+        Raises
+        ------
+        PolfairError
+            An unknown option (with the close name), or ``significance`` outside (0, 1).
+        TypeError
+            A value of the wrong type (:func:`polfair.core.values.check_option_types`).
+        """
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(options) - names)
+        if unknown:
+            import difflib
+
+            hints = {u: difflib.get_close_matches(u, sorted(names), n=1) for u in unknown}
+            said = ", ".join(f"{u!r}" + (f" (did you mean {h[0]!r}?)" if h else "") for u, h in hints.items())
+            msg = f"fairness_report got unknown option(s) {said}"
+            raise PolfairError(msg)
+        request = cls(**options)
+        request.check()
+        return request
+
+    def check(self) -> None:
+        """Check every option's type and range once (the pass then trusts them)."""
+        if self.protected_proba is None:
+            check_proba_options(None, self.proba_assignment, self.proba_tolerance)
+        check_option_types({k: v for k, v in self.hashed().items() if not (k == "threshold" and v is None)})
+        s = self.significance
+        if not (s is None or (isinstance(s, (int, float)) and not isinstance(s, bool) and 0 < s < 1)):
+            msg = f"significance must be a level in (0, 1) such as 0.05, or None; got {s!r}"
+            raise PolfairError(msg)
+
+    @property
+    def user_metrics(self) -> Mapping[str, Any] | None:
+        """A mapping of ``metrics``: metrics the user defines (:mod:`polfair.core.user_metrics`)."""
+        return self.metrics if isinstance(self.metrics, Mapping) else None
+
+    @property
+    def groupwise_metrics(self) -> Sequence[Any] | None:
+        """A list of ``metrics``: groupwise metrics (yardstick's, added by the monitor)."""
+        return None if isinstance(self.metrics, Mapping) else self.metrics
+
+    def given_statistics(self) -> dict[str, Any]:
+        """The statistics keywords given with another value than their default (these win over a config's)."""
+        defaults = {f.name: f.default for f in dataclasses.fields(self)}
+        out = {}
+        for k in STATISTICS_KEYWORDS:
+            v = getattr(self, k)
+            same = v is defaults[k] or (not _is_expr(v) and v == defaults[k])
+            if not same:
+                out[k] = v
+        return out
+
+    def resolved(self, plan: Any, stats: Mapping[str, Any]) -> AuditRequest:
+        """The request with the config merged (``plan``: a :class:`polfair.monitor.plan.ReportPlan`) and
+        the statistics in effect (``stats``: defaults, config, keywords).
+        """
+        return dataclasses.replace(
+            self, y_true=plan.y_true, y_pred=plan.y_pred, y_score=plan.y_score, threshold=plan.threshold,
+            protected=plan.protected, favorable=plan.favorable, weight=plan.weight, by=plan.by,
+            score_label=plan.score_label, privileged=plan.privileged, intersections=plan.intersections,
+            ci=stats["ci"], n_boot=stats["n_boot"], seed=stats["seed"], p_adjust=stats["p_adjust"],
+            cluster=stats["cluster"], n_buckets=stats["n_buckets"], min_group_size=stats["min_group_size"],
+            exact_sums=bool(stats["exact_sums"]),
+        )  # fmt: skip
+
+    def pass_keywords(self) -> dict[str, Any]:
+        """What the one pass takes (:func:`polfair.core.spec.build_spec`,
+        :func:`polfair.engines.narwhals.foreign_code_table`), by name.
+        """
+        out = dict(y_true=self.y_true, y_pred=self.y_pred, y_score=self.y_score, threshold=self.threshold,
+                   protected=self.protected, favorable=self.favorable, unfavorable=self.unfavorable,
+                   weight=self.weight, by=self.by, score_label=self.score_label,
+                   exact_sums=self.exact_sums)  # fmt: skip
+        if self.protected_proba is not None:
+            out |= {"protected_proba": self.protected_proba, "proba_assignment": self.proba_assignment,
+                    "proba_tolerance": self.proba_tolerance}  # fmt: skip
+        if self.cluster is not None:
+            out |= {"cluster": self.cluster, "n_buckets": self.n_buckets}
+        return out
+
+    def statistics(self) -> dict[str, Any]:
+        """The interval keywords of :func:`polfair.core.report.report_from_counts`."""
+        return {"ci": self.ci, "ci_method": self.ci_method, "n_boot": self.n_boot, "seed": self.seed,
+                "p_adjust": self.p_adjust}  # fmt: skip
+
+    def hashed(self, threshold: float | None = None) -> dict[str, Any]:
+        """The options as the run metadata's config hash reads them (:func:`polfair.core.run_metadata.config_hash`).
+
+        Every option, except those that did not exist before an option was added and were left
+        at their default (``band``, the ``protected_proba`` options), so a call without them keeps
+        its hash; user metrics by name; ``threshold`` the one in effect when given.
+        """
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        if self.band is None:
+            del out["band"]
+        if self.protected_proba is None:
+            for k in ("protected_proba", "proba_assignment", "proba_tolerance"):
+                del out[k]
+        if self.user_metrics is not None:
+            out["metrics"] = sorted(self.user_metrics)
+        if threshold is not None:
+            out["threshold"] = threshold
+        return out
+
+
+def _is_expr(value: Any) -> bool:
+    return type(value).__module__.startswith("polars") and type(value).__name__ == "Expr"
