@@ -242,12 +242,12 @@ def test_the_fairlearn_facade_reads_y_pred_as_fairlearn_does(loans: pl.DataFrame
 
     approved = loans.with_columns(approved=pl.col("p_approve") >= 0.5)
     y, p, g = (approved[c].to_numpy() for c in ("deny", "approved", "race"))
-    for pos in (0, 1):
-        got = approved.select(pfx.demographic_parity_difference("deny", "approved", sensitive_features="race",
-                                                                pos_label=pos)).item()  # fmt: skip
+    for pos in (0, 1):  # a ratio: an inverted reading changes it (a difference would not)
+        got = approved.select(pfx.demographic_parity_ratio("deny", "approved", sensitive_features="race",
+                                                           pos_label=pos)).item()  # fmt: skip
         frame = fm.MetricFrame(metrics=lambda a, b: fm.selection_rate(a, b, pos_label=pos), y_true=y, y_pred=p,
                                sensitive_features=g)  # fmt: skip
-        assert got == pytest.approx(frame.difference(method="between_groups"), abs=1e-12)
+        assert got == pytest.approx(frame.ratio(method="between_groups"), abs=1e-12)
 
 
 def test_duckdb_follows_the_same_rule(loans: pl.DataFrame, approval: dict[str, float]) -> None:

@@ -55,9 +55,15 @@ def test_summarize_refuses_what_it_cannot_summarise(frame: pl.DataFrame) -> None
 def test_the_regression_summary_keeps_every_digit(frame: pl.DataFrame) -> None:
     reg = pf.regression_report(frame, y_true="salary", y_pred="pred_salary", protected="g", privileged={"g": "a"})
     text = pf.summarize(reg)
-    table = reg.filter(pl.col("group").is_not_null(), attribute="g", metric="mean_prediction").select("group", "value")
-    for group, value in table.iter_rows():
-        assert value > 90_000 and f" {value:.2f} " in text, (group, value)  # 100,000s: no digit cut by a fixed width
+    rows = reg.filter(pl.col("group").is_not_null(), attribute="g")
+    for metric, digits in (("mean_outcome", 2), ("mean_prediction", 2), ("mean_absolute_error", 2),
+                           ("root_mean_squared_error", 2), ("r2_score", 3), ("ks_distance", 3)):  # fmt: skip
+        for group, value in rows.filter(metric=metric).select("group", "value").iter_rows():
+            if value is None:  # KS of the reference group
+                continue
+            assert f" {value:.{digits}f}" in text, (metric, group, value)  # 100,000s: no digit cut, no column lost
+    table = [line for line in text.splitlines() if line.startswith(("group ", "a ", "b ", "c "))][:4]
+    assert len({len(line.rstrip("–").rstrip()) for line in table[1:]} | {len(table[0])}) <= 2  # columns line up
     assert max(len(line) for line in text.splitlines()) <= 100
 
 
