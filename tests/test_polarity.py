@@ -245,7 +245,7 @@ def test_the_fairlearn_facade_reads_y_pred_as_fairlearn_does(loans: pl.DataFrame
     for pos in (0, 1):  # a ratio: an inverted reading changes it (a difference would not)
         got = approved.select(pfx.demographic_parity_ratio("deny", "approved", sensitive_features="race",
                                                            pos_label=pos)).item()  # fmt: skip
-        frame = fm.MetricFrame(metrics=lambda a, b: fm.selection_rate(a, b, pos_label=pos), y_true=y, y_pred=p,
+        frame = fm.MetricFrame(metrics=lambda a, b, pos=pos: fm.selection_rate(a, b, pos_label=pos), y_true=y, y_pred=p,
                                sensitive_features=g)  # fmt: skip
         assert got == pytest.approx(frame.ratio(method="between_groups"), abs=1e-12)
 
