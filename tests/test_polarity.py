@@ -217,3 +217,54 @@ def test_the_four_outputs_agree(loans: pl.DataFrame, tmp_path: Path) -> None:
     text = pf.summarize(judged)
     assert len(re.findall(r"[\d\]]!", text)) == len(flagged)  # one mark per violation (every group is shown)
     assert cli_main([*cli, "--thresholds", "four_fifths"]) == 1
+
+
+# ---- the alarm on the page; the fairlearn facade's reading -----------------------------------------
+
+
+def test_the_page_shows_the_polarity_warning(loans: pl.DataFrame) -> None:
+    pytest.importorskip("jinja2")
+    with pytest.warns(PolarityWarning) as rec:
+        inverted = audit(loans, y_pred=(pl.col("p_approve") >= 0.5).cast(pl.Int8))  # 1 = approved: inverted
+    page = pf.to_html(inverted)
+    assert 'id="pf-polarity"' in page and "look inverted relative to the favorable outcome" in page
+    from markupsafe import escape  # jinja's escaping
+
+    assert str(escape(str(rec[0].message))) in page  # the warning itself, word for word
+    right = audit(loans, y_pred=(pl.col("p_deny") >= 0.5).cast(pl.Int8))
+    assert 'id="pf-polarity"' not in pf.to_html(right)
+
+
+def test_the_fairlearn_facade_reads_y_pred_as_fairlearn_does(loans: pl.DataFrame) -> None:
+    # fairlearn compares y_pred == pos_label (scikit-learn's reading: True == 1): the facade is fairlearn's
+    fm = pytest.importorskip("fairlearn.metrics")
+    import polfair.compat.fairlearn as pfx
+
+    approved = loans.with_columns(approved=pl.col("p_approve") >= 0.5)
+    y, p, g = (approved[c].to_numpy() for c in ("deny", "approved", "race"))
+    for pos in (0, 1):  # a ratio: an inverted reading changes it (a difference would not)
+        got = approved.select(pfx.demographic_parity_ratio("deny", "approved", sensitive_features="race",
+                                                           pos_label=pos)).item()  # fmt: skip
+        frame = fm.MetricFrame(metrics=lambda a, b, pos=pos: fm.selection_rate(a, b, pos_label=pos), y_true=y, y_pred=p,
+                               sensitive_features=g)  # fmt: skip
+        assert got == pytest.approx(frame.ratio(method="between_groups"), abs=1e-12)
+
+
+def test_duckdb_follows_the_same_rule(loans: pl.DataFrame, approval: dict[str, float]) -> None:
+    duckdb = pytest.importorskip("duckdb")
+    con = duckdb.connect()
+    rel = con.from_arrow(loans.with_columns(approved=pl.col("p_approve") >= 0.5).to_arrow())
+    kw = {"y_true": "deny", "protected": "race", "favorable": 0, "ci": None}
+    for output, fix in (({"y_score": "p_deny"}, 1), ({"y_pred": "approved"}, 0)):
+        with pytest.raises(PolarityError, match="score_label=0 .*score_label=1"):
+            pf.fairness_report(rel, **output, **kw)
+        assert rates(pf.fairness_report(rel, **output, **kw, score_label=fix)) == pytest.approx(approval, abs=1e-12)
+    with pytest.raises(PolarityError, match="favorable=True"):
+        pf.adverse_impact(rel, y_pred="approved", protected="race", favorable=0)
+    with pytest.warns(PolarityWarning, match="mean score"):
+        pf.score_report(rel, y_true="deny", y_score="p_deny", protected="race", favorable=0, score_label=0, ci=None)
+    yes_no = con.from_arrow(loans.with_columns(
+        approved=pl.when(pl.col("deny") == 0).then(pl.lit("yes")).otherwise(pl.lit("no"))).to_arrow())
+    with pytest.warns(ReferenceWarning, match=r"favorable='No': 'No' does not occur in column 'approved' "
+                                              r"\(values: 'no', 'yes'\)"):  # fmt: skip
+        pf.fairness_report(yes_no, y_true="approved", protected="race", favorable="No", ci=None)

@@ -217,7 +217,8 @@ def summarize_adverse_impact(report: pl.DataFrame, *, max_groups: int = 30) -> s
         if part.height > max_groups:
             lines.append(f"... and {part.height - max_groups:,} more groups")
     lines += ["", "impact = the group's selection rate / the highest compared group's; 4/5: the EEOC four-fifths",
-              "rule (29 CFR 1607.4(D)); p (z): two-standard-deviation test; shortfall: expected minus actual selections."]
+              "rule (29 CFR 1607.4(D)); p (z): two-standard-deviation test; shortfall: expected minus actual",
+              "selections."]
     return "\n".join(lines)
 
 

@@ -23,6 +23,9 @@ Semantics follow fairlearn 0.15 (``fairlearn.metrics``), with these deliberate d
 * **Labels.** ``pos_label`` (default ``1``) is the positive class; every other value is negative
   (fairlearn's rates insist on at most two distinct labels). ``pos_label`` must have the column's
   type (``pos_label="yes"`` for string labels), else Polars raises when the query runs.
+  ``y_pred`` is compared as fairlearn compares it, ``y_pred == pos_label``: a Boolean ``y_pred``
+  is True == 1 (scikit-learn's reading), so with ``pos_label=0`` False is the positive class, as in
+  fairlearn (polfair's own doors ask for ``score_label`` there: ``docs/contract.md#polarity``).
 * **Multiclass.** :func:`demographic_parity_difference` with ``pos_label=None`` compares every
   class, as pytorch-ignite's ``DemographicParityDifference`` does (fairlearn raises).
 
