@@ -301,9 +301,20 @@ class PolarsFrame:
         return fetch_examples(self.lf, pl, c, lambda q: q.collect())
 
     def aggregate(
-        self, columns: Mapping[str, Any], group: Sequence[str], aggs: Callable[[Any], list[Any]], engine: str = "auto"
+        self,
+        columns: Mapping[str, Any],
+        group: Sequence[str],
+        aggs: Callable[[Any], list[Any]],
+        engine: str = "auto",
+        stages: Callable[[Any, list[str]], list[Mapping[str, Any]]] | None = None,
     ) -> pl.DataFrame:
-        """``select(columns).group_by(group).agg(aggs(pl))``, collected (the pass)."""
+        """``select(columns).group_by(group).agg(aggs(pl))``, collected (the pass).
+
+        ``stages(ns, group)``: ``with_columns`` steps between the select and the ``group_by``
+        (window functions over ``group``, e.g. a cell's mean), each a mapping name -> expression.
+        """
         planned = self.lf.select([e.alias(n) for n, e in columns.items()])
+        for stage in stages(pl, list(group)) if stages else []:
+            planned = planned.with_columns([e.alias(n) for n, e in stage.items()])
         out = planned.group_by(list(group)).agg(aggs(pl)) if group else planned.select(aggs(pl))
         return out.collect(engine=engine)  # type: ignore[call-overload]

@@ -205,16 +205,25 @@ class ForeignFrame:
         return planned, [inner[g] for g in group], {v: k for k, v in inner.items() if v != k}
 
     def aggregate(
-        self, columns: Mapping[str, Any], group: Sequence[str], aggs: Callable[[Any], list[Any]], engine: str = "auto"
+        self,
+        columns: Mapping[str, Any],
+        group: Sequence[str],
+        aggs: Callable[[Any], list[Any]],
+        engine: str = "auto",
+        stages: Callable[[Any, list[str]], list[Mapping[str, Any]]] | None = None,
     ) -> pl.DataFrame:
         """``select(columns).group_by(group).agg(aggs(nw))`` in the frame's engine, collected to Polars.
 
         Output names that are not polfair's internal ``__pf_*`` ones (the user's key names, which may
-        hold dots) are renamed for the engine and back on the small result. ``aggs`` refers to
-        internal names only. ``engine`` (a Polars engine name) is ignored.
+        hold dots) are renamed for the engine and back on the small result. ``aggs`` and ``stages``
+        (``with_columns`` steps before the ``group_by``, given the engine's names of the group
+        columns for their windows) refer to internal names only. ``engine`` (a Polars engine name)
+        is ignored.
         """
         del engine
         planned, keys, back = self.plan(columns, group, aggs)
+        for stage in stages(self.eng.ns, keys) if stages else []:
+            planned = planned.with_columns(**dict(stage))
         table = planned.group_by(*keys).agg(*aggs(self.eng.ns)) if keys else planned.select(*aggs(self.eng.ns))
         native = table.collect(backend="polars").to_native()
         return native.rename({k: v for k, v in back.items() if k in native.columns})
