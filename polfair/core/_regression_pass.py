@@ -19,7 +19,7 @@ import polars as pl
 from polfair.core import contract as ct
 from polfair.core._args import mergeable_tables
 from polfair.core._regression_moments import MOMENT_COLUMNS, QUANTITIES, combine, common_units, unit_exponent
-from polfair.core.collect import check_cardinality
+from polfair.core.collect import check_cardinality, check_not_empty
 from polfair.exceptions import InvalidInputError, PolfairError
 
 __all__ = [
@@ -263,7 +263,7 @@ def regression_pass(
     Raises
     ------
     InvalidInputError
-        The contract's errors (a non-numeric role, infinite values, negative weights, missing
+        No input row; the contract's errors (a non-numeric role, infinite values, negative weights, missing
         values under ``on_missing="raise"``, too many groups), naming the column, the count and
         example values; squared errors whose mean overflows Float64 (naming ``y_true`` and
         ``y_pred``); a sum of weights that overflows Float64 (naming the weight).
@@ -321,6 +321,7 @@ def regression_pass(
     total = int(out["__pf_n"].sum() or 0)
     problems = ct.code_problems(out)
     if check:
+        check_not_empty(total)
         ct.check_problems(problems, roles, total=total, on_missing=on_missing, examples=frame.examples,
                           excluded_from="counted in n_missing and left out of every metric", stacklevel=5)  # fmt: skip
     if not allow_many_groups:

@@ -43,6 +43,7 @@ from polfair.core._regression_stats import (
     value_limits,
     welch_test,
 )
+from polfair.core.collect import check_not_empty
 from polfair.core.report import (
     GROUP_KEY,
     SEPARATOR,
@@ -52,11 +53,12 @@ from polfair.core.report import (
     check_reference,
     group_label,
     value_label,
+    warn_absent_privileged,
 )
 from polfair.core.values import coerce_values, match_values
 from polfair.exceptions import InvalidInputError, PolfairError
 
-__all__ = ["attach_regression_cells", "regression_cells_of", "regression_report_from_cells"]
+__all__ = ["attach_regression_cells", "regression_cells_of", "regression_report_from_cells", "report_rows"]
 
 _F64 = pl.Float64
 
@@ -124,6 +126,14 @@ def regression_report_from_cells(
     ------
     PolfairError
         Not a regression cell table, bad ``reference``/``privileged``/``intersections``/``ci``.
+    InvalidInputError
+        A value that does not fit Float64 in the data's units.
+
+    Warns
+    -----
+    ReferenceWarning
+        A ``privileged`` value found in no cell (a misspelling or another dtype): its comparisons
+        would be null (the check of :func:`polfair.fairness_report`).
 
     Examples
     --------
@@ -135,6 +145,25 @@ def regression_report_from_cells(
     >>> rep.filter(group="b", metric="mean_absolute_error").select("value", "difference").row(0)
     (0.5, 0.16666666666666669)
     """
+    return report_rows(cells, protected=protected, by=by, privileged=privileged, reference=reference,
+                       intersections=intersections, ci=ci, p_adjust=p_adjust, stacklevel=5)  # fmt: skip
+
+
+def report_rows(
+    cells: pl.DataFrame | pl.LazyFrame,
+    *,
+    protected: str | Sequence[str],
+    by: str | Sequence[str] | None = (),
+    privileged: Mapping[str, Any] | None = None,
+    reference: Literal["privileged", "largest", "overall"] | None = None,
+    intersections: Intersections = None,
+    ci: float | None = 0.95,
+    p_adjust: Literal["bh", "by", "holm"] | None = "bh",
+    stacklevel: int = 4,
+) -> pl.DataFrame:
+    """:func:`regression_report_from_cells`, for the doors that call it for their user
+    (``stacklevel`` of the warnings: 4 names the caller of the door that calls this).
+    """
     keys, by_n = [str(k) for k in as_list(protected)], [str(b) for b in as_list(by)]
     check_reference(reference)
     if reference == "best":
@@ -145,6 +174,7 @@ def regression_report_from_cells(
     method = iv.check_p_adjust(p_adjust)
     table = cells.collect() if isinstance(cells, pl.LazyFrame) else cells
     check_regression_cells(table, [*by_n, *keys])
+    check_not_empty(int(table.select(pl.sum_horizontal(pl.col("n", "n_missing", "n_invalid").sum())).item() or 0))
     privileged = dict(privileged or {})
     for k in privileged:
         if k not in keys:
@@ -157,6 +187,7 @@ def regression_report_from_cells(
     if not by_n:
         table = table.with_columns(pl.lit(0, pl.Int8).alias(_ALL))
     typed = {a: coerce_values(privileged[a], schema[a], option="privileged", column=a) for a in privileged}
+    warn_absent_privileged(table.lazy(), schema, typed, stacklevel=stacklevel)
     sets = attribute_sets(keys, intersections)
     weighted = bool(table.select((pl.col("w") != pl.col("w2")).any()).item())
     ctx = _Context(table, keys, ib, sets, schema, typed, reference, level, weighted, method)

@@ -132,6 +132,7 @@ __all__ = [
     "report_batches",
     "report_from_counts",
     "value_label",
+    "warn_absent_privileged",
 ]
 
 #: The report's core columns after the ``by`` columns, in order (``n_groups``, ``excluded_groups``
@@ -515,7 +516,7 @@ class _Prepared:
                  weighted: bool | None, metrics: Mapping[str, Any] | None = None) -> None:  # fmt: skip
         keys, by = cast("list[str]", as_list(protected)), cast("list[str]", as_list(by))  # a name, a list, None
         check_cell_table(cells, keys=[*by, *keys], what="cells")
-        self.user = check_user_metrics(metrics, [*ATTR_METRICS, *POP_METRICS])
+        self.user = check_user_metrics(metrics, [*ATTR_METRICS, *POP_METRICS], by)
         check_reference(reference)
         check_protected_names(keys)
         if concentration < 0:
@@ -549,7 +550,7 @@ class _Prepared:
 
         pop = _rollup(lf, ib).with_columns(group_metrics(has_predictions)).collect(**_SMALL)
         typed = {a: coerce_values(privileged[a], schema[a], option="privileged", column=a) for a in privileged}
-        _warn_absent_privileged(lf, schema, typed)
+        warn_absent_privileged(lf, schema, typed)
         groups, modes = _groups(lf, keys, ib, sets, schema, typed, reference, has_predictions, extra)
         _warn_size(groups.height, pop.height, len(sets), has_predictions)
         ref = _reference(groups.lazy(), pop.lazy(), sk, ib, metric_names, modes, has_predictions)
@@ -628,10 +629,36 @@ def _ci_options(
     return CiOptions(level, weighted, iv.check_n_boot(n_boot), seed, iv.check_p_adjust(p_adjust))
 
 
-def _warn_absent_privileged(lf: pl.LazyFrame, schema: pl.Schema, typed: dict[str, tuple[Any, ...]]) -> None:
+def warn_absent_privileged(
+    lf: pl.LazyFrame, schema: pl.Schema, typed: dict[str, tuple[Any, ...]], stacklevel: int = 5
+) -> None:
     """Warn (:class:`ReferenceWarning`) for each ``privileged`` value found in no cell of its column:
     most often a misspelling or another dtype (``"male"`` for ``"Male"``, ``"1"`` for ``1``), which
     would leave every comparison with the privileged group null without a word.
+
+    The one check of every door with ``privileged=`` (the fairness report, the regression report).
+
+    Parameters
+    ----------
+    lf
+        A cell table (any table with the protected columns).
+    schema
+        Its schema (the columns' dtypes).
+    typed
+        ``{attribute: values}``: the privileged values in their columns' dtypes (:func:`coerce_values`).
+    stacklevel
+        Of the warning (the user's call).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import polars as pl
+    >>> t = pl.DataFrame({"sex": ["f", "m"]})
+    >>> with warnings.catch_warnings(record=True) as got:
+    ...     warnings.simplefilter("always")
+    ...     warn_absent_privileged(t.lazy(), t.schema, {"sex": ("male",)})
+    >>> "'male' does not occur in column 'sex'" in str(got[0].message)
+    True
     """
     if not typed:
         return
@@ -655,7 +682,7 @@ def _warn_absent_privileged(lf: pl.LazyFrame, schema: pl.Schema, typed: dict[str
             f"privileged={{{a!r}: {list(values)!r}}}: {', '.join(repr(v) for v in absent)} does not occur in column "
             f"{a!r} (values: {shown}); {what}. Check the spelling and the type of the value"
         )
-        warnings.warn(msg, ReferenceWarning, stacklevel=5)
+        warnings.warn(msg, ReferenceWarning, stacklevel=stacklevel)
 
 
 def _warn_size(n_groups: int, n_by: int, n_sets: int, has_predictions: bool) -> None:

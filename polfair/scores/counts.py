@@ -49,6 +49,7 @@ from polfair.core import contract
 from polfair.core._args import as_list, is_bool_like, mergeable_tables
 from polfair.core._typing import IntoExpr
 from polfair.core.contract import CODE, Compiled
+from polfair.core.collect import check_not_empty
 from polfair.core.counts import COUNTED_CODES
 from polfair.core.inputs import is_foreign
 from polfair.core.spec import check_key_names, check_on_missing, label_values
@@ -125,11 +126,13 @@ def _histogram(
     edges: tuple[float, ...] | None,
     engine: str,
     on_missing: str,
+    with_missing: bool = False,
 ) -> tuple[pl.DataFrame, list[str]]:
     """The ONE ``group_by`` of a score histogram, written once for every engine (the frame adapter).
 
     With ``y_pred`` (a decision, :func:`decision_counts`) the histogram's score is 1.0 for a
-    favorable decision and 0.0 for an unfavorable one.
+    favorable decision and 0.0 for an unfavorable one. ``with_missing``: also the rows with a
+    missing label, score or weight, one row per cell with ``score`` and ``label`` null.
     """
     check_on_missing(on_missing)
     frame = _frame(data)
@@ -173,15 +176,25 @@ def _histogram(
 
     out = frame.aggregate(columns, group, aggs, engine)
     out = out.with_columns(pl.col("n").cast(pl.Int64), pl.col(CODE).cast(pl.Int32))
-    contract.check_problems(contract.code_problems(out, "n"), compiled, total=int(out["n"].sum() or 0), on_missing=on_missing,
+    total = int(out["n"].sum() or 0)
+    check_not_empty(total)
+    contract.check_problems(contract.code_problems(out, "n"), compiled, total=total, on_missing=on_missing,
                    examples=frame.examples, excluded_from="left out of the score histogram", stacklevel=5)  # fmt: skip
+    missing = out.filter(~pl.col(CODE).is_in(COUNTED_CODES)).group_by(names).agg(pl.col("n").sum())
     out = out.filter(pl.col(CODE).is_in(COUNTED_CODES))
     contract.check_finite_sums(out, ["weight", "score_sum", "score_sq_sum", "weight_sq_sum"], compiled.get("weight"))
     out = out.with_columns(
         pl.col("score").cast(pl.Float64), (pl.col(CODE) % 4 == 1).alias("label"),
         pl.col("weight", "score_sum", "score_sq_sum", "score_min", "score_max", "weight_sq_sum").cast(pl.Float64),
     )  # fmt: skip
-    return out.select(*names, "score", "label", *SCORE_COUNT_COLUMNS), names
+    out = out.select(*names, "score", "label", *SCORE_COUNT_COLUMNS)
+    if with_missing and missing.height:  # invalid rows raised above: these are the missing ones
+        zeros = [pl.lit(0.0, pl.Float64).alias(c) for c in ("weight", "score_sum", "score_sq_sum")]
+        rows = missing.select(*names, pl.lit(None, pl.Float64).alias("score"), pl.lit(None, pl.Boolean).alias("label"),
+                              pl.col("n").cast(pl.Int64), *zeros, pl.lit(None, pl.Float64).alias("score_min"),
+                              pl.lit(None, pl.Float64).alias("score_max"), pl.lit(0.0).alias("weight_sq_sum"))  # fmt: skip
+        out = pl.concat([out, rows], how="vertical_relaxed")
+    return out, names
 
 
 def score_counts(
@@ -197,6 +210,7 @@ def score_counts(
     range: tuple[float, float] = (0.0, 1.0),
     engine: Literal["auto", "in-memory", "streaming"] = "auto",
     on_missing: Literal["warn", "raise", "ignore"] = "warn",
+    with_missing: bool = False,
 ) -> pl.DataFrame:
     """Score histogram by group: ONE ``group_by`` over (by, protected, score bin, label).
 
@@ -237,6 +251,10 @@ def score_counts(
         ``"warn"`` (default), ``"raise"`` or ``"ignore"``: rows with a null or NaN label, score or
         weight are left out of the histogram; say so with a
         :class:`~polfair.exceptions.MissingValuesWarning`, raise, or say nothing.
+    with_missing
+        ``True``: the histogram also accounts for those rows, one row per cell with ``score`` and
+        ``label`` null whose ``n`` counts them (weights and sums 0). :func:`score_report` uses it
+        for ``n`` and ``n_missing``; the curves and sweeps take histograms without it.
 
     Returns
     -------
@@ -252,7 +270,7 @@ def score_counts(
     ColumnNotFoundError
         A named column is missing.
     InvalidInputError
-        The score or weight is not numeric, a score is infinite, a weight is negative or
+        The input has no row; the score or weight is not numeric, a score is infinite, a weight is negative or
         infinite, a label is not a label (a fractional Float), ``favorable`` cannot be held by the
         label's dtype, or a score lies outside the bin edges; missing values with
         ``on_missing="raise"``. The message names the column and shows example values.
@@ -281,7 +299,8 @@ def score_counts(
     """
     edges = _check_bins(bins, range)
     out, keys = _histogram(data, y_true=y_true, y_score=y_score, protected=protected, favorable=favorable,
-                           weight_=weight, by=by, edges=edges, engine=engine, on_missing=on_missing)  # fmt: skip
+                           weight_=weight, by=by, edges=edges, engine=engine, on_missing=on_missing,
+                           with_missing=with_missing)  # fmt: skip
     return _finish(out, keys, edges)
 
 
@@ -329,7 +348,7 @@ def decision_counts(
 
 
 def _finish(out: pl.DataFrame, keys: list[str], edges: tuple[float, ...] | None) -> pl.DataFrame:
-    if edges is not None and out.height:
+    if edges is not None and out["score_min"].drop_nulls().len():
         lo, hi = float(out["score_min"].min()), float(out["score_max"].max())  # type: ignore[arg-type]
         if lo < edges[0] or hi > edges[-1]:
             msg = (
