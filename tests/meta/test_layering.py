@@ -35,7 +35,7 @@ SHARED = {"exceptions", "datasets"}
 #: metrics; mitigation builds per-group thresholds, and the NYC LL144 preset its scoring rate, on the score
 #: histograms of ``scores``; the HTML report reads the monitor's statuses; the score histogram runs
 #: on Spark/DuckDB through the engines' frame adapter (``engines.narwhals.ForeignFrame``, issue 21), and so
-#: does the regression pass (issue 23).
+#: do the regression pass (issue 23) and reweighing's fit (issue 30).
 ROOM_EDGES = {
     ("monitor", "compat.yardstick"),
     ("mitigation", "scores"),
@@ -43,6 +43,7 @@ ROOM_EDGES = {
     ("outputs", "monitor"),
     ("scores", "engines"),
     ("regression", "engines"),
+    ("mitigation", "engines"),
 }
 #: Third-party packages a module may import at module level.
 EAGER_THIRD_PARTY = {"polars", "numpy", "pyarrow", "scipy"}
