@@ -17,7 +17,8 @@ keys get their names back on the small result. Optional dependency: ``narwhals``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import polars as pl
@@ -163,10 +164,17 @@ class ForeignFrame:
         natives = _native_types(data, self.names)
         self._dtypes = {n: polars_dtype(schema[n], natives.get(n, "")) for n in self.names}
         module = type(data).__module__.split(".")[0]
+        #: Spark TIMESTAMP (with local time zone) columns: instants, shown in the session's time zone
+        self._spark_ltz: set[str] = set()
+        self._spark: Any = None
         if module == "pyspark":  # Spark parses dots in names: rename by position (toDF)
             self.nf = nw.from_native(data.toDF(*self._safe.values()))
+            self._spark_ltz = {n for n in self.names if natives.get(n) == "TimestampType"}
+            self._spark = data.sparkSession if self._spark_ltz else None
         else:
             self.nf = original.rename(self._safe)
+        #: DuckDB TIMESTAMPTZ columns: instants, returned in the connection's TimeZone; reported in UTC
+        self._utc = {n for n in self.names if natives.get(n, "").upper().startswith("TIMESTAMP WITH TIME ZONE")}
         self.nf = self.nf.lazy() if hasattr(self.nf, "lazy") else self.nf
 
     def column(self, name: Any, role: str) -> Column:
@@ -225,12 +233,51 @@ class ForeignFrame:
         for stage in stages(self.eng.ns, keys) if stages else []:
             planned = planned.with_columns(**dict(stage))
         table = planned.group_by(*keys).agg(*aggs(self.eng.ns)) if keys else planned.select(*aggs(self.eng.ns))
-        native = table.collect(backend="polars").to_native()
-        return native.rename({k: v for k, v in back.items() if k in native.columns})
+        with self._session_in_utc() as session_tz:
+            native = table.collect(backend="polars").to_native()
+        native = native.rename({k: v for k, v in back.items() if k in native.columns})
+        return self._wall_time(native, session_tz)
+
+    @contextlib.contextmanager
+    def _session_in_utc(self) -> Iterator[str | None]:
+        """Spark with TIMESTAMP keys: the session's time zone pinned to UTC while the pass runs (the
+        instants then come back as UTC whatever the JVM's or the session's zone); yields the
+        session's own zone (``None`` for other engines).
+        """
+        if self._spark is None:
+            yield None
+            return
+        conf = self._spark.conf
+        zone = str(conf.get("spark.sql.session.timeZone"))
+        conf.set("spark.sql.session.timeZone", "UTC")
+        try:
+            yield zone
+        finally:
+            conf.set("spark.sql.session.timeZone", zone)
+
+    def _wall_time(self, native: pl.DataFrame, session_tz: str | None) -> pl.DataFrame:
+        """DuckDB TIMESTAMPTZ keys in UTC; Spark TIMESTAMP keys as the wall-clock time Spark shows in the
+        session's time zone (naive):
+        a Polars frame of naive datetimes given to Spark (read as local times of the session)
+        then gives the groups it gives in Polars, in any session time zone.
+        """
+        utc = [c for c in self._utc if c in native.columns and getattr(native.schema[c], "time_zone", None)]
+        if utc:  # DuckDB TIMESTAMPTZ: the same instants in UTC, whatever the connection's TimeZone
+            native = native.with_columns([pl.col(c).dt.convert_time_zone("UTC") for c in utc])
+        cols = [c for c in self._spark_ltz if c in native.columns and isinstance(native.schema[c], pl.Datetime)]
+        if not cols or session_tz is None:
+            return native
+        out = []
+        for c in cols:
+            x = pl.col(c)
+            if native.schema[c].time_zone is None:  # type: ignore[attr-defined]
+                x = x.dt.replace_time_zone("UTC")  # pinned session: UTC wall time
+            out.append(x.dt.convert_time_zone(session_tz).dt.replace_time_zone(None).alias(c))
+        return native.with_columns(out)
 
 
 def _native_types(data: Any, names: list[str]) -> dict[str, str]:
-    """The engine's own type names (only needed where narwhals reports ``Unknown``)."""
+    """The engine's own type names (where narwhals reports ``Unknown``, and the time zone semantics of timestamps)."""
     try:
         if type(data).__module__.split(".")[0] == "duckdb":
             return {n: str(t) for n, t in zip(names, data.dtypes)}
