@@ -162,7 +162,8 @@ ROLES: dict[str, Role] = {r.name: r for r in (
     Role("cluster", ("boolean", "integer", "float", "decimal", "string", "categorical", "enum", "date",
                      "datetime"),
          "one more cluster", "one more cluster", "every value is a cluster id (hashed into buckets)",
-         "InvalidInputError for nested dtypes; PolfairError on Spark/DuckDB (not supported yet)"),
+         "InvalidInputError for nested dtypes; on Spark/DuckDB boolean, integer, string, categorical and enum ids "
+         "only (the bucket hash every engine computes identically; PolfairError otherwise)"),
 )}  # fmt: skip
 
 

@@ -25,7 +25,8 @@ import polars as pl
 
 from polfair.core._args import check_columns
 from polfair.core.contract import CODE, Column, Compiled, Engine, fetch_examples, key
-from polfair.core.counts import combine_limbs, exact_limb_columns
+from polfair.core.counts import BUCKET, combine_limbs, exact_limb_columns
+from polfair.core.hashing import bucket_expr, bucket_kind, check_n_buckets
 from polfair.core.inputs import is_foreign
 from polfair.core.spec import (
     W1S,
@@ -191,6 +192,34 @@ class ForeignFrame:
         check_columns(pl.col(name), role, self.names)
         return Column(name, self.eng.ns.col(self._safe[name]), self._dtypes[name])
 
+    def string_key(self, name: str) -> Any:
+        """The Int64 key of a string column computed by the engine's own SQL
+        (:func:`polfair.core.hashing.string_key_sql`: the key Polars computes, from the UTF-8 bytes);
+        a column added to the frame, returned as a narwhals expression.
+
+        Raises
+        ------
+        PolfairError
+            An engine other than Spark and DuckDB.
+        """
+        from polfair.core.hashing import string_key_sql
+
+        import narwhals as nw
+        inner, out = self._safe[name], f"__pf_skey_{self._safe[name]}"
+        native = self.nf.to_native()
+        module = type(native).__module__.split(".")[0]
+        if module == "pyspark":
+            from pyspark.sql import functions as F  # noqa: N812
+
+            native = native.withColumn(out, F.expr(string_key_sql(f"`{inner}`", "spark")))
+        elif module == "duckdb":
+            native = native.project(f'*, ({string_key_sql(chr(34) + inner + chr(34), "duckdb")}) AS "{out}"')
+        else:
+            msg = f"cluster={name!r}: string cluster ids need Spark, DuckDB or Polars; map them to integers first"
+            raise PolfairError(msg)
+        self.nf = nw.from_native(native).lazy()
+        return nw.col(out)
+
     def examples(self, c: Compiled) -> list[Any]:
         """A few offending values of a compiled role (a second query in the engine, error path only)."""
         return fetch_examples(self.nf, self.eng.ns, c, lambda q: q.collect(backend="polars").to_native())
@@ -324,8 +353,9 @@ def foreign_code_table(
     y_true, y_pred, y_score, threshold, protected, favorable, unfavorable, weight, by, exact_sums
         As in :func:`polfair.confusion_counts`, but column names only.
     cluster, n_buckets
-        Not supported in foreign engines yet (the bucket hash needs wrapping unsigned 64-bit
-        arithmetic): giving ``cluster`` raises.
+        The jackknife's cluster id (a name) and number of buckets, as for Polars: the ``bucket`` key
+        is computed in the engine with the integers Polars computes (:func:`polfair.core.hashing.bucket_expr`);
+        integer, Boolean and string ids (others raise).
 
     Returns
     -------
@@ -348,12 +378,6 @@ def foreign_code_table(
     >>> codes, spec = foreign_code_table(rel, y_true="y", y_pred="p", protected="g")  # doctest: +SKIP
     """
     _narwhals(data)
-    if cluster is not None:
-        msg = (
-            f"cluster={cluster!r} is not supported for Spark/DuckDB inputs yet (the bucket hash needs "
-            "unsigned 64-bit arithmetic); collect to Polars first, or count partitions with polfair"
-        )
-        raise PolfairError(msg)
     check_threshold(threshold)
     ff = foreign_frame(data)
     given = {"y_true": y_true, "y_pred": y_pred, "y_score": y_score, "weight": weight}
@@ -375,6 +399,9 @@ def foreign_code_table(
     group = [*by_names, *keys]
     select: dict[str, Any] = {g: key(eng, ff.column(g, "by" if g in by_names else "protected"),
                                      role="by" if g in by_names else "protected") for g in group}  # fmt: skip
+    if cluster is not None:  # the jackknife bucket, computed in the engine (the Polars integers: core.hashing)
+        select[BUCKET] = _bucket(ff, cluster, n_buckets, [*by_names, *keys])
+        group.append(BUCKET)
     select[CODE] = columns[CODE]
     if exact_sums:
         w = compiled.get("weight")
@@ -392,7 +419,8 @@ def foreign_code_table(
             select[_W2] = columns[W] * columns[W]  # Σw² per (cell, code): Kish effective sizes
         sums = [c for c in (W, _W2, WS, W1S) if c in select]
     native = ff.aggregate(select, [*group, CODE], lambda ns: [ns.len().alias(_N), *(ns.col(c).sum() for c in sums)])
-    casts = {CODE: pl.UInt8, _N: pl.UInt64, W: pl.Float64, _W2: pl.Float64, WS: pl.Float64, W1S: pl.Float64}
+    casts = {CODE: pl.UInt8, _N: pl.UInt64, W: pl.Float64, _W2: pl.Float64, WS: pl.Float64, W1S: pl.Float64,
+             BUCKET: pl.UInt8}  # fmt: skip
     codes = native.with_columns([pl.col(c).cast(t) for c, t in casts.items() if c in native.columns])
     if exact_sums:
         codes = combine_limbs(codes)
@@ -411,5 +439,31 @@ def foreign_code_table(
         compiled=compiled,
         exact=bool(exact_sums),
         examples=ff.examples,
+        bucket=cluster is not None,
     )
     return codes, spec
+
+
+def _bucket(ff: ForeignFrame, cluster: Any, n_buckets: int, keys: Sequence[str]) -> Any:
+    """The jackknife bucket of a cluster column in the engine: the integers of
+    :func:`polfair.core.hashing.bucket_of` (integer and Boolean ids directly, string ids through
+    their byte key); other dtypes are refused (their Polars hash has no SQL twin).
+    """
+    (name,) = _names(cluster, "cluster")
+    check_n_buckets(n_buckets)
+    c = ff.column(name, "cluster")
+    if name in keys:
+        msg = f"cluster={name!r} is also a by/protected column; pass the cluster id (e.g. a user id)"
+        raise PolfairError(msg)
+    kind = bucket_kind(c.dtype)
+    if kind == "integer":
+        key_expr = c.expr.cast(ff.eng.ns.Int64)
+    elif kind == "string":
+        key_expr = ff.string_key(name)
+    else:
+        msg = (
+            f"cluster={name!r} has dtype {c.dtype}: on Spark/DuckDB cluster ids must be integers, Booleans or "
+            "strings (the bucket hash every engine computes identically); cast the column in the engine first"
+        )
+        raise PolfairError(msg)
+    return bucket_expr(ff.eng.ns, key_expr, n_buckets)
