@@ -65,6 +65,7 @@ from polfair.exceptions import (
     ReferenceWarning,
     ReportSizeWarning,
     SchemaMismatchError,
+    WeightRangeWarning,
 )
 from polfair.mitigation import group_thresholds, reweighing
 from polfair.monitor import FairnessConfig, alerts, apply_thresholds, compare_reports
@@ -170,6 +171,7 @@ __all__ = [
     "SchemaMismatchError",
     "MissingValuesWarning",
     "ReferenceWarning",
+    "WeightRangeWarning",
     "ReportSizeWarning",
     "__version__",
 ]

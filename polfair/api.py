@@ -520,10 +520,11 @@ def _prepare(data: Any, options: dict[str, Any], shape: Any, run_metadata: Any) 
     if is_foreign(plan.data):  # Spark, DuckDB, ...: the pass runs in that engine, the rest here
         codes, spec = foreign_code_table(plan.data, **kwargs)
         cells = collect_cells(spec, on_missing=on_missing, engine=engine, codes=codes,
-                              allow_many_groups=allow_many_groups)
+                              allow_many_groups=allow_many_groups, relative=True)
     else:
         spec = build_spec(plan.data, **kwargs, allow_many_groups=allow_many_groups)
-        cells = collect_cells(spec, on_missing=on_missing, engine=engine, allow_many_groups=allow_many_groups)
+        cells = collect_cells(spec, on_missing=on_missing, engine=engine, allow_many_groups=allow_many_groups,
+                              relative=True)  # weights beyond 1e±150: a power-of-two unit, the counts scaled back
     bucketed = cells if BUCKET in cells.columns else None
     if bucketed is not None:  # cluster=: the core report reads the table without buckets
         cells = _sum_buckets(bucketed)

@@ -8,6 +8,7 @@ __all__ = [
     "MissingValuesWarning",
     "PolfairError",
     "ReferenceWarning",
+    "WeightRangeWarning",
     "ReportSizeWarning",
     "SchemaMismatchError",
 ]
@@ -39,3 +40,8 @@ class ReportSizeWarning(UserWarning):
 
 class ReferenceWarning(UserWarning):
     """A ``privileged`` value does not occur in the data: comparisons with that group are null."""
+
+
+class WeightRangeWarning(UserWarning):
+    """Some groups' weights differ from the others' by more than Float64 can hold in one unit (beyond
+    about 1e180): their sums of squared weights, and so their interval columns, are null."""

@@ -66,11 +66,15 @@ The module re-exports the public names of three concept modules: the rules and t
 from __future__ import annotations
 
 from polfair.core._contract_check import (
+    W2_SHIFT,
     PolarsFrame,
     check_finite_sums,
     check_problems,
     code_problems,
     fetch_examples,
+    weight_range_message,
+    weight_squares,
+    weight_units,
 )
 from polfair.core._contract_compile import (
     POLARS,
@@ -116,6 +120,7 @@ __all__ = [
     "MISSING",
     "POLARS",
     "ROLES",
+    "W2_SHIFT",
     "Column",
     "Compiled",
     "Engine",
@@ -134,4 +139,7 @@ __all__ = [
     "outcome_code",
     "score",
     "weight",
+    "weight_range_message",
+    "weight_squares",
+    "weight_units",
 ]

@@ -110,7 +110,7 @@ from polfair.core._report_rows import (
     take,
 )
 from polfair.core._typing import Reference
-from polfair.core.counts import COUNT_COLUMNS, check_cell_table
+from polfair.core.counts import COUNT_COLUMNS, WEIGHT_EXP, check_cell_table
 from polfair.core.intervals.common import Segments
 from polfair.core.intervals.spreads import segments_of
 from polfair.core.metrics import METRICS, Disparity, group_metrics
@@ -144,6 +144,10 @@ SEPARATOR = " & "
 LARGE_REPORT_ROWS = 5_000_000
 
 _PRIV, _MODE, _PLABEL = "__pf_priv", "__pf_mode", "__pf_plabel"
+#: The count metrics (Σw of some rows: in the weights' units; every other metric is free of them).
+_COUNT_METRICS = [m for m, v in METRICS.items() if v.denominator is None and v.formula is None]
+#: The cell table's weighted columns (Σw² ones in squared units).
+_WEIGHTED = ("w", "tp", "fp", "tn", "fn", "gtp", "gfp", "gtn", "gfn", "tp_w2", "fp_w2", "tn_w2", "fn_w2")
 _SUMS = list(COUNT_COLUMNS)
 _ALLKEY = "__pf_all"
 
@@ -515,6 +519,13 @@ class _Prepared:
                  alpha: float, concentration: float, ci: Any, ci_method: Any, n_boot: Any, seed: Any, p_adjust: Any,
                  weighted: bool | None, metrics: Mapping[str, Any] | None = None) -> None:  # fmt: skip
         keys, by = cast("list[str]", as_list(protected)), cast("list[str]", as_list(by))  # a name, a list, None
+        # a table of collect_cells(relative=True): weights in units of 2**w_exp (extreme weights; every
+        # statistic but the counts is free of that unit: the counts are scaled back in finish())
+        self.w_exp = 0
+        if WEIGHT_EXP in cells.collect_schema().names():
+            self.w_exp = int(cells.lazy().select(pl.col(WEIGHT_EXP).max()).collect().item() or 0)
+            cells = cells.drop(WEIGHT_EXP)
+            concentration = concentration * 2.0**-self.w_exp  # the EDF's smoothing is in the data's units
         check_cell_table(cells, keys=[*by, *keys], what="cells")
         self.user = check_user_metrics(metrics, [*ATTR_METRICS, *POP_METRICS], by)
         check_reference(reference)
@@ -580,7 +591,12 @@ class _Prepared:
             return []
         cols = {"sort_a": SORT_A, "sort_g": SORT_G, "group": GROUP_COL, "key": GROUP_KEY, "priv": _PRIV, "mode": _MODE,
                 "ref_label": "num_instances__refname"}  # fmt: skip
-        return cast("list[Part]", user_metric_parts(self.user, self.groups, self.pop, self.ref, sk=self.sk, ib=self.ib,
+        groups, pop = self.groups, self.pop
+        if self.w_exp:  # user metrics read the counts in the data's units
+            back = [pl.col(c) * 2.0 ** (2 * self.w_exp if c.endswith("_w2") else self.w_exp) for c in _WEIGHTED
+                    if c in groups.columns]  # fmt: skip
+            groups, pop = groups.with_columns(back), pop.with_columns(back)
+        return cast("list[Part]", user_metric_parts(self.user, groups, pop, self.ref, sk=self.sk, ib=self.ib,
                                                     columns=cols, make_part=Part))  # fmt: skip
 
     def by_rows(self, groups: pl.DataFrame) -> Segments:
@@ -590,8 +606,14 @@ class _Prepared:
         return segments_of(groups, self.ib)[0]
 
     def finish(self, out: pl.DataFrame) -> pl.DataFrame:
-        """The laid-out rows with the public names and column order."""
+        """The laid-out rows with the public names and column order (counts back in the data's units)."""
         opts = self.opts
+        if self.w_exp:
+            is_count = pl.col("metric").cast(pl.String).is_in(_COUNT_METRICS)
+            scale = [pl.when(is_count).then(pl.col(c) * 2.0**self.w_exp).otherwise(pl.col(c)).alias(c)
+                     for c in ("value", "difference", "value_lo", "value_hi", "difference_lo", "difference_hi")
+                     if c in out.columns]  # fmt: skip
+            out = out.with_columns(scale)
         return with_harm(out.select(
             *[pl.col(i).alias(b) for i, b in zip(self.ib, self.by)],
             "attribute", "group", "metric", "value", "reference_group", "difference", "ratio", "n",

@@ -24,8 +24,8 @@ from typing import Any
 import polars as pl
 
 from polfair.core._args import check_columns
-from polfair.core.contract import CODE, Column, Compiled, Engine, fetch_examples, key
-from polfair.core.counts import BUCKET, combine_limbs, exact_limb_columns
+from polfair.core.contract import CODE, Column, Compiled, Engine, fetch_examples, key, weight_squares
+from polfair.core.counts import BUCKET, W2_DOWN, W2_UP, combine_limbs, exact_limb_columns
 from polfair.core.hashing import bucket_expr, bucket_kind, check_n_buckets
 from polfair.core.inputs import is_foreign
 from polfair.core.spec import (
@@ -43,7 +43,6 @@ from polfair.exceptions import PolfairError
 __all__ = ["ForeignFrame", "engine", "foreign_code_table", "foreign_frame", "is_foreign", "polars_dtype"]
 
 _N = "__pf_n"
-_W2 = "__pf_w2"  # the name polfair.core.counts.pivot_codes reads Σw² from
 
 
 def _narwhals(data: Any) -> Any:
@@ -415,12 +414,12 @@ def foreign_code_table(
         for c in (W, WS, W1S):
             if c in columns:
                 select[c] = columns[c]
-        if W in columns:
-            select[_W2] = columns[W] * columns[W]  # Σw² per (cell, code): Kish effective sizes
-        sums = [c for c in (W, _W2, WS, W1S) if c in select]
+        if W in columns:  # Σw² per (cell, code): Kish effective sizes, in the contract's two accumulators
+            select[W2_UP], select[W2_DOWN] = weight_squares(columns[W])
+        sums = [c for c in (W, W2_UP, W2_DOWN, WS, W1S) if c in select]
     native = ff.aggregate(select, [*group, CODE], lambda ns: [ns.len().alias(_N), *(ns.col(c).sum() for c in sums)])
-    casts = {CODE: pl.UInt8, _N: pl.UInt64, W: pl.Float64, _W2: pl.Float64, WS: pl.Float64, W1S: pl.Float64,
-             BUCKET: pl.UInt8}  # fmt: skip
+    casts = {CODE: pl.UInt8, _N: pl.UInt64, W: pl.Float64, W2_UP: pl.Float64, W2_DOWN: pl.Float64, WS: pl.Float64,
+             W1S: pl.Float64, BUCKET: pl.UInt8}  # fmt: skip
     codes = native.with_columns([pl.col(c).cast(t) for c, t in casts.items() if c in native.columns])
     if exact_sums:
         codes = combine_limbs(codes)

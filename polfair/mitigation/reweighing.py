@@ -25,6 +25,7 @@ import polars as pl
 from polfair.core._args import output_name
 from polfair.core._typing import IntoExpr
 from polfair.core.collect import collect_cells
+from polfair.core.counts import WEIGHT_EXP
 from polfair.core.inputs import is_foreign
 from polfair.core.report import group_label
 from polfair.core.spec import build_spec, check_key_names
@@ -122,6 +123,10 @@ def reweighing_from_counts(cells: pl.DataFrame | pl.LazyFrame, *, protected: Seq
     [('Female', False, 0.8402), ('Female', True, 1.2948), ('Male', False, 1.0468), ('Male', True, 0.9492)]
     """
     c = cells.collect() if isinstance(cells, pl.LazyFrame) else cells
+    unit = 1.0  # a table of collect_cells(relative=True): weights in units of 2**exponent
+    if WEIGHT_EXP in c.columns:
+        unit = 2.0 ** int(c[WEIGHT_EXP].max() or 0)  # type: ignore[arg-type]
+        c = c.drop(WEIGHT_EXP)
     keys = list(protected)
     check_key_names((), keys, also_reserved=_TABLE_COLUMNS)
     g = c.group_by(keys, maintain_order=True).agg(
@@ -136,11 +141,12 @@ def reweighing_from_counts(cells: pl.DataFrame | pl.LazyFrame, *, protected: Seq
                "or missing): there is nothing to reweigh")  # fmt: skip
         raise PolfairError(msg)
     Wpos, Wneg = float(g["pos"].sum()), float(g["neg"].sum())
+    # W_g · (W_y / W): the share first, so no product of two weights leaves Float64 (weights of 1e-200)
     long = pl.concat([
         g.select(*keys, pl.lit(True).alias("label"), pl.col("n_pos").alias("n"), pl.col("pos").alias("observed"),
-                 ((pl.col("pos") + pl.col("neg")) * Wpos / W).alias("expected")),
+                 ((pl.col("pos") + pl.col("neg")) * (Wpos / W)).alias("expected")),
         g.select(*keys, pl.lit(False).alias("label"), pl.col("n_neg").alias("n"), pl.col("neg").alias("observed"),
-                 ((pl.col("pos") + pl.col("neg")) * Wneg / W).alias("expected")),
+                 ((pl.col("pos") + pl.col("neg")) * (Wneg / W)).alias("expected")),
     ])  # fmt: skip
     return (
         long.filter(pl.col("n") > 0)
@@ -148,6 +154,7 @@ def reweighing_from_counts(cells: pl.DataFrame | pl.LazyFrame, *, protected: Seq
             group_label(keys).alias("group"),
             pl.when(pl.col("observed") > 0).then(pl.col("expected") / pl.col("observed")).otherwise(0.0).alias("weight"),
         )
+        .with_columns(pl.col("observed", "expected") * unit)
         .select(*keys, "group", "label", "n", "observed", "expected", "weight")
         .sort([*keys, "label"], nulls_last=True)
     )
@@ -210,7 +217,7 @@ def reweighing(
         return _foreign_reweighing(data, y_true=y_true, protected=protected, favorable=favorable, weight=weight)
     spec = build_spec(data, y_true=y_true, protected=protected, favorable=favorable, weight=weight,
                       allow_many_groups=True)  # fmt: skip
-    cells = collect_cells(spec, allow_many_groups=True)
+    cells = collect_cells(spec, allow_many_groups=True, relative=True)
     table = reweighing_from_counts(cells, protected=list(spec.keys))
     w = spec.compiled.get("weight")
     return Reweighing(table, spec.key_exprs, spec.compiled["y_true"].state, None if w is None else w.value,
@@ -226,7 +233,7 @@ def _foreign_reweighing(data: Any, *, y_true: Any, protected: Any, favorable: An
     from polfair.engines.narwhals import foreign_code_table, foreign_frame
 
     codes, spec = foreign_code_table(data, y_true=y_true, protected=protected, favorable=favorable, weight=weight)
-    cells = collect_cells(spec, codes=codes, allow_many_groups=True)
+    cells = collect_cells(spec, codes=codes, allow_many_groups=True, relative=True)
     table = reweighing_from_counts(cells, protected=list(spec.keys))
     ff = foreign_frame(data)
 

@@ -66,7 +66,7 @@ __all__ = [
 SCORE_COUNT_COLUMNS = ("n", "weight", "score_sum", "score_sq_sum", "score_min", "score_max", "weight_sq_sum")
 
 _RESERVED = frozenset({"score", "label", *SCORE_COUNT_COLUMNS, "attribute", "group", "metric", "value", "threshold"})
-_S, _W, _WS, _WSS, _WW = "__pf_s", "__pf_w", "__pf_ws", "__pf_wss", "__pf_ww"
+_S, _W, _WS, _WSS, _WW, _WD = "__pf_s", "__pf_w", "__pf_ws", "__pf_wss", "__pf_ww", "__pf_wd"
 
 
 def _frame(data: Any) -> Any:
@@ -127,6 +127,7 @@ def _histogram(
     engine: str,
     on_missing: str,
     with_missing: bool = False,
+    relative: bool = False,
 ) -> tuple[pl.DataFrame, list[str]]:
     """The ONE ``group_by`` of a score histogram, written once for every engine (the frame adapter).
 
@@ -165,14 +166,15 @@ def _histogram(
         flags.append(compiled["weight"].state)
         w = compiled["weight"].value
     columns: dict[str, Any] = {c.name: contract.key(eng, c, role=role) for role, c in key_cols}
+    up, down = contract.weight_squares(w)  # Σw² in two accumulators: weights of 1e-200 and 1e200 both fit
     columns |= {"score": _bin_expr(eng.ns, s, edges), CODE: contract.outcome_code(eng, truth, pred, flags), _S: s, _W: w,
-                _WS: w * s, _WSS: w * s * s, _WW: w * w}  # fmt: skip
+                _WS: w * s, _WSS: w * s * s, _WW: up, _WD: down}  # fmt: skip
     group = [*names, "score", CODE]
 
     def aggs(ns: Any) -> list[Any]:
         return [ns.len().alias("n"), ns.col(_W).sum().alias("weight"), ns.col(_WS).sum().alias("score_sum"),
                 ns.col(_WSS).sum().alias("score_sq_sum"), ns.col(_S).min().alias("score_min"),
-                ns.col(_S).max().alias("score_max"), ns.col(_WW).sum().alias("weight_sq_sum")]  # fmt: skip
+                ns.col(_S).max().alias("score_max"), ns.col(_WW).sum().alias(_WW), ns.col(_WD).sum().alias(_WD)]  # fmt: skip
 
     out = frame.aggregate(columns, group, aggs, engine)
     out = out.with_columns(pl.col("n").cast(pl.Int64), pl.col(CODE).cast(pl.Int32))
@@ -182,7 +184,11 @@ def _histogram(
                    examples=frame.examples, excluded_from="left out of the score histogram", stacklevel=5)  # fmt: skip
     missing = out.filter(~pl.col(CODE).is_in(COUNTED_CODES)).group_by(names).agg(pl.col("n").sum())
     out = out.filter(pl.col(CODE).is_in(COUNTED_CODES))
-    contract.check_finite_sums(out, ["weight", "score_sum", "score_sq_sum", "weight_sq_sum"], compiled.get("weight"))
+    contract.check_finite_sums(out, ["weight", "score_sum", "score_sq_sum"], compiled.get("weight"))
+    out = out.with_columns(pl.col("weight", _WW, _WD, "score_sum", "score_sq_sum").cast(pl.Float64))
+    out, _ = contract.weight_units(out, w="weight", up=_WW, down=_WD, out="weight_sq_sum",
+                                   scaled=["score_sum", "score_sq_sum"], weight_=compiled.get("weight"),
+                                   relative=relative)  # fmt: skip
     out = out.with_columns(
         pl.col("score").cast(pl.Float64), (pl.col(CODE) % 4 == 1).alias("label"),
         pl.col("weight", "score_sum", "score_sq_sum", "score_min", "score_max", "weight_sq_sum").cast(pl.Float64),
@@ -211,6 +217,7 @@ def score_counts(
     engine: Literal["auto", "in-memory", "streaming"] = "auto",
     on_missing: Literal["warn", "raise", "ignore"] = "warn",
     with_missing: bool = False,
+    relative: bool = False,
 ) -> pl.DataFrame:
     """Score histogram by group: ONE ``group_by`` over (by, protected, score bin, label).
 
@@ -255,6 +262,13 @@ def score_counts(
         ``True``: the histogram also accounts for those rows, one row per cell with ``score`` and
         ``label`` null whose ``n`` counts them (weights and sums 0). :func:`score_report` uses it
         for ``n`` and ``n_missing``; the curves and sweeps take histograms without it.
+    relative
+        ``False`` (default): every sum in the data's units; Σw² of weights beyond about 1e±150 then
+        does not fit Float64 and is an error naming the weight column. ``True``: such weights are
+        held in units of a power of two (``weight``, ``score_sum``, ``score_sq_sum`` scaled by
+        ``2^-K``, ``weight_sq_sum`` by ``4^-K``; :func:`polfair.core.contract.weight_units`), which
+        changes no statistic of the curves and the score report (all free of the weights' scale):
+        :func:`score_report` uses it.
 
     Returns
     -------
@@ -300,7 +314,7 @@ def score_counts(
     edges = _check_bins(bins, range)
     out, keys = _histogram(data, y_true=y_true, y_score=y_score, protected=protected, favorable=favorable,
                            weight_=weight, by=by, edges=edges, engine=engine, on_missing=on_missing,
-                           with_missing=with_missing)  # fmt: skip
+                           with_missing=with_missing, relative=relative)  # fmt: skip
     return _finish(out, keys, edges)
 
 

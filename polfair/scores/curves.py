@@ -422,9 +422,9 @@ def _histogram(
         by_n = [str(b) for b in as_list(by)]
         _keys_of(h, by_n)
         return h, by_n
-    h = score_counts(
+    h = score_counts(  # the curves are free of the weights' scale: weights beyond 1e±150 in a power-of-two unit
         data, y_true=y_true, y_score=y_score, protected=protected, favorable=favorable, weight=weight, by=by, bins=bins,
-        with_missing=True,
+        relative=True,
     )
     by_n = [c for c in h.columns[: len(as_list(by))]]
     return h, by_n
@@ -898,7 +898,7 @@ def score_report(
     """
     h = score_counts(
         data, y_true=y_true, y_score=y_score, protected=protected, favorable=favorable, weight=weight, by=by, bins=bins,
-        with_missing=True,
+        with_missing=True, relative=True,
     )
     by_n = h.columns[: len(as_list(by))]
     return score_report_from_counts(
