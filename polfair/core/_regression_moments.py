@@ -20,7 +20,8 @@ fourth powers leave Float64) are held in scaled units: the weighted sums of a ce
 ``2^w_exp`` (``w`` is ``Σw·2^-w_exp``) and its values in units of ``2^y_exp`` (``mean_y`` is
 ``ȳ·2^-y_exp``). The pass picks the exponents per cell from its largest weight and its largest
 absolute outcome or prediction (0 when these lie in [2^-100, 2^100], so a table of ordinary data
-is in the data's units); scaling by a power of two is exact. :data:`UNITS` gives each column's
+is in the data's units; null when they are all 0: any unit holds the cell); scaling by a power of
+two is exact. :data:`UNITS` gives each column's
 degree in the weights and in the values; tables on other units are rescaled exactly before they
 are merged (:func:`rescale`).
 """
@@ -79,19 +80,22 @@ _CLAMP = 1000  # |exponent| at most this (2^±1000 is still a finite Float64)
 def unit_exponent(ns: Any, largest: Any) -> Any:
     """Expression: the exponent a cell's weights or values are scaled by, from their largest magnitude.
 
-    0 where ``largest`` is 0, null, or in [2^-100, 2^100]; else ``floor(log2(largest))`` (clamped
-    to ±1000), so the scaled magnitudes are below 2. In the namespace ``ns`` (Polars or narwhals).
+    0 where ``largest`` is in [2^-100, 2^100]; else ``floor(log2(largest))`` (clamped to ±1000),
+    so the scaled magnitudes are below 2; null where ``largest`` is 0 or null (every weight or
+    value of the cell is 0: any unit holds it, and it must not set the unit of a merge). In the
+    namespace ``ns`` (Polars or narwhals).
 
     Examples
     --------
     >>> import polars as pl
     >>> pl.DataFrame({"m": [0.0, 3.0, 1e-200, 1e200]}).select(unit_exponent(pl, pl.col("m")))["m"].to_list()
-    [0.0, 0.0, -665.0, 664.0]
+    [None, 0.0, -665.0, 664.0]
     """
     lo, hi = 2.0**-SAFE_EXP, 2.0**SAFE_EXP
     safe = ns.when((largest > 0.0) & ((largest < lo) | (largest > hi))).then(largest).otherwise(ns.lit(1.0))
     e = safe.log(2.0).floor()
-    return ns.when(e > _CLAMP).then(ns.lit(float(_CLAMP))).when(e < -_CLAMP).then(ns.lit(float(-_CLAMP))).otherwise(e)
+    e = ns.when(e > _CLAMP).then(ns.lit(float(_CLAMP))).when(e < -_CLAMP).then(ns.lit(float(-_CLAMP))).otherwise(e)
+    return ns.when(largest > 0.0).then(e)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -181,7 +185,9 @@ def rescale(w_exp: pl.Expr | int, y_exp: pl.Expr | int) -> list[pl.Expr]:
     """
     we = w_exp if isinstance(w_exp, pl.Expr) else pl.lit(int(w_exp))
     ye = y_exp if isinstance(y_exp, pl.Expr) else pl.lit(int(y_exp))
-    dw, dy = pl.col("w_exp").cast(pl.Float64) - we.cast(pl.Float64), pl.col("y_exp").cast(pl.Float64) - ye.cast(pl.Float64)
+    # a null exponent (a cell of zero weights or values) is any unit: taken as the target
+    dw = (pl.col("w_exp").cast(pl.Float64) - we.cast(pl.Float64)).fill_null(0.0)
+    dy = (pl.col("y_exp").cast(pl.Float64) - ye.cast(pl.Float64)).fill_null(0.0)
     out = [(pl.col(c) * _exp2(a * dw + b * dy)).alias(c) for c, (a, b) in UNITS.items()]
     return [*out, we.cast(pl.Int32).alias("w_exp"), ye.cast(pl.Int32).alias("y_exp")]
 
@@ -204,8 +210,6 @@ def common_units(cells: pl.DataFrame) -> tuple[pl.DataFrame, int, int]:
     if cells.height == 0:
         return cells, 0, 0
     we, ye = int(cells["w_exp"].max() or 0), int(cells["y_exp"].max() or 0)  # type: ignore[arg-type]
-    if cells["w_exp"].n_unique() == 1 and cells["y_exp"].n_unique() == 1:
-        return cells, we, ye
     return cells.with_columns(rescale(we, ye)), we, ye
 
 

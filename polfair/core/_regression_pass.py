@@ -177,8 +177,8 @@ def _stages(ns: Any, part: list[str]) -> list[dict[str, Any]]:
     largest = ns.max_horizontal(c("__pf_y0").abs(), c("__pf_p0").abs())
     units = {"__pf_we": unit_exponent(ns, c("__pf_w0").max().over(*part)),
              "__pf_ye": unit_exponent(ns, largest.max().over(*part))}  # fmt: skip
-    scaled = {"__pf_w": c("__pf_w0") * two ** (c("__pf_we") * -1.0), "__pf_y": c("__pf_y0") * two ** (c("__pf_ye") * -1.0),
-              "__pf_p": c("__pf_p0") * two ** (c("__pf_ye") * -1.0)}  # fmt: skip
+    fw, fy = two ** (c("__pf_we").fill_null(0.0) * -1.0), two ** (c("__pf_ye").fill_null(0.0) * -1.0)
+    scaled = {"__pf_w": c("__pf_w0") * fw, "__pf_y": c("__pf_y0") * fy, "__pf_p": c("__pf_p0") * fy}
     e = c("__pf_p") - c("__pf_y")
     errors = {"__pf_e": e, "__pf_ae": e.abs(), "__pf_e2": e * e}
     W = c("__pf_w").sum().over(*part)
@@ -348,7 +348,7 @@ def regression_pass(
             *names, pl.lit(None, pl.Int64).alias("bin"), pl.lit(0, pl.Int64).alias("n"),
             pl.col("n_missing").cast(pl.Int64), pl.col("n_invalid").cast(pl.Int64),
             *[pl.lit(0.0 if c in _SUMS or c in _MEANS else None, _F64).alias(c) for c in floats],
-            pl.lit(0, pl.Int32).alias("w_exp"), pl.lit(0, pl.Int32).alias("y_exp"),
+            pl.lit(None, pl.Int32).alias("w_exp"), pl.lit(None, pl.Int32).alias("y_exp"),
         )  # fmt: skip
     )
     both = pl.concat([counted, left], how="vertical_relaxed") if names else pl.concat([counted, left])

@@ -188,6 +188,9 @@ def mean_interval(m: Moments, metric: str) -> tuple[np.ndarray, np.ndarray, np.n
     mean, m2 = MEAN_MOMENTS[metric]
     W, neff = m["w"], m.neff
     var_w = np.maximum(safe_div(m[m2], W), 0.0)
+    # deviations below the rounding of the mean (a constant quantity whose mean rounds by an ulp) are 0,
+    # whatever the order the rows were added in
+    var_w = np.where(var_w > (8 * np.finfo(float).eps * m[mean]) ** 2, var_w, 0.0)
     df = neff - 1.0
     with np.errstate(divide="ignore", invalid="ignore"):
         v = np.where(df > 0, var_w / np.where(df > 0, df, 1.0), np.nan)

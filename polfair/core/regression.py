@@ -22,7 +22,8 @@ column                 dtype    meaning (``w`` weight, ``y`` outcome, ``ŷ`` pre
                                 m2_e2``; co-moments ``c_yp`` = Σw(y − ȳ)(ŷ − ŷ̄), ``c_e2y`` =
                                 Σw(e² − ē²)(y − ȳ), ``c_e2y2`` = Σw(e² − ē²)(y − ȳ)²
 ``w_exp``, ``y_exp``   Int32    the cell's units: weights in ``2^w_exp``, values in ``2^y_exp``
-                                (0 unless the cell's largest weight or value leaves [2^-100, 2^100])
+                                (0 unless the cell's largest weight or value leaves [2^-100, 2^100];
+                                null where they are all 0: any unit)
 ``p_min``, ``p_max``   Float64  the smallest and largest prediction in the cell and bin
 ``y_min``, ``y_max``   Float64  the smallest and largest outcome of the rows with a positive
                                 weight (a constant outcome, whose r² is undefined, exactly)
