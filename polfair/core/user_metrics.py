@@ -115,9 +115,10 @@ def check_user_metrics(
             msg = f"metrics: {name!r} is the name of a built-in report metric; choose another name for your metric"
             raise PolfairError(msg)
         if name in taken or "__" in name:
-            what = "contains '__', the wide form's separator" if "__" in name else "is taken by a column"
+            what = ("contains '__', the separator of the wide form's columns" if "__" in name
+                    else "is taken by a column of the report or of its wide form")  # fmt: skip
             msg = (
-                f"metrics: {name!r} {what} of the report or of its wide form (shape='wide': attribute, group, n, "
+                f"metrics: {name!r} {what} (shape='wide': attribute, group, n, "
                 "the by columns, the count columns, and <metric>__<statistic>); choose another name, e.g. "
                 f"{name.strip('_').replace('__', '_') + '_metric'!r}"
             )
