@@ -152,3 +152,67 @@ def test_spark_clusters_reweighing_and_regression_equal_polars(spark) -> None:
     kw = dict(y_true="y", y_pred="p", protected="g", weight="w", privileged={"g": "a"})
     assert_frame_equal(pf.regression_report(spark.createDataFrame(reg.to_arrow()), **kw),
                        pf.regression_report(reg, **kw), check_exact=False, rel_tol=1e-7, abs_tol=1e-6)  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------------
+# every report free of the weights' scale, and the doors' refusals, on the engines
+
+
+def _free(rep: pl.DataFrame) -> pl.DataFrame:
+    """The rows free of the weights' scale (the counts are Σw; the smoothed EDF adds a constant to them)."""
+    metric = pl.col("metric").cast(pl.String)
+    return rep.filter(~metric.str.starts_with("num_") & ~metric.str.contains("differential_fairness"))
+
+
+def _scale_cases(make) -> None:  # noqa: ANN001
+    """Every report of the engine's frame (``make(polars_frame)``) with weights of 1e-200 and 1e200: Polars' at 1."""
+    df = _frame(300).drop("t").with_columns(s=(pl.col("uid").abs() % 101) / 100.0)
+    df = df.with_columns(r=pl.col("y") * 2.0 + pl.col("s"), q=pl.col("s") * 3.0)
+    doors = {
+        "fairness": lambda d: pf.fairness_report(d, y_true="y", y_pred="p", protected="g", weight="w"),
+        "scores": lambda d: pf.score_report(d, y_true="y", y_score="s", protected="g", weight="w"),
+        "regression": lambda d: pf.regression_report(d, y_true="r", y_pred="q", protected="g", weight="w"),
+    }
+    for scale in (1e-200, 1e200):
+        data = make(df.with_columns(pl.col("w") * scale))
+        for name, door in doors.items():
+            try:
+                assert_frame_equal(_free(door(data)), _free(door(df)), check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
+            except AssertionError as exc:
+                raise AssertionError(f"{name} at weights x {scale}: {exc}") from None
+        rw = pf.reweighing(data, y_true="y", protected="g", weight="w").table
+        one = pf.reweighing(df, y_true="y", protected="g", weight="w").table
+        assert_frame_equal(rw.drop("observed", "expected"), one.drop("observed", "expected"), check_exact=False,
+                           rel_tol=1e-12)  # fmt: skip
+
+
+def _refusals(make) -> None:  # noqa: ANN001
+    """The doors' refusals through the engine: empty input, score_report's n_missing, overflowing squares."""
+    df = pl.DataFrame({"y": [1, 0, 1, 0, 1, 0], "g": ["a", "a", "b", "b", "a", "b"],
+                       "s": [0.1, None, 0.3, 0.8, 0.5, 0.2], "r": [1.0, 2.0, 0.5, 1.5, 3.0, 0.0]})  # fmt: skip
+    with pytest.raises(pf.InvalidInputError, match="the input has no rows"):
+        pf.regression_report(make(df.head(0)), y_true="r", y_pred="r", protected="g")
+    with pytest.raises(pf.InvalidInputError, match="the input has no rows"):
+        pf.score_report(make(df.head(0)), y_true="y", y_score="s", protected="g")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pf.MissingValuesWarning)
+        rep = pf.score_report(make(df), y_true="y", y_score="s", protected="g")
+    missing = rep.filter(metric="n_missing").sort("group", nulls_last=True)
+    assert missing["value"].to_list() == [1.0, 0.0, 1.0] and missing["n"].to_list() == [3, 3, 6]
+    big = pl.DataFrame({"y": [1e300, -2e300, 3e300, 0.5e300], "p": [-1e300, 2e300, 1e300, 0.0], "g": ["a", "a", "b", "b"]})
+    with pytest.raises(pf.InvalidInputError, match=r"y_true='y', y_pred='p'.*overflow Float64"):
+        pf.regression_report(make(big), y_true="y", y_pred="p", protected="g")
+    with pytest.warns(pf.ReferenceWarning, match="'zz' does not occur in column 'g'"):
+        pf.regression_report(make(df), y_true="r", y_pred="r", protected="g", privileged={"g": "zz"})
+
+
+def test_duckdb_reports_are_free_of_the_weights_scale_and_refuse_alike() -> None:
+    _scale_cases(lambda d: duckdb.from_arrow(d.to_arrow()))
+    _refusals(lambda d: duckdb.from_arrow(d.to_arrow()))
+
+
+def test_spark_reports_are_free_of_the_weights_scale_and_refuse_alike(spark) -> None:
+    _scale_cases(lambda d: spark.createDataFrame(d.to_arrow()))
+    _refusals(lambda d: spark.createDataFrame(d.to_arrow()))
