@@ -359,7 +359,9 @@ class RegressionAccumulator:
         """Replace the accumulated table by ``state`` (a table of :attr:`state`, e.g. read from parquet)."""
         missing = [c for c in ("bin", *REGRESSION_CELL_COLUMNS) if c not in state.columns]
         if missing:
-            msg = f"load_state: not a regression cell table (missing columns {missing})"
+            old = (" (a state saved by an earlier polfair, with sums about a shift: re-accumulate the batches, "
+                   "docs/schema.md, version 4)") if "sum_y" in state.columns else ""  # fmt: skip
+            msg = f"load_state: not a regression cell table (missing columns {missing}){old}"
             raise PolfairError(msg)
         self._cells = state
         return self

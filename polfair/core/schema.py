@@ -43,8 +43,11 @@ __all__ = [
 #: difference, ratio, n``, optional ``threshold, status``). 2: intervals and tests, run metadata,
 #: the weighted-square counts and jackknife bucket of the cell table. 3: the ``harm`` column (the
 #: direction of each comparison), ``status`` from the interval rule of :mod:`polfair.core.status`,
-#: appends that add columns (see ``docs/schema.md``).
-SCHEMA_VERSION = 3
+#: appends that add columns. 4: the regression cell table of centred moments (``mean_*``, ``m2_*``
+#: ..., ``w_exp``, ``y_exp`` instead of sums about a shift), ``score_report``'s ``n`` counting every
+#: row and its ``n_missing`` rows, Σw² columns null (with a warning) where Float64 cannot hold them
+#: (see ``docs/schema.md``).
+SCHEMA_VERSION = 4
 
 
 class Column(NamedTuple):
