@@ -44,4 +44,5 @@ class ReferenceWarning(UserWarning):
 
 class WeightRangeWarning(UserWarning):
     """Some groups' weights differ from the others' by more than Float64 can hold in one unit (beyond
-    about 1e180): their sums of squared weights, and so their interval columns, are null."""
+    about 1e180): their sums of squared weights, and so their interval columns, are null.
+    """

@@ -21,8 +21,8 @@ from typing import Any, Literal
 import polars as pl
 
 from polfair.core._args import as_list
-from polfair.core._typing import IntoExpr
 from polfair.core._regression_report import report_rows
+from polfair.core._typing import IntoExpr
 from polfair.core.contract import PolarsFrame
 from polfair.core.inputs import is_foreign
 from polfair.core.regression import (

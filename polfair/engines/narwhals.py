@@ -201,9 +201,10 @@ class ForeignFrame:
         PolfairError
             An engine other than Spark and DuckDB.
         """
+        import narwhals as nw
+
         from polfair.core.hashing import string_key_sql
 
-        import narwhals as nw
         inner, out = self._safe[name], f"__pf_skey_{self._safe[name]}"
         native = self.nf.to_native()
         module = type(native).__module__.split(".")[0]

@@ -48,8 +48,8 @@ import polars as pl
 from polfair.core import contract
 from polfair.core._args import as_list, is_bool_like, mergeable_tables
 from polfair.core._typing import IntoExpr
-from polfair.core.contract import CODE, Compiled
 from polfair.core.collect import check_not_empty
+from polfair.core.contract import CODE, Compiled
 from polfair.core.counts import COUNTED_CODES
 from polfair.core.inputs import is_foreign
 from polfair.core.spec import check_key_names, check_on_missing, label_values

@@ -378,7 +378,6 @@ def reliability_curve(
     >>> first.select(pl.col("mean_predicted", "fraction_positive").round(4)).row(0)
     (0.1, 0.2116)
     """
-
     hist, by_n = _histogram(data, y_true, y_score, protected, favorable, weight, by, bins)
     if (
         _check_calibration_bins(calibration_bins)
