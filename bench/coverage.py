@@ -390,19 +390,21 @@ def scenarios(
 
 
 def _reg_moments(y: np.ndarray, p: np.ndarray, w: np.ndarray):
-    """Moments of each replicate (rows of the (reps, n) arrays), about each replicate's first row."""
+    """Weights and centred moments of each replicate (rows of the (reps, n) arrays), as the cell table holds them."""
     from polfair.core.regression import Moments
 
-    ky, kp = y[:, :1], p[:, :1]
-    yc, pc, e = y - ky, p - kp, p - y
+    W = w.sum(1, keepdims=True)
+    e = p - y
+    q = {"y": y, "p": p, "e": e, "ae": np.abs(e), "e2": e * e}
+    mean = {k: (w * v).sum(1, keepdims=True) / W for k, v in q.items()}
+    d = {k: v - mean[k] for k, v in q.items()}
     s = {
-        "n": np.full(len(y), y.shape[1], dtype=float), "n_missing": np.zeros(len(y)), "w": w.sum(1),
-        "w2": (w * w).sum(1), "sum_y": (w * yc).sum(1), "sum_y2": (w * yc**2).sum(1), "sum_y3": (w * yc**3).sum(1),
-        "sum_y4": (w * yc**4).sum(1), "sum_p": (w * pc).sum(1), "sum_p2": (w * pc**2).sum(1),
-        "sum_yp": (w * yc * pc).sum(1), "sum_e": (w * e).sum(1), "sum_e2": (w * e**2).sum(1),
-        "sum_e4": (w * e**4).sum(1), "sum_ae": (w * np.abs(e)).sum(1), "sum_e2y": (w * e**2 * yc).sum(1),
-        "sum_e2y2": (w * e**2 * yc**2).sum(1), "y_shift": ky[:, 0], "p_shift": kp[:, 0],
-        "n_invalid": np.zeros(len(y)), "y_min": y.min(1), "y_max": y.max(1),
+        "w": W[:, 0], "w2": (w * w).sum(1), **{f"mean_{k}": m[:, 0] for k, m in mean.items()},
+        "m2_y": (w * d["y"] ** 2).sum(1), "m3_y": (w * d["y"] ** 3).sum(1), "m4_y": (w * d["y"] ** 4).sum(1),
+        "m2_p": (w * d["p"] ** 2).sum(1), "c_yp": (w * d["y"] * d["p"]).sum(1), "m2_e": (w * d["e"] ** 2).sum(1),
+        "m2_ae": (w * d["ae"] ** 2).sum(1), "m2_e2": (w * d["e2"] ** 2).sum(1),
+        "c_e2y": (w * d["e2"] * d["y"]).sum(1), "c_e2y2": (w * d["e2"] * d["y"] ** 2).sum(1),
+        "y_min": y.min(1), "y_max": y.max(1),
     }  # fmt: skip
     return Moments(s)
 

@@ -85,6 +85,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ReferenceWarning",
         "ReportSizeWarning",
         "SchemaMismatchError",
+        "WeightRangeWarning",
     ),
     "polfair.mitigation": ("group_thresholds", "reweighing"),
     "polfair.monitor": ("FairnessConfig", "alerts", "apply_thresholds", "compare_reports"),
@@ -166,6 +167,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs (a test keeps th
         ReferenceWarning,
         ReportSizeWarning,
         SchemaMismatchError,
+        WeightRangeWarning,
     )
     from polfair.mitigation import group_thresholds, reweighing
     from polfair.monitor import FairnessConfig, alerts, apply_thresholds, compare_reports
@@ -280,6 +282,7 @@ __all__ = [
     "PolarityError",
     "PolarityWarning",
     "ReferenceWarning",
+    "WeightRangeWarning",
     "ReportSizeWarning",
     "__version__",
 ]

@@ -610,11 +610,11 @@ def _prepare(data: Any, request: AuditRequest) -> _Prepared:
     if is_foreign(plan.data):  # Spark, DuckDB, ...: the pass runs in that engine, the rest here
         codes, spec = foreign_code_table(plan.data, **run.pass_keywords())
         cells = collect_cells(spec, on_missing=run.on_missing, engine=run.engine, codes=codes,
-                              allow_many_groups=run.allow_many_groups)  # fmt: skip
+                              allow_many_groups=run.allow_many_groups, relative=True)  # fmt: skip
     else:
         spec = build_spec(plan.data, **run.pass_keywords(), allow_many_groups=run.allow_many_groups)
-        cells = collect_cells(spec, on_missing=run.on_missing, engine=run.engine,
-                              allow_many_groups=run.allow_many_groups)  # fmt: skip
+        cells = collect_cells(spec, on_missing=run.on_missing, engine=run.engine, allow_many_groups=run.allow_many_groups,
+                              relative=True)  # weights beyond 1e±150: a power-of-two unit, the counts scaled back
     cells = plan.group_cells(cells)  # a config's monitored/reference values: checked, then labelled
     bucketed = cells if BUCKET in cells.columns else None
     if bucketed is not None:  # cluster=: the core report reads the table without buckets

@@ -189,8 +189,32 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--log-format", choices=["text", "json"], default="text",
                      help="json: one JSON object per event on stderr (start, pass_done, report_written, "
                      "violations, done, error) for orchestrators")
+    _record_given(rep)
     _slices_parser(sub)
     return p
+
+
+def _record_given(parser: argparse.ArgumentParser) -> None:
+    """Make every option of ``parser`` record its ``dest`` in ``namespace._given`` when it appears on
+    the command line (whatever its value: ``--threshold 0.5`` is given even at the default), so a
+    door can refuse options it does not take. argparse calls an action only for options present in
+    the arguments (abbreviations and ``--opt=value`` included).
+    """
+    for action in parser._actions:
+        if not action.option_strings:
+            continue
+        base = type(action)
+
+        def call(self: Any, parser: Any, namespace: Any, values: Any, option_string: Any = None,
+                 _base: Any = base) -> None:  # fmt: skip
+            given = getattr(namespace, "_given", None)
+            if given is None:
+                given = set()
+                namespace._given = given
+            given.add(self.dest)
+            _base.__call__(self, parser, namespace, values, option_string)
+
+        action.__class__ = type(f"Given{base.__name__}", (base,), {"__call__": call})
 
 
 def _known_rows(path: str, lf: pl.LazyFrame) -> int | None:
@@ -480,13 +504,12 @@ def _run_report(args: argparse.Namespace) -> int:
 
 
 #: Flags of ``polfair report`` that only a classification report takes (with their default values).
-_CLASSIFICATION_ONLY = {
-    "y_score": None, "threshold": None, "favorable": None, "unfavorable": None, "score_label": None, "n_boot": None,
-    "seed": None, "cluster": None, "min_group_size": None, "significance": None, "band": None, "config": None,
-    "thresholds": None, "min_sample_size": None,
-    "fail_on_violation": False, "adverse_impact": None, "adverse_impact_out": None, "adverse_impact_min_size": None,
-    "adverse_impact_sets": None,
-}  # fmt: skip
+_CLASSIFICATION_ONLY = (
+    "y_score", "threshold", "favorable", "unfavorable", "score_label", "n_boot", "seed", "cluster", "min_group_size",
+    "significance", "band", "config", "thresholds", "min_sample_size", "fail_on_violation", "adverse_impact",
+    "adverse_impact_out", "adverse_impact_min_size", "adverse_impact_sets", "exact_sums", "protected_proba",
+    "proba_assignment", "proba_tolerance",
+)  # fmt: skip
 
 #: ``polfair demo --task regression``: what the data and the model are.
 REGRESSION_DEMO_INTRO = """polfair demo --task regression: UCI Adult (census 1994), weekly working hours
@@ -501,12 +524,14 @@ def _run_regression_report(args: argparse.Namespace, run_id: str) -> int:
     """``polfair report --task regression``: :func:`polfair.regression_report` on a file."""
     from polfair.regression import regression_report
 
-    given = [f"--{k.replace('_', '-')}" for k, default in _CLASSIFICATION_ONLY.items()
-             if getattr(args, k, default) not in (default, [])]  # fmt: skip
+    given = [f"--{k.replace('_', '-')}" for k in _CLASSIFICATION_ONLY if k in getattr(args, "_given", ())]
     if given:
+        exact = (" (--exact-sums: the regression moments are Float64 sums, equal in any order up to rounding; exact "
+                 "fixed-point sums are for the classification counts)") if "--exact-sums" in given else ""  # fmt: skip
         msg = (
-            f"--task regression does not take {', '.join(given)} (classification options); a regression report "
-            "needs --y-true (numeric outcome), --y-pred (numeric prediction) and --protected"
+            f"--task regression does not take {', '.join(given)} (classification options, refused whatever their "
+            f"value){exact}; a regression report needs --y-true (numeric outcome), --y-pred (numeric prediction) "
+            "and --protected"
         )
         raise PolfairError(msg)
     if not args.y_true or not args.y_pred:
@@ -602,7 +627,10 @@ def _logged_pass(run: Any, args: argparse.Namespace, lf: pl.LazyFrame, log: Even
     for w in caught or []:
         log.event("warning", level="warning", category=w.category.__name__, message=str(w.message))
     rows = report if isinstance(report, int) else None if isinstance(report, str) else report.height
-    log.event("pass_done", seconds=round(time.perf_counter() - t0, 3), **({} if rows is None else {"report_rows": rows}))
+    done: dict[str, Any] = {"seconds": round(time.perf_counter() - t0, 3)}
+    if rows is not None:
+        done["report_rows"] = rows
+    log.event("pass_done", **done)
     return report
 
 

@@ -10,6 +10,7 @@ __all__ = [
     "PolarityWarning",
     "PolfairError",
     "ReferenceWarning",
+    "WeightRangeWarning",
     "ReportSizeWarning",
     "SchemaMismatchError",
 ]
@@ -55,4 +56,10 @@ class ReferenceWarning(UserWarning):
     """A value the user named occurs in no row: a ``privileged`` value (comparisons with that group are
     null), ``favorable`` / ``unfavorable`` (every favorable rate is 0), or a config's monitored or
     reference value or range. The message names the value and the values the column holds.
+    """
+
+
+class WeightRangeWarning(UserWarning):
+    """Some groups' weights differ from the others' by more than Float64 can hold in one unit (beyond
+    about 1e180): their sums of squared weights, and so their interval columns, are null.
     """

@@ -21,6 +21,7 @@ from typing import Any, Literal
 import polars as pl
 
 from polfair.core._args import as_list
+from polfair.core._regression_report import report_rows
 from polfair.core._typing import IntoExpr
 from polfair.core.contract import PolarsFrame
 from polfair.core.inputs import is_foreign
@@ -30,7 +31,6 @@ from polfair.core.regression import (
     attach_regression_cells,
     merge_regression_cells,
     regression_pass,
-    regression_report_from_cells,
 )
 from polfair.core.report import Intersections
 from polfair.core.run_metadata import attach_request, expr_text
@@ -235,7 +235,7 @@ def regression_report(
     if not keys:
         msg = "regression_report needs at least one protected attribute (protected=...)"
         raise PolfairError(msg)
-    report = regression_report_from_cells(
+    report = report_rows(
         cells, protected=keys, by=by_n, privileged=privileged, reference=reference, intersections=intersections,
         ci=ci, p_adjust=p_adjust,
     )  # fmt: skip
@@ -347,7 +347,7 @@ class RegressionAccumulator:
             raise PolfairError("RegressionAccumulator.compute: no rows yet (call update with a batch first)")
         cols = self._cells.columns
         by, keys = cols[: self._n_by], cols[self._n_by : cols.index("bin")]
-        report = regression_report_from_cells(self._cells, protected=keys, by=by, **self._report)
+        report = report_rows(self._cells, protected=keys, by=by, **self._report)
         return attach_regression_cells(report, self._cells)
 
     @property
@@ -359,7 +359,9 @@ class RegressionAccumulator:
         """Replace the accumulated table by ``state`` (a table of :attr:`state`, e.g. read from parquet)."""
         missing = [c for c in ("bin", *REGRESSION_CELL_COLUMNS) if c not in state.columns]
         if missing:
-            msg = f"load_state: not a regression cell table (missing columns {missing})"
+            old = (" (a state saved by an earlier polfair, with sums about a shift: re-accumulate the batches, "
+                   "docs/schema.md, version 4)") if "sum_y" in state.columns else ""  # fmt: skip
+            msg = f"load_state: not a regression cell table (missing columns {missing}){old}"
             raise PolfairError(msg)
         self._cells = state
         return self

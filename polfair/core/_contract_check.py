@@ -34,11 +34,12 @@ from polfair.core._contract_rules import (
     MISSING,
 )
 from polfair.core.inputs import to_lazyframe
-from polfair.exceptions import InvalidInputError, MissingValuesWarning, PolfairError
+from polfair.exceptions import InvalidInputError, MissingValuesWarning, PolfairError, WeightRangeWarning
 
 __all__ = [
-    "PROBA_BAD", "PROBA_NULL", "PROBA_SUM", "PolarsFrame", "check_finite_sums", "check_polarity", "check_problems",
-    "code_problems", "fetch_examples", "label_values_warnings", "seen_values",
+    "PROBA_BAD", "PROBA_NULL", "PROBA_SUM", "W2_SHIFT", "PolarsFrame", "check_finite_sums", "check_polarity",
+    "check_problems", "code_problems", "fetch_examples", "label_values_warnings", "seen_values", "weight_range_message",
+    "weight_squares", "weight_units",
 ]  # fmt: skip
 
 #: Columns of a membership-probability pass (:mod:`polfair.core.proba`) that count, per row of the
@@ -357,6 +358,133 @@ def check_finite_sums(sums: pl.DataFrame, columns: Sequence[str], weight_: Compi
             raise InvalidInputError(msg)
 
 
+#: The pass sums the squared weights twice, scaled by 2**±W2_SHIFT (:func:`weight_squares`).
+W2_SHIFT = 300
+_TINY = 2.0**-1000  # a sum of squares below this has lost digits to Float64's range (or is about to)
+
+
+def weight_squares(w: Any) -> tuple[Any, Any]:
+    """The pass's two accumulators of Σw² (expressions in any engine's namespace): Σ(w·2^300)² and
+    Σ(w·2^-300)².
+
+    One Float64 sum of w² cannot hold weights of 1e-200 (w² underflows to 0) and 1e200 (w²
+    overflows); between them the two sums hold every weight in about [1e-240, 1e240], each exactly
+    ``4^±300·Σw²`` wherever it is finite and normal (scaling by a power of two is exact).
+    :func:`weight_units` turns them into Σw² after the pass.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> up, down = weight_squares(pl.col("w"))
+    >>> pl.DataFrame({"w": [3.0]}).select(up.alias("u"), down.alias("d")).row(0) == (9.0 * 4.0**300, 9.0 * 4.0**-300)
+    True
+    """
+    hi, lo = w * (2.0**W2_SHIFT), w * (2.0**-W2_SHIFT)
+    return hi * hi, lo * lo
+
+
+def weight_units(
+    table: pl.DataFrame,
+    *,
+    w: str,
+    up: str,
+    down: str,
+    out: str,
+    scaled: Sequence[str],
+    weight_: Compiled | None,
+    relative: bool,
+    stacklevel: int = 5,
+) -> tuple[pl.DataFrame, int]:
+    """Σw² of a pass's result from its two accumulators (:func:`weight_squares`), and the table's weight unit.
+
+    Parameters
+    ----------
+    table
+        The pass's (small) result: per row Σw (column ``w``) and the accumulators ``up``, ``down``.
+    w, up, down
+        Their columns.
+    out
+        The column Σw² is written to (``up`` and ``down`` are dropped).
+    scaled
+        The other weighted-sum columns (Σw·s, ...), scaled with ``w`` when ``relative``.
+    weight_
+        The compiled weight role (for the messages).
+    relative
+        ``False``: ``out`` is Σw² in the data's units (the public tables); ``True``: every weighted
+        column (``w``, ``scaled``, ``out``) is in units of ``2^K`` (``4^K`` for Σw²), ``K`` in
+        {−300, 0, 300} chosen so that Σw² is a normal Float64 (0 unless the weights are beyond
+        about 2^±450): what the reports read, whose statistics are all free of the weights' scale.
+        Rows whose Σw² the unit cannot hold get a null Σw² (unknown: their intervals are null) and
+        one :class:`~polfair.exceptions.WeightRangeWarning` naming the weight column (in the data's
+        units: weights beyond about 1e±150; in the reports' units: beyond about 1e±240, or groups
+        whose weights differ by a factor beyond about 1e180).
+    stacklevel
+        Of that warning.
+
+    Returns
+    -------
+    (pl.DataFrame, int)
+        The table and ``K``.
+
+    Warns
+    -----
+    WeightRangeWarning
+        Σw² of some rows cannot be held (then null), naming the weight column and the fix.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> up, down = weight_squares(pl.col("v"))
+    >>> t = pl.DataFrame({"v": [1e-200, 3e-200]}).select(pl.col("v").sum().alias("w"), up.sum().alias("a"),
+    ...                                                    down.sum().alias("b"))
+    >>> rel, k = weight_units(t, w="w", up="a", down="b", out="w2", scaled=[], weight_=None, relative=True)
+    >>> k, round(rel["w"][0] ** 2 / rel["w2"][0], 12)  # Kish's effective size: W²/Σw²
+    (-300, 1.6)
+    """
+    if up not in table.columns:
+        return table, 0
+    A, B, W = (table.get_column(c).cast(pl.Float64) for c in (up, down, w))
+    counted = W.is_finite() & (W > 0)
+    k = 0
+    if relative and counted.any():  # another unit only where it holds what the data's units cannot
+        if (A.is_infinite() & (B >= _TINY) & counted).any():
+            k = W2_SHIFT
+        elif ((A * 4.0**-W2_SHIFT < _TINY) & (A >= _TINY) & counted).any():
+            k = -W2_SHIFT
+    if k > 0:
+        w2 = B
+    elif k < 0:
+        w2 = A
+    else:
+        w2 = (A * 4.0**-W2_SHIFT).zip_with(A.is_finite(), B * 4.0**W2_SHIFT)
+    bad = counted & (w2.is_infinite() | w2.is_nan() | (w2 < (_TINY if k else 2.0**-1022)))
+    if bad.any():  # Σw² the unit cannot hold: unknown (null), said once
+        warnings.warn(weight_range_message(weight_, int(bad.sum())), WeightRangeWarning, stacklevel=stacklevel)
+        w2 = w2.zip_with(~bad, pl.Series([None] * len(w2), dtype=pl.Float64))
+    factor = 2.0**-k
+    cols = [pl.Series(out, w2)]
+    if k:
+        cols += [(table.get_column(c) * factor).alias(c) for c in (w, *scaled) if c in table.columns]
+    return table.drop(up, down).with_columns(cols), k
+
+
+def weight_range_message(weight_: Compiled | None, cells: int) -> str:
+    """The :class:`~polfair.exceptions.WeightRangeWarning` of :func:`weight_units`, naming the weight column.
+
+    Examples
+    --------
+    >>> weight_range_message(None, 2)[:70]
+    "the weights: 2 cells' sums of squared weights (Kish's effective sizes)"
+    """
+    name = f"weight={weight_.column!r}" if weight_ is not None else "the weights"
+    return (
+        f"{name}: {cells} cells' sums of squared weights (Kish's effective sizes) cannot be held in Float64 (weights "
+        "below about 1e-150 or above 1e150 in a cell table, beyond 1e-240 or 1e240 in the reports, which rescale "
+        "them, or a factor beyond about 1e180 from the other groups'): they are null, and so are the interval "
+        "columns that need them; rescale the weights, e.g. divide them by their mean (every rate is unchanged)"
+    )
+
+
 def fetch_examples(frame: Any, ns: Any, c: Compiled, collect: Callable[[Any], pl.DataFrame]) -> list[Any]:
     """Up to five distinct offending values of a compiled role, sorted: the error path's second query.
 
@@ -449,9 +577,20 @@ class PolarsFrame:
         return fetch_examples(self.lf, pl, c, lambda q: q.collect())
 
     def aggregate(
-        self, columns: Mapping[str, Any], group: Sequence[str], aggs: Callable[[Any], list[Any]], engine: str = "auto"
+        self,
+        columns: Mapping[str, Any],
+        group: Sequence[str],
+        aggs: Callable[[Any], list[Any]],
+        engine: str = "auto",
+        stages: Callable[[Any, list[str]], list[Mapping[str, Any]]] | None = None,
     ) -> pl.DataFrame:
-        """``select(columns).group_by(group).agg(aggs(pl))``, collected (the pass)."""
+        """``select(columns).group_by(group).agg(aggs(pl))``, collected (the pass).
+
+        ``stages(ns, group)``: ``with_columns`` steps between the select and the ``group_by``
+        (window functions over ``group``, e.g. a cell's mean), each a mapping name -> expression.
+        """
         planned = self.lf.select([e.alias(n) for n, e in columns.items()])
+        for stage in stages(pl, list(group)) if stages else []:
+            planned = planned.with_columns([e.alias(n) for n, e in stage.items()])
         out = planned.group_by(list(group)).agg(aggs(pl)) if group else planned.select(aggs(pl))
         return out.collect(engine=engine)  # type: ignore[call-overload]

@@ -152,7 +152,9 @@ ROLES: dict[str, Role] = {r.name: r for r in (
     Role("weight", _NUMBER_KINDS, _MISSING, "missing (as null)",
          "negative or ±inf is invalid; with exact_sums=True also a weight in (0, 2**-16) or >= 2**40",
          "InvalidInputError naming the column, the count, example values and the fix (rescale; "
-         "exact_sums=False); a weighted sum that overflows Float64: InvalidInputError (rescale)"),
+         "exact_sums=False); a weighted sum that overflows Float64: InvalidInputError (rescale); every report is "
+         "free of the weights' scale for weights in about [1e-240, 1e240] (a power-of-two unit where their squares "
+         "leave Float64); beyond, null Kish sizes with a WeightRangeWarning naming the column"),
     Role("protected", _KEY_KINDS, "its own group, shown as 'null'",
          "the null group (Float keys; -0.0 is 0.0)",
          "every distinct value is a group; more than 1000 distinct values that are more than half "
@@ -183,7 +185,8 @@ ROLES: dict[str, Role] = {r.name: r for r in (
     Role("cluster", ("boolean", "integer", "float", "decimal", "string", "categorical", "enum", "date",
                      "datetime"),
          "one more cluster", "one more cluster", "every value is a cluster id (hashed into buckets)",
-         "InvalidInputError for nested dtypes; PolfairError on Spark/DuckDB (not supported yet)"),
+         "InvalidInputError for nested dtypes; on Spark/DuckDB boolean, integer, string, categorical and enum ids "
+         "only (the bucket hash every engine computes identically; PolfairError otherwise)"),
 )}  # fmt: skip
 
 

@@ -1,15 +1,15 @@
 """The regression pass: one ``group_by`` over the rows to the regression cell table, and its algebra.
 
-The cell table's schema, the shifts its sums are taken about and the histogram's bin codes are
+The cell table's schema, its centred moments, their units and the histogram's bin codes are
 described in :mod:`polfair.core.regression` (the public module, which re-exports this one's public
-names). Here: the bin code of a prediction (:func:`prediction_bin`, :func:`bin_edges`), the pass on
-every engine (:func:`regression_pass`, :func:`regression_cells`), and the exact algebra on the table
-(:func:`rebase`, :func:`merge_regression_cells`, :func:`roll_up`).
+names) and :mod:`polfair.core._regression_moments` (the moment algebra). Here: the bin code of a
+prediction (:func:`prediction_bin`, :func:`bin_edges`), the pass on every engine
+(:func:`regression_pass`, :func:`regression_cells`), and the exact merge of tables
+(:func:`merge_regression_cells`, :func:`roll_up`).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -18,20 +18,19 @@ import polars as pl
 
 from polfair.core import contract as ct
 from polfair.core._args import mergeable_tables
-from polfair.core.collect import check_cardinality
-from polfair.exceptions import PolfairError
+from polfair.core._regression_moments import MOMENT_COLUMNS, QUANTITIES, combine, common_units, unit_exponent
+from polfair.core.collect import check_cardinality, check_not_empty
+from polfair.exceptions import InvalidInputError, PolfairError
 
 __all__ = [
     "BINS_PER_OCTAVE",
     "REGRESSION_CELL_COLUMNS",
-    "REGRESSION_SUM_COLUMNS",
-    "aggs_over_bins",
+    "REGRESSION_COUNT_COLUMNS",
     "bin_edges",
     "check_regression_cells",
-    "common_shift",
+    "common_units",
     "merge_regression_cells",
     "prediction_bin",
-    "rebase",
     "regression_cells",
     "regression_pass",
     "roll_up",
@@ -41,13 +40,14 @@ __all__ = [
 BINS_PER_OCTAVE = 256
 _OFFSET_OCTAVES = 1100  # |ŷ| >= 2^-1074 (the smallest subnormal): codes stay >= 1
 
-#: Additive sums of a regression cell (summed when cells are rolled up or merged).
-REGRESSION_SUM_COLUMNS = (
-    "n", "n_missing", "n_invalid", "w", "w2", "sum_y", "sum_y2", "sum_y3", "sum_y4", "sum_p", "sum_p2", "sum_yp",
-    "sum_e", "sum_e2", "sum_e4", "sum_ae", "sum_e2y", "sum_e2y2",
+#: Row counts of a regression cell (added when cells are merged).
+REGRESSION_COUNT_COLUMNS = ("n", "n_missing", "n_invalid")
+#: Value columns of the regression cell table, in order (every other column is a key): counts, Σw and
+#: Σw² (in units of ``2^w_exp``), the centred moments (:mod:`polfair.core._regression_moments`, values
+#: in units of ``2^y_exp``), the units' exponents, and the ranges of the predictions and outcomes.
+REGRESSION_CELL_COLUMNS = (
+    *REGRESSION_COUNT_COLUMNS, "w", "w2", *MOMENT_COLUMNS, "w_exp", "y_exp", "p_min", "p_max", "y_min", "y_max",
 )  # fmt: skip
-#: Value columns of the regression cell table, in order (every other column is a key).
-REGRESSION_CELL_COLUMNS = (*REGRESSION_SUM_COLUMNS, "y_shift", "p_shift", "p_min", "p_max", "y_min", "y_max")
 
 
 _F64 = pl.Float64
@@ -107,7 +107,6 @@ def regression_cells(
     keys: Sequence[str] = (),
     weight: str | pl.Expr | None = None,
     bins_per_octave: int = BINS_PER_OCTAVE,
-    shift: tuple[float, float] | None = None,
     engine: Literal["auto", "in-memory", "streaming"] = "auto",
 ) -> pl.DataFrame:
     """The regression cell table of a Polars frame: ONE ``group_by(keys + bin)``.
@@ -117,15 +116,13 @@ def regression_cells(
     frame
         A LazyFrame with the key columns and numeric outcome, prediction and weight. Null and NaN
         are missing (``n_missing``); ±inf, and a negative weight, are invalid (``n_invalid``; the
-        caller raises, :func:`polfair.regression_counts`). Neither is used in any sum.
+        caller raises, :func:`polfair.regression_counts`). Neither is used in any moment.
     y_true, y_pred, weight
         Column names or expressions (weight default 1).
     keys
         The ``by`` and protected columns, in order.
     bins_per_octave
         Resolution of the prediction histogram (:func:`prediction_bin`).
-    shift
-        ``(K_y, K_p)``; default the outcome and prediction of the first row that counts.
     engine
         Polars engine of the pass.
 
@@ -144,8 +141,7 @@ def regression_cells(
     """
     return regression_pass(
         ct.PolarsFrame(frame), y_true=y_true, y_pred=y_pred, protected=list(keys), weight=weight,
-        bins_per_octave=bins_per_octave, shift=shift, check=False, on_missing="ignore", allow_many_groups=True,
-        engine=engine,
+        bins_per_octave=bins_per_octave, check=False, on_missing="ignore", allow_many_groups=True, engine=engine,
     )  # fmt: skip
 
 
@@ -165,16 +161,46 @@ def _bin_of(eng: Any, p: Any, ok: Any, bins_per_octave: int) -> Any:
     return ns.when(ok).then(eng.cases([(p > 0.0, k), (p < 0.0, k * -1)], ns.lit(0, ns.Int64)))
 
 
-def _first_counted(frame: Any, y: Any, p: Any, ok: Any) -> tuple[float, float]:
-    """The outcome and prediction of the first row that counts (a limit-1 query in the frame's engine)."""
-    if hasattr(frame, "lf"):  # contract.PolarsFrame
-        row = frame.lf.filter(ok).select(y.alias("y"), p.alias("p")).head(1).collect()
-    else:  # engines.narwhals.ForeignFrame
-        row = frame.nf.filter(ok).select(y.alias("y"), p.alias("p")).head(1).collect(backend="polars").to_native()
-    if row.height == 0:
-        return 0.0, 0.0
-    ky, kp = (float(v) for v in row.row(0))
-    return (ky if math.isfinite(ky) else 0.0), (kp if math.isfinite(kp) else 0.0)
+#: The pass's row-level columns of each quantity (scaled) and of its cell mean.
+_Q = {"y": "__pf_y", "p": "__pf_p", "e": "__pf_e", "ae": "__pf_ae", "e2": "__pf_e2"}
+
+
+def _stages(ns: Any, part: list[str]) -> list[dict[str, Any]]:
+    """The window stages of the pass (each a ``with_columns``), over the cell ``part``.
+
+    1. the cell's units (:func:`~polfair.core._regression_moments.unit_exponent` of its largest
+       weight and largest absolute outcome or prediction); 2. the scaled weight and values;
+    3. the errors; 4. the cell's weighted means; 5. each row's terms of the centred moments.
+    """
+    c = ns.col
+    two = ns.lit(2.0)
+    largest = ns.max_horizontal(c("__pf_y0").abs(), c("__pf_p0").abs())
+    units = {"__pf_we": unit_exponent(ns, c("__pf_w0").max().over(*part)),
+             "__pf_ye": unit_exponent(ns, largest.max().over(*part))}  # fmt: skip
+    fw, fy = two ** (c("__pf_we").fill_null(0.0) * -1.0), two ** (c("__pf_ye").fill_null(0.0) * -1.0)
+    scaled = {"__pf_w": c("__pf_w0") * fw, "__pf_y": c("__pf_y0") * fy, "__pf_p": c("__pf_p0") * fy}
+    e = c("__pf_p") - c("__pf_y")
+    errors = {"__pf_e": e, "__pf_ae": e.abs(), "__pf_e2": e * e}
+    W = c("__pf_w").sum().over(*part)
+    means = {
+        f"{v}_c": ns.when(W > 0.0).then((c("__pf_w") * c(v)).sum().over(*part) / W).otherwise(c(v).mean().over(*part))
+        for v in _Q.values()
+    }  # fmt: skip
+    d = {q: c(v) - c(f"{v}_c") for q, v in _Q.items()}
+    w, dy = c("__pf_w"), d["y"]
+    terms = {
+        "__pf_w2": w * w, "__pf_m2_y": w * dy * dy, "__pf_m3_y": w * dy * dy * dy, "__pf_m4_y": w * (dy * dy) * (dy * dy),
+        "__pf_m2_p": w * d["p"] * d["p"], "__pf_c_yp": w * dy * d["p"], "__pf_m2_e": w * d["e"] * d["e"],
+        "__pf_m2_ae": w * d["ae"] * d["ae"], "__pf_m2_e2": w * d["e2"] * d["e2"], "__pf_c_e2y": w * d["e2"] * dy,
+        "__pf_c_e2y2": w * d["e2"] * dy * dy,
+    }  # fmt: skip
+    return [units, scaled, errors, means, terms]
+
+
+#: Output column -> the pass's column it sums.
+_SUMS = {"w": "__pf_w", "w2": "__pf_w2", **{m: f"__pf_{m}" for m in MOMENT_COLUMNS if not m.startswith("mean_")}}
+#: Output column -> the pass's column of the cell's mean (constant over a cell: its max).
+_MEANS = {mean: f"{_Q[q]}_c" for q, (mean, _) in QUANTITIES.items()}
 
 
 def regression_pass(
@@ -186,7 +212,6 @@ def regression_pass(
     by: Sequence[Any] = (),
     weight: Any = None,
     bins_per_octave: int = BINS_PER_OCTAVE,
-    shift: tuple[float, float] | None = None,
     on_missing: str = "warn",
     check: bool = True,
     allow_many_groups: bool = False,
@@ -201,22 +226,24 @@ def regression_pass(
     adapter runs the pass in the input's engine: :class:`polfair.core.contract.PolarsFrame` or
     ``polfair.engines.narwhals.ForeignFrame`` (Spark, DuckDB); only the small table of
     ``(keys, bin, outcome code)`` comes back, and the contract's one post-pass check
-    (:func:`~polfair.core.contract.check_problems`) judges it. Before the pass, a limit-1 query
-    reads the shift (the first counted row; :func:`rebase`).
+    (:func:`~polfair.core.contract.check_problems`) judges it.
+
+    Inside the one query, window functions over each cell (the same partition as the
+    ``group_by``) give the cell's units and weighted means before the rows' centred terms are
+    summed (:mod:`polfair.core._regression_moments`): the input is read once, and the moments
+    depend on the order of the rows only through rounding.
 
     Parameters
     ----------
     frame
-        A frame adapter (``eng``, ``column(x, role)``, ``aggregate(columns, group, aggs)``,
-        ``examples(compiled)``, and ``lf`` (Polars) or ``nf`` (narwhals)).
+        A frame adapter (``eng``, ``column(x, role)``, ``aggregate(columns, group, aggs, engine,
+        stages)``, ``examples(compiled)``).
     y_true, y_pred, weight
         Column arguments (names; Polars also takes named expressions).
     protected, by
         Key column arguments, in order.
     bins_per_octave
         Resolution of the prediction histogram (:func:`prediction_bin`).
-    shift
-        ``(K_y, K_p)``; default the outcome and prediction of the first counted row.
     on_missing
         ``"warn"``, ``"raise"`` or ``"ignore"`` (the contract's post-pass check).
     check
@@ -236,9 +263,10 @@ def regression_pass(
     Raises
     ------
     InvalidInputError
-        The contract's errors (a non-numeric role, infinite values, negative weights, missing
+        No input row; the contract's errors (a non-numeric role, infinite values, negative weights, missing
         values under ``on_missing="raise"``, too many groups), naming the column, the count and
-        example values.
+        example values; squared errors whose mean overflows Float64 (naming ``y_true`` and
+        ``y_pred``); a sum of weights that overflows Float64 (naming the weight).
     PolfairError
         ``bins_per_octave`` is not an int >= 1.
 
@@ -248,8 +276,8 @@ def regression_pass(
     >>> from polfair.core.contract import PolarsFrame
     >>> df = pl.DataFrame({"y": [1.0, 2.0, 4.0], "p": [1.5, 2.0, 3.0], "g": ["a", "a", "b"]})
     >>> cells = regression_pass(PolarsFrame(df), y_true="y", y_pred="p", protected=["g"])
-    >>> cells.group_by("g").agg(pl.col("n").sum(), pl.col("sum_e").sum()).sort("g").rows()
-    [('a', 2, 0.5), ('b', 1, -1.0)]
+    >>> roll_up(cells, ["g"]).select("g", "n", "mean_e").rows()
+    [('a', 2, 0.25), ('b', 1, -1.0)]
     """
     if isinstance(bins_per_octave, bool) or not isinstance(bins_per_octave, int) or bins_per_octave < 1:
         msg = f"bins_per_octave must be an int >= 1, got {bins_per_octave!r}"
@@ -270,34 +298,30 @@ def regression_pass(
     flags = [roles["weight"].state] if weight is not None else []
     code = ct.outcome_code(eng, roles["y_true"].state, roles["y_pred"].state, flags)
     ok = code == 0
-    ky, kp = _first_counted(frame, y, p, ok & (w > 0.0)) if shift is None else shift
-    yc, pc, e = y - ky, p - kp, p - y
-    e2 = e * e
+    zero = ns.lit(0.0)
     columns: dict[str, Any] = {c.name: ct.key(eng, c, role=role) for role, c in key_cols}
     columns |= {
         "bin": _bin_of(eng, p, ok, bins_per_octave), ct.CODE: code,
-        "__pf_w": w, "__pf_w2": w * w, "__pf_y": w * yc, "__pf_y2": w * yc * yc, "__pf_y3": w * yc * yc * yc,
-        "__pf_y4": w * (yc * yc) * (yc * yc), "__pf_p": w * pc, "__pf_p2": w * pc * pc, "__pf_yp": w * yc * pc,
-        "__pf_e": w * e, "__pf_e2": w * e2, "__pf_e4": w * e2 * e2, "__pf_ae": w * e.abs(), "__pf_e2y": w * e2 * yc,
-        "__pf_e2y2": w * e2 * yc * yc, "__pf_pv": p, "__pf_yv": ns.when(w > 0.0).then(y),
+        # rows that do not count enter their own cells (another code) with zeros: no window sees a NaN
+        "__pf_w0": ns.when(ok).then(w).otherwise(zero), "__pf_y0": ns.when(ok).then(y).otherwise(zero),
+        "__pf_p0": ns.when(ok).then(p).otherwise(zero), "__pf_pv": p, "__pf_yv": ns.when(ok & (w > 0.0)).then(y),
     }  # fmt: skip
-    sums = {"w": "__pf_w", "w2": "__pf_w2", "sum_y": "__pf_y", "sum_y2": "__pf_y2", "sum_y3": "__pf_y3",
-            "sum_y4": "__pf_y4", "sum_p": "__pf_p", "sum_p2": "__pf_p2", "sum_yp": "__pf_yp", "sum_e": "__pf_e",
-            "sum_e2": "__pf_e2", "sum_e4": "__pf_e4", "sum_ae": "__pf_ae", "sum_e2y": "__pf_e2y",
-            "sum_e2y2": "__pf_e2y2"}  # fmt: skip
 
     def aggs(ns: Any) -> list[Any]:
         return [
-            ns.len().alias("__pf_n"), *[ns.col(src).sum().alias(out) for out, src in sums.items()],
+            ns.len().alias("__pf_n"), *[ns.col(src).sum().alias(out) for out, src in _SUMS.items()],
+            *[ns.col(src).max().alias(out) for out, src in _MEANS.items()],
+            ns.col("__pf_we").max().alias("w_exp"), ns.col("__pf_ye").max().alias("y_exp"),
             ns.col("__pf_pv").min().alias("p_min"), ns.col("__pf_pv").max().alias("p_max"),
             ns.col("__pf_yv").min().alias("y_min"), ns.col("__pf_yv").max().alias("y_max"),
         ]  # fmt: skip
 
-    out = frame.aggregate(columns, [*names, "bin", ct.CODE], aggs, engine)
+    out = frame.aggregate(columns, [*names, "bin", ct.CODE], aggs, engine, stages=_stages)
     out = out.with_columns(pl.col("__pf_n").cast(pl.Int64), pl.col(ct.CODE).cast(pl.Int32))
     total = int(out["__pf_n"].sum() or 0)
     problems = ct.code_problems(out)
     if check:
+        check_not_empty(total)
         ct.check_problems(problems, roles, total=total, on_missing=on_missing, examples=frame.examples,
                           excluded_from="counted in n_missing and left out of every metric", stacklevel=5)  # fmt: skip
     if not allow_many_groups:
@@ -305,13 +329,14 @@ def regression_pass(
     o = pl.col(ct.CODE)
     a, b, fl = o % 4, (o // 4) % 4, o // 16
     invalid = (a == ct.INVALID) | (b == ct.INVALID) | (((fl // ct.FLAG_BAD_WEIGHT) % 2) == 1)
-    counted = out.filter(o == 0)
-    ct.check_finite_sums(counted, ["w", "w2"], roles.get("weight"))
-    floats = [*sums, "p_min", "p_max", "y_min", "y_max"]
-    counted = counted.select(
+    floats = [*_SUMS, *_MEANS, "p_min", "p_max", "y_min", "y_max"]
+    counted = out.filter(o == 0).select(
         *names, pl.col("bin").cast(pl.Int64), pl.col("__pf_n").alias("n"), pl.lit(0, pl.Int64).alias("n_missing"),
         pl.lit(0, pl.Int64).alias("n_invalid"), *[pl.col(c).cast(_F64) for c in floats],
+        pl.col("w_exp", "y_exp").cast(pl.Int32),
     )  # fmt: skip
+    if check:
+        _check_overflow(counted, roles)
     left = (
         out.filter(o != 0)
         .group_by(names)
@@ -320,106 +345,64 @@ def regression_pass(
             pl.col("__pf_n").filter(invalid).sum().alias("n_invalid"),
         )  # fmt: skip
         .select(
-            *names,
-            pl.lit(None, pl.Int64).alias("bin"),
-            pl.lit(0, pl.Int64).alias("n"),
-            pl.col("n_missing").cast(pl.Int64),
-            pl.col("n_invalid").cast(pl.Int64),
-            *[pl.lit(0.0 if c in sums else None, _F64).alias(c) for c in floats],
+            *names, pl.lit(None, pl.Int64).alias("bin"), pl.lit(0, pl.Int64).alias("n"),
+            pl.col("n_missing").cast(pl.Int64), pl.col("n_invalid").cast(pl.Int64),
+            *[pl.lit(0.0 if c in _SUMS or c in _MEANS else None, _F64).alias(c) for c in floats],
+            pl.lit(None, pl.Int32).alias("w_exp"), pl.lit(None, pl.Int32).alias("y_exp"),
         )  # fmt: skip
     )
     both = pl.concat([counted, left], how="vertical_relaxed") if names else pl.concat([counted, left])
-    both = both.group_by([*names, "bin"]).agg(
-        pl.col("n", "n_missing", "n_invalid").sum(), *[pl.col(c).sum() for c in sums],
-        pl.col("p_min", "y_min").min(), pl.col("p_max", "y_max").max(),
-    )  # fmt: skip
-    both = both.with_columns(pl.lit(float(ky), _F64).alias("y_shift"), pl.lit(float(kp), _F64).alias("p_shift"))
     return both.select(*names, "bin", *REGRESSION_CELL_COLUMNS).sort([*names, "bin"], nulls_last=False)
 
 
-def rebase(y_shift: float | pl.Expr, p_shift: float | pl.Expr) -> list[pl.Expr]:
-    """Expressions rewriting a regression cell table's sums about new shifts (exact algebra).
-
-    With ``d = K_old − K_new`` and ``S_k = Σw(y−K_old)^k``: ``Σw(y−K_new)^k = Σ_j C(k,j) d^(k−j) S_j``
-    (``S_0 = W``); the cross and error-weighted sums likewise. Apply with ``with_columns``.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> t = pl.DataFrame({"w": [2.0], "sum_y": [0.0], "sum_y2": [2.0], "sum_y3": [0.0], "sum_y4": [2.0],
-    ...                   "sum_p": [0.0], "sum_p2": [0.0], "sum_yp": [0.0], "sum_e2": [1.0], "sum_e2y": [0.0],
-    ...                   "sum_e2y2": [0.0], "y_shift": [10.0], "p_shift": [0.0]})
-    >>> t.with_columns(rebase(9.0, 0.0)).select("sum_y", "sum_y2", "y_shift").row(0)
-    (2.0, 4.0, 9.0)
+def _check_overflow(counted: pl.DataFrame, roles: dict[str, Any]) -> None:
+    """The report's values are Float64 in the data's units: a sum of weights or a mean squared error
+    that leaves Float64 (the moments themselves are held in scaled units and never do) is an error
+    naming the columns, with the fix.
     """
-    c = pl.col
-    ky = y_shift if isinstance(y_shift, pl.Expr) else pl.lit(float(y_shift), _F64)
-    kp = p_shift if isinstance(p_shift, pl.Expr) else pl.lit(float(p_shift), _F64)
-    dy, dp = c("y_shift") - ky, c("p_shift") - kp
-    W, s1, s2, s3, s4 = c("w"), c("sum_y"), c("sum_y2"), c("sum_y3"), c("sum_y4")
-    return [
-        (s1 + W * dy).alias("sum_y"),
-        (s2 + 2 * dy * s1 + W * dy**2).alias("sum_y2"),
-        (s3 + 3 * dy * s2 + 3 * dy**2 * s1 + W * dy**3).alias("sum_y3"),
-        (s4 + 4 * dy * s3 + 6 * dy**2 * s2 + 4 * dy**3 * s1 + W * dy**4).alias("sum_y4"),
-        (c("sum_p") + W * dp).alias("sum_p"),
-        (c("sum_p2") + 2 * dp * c("sum_p") + W * dp**2).alias("sum_p2"),
-        (c("sum_yp") + dp * s1 + dy * c("sum_p") + W * dy * dp).alias("sum_yp"),
-        (c("sum_e2y") + dy * c("sum_e2")).alias("sum_e2y"),
-        (c("sum_e2y2") + 2 * dy * c("sum_e2y") + dy**2 * c("sum_e2")).alias("sum_e2y2"),
-        ky.alias("y_shift"),
-        kp.alias("p_shift"),
-    ]
+    if not counted.height:
+        return
+    big = counted.select(
+        (pl.col("w") * pl.lit(2.0).pow(pl.col("w_exp").cast(_F64))).is_infinite().any().alias("w"),
+        (pl.col("mean_e2") * pl.lit(2.0).pow(2.0 * pl.col("y_exp").cast(_F64))).is_infinite().any().alias("e2"),
+        pl.max_horizontal(pl.col("mean_y", "mean_p").abs() * pl.lit(2.0).pow(pl.col("y_exp").cast(_F64))).max().alias("m"),
+    ).row(0, named=True)
+    if big["w"]:
+        ct.check_finite_sums(pl.DataFrame({"w": [float("inf")]}), ["w"], roles.get("weight"))
+    if big["e2"]:
+        y, p = roles["y_true"].column, roles["y_pred"].column
+        msg = (
+            f"y_true={y!r}, y_pred={p!r}: the squared errors (y_pred − y_true)² overflow Float64 (errors of "
+            f"about 1e154 or more; the outcomes reach {big['m']:.3g}), so the mean squared error cannot be "
+            "represented; rescale the outcome and the prediction (divide both by the same power of ten)"
+        )
+        raise InvalidInputError(msg)
 
 
 def check_regression_cells(cells: pl.DataFrame, keys: Sequence[str]) -> None:
     """Raise :class:`~polfair.exceptions.PolfairError` unless ``cells`` has the columns of a
     regression cell table with these keys (``*keys``, ``bin``, :data:`REGRESSION_CELL_COLUMNS`).
 
-    The error names the missing columns and how to build the table.
+    The error names the missing columns and how to build the table (a table of polfair before
+    the centred moments, with ``sum_y`` ... columns, must be recounted: ``docs/schema.md``).
     """
     missing = [c for c in (*keys, "bin", *REGRESSION_CELL_COLUMNS) if c not in cells.columns]
     if missing:
+        old = " (a table of an earlier polfair, with sums about a shift: recount the data)" if "sum_y" in cells.columns else ""
         msg = (
-            f"not a regression cell table with keys {list(keys)}: missing columns {missing} "
+            f"not a regression cell table with keys {list(keys)}: missing columns {missing}{old} "
             "(build it with polfair.core.regression.regression_cells or polfair.regression_counts)"
         )
         raise PolfairError(msg)
 
 
-def aggs_over_bins() -> list[pl.Expr]:
-    """Aggregations that sum a regression cell table's rows into one (per group of a ``group_by``).
-
-    The sums are summed, the shifts taken from the first row (the rows must share them:
-    :func:`common_shift`), and the prediction and outcome ranges widened (min of the minima, max
-    of the maxima).
-    """
-    return [
-        *[pl.col(c).sum() for c in REGRESSION_SUM_COLUMNS],
-        pl.col("y_shift").first(), pl.col("p_shift").first(), pl.col("p_min").min(), pl.col("p_max").max(),
-        pl.col("y_min").min(), pl.col("y_max").max(),
-    ]  # fmt: skip
-
-
-def common_shift(cells: pl.DataFrame) -> pl.DataFrame:
-    """The table with every row about one row's shifts (a no-op when they agree): the first row that
-    holds positive weight, so the common shift lies in the data (a partition with no counted row
-    has the shift 0, which would cost the others' digits: found by the property test).
-    """
-    if cells.height == 0 or (cells["y_shift"].n_unique() == 1 and cells["p_shift"].n_unique() == 1):
-        return cells
-    counted = cells.filter(pl.col("w") > 0)
-    first = counted if counted.height else cells
-    ky, kp = first["y_shift"][0], first["p_shift"][0]
-    return cells.with_columns(rebase(ky, kp))
-
-
 def merge_regression_cells(tables: Sequence[pl.DataFrame | pl.LazyFrame]) -> pl.DataFrame:
     """Merge regression cell tables (same keys and bin resolution) into the table of their union.
 
-    Rebases every table to the first one's shifts (:func:`rebase`), then sums the sums and takes
-    the min / max of ``p_min`` / ``p_max`` per (keys, ``bin``). Exact up to floating-point
-    rounding of the sums.
+    Rows with the same keys and ``bin`` are merged exactly (:func:`~polfair.core._regression_moments.combine`:
+    Chan, Golub & LeVeque 1979; Pébay 2008): counts add, the moments are re-centred on the
+    combined means, the units are the larger ones. Equal to the table of the whole data up to
+    floating-point rounding, in any order.
 
     Raises
     ------
@@ -434,28 +417,26 @@ def merge_regression_cells(tables: Sequence[pl.DataFrame | pl.LazyFrame]) -> pl.
     ...          regression_cells(df.lazy().slice(2, 2), y_true="y", y_pred="p", keys=["g"])]
     >>> merged = merge_regression_cells(parts)
     >>> whole = regression_cells(df.lazy(), y_true="y", y_pred="p", keys=["g"])
-    >>> merged.select("g", "bin", "n", "sum_e2").equals(whole.select("g", "bin", "n", "sum_e2"))
+    >>> merged.select("g", "bin", "n", "mean_e2").equals(whole.select("g", "bin", "n", "mean_e2"))
     True
     """
     frames = mergeable_tables(tables, merge="merge_regression_cells", what="a regression cell table",
                               required=REGRESSION_CELL_COLUMNS, same_order=False)  # fmt: skip
     cols = frames[0].columns
     keys = [c for c in cols if c not in REGRESSION_CELL_COLUMNS]
-    both = common_shift(pl.concat([f.select(cols) for f in frames], how="vertical_relaxed"))
-    return both.group_by(keys).agg(aggs_over_bins()).select(cols).sort(keys, nulls_last=False)
+    both = pl.concat([f.select(cols) for f in frames], how="vertical_relaxed")
+    return combine(both, keys).select(cols).sort(keys, nulls_last=False)
 
 
 def roll_up(cells: pl.DataFrame, keys: Sequence[str] = ()) -> pl.DataFrame:
-    """The sums of a regression cell table per combination of ``keys`` (over every other key and bin).
+    """The moments of a regression cell table per combination of ``keys`` (over every other key and bin).
 
     Examples
     --------
     >>> import polars as pl
     >>> df = pl.DataFrame({"y": [1.0, 3.0, 2.0], "p": [2.0, 2.0, 2.5], "g": ["a", "a", "b"]})
-    >>> roll_up(regression_cells(df.lazy(), y_true="y", y_pred="p", keys=["g"]), ["g"]).select("g", "n").rows()
-    [('a', 2), ('b', 1)]
+    >>> roll_up(regression_cells(df.lazy(), y_true="y", y_pred="p", keys=["g"]), ["g"]).select("g", "n", "m2_y").rows()
+    [('a', 2, 2.0), ('b', 1, 0.0)]
     """
-    t = common_shift(cells)
-    if not keys:
-        return t.select(aggs_over_bins())
-    return t.group_by(list(keys)).agg(aggs_over_bins()).sort(list(keys), nulls_last=False)
+    out = combine(cells, list(keys))
+    return out.sort(list(keys), nulls_last=False) if keys else out

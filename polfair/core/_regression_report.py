@@ -17,18 +17,16 @@ import polars as pl
 
 from polfair.core import intervals as iv
 from polfair.core._args import as_list
+from polfair.core._regression_moments import combine, common_units
 from polfair.core._regression_pass import (
     REGRESSION_CELL_COLUMNS,
-    REGRESSION_SUM_COLUMNS,
-    aggs_over_bins,
     check_regression_cells,
-    common_shift,
     regression_cells,  # noqa: F401 (the doctests use it)
 )
 from polfair.core._regression_stats import (
     ESTIMATED_METRICS,
     LOG_T_METRICS,
-    MEAN_SUMS,
+    MEAN_MOMENTS,
     REGRESSION_ATTRIBUTE_METRICS,
     REGRESSION_METRICS,
     Moments,
@@ -45,6 +43,7 @@ from polfair.core._regression_stats import (
     value_limits,
     welch_test,
 )
+from polfair.core.collect import check_not_empty
 from polfair.core.report import (
     GROUP_KEY,
     SEPARATOR,
@@ -54,11 +53,12 @@ from polfair.core.report import (
     check_reference,
     group_label,
     value_label,
+    warn_absent_privileged,
 )
 from polfair.core.values import coerce_values, match_values
-from polfair.exceptions import PolfairError
+from polfair.exceptions import InvalidInputError, PolfairError
 
-__all__ = ["attach_regression_cells", "regression_cells_of", "regression_report_from_cells"]
+__all__ = ["attach_regression_cells", "regression_cells_of", "regression_report_from_cells", "report_rows"]
 
 _F64 = pl.Float64
 
@@ -126,6 +126,14 @@ def regression_report_from_cells(
     ------
     PolfairError
         Not a regression cell table, bad ``reference``/``privileged``/``intersections``/``ci``.
+    InvalidInputError
+        A value that does not fit Float64 in the data's units.
+
+    Warns
+    -----
+    ReferenceWarning
+        A ``privileged`` value found in no cell (a misspelling or another dtype): its comparisons
+        would be null (the check of :func:`polfair.fairness_report`).
 
     Examples
     --------
@@ -137,6 +145,25 @@ def regression_report_from_cells(
     >>> rep.filter(group="b", metric="mean_absolute_error").select("value", "difference").row(0)
     (0.5, 0.16666666666666669)
     """
+    return report_rows(cells, protected=protected, by=by, privileged=privileged, reference=reference,
+                       intersections=intersections, ci=ci, p_adjust=p_adjust, stacklevel=5)  # fmt: skip
+
+
+def report_rows(
+    cells: pl.DataFrame | pl.LazyFrame,
+    *,
+    protected: str | Sequence[str],
+    by: str | Sequence[str] | None = (),
+    privileged: Mapping[str, Any] | None = None,
+    reference: Literal["privileged", "largest", "overall"] | None = None,
+    intersections: Intersections = None,
+    ci: float | None = 0.95,
+    p_adjust: Literal["bh", "by", "holm"] | None = "bh",
+    stacklevel: int = 4,
+) -> pl.DataFrame:
+    """:func:`regression_report_from_cells`, for the doors that call it for their user
+    (``stacklevel`` of the warnings: 4 names the caller of the door that calls this).
+    """
     keys, by_n = [str(k) for k in as_list(protected)], [str(b) for b in as_list(by)]
     check_reference(reference)
     if reference == "best":
@@ -147,6 +174,7 @@ def regression_report_from_cells(
     method = iv.check_p_adjust(p_adjust)
     table = cells.collect() if isinstance(cells, pl.LazyFrame) else cells
     check_regression_cells(table, [*by_n, *keys])
+    check_not_empty(int(table.select(pl.sum_horizontal(pl.col("n", "n_missing", "n_invalid").sum())).item() or 0))
     privileged = dict(privileged or {})
     for k in privileged:
         if k not in keys:
@@ -154,14 +182,16 @@ def regression_report_from_cells(
             raise PolfairError(msg)
     ib = [f"__pf_by{i}" for i in range(len(by_n))] or [_ALL]
     schema = table.schema
-    table = common_shift(table).rename(dict(zip(by_n, ib)))
+    table, w_exp, y_exp = common_units(table)
+    table = table.rename(dict(zip(by_n, ib)))
     if not by_n:
         table = table.with_columns(pl.lit(0, pl.Int8).alias(_ALL))
     typed = {a: coerce_values(privileged[a], schema[a], option="privileged", column=a) for a in privileged}
+    warn_absent_privileged(table.lazy(), schema, typed, stacklevel=stacklevel)
     sets = attribute_sets(keys, intersections)
     weighted = bool(table.select((pl.col("w") != pl.col("w2")).any()).item())
     ctx = _Context(table, keys, ib, sets, schema, typed, reference, level, weighted, method)
-    rows = ctx.rows()
+    rows = _unscale(ctx.rows(), w_exp, y_exp)
     ordered = rows.sort([*ib, _SA, _SG, "__pf_m"], nulls_last=False)
     floats = list(_CI_FLOATS) if level is not None else []
     cats = ["ci_method", "test"] if level is not None else []
@@ -172,6 +202,42 @@ def regression_report_from_cells(
         *floats, *[pl.col(c).cast(pl.Categorical) for c in cats],
         pl.col("n_groups").cast(pl.Int64), pl.col("excluded_groups").cast(pl.String), GROUP_KEY,
     )  # fmt: skip
+
+
+#: Each metric's units: (degree in the weights, degree in the values) of its value and difference.
+_METRIC_UNITS: dict[str, tuple[int, int]] = {
+    "num_instances": (1, 0), "mean_outcome": (0, 1), "mean_prediction": (0, 1), "mean_error": (0, 1),
+    "mean_absolute_error": (0, 1), "mean_squared_error": (0, 2), "root_mean_squared_error": (0, 1),
+    "bounded_group_loss": (0, 2),
+}  # fmt: skip
+
+
+def _unscale(rows: pl.DataFrame, w_exp: int, y_exp: int) -> pl.DataFrame:
+    """The report's values back in the data's units (the table's moments are on the units
+    ``2^w_exp`` for weights, ``2^y_exp`` for values: :mod:`polfair.core._regression_moments`).
+
+    Raises
+    ------
+    InvalidInputError
+        A value or difference that is finite on the table's units is not in the data's (beyond Float64).
+    """
+    if not (w_exp or y_exp):
+        return rows
+    units = {f"{m}{s}": u for m, u in _METRIC_UNITS.items() for s in ("", "_group_max", "_group_min")}
+    metric = pl.col("metric").cast(pl.String)
+    power = metric.replace_strict({m: a * w_exp + b * y_exp for m, (a, b) in units.items()}, default=0,
+                                  return_dtype=pl.Float64)  # fmt: skip
+    cols = [c for c in ("value", "value_lo", "value_hi", "difference", "difference_lo", "difference_hi") if c in rows.columns]
+    out = rows.with_columns([(pl.col(c) * pl.lit(2.0).pow(power)).alias(c) for c in cols])
+    gone = out.select(pl.any_horizontal([pl.col(c).is_infinite() & rows[c].is_finite() for c in cols]).any()).item()
+    if gone:
+        msg = (
+            "the regression report's values overflow Float64 in the data's units (outcomes or predictions near "
+            "1e308, or weights summing beyond it); rescale the outcome and the prediction (divide both by the same "
+            "power of ten), or the weights"
+        )
+        raise InvalidInputError(msg)
+    return out
 
 
 _ORDER: dict[str, int] = {}
@@ -213,8 +279,7 @@ class _Context:
                     is_priv = is_priv & match_values(pl.col(a), schema[a], self.typed[a])
             key = pl.struct([pl.col(k) if k in attrs else pl.lit(None, schema[k]).alias(k) for k in keys])
             g = (
-                self.table.group_by([*ib, *attrs], maintain_order=True).agg(aggs_over_bins())
-                .sort([*ib, *attrs], nulls_last=False)
+                combine(self.table, [*ib, *attrs]).sort([*ib, *attrs], nulls_last=False)
                 .select(*ib, *attrs, pl.lit(ai, pl.Int64).alias(_SA), pl.lit(SEPARATOR.join(attrs)).alias("attribute"),
                         group_label(list(attrs)).alias(_GL), key.alias(GROUP_KEY), is_priv.alias(_PRIV),
                         pl.lit(mode).alias(_MODE), *REGRESSION_CELL_COLUMNS)
@@ -235,7 +300,7 @@ class _Context:
     def rows(self) -> pl.DataFrame:
         ib = self.ib
         groups, hist = self._groups()
-        pop = self.table.group_by(ib, maintain_order=True).agg(aggs_over_bins()).sort(ib, nulls_last=False)
+        pop = combine(self.table, ib).sort(ib, nulls_last=False)
         pop = pop.with_row_index("__pf_pi").with_columns(pl.col("__pf_pi").cast(pl.Int64))
         pop_hist = (
             self.table.filter(pl.col("bin").is_not_null()).join(pop.select(*ib, "__pf_pi"), on=ib, nulls_equal=True)
@@ -264,10 +329,10 @@ class _Context:
                 ai: SEPARATOR.join("|".join(value_label(v) for v in self.typed[a]) for a in attrs)
                 for ai, attrs in enumerate(self.sets) if all(a in self.typed for a in attrs)
             }  # fmt: skip
+            chosen = priv.filter(pl.col(_PRIV))
             p = (
-                priv.filter(pl.col(_PRIV)).group_by(sk, maintain_order=True)
-                .agg(*[pl.col(c).sum() for c in REGRESSION_SUM_COLUMNS], pl.col("y_shift", "p_shift").first(),
-                     pl.col("y_min").min(), pl.col("y_max").max(), pl.col(_SG).alias("__pf_members"))
+                combine(chosen.select(*sk, *REGRESSION_CELL_COLUMNS), sk)
+                .join(chosen.group_by(sk).agg(pl.col(_SG).alias("__pf_members")), on=sk, nulls_equal=True)
                 .with_columns(pl.col(_SA).replace_strict(labels, default=None, return_dtype=pl.String).alias("__pf_label"))
             )  # fmt: skip
             frames.append(p)
@@ -275,7 +340,7 @@ class _Context:
         if largest.height:
             first = largest.group_by(sk).agg(pl.col(_SG).filter(pl.col("w") == pl.col("w").max()).min())
             lg = largest.join(first.select(_SG), on=_SG, how="semi").select(
-                *sk, *REGRESSION_SUM_COLUMNS, "y_shift", "p_shift", "y_min", "y_max", pl.concat_list(_SG).alias("__pf_members"),
+                *sk, *REGRESSION_CELL_COLUMNS, pl.concat_list(_SG).alias("__pf_members"),
                 pl.col(_GL).alias("__pf_label"),
             )  # fmt: skip
             frames.append(lg)
@@ -296,7 +361,7 @@ class _Context:
         out: dict[str, dict[str, np.ndarray]] = {}
         ci = self.ci if self.ci is not None else 0.95
         neff = m.neff
-        for name in MEAN_SUMS:
+        for name in MEAN_MOMENTS:
             mean, v, df = mean_interval(m, name)
             out[name] = {"est": mean, "var": v, "df": df, "n_eff": neff}
         mse = out["mean_squared_error"]
@@ -315,7 +380,7 @@ class _Context:
 
     def _methods(self) -> dict[str, tuple[str, str | None]]:
         wt = "_ess" if self.weighted else ""
-        out: dict[str, tuple[str, str | None]] = {m: (f"t{wt}", f"welch{wt}") for m in MEAN_SUMS}
+        out: dict[str, tuple[str, str | None]] = {m: (f"t{wt}", f"welch{wt}") for m in MEAN_MOMENTS}
         for m in LOG_T_METRICS:
             out[m] = (f"log_t{wt}", f"welch{wt}")
         out["r2_score"] = ("delta", "z_delta")
@@ -401,7 +466,7 @@ class _Context:
         for name in REGRESSION_METRICS:
             v, r = vg[name], vr[name]
             diff = v - r
-            with np.errstate(divide="ignore", invalid="ignore"):
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 ratio = np.where(r != 0, v / np.where(r != 0, r, 1.0), np.nan)
             cols: dict[str, Any] = {"value": v, "difference": diff, "ratio": ratio,
                                     "reference_group": list(labels)}  # fmt: skip

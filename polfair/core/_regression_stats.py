@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from polfair.core._regression_moments import MOMENT_COLUMNS, complement
 from polfair.core._regression_pass import (
-    REGRESSION_SUM_COLUMNS,
     regression_cells,  # noqa: F401 (the doctests use it)
     roll_up,  # noqa: F401 (the doctests use it)
 )
@@ -26,7 +26,7 @@ from polfair.core._regression_pass import (
 __all__ = [
     "ESTIMATED_METRICS",
     "LOG_T_METRICS",
-    "MEAN_SUMS",
+    "MEAN_MOMENTS",
     "REGRESSION_ATTRIBUTE_METRICS",
     "REGRESSION_METRICS",
     "Moments",
@@ -53,13 +53,13 @@ REGRESSION_METRICS = (
 )  # fmt: skip
 #: The estimated group metrics (every one of :data:`REGRESSION_METRICS` but ``num_instances``).
 ESTIMATED_METRICS = REGRESSION_METRICS[1:]
-#: The means of a per-row quantity (t intervals, Welch tests): metric -> (Σwq, Σwq², shift column).
-MEAN_SUMS: dict[str, tuple[str, str, str | None]] = {
-    "mean_outcome": ("sum_y", "sum_y2", "y_shift"),
-    "mean_prediction": ("sum_p", "sum_p2", "p_shift"),
-    "mean_error": ("sum_e", "sum_e2", None),
-    "mean_absolute_error": ("sum_ae", "sum_e2", None),
-    "mean_squared_error": ("sum_e2", "sum_e4", None),
+#: The means of a per-row quantity (t intervals, Welch tests): metric -> (mean column, centred Σw(q − q̄)² column).
+MEAN_MOMENTS: dict[str, tuple[str, str]] = {
+    "mean_outcome": ("mean_y", "m2_y"),
+    "mean_prediction": ("mean_p", "m2_p"),
+    "mean_error": ("mean_e", "m2_e"),
+    "mean_absolute_error": ("mean_ae", "m2_ae"),
+    "mean_squared_error": ("mean_e2", "m2_e2"),
 }
 #: Attribute-set metrics other than the per-metric spreads.
 REGRESSION_ATTRIBUTE_METRICS = tuple(
@@ -83,10 +83,10 @@ def scipy_stats() -> Any:
 
 @dataclass
 class Moments:
-    """Column sums of groups (one array element per group), the inputs of every metric.
+    """Weights and centred moments of groups (one array element per group), the inputs of every metric.
 
-    Built with :func:`group_moments` from a frame with the :data:`REGRESSION_CELL_COLUMNS`
-    sums (every group about the same shifts).
+    Built with :func:`group_moments` from a frame with the regression cell table's value columns
+    (every group on the same units: :func:`polfair.core._regression_moments.common_units`).
     """
 
     sums: dict[str, np.ndarray]
@@ -95,13 +95,11 @@ class Moments:
         return self.sums[name]
 
     def __sub__(self, other: Moments) -> Moments:
-        """The sums of the rows of ``self`` not in ``other`` (a group's complement in its population;
-        its outcome range is unknown: taken as not constant).
+        """The moments of the rows of ``self`` not in ``other`` (a group's complement in its population;
+        :func:`polfair.core._regression_moments.complement`; its outcome range is unknown: taken as
+        not constant).
         """
-        out = {k: self.sums[k] - other.sums[k] for k in REGRESSION_SUM_COLUMNS}
-        out |= {k: self.sums[k] for k in ("y_shift", "p_shift")}
-        out |= {"y_min": np.full_like(out["w"], -np.inf), "y_max": np.full_like(out["w"], np.inf)}
-        return Moments(out)
+        return Moments(complement(self.sums, other.sums))
 
     def take(self, index: np.ndarray) -> Moments:
         """The moments of the groups at ``index`` (NaN where ``index`` is −1)."""
@@ -111,14 +109,14 @@ class Moments:
 
     @property
     def neff(self) -> np.ndarray:
-        """Kish's effective size W²/Σw² (the row count for unit weights)."""
+        """Kish's effective size W²/Σw² (the row count for unit weights), computed as ``W·(W/Σw²)``."""
         w, w2 = self["w"], self["w2"]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(w2 > 0, np.where(w == w2, w, w * w / w2), np.nan)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return np.where(w2 > 0, np.where(w == w2, w, w * (w / w2)), np.nan)
 
 
 def group_moments(frame: pl.DataFrame) -> Moments:
-    """:class:`Moments` of the rows of ``frame`` (one per group; :func:`roll_up` sums a cell table).
+    """:class:`Moments` of the rows of ``frame`` (one per group; :func:`roll_up` merges a cell table).
 
     Examples
     --------
@@ -128,7 +126,7 @@ def group_moments(frame: pl.DataFrame) -> Moments:
     >>> float(mean_interval(m, "mean_outcome")[0][0])
     2.0
     """
-    cols = [*REGRESSION_SUM_COLUMNS, "y_shift", "p_shift", "y_min", "y_max"]
+    cols = ["w", "w2", *MOMENT_COLUMNS, "y_min", "y_max"]
     return Moments({c: frame[c].cast(_F64).to_numpy().astype(np.float64, copy=True) for c in cols})
 
 
@@ -142,7 +140,7 @@ def safe_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def metric_values(m: Moments) -> dict[str, np.ndarray]:
-    """Every group metric of :data:`REGRESSION_METRICS` (NaN where undefined: no rows, constant y).
+    """Every group metric of :data:`REGRESSION_METRICS` (NaN where undefined: no weight, constant y).
 
     Examples
     --------
@@ -154,30 +152,29 @@ def metric_values(m: Moments) -> dict[str, np.ndarray]:
     """
     W = m["w"]
     out = {"num_instances": W.copy()}
-    for name, (s1, _, shift) in MEAN_SUMS.items():
-        out[name] = safe_div(m[s1], W) + (m[shift] if shift else 0.0)
+    for name, (mean, _) in MEAN_MOMENTS.items():
+        out[name] = np.where(W > 0, m[mean], np.nan)
     out["root_mean_squared_error"] = np.sqrt(out["mean_squared_error"])
     sst = _sst(m)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out["r2_score"] = np.where(sst > 0, 1.0 - m["sum_e2"] / np.where(sst > 0, sst, 1.0), np.nan)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # 1 − Σwe²/Σw(y − ȳ)² = 1 − MSE / (m2_y / W)
+        out["r2_score"] = np.where(sst > 0, 1.0 - out["mean_squared_error"] / (np.where(sst > 0, sst, 1.0) / W), np.nan)
     return out
 
 
 def _sst(m: Moments) -> np.ndarray:
-    """Σw(y − ȳ)²: 0 exactly for a constant outcome (``y_min == y_max`` over the weighted rows), NaN
-    where rounding leaves no positive value for a non-constant one.
+    """Σw(y − ȳ)² (the centred ``m2_y``): 0 exactly for a constant outcome (``y_min == y_max`` over
+    the weighted rows), NaN where no weight.
     """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        raw = m["sum_y2"] - safe_div(m["sum_y"] * m["sum_y"], m["w"])
     constant = m["y_min"] == m["y_max"]
-    return np.where(constant, 0.0, np.where(raw > 0, raw, np.nan))
+    return np.where(m["w"] > 0, np.where(constant, 0.0, np.maximum(m["m2_y"], 0.0)), np.nan)
 
 
 def mean_interval(m: Moments, metric: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean, squared standard error and degrees of freedom of one of the five means.
 
-    ``se² = (Σwq²/W − q̄²)/(n_eff − 1)`` (the Kish-weighted variance over ``n_eff``; for unit
-    weights ``s²/n``), ``ν = n_eff − 1``; NaN with fewer than two effective rows.
+    ``se² = (m2_q/W)/(n_eff − 1)`` (the Kish-weighted variance over ``n_eff``; for unit weights
+    ``s²/n``), ``ν = n_eff − 1``; NaN with fewer than two effective rows.
 
     Examples
     --------
@@ -188,30 +185,33 @@ def mean_interval(m: Moments, metric: str) -> tuple[np.ndarray, np.ndarray, np.n
     >>> float(mean[0]), round(float(v[0]), 6), float(df_[0])
     (3.0, 2.333333, 2.0)
     """
-    s1, s2, shift = MEAN_SUMS[metric]
+    mean, m2 = MEAN_MOMENTS[metric]
     W, neff = m["w"], m.neff
-    centred = safe_div(m[s1], W)
-    var_w = np.maximum(safe_div(m[s2], W) - centred * centred, 0.0)
+    var_w = np.maximum(safe_div(m[m2], W), 0.0)
+    # deviations below the rounding of the mean (a constant quantity whose mean rounds by an ulp) are 0,
+    # whatever the order the rows were added in
+    var_w = np.where(var_w > (8 * np.finfo(float).eps * m[mean]) ** 2, var_w, 0.0)
     df = neff - 1.0
     with np.errstate(divide="ignore", invalid="ignore"):
         v = np.where(df > 0, var_w / np.where(df > 0, df, 1.0), np.nan)
-    return centred + (m[shift] if shift else 0.0), v, np.where(df > 0, df, np.nan)
+    return np.where(W > 0, m[mean], np.nan), v, np.where(df > 0, df, np.nan)
 
 
 def r2_parts(m: Moments) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """r² with its delta-method variance and ν = n_eff − 1 (NaN where undefined)."""
+    """r² with its delta-method variance and ν = n_eff − 1 (NaN where undefined).
+
+    ``r² = 1 − A/B`` with ``A`` the MSE and ``B = m2_y/W``; ``Var(A) = m2_e2/W``,
+    ``Var(B) = m4_y/W − B²``, ``Cov = c_e2y2/W`` (all centred: no cancellation), divided by ν.
+    """
     W, neff = m["w"], m.neff
     r2 = metric_values(m)["r2_score"]
-    mu = safe_div(m["sum_y"], W)  # about the shift
-    ey2, ey3, ey4 = safe_div(m["sum_y2"], W), safe_div(m["sum_y3"], W), safe_div(m["sum_y4"], W)
-    B = ey2 - mu * mu  # Var(y)
-    A = safe_div(m["sum_e2"], W)  # MSE
-    var_a = safe_div(m["sum_e4"], W) - A * A
-    m4 = ey4 - 4 * mu * ey3 + 6 * mu * mu * ey2 - 3 * mu**4
-    var_b = m4 - B * B
-    cov = safe_div(m["sum_e2y2"], W) - 2 * mu * safe_div(m["sum_e2y"], W) + mu * mu * A - A * B
+    A = np.where(W > 0, m["mean_e2"], np.nan)
+    B = safe_div(m["m2_y"], W)
+    var_a = safe_div(m["m2_e2"], W)
+    var_b = safe_div(m["m4_y"], W) - B * B
+    cov = safe_div(m["c_e2y2"], W)
     df = neff - 1.0
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         g = var_a / B**2 - 2 * A * cov / B**3 + A * A * var_b / B**4
         v = np.where((df > 0) & (B > 0), np.maximum(g, 0.0) / df, np.nan)
     return r2, v, np.where(df > 0, df, np.nan)

@@ -18,12 +18,20 @@ import polars as pl
 
 from polfair.core._args import SMALL_COLLECT as _SMALL
 from polfair.core._typing import OnMissing
-from polfair.core.contract import check_finite_sums, check_problems
-from polfair.core.counts import COUNTED_CODES, code_counts, describe_code_problems, pivot_codes
+from polfair.core.contract import check_finite_sums, check_problems, weight_units
+from polfair.core.counts import (
+    COUNTED_CODES,
+    W2_DOWN,
+    W2_UP,
+    WEIGHT_EXP,
+    code_counts,
+    describe_code_problems,
+    pivot_codes,
+)
 from polfair.core.inputs import source_name
 from polfair.core.proba_cells import code_counts as proba_code_counts
 from polfair.core.proba_cells import expand_codes
-from polfair.core.spec import CODE, Spec, check_on_missing
+from polfair.core.spec import CODE, W1S, WS, Spec, W, check_on_missing
 from polfair.exceptions import InvalidInputError
 
 __all__ = ["PassOptions", "check_cardinality", "check_not_empty", "collect_cells", "collect_codes"]
@@ -65,13 +73,18 @@ class PassOptions(TypedDict, total=False):
     check_values: bool
 
 
-def collect_cells(spec: Spec, **options: Unpack[PassOptions]) -> pl.DataFrame:
+def collect_cells(spec: Spec, *, relative: bool = False, **options: Unpack[PassOptions]) -> pl.DataFrame:
     """Run the one pass for ``spec``, validate the data, and return the cell table.
 
     Parameters
     ----------
     spec
         From :func:`polfair.core.spec.build_spec`.
+    relative
+        ``False``: the cell table in the data's units (Σw² of weights beyond about 1e±150 is an
+        error). ``True``: for the reports, whose statistics are free of the weights' scale: weights
+        beyond that range are held in units of a power of two (:func:`polfair.core.contract.weight_units`),
+        and the table then has one more column, ``__pf_wexp`` (the exponent; only then).
     **options
         ``on_missing``, ``engine``, ``codes``, ``allow_many_groups``: as :func:`collect_codes`.
 
@@ -83,7 +96,7 @@ def collect_cells(spec: Spec, **options: Unpack[PassOptions]) -> pl.DataFrame:
     Raises
     ------
     InvalidInputError
-        As :func:`collect_codes`.
+        As :func:`collect_codes`; squared weights Float64 cannot hold (naming the weight column).
 
     Examples
     --------
@@ -94,7 +107,10 @@ def collect_cells(spec: Spec, **options: Unpack[PassOptions]) -> pl.DataFrame:
     [0.0, 1.0]
     """
     codes = collect_codes(spec, **options)
-    return pivot_codes(codes.lazy(), spec).collect(**_SMALL)  # small: no streaming overhead
+    codes, k = weight_units(codes, w=W, up=W2_UP, down=W2_DOWN, out="__pf_w2", scaled=[WS, W1S],
+                            weight_=spec.compiled.get("weight"), relative=relative)  # fmt: skip
+    cells = pivot_codes(codes.lazy(), spec).collect(**_SMALL)  # small: no streaming overhead
+    return cells.with_columns(pl.lit(k, pl.Int32).alias(WEIGHT_EXP)) if k else cells
 
 
 def collect_codes(

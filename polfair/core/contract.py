@@ -84,6 +84,7 @@ from polfair.core._contract_check import (
     PROBA_BAD,
     PROBA_NULL,
     PROBA_SUM,
+    W2_SHIFT,
     PolarsFrame,
     check_finite_sums,
     check_polarity,
@@ -92,6 +93,9 @@ from polfair.core._contract_check import (
     fetch_examples,
     label_values_warnings,
     seen_values,
+    weight_range_message,
+    weight_squares,
+    weight_units,
 )
 from polfair.core._contract_compile import (
     MEMBERSHIP_OK,
@@ -157,6 +161,7 @@ __all__ = [
     "PROBA_SUM",
     "Polarity",
     "ROLES",
+    "W2_SHIFT",
     "Column",
     "Compiled",
     "Engine",
@@ -187,4 +192,7 @@ __all__ = [
     "score",
     "seen_values",
     "weight",
+    "weight_range_message",
+    "weight_squares",
+    "weight_units",
 ]

@@ -41,7 +41,7 @@ from typing import Any
 
 import polars as pl
 
-from polfair.core.contract import check_polarity, code_problems
+from polfair.core.contract import W2_SHIFT, check_polarity, code_problems, weight_squares
 from polfair.core.spec import (
     CODE,
     CODE_VALUES,
@@ -75,6 +75,9 @@ __all__ = [
     "merge_counts",
     "pivot_codes",
     "W2_COLUMNS",
+    "W2_DOWN",
+    "W2_UP",
+    "WEIGHT_EXP",
 ]
 
 #: Count columns of the cell table, in schema order.
@@ -100,6 +103,11 @@ _W2 = "__pf_w2"
 #: Names of the code table's row count and Σw² columns (what :func:`pivot_codes` reads them from).
 CODE_ROWS, CODE_W2 = _N, _W2
 _W2LO = "__pf_w2lo"
+#: The Float64 pass's two accumulators of Σw² (:func:`polfair.core.contract.weight_squares`).
+W2_UP, W2_DOWN = "__pf_w2up", "__pf_w2dn"
+#: A column of a cell table of :func:`polfair.core.collect.collect_cells` with ``relative=True`` (not
+#: public): its weighted columns are in units of ``2**value`` (Σw² in ``4**value``).
+WEIGHT_EXP = "__pf_wexp"
 #: exact_sums=True: Σw² is ``floor(w² · 2**80)``, held as two UInt128 sums: ``_W2`` =
 #: ``floor(w² · 2**16)`` (< 2**96 for w < 2**40) and ``_W2LO`` = the next 64 bits.
 W2_HI_SCALE, W2_LO_SCALE = 2.0**16, 2.0**64
@@ -231,8 +239,9 @@ def code_counts(spec: Spec) -> pl.LazyFrame:
         if spec.has_scores:
             aggs.append(_exact_sum(WS))
     else:
-        if spec.weighted:
-            aggs += [pl.col(W).sum(), (pl.col(W) * pl.col(W)).sum().alias(_W2)]  # Σw² for Kish sizes
+        if spec.weighted:  # Σw² (Kish sizes) in two accumulators: weights of 1e-200 and of 1e200 both fit
+            up, down = weight_squares(pl.col(W))
+            aggs += [pl.col(W).sum(), up.sum().alias(W2_UP), down.sum().alias(W2_DOWN)]
         if spec.has_scores:
             aggs += [pl.col(WS).sum(), pl.col(W1S).sum()]
     return grouped_by_code(spec, aggs)
@@ -304,8 +313,19 @@ def pivot_codes(codes: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
     # Float64 sums W, WS, W1S and Σw² (the default pass, in any engine)
     n, slot = pl.col(_N), pl.col(_SLOTS.name)
     wt = pl.col(W) if spec.weighted else n.cast(pl.Float64)
-    # Σw² per row of the code table (unweighted: the count); a foreign engine's table may lack it
-    w2 = (pl.col(_W2) if _W2 in cschema.names() else pl.lit(None, pl.Float64)) if spec.weighted else n.cast(pl.Float64)
+    # Σw² per row of the code table (unweighted: the count): after weight_units (collect_cells), or in the
+    # data's units from the pass's two accumulators (the lazy public table; checked below)
+    names = cschema.names()
+    if not spec.weighted:
+        w2 = n.cast(pl.Float64)
+    elif _W2 in names:
+        w2 = pl.col(_W2)
+    elif W2_UP in names:  # null where Σw² leaves Float64's normal range (weights beyond about 1e±150)
+        a, b = pl.col(W2_UP), pl.col(W2_DOWN)
+        w2 = pl.when(a.is_finite()).then(a * 4.0**-W2_SHIFT).otherwise(b * 4.0**W2_SHIFT)
+        w2 = pl.when((w2 >= 2.0**-1022) & w2.is_finite() | (pl.col(W) == 0)).then(w2)
+    else:
+        w2 = pl.lit(None, pl.Float64)
     # default scores are 1[ŷ = fav] (aif360), so then the generalized counts are the hard ones
     ws = pl.col(WS) if spec.has_scores else pl.when(slot.is_in([0, 1])).then(wt).otherwise(0.0)
     w1s = pl.col(W1S) if spec.has_scores else pl.when(slot.is_in([2, 3])).then(wt).otherwise(0.0)
@@ -328,9 +348,12 @@ def pivot_codes(codes: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
         .with_columns(pl.lit(_SLOTS).gather(pl.col(CODE)))
         .select(*group, *[e.alias(c) for c, e in columns.items()])
     )
+    # a null Σw² (beyond Float64's range) stays null in its cell's sum
+    sums = [pl.col(c).sum() if c not in W2_COLUMNS else pl.when(pl.col(c).null_count() == 0).then(pl.col(c).sum()).alias(c)
+            for c in columns]  # fmt: skip
     if group:
-        return out.group_by(group, maintain_order=True).agg(pl.all().sum())
-    return out.select(pl.all().sum())
+        return out.group_by(group, maintain_order=True).agg(sums)
+    return out.select(sums)
 
 
 def _pivot_exact(codes: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:

@@ -2,7 +2,8 @@
 
 The regression analogue of the classification cell table (:mod:`polfair.core.counts`). ONE
 ``group_by(by + protected keys + bin)`` over the rows gives, per cell (a combination of ``by``
-values and protected values) and per bin of the prediction, additive sums:
+values and protected values) and per bin of the prediction, the weights and the centred moments
+of the rows (schema version 4; ``docs/schema.md`` has the migration from the sums of version 3):
 
 =====================  =======  ====================================================================
 column                 dtype    meaning (``w`` weight, ``y`` outcome, ``ŷ`` prediction, ``e = ŷ − y``)
@@ -14,30 +15,32 @@ column                 dtype    meaning (``w`` weight, ``y`` outcome, ``ŷ`` pre
 ``n_missing``          Int64    rows with a missing outcome, prediction or weight (not counted)
 ``n_invalid``          Int64    rows with an infinite outcome or prediction, or a negative or
                                 infinite weight (not counted; the report raises)
-``w``, ``w2``          Float64  Σw, Σw²
-``y_shift``            Float64  the constant ``K_y`` the outcome sums are taken about
-``p_shift``            Float64  the constant ``K_p`` the prediction sums are taken about
-``sum_y`` ...          Float64  ``sum_y, sum_y2, sum_y3, sum_y4`` = Σw(y−K_y)^k;
-                                ``sum_p, sum_p2`` = Σw(ŷ−K_p)^k; ``sum_yp`` = Σw(y−K_y)(ŷ−K_p)
-``sum_e`` ...          Float64  ``sum_e, sum_e2, sum_e4`` = Σw·e^k; ``sum_ae`` = Σw|e|;
-                                ``sum_e2y, sum_e2y2`` = Σw·e²(y−K_y)^k
+``w``, ``w2``          Float64  Σw, Σw² (in units of ``2^w_exp``)
+``mean_y`` ...         Float64  weighted means of ``y``, ``ŷ``, ``e``, ``|e|``, ``e²``: ``mean_y, mean_p,
+                                mean_e, mean_ae, mean_e2`` (in units of ``2^y_exp``)
+``m2_y`` ...           Float64  centred moments Σw(q − q̄)^k: ``m2_y, m3_y, m4_y, m2_p, m2_e, m2_ae,
+                                m2_e2``; co-moments ``c_yp`` = Σw(y − ȳ)(ŷ − ŷ̄), ``c_e2y`` =
+                                Σw(e² − ē²)(y − ȳ), ``c_e2y2`` = Σw(e² − ē²)(y − ȳ)²
+``w_exp``, ``y_exp``   Int32    the cell's units: weights in ``2^w_exp``, values in ``2^y_exp``
+                                (0 unless the cell's largest weight or value leaves [2^-100, 2^100];
+                                null where they are all 0: any unit)
 ``p_min``, ``p_max``   Float64  the smallest and largest prediction in the cell and bin
 ``y_min``, ``y_max``   Float64  the smallest and largest outcome of the rows with a positive
                                 weight (a constant outcome, whose r² is undefined, exactly)
 =====================  =======  ====================================================================
 
-Every column is a sum, a min or a max, so tables of partitions, batches or engines merge exactly
-(:func:`merge_regression_cells`; tables taken about different shifts are rebased first,
-:func:`rebase`). Groups of every attribute set, the population and the histograms of the
-predictions are sums over this table.
+**Moments that cannot cancel.** Raw sums of squares lose every digit when the mean is large
+against the spread (``Σw y² − (Σw y)²/W`` for prices of 1e8 ± 1). The pass therefore computes,
+inside its one query, each cell's weighted means (window functions over the cell) and sums the
+rows' centred terms; tables of partitions, batches, bins and cells merge exactly with Chan,
+Golub & LeVeque's (1979) and Pébay's (2008) formulas (:func:`merge_regression_cells`,
+:func:`roll_up`; :mod:`polfair.core._regression_moments`), which add only non-negative terms to a
+variance. The result depends on the order of the rows through rounding only.
 
-**Cancellation.** ``Σw(y−ȳ)² = Σw y² − (Σw y)²/W`` from raw sums loses every digit when the mean
-is large against the spread (prices ≈ 1e8 ± 1). The sums are therefore taken about a shift
-``K`` near the data (the outcome and prediction of the first row that counts, read by a
-limit-1 query before the pass): the variance then comes from
-``Σw(y−K)² − (Σw(y−K))²/W``, whose terms are of the order of the spread. Merging tables with
-other shifts converts their sums exactly (binomial expansion, :func:`rebase`). Errors ``e`` need
-no shift (they are centred on 0 for any useful model).
+**Units.** A cell's weights and values are held in units of powers of two chosen from its largest
+weight and value, so weights of 1e-200 or 1e200 and outcomes near 1e150 (whose fourth powers leave
+Float64) give the same report as any other scale, and a result that does not fit Float64 in the
+data's units (a mean squared error beyond 1.8e308) is an error naming the columns.
 
 **The histogram.** ``bin`` is a code on a relative grid: ``B`` bins per octave (default 256, a
 bin is 0.27% wide), ``code = sign(ŷ)·(⌊log2|ŷ|·B⌋ + C)`` and 0 for ŷ = 0; the code is increasing
@@ -55,13 +58,11 @@ Metric definitions (scikit-learn's names; weights act as its ``sample_weight``),
 ``mean_outcome = Σwy/W``, ``mean_prediction = Σwŷ/W``, ``mean_error = Σwe/W`` (positive =
 over-prediction), ``mean_absolute_error = Σw|e|/W``, ``mean_squared_error = Σwe²/W``,
 ``root_mean_squared_error = √MSE``, ``r2_score = 1 − Σwe²/Σw(y−ȳ)²`` (null for a constant
-outcome, where scikit-learn returns 1.0 or 0.0 by ``force_finite``; also null where a group's
-spread is below the rounding of sums taken about the table's one shift, i.e. spread/distance to
-the shift under ~1e-8, such as outcomes 0 and 6e-61 in a table whose first row has 1.0).
+outcome, where scikit-learn returns 1.0 or 0.0 by ``force_finite``).
 
 Intervals and tests (``docs/regression.md`` has the coverage measured by ``bench/coverage.py``):
 the five means have the standard error ``se² = s²/n_eff``, with Kish's effective size
-``n_eff = W²/Σw²`` and ``s² = (Σwq² − (Σwq)²/W)/W · n_eff/(n_eff − 1)`` (the weighted variance
+``n_eff = W²/Σw²`` and ``s² = m2_q/W · n_eff/(n_eff − 1)`` (the weighted variance
 with the Kish small-sample factor; for unit weights the usual ``s²``), ``ν = n_eff − 1``; value
 intervals are Student t, ``m ± t_ν·se``, for the outcome, prediction and error means, and on the
 log scale, ``m·exp(±t_ν·se/m)``, for the positive, right-skewed MAE and MSE
@@ -69,7 +70,7 @@ log scale, ``m·exp(±t_ν·se/m)``, for the positive, right-skewed MAE and MSE
 unweighted equal to ``scipy.stats.ttest_ind(equal_var=False)``); ratios the log-scale delta
 method (both means positive). RMSE takes the square roots of the MSE limits and the delta method
 for its difference (its test is the MSE's); ``r2_score`` the delta method of ``1 − MSE/Var(y)``
-(needs Σwe⁴, Σwy³, Σwy⁴, Σwe²y, Σwe²y²) with normal limits. Spreads over an attribute set's
+(needs ``m2_e2``, ``m4_y`` and ``c_e2y2``) with normal limits. Spreads over an attribute set's
 groups: Šidák projections (two groups: the pair's interval through ``|·|``), Welch's
 heteroscedastic ANOVA (means) or Cochran's Q (r²). Every distribution function comes from :mod:`scipy.stats`.
 
@@ -83,14 +84,15 @@ algebra (:mod:`polfair.core._regression_pass`), the statistics on group moments
 
 from __future__ import annotations
 
+from polfair.core._regression_moments import MOMENT_COLUMNS as REGRESSION_MOMENT_COLUMNS
+from polfair.core._regression_moments import common_units
 from polfair.core._regression_pass import (
     BINS_PER_OCTAVE,
     REGRESSION_CELL_COLUMNS,
-    REGRESSION_SUM_COLUMNS,
+    REGRESSION_COUNT_COLUMNS,
     bin_edges,
     merge_regression_cells,
     prediction_bin,
-    rebase,
     regression_cells,
     regression_pass,
     roll_up,
@@ -118,17 +120,18 @@ __all__ = [
     "REGRESSION_ATTRIBUTE_METRICS",
     "REGRESSION_CELL_COLUMNS",
     "REGRESSION_METRICS",
-    "REGRESSION_SUM_COLUMNS",
+    "REGRESSION_COUNT_COLUMNS",
+    "REGRESSION_MOMENT_COLUMNS",
     "Moments",
     "attach_regression_cells",
     "bin_edges",
+    "common_units",
     "group_moments",
     "ks_from_histograms",
     "mean_interval",
     "metric_values",
     "merge_regression_cells",
     "prediction_bin",
-    "rebase",
     "regression_cells",
     "regression_cells_of",
     "regression_pass",

@@ -110,7 +110,7 @@ from polfair.core._report_rows import (
     take,
 )
 from polfair.core._typing import Reference
-from polfair.core.counts import COUNT_COLUMNS, check_cell_table
+from polfair.core.counts import COUNT_COLUMNS, WEIGHT_EXP, check_cell_table
 from polfair.core.intervals.common import Segments
 from polfair.core.intervals.spreads import segments_of
 from polfair.core.metrics import METRICS, Disparity, group_metrics
@@ -132,6 +132,7 @@ __all__ = [
     "report_batches",
     "report_from_counts",
     "value_label",
+    "warn_absent_privileged",
 ]
 
 #: The report's core columns after the ``by`` columns, in order (``n_groups``, ``excluded_groups``
@@ -143,6 +144,10 @@ SEPARATOR = " & "
 LARGE_REPORT_ROWS = 5_000_000
 
 _PRIV, _MODE, _PLABEL = "__pf_priv", "__pf_mode", "__pf_plabel"
+#: The count metrics (Σw of some rows: in the weights' units; every other metric is free of them).
+_COUNT_METRICS = [m for m, v in METRICS.items() if v.denominator is None and v.formula is None]
+#: The cell table's weighted columns (Σw² ones in squared units).
+_WEIGHTED = ("w", "tp", "fp", "tn", "fn", "gtp", "gfp", "gtn", "gfn", "tp_w2", "fp_w2", "tn_w2", "fn_w2")
 _SUMS = list(COUNT_COLUMNS)
 _ALLKEY = "__pf_all"
 
@@ -514,8 +519,15 @@ class _Prepared:
                  alpha: float, concentration: float, ci: Any, ci_method: Any, n_boot: Any, seed: Any, p_adjust: Any,
                  weighted: bool | None, metrics: Mapping[str, Any] | None = None) -> None:  # fmt: skip
         keys, by = cast("list[str]", as_list(protected)), cast("list[str]", as_list(by))  # a name, a list, None
+        # a table of collect_cells(relative=True): weights in units of 2**w_exp (extreme weights; every
+        # statistic but the counts is free of that unit: the counts are scaled back in finish())
+        self.w_exp = 0
+        if WEIGHT_EXP in cells.collect_schema().names():
+            self.w_exp = int(cells.lazy().select(pl.col(WEIGHT_EXP).max()).collect().item() or 0)
+            cells = cells.drop(WEIGHT_EXP)
+            concentration = concentration * 2.0**-self.w_exp  # the EDF's smoothing is in the data's units
         check_cell_table(cells, keys=[*by, *keys], what="cells")
-        self.user = check_user_metrics(metrics, [*ATTR_METRICS, *POP_METRICS])
+        self.user = check_user_metrics(metrics, [*ATTR_METRICS, *POP_METRICS], by)
         check_reference(reference)
         check_protected_names(keys)
         if concentration < 0:
@@ -549,7 +561,7 @@ class _Prepared:
 
         pop = _rollup(lf, ib).with_columns(group_metrics(has_predictions)).collect(**_SMALL)
         typed = {a: coerce_values(privileged[a], schema[a], option="privileged", column=a) for a in privileged}
-        _warn_absent_privileged(lf, schema, typed)
+        warn_absent_privileged(lf, schema, typed)
         groups, modes = _groups(lf, keys, ib, sets, schema, typed, reference, has_predictions, extra)
         _warn_size(groups.height, pop.height, len(sets), has_predictions)
         ref = _reference(groups.lazy(), pop.lazy(), sk, ib, metric_names, modes, has_predictions)
@@ -579,7 +591,12 @@ class _Prepared:
             return []
         cols = {"sort_a": SORT_A, "sort_g": SORT_G, "group": GROUP_COL, "key": GROUP_KEY, "priv": _PRIV, "mode": _MODE,
                 "ref_label": "num_instances__refname"}  # fmt: skip
-        return cast("list[Part]", user_metric_parts(self.user, self.groups, self.pop, self.ref, sk=self.sk, ib=self.ib,
+        groups, pop = self.groups, self.pop
+        if self.w_exp:  # user metrics read the counts in the data's units
+            back = [pl.col(c) * 2.0 ** (2 * self.w_exp if c.endswith("_w2") else self.w_exp) for c in _WEIGHTED
+                    if c in groups.columns]  # fmt: skip
+            groups, pop = groups.with_columns(back), pop.with_columns(back)
+        return cast("list[Part]", user_metric_parts(self.user, groups, pop, self.ref, sk=self.sk, ib=self.ib,
                                                     columns=cols, make_part=Part))  # fmt: skip
 
     def by_rows(self, groups: pl.DataFrame) -> Segments:
@@ -589,8 +606,14 @@ class _Prepared:
         return segments_of(groups, self.ib)[0]
 
     def finish(self, out: pl.DataFrame) -> pl.DataFrame:
-        """The laid-out rows with the public names and column order."""
+        """The laid-out rows with the public names and column order (counts back in the data's units)."""
         opts = self.opts
+        if self.w_exp:
+            is_count = pl.col("metric").cast(pl.String).is_in(_COUNT_METRICS)
+            scale = [pl.when(is_count).then(pl.col(c) * 2.0**self.w_exp).otherwise(pl.col(c)).alias(c)
+                     for c in ("value", "difference", "value_lo", "value_hi", "difference_lo", "difference_hi")
+                     if c in out.columns]  # fmt: skip
+            out = out.with_columns(scale)
         return with_harm(out.select(
             *[pl.col(i).alias(b) for i, b in zip(self.ib, self.by)],
             "attribute", "group", "metric", "value", "reference_group", "difference", "ratio", "n",
@@ -628,10 +651,36 @@ def _ci_options(
     return CiOptions(level, weighted, iv.check_n_boot(n_boot), seed, iv.check_p_adjust(p_adjust))
 
 
-def _warn_absent_privileged(lf: pl.LazyFrame, schema: pl.Schema, typed: dict[str, tuple[Any, ...]]) -> None:
+def warn_absent_privileged(
+    lf: pl.LazyFrame, schema: pl.Schema, typed: dict[str, tuple[Any, ...]], stacklevel: int = 5
+) -> None:
     """Warn (:class:`ReferenceWarning`) for each ``privileged`` value found in no cell of its column:
     most often a misspelling or another dtype (``"male"`` for ``"Male"``, ``"1"`` for ``1``), which
     would leave every comparison with the privileged group null without a word.
+
+    The one check of every door with ``privileged=`` (the fairness report, the regression report).
+
+    Parameters
+    ----------
+    lf
+        A cell table (any table with the protected columns).
+    schema
+        Its schema (the columns' dtypes).
+    typed
+        ``{attribute: values}``: the privileged values in their columns' dtypes (:func:`coerce_values`).
+    stacklevel
+        Of the warning (the user's call).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import polars as pl
+    >>> t = pl.DataFrame({"sex": ["f", "m"]})
+    >>> with warnings.catch_warnings(record=True) as got:
+    ...     warnings.simplefilter("always")
+    ...     warn_absent_privileged(t.lazy(), t.schema, {"sex": ("male",)})
+    >>> "'male' does not occur in column 'sex'" in str(got[0].message)
+    True
     """
     if not typed:
         return
@@ -651,7 +700,7 @@ def _warn_absent_privileged(lf: pl.LazyFrame, schema: pl.Schema, typed: dict[str
             "the privileged group holds the other values only"
         )
         msg = absent_values_message(f"privileged={{{a!r}: {list(values)!r}}}", absent, a, seen, what)
-        warnings.warn(msg, ReferenceWarning, stacklevel=5)
+        warnings.warn(msg, ReferenceWarning, stacklevel=stacklevel)
 
 
 def _warn_size(n_groups: int, n_by: int, n_sets: int, has_predictions: bool) -> None:

@@ -44,7 +44,10 @@ __all__ = [
 #: the weighted-square counts and jackknife bucket of the cell table. 3: the ``harm`` column (the
 #: direction of each comparison), ``status`` from the interval rule of :mod:`polfair.core.status`,
 #: appends that add columns. 4: a config attribute's rows in neither its monitored nor its
-#: reference group are the group ``"(neither group)"``, not ``"other"`` (see ``docs/schema.md``).
+#: reference group are the group ``"(neither group)"``, not ``"other"``; the regression cell table
+#: of centred moments (``mean_*``, ``m2_*`` ..., ``w_exp``, ``y_exp`` instead of sums about a
+#: shift), ``score_report``'s ``n`` counting every row and its ``n_missing`` rows, Σw² columns null
+#: (with a warning) where Float64 cannot hold them (see ``docs/schema.md``).
 SCHEMA_VERSION = 4
 
 

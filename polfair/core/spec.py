@@ -501,15 +501,15 @@ def build_spec(
 
     out = [*key_cols, columns.pop(CODE).alias(CODE)]
     if cluster is not None:
-        from polfair.core.hashing import bucket_of
+        from polfair.core.hashing import bucket_kind, bucket_of
 
         ce = as_expr(cluster, "cluster")
         check_columns(ce, "cluster", names)
         if output_name(ce, "cluster") in (*by_names, *keys):
             msg = f"cluster={output_name(ce, 'cluster')!r} is also a by/protected column; pass the cluster id (e.g. a user id)"
             raise PolfairError(msg)
-        integer = _schema_of(source, {"c": ce})["c"].is_integer()
-        out.append(bucket_of(ce, n_buckets, integer=integer).alias("bucket"))
+        kind = bucket_kind(_schema_of(source, {"c": ce})["c"])
+        out.append(bucket_of(ce, n_buckets, kind=kind).alias("bucket"))
     fold = fold_layout(source, [*by_exprs, *key_exprs], in_memory=isinstance(data, pl.DataFrame))
     weighted = "weight" in roles
     if ps is not None:  # an estimated attribute: its probability columns (polfair.core.proba)

@@ -30,9 +30,10 @@ from typing import Any
 import polars as pl
 
 from polfair.core.metrics import ALIASES, DISPARITIES, METRICS, Counts, rate
+from polfair.core.schema import REPORT_SCHEMA
 from polfair.exceptions import PolfairError
 
-__all__ = ["USER_METRIC_COLUMNS", "UserMetric", "check_user_metrics", "user_metric_parts"]
+__all__ = ["USER_METRIC_COLUMNS", "UserMetric", "check_row_wise", "check_user_metrics", "user_metric_parts"]
 
 #: The cell-table columns a user metric may read (every one as Float64).
 USER_METRIC_COLUMNS = (
@@ -68,7 +69,9 @@ def _as_expr(name: str, value: Any) -> pl.Expr:
     raise PolfairError(msg)
 
 
-def check_user_metrics(metrics: Mapping[str, Any] | None, reserved: Sequence[str] = ()) -> list[UserMetric]:
+def check_user_metrics(
+    metrics: Mapping[str, Any] | None, reserved: Sequence[str] = (), columns: Sequence[str] = ()
+) -> list[UserMetric]:
     """Validate ``fairness_report(metrics={...})``: names, expressions and the columns they read.
 
     Parameters
@@ -76,7 +79,9 @@ def check_user_metrics(metrics: Mapping[str, Any] | None, reserved: Sequence[str
     metrics
         ``{name: expression | function | {"expr", "higher_is_better", "description"}}``.
     reserved
-        More names the report already uses (besides the built-in metrics and disparities).
+        More metric names the report already uses (besides the built-in metrics and disparities).
+    columns
+        More column names of the report (its ``by`` columns).
 
     Returns
     -------
@@ -86,9 +91,12 @@ def check_user_metrics(metrics: Mapping[str, Any] | None, reserved: Sequence[str
     Raises
     ------
     PolfairError
-        A name that is empty, not a string or a built-in metric's name; a value that is no
-        expression; an expression reading a column that is not in :data:`USER_METRIC_COLUMNS`;
-        unknown keys in a mapping.
+        A name that is empty, not a string, a built-in metric's name, a column of the report or of
+        its wide form (``attribute``, ``n``, ``value``, a ``by`` column, a count column, a name
+        with ``__``: the wide form's separator); a value that is no expression; an expression
+        reading a column that is not in :data:`USER_METRIC_COLUMNS`; an expression that is not
+        computed row by row from one group's counts (an aggregation such as ``.sum()``, a window
+        such as ``.cum_sum()``, a literal alone: :func:`check_row_wise`); unknown keys in a mapping.
 
     Examples
     --------
@@ -98,12 +106,22 @@ def check_user_metrics(metrics: Mapping[str, Any] | None, reserved: Sequence[str
     """
     out: list[UserMetric] = []
     builtin = {*METRICS, *ALIASES, *DISPARITIES, "n_missing", *reserved}
+    taken = {*(c.name for c in REPORT_SCHEMA), *USER_METRIC_COLUMNS, *columns}
     for name, spec in dict(metrics or {}).items():
         if not isinstance(name, str) or not name or name.startswith("__pf"):
             msg = f"metrics: a user metric's name must be a non-empty string, got {name!r}"
             raise PolfairError(msg)
         if name in builtin:
             msg = f"metrics: {name!r} is the name of a built-in report metric; choose another name for your metric"
+            raise PolfairError(msg)
+        if name in taken or "__" in name:
+            what = ("contains '__', the separator of the wide form's columns" if "__" in name
+                    else "is taken by a column of the report or of its wide form")  # fmt: skip
+            msg = (
+                f"metrics: {name!r} {what} (shape='wide': attribute, group, n, "
+                "the by columns, the count columns, and <metric>__<statistic>); choose another name, e.g. "
+                f"{name.strip('_').replace('__', '_') + '_metric'!r}"
+            )
             raise PolfairError(msg)
         hib, desc = True, ""
         if isinstance(spec, Mapping):
@@ -123,8 +141,53 @@ def check_user_metrics(metrics: Mapping[str, Any] | None, reserved: Sequence[str
                 f"{list(USER_METRIC_COLUMNS)}"
             )
             raise PolfairError(msg)
+        check_row_wise(name, expr)
         out.append(UserMetric(name, expr.alias(name), hib, desc))
     return out
+
+
+def check_row_wise(name: str, expr: pl.Expr) -> None:
+    """Raise unless ``expr`` is computed row by row: each group's value from its own counts only.
+
+    The report evaluates a user metric on a frame with one row per group; an aggregation
+    (``pl.col("tp").sum()``), a window (``.cum_sum()``, ``.shift()``, ``.over()``), a sort or a
+    literal alone would mix groups or change the number of rows. The check evaluates ``expr`` on a
+    probe of three rows at once and on each row alone: the values must agree row by row.
+
+    Raises
+    ------
+    PolfairError
+        Naming the metric, what was found and the fix.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> check_row_wise("ok", pl.col("tp") / pl.col("w"))
+    >>> check_row_wise("share", pl.col("tp") / pl.col("tp").sum())
+    Traceback (most recent call last):
+    ...
+    polfair.exceptions.PolfairError: metrics['share'] is not computed row by row ...
+    """
+    probe = pl.DataFrame({c: [1.5 + i, 7.25 + 3 * i, 19.0 + 5 * i] for i, c in enumerate(USER_METRIC_COLUMNS)})
+    why = ""
+    try:
+        whole = probe.select(expr.cast(pl.Float64).alias("v"))["v"]
+        alone = [probe.slice(i, 1).select(expr.cast(pl.Float64).alias("v"))["v"] for i in range(probe.height)]
+    except pl.exceptions.PolarsError as exc:
+        msg = f"metrics[{name!r}] cannot be evaluated on the count columns: {exc}"
+        raise PolfairError(msg) from exc
+    if whole.len() != probe.height or any(a.len() != 1 for a in alone):
+        why = f"it gives {whole.len()} value(s) for {probe.height} groups (an aggregation or a literal alone)"
+    elif not all(pl.Series([whole[i]]).eq_missing(a).all() or (a.is_nan().all() and whole.is_nan()[i])
+                 for i, a in enumerate(alone)):  # fmt: skip
+        why = "a group's value depends on the other groups (a window, shift, rank or sort)"
+    if why:
+        msg = (
+            f"metrics[{name!r}] is not computed row by row from one group's counts: {why}. Write it with the "
+            "count columns and arithmetic only (e.g. pl.col('tp') / (pl.col('tp') + pl.col('fn'))), without "
+            ".sum(), .mean(), .first(), windows or literals alone"
+        )
+        raise PolfairError(msg)
 
 
 def _values(frame: pl.DataFrame, metrics: Sequence[UserMetric]) -> pl.DataFrame:

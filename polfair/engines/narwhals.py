@@ -17,14 +17,27 @@ keys get their names back on the small result. Optional dependency: ``narwhals``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import polars as pl
 
 from polfair.core._args import check_columns
-from polfair.core.contract import CODE, PROBA_BAD, PROBA_NULL, PROBA_SUM, Column, Compiled, Engine, fetch_examples, key
-from polfair.core.counts import combine_limbs, exact_limb_columns
+from polfair.core.contract import (
+    CODE,
+    PROBA_BAD,
+    PROBA_NULL,
+    PROBA_SUM,
+    Column,
+    Compiled,
+    Engine,
+    fetch_examples,
+    key,
+    weight_squares,
+)  # fmt: skip
+from polfair.core.counts import BUCKET, W2_DOWN, W2_UP, combine_limbs, exact_limb_columns
+from polfair.core.hashing import bucket_expr, bucket_kind, check_n_buckets
 from polfair.core.inputs import is_foreign
 from polfair.core.proba import (
     DEFAULT_TOLERANCE,
@@ -46,10 +59,11 @@ from polfair.core.spec import (
 )
 from polfair.exceptions import PolfairError
 
+_W2 = "__pf_w2"  # an estimated attribute's pass: Σw² as polfair.core.proba_cells expands it
+
 __all__ = ["ForeignFrame", "engine", "foreign_code_table", "foreign_frame", "is_foreign", "polars_dtype"]
 
 _N = "__pf_n"
-_W2 = "__pf_w2"  # the name polfair.core.counts.pivot_codes reads Σw² from
 
 
 def _narwhals(data: Any) -> Any:
@@ -171,10 +185,17 @@ class ForeignFrame:
         natives = _native_types(data, self.names)
         self._dtypes = {n: polars_dtype(schema[n], natives.get(n, "")) for n in self.names}
         module = type(data).__module__.split(".")[0]
+        #: Spark TIMESTAMP (with local time zone) columns: instants, shown in the session's time zone
+        self._spark_ltz: set[str] = set()
+        self._spark: Any = None
         if module == "pyspark":  # Spark parses dots in names: rename by position (toDF)
             self.nf = nw.from_native(data.toDF(*self._safe.values()))
+            self._spark_ltz = {n for n in self.names if natives.get(n) == "TimestampType"}
+            self._spark = data.sparkSession if self._spark_ltz else None
         else:
             self.nf = original.rename(self._safe)
+        #: DuckDB TIMESTAMPTZ columns: instants, returned in the connection's TimeZone; reported in UTC
+        self._utc = {n for n in self.names if natives.get(n, "").upper().startswith("TIMESTAMP WITH TIME ZONE")}
         self.nf = self.nf.lazy() if hasattr(self.nf, "lazy") else self.nf
 
     def column(self, name: Any, role: str) -> Column:
@@ -190,6 +211,35 @@ class ForeignFrame:
         (name,) = _names(name, role)
         check_columns(pl.col(name), role, self.names)
         return Column(name, self.eng.ns.col(self._safe[name]), self._dtypes[name])
+
+    def string_key(self, name: str) -> Any:
+        """The Int64 key of a string column computed by the engine's own SQL
+        (:func:`polfair.core.hashing.string_key_sql`: the key Polars computes, from the UTF-8 bytes);
+        a column added to the frame, returned as a narwhals expression.
+
+        Raises
+        ------
+        PolfairError
+            An engine other than Spark and DuckDB.
+        """
+        import narwhals as nw
+
+        from polfair.core.hashing import string_key_sql
+
+        inner, out = self._safe[name], f"__pf_skey_{self._safe[name]}"
+        native = self.nf.to_native()
+        module = type(native).__module__.split(".")[0]
+        if module == "pyspark":
+            from pyspark.sql import functions as F  # noqa: N812
+
+            native = native.withColumn(out, F.expr(string_key_sql(f"`{inner}`", "spark")))
+        elif module == "duckdb":
+            native = native.project(f'*, ({string_key_sql(chr(34) + inner + chr(34), "duckdb")}) AS "{out}"')
+        else:
+            msg = f"cluster={name!r}: string cluster ids need Spark, DuckDB or Polars; map them to integers first"
+            raise PolfairError(msg)
+        self.nf = nw.from_native(native).lazy()
+        return nw.col(out)
 
     def examples(self, c: Compiled) -> list[Any]:
         """A few offending values of a compiled role (a second query in the engine, error path only)."""
@@ -213,23 +263,71 @@ class ForeignFrame:
         return planned, [inner[g] for g in group], {v: k for k, v in inner.items() if v != k}
 
     def aggregate(
-        self, columns: Mapping[str, Any], group: Sequence[str], aggs: Callable[[Any], list[Any]], engine: str = "auto"
+        self,
+        columns: Mapping[str, Any],
+        group: Sequence[str],
+        aggs: Callable[[Any], list[Any]],
+        engine: str = "auto",
+        stages: Callable[[Any, list[str]], list[Mapping[str, Any]]] | None = None,
     ) -> pl.DataFrame:
         """``select(columns).group_by(group).agg(aggs(nw))`` in the frame's engine, collected to Polars.
 
         Output names that are not polfair's internal ``__pf_*`` ones (the user's key names, which may
-        hold dots) are renamed for the engine and back on the small result. ``aggs`` refers to
-        internal names only. ``engine`` (a Polars engine name) is ignored.
+        hold dots) are renamed for the engine and back on the small result. ``aggs`` and ``stages``
+        (``with_columns`` steps before the ``group_by``, given the engine's names of the group
+        columns for their windows) refer to internal names only. ``engine`` (a Polars engine name)
+        is ignored.
         """
         del engine
         planned, keys, back = self.plan(columns, group, aggs)
+        for stage in stages(self.eng.ns, keys) if stages else []:
+            planned = planned.with_columns(**dict(stage))
         table = planned.group_by(*keys).agg(*aggs(self.eng.ns)) if keys else planned.select(*aggs(self.eng.ns))
-        native = table.collect(backend="polars").to_native()
-        return native.rename({k: v for k, v in back.items() if k in native.columns})
+        with self._session_in_utc() as session_tz:
+            native = table.collect(backend="polars").to_native()
+        native = native.rename({k: v for k, v in back.items() if k in native.columns})
+        return self._wall_time(native, session_tz)
+
+    @contextlib.contextmanager
+    def _session_in_utc(self) -> Iterator[str | None]:
+        """Spark with TIMESTAMP keys: the session's time zone pinned to UTC while the pass runs (the
+        instants then come back as UTC whatever the JVM's or the session's zone); yields the
+        session's own zone (``None`` for other engines).
+        """
+        if self._spark is None:
+            yield None
+            return
+        conf = self._spark.conf
+        zone = str(conf.get("spark.sql.session.timeZone"))
+        conf.set("spark.sql.session.timeZone", "UTC")
+        try:
+            yield zone
+        finally:
+            conf.set("spark.sql.session.timeZone", zone)
+
+    def _wall_time(self, native: pl.DataFrame, session_tz: str | None) -> pl.DataFrame:
+        """DuckDB TIMESTAMPTZ keys in UTC; Spark TIMESTAMP keys as the wall-clock time Spark shows in the
+        session's time zone (naive):
+        a Polars frame of naive datetimes given to Spark (read as local times of the session)
+        then gives the groups it gives in Polars, in any session time zone.
+        """
+        utc = [c for c in self._utc if c in native.columns and getattr(native.schema[c], "time_zone", None)]
+        if utc:  # DuckDB TIMESTAMPTZ: the same instants in UTC, whatever the connection's TimeZone
+            native = native.with_columns([pl.col(c).dt.convert_time_zone("UTC") for c in utc])
+        cols = [c for c in self._spark_ltz if c in native.columns and isinstance(native.schema[c], pl.Datetime)]
+        if not cols or session_tz is None:
+            return native
+        out = []
+        for c in cols:
+            x = pl.col(c)
+            if native.schema[c].time_zone is None:  # type: ignore[attr-defined]
+                x = x.dt.replace_time_zone("UTC")  # pinned session: UTC wall time
+            out.append(x.dt.convert_time_zone(session_tz).dt.replace_time_zone(None).alias(c))
+        return native.with_columns(out)
 
 
 def _native_types(data: Any, names: list[str]) -> dict[str, str]:
-    """The engine's own type names (only needed where narwhals reports ``Unknown``)."""
+    """The engine's own type names (where narwhals reports ``Unknown``, and the time zone semantics of timestamps)."""
     try:
         if type(data).__module__.split(".")[0] == "duckdb":
             return {n: str(t) for n, t in zip(names, data.dtypes)}
@@ -286,8 +384,9 @@ def foreign_code_table(
         table is the pass's result; :func:`polfair.core.proba_cells.expand_codes` turns it into
         the cells' code table (``collect_cells`` does).
     cluster, n_buckets
-        Not supported in foreign engines yet (the bucket hash needs wrapping unsigned 64-bit
-        arithmetic): giving ``cluster`` raises.
+        The jackknife's cluster id (a name) and number of buckets, as for Polars: the ``bucket`` key
+        is computed in the engine with the integers Polars computes (:func:`polfair.core.hashing.bucket_expr`);
+        integer, Boolean and string ids (others raise).
 
     Returns
     -------
@@ -310,12 +409,6 @@ def foreign_code_table(
     >>> codes, spec = foreign_code_table(rel, y_true="y", y_pred="p", protected="g")  # doctest: +SKIP
     """
     _narwhals(data)
-    if cluster is not None:
-        msg = (
-            f"cluster={cluster!r} is not supported for Spark/DuckDB inputs yet (the bucket hash needs "
-            "unsigned 64-bit arithmetic); collect to Polars first, or count partitions with polfair"
-        )
-        raise PolfairError(msg)
     check_threshold(threshold)
     ff = foreign_frame(data)
     given = {"y_true": y_true, "y_pred": y_pred, "y_score": y_score, "weight": weight}
@@ -342,6 +435,9 @@ def foreign_code_table(
     group = [*by_names, *keys]
     select: dict[str, Any] = {g: key(eng, ff.column(g, "by" if g in by_names else "protected"),
                                      role="by" if g in by_names else "protected") for g in group}  # fmt: skip
+    if cluster is not None:  # the jackknife bucket, computed in the engine (the Polars integers: core.hashing)
+        select[BUCKET] = _bucket(ff, cluster, n_buckets, [*by_names, *keys])
+        group.append(BUCKET)
     select[CODE] = columns[CODE]
     weighted = weight is not None
     if ps is not None:  # an estimated attribute: its probability columns, compiled as for Polars
@@ -369,12 +465,15 @@ def foreign_code_table(
         for c in (W, WS, W1S):
             if c in columns:
                 select[c] = columns[c]
-        if W in columns:
-            select[_W2] = columns[W] * columns[W]  # Σw² per (cell, code): Kish effective sizes
-        sums = [c for c in (W, _W2, WS, W1S) if c in select]
+        if W in columns and ps is not None:  # an estimated attribute's pass: Σw² as proba_cells expands it
+            select[_W2] = columns[W] * columns[W]
+        elif W in columns:  # Σw² per (cell, code): Kish effective sizes, in the contract's two accumulators
+            select[W2_UP], select[W2_DOWN] = weight_squares(columns[W])
+        sums = [c for c in (W, _W2, W2_UP, W2_DOWN, WS, W1S) if c in select]
         sums += [] if ps is None else proba_sums(ps)
     native = ff.aggregate(select, [*group, CODE], lambda ns: [ns.len().alias(_N), *(ns.col(c).sum() for c in sums)])
-    casts = {CODE: pl.UInt8, _N: pl.UInt64, W: pl.Float64, _W2: pl.Float64, WS: pl.Float64, W1S: pl.Float64}
+    casts = {CODE: pl.UInt8, _N: pl.UInt64, W: pl.Float64, _W2: pl.Float64, W2_UP: pl.Float64, W2_DOWN: pl.Float64,
+             WS: pl.Float64, W1S: pl.Float64, BUCKET: pl.UInt8}  # fmt: skip
     if ps is not None:
         casts |= {c: pl.UInt64 if c in (PROBA_NULL, PROBA_BAD, PROBA_SUM) else pl.Float64 for c in proba_sums(ps)}
         casts[GROUP_INDEX] = pl.UInt8
@@ -398,5 +497,31 @@ def foreign_code_table(
         examples=ff.examples,
         proba=ps,
         polarity=pol,
+        bucket=cluster is not None,
     )
     return codes, spec
+
+
+def _bucket(ff: ForeignFrame, cluster: Any, n_buckets: int, keys: Sequence[str]) -> Any:
+    """The jackknife bucket of a cluster column in the engine: the integers of
+    :func:`polfair.core.hashing.bucket_of` (integer and Boolean ids directly, string ids through
+    their byte key); other dtypes are refused (their Polars hash has no SQL twin).
+    """
+    (name,) = _names(cluster, "cluster")
+    check_n_buckets(n_buckets)
+    c = ff.column(name, "cluster")
+    if name in keys:
+        msg = f"cluster={name!r} is also a by/protected column; pass the cluster id (e.g. a user id)"
+        raise PolfairError(msg)
+    kind = bucket_kind(c.dtype)
+    if kind == "integer":
+        key_expr = c.expr.cast(ff.eng.ns.Int64)
+    elif kind == "string":
+        key_expr = ff.string_key(name)
+    else:
+        msg = (
+            f"cluster={name!r} has dtype {c.dtype}: on Spark/DuckDB cluster ids must be integers, Booleans or "
+            "strings (the bucket hash every engine computes identically); cast the column in the engine first"
+        )
+        raise PolfairError(msg)
+    return bucket_expr(ff.eng.ns, key_expr, n_buckets)

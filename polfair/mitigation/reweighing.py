@@ -25,6 +25,8 @@ import polars as pl
 from polfair.core._args import output_name
 from polfair.core._typing import IntoExpr
 from polfair.core.collect import collect_cells
+from polfair.core.counts import WEIGHT_EXP
+from polfair.core.inputs import is_foreign
 from polfair.core.report import group_label
 from polfair.core.spec import build_spec, check_key_names
 from polfair.exceptions import PolfairError
@@ -121,6 +123,10 @@ def reweighing_from_counts(cells: pl.DataFrame | pl.LazyFrame, *, protected: Seq
     [('Female', False, 0.8402), ('Female', True, 1.2948), ('Male', False, 1.0468), ('Male', True, 0.9492)]
     """
     c = cells.collect() if isinstance(cells, pl.LazyFrame) else cells
+    unit = 1.0  # a table of collect_cells(relative=True): weights in units of 2**exponent
+    if WEIGHT_EXP in c.columns:
+        unit = 2.0 ** int(c[WEIGHT_EXP].max() or 0)  # type: ignore[arg-type]
+        c = c.drop(WEIGHT_EXP)
     keys = list(protected)
     check_key_names((), keys, also_reserved=_TABLE_COLUMNS)
     g = c.group_by(keys, maintain_order=True).agg(
@@ -131,14 +137,16 @@ def reweighing_from_counts(cells: pl.DataFrame | pl.LazyFrame, *, protected: Seq
     )
     W = float(g["pos"].sum()) + float(g["neg"].sum())
     if W <= 0:
-        msg = "reweighing: the data has no rows with a label (total weight 0)"
+        msg = ("reweighing: the rows with a label and a weight weigh 0 in total (no row counts, or every weight is 0 "
+               "or missing): there is nothing to reweigh")  # fmt: skip
         raise PolfairError(msg)
     Wpos, Wneg = float(g["pos"].sum()), float(g["neg"].sum())
+    # W_g · (W_y / W): the share first, so no product of two weights leaves Float64 (weights of 1e-200)
     long = pl.concat([
         g.select(*keys, pl.lit(True).alias("label"), pl.col("n_pos").alias("n"), pl.col("pos").alias("observed"),
-                 ((pl.col("pos") + pl.col("neg")) * Wpos / W).alias("expected")),
+                 ((pl.col("pos") + pl.col("neg")) * (Wpos / W)).alias("expected")),
         g.select(*keys, pl.lit(False).alias("label"), pl.col("n_neg").alias("n"), pl.col("neg").alias("observed"),
-                 ((pl.col("pos") + pl.col("neg")) * Wneg / W).alias("expected")),
+                 ((pl.col("pos") + pl.col("neg")) * (Wneg / W)).alias("expected")),
     ])  # fmt: skip
     return (
         long.filter(pl.col("n") > 0)
@@ -146,6 +154,7 @@ def reweighing_from_counts(cells: pl.DataFrame | pl.LazyFrame, *, protected: Seq
             group_label(keys).alias("group"),
             pl.when(pl.col("observed") > 0).then(pl.col("expected") / pl.col("observed")).otherwise(0.0).alias("weight"),
         )
+        .with_columns(pl.col("observed", "expected") * unit)
         .select(*keys, "group", "label", "n", "observed", "expected", "weight")
         .sort([*keys, "label"], nulls_last=True)
     )
@@ -164,7 +173,9 @@ def reweighing(
     Parameters
     ----------
     data
-        Training rows (polars/pandas/pyarrow frame, dict or parquet/CSV path).
+        Training rows (polars/pandas/pyarrow frame, dict or parquet/CSV path), or a Spark / DuckDB
+        frame (the pass runs in that engine, column names only; ``to_expr()`` then reads a Polars
+        frame with the same columns).
     y_true
         Label column or expression; ``favorable`` its favorable value(s).
     protected
@@ -202,10 +213,35 @@ def reweighing(
     >>> rw.table.filter(sex="Female", label=True)["weight"].round(4).item()
     2.1902
     """
+    if is_foreign(data):  # Spark, DuckDB, ...: the pass runs in that engine, under the same contract
+        return _foreign_reweighing(data, y_true=y_true, protected=protected, favorable=favorable, weight=weight)
     spec = build_spec(data, y_true=y_true, protected=protected, favorable=favorable, weight=weight,
                       allow_many_groups=True)  # fmt: skip
-    cells = collect_cells(spec, allow_many_groups=True)
+    cells = collect_cells(spec, allow_many_groups=True, relative=True)
     table = reweighing_from_counts(cells, protected=list(spec.keys))
     w = spec.compiled.get("weight")
     return Reweighing(table, spec.key_exprs, spec.compiled["y_true"].state, None if w is None else w.value,
                       None if w is None else w.state == 0)  # fmt: skip
+
+
+def _foreign_reweighing(data: Any, *, y_true: Any, protected: Any, favorable: Any, weight: Any) -> Reweighing:
+    """:func:`reweighing` of a Spark/DuckDB/... frame: its cell table from the engine's own pass
+    (the contract's checks included), and ``to_expr()`` compiled in Polars for the same columns.
+    """
+    from polfair.core import contract as ct
+    from polfair.core.spec import label_values
+    from polfair.engines.narwhals import foreign_code_table, foreign_frame
+
+    codes, spec = foreign_code_table(data, y_true=y_true, protected=protected, favorable=favorable, weight=weight)
+    cells = collect_cells(spec, codes=codes, allow_many_groups=True, relative=True)
+    table = reweighing_from_counts(cells, protected=list(spec.keys))
+    ff = foreign_frame(data)
+
+    def column(name: str, role: str) -> ct.Column:
+        return ct.Column(name, pl.col(name), ff.column(name, role).dtype)
+
+    fav, _ = label_values(favorable, None)
+    label = ct.label(ct.POLARS, column(y_true, "y_true"), fav, None, role="y_true")
+    keys = tuple(ct.key(ct.POLARS, column(k, "protected"), role="protected").alias(k) for k in spec.keys)
+    w = None if weight is None else ct.weight(ct.POLARS, column(weight, "weight"))
+    return Reweighing(table, keys, label.state, None if w is None else w.value, None if w is None else w.state == 0)

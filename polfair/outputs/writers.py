@@ -468,13 +468,14 @@ def _evolve(report: Mapping[str, pl.DataType], table: Mapping[str, pl.DataType])
 
 
 def check_append_target(table: str | Path, flag: str = "--append") -> Path:
-    """Refuse, before any work, a table path that is not a parquet file or a directory.
+    """Refuse, before any work, a table path that is not a parquet file or a directory, or cannot be written.
 
     Raises
     ------
     PolfairError
         An existing file that is not ``.parquet``, or a path ending in another format's extension
-        (``.csv``, ``.json`` ...), which would otherwise become a directory.
+        (``.csv``, ``.json`` ...), which would otherwise become a directory; a new ``.parquet``
+        file in a directory that does not exist; a place that is not writable.
 
     Examples
     --------
@@ -485,11 +486,30 @@ def check_append_target(table: str | Path, flag: str = "--append") -> Path:
     ...
     polfair.exceptions.PolfairError: --append 'report.csv': use a .parquet file or a directory of parquet files ...
     """
+    import os
+
     path = Path(table)
     suffix = path.suffix.lower()
     if (path.exists() and not path.is_dir() and suffix != ".parquet") or (not path.exists() and suffix in _OTHER_FORMATS):
         msg = (f"{flag} {str(table)!r}: use a .parquet file or a directory of parquet files (appends are parquet "
                "tables; write a CSV with --out)")  # fmt: skip
+        raise PolfairError(msg)
+    # where the table (a new file) or its lock file goes must be a writable directory, as --out's
+    # (a new directory table is created with its parents: its nearest existing ancestor must be writable)
+    if path.exists():
+        where = path if path.is_dir() else (path.parent if str(path.parent) else Path("."))
+    elif suffix == ".parquet":
+        where = path.parent if str(path.parent) else Path(".")
+        if not where.is_dir():
+            msg = f"{flag} {str(table)!r}: the directory {str(where)!r} does not exist; create it first"
+            raise PolfairError(msg)
+    else:
+        where = next((a for a in path.absolute().parents if a.exists()), Path("/"))
+        if not where.is_dir():
+            msg = f"{flag} {str(table)!r}: {str(where)!r} is a file, so the directory table cannot be created there"
+            raise PolfairError(msg)
+    if not os.access(where, os.W_OK) or (path.is_file() and not os.access(path, os.W_OK)):
+        msg = f"{flag} {str(table)!r} is not writable (permission denied in {str(where)!r}); choose another location"
         raise PolfairError(msg)
     return path
 

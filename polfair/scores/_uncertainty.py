@@ -50,6 +50,9 @@ from polfair.core.regression import welch_anova, welch_test
 
 __all__ = ["SCORE_CI_FLOATS", "abroca_batch", "auc_variance_expr", "score_intervals"]
 
+#: A variance of shares in [0, 1] below this is rounding: (16 ε)².
+_ROUNDING_SQ = (16 * 2.0**-52) ** 2
+
 #: The interval columns of the score report, after ``n`` (with ``ci``; then ``ci_method, test``).
 SCORE_CI_FLOATS = ("value_lo", "value_hi", "difference_lo", "difference_hi", "p_value", "p_value_adjusted", "n_eff")
 
@@ -75,7 +78,11 @@ def auc_variance_expr(P: pl.Expr, N: pl.Expr, auc: pl.Expr) -> list[pl.Expr]:
     part_p = (c("pos_w2") * (v10 - auc) ** 2).sum() / (P * P) * m / (m - 1.0)
     part_n = (c("neg_w2") * (v01 - auc) ** 2).sum() / (N * N) * n / (n - 1.0)
     ok = (P > 0) & (N > 0) & (m > 1.0) & (n > 1.0)
-    return [pl.when(ok).then(part_p + part_n).alias("__pf_auc_var"), m.alias("__pf_m"), n.alias("__pf_nn")]
+    # the components are shares in [0, 1]: a variance below their squared rounding is 0 (a perfect
+    # separation whose v10 − AUC rounds to 1e-16 must not get a positive variance in one row order only)
+    var = part_p + part_n
+    var = pl.when(var > _ROUNDING_SQ).then(var).otherwise(0.0)
+    return [pl.when(ok).then(var).alias("__pf_auc_var"), m.alias("__pf_m"), n.alias("__pf_nn")]
 
 
 def _curve_at(f: np.ndarray, t: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -298,7 +305,9 @@ def score_intervals(
     w2 = bm["__pf_w2"].to_numpy().astype(float)
     with np.errstate(invalid="ignore", divide="ignore"):
         neff = np.where(w2 > 0, W * W / w2, np.nan)
-        var_w = np.maximum(bm["__pf_q2"].to_numpy() / W - brier * brier, 0.0)
+        q2 = bm["__pf_q2"].to_numpy() / W
+        var_w = q2 - brier * brier  # raw moments of q in [0, 1]: below their rounding, 0 in any row order
+        var_w = np.where(var_w > 16 * np.finfo(float).eps * q2, var_w, 0.0)
         dfb = neff - 1
         vb = np.where(dfb > 0, var_w / dfb, np.nan)
         tq = st.t.ppf(0.5 + ci / 2, dfb)

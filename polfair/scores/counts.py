@@ -50,6 +50,7 @@ import polars as pl
 from polfair.core import contract
 from polfair.core._args import as_list, mergeable_tables
 from polfair.core._typing import IntoExpr
+from polfair.core.collect import check_not_empty
 from polfair.core.contract import CODE, PROBA_BAD, PROBA_NULL, PROBA_SUM, Compiled
 from polfair.core.counts import COUNTED_CODES
 from polfair.core.inputs import is_foreign
@@ -77,7 +78,7 @@ __all__ = [
 SCORE_COUNT_COLUMNS = ("n", "weight", "score_sum", "score_sq_sum", "score_min", "score_max", "weight_sq_sum")
 
 _RESERVED = frozenset({"score", "label", *SCORE_COUNT_COLUMNS, "attribute", "group", "metric", "value", "threshold"})
-_S, _W, _WS, _WSS, _WW = "__pf_s", "__pf_w", "__pf_ws", "__pf_wss", "__pf_ww"
+_S, _W, _WS, _WSS, _WW, _WD = "__pf_s", "__pf_w", "__pf_ws", "__pf_wss", "__pf_ww", "__pf_wd"
 
 
 def _frame(data: Any) -> Any:
@@ -139,6 +140,8 @@ def _histogram(
     on_missing: str,
     proba: Mapping[str, Any] | None = None,
     score_label: Any = None,
+    with_missing: bool = False,
+    relative: bool = False,
 ) -> tuple[pl.DataFrame, list[str], contract.Polarity | None]:
     """The ONE ``group_by`` of a score histogram, written once for every engine (the frame adapter).
 
@@ -147,7 +150,8 @@ def _histogram(
     ``proba_assignment`` and ``proba_tolerance`` keywords of an attribute estimated from proxies
     (:mod:`polfair.core.proba`): its groups' sums are extra columns of the same pass, reshaped after it.
     With labels and a score, warns (:class:`~polfair.exceptions.PolarityWarning`) when the score's
-    mean is clearly lower on favorable labels than on unfavorable ones.
+    mean is clearly lower on favorable labels than on unfavorable ones. ``with_missing``: also the
+    rows with a missing label, score or weight, one row per cell with ``score`` and ``label`` null.
     """
     check_on_missing(on_missing)
     frame = _frame(data)
@@ -185,32 +189,47 @@ def _histogram(
         flags.append(compiled["weight"].state)
         w = compiled["weight"].value
     columns: dict[str, Any] = {c.name: contract.key(eng, c, role=role) for role, c in key_cols}
+    up, down = contract.weight_squares(w)  # Σw² in two accumulators: weights of 1e-200 and 1e200 both fit
     columns |= {"score": _bin_expr(eng.ns, s, edges), CODE: contract.outcome_code(eng, truth, pred, flags), _S: s, _W: w,
-                _WS: w * s, _WSS: w * s * s, _WW: w * w}  # fmt: skip
+                _WS: w * s, _WSS: w * s * s, _WW: up, _WD: down}  # fmt: skip
     group = [*names, "score", CODE]
     ps, extra = _estimated(frame, proba, names, compiled, columns, group, weight_ is not None, s)
 
     def aggs(ns: Any) -> list[Any]:
         return [ns.len().alias("n"), ns.col(_W).sum().alias("weight"), ns.col(_WS).sum().alias("score_sum"),
                 ns.col(_WSS).sum().alias("score_sq_sum"), ns.col(_S).min().alias("score_min"),
-                ns.col(_S).max().alias("score_max"), ns.col(_WW).sum().alias("weight_sq_sum"),
+                ns.col(_S).max().alias("score_max"), ns.col(_WW).sum().alias(_WW), ns.col(_WD).sum().alias(_WD),
                 *(ns.col(c).sum() for c in extra)]  # fmt: skip
 
     out = frame.aggregate(columns, group, aggs, engine)
     out = out.with_columns(pl.col("n").cast(pl.Int64), pl.col(CODE).cast(pl.Int32))
-    contract.check_problems(contract.code_problems(out, "n"), compiled, total=int(out["n"].sum() or 0), on_missing=on_missing,
+    total = int(out["n"].sum() or 0)
+    check_not_empty(total)
+    contract.check_problems(contract.code_problems(out, "n"), compiled, total=total, on_missing=on_missing,
                    examples=frame.examples, excluded_from="left out of the score histogram", stacklevel=5)  # fmt: skip
+    missing = out.filter(~pl.col(CODE).is_in(COUNTED_CODES)).group_by(names).agg(pl.col("n").sum())
     out = out.filter(pl.col(CODE).is_in(COUNTED_CODES))
-    contract.check_finite_sums(out, ["weight", "score_sum", "score_sq_sum", "weight_sq_sum"], compiled.get("weight"))
+    contract.check_finite_sums(out, ["weight", "score_sum", "score_sq_sum"], compiled.get("weight"))
+    out = out.with_columns(pl.col("weight", _WW, _WD, "score_sum", "score_sq_sum").cast(pl.Float64))
+    out, _ = contract.weight_units(out, w="weight", up=_WW, down=_WD, out="weight_sq_sum",
+                                   scaled=["score_sum", "score_sq_sum"], weight_=compiled.get("weight"),
+                                   relative=relative)  # fmt: skip
     out = out.with_columns(
         pl.col("score").cast(pl.Float64), (pl.col(CODE) % 4 == 1).alias("label"),
         pl.col("weight", "score_sum", "score_sq_sum", "score_min", "score_max", "weight_sq_sum").cast(pl.Float64),
     )  # fmt: skip
     if ps is not None:  # the estimated attribute's groups: one row per (row of the pass, group)
         out, names = _spread_groups(out, ps, names)
+        missing = missing.with_columns(pl.lit(None, ps.dtype).alias(ps.attribute))
     out = out.select(*names, "score", "label", *SCORE_COUNT_COLUMNS)
     if pol is not None and score_col is not None and out.height:
         _warn_inverted(out, pol)
+    if with_missing and missing.height:  # invalid rows raised above: these are the missing ones
+        zeros = [pl.lit(0.0, pl.Float64).alias(c) for c in ("weight", "score_sum", "score_sq_sum")]
+        rows = missing.select(*names, pl.lit(None, pl.Float64).alias("score"), pl.lit(None, pl.Boolean).alias("label"),
+                              pl.col("n").cast(pl.Int64), *zeros, pl.lit(None, pl.Float64).alias("score_min"),
+                              pl.lit(None, pl.Float64).alias("score_max"), pl.lit(0.0).alias("weight_sq_sum"))  # fmt: skip
+        out = pl.concat([out, rows], how="vertical_relaxed")
     return out, names, pol
 
 
@@ -297,6 +316,8 @@ def score_counts(
     proba_assignment: Literal["weighted", "argmax"] = "weighted",
     proba_tolerance: float = DEFAULT_TOLERANCE,
     score_label: Any = None,
+    with_missing: bool = False,
+    relative: bool = False,
 ) -> pl.DataFrame:
     """Score histogram by group: ONE ``group_by`` over (by, protected, score bin, label).
 
@@ -352,6 +373,17 @@ def score_counts(
         score (their curves and thresholds are on it): ``score_label`` must be a favorable value;
         an unfavorable one is a :class:`~polfair.exceptions.PolarityError` whose message gives the
         fix (``y_score=1 - pl.col(...)``).
+    with_missing
+        ``True``: the histogram also accounts for those rows, one row per cell with ``score`` and
+        ``label`` null whose ``n`` counts them (weights and sums 0). :func:`score_report` uses it
+        for ``n`` and ``n_missing``; the curves and sweeps take histograms without it.
+    relative
+        ``False`` (default): every sum in the data's units; Σw² of weights beyond about 1e±150 then
+        does not fit Float64 and is an error naming the weight column. ``True``: such weights are
+        held in units of a power of two (``weight``, ``score_sum``, ``score_sq_sum`` scaled by
+        ``2^-K``, ``weight_sq_sum`` by ``4^-K``; :func:`polfair.core.contract.weight_units`), which
+        changes no statistic of the curves and the score report (all free of the weights' scale):
+        :func:`score_report` uses it.
 
     Returns
     -------
@@ -370,7 +402,7 @@ def score_counts(
         The score can be read two ways relative to ``favorable`` (``score_label``), or it is the
         unfavorable label's.
     InvalidInputError
-        The score or weight is not numeric, a score is infinite, a weight is negative or
+        The input has no row; the score or weight is not numeric, a score is infinite, a weight is negative or
         infinite, a label is not a label (a fractional Float), ``favorable`` cannot be held by the
         label's dtype, or a score lies outside the bin edges; missing values with
         ``on_missing="raise"``. The message names the column and shows example values.
@@ -402,7 +434,7 @@ def score_counts(
     proba = {"protected_proba": protected_proba, "proba_assignment": proba_assignment, "proba_tolerance": proba_tolerance}
     out, keys, _ = _histogram(data, y_true=y_true, y_score=y_score, protected=protected, favorable=favorable,
                               weight_=weight, by=by, edges=edges, engine=engine, on_missing=on_missing, proba=proba,
-                              score_label=score_label)  # fmt: skip
+                              score_label=score_label, with_missing=with_missing, relative=relative)  # fmt: skip
     return _finish(out, keys, edges)
 
 
@@ -461,7 +493,7 @@ def decision_counts(
 
 
 def _finish(out: pl.DataFrame, keys: list[str], edges: tuple[float, ...] | None) -> pl.DataFrame:
-    if edges is not None and out.height:
+    if edges is not None and out["score_min"].drop_nulls().len():
         lo, hi = float(out["score_min"].min()), float(out["score_max"].max())  # type: ignore[arg-type]
         if lo < edges[0] or hi > edges[-1]:
             msg = (

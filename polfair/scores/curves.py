@@ -40,7 +40,7 @@ from polfair.core._args import as_list, as_values
 from polfair.core._typing import IntoExpr
 from polfair.core.proba import DEFAULT_TOLERANCE
 from polfair.core.report import attribute_sets, group_label, value_label
-from polfair.exceptions import PolfairError
+from polfair.exceptions import InvalidInputError, PolfairError
 from polfair.scores._uncertainty import SCORE_CI_FLOATS, auc_variance_expr, score_intervals
 from polfair.scores.counts import SCORE_COUNT_COLUMNS, score_counts
 
@@ -429,9 +429,9 @@ def _histogram(
         by_n = [str(b) for b in as_list(by)]
         _keys_of(h, by_n)
         return h, by_n
-    h = score_counts(
+    h = score_counts(  # the curves are free of the weights' scale: weights beyond 1e±150 in a power-of-two unit
         data, y_true=y_true, y_score=y_score, protected=protected, favorable=favorable, weight=weight, by=by, bins=bins,
-        score_label=score_label,
+        score_label=score_label, relative=True,
     )  # fmt: skip
     by_n = [c for c in h.columns[: len(as_list(by))]]
     return h, by_n
@@ -604,6 +604,17 @@ def score_report_from_counts(
         raise PolfairError(msg)
     h = hist.collect() if isinstance(hist, pl.LazyFrame) else hist
     by_n = [str(b) for b in as_list(by)]
+    _keys_of(h, by_n)
+    gone = pl.col("score").is_null() & pl.col("label").is_null()  # score_counts(with_missing=True)'s rows
+    miss, h = h.filter(gone), h.filter(~gone)
+    if not h.height:
+        n_miss = int(miss["n"].sum() or 0)
+        msg = (
+            f"every row ({n_miss:,}) has a missing label, score or weight: nothing to score (check the columns "
+            "and the filters applied before the report)"
+            if n_miss else "the input has no rows: there is nothing to audit (check filters applied before the report)"
+        )
+        raise InvalidInputError(msg)
     gh = group_histograms(h, by=by_n, intersections=intersections)
     c = _cumulative(gh, by_n)
     tp_prev = pl.col("tp").shift(1, fill_value=0.0).over(_GID)
@@ -632,6 +643,7 @@ def score_report_from_counts(
             *(auc_variance_expr(P, N, auc) if level is not None else []),
         )
     )
+    per = _with_missing(per, miss, by_n, intersections)
     rel = _reliability(gh, by_n, calibration_bins)
     ece = rel.group_by(_GID).agg(
         ((pl.col("ws") - pl.col("pos")).abs().sum() / pl.col("weight").sum()).alias("__pf_ece")
@@ -643,7 +655,7 @@ def score_report_from_counts(
     ref_rows = refs.to_dicts()
     abro = _abroca(c, by_n, ref_rows)
     per = per.join(abro, on=_GID, how="left")
-    metrics = list(SCORE_METRICS)
+    metrics = ["n_missing", *SCORE_METRICS]
     long = per.unpivot(index=[_GID, *_gid(by_n), "n"], on=metrics, variable_name="metric", value_name="value")
     ref_vals = long.join(
         refs, left_on=[*by_n, "attribute", "group"], right_on=[*by_n, "attribute", "reference_group"], nulls_equal=True
@@ -653,12 +665,13 @@ def score_report_from_counts(
         .join(refs, on=[*by_n, "attribute"], how="left", nulls_equal=True)
         .join(ref_vals, on=[*by_n, "attribute", "metric"], how="left", nulls_equal=True)
         .with_columns(
-            pl.when(pl.col("metric") != "abroca").then(pl.col("value") - pl.col("__pf_ref")).alias("difference")
+            pl.when(~pl.col("metric").is_in(["abroca", "n_missing"])).then(pl.col("value") - pl.col("__pf_ref"))
+            .alias("difference")
         )
     )
     spread = pl.when(pl.col("value").null_count() == 0).then(pl.col("value").max() - pl.col("value").min())
     att = (
-        grp.group_by([*by_n, "attribute", "metric"], maintain_order=True)
+        grp.filter(pl.col("metric") != "n_missing").group_by([*by_n, "attribute", "metric"], maintain_order=True)
         .agg(
             pl.when(pl.col("metric").first() == "abroca").then(pl.col("value").max()).alias("value"),
             pl.col("reference_group").first(),
@@ -685,6 +698,25 @@ def score_report_from_counts(
         .sort([*by_n, _GID, "__pf_m"], nulls_last=True)
         .select(*cols[:-1], pl.col("n").cast(pl.Int64), *ci_cols)
         .with_columns(pl.col("attribute", "metric", "reference_group", *ci_cols[-2:]).cast(pl.Categorical))  # as the report
+    )
+
+
+def _with_missing(
+    per: pl.DataFrame, miss: pl.DataFrame, by_n: list[str], intersections: int | Sequence[Sequence[str]] | None
+) -> pl.DataFrame:
+    """``n`` counting every input row of a group (missing ones included, as the input contract says)
+    and ``n_missing`` (Float64, the report's value column), from ``score_counts(with_missing=True)``'s
+    rows; 0 for a histogram without them.
+    """
+    if not miss.height:
+        return per.with_columns(pl.lit(0.0).alias("n_missing"))
+    gm = group_histograms(miss.with_columns(pl.lit(0.0).alias("score")), by=by_n, intersections=intersections)
+    gm = gm.group_by(_gid(by_n)).agg(pl.col("n").sum().alias("__pf_nm"))
+    return (
+        per.join(gm, on=_gid(by_n), how="left", nulls_equal=True, maintain_order="left")
+        .with_columns(pl.col("__pf_nm").fill_null(0))
+        .with_columns((pl.col("n") + pl.col("__pf_nm")).alias("n"), pl.col("__pf_nm").cast(pl.Float64).alias("n_missing"))
+        .drop("__pf_nm")
     )
 
 
@@ -895,7 +927,7 @@ def score_report(
     h = score_counts(
         data, y_true=y_true, y_score=y_score, protected=protected, favorable=favorable, weight=weight, by=by, bins=bins,
         protected_proba=protected_proba, proba_assignment=proba_assignment, proba_tolerance=proba_tolerance,
-        score_label=score_label,
+        score_label=score_label, with_missing=True, relative=True,
     )  # fmt: skip
     by_n = h.columns[: len(as_list(by))]
     return score_report_from_counts(

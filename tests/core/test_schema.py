@@ -42,7 +42,7 @@ def _check_against_schema(report: pl.DataFrame, by: list[str]) -> None:
 
 def test_schema_version_is_4() -> None:
     # 3: the harm column, the interval status rule; 4: a config attribute's rows in neither group are
-    # "(neither group)", was "other" (docs/schema.md)
+    # "(neither group)", was "other"; regression cells of centred moments, score n/n_missing (docs/schema.md)
     assert SCHEMA_VERSION == 4
     assert all(1 <= c.since <= SCHEMA_VERSION for c in (*REPORT_SCHEMA, *CELL_SCHEMA))
     names = [c.name for c in REPORT_SCHEMA]

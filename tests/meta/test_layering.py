@@ -35,8 +35,8 @@ SHARED = {"exceptions", "datasets"}
 #: metrics; mitigation builds per-group thresholds, and the NYC LL144 preset its scoring rate, on the score
 #: histograms of ``scores``; the HTML report reads the monitor's statuses; the score histogram runs
 #: on Spark/DuckDB through the engines' frame adapter (``engines.narwhals.ForeignFrame``, issue 21), and so
-#: does the regression pass (issue 23) and the slice search (issue 33); the terminal summary and the HTML
-#: section of a slice search recognise its result (``slices.is_slice_table``).
+#: does the regression pass (issue 23), the slice search (issue 33) and reweighing's fit (issue 30); the
+#: terminal summary and the HTML section of a slice search recognise its result (``slices.is_slice_table``).
 ROOM_EDGES = {
     ("monitor", "compat.yardstick"),
     ("mitigation", "scores"),
@@ -46,6 +46,7 @@ ROOM_EDGES = {
     ("regression", "engines"),
     ("slices", "engines"),
     ("outputs", "slices"),
+    ("mitigation", "engines"),
 }
 #: Third-party packages a module may import at module level.
 EAGER_THIRD_PARTY = {"polars", "numpy", "pyarrow", "scipy"}

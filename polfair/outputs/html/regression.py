@@ -212,10 +212,12 @@ def forest_svg(groups: Sequence[dict[str, Any]], *, attribute: str, uid: str) ->
 def _distributions(cells: pl.DataFrame, keys: Sequence[str], groups: Sequence[dict[str, Any]],
                    bins_per_octave: int) -> list[dict[str, Any]]:  # fmt: skip
     """Per drawn group: the bins' midpoints, upper edges and weights (sorted by bin)."""
-    from polfair.core.regression import bin_edges
+    from polfair.core.regression import bin_edges, common_units
 
     if not all(k in cells.columns for k in keys):
         return []
+    if "w_exp" in cells.columns:  # the cells' weights on one unit (they are in units of 2^w_exp)
+        cells = common_units(cells)[0]
     label = pl.concat_str([pl.col(k).cast(pl.String).fill_null("null") for k in keys], separator=" & ")
     hist = (
         cells.filter(pl.col("w") > 0)
