@@ -35,7 +35,7 @@ DOORS = {
 REFUSED = [
     ("reweighing", "weight"), ("reweighing", "expected"), ("reweighing", "observed"), ("reweighing", "label"),
     ("reweighing", "group"), ("group_thresholds", "selection_rate"), ("group_thresholds", "accuracy"),
-    ("group_thresholds", "coin"), ("regression_report", "sum_y"), ("regression_report", "y_shift"),
+    ("group_thresholds", "coin"), ("regression_report", "mean_y"), ("regression_report", "w_exp"),
     ("regression_report", "n"), ("regression_report", "group_key"), ("regression_report", "bin"),
     ("regression_by", "p_value"), ("regression_by", "group_key"), ("score_report", "score"),
     ("fairness_report_by", "harm"), ("fairness_report_by", "run_id"),

@@ -35,6 +35,7 @@ import numpy as np
 import polars as pl
 
 __all__ = [
+    "CELL_COLUMNS",
     "COMOMENTS",
     "MOMENT_COLUMNS",
     "QUANTITIES",
@@ -64,6 +65,11 @@ MOMENT_COLUMNS = (
     "mean_y", "m2_y", "m3_y", "m4_y", "mean_p", "m2_p", "c_yp", "mean_e", "m2_e", "mean_ae", "m2_ae",
     "mean_e2", "m2_e2", "c_e2y", "c_e2y2",
 )  # fmt: skip
+#: The value columns of the regression cell table, in order (every other column is a key): counts,
+#: Σw and Σw², the moments, the units' exponents, the ranges (``REGRESSION_CELL_COLUMNS``).
+CELL_COLUMNS = (
+    "n", "n_missing", "n_invalid", "w", "w2", *MOMENT_COLUMNS, "w_exp", "y_exp", "p_min", "p_max", "y_min", "y_max",
+)  # fmt: skip
 #: Each scaled column's units: (degree in the weights, degree in the values); the column holds
 #: ``true · 2^-(a·w_exp + b·y_exp)``.
 UNITS: dict[str, tuple[int, int]] = {
@@ -88,7 +94,7 @@ def unit_exponent(ns: Any, largest: Any) -> Any:
     Examples
     --------
     >>> import polars as pl
-    >>> pl.DataFrame({"m": [0.0, 3.0, 1e-200, 1e200]}).select(unit_exponent(pl, pl.col("m")))["m"].to_list()
+    >>> pl.DataFrame({"m": [0.0, 3.0, 1e-200, 1e200]}).select(unit_exponent(pl, pl.col("m")).alias("e"))["e"].to_list()
     [None, 0.0, -665.0, 664.0]
     """
     lo, hi = 2.0**-SAFE_EXP, 2.0**SAFE_EXP
@@ -283,9 +289,7 @@ def combine(cells: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
 
 
 def _ordered(columns: Sequence[str]) -> list[str]:
-    from polfair.core._regression_pass import REGRESSION_CELL_COLUMNS
-
-    return [c for c in REGRESSION_CELL_COLUMNS if c in columns]
+    return [c for c in CELL_COLUMNS if c in columns]
 
 
 def complement(whole: Mapping[str, np.ndarray], part: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -18,7 +18,14 @@ import polars as pl
 
 from polfair.core import contract as ct
 from polfair.core._args import mergeable_tables
-from polfair.core._regression_moments import MOMENT_COLUMNS, QUANTITIES, combine, common_units, unit_exponent
+from polfair.core._regression_moments import (
+    CELL_COLUMNS,
+    MOMENT_COLUMNS,
+    QUANTITIES,
+    combine,
+    common_units,
+    unit_exponent,
+)
 from polfair.core.collect import check_cardinality, check_not_empty
 from polfair.exceptions import InvalidInputError, PolfairError
 
@@ -45,9 +52,7 @@ REGRESSION_COUNT_COLUMNS = ("n", "n_missing", "n_invalid")
 #: Value columns of the regression cell table, in order (every other column is a key): counts, Σw and
 #: Σw² (in units of ``2^w_exp``), the centred moments (:mod:`polfair.core._regression_moments`, values
 #: in units of ``2^y_exp``), the units' exponents, and the ranges of the predictions and outcomes.
-REGRESSION_CELL_COLUMNS = (
-    *REGRESSION_COUNT_COLUMNS, "w", "w2", *MOMENT_COLUMNS, "w_exp", "y_exp", "p_min", "p_max", "y_min", "y_max",
-)  # fmt: skip
+REGRESSION_CELL_COLUMNS = CELL_COLUMNS
 
 
 _F64 = pl.Float64

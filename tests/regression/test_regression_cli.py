@@ -63,7 +63,7 @@ def test_report_prints_a_summary_and_no_ci_drops_the_interval_columns(adult_file
         (["--reference", "best"], "--reference best"),
         # given at its default value, still refused (issue 30: slipped through on main)
         (["--threshold", "0.5"], "--threshold"),
-        (["--thr", "0.5"], "--threshold"),  # an abbreviation is the same option
+        (["--y-sc", "x"], "--y-score"),  # an abbreviation is the same option (--thr is ambiguous: --thresholds)
         (["--exact-sums"], "--exact-sums: the regression moments are Float64 sums"),  # was silently ignored
     ],
 )
