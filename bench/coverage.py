@@ -440,8 +440,8 @@ def _reg_truth(shift: float, heavy: bool = False) -> dict[str, float]:
 
 def regression_two_group(g: np.random.Generator, reps: int, n1: int, n2: int, s1: float, s2: float,
                          weights: bool = False, heavy: bool = False) -> dict[str, tuple[float, float]]:  # fmt: skip
-    from polfair.core import _regression_report as rr
     from polfair.core import regression as rg
+    from polfair.core.regression import report as rr
 
     t1, t2 = _reg_truth(s1, heavy), _reg_truth(s2, heavy)
     m1 = _reg_moments(*_reg_draw(g, reps, n1, s1, weights, heavy))

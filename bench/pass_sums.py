@@ -4,7 +4,7 @@ Usage::
 
     python bench/pass_sums.py [--rows 1e7] [--repeats 7] [--formulations] [--only NAME ...] [--big50k] [--rss-repeats 3]
 
-The pass (``polfair.core.counts.code_counts``) groups the rows by (keys, outcome code) and adds
+The pass (``polfair.core.passes.counts.code_counts``) groups the rows by (keys, outcome code) and adds
 ``n`` and, with weights, Σw and Σw² (and Σw·s, Σw·(1−s) with scores). By default these are Float64
 sums (issue 21: reproducible to about 1e-13 relative); ``exact_sums=True`` turns each value into an
 integer on a fixed grid (2**-56; w² on 2**-80 in two parts) and adds them in 128 bits, so the
@@ -50,8 +50,8 @@ import polars as pl
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from polfair.core import counts  # noqa: E402
-from polfair.core.spec import EXACT_SCALE, WS, W, build_spec  # noqa: E402
+from polfair.core.passes import counts  # noqa: E402
+from polfair.core.passes.spec import EXACT_SCALE, WS, W, build_spec  # noqa: E402
 
 KEYS = ["sex", "race", "age_group"]
 _W2 = "__pf_w2"
@@ -157,7 +157,7 @@ import contextlib, json, resource, sys, time, warnings
 sys.path.insert(0, sys.argv[3])
 import polars as pl
 import polfair as pf
-from polfair.core import collect
+from polfair.core.passes import collect
 warnings.simplefilter("ignore")
 path, variant = sys.argv[1], sys.argv[2]
 kw = dict(y_true="y_true", y_pred="y_pred", y_score="score", weight="weight", protected=["person_group", "sex"])
@@ -171,7 +171,7 @@ if variant == "floor":
 elif variant.startswith("report"):
     pf.fairness_report(path, **kw, engine="streaming")
 elif variant.startswith("cells"):
-    from polfair.core.spec import build_spec
+    from polfair.core.passes.spec import build_spec
     collect.collect_cells(build_spec(path, **kw), engine="streaming", on_missing="ignore")
 else:
     pf.confusion_counts(path, **kw).collect(engine="streaming")

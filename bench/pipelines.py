@@ -17,8 +17,8 @@ import numpy as np
 import polars as pl
 
 import polfair as pf
-from polfair.core.run_metadata import with_run_metadata
-from polfair.core.wide import to_wide
+from polfair.core.report.run_metadata import with_run_metadata
+from polfair.core.report.wide import to_wide
 from polfair.monitor.drift import compare_reports
 from polfair.outputs.writers import append_report
 

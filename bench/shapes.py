@@ -132,7 +132,7 @@ emit(run_shape(df, ["sex", "race", "age_group"], by=["day"], label="2e6 rows, by
     "attrs8": """
 lv = {"a1": 2, "a2": 5, "a3": 6, "a4": 2, "a5": 3, "a6": 4, "a7": 3, "a8": 2}
 df = frame(1_000_000, lv)
-from polfair.core.report import attribute_sets
+from polfair.core.report.build import attribute_sets
 every = "all" if len(attribute_sets(list(lv), None)) < 255 else None  # before issue 12, None meant every subset
 emit(run_shape(df, list(lv), extra={"intersections": every}, label="1e6 rows, 8 attributes, every subset (255 sets)"))
 emit(run_shape(df, list(lv), label="1e6 rows, 8 attributes, default attribute sets"))

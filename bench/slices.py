@@ -128,7 +128,7 @@ if sys.argv[1] == "floor":
     info = {}
 else:
     import polfair as pf
-    from polfair.core.run_metadata import request_of
+    from polfair.core.report.run_metadata import request_of
     out = pf.slice_scan(sys.argv[2], features=json.loads(sys.argv[3]), errors="err", max_level=3, k=10)
     req = request_of(out)
     info = {"scans": req["scans"], "candidates": req["candidates"], "top": out["slice"][0] if out.height else None}

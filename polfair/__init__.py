@@ -61,12 +61,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "max_abs_difference_to_reference",
         "ratio_range",
     ),
-    "polfair.core.counts": ("COUNT_COLUMNS", "merge_counts"),
+    "polfair.core.passes.counts": ("COUNT_COLUMNS", "merge_counts"),
     "polfair.core.metrics": ("ALIASES", "DISPARITIES", "METRICS"),
-    "polfair.core.report": ("REPORT_COLUMNS", "report_from_counts"),
-    "polfair.core.run_metadata": ("with_run_metadata",),
-    "polfair.core.schema": ("SCHEMA_VERSION",),
-    "polfair.core.wide": ("to_wide",),
+    "polfair.core.report.build": ("REPORT_COLUMNS", "report_from_counts"),
+    "polfair.core.report.run_metadata": ("with_run_metadata",),
+    "polfair.core.report.schema": ("SCHEMA_VERSION",),
+    "polfair.core.report.wide": ("to_wide",),
     "polfair.datasets": (
         "load_adult",
         "load_adult_regression",
@@ -149,12 +149,12 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs (a test keeps th
         max_abs_difference_to_reference,
         ratio_range,
     )
-    from polfair.core.counts import COUNT_COLUMNS, merge_counts
     from polfair.core.metrics import ALIASES, DISPARITIES, METRICS
-    from polfair.core.report import REPORT_COLUMNS, report_from_counts
-    from polfair.core.run_metadata import with_run_metadata
-    from polfair.core.schema import SCHEMA_VERSION
-    from polfair.core.wide import to_wide
+    from polfair.core.passes.counts import COUNT_COLUMNS, merge_counts
+    from polfair.core.report.build import REPORT_COLUMNS, report_from_counts
+    from polfair.core.report.run_metadata import with_run_metadata
+    from polfair.core.report.schema import SCHEMA_VERSION
+    from polfair.core.report.wide import to_wide
     from polfair.datasets import load_adult, load_adult_regression, load_compas, load_german_credit, make_bisg_lending
     from polfair.engines.accumulator import FairnessAccumulator
     from polfair.exceptions import (

@@ -1,8 +1,8 @@
 """The front doors: :func:`fairness_report` and :func:`confusion_counts` (thin orchestrators).
 
 ``fairness_report`` = monitor plan (config, monitored groups, sampling; :mod:`polfair.monitor`) ->
-spec (:mod:`polfair.core.spec`) -> ONE pass (in Polars, or in Spark/DuckDB via
-:mod:`polfair.engines.narwhals`) -> the core report (:func:`polfair.core.report.report_from_counts`) ->
+spec (:mod:`polfair.core.passes.spec`) -> ONE pass (in Polars, or in Spark/DuckDB via
+:mod:`polfair.engines.narwhals`) -> the core report (:func:`polfair.core.report.build.report_from_counts`) ->
 optional monitor annotations (thresholds, statuses, groupwise rows). The core knows nothing of the
 monitor or of foreign engines; this module is where they meet.
 """
@@ -20,20 +20,20 @@ import polars as pl
 
 from polfair.core._typing import IntoExpr, OnMissing, Reference
 from polfair.core.clustered import jackknife_report_intervals
-from polfair.core.collect import collect_cells
 from polfair.core.contract import cell_alarms
-from polfair.core.counts import BUCKET, COUNT_COLUMNS, cell_table, checked_polarity, pivot_codes
+from polfair.core.contract.inputs import is_foreign
 from polfair.core.docstrings import shares_parameters
-from polfair.core.inputs import is_foreign
+from polfair.core.passes.collect import collect_cells
+from polfair.core.passes.counts import BUCKET, COUNT_COLUMNS, cell_table, checked_polarity, pivot_codes
+from polfair.core.passes.spec import Spec, build_spec
 from polfair.core.proba import DEFAULT_TOLERANCE, check_proba_options
-from polfair.core.proba_cells import cell_table as proba_cell_table
-from polfair.core.proba_cells import expand_codes
-from polfair.core.report import report_batches, report_from_counts
+from polfair.core.proba.cells import cell_table as proba_cell_table
+from polfair.core.proba.cells import expand_codes
+from polfair.core.report.build import report_batches, report_from_counts
+from polfair.core.report.run_metadata import attach_request, with_run_metadata
+from polfair.core.report.wide import to_wide
 from polfair.core.request import STATISTICS_KEYWORDS, AuditRequest
-from polfair.core.run_metadata import attach_request, with_run_metadata
-from polfair.core.spec import Spec, build_spec
 from polfair.core.values import check_option_types
-from polfair.core.wide import to_wide
 from polfair.engines.narwhals import foreign_code_table
 from polfair.exceptions import PolarityWarning, PolfairError
 from polfair.monitor.plan import plan_report, significance_as_level
@@ -151,7 +151,7 @@ def confusion_counts(
         proxies; otherwise biased by their conditional covariance, typically *understating*
         disparities). Weighted counts are the probability sums, ``tp_w2 ...`` are ``Σ w²·p_g``, and
         the row counts (``n``, ``tp_n`` ...) are the rows apportioned to the groups by their
-        probabilities (whole rows, adding up to the input's rows; :mod:`polfair.core.proba_cells`).
+        probabilities (whole rows, adding up to the input's rows; :mod:`polfair.core.proba.cells`).
         ``"argmax"``: each row in its likeliest group (ties: the group named first), an ordinary
         cell table of the imputed attribute. **Warning**: Chen et al. show this threshold-based
         imputation is biased, generally *exaggerating* disparities, by an amount that varies
@@ -167,7 +167,7 @@ def confusion_counts(
         with ``cluster``), then ``n, n_missing, n_invalid`` (UInt64), ``w, tp, fp, tn, fn``
         (Float64), ``tp_n, fp_n, tn_n, fn_n`` (UInt64), ``gtp, gfp, gtn, gfn`` (Float64),
         ``tp_w2, fp_w2, tn_w2, fn_w2`` (Float64, Σw² per class; the counts when unweighted); one
-        row per observed cell, sorted by the keys (nulls first). See :mod:`polfair.core.counts`.
+        row per observed cell, sorted by the keys (nulls first). See :mod:`polfair.core.passes.counts`.
 
     Raises
     ------
@@ -334,7 +334,7 @@ def fairness_report(
         Or a policy name: ``"four_fifths"`` is the four-fifths band [0.8, 1.25] on
         ``disparate_impact`` and (with predictions) the FPR and FNR ratios. Without thresholds the
         report has no ``status`` and no output judges it (``docs/status.md``).
-        The status is the rule of :mod:`polfair.core.status`: ``ok`` inside the band;
+        The status is the rule of :mod:`polfair.core.report.status`: ``ok`` inside the band;
         ``violation`` when the value and (with ``ci``) its whole interval lie outside it;
         ``inconclusive`` when the value lies outside but its interval reaches in;
         ``insufficient_data`` below ``min_sample_size`` or for an undefined value.
@@ -415,27 +415,27 @@ def fairness_report(
     shape
         ``"long"`` (default: one row per metric, for ETL and appends) or ``"wide"``: one row per
         (by, attribute set, group), one column per metric and ``<metric>__<statistic>`` columns
-        (:func:`polfair.core.wide.to_wide`; same numbers).
+        (:func:`polfair.core.report.wide.to_wide`; same numbers).
     run_metadata
         ``True``: append ``run_id``, ``run_at`` (UTC), ``polfair_version``, ``schema_version`` and
         ``config_hash`` (the hash of this call's options) columns
-        (:func:`polfair.core.run_metadata.with_run_metadata`); a mapping such as
+        (:func:`polfair.core.report.run_metadata.with_run_metadata`); a mapping such as
         ``{"run_id": "nightly-2026-05-01"}`` also sets them. Default ``False``.
 
     Returns
     -------
     pl.DataFrame
         Long/tidy report with columns ``*by, attribute, group, metric, value, reference_group,
-        difference, ratio, n``; see :mod:`polfair.core.report` for the schema and row kinds. Rates
+        difference, ratio, n``; see :mod:`polfair.core.report.build` for the schema and row kinds. Rates
         are fractions in [0, 1]; counts are weighted when ``weight`` is given. With
         ``thresholds``/``min_sample_size``/``config``, also ``threshold`` (String, the band
         applied) and ``status`` (``"ok" | "violation" | "inconclusive" | "insufficient_data"``,
         null where no threshold applies). ``harm`` (String) says which side of each directed
         comparison is disadvantaged (``"group"``, ``"reference"``, ``"none"``). With
         ``run_metadata``, the run columns come last (``docs/schema.md``); with ``shape="wide"``,
-        the wide form (:func:`polfair.core.wide.to_wide`) of all of it. The returned frame
+        the wide form (:func:`polfair.core.report.wide.to_wide`) of all of it. The returned frame
         carries the request (label, prediction, favorable, groups, bands, ci, weight, version)
-        as metadata: :func:`polfair.core.run_metadata.request_of`; the writers store it in
+        as metadata: :func:`polfair.core.report.run_metadata.request_of`; the writers store it in
         parquet key-value metadata and :func:`polfair.write_html` shows it.
 
     Raises
@@ -519,7 +519,7 @@ def fairness_report_batches(data: Any, *, batch_rows: int = 250_000, **kwargs: A
 
     The same pass, options and rows as ``fairness_report(data, **kwargs)`` (their concatenation is
     that report, run metadata included, with one ``run_id`` and ``run_at``), but the rows are laid out
-    ``batch_rows`` at a time (:func:`polfair.core.report.report_batches`), so a report of millions of
+    ``batch_rows`` at a time (:func:`polfair.core.report.build.report_batches`), so a report of millions of
     rows can be written without holding it: ``polfair report ... --out`` uses it. Options that need the
     whole report at once (``cluster=`` with intervals, thresholds, ``min_group_size``, groupwise or
     user ``metrics``, a config's monitored groups, ``shape="wide"``) give the whole report as one batch.
@@ -585,9 +585,9 @@ class _Prepared(NamedTuple):
     bucketed: pl.DataFrame | None
     #: The request in effect (config merged): what every stage after the pass reads.
     run: AuditRequest
-    #: The core report's layout arguments (:func:`polfair.core.report.report_from_counts`).
+    #: The core report's layout arguments (:func:`polfair.core.report.build.report_from_counts`).
     common: dict[str, Any]
-    #: The report's provenance (:func:`polfair.core.run_metadata.attach_request`), JSON-able.
+    #: The report's provenance (:func:`polfair.core.report.run_metadata.attach_request`), JSON-able.
     provenance: dict[str, Any]
     #: The options the run metadata's config hash reads (:meth:`AuditRequest.hashed`).
     hashed: dict[str, Any]

@@ -23,10 +23,10 @@ from typing import Any, cast
 
 import polars as pl
 
-from polfair.core.inputs import to_lazyframe
-from polfair.core.run_metadata import attach_request, request_of
-from polfair.core.status import THRESHOLD_PRESETS
-from polfair.core.wide import to_wide
+from polfair.core.contract.inputs import to_lazyframe
+from polfair.core.report.run_metadata import attach_request, request_of
+from polfair.core.report.status import THRESHOLD_PRESETS
+from polfair.core.report.wide import to_wide
 from polfair.exceptions import PolfairError
 from polfair.outputs.logs import EventLog
 from polfair.outputs.summary import summarize, violation_lines
@@ -572,7 +572,7 @@ def _run_regression_report(args: argparse.Namespace, run_id: str) -> int:
     attach_request(report, request)
     table = report
     if args.run_metadata:
-        from polfair.core.run_metadata import with_run_metadata
+        from polfair.core.report.run_metadata import with_run_metadata
 
         options = {k: (str(v) if isinstance(v, pl.Expr) else v) for k, v in kwargs.items()}
         table = with_run_metadata(table, run_id=run_id, config={"task": "regression", **options})

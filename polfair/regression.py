@@ -21,10 +21,10 @@ from typing import Any, Literal
 import polars as pl
 
 from polfair.core._args import as_list
-from polfair.core._regression_report import report_rows
 from polfair.core._typing import IntoExpr
 from polfair.core.contract import PolarsFrame
-from polfair.core.inputs import is_foreign
+from polfair.core.contract.inputs import is_foreign
+from polfair.core.passes.spec import check_key_names
 from polfair.core.regression import (
     BINS_PER_OCTAVE,
     REGRESSION_CELL_COLUMNS,
@@ -32,9 +32,9 @@ from polfair.core.regression import (
     merge_regression_cells,
     regression_pass,
 )
-from polfair.core.report import Intersections
-from polfair.core.run_metadata import attach_request, expr_text
-from polfair.core.spec import check_key_names
+from polfair.core.regression.report import report_rows
+from polfair.core.report.build import Intersections
+from polfair.core.report.run_metadata import attach_request, expr_text
 from polfair.exceptions import PolfairError
 
 __all__ = ["RegressionAccumulator", "regression_counts", "regression_report"]

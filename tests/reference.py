@@ -1,6 +1,6 @@
 """Naive NumPy reference of polfair's cell table and fairness report (tests only).
 
-Written from the documented definitions (``polfair.core.report``'s module docstring,
+Written from the documented definitions (``polfair.core.report.build``'s module docstring,
 ``fairness_report``'s docstring, and aif360 0.6.1's formulas as specified in the project's
 aif360 notes), **not** from polfair's code: everything here works on row-level boolean masks
 over plain Python/NumPy arrays, with no Polars at all. It is slow on purpose and only meant for

@@ -1,7 +1,7 @@
 """A griffe extension for the API reference: roles become Markdown, grouped parameters stay grouped, constants get their ``#:`` docs.
 
 polfair's docstrings are numpydoc and cross-reference with Sphinx roles (``:func:`polfair.x```,
-``:class:`~polfair.core.spec.Spec```), which mkdocstrings would print as they are. This extension
+``:class:`~polfair.core.passes.spec.Spec```), which mkdocstrings would print as they are. This extension
 (``mkdocs.yml``: ``extensions``) rewrites each role to inline code, linked to the object's entry of
 the API reference when the target is a public name ``polfair.<name>`` (one of ``polfair.__all__``).
 

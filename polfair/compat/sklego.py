@@ -34,8 +34,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from polfair.core.counts import cell_table
 from polfair.core.metrics import ALIASES, METRICS, Counts
+from polfair.core.passes.counts import cell_table
 from polfair.exceptions import PolfairError
 
 __all__ = ["correlation_score", "equal_opportunity_score", "p_percent_score", "subset_score"]

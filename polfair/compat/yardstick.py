@@ -33,11 +33,11 @@ from typing import Any, Literal
 
 import polars as pl
 
-from polfair.core.collect import collect_cells
 from polfair.core.metrics import ALIASES, METRICS, between_groups_difference, between_groups_ratio
-from polfair.core.report import REPORT_COLUMNS as _REPORT_COLUMNS
-from polfair.core.report import report_from_counts
-from polfair.core.spec import build_spec
+from polfair.core.passes.collect import collect_cells
+from polfair.core.passes.spec import build_spec
+from polfair.core.report.build import REPORT_COLUMNS as _REPORT_COLUMNS
+from polfair.core.report.build import report_from_counts
 from polfair.exceptions import PolfairError
 
 __all__ = [
@@ -195,7 +195,7 @@ class GroupwiseMetric:
 
 #: Keywords of :func:`polfair.fairness_report` that belong to the monitor, not to ``compute()``.
 _MONITOR_KEYWORDS = frozenset({"thresholds", "min_sample_size", "max_sample_size", "config"})
-#: Keywords that ``compute()`` passes to :func:`polfair.core.report.report_from_counts`.
+#: Keywords that ``compute()`` passes to :func:`polfair.core.report.build.report_from_counts`.
 _REPORT_KEYWORDS = ("privileged", "reference", "intersections", "alpha", "concentration")
 
 

@@ -2,7 +2,7 @@
 
 :func:`stable_hash` keys the random streams of :mod:`polfair.core.intervals` (the same in every
 process, platform and version); :func:`bucket_of` assigns the rows of a cluster to one jackknife
-bucket in the counting pass (:func:`polfair.core.spec.build_spec` with ``cluster=``). They live here
+bucket in the counting pass (:func:`polfair.core.passes.spec.build_spec` with ``cluster=``). They live here
 so that the pass and the intervals share them without an import cycle.
 """
 

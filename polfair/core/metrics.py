@@ -117,7 +117,7 @@ class Metric:
     description
         One line with the formula, used in docs.
     harm
-        Direction of harm for the group (``polfair.core.status``): ``"lower"`` when a lower value
+        Direction of harm for the group (``polfair.core.report.status``): ``"lower"`` when a lower value
         than the reference's disadvantages the group (a rate of the favorable outcome:
         ``selection_rate``, ``true_positive_rate``, ``false_positive_rate`` = P(ŷ favorable | y
         unfavorable), ...), ``"higher"`` when a higher one does (``false_negative_rate``,

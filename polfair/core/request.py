@@ -4,7 +4,7 @@
 into an :class:`AuditRequest` at the door; the config is merged into it once
 (:meth:`AuditRequest.resolved`, after :func:`polfair.monitor.plan.plan_report`), and from there every
 stage reads an option by its name (``request.weight``, ``request.ci``), not from a dict of strings:
-the pass (:meth:`AuditRequest.pass_keywords` names exactly what :func:`polfair.core.spec.build_spec`
+the pass (:meth:`AuditRequest.pass_keywords` names exactly what :func:`polfair.core.passes.spec.build_spec`
 takes), the statistics (:meth:`AuditRequest.statistics`) and the run metadata's config hash
 (:meth:`AuditRequest.hashed`). The CLI builds its keywords into the same object before the pass
 (:meth:`AuditRequest.of`), so a misspelt or mistyped option fails before any data is read.
@@ -158,7 +158,7 @@ class AuditRequest:
         )  # fmt: skip
 
     def pass_keywords(self) -> dict[str, Any]:
-        """What the one pass takes (:func:`polfair.core.spec.build_spec`,
+        """What the one pass takes (:func:`polfair.core.passes.spec.build_spec`,
         :func:`polfair.engines.narwhals.foreign_code_table`), by name.
         """
         out = dict(y_true=self.y_true, y_pred=self.y_pred, y_score=self.y_score, threshold=self.threshold,
@@ -173,12 +173,12 @@ class AuditRequest:
         return out
 
     def statistics(self) -> dict[str, Any]:
-        """The interval keywords of :func:`polfair.core.report.report_from_counts`."""
+        """The interval keywords of :func:`polfair.core.report.build.report_from_counts`."""
         return {"ci": self.ci, "ci_method": self.ci_method, "n_boot": self.n_boot, "seed": self.seed,
                 "p_adjust": self.p_adjust}  # fmt: skip
 
     def hashed(self, threshold: float | None = None) -> dict[str, Any]:
-        """The options as the run metadata's config hash reads them (:func:`polfair.core.run_metadata.config_hash`).
+        """The options as the run metadata's config hash reads them (:func:`polfair.core.report.run_metadata.config_hash`).
 
         Every option, except those that did not exist before an option was added and were left
         at their default (``band``, the ``protected_proba`` options), so a call without them keeps

@@ -87,7 +87,7 @@ def check_key_dtype(dtype: pl.DataType, role: str, column: str) -> None:
     Strings, integers, Floats, booleans, Categorical/Enum, Decimal, Date and Datetime keys are
     accepted (dates render as ISO text in the report's ``group`` column). Duration and Time keys
     are rejected (bin them). Whether a key has too many groups (a continuous column, an id) is a
-    matter of its cardinality, checked after the pass (``polfair.core.collect``), not of its dtype:
+    matter of its cardinality, checked after the pass (``polfair.core.passes.collect``), not of its dtype:
     a Float key with the values 0.0/1.0 is a group column like an integer one.
 
     Parameters

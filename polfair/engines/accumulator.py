@@ -1,6 +1,6 @@
 """Streaming accumulation: update a fairness audit batch by batch, merge partial audits, save them.
 
-:class:`FairnessAccumulator` keeps only the cell table (:mod:`polfair.core.counts`), the sufficient
+:class:`FairnessAccumulator` keeps only the cell table (:mod:`polfair.core.passes.counts`), the sufficient
 statistic of every metric of the report. Each ``update`` runs the one pass over its batch and adds
 the batch's cell table with :func:`polfair.merge_counts`; ``compute`` runs
 :func:`polfair.report_from_counts`. Because cell tables are additive, any split of the data into
@@ -22,12 +22,12 @@ import polars as pl
 
 from polfair.core._args import as_expr, as_list, output_name
 from polfair.core._typing import IntoExpr
-from polfair.core.collect import collect_cells, collect_codes
 from polfair.core.contract import cell_alarms, label_values_warnings, seen_values
-from polfair.core.counts import COUNT_DTYPES, W2_COLUMNS, check_cell_table, merge_counts, pivot_codes
-from polfair.core.inputs import to_lazyframe
-from polfair.core.report import check_reference, report_from_counts
-from polfair.core.spec import CODE, Spec, build_spec, protected_exprs
+from polfair.core.contract.inputs import to_lazyframe
+from polfair.core.passes.collect import collect_cells, collect_codes
+from polfair.core.passes.counts import COUNT_DTYPES, W2_COLUMNS, check_cell_table, merge_counts, pivot_codes
+from polfair.core.passes.spec import CODE, Spec, build_spec, protected_exprs
+from polfair.core.report.build import check_reference, report_from_counts
 from polfair.exceptions import InvalidInputError, PolarityWarning, PolfairError, ReferenceWarning
 
 __all__ = ["FairnessAccumulator"]
@@ -345,7 +345,7 @@ class FairnessAccumulator:
         Returns
         -------
         pl.DataFrame
-            The report schema of :mod:`polfair.core.report`.
+            The report schema of :mod:`polfair.core.report.build`.
 
         Raises
         ------
@@ -406,7 +406,7 @@ class FairnessAccumulator:
     # -- state -------------------------------------------------------------------------------
 
     def state(self) -> pl.DataFrame:
-        """The accumulated cell table (schema of :mod:`polfair.core.counts`); empty (0 rows) if no data.
+        """The accumulated cell table (schema of :mod:`polfair.core.passes.counts`); empty (0 rows) if no data.
 
         Returns
         -------
@@ -485,7 +485,7 @@ class FairnessAccumulator:
             state = out.to_frame() if isinstance(out, pl.Series) else out
         if meta is not None:
             self._check_compatible(meta["protected"], meta["by"], meta["has_predictions"], "the state")
-        from polfair.core.counts import COUNT_COLUMNS
+        from polfair.core.passes.counts import COUNT_COLUMNS
 
         state = self._upgrade(state)
         check_cell_table(state, keys=self._keys, what="the state")

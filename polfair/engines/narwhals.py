@@ -2,7 +2,7 @@
 
 For a frame that lives in another engine, polfair runs the same single pass *inside that engine*:
 the input contract of :mod:`polfair.core.contract` is compiled by the very functions the Polars
-pass uses (:func:`polfair.core.spec.classification_columns`, ``contract.label/score/weight/key``),
+pass uses (:func:`polfair.core.passes.spec.classification_columns`, ``contract.label/score/weight/key``),
 given the narwhals :func:`engine` instead of Polars; the engine runs one
 ``group_by(by + protected keys + [code]).agg(sums)``, and only that small code table is collected
 into Polars. The pivot to the cell table, the post-pass check and every metric then run in Polars
@@ -36,18 +36,10 @@ from polfair.core.contract import (
     key,
     weight_squares,
 )  # fmt: skip
-from polfair.core.counts import BUCKET, W2_DOWN, W2_UP, combine_limbs, exact_limb_columns
+from polfair.core.contract.inputs import is_foreign
 from polfair.core.hashing import bucket_expr, bucket_kind, check_n_buckets
-from polfair.core.inputs import is_foreign
-from polfair.core.proba import (
-    DEFAULT_TOLERANCE,
-    GROUP_INDEX,
-    compile_proba,
-    parse_protected_proba,
-    proba_columns,
-    proba_sums,
-)
-from polfair.core.spec import (
+from polfair.core.passes.counts import BUCKET, W2_DOWN, W2_UP, combine_limbs, exact_limb_columns
+from polfair.core.passes.spec import (
     W1S,
     WS,
     Spec,
@@ -57,9 +49,17 @@ from polfair.core.spec import (
     classification_columns,
     label_values,
 )
+from polfair.core.proba import (
+    DEFAULT_TOLERANCE,
+    GROUP_INDEX,
+    compile_proba,
+    parse_protected_proba,
+    proba_columns,
+    proba_sums,
+)
 from polfair.exceptions import PolfairError
 
-_W2 = "__pf_w2"  # an estimated attribute's pass: Σw² as polfair.core.proba_cells expands it
+_W2 = "__pf_w2"  # an estimated attribute's pass: Σw² as polfair.core.proba.cells expands it
 
 __all__ = ["ForeignFrame", "engine", "foreign_code_table", "foreign_frame", "is_foreign", "polars_dtype"]
 
@@ -381,7 +381,7 @@ def foreign_code_table(
         An attribute estimated from membership probabilities (column names), as in
         :func:`polfair.confusion_counts`: the pass sums the probabilities' columns
         (:func:`polfair.core.proba.proba_columns`, the same code as for Polars) and the returned code
-        table is the pass's result; :func:`polfair.core.proba_cells.expand_codes` turns it into
+        table is the pass's result; :func:`polfair.core.proba.cells.expand_codes` turns it into
         the cells' code table (``collect_cells`` does).
     cluster, n_buckets
         The jackknife's cluster id (a name) and number of buckets, as for Polars: the ``bucket`` key
@@ -392,7 +392,7 @@ def foreign_code_table(
     -------
     (pl.DataFrame, Spec)
         The per-(by, keys, outcome code) counts, collected into Polars (small; the same columns
-        and integers as the Polars pass's, :func:`polfair.core.counts.code_counts`), and the spec
+        and integers as the Polars pass's, :func:`polfair.core.passes.counts.code_counts`), and the spec
         (``lf`` and ``source`` are ``None``).
 
     Raises

@@ -10,7 +10,7 @@ discrimination", Knowledge and Information Systems 33 (2012) 1–33, § 4.2 (Rew
 new weights while keeping every group's and every label's total weight. A group whose rows all
 have the same label cannot be balanced: its one cell gets ``W_y / W`` (as in aif360), so its total
 weight changes. The weights come from the
-core's cell table (:func:`polfair.core.counts.cell_table`: one pass) and join back to rows as a
+core's cell table (:func:`polfair.core.passes.counts.cell_table`: one pass) and join back to rows as a
 ``when/then`` expression, so an ETL job writes them next to the rows without a second pass.
 """
 
@@ -24,11 +24,11 @@ import polars as pl
 
 from polfair.core._args import output_name
 from polfair.core._typing import IntoExpr
-from polfair.core.collect import collect_cells
-from polfair.core.counts import WEIGHT_EXP
-from polfair.core.inputs import is_foreign
-from polfair.core.report import group_label
-from polfair.core.spec import build_spec, check_key_names
+from polfair.core.contract.inputs import is_foreign
+from polfair.core.passes.collect import collect_cells
+from polfair.core.passes.counts import WEIGHT_EXP
+from polfair.core.passes.spec import build_spec, check_key_names
+from polfair.core.report.build import group_label
 from polfair.exceptions import PolfairError
 
 __all__ = ["Reweighing", "reweighing", "reweighing_from_counts"]
@@ -229,7 +229,7 @@ def _foreign_reweighing(data: Any, *, y_true: Any, protected: Any, favorable: An
     (the contract's checks included), and ``to_expr()`` compiled in Polars for the same columns.
     """
     from polfair.core import contract as ct
-    from polfair.core.spec import label_values
+    from polfair.core.passes.spec import label_values
     from polfair.engines.narwhals import foreign_code_table, foreign_frame
 
     codes, spec = foreign_code_table(data, y_true=y_true, protected=protected, favorable=favorable, weight=weight)

@@ -38,7 +38,7 @@ from polfair.core._args import as_expr, as_list, output_name
 from polfair.core._typing import IntoExpr
 from polfair.core.contract import POLARS, Column, score
 from polfair.core.contract import key as key_rule
-from polfair.core.spec import check_key_names
+from polfair.core.passes.spec import check_key_names
 from polfair.exceptions import PolfairError
 from polfair.scores.counts import score_counts
 

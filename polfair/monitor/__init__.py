@@ -18,7 +18,7 @@ Semantics follow IBM Watson OpenScale's fairness monitor (see ``docs/monitoring.
   monitored group's ``disparate_impact`` row (with ``favorable`` the favorable outcome);
 * **thresholds** are inclusive bands per metric (``disparate_impact = [0.8, 1.25]``), judged on both
   sides (``band="both"``) or only on the side that disadvantages the group (``band="harm"``); each
-  checked row gets the ``status`` of the one rule of :mod:`polfair.core.status`: ``"ok"`` inside the
+  checked row gets the ``status`` of the one rule of :mod:`polfair.core.report.status`: ``"ok"`` inside the
   band, ``"violation"`` outside it with the whole confidence interval outside too (the value alone
   without intervals), ``"inconclusive"`` outside with the interval reaching in;
 * **min_sample_size**: a checked row whose group (or, for a comparison, whose reference group) has

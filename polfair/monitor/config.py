@@ -19,7 +19,7 @@ from typing import Any
 import polars as pl
 
 from polfair.compat import yardstick as groupwise
-from polfair.core.status import FOUR_FIFTHS, THRESHOLD_PRESETS
+from polfair.core.report.status import FOUR_FIFTHS, THRESHOLD_PRESETS
 from polfair.exceptions import PolfairError
 from polfair.monitor._values import check_size, format_number, is_number
 
@@ -404,7 +404,7 @@ class FairnessConfig:
         Optional tuple of ``by`` column names (or SQL expressions), likewise.
     band
         ``"both"`` (default: judge both sides of every threshold band) or ``"harm"`` (only the
-        side that disadvantages the group; :func:`polfair.core.status.sided_band`).
+        side that disadvantages the group; :func:`polfair.core.report.status.sided_band`).
     statistics
         Interval, test and disclosure options (the ``[statistics]`` table; see
         :func:`check_statistics`): ``ci``, ``n_boot``, ``seed``, ``cluster``, ``n_buckets``,
@@ -512,14 +512,14 @@ class FairnessConfig:
         self.by = tuple(by)
         self.statistics = check_statistics(self.statistics)
         if self.threshold is not None:
-            from polfair.core.spec import check_threshold
+            from polfair.core.passes.spec import check_threshold
 
             try:
                 check_threshold(self.threshold)
             except (TypeError, PolfairError) as exc:
                 raise PolfairError(f"{exc} (config key threshold)") from None
             self.threshold = float(self.threshold)
-        from polfair.core.status import check_sides
+        from polfair.core.report.status import check_sides
 
         try:
             self.band = check_sides(self.band)

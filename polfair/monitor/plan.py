@@ -17,10 +17,10 @@ import polars as pl
 
 from polfair.compat import yardstick as groupwise
 from polfair.core._args import check_columns
-from polfair.core.counts import merge_counts
-from polfair.core.inputs import is_foreign, to_lazyframe
-from polfair.core.run_metadata import expr_text, package_version
-from polfair.core.status import check_sides
+from polfair.core.contract.inputs import is_foreign, to_lazyframe
+from polfair.core.passes.counts import merge_counts
+from polfair.core.report.run_metadata import expr_text, package_version
+from polfair.core.report.status import check_sides
 from polfair.core.values import absent_values_message
 from polfair.exceptions import PolfairError, ReferenceWarning
 from polfair.monitor._values import check_size, column_or_sql, is_number

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from polfair.core.inputs import to_lazyframe
+from polfair.core.contract.inputs import to_lazyframe
 from polfair.monitor._values import check_size
 
 __all__ = ["sample_rows"]
@@ -19,7 +19,7 @@ def sample_rows(data: Any, max_sample_size: int, seed: int = 0) -> pl.LazyFrame:
     Parameters
     ----------
     data
-        Any input of :func:`polfair.core.spec.to_lazyframe` (frame, pandas, arrow, path).
+        Any input of :func:`polfair.core.passes.spec.to_lazyframe` (frame, pandas, arrow, path).
     max_sample_size
         Positive int. Inputs with at most this many rows are returned whole.
     seed

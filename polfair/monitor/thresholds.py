@@ -1,7 +1,7 @@
 """Thresholds on a fairness report: :func:`apply_thresholds` (``threshold``/``status``) and :func:`alerts`.
 
 A threshold is an inclusive band per metric; each checked row of the report gets the ``status`` of
-THE status rule, :func:`polfair.core.status.status_expr`: ``"insufficient_data"`` (a group, or its
+THE status rule, :func:`polfair.core.report.status.status_expr`: ``"insufficient_data"`` (a group, or its
 reference group, below ``min_sample_size`` rows, or an undefined value), ``"ok"`` (inside the
 band), ``"violation"`` (outside, and with intervals the whole interval outside on the same side)
 or ``"inconclusive"`` (outside, the interval reaching into the band). Without intervals it is IBM
@@ -20,10 +20,10 @@ from typing import Any
 import polars as pl
 
 from polfair.core.metrics import METRICS
-from polfair.core.report import REPORT_COLUMNS as _REPORT_COLUMNS
-from polfair.core.run_metadata import attach_request, request_of
-from polfair.core.schema import by_columns
-from polfair.core.status import STATUS_VALUES, check_sides, is_ratio_metric, sided_band, status_expr
+from polfair.core.report.build import REPORT_COLUMNS as _REPORT_COLUMNS
+from polfair.core.report.run_metadata import attach_request, request_of
+from polfair.core.report.schema import by_columns
+from polfair.core.report.status import STATUS_VALUES, check_sides, is_ratio_metric, sided_band, status_expr
 from polfair.exceptions import PolfairError
 from polfair.monitor._values import check_size, format_number
 from polfair.monitor.config import FOUR_FIFTHS, THRESHOLD_PRESETS, parse_thresholds, preset_thresholds
@@ -78,7 +78,7 @@ def apply_thresholds(
     band
         ``"both"`` (default): a row is judged against both sides of its band (OpenScale's and
         Aequitas' symmetric band). ``"harm"``: only the side that disadvantages the group
-        (:func:`polfair.core.status.sided_band`): ``[0.8, 1.25]`` is read ``[0.8, inf]`` for
+        (:func:`polfair.core.report.status.sided_band`): ``[0.8, 1.25]`` is read ``[0.8, inf]`` for
         ``disparate_impact`` (a lower selection rate) and ``[-inf, 1.25]`` for
         ``false_negative_rate_ratio``, as the EEOC reads the four-fifths rule; metrics without a
         direction keep both sides. The ``threshold`` column shows the band applied.
@@ -92,7 +92,7 @@ def apply_thresholds(
     -------
     pl.DataFrame
         The report plus ``threshold`` (String, e.g. ``"[0.8, 1.25]"``) and ``status`` (String, the
-        rule of :func:`polfair.core.status.status_expr`: ``"ok"`` if ``lo <= value <= hi``;
+        rule of :func:`polfair.core.report.status.status_expr`: ``"ok"`` if ``lo <= value <= hi``;
         outside, ``"violation"`` when the report has no interval for the row or the whole
         ``[value_lo, value_hi]`` lies outside the band on the value's side, else
         ``"inconclusive"``; ``"insufficient_data"`` as above or when ``value`` is null; null where
@@ -245,7 +245,7 @@ def _eligible(groups: Mapping[str, Sequence[str]] | None) -> pl.Expr:
 
 
 def _status(report: pl.DataFrame, eligible: pl.Expr, min_n: int | None) -> pl.Expr:
-    """The ``status`` column: :func:`polfair.core.status.status_expr` on the eligible rows, else null."""
+    """The ``status`` column: :func:`polfair.core.report.status.status_expr` on the eligible rows, else null."""
     own = pl.when(_IS_ATTR).then(pl.col("__pf_min_n")).otherwise(pl.col("n"))
     ref_n = pl.when(_IS_GROUP).then(pl.col("__pf_ref_n"))
     has_ci = "value_lo" in report.columns and "value_hi" in report.columns

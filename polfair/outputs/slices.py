@@ -16,7 +16,7 @@ from typing import Any
 
 import polars as pl
 
-from polfair.core.run_metadata import request_of
+from polfair.core.report.run_metadata import request_of
 from polfair.slices import is_slice_table
 
 __all__ = ["format_number", "format_p", "summarize_slices"]

@@ -12,7 +12,7 @@ from typing import Any
 
 import polars as pl
 
-from polfair.core.run_metadata import request_of
+from polfair.core.report.run_metadata import request_of
 from polfair.exceptions import PolfairError
 from polfair.outputs.writers import for_text_formats, report_format, report_metadata, write_atomic
 
@@ -36,7 +36,7 @@ def write_report_batches(batches: Iterable[pl.DataFrame], path: str | Path,
     request
         The report's request, stored in a parquet file's key-value metadata as
         :func:`polfair.outputs.writers.write_report` does (``None``: the first batch's,
-        :func:`polfair.core.run_metadata.request_of`).
+        :func:`polfair.core.report.run_metadata.request_of`).
 
     Returns
     -------

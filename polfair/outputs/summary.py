@@ -1,7 +1,7 @@
 """The terminal summary of a report: verdicts, rates and disparities per attribute and period.
 
 Plain text that fits 100 columns. It judges nothing: every mark is the report's ``status`` column
-(the rule of :mod:`polfair.core.status`); a report computed without thresholds has no status, so
+(the rule of :mod:`polfair.core.report.status`); a report computed without thresholds has no status, so
 the summary shows values and intervals without marks and says how to ask for a verdict
 (``thresholds="four_fifths"``), as the HTML page, :func:`polfair.alerts` and ``--fail-on-violation``
 do (``docs/status.md``). Bounded: an attribute with more than ``max_groups`` groups shows its
@@ -23,9 +23,9 @@ from typing import Any
 import polars as pl
 
 from polfair.core.proba import estimated_note
-from polfair.core.run_metadata import request_of
-from polfair.core.schema import by_columns
-from polfair.core.status import is_ratio_metric
+from polfair.core.report.run_metadata import request_of
+from polfair.core.report.schema import by_columns
+from polfair.core.report.status import is_ratio_metric
 from polfair.exceptions import PolfairError
 
 __all__ = ["MARKS", "NOT_JUDGED", "summarize", "text_table", "violation_lines"]

@@ -19,7 +19,7 @@ table is refused (:class:`RunExistsError`) unless ``replace_run=True``, which re
 rows; so is a report whose ``by`` periods the table already holds from another run
 (:class:`PeriodExistsError`: a rerun of a nightly job without a ``run_id`` would add a second
 copy of the day), unless ``replace_run=True``, which replaces those periods' rows. Each parquet
-file carries the report's request (:mod:`polfair.core.run_metadata`) in its key-value metadata:
+file carries the report's request (:mod:`polfair.core.report.run_metadata`) in its key-value metadata:
 :func:`read_report` attaches it again.
 """
 
@@ -38,8 +38,8 @@ from typing import Any
 
 import polars as pl
 
-from polfair.core.run_metadata import REQUEST_METADATA_KEY, attach_request, request_json, request_of
-from polfair.core.schema import REPORT_SCHEMA
+from polfair.core.report.run_metadata import REQUEST_METADATA_KEY, attach_request, request_json, request_of
+from polfair.core.report.schema import REPORT_SCHEMA
 from polfair.exceptions import PolfairError, SchemaMismatchError
 
 __all__ = [
@@ -257,7 +257,7 @@ def write_report(report: pl.DataFrame, path: str) -> None:
     path
         ``.parquet``, ``.csv``, ``.json`` or ``.ndjson``/``.jsonl``. CSV writes nested columns (the
         typed group key) as JSON strings (:func:`for_text_formats`). Parquet stores the report's
-        request (:func:`polfair.core.run_metadata.request_of`) in its key-value metadata.
+        request (:func:`polfair.core.report.run_metadata.request_of`) in its key-value metadata.
 
     Raises
     ------
@@ -298,14 +298,14 @@ def read_report(path: str | Path) -> pl.DataFrame:
     Returns
     -------
     pl.DataFrame
-        The report; :func:`polfair.core.run_metadata.request_of` gives the request stored with it
+        The report; :func:`polfair.core.report.run_metadata.request_of` gives the request stored with it
         (``None`` for files written without one).
 
     Examples
     --------
     >>> import os, tempfile
     >>> import polars as pl
-    >>> from polfair.core.run_metadata import attach_request, request_of
+    >>> from polfair.core.report.run_metadata import attach_request, request_of
     >>> p = os.path.join(tempfile.mkdtemp(), "r.parquet")
     >>> write_report(attach_request(pl.DataFrame({"metric": ["selection_rate"]}), {"y_true": "y"}), p)
     >>> request_of(read_report(p))
@@ -763,7 +763,7 @@ def _held_periods(path: Path, report: pl.DataFrame, *, skip_runs: Sequence[Any] 
     runs in ``skip_runs`` (the report's own run ids: replaced or refused by the run-id check) do
     not count. Reads only those columns of the table's rows in the report's periods.
     """
-    from polfair.core.schema import by_columns
+    from polfair.core.report.schema import by_columns
 
     try:  # the columns before attribute, less any of the report's own (a report with its columns reordered)
         by = [c for c in by_columns(report.columns) if c not in _REPORT_NAMES]

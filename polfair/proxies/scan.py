@@ -42,11 +42,11 @@ import polars as pl
 from polfair.core import contract
 from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
-from polfair.core.collect import check_not_empty
 from polfair.core.contract import CODE, MISSING, POLARS, Compiled
-from polfair.core.counts import COUNT_COLUMNS, COUNT_DTYPES
-from polfair.core.report import group_label, report_from_counts
-from polfair.core.spec import label_values
+from polfair.core.passes.collect import check_not_empty
+from polfair.core.passes.counts import COUNT_COLUMNS, COUNT_DTYPES
+from polfair.core.passes.spec import label_values
+from polfair.core.report.build import group_label, report_from_counts
 from polfair.exceptions import PolfairError
 
 __all__ = ["proxy_counts", "proxy_report", "proxy_report_from_counts", "proxy_scan", "proxy_scan_from_counts"]
@@ -333,7 +333,7 @@ def proxy_report_from_counts(
 
     Builds the core's cell table from the counts (keys: ``feature`` as a ``by`` column, ``value``
     as the protected attribute; the score of the generalized counts is the 0/1 decision) and runs
-    :func:`polfair.core.report.report_from_counts` on it (one report per feature).
+    :func:`polfair.core.report.build.report_from_counts` on it (one report per feature).
 
     Parameters
     ----------

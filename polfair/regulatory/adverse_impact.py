@@ -44,8 +44,8 @@ import polars as pl
 from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
 from polfair.core.proba import DEFAULT_TOLERANCE, estimated_note, parse_protected_proba
-from polfair.core.report import attribute_sets, group_label
-from polfair.core.run_metadata import attach_request
+from polfair.core.report.build import attribute_sets, group_label
+from polfair.core.report.run_metadata import attach_request
 from polfair.exceptions import PolfairError
 from polfair.regulatory.statistics import (
     fisher_exact_two_sided,
@@ -316,7 +316,7 @@ def adverse_impact(
         whole candidates, so a group's ``n`` and ``selected`` are the candidates apportioned to it
         by their probabilities (its expected candidates, rounded to whole ones within each
         decision; ``"argmax"``: the candidates whose likeliest group it is). **Caveat**, attached to
-        the returned table (``polfair.core.run_metadata.request_of(table)["caveat"]``, stored by the
+        the returned table (``polfair.core.report.run_metadata.request_of(table)["caveat"]``, stored by the
         writers, printed by the command line): the z and Fisher tests then treat estimated
         memberships as known, and the estimators' biases apply (the weighted estimator tends to
         understate disparities, the likeliest group to exaggerate them; Chen et al., FAT* 2019).

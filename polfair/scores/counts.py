@@ -50,10 +50,11 @@ import polars as pl
 from polfair.core import contract
 from polfair.core._args import as_list, mergeable_tables
 from polfair.core._typing import IntoExpr
-from polfair.core.collect import check_not_empty
 from polfair.core.contract import CODE, PROBA_BAD, PROBA_NULL, PROBA_SUM, Compiled
-from polfair.core.counts import COUNTED_CODES
-from polfair.core.inputs import is_foreign
+from polfair.core.contract.inputs import is_foreign
+from polfair.core.passes.collect import check_not_empty
+from polfair.core.passes.counts import COUNTED_CODES
+from polfair.core.passes.spec import check_key_names, check_on_missing, label_values
 from polfair.core.proba import (
     DEFAULT_TOLERANCE,
     GROUP_INDEX,
@@ -63,8 +64,7 @@ from polfair.core.proba import (
     parse_protected_proba,
     proba_columns,
 )
-from polfair.core.proba_cells import expand_sums
-from polfair.core.spec import check_key_names, check_on_missing, label_values
+from polfair.core.proba.cells import expand_sums
 from polfair.exceptions import InvalidInputError, PolarityError, PolarityWarning, PolfairError
 
 __all__ = [

@@ -39,7 +39,7 @@ from polfair.core import intervals as iv
 from polfair.core._args import as_list, as_values
 from polfair.core._typing import IntoExpr
 from polfair.core.proba import DEFAULT_TOLERANCE
-from polfair.core.report import attribute_sets, group_label, value_label
+from polfair.core.report.build import attribute_sets, group_label, value_label
 from polfair.exceptions import InvalidInputError, PolfairError
 from polfair.scores._uncertainty import SCORE_CI_FLOATS, auc_variance_expr, score_intervals
 from polfair.scores.counts import SCORE_COUNT_COLUMNS, score_counts

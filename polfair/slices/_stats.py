@@ -10,12 +10,12 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from polfair.core._regression_stats import t_quantile
 from polfair.core.intervals import TESTS, p_adjust, z_value
 from polfair.core.intervals.differences import newcombe_limits
 from polfair.core.intervals.proportions import kish_size, wilson_limits
 from polfair.core.intervals.significance import two_proportion_pvalues
 from polfair.core.regression import Moments, mean_interval, value_limits, welch_test
+from polfair.core.regression.stats import t_quantile
 
 __all__ = ["slice_statistics", "adjusted"]
 

@@ -21,13 +21,13 @@ import polars as pl
 from polfair.core import contract
 from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
-from polfair.core.collect import check_not_empty
 from polfair.core.contract import CODE, Compiled
-from polfair.core.inputs import is_foreign
+from polfair.core.contract.inputs import is_foreign
 from polfair.core.intervals import check_ci, check_p_adjust
 from polfair.core.metrics import ALIASES, METRICS, Counts
-from polfair.core.run_metadata import attach_request
-from polfair.core.spec import check_on_missing, check_threshold, classification_columns, label_values
+from polfair.core.passes.collect import check_not_empty
+from polfair.core.passes.spec import check_on_missing, check_threshold, classification_columns, label_values
+from polfair.core.report.run_metadata import attach_request
 from polfair.exceptions import InvalidInputError, PolfairError
 from polfair.slices._lattice import Lattice
 from polfair.slices._pass import Feature, LevelPlan, Rows, Source, source_of

@@ -21,7 +21,7 @@ from polfair.compat.ignite import (
     multiclass_report,
     subgroup_accuracy_difference,
 )
-from polfair.core.counts import COUNT_COLUMNS
+from polfair.core.passes.counts import COUNT_COLUMNS
 from polfair.exceptions import InvalidInputError, MissingValuesWarning, PolfairError
 
 SETTINGS = settings(max_examples=50, deadline=None)

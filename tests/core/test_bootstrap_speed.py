@@ -1,4 +1,4 @@
-"""polfair.core._bootstrap: the vectorised entropy bootstrap against the naive implementation it replaced.
+"""polfair.core.entropy.bootstrap: the vectorised entropy bootstrap against the naive implementation it replaced.
 
 The reference below is the former ``intervals.entropy_bootstrap`` (one Polars frame per ``by``
 value, replicates through ``ge_replicates``, one Python call of the scalar interval per row) and
@@ -21,9 +21,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from polfair.core import _bootstrap as bs
 from polfair.core import entropy
 from polfair.core import intervals as iv
+from polfair.core.entropy import bootstrap as bs
 from polfair.core.intervals import common as ivc
 
 _REP = "__pf_rep"

@@ -7,8 +7,8 @@ import polars as pl
 import pytest
 
 import polfair as pf
-from polfair.core.counts import BUCKET, COUNT_COLUMNS, W2_COLUMNS
 from polfair.core.intervals import bucket_of
+from polfair.core.passes.counts import BUCKET, COUNT_COLUMNS, W2_COLUMNS
 from polfair.engines.accumulator import FairnessAccumulator
 
 KW = dict(y_true="y", y_pred="p", protected=["a", "b"])

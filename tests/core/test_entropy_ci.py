@@ -1,4 +1,4 @@
-"""polfair.core._entropy_ci: the analytic (second-order delta) intervals of the entropy indices.
+"""polfair.core.entropy.intervals: the analytic (second-order delta) intervals of the entropy indices.
 
 Three references: a brute-force gradient and Hessian of the index as a function of every group
 mean (numerical differences over all K means, so the O(K) rank-two algebra is checked term by
@@ -13,8 +13,8 @@ import polars as pl
 import pytest
 
 import polfair as pf
-from polfair.core import _entropy_ci as ec
 from polfair.core import intervals as iv
+from polfair.core.entropy import intervals as ec
 
 ALPHAS = [0.0, 0.5, 1.0, 2.0, 3.0]
 

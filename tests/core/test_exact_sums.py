@@ -24,8 +24,8 @@ from polars.testing import assert_frame_equal
 
 import polfair as pf
 from polfair.core.contract import MAX_EXACT_WEIGHT, MIN_EXACT_WEIGHT
-from polfair.core.counts import code_counts
-from polfair.core.spec import (
+from polfair.core.passes.counts import code_counts
+from polfair.core.passes.spec import (
     CODE,
     FLAG_BAD_SCORE,
     FLAG_BAD_WEIGHT,

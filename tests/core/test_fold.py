@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from polars.testing import assert_frame_equal
 
 import polfair as pf
-from polfair.core.counts import code_counts
-from polfair.core.spec import build_spec, fold_layout
+from polfair.core.passes.counts import code_counts
+from polfair.core.passes.spec import build_spec, fold_layout
 
 KW = dict(y_true="y", y_pred="p", y_score="s", weight="w", protected=["a", "b", "c"])
 COUNTS = ["n", "n_missing", "n_invalid", "tp_n", "fp_n", "tn_n", "fn_n"]

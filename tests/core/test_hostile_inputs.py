@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import polfair as pf
-from polfair.core.counts import COUNT_COLUMNS, COUNT_DTYPES, check_cell_table, merge_counts
-from polfair.core.report import report_from_counts
+from polfair.core.passes.counts import COUNT_COLUMNS, COUNT_DTYPES, check_cell_table, merge_counts
+from polfair.core.report.build import report_from_counts
 from polfair.core.values import check_values_present, coerce_value, coerce_values, match_values
 from polfair.engines.accumulator import FairnessAccumulator
 from polfair.exceptions import InvalidInputError, PolfairError

@@ -22,7 +22,7 @@ from reference import disparity_values, div, metric_values, sub
 from test_single_pass import CountingSource
 
 import polfair as pf
-from polfair.core.proba_cells import apportion, row_offset
+from polfair.core.proba.cells import apportion, row_offset
 from polfair.datasets import BISG_GROUPS
 
 PROBA = {"race": {g: f"p_{g}" for g in BISG_GROUPS}}
@@ -353,7 +353,7 @@ def test_expressions_and_the_provenance() -> None:
     df = _small()
     rep = pf.fairness_report(df, y_true="y", y_pred="p", protected_proba={"g": {"a": pl.col("pa"), "b": 1 - pl.col("pa")}},
                              proba_assignment="argmax")  # fmt: skip
-    from polfair.core.run_metadata import request_of
+    from polfair.core.report.run_metadata import request_of
 
     req = request_of(rep)
     assert req["protected_proba"]["attribute"] == "g"

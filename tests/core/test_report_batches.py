@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import polfair as pf
-from polfair.core.report import report_batches
+from polfair.core.report.build import report_batches
 from polfair.exceptions import PolfairError
 
 

@@ -10,7 +10,7 @@ import pytest
 
 import polfair as pf
 from polfair.core import intervals as iv
-from polfair.core.report import report_from_counts
+from polfair.core.report.build import report_from_counts
 
 CI_COLUMNS = ["value_lo", "value_hi", "difference_lo", "difference_hi", "ratio_lo", "ratio_hi", "p_value",
               "p_value_adjusted", "n_eff", "ci_method", "test"]  # fmt: skip

@@ -8,8 +8,8 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polfair as pf
-from polfair.core.counts import code_counts
-from polfair.core.spec import build_spec
+from polfair.core.passes.counts import code_counts
+from polfair.core.passes.spec import build_spec
 
 FALLBACK = 'fillcolor="0.0 0.3 1.0"'  # Polars' colour for an in-memory-engine fallback node
 KW = dict(y_true="y", y_pred="p", y_score="s", weight="w", protected=["sex", "race", "age"])
@@ -102,7 +102,7 @@ def test_row_order_and_engine_do_not_change_integer_counts(engine):
     base = pf.confusion_counts(df, **KW).collect()
     shuffled = df.sample(fraction=1.0, shuffle=True, seed=3)
     spec = build_spec(shuffled, **KW)
-    from polfair.core.collect import collect_cells
+    from polfair.core.passes.collect import collect_cells
 
     got = collect_cells(spec, engine=engine)
     assert_frame_equal(got, base)
@@ -129,7 +129,7 @@ def test_streaming_pass_raises_the_hot_table_cap_only_while_it_runs(monkeypatch)
     # pass raises the cap while it runs, keeps a cap the user set, and leaves no trace afterwards
     import os
 
-    from polfair.core import collect
+    from polfair.core.passes import collect
 
     env = collect._HOT_TABLE_ENV
     monkeypatch.delenv(env, raising=False)
@@ -163,7 +163,7 @@ def test_streaming_pass_raises_the_hot_table_cap_only_while_it_runs(monkeypatch)
 def test_long_report_layout_chunked_and_copied_are_the_same_rows(monkeypatch, by):
     # few runs of entities (in a large report): the long columns are zero-copy chunks of the parts'
     # arrays, aligned across columns; many runs (or _MAX_CHUNKS = 0): one copied array per column.
-    from polfair.core import _report_rows
+    from polfair.core.report.build import rows as _report_rows
 
     df = _frame(5_000)
     monkeypatch.setattr(_report_rows, "_MIN_CHUNKED_ROWS", 0)  # chunk this small report too

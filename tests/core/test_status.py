@@ -1,4 +1,4 @@
-"""polfair.core.status: THE status rule (ok / violation / inconclusive / insufficient_data) and harm."""
+"""polfair.core.report.status: THE status rule (ok / violation / inconclusive / insufficient_data) and harm."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import polfair as pf
 from polfair.core.metrics import DISPARITIES, METRICS
-from polfair.core.status import harm_directions, sided_band, status, status_expr
+from polfair.core.report.status import harm_directions, sided_band, status, status_expr
 from polfair.monitor import alerts, apply_thresholds
 
 

@@ -1,4 +1,4 @@
-"""The wide form (polfair.core.wide.to_wide) holds exactly the long report's numbers."""
+"""The wide form (polfair.core.report.wide.to_wide) holds exactly the long report's numbers."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from conftest import Case, audit_cases
 from hypothesis import HealthCheck, given, settings
 
 import polfair as pf
-from polfair.core.schema import RUN_METADATA_COLUMNS, by_columns
-from polfair.core.wide import to_wide
+from polfair.core.report.schema import RUN_METADATA_COLUMNS, by_columns
+from polfair.core.report.wide import to_wide
 from polfair.exceptions import PolfairError
 
 _COMPAS = {"y_true": "two_year_recid", "y_pred": pl.col("decile_score") >= 5, "protected": ["race", "sex"]}

@@ -19,7 +19,7 @@ import polfair
 
 #: Modules that must not load with ``import polfair`` (each costs 0.05-0.5 s or more).
 HEAVY = ("scipy", "narwhals", "jinja2", "matplotlib", "pandas", "pyarrow", "duckdb", "pyspark",
-         "polfair.api", "polfair.compat", "polfair.core.report", "polfair.core.intervals")  # fmt: skip
+         "polfair.api", "polfair.compat", "polfair.core.report.build", "polfair.core.intervals")  # fmt: skip
 
 
 def _loaded_after(code: str) -> list[str]:

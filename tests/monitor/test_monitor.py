@@ -145,7 +145,7 @@ def ref_status(row, bands, min_n, sizes, smallest):
         return thr, "insufficient_data"
     if lo <= v <= hi:
         return thr, "ok"
-    # the interval rule (polfair.core.status): outside the band, the whole interval must be too
+    # the interval rule (polfair.core.report.status): outside the band, the whole interval must be too
     vlo, vhi = row.get("value_lo"), row.get("value_hi")
     if vlo is None or vhi is None or math.isnan(vlo) or math.isnan(vhi):
         return thr, "violation"
@@ -385,7 +385,7 @@ def test_toml_takes_the_cli_expressions(tmp_path, compas):
                               config={"y_true": "two_year_recid", "monitored": {"race": ["African-American"]},
                                       "reference": {"race": ["Caucasian"]}})  # fmt: skip
     assert_frame_equal(rep, same)
-    from polfair.core.run_metadata import request_of
+    from polfair.core.report.run_metadata import request_of
 
     assert request_of(rep)["y_pred"] == "decile_score >= 5"  # as written in the file
     bad = tmp_path / "bad.toml"

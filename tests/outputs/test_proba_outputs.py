@@ -7,7 +7,7 @@ import pytest
 
 import polfair as pf
 from polfair.cli import main, parse_protected_proba_flag
-from polfair.core.run_metadata import request_of
+from polfair.core.report.run_metadata import request_of
 from polfair.datasets import BISG_GROUPS
 from polfair.outputs.summary import summarize
 

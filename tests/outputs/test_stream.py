@@ -101,7 +101,7 @@ def test_cli_out_writes_the_report_in_batches(tmp_path: Path, data: pl.DataFrame
 
 def test_cli_streamed_parquet_keeps_the_request(tmp_path: Path, data: pl.DataFrame) -> None:
     # the streamed file carries the request in its metadata, as write_report's whole-report file does
-    from polfair.core.run_metadata import request_of
+    from polfair.core.report.run_metadata import request_of
     from polfair.outputs.writers import read_report
 
     src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"

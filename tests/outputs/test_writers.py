@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 import polfair as pf
-from polfair.core.run_metadata import with_run_metadata
+from polfair.core.report.run_metadata import with_run_metadata
 from polfair.exceptions import PolfairError, SchemaMismatchError
 from polfair.outputs.writers import (
     append_report,
@@ -215,7 +215,7 @@ def test_a_held_lock_times_out_with_a_clear_error(tmp_path: Path, report: pl.Dat
 
 
 def test_the_request_travels_in_the_parquet_metadata(tmp_path: Path, compas: pl.DataFrame) -> None:
-    from polfair.core.run_metadata import request_of
+    from polfair.core.report.run_metadata import request_of
     from polfair.outputs.writers import read_report
 
     rep = pf.fairness_report(compas, **_COMPAS, favorable=0, score_label=1, thresholds={"disparate_impact": [0.8, 1.25]})

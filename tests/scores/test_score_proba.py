@@ -8,7 +8,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polfair as pf
-from polfair.core.run_metadata import request_of
+from polfair.core.report.run_metadata import request_of
 from polfair.datasets import BISG_GROUPS
 from polfair.regulatory import adverse_impact
 from polfair.scores import score_counts, score_report

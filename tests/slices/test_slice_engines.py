@@ -9,7 +9,7 @@ from polars.testing import assert_frame_equal
 from spark_session import spark_session
 
 import polfair as pf
-from polfair.core.run_metadata import request_of
+from polfair.core.report.run_metadata import request_of
 from polfair.exceptions import InvalidInputError
 
 pytest.importorskip("narwhals")

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 import polfair as pf
-from polfair.core.run_metadata import request_of
+from polfair.core.report.run_metadata import request_of
 from polfair.exceptions import ColumnNotFoundError, InvalidInputError, MissingValuesWarning, PolfairError
 from polfair.slices import SLICE_COLUMNS, is_slice_table
 

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 import polfair as pf
-from polfair.core.run_metadata import request_of
+from polfair.core.report.run_metadata import request_of
 
 # the report's counting source (tests/core/test_single_pass.py), loaded under its own name
 _spec = importlib.util.spec_from_file_location("_pf_counting", Path(__file__).resolve().parents[1] / "core" / "test_single_pass.py")

@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 import polfair as pf
-from polfair.core.run_metadata import request_of
+from polfair.core.report.run_metadata import request_of
 
 statsmodels = pytest.importorskip("statsmodels")
 from statsmodels.stats.multitest import multipletests  # noqa: E402

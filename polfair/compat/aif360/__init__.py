@@ -15,7 +15,7 @@ parquet/CSV path) by column name instead of two ``BinaryLabelDataset`` objects::
         privileged_groups=[{"sex": 1}])
 
 How it computes. The first method call runs ONE lazy ``group_by`` over the data (the cell table of
-:mod:`polfair.core.counts`, via :func:`polfair.core.report.collect_cells`) and caches it on the object; every
+:mod:`polfair.core.passes.counts`, via :func:`polfair.core.report.build.collect_cells`) and caches it on the object; every
 count-based method is then a sum over the few rows of that table that match a group condition,
 and the rates apply aif360's zero-division conventions to the numerators and denominators of
 :data:`polfair.core.metrics.METRICS`. Only :meth:`~BinaryLabelDatasetMetric.consistency` and

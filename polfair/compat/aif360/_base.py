@@ -1,6 +1,6 @@
 """The adapter under the aif360 classes: the cell table read with aif360's conventions.
 
-:class:`CellTableMetric` runs the one pass (:func:`polfair.core.collect.collect_cells`) on first use,
+:class:`CellTableMetric` runs the one pass (:func:`polfair.core.passes.collect.collect_cells`) on first use,
 caches the cell table, turns aif360 group conditions (a list of dicts: OR across dicts, AND within
 one) into boolean masks over its rows, and sums the counts under a mask. The metric methods of
 :class:`~polfair.compat.aif360.BinaryLabelDatasetMetric` and
@@ -21,9 +21,9 @@ import numpy as np
 import polars as pl
 
 from polfair.core._typing import IntoExpr
-from polfair.core.collect import collect_cells
 from polfair.core.metrics import METRICS, Counts
-from polfair.core.spec import Spec, build_spec
+from polfair.core.passes.collect import collect_cells
+from polfair.core.passes.spec import Spec, build_spec
 from polfair.core.values import coerce_values, match_values
 
 __all__ = ["CellTableMetric"]
@@ -116,7 +116,7 @@ class CellTableMetric:
         Returns
         -------
         pl.DataFrame
-            Schema of :mod:`polfair.core.counts`: ``*protected, n, n_missing, n_invalid, w, tp, fp, tn,
+            Schema of :mod:`polfair.core.passes.counts`: ``*protected, n, n_missing, n_invalid, w, tp, fp, tn,
             fn, tp_n, fp_n, tn_n, fn_n, gtp, gfp, gtn, gfn``, one row per observed combination of
             the protected attributes.
 

@@ -33,7 +33,6 @@ import polars as pl
 
 from polfair.compat.fairlearn._mf_compute import Layout, Pass, Results
 from polfair.compat.fairlearn._mf_known import Known
-from polfair.core._regression_stats import r2_parts
 from polfair.core.intervals.common import Segments, z_values
 from polfair.core.intervals.differences import overall_difference_limits, overall_ratio_limits
 from polfair.core.intervals.projections import abs_limits
@@ -41,6 +40,7 @@ from polfair.core.intervals.proportions import kish_size, rate_inputs, wilson_li
 from polfair.core.intervals.spreads import spread_limits
 from polfair.core.metrics import METRICS, Counts
 from polfair.core.regression import Moments, group_moments, mean_interval, value_limits
+from polfair.core.regression.stats import r2_parts
 
 __all__ = ["analytic_limits", "rate_of"]
 

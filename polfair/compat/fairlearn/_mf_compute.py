@@ -8,8 +8,8 @@ An underscore module: internal to :mod:`polfair.compat.fairlearn`.
   combination of the control levels. Results are dense arrays ``(..., C, S)`` and ``(..., C)``
   over them (NaN for a combination without rows).
 * :func:`cell_results`: the recognised metrics (:mod:`~polfair.compat.fairlearn._mf_known`)
-  from the core's cell tables: one classification pass (:func:`polfair.core.spec.build_spec` +
-  :func:`polfair.core.collect.collect_cells`) per distinct ``(favorable label, weight)`` the
+  from the core's cell tables: one classification pass (:func:`polfair.core.passes.spec.build_spec` +
+  :func:`polfair.core.passes.collect.collect_cells`) per distinct ``(favorable label, weight)`` the
   metrics read, one regression pass (:func:`polfair.core.regression.regression_cells`) per
   weight; usually exactly one pass in all. Groups and roll-ups are sums over the cell table.
 * :func:`per_group_results`: any other metric, called on each group's rows (fairlearn's way).
@@ -40,10 +40,10 @@ from polfair.compat.fairlearn._mf_known import (
     favorable_of,
     regression_values,
 )
-from polfair.core.collect import collect_cells
-from polfair.core.counts import CONFUSION_COLUMNS
+from polfair.core.passes.collect import collect_cells
+from polfair.core.passes.counts import CONFUSION_COLUMNS
+from polfair.core.passes.spec import build_spec
 from polfair.core.regression import group_moments, metric_values, regression_cells, roll_up
-from polfair.core.spec import build_spec
 from polfair.exceptions import InvalidInputError, PolfairError
 
 __all__ = [

@@ -10,7 +10,7 @@ Inputs (``y_true`` / ``y_pred``):
 
 The pass is one ``group_by`` over the rows (multilabel rows are exploded to one row per label
 inside the same lazy query) to a small table of (cell, true class, predicted class) counts, which
-is then turned into the **class cell table**: the binary cell table of :mod:`polfair.core.counts`, one
+is then turned into the **class cell table**: the binary cell table of :mod:`polfair.core.passes.counts`, one
 *one-vs-rest* problem per class, with the key ``class`` after ``by`` and the protected keys, plus
 ``n_correct`` (UInt64) and ``w_correct`` (Float64), the rows whose whole prediction is right (the
 predicted class, or for multilabel every label: exact match, as ignite's ``Accuracy``). With no
@@ -39,12 +39,12 @@ import polars as pl
 
 from polfair.core._args import as_expr, as_list, check_columns, output_name
 from polfair.core._typing import IntoExpr
-from polfair.core.collect import check_not_empty
 from polfair.core.contract import FLAG_BAD_WEIGHT, FLAG_NULL_WEIGHT, POLARS, Column, key
 from polfair.core.contract import weight as weight_rule
-from polfair.core.counts import COUNT_COLUMNS, COUNT_DTYPES
-from polfair.core.inputs import to_lazyframe
-from polfair.core.spec import check_key_names, check_on_missing, protected_exprs
+from polfair.core.contract.inputs import to_lazyframe
+from polfair.core.passes.collect import check_not_empty
+from polfair.core.passes.counts import COUNT_COLUMNS, COUNT_DTYPES
+from polfair.core.passes.spec import check_key_names, check_on_missing, protected_exprs
 from polfair.exceptions import InvalidInputError, MissingValuesWarning, PolfairError
 
 __all__ = ["CLASS", "multiclass_counts"]
@@ -135,7 +135,7 @@ def multiclass_counts(
     Returns
     -------
     pl.DataFrame
-        Columns ``*by, *protected, class`` then the count columns of :mod:`polfair.core.counts`
+        Columns ``*by, *protected, class`` then the count columns of :mod:`polfair.core.passes.counts`
         (``n, n_missing, n_invalid`` UInt64; ``w, tp, fp, tn, fn`` Float64; ``tp_n .. fn_n``
         UInt64; ``gtp .. gfn`` Float64) and ``n_correct`` (UInt64), ``w_correct`` (Float64). One row
         per observed cell and class, sorted by the keys. ``n``/``n_missing`` are the cell's rows

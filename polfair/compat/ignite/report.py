@@ -1,6 +1,6 @@
 """Multiclass and multilabel fairness reports and pytorch-ignite's two metrics, from the class cell table.
 
-:func:`multiclass_report` is :func:`polfair.core.report.report_from_counts` of the class cell table
+:func:`multiclass_report` is :func:`polfair.core.report.build.report_from_counts` of the class cell table
 (:func:`polfair.compat.ignite.counts.multiclass_counts`) with ``class`` as an extra ``by`` key, plus
 the class-free rows (accuracy, ignite's ``SubgroupAccuracyDifference`` and multiclass
 ``DemographicParityDifference``). Spreads over groups are
@@ -19,7 +19,7 @@ from polfair.compat.ignite.counts import CLASS, multiclass_counts
 from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
 from polfair.core.metrics import between_groups_difference, between_groups_ratio, rate
-from polfair.core.report import attribute_sets, group_label, report_from_counts
+from polfair.core.report.build import attribute_sets, group_label, report_from_counts
 
 __all__ = ["multiclass_demographic_parity_difference", "multiclass_report", "subgroup_accuracy_difference"]
 
@@ -174,7 +174,7 @@ def multiclass_report(
     Returns
     -------
     pl.DataFrame
-        The report schema of :mod:`polfair.core.report` with the ``class`` key after ``by``:
+        The report schema of :mod:`polfair.core.report.build` with the ``class`` key after ``by``:
         ``*by, class, attribute, group, metric, value, reference_group, difference, ratio, n``.
         Per-class one-vs-rest rows have the class; class-free rows have ``class`` null (first).
 

@@ -4,7 +4,7 @@ Everything here reads the cell table (or the report's rows built from it); nothi
 data again. Each method is defined once, as a **numpy kernel** over whole arrays (``*_limits``,
 ``*_pvalues``: NaN marks a missing value; families over groups take
 :class:`~polfair.core.intervals.common.Segments` and compute every family at once), and the report
-(:mod:`polfair.core._report_ci`) calls the kernels on its (row × metric) matrices: no Polars plan per
+(:mod:`polfair.core.report.intervals`) calls the kernels on its (row × metric) matrices: no Polars plan per
 method, no Python loop over groups, pairs, replicates or families. The public **Polars expression
 builders** (:func:`wilson_interval`, :func:`newcombe_interval`, ...) wrap the same kernels
 (:func:`~polfair.core.intervals.common.numpy_expr`: one ``map_batches`` over a struct of the

@@ -42,7 +42,7 @@ def bias_corrected_normal_interval(
     >>> [round(v, 4) for v in bias_corrected_normal_interval(1.0, [1.1, 1.3, 1.2], 0.95)]
     [0.604, 0.996]
     """
-    from polfair.core._bootstrap import bias_corrected_normal_intervals
+    from polfair.core.entropy.bootstrap import bias_corrected_normal_intervals
 
     if estimate is None:
         return None, None
@@ -67,7 +67,7 @@ def entropy_bootstrap(
     Per ``by`` value, each cell keeps its size and redraws its four confusion counts:
     ``(TP, FP, TN, FN)* ~ Multinomial(n_c; observed shares)`` (exactly a row bootstrap stratified
     by cell; the indices use unweighted counts, as aif360). The draws of all ``by`` values fill one
-    replicate × cell array (``polfair.core._bootstrap``: FN binomial, FP given FN as two binomial
+    replicate × cell array (``polfair.core.entropy.bootstrap``: FN binomial, FP given FN as two binomial
     pieces, TP + TN the rest, which is all the indices read); the replicate indices use the
     deviation form ``Σ cnt·((b/μ)^α − 1)`` of the :mod:`polfair.core.entropy` formulas, whose
     estimates the report keeps. The interval is ``θ̂ − (mean θ* − θ̂) ± z·sd(θ*)`` clipped at 0
@@ -116,7 +116,7 @@ def entropy_bootstrap(
     >>> out.filter(pl.col("metric") == "theil_index").select("value_lo", "value_hi").row(0)[0] > 0
     True
     """
-    from polfair.core import _bootstrap
+    from polfair.core.entropy import bootstrap as _bootstrap
 
     ci = check_ci(ci, required=True)
     n_boot = check_n_boot(n_boot)
@@ -146,7 +146,7 @@ def entropy_delta(
     plus rank two for a between-group index: O(groups)). The second-order term keeps the SD
     positive when all groups have the same mean, where the first-order delta method gives 0. CV's
     limits are √(2·l), √(2·u) of GE(2)'s. No random numbers; O(cells), independent of the rows
-    and of ``n_boot``. Formulas: :mod:`polfair.core._entropy_ci`.
+    and of ``n_boot``. Formulas: :mod:`polfair.core.entropy.intervals`.
 
     Parameters
     ----------
@@ -198,7 +198,7 @@ def entropy_delta(
     >>> [round(v, 4) for v in out.filter(pl.col("metric") == "theil_index").select("value_lo", "value_hi").row(0)]
     [0.1023, 0.1964]
     """
-    from polfair.core import _entropy_ci
+    from polfair.core.entropy import intervals as _entropy_ci
 
     level = check_ci(ci, required=True)
     return _entropy_ci.entropy_intervals(
@@ -320,7 +320,7 @@ def jackknife_intervals(
     >>> round(out["value"].item(), 3), out["n_buckets"].item()
     (0.45, 4)
     """
-    from polfair.core.counts import COUNT_COLUMNS
+    from polfair.core.passes.counts import COUNT_COLUMNS
 
     ci = check_ci(ci, required=True)
     by = list(by)

@@ -6,7 +6,7 @@ column *name* (never position); the optional columns (``threshold``, ``status``,
 interval columns, ``group_key``, run metadata) are used when present.
 
 The page judges nothing: every status it shows is the report's ``status`` column (the rule of
-:mod:`polfair.core.status`). A report computed without thresholds has no status, so the page shows
+:mod:`polfair.core.report.status`). A report computed without thresholds has no status, so the page shows
 values and intervals with no verdict ("no threshold"), as the terminal summary, :func:`polfair.alerts`
 and ``--fail-on-violation`` do (``docs/status.md``: one story with or without thresholds;
 ``thresholds="four_fifths"`` asks for the common verdict). With ``by`` periods, the verdict covers
@@ -24,8 +24,8 @@ from typing import Any
 
 import polars as pl
 
-from polfair.core.run_metadata import attach_request, request_of
-from polfair.core.status import is_ratio_metric
+from polfair.core.report.run_metadata import attach_request, request_of
+from polfair.core.report.status import is_ratio_metric
 from polfair.monitor.thresholds import FOUR_FIFTHS as _FOUR_FIFTHS
 
 __all__ = [

@@ -376,7 +376,7 @@ def _provenance(merged: Mapping[str, Any], pop: Mapping[str, Any]) -> list[tuple
             v = pop["num_instances"]["n"]
         if v is not None and v != [] and v != {}:
             rows.append((label, f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else _text(v)))
-    from polfair.core.run_metadata import package_version
+    from polfair.core.report.run_metadata import package_version
 
     rows.append(("polfair version", str(merged.get("polfair_version") or package_version())))
     return rows

@@ -96,7 +96,7 @@ _TESTS = {
 }
 #: The page's one-sentence explanation of its marks (the terminal summary has the same one).
 _MARKS = (
-    "Every status is the report's own (the rule of polfair.core.status): ✓ ok = the value lies inside the band; "
+    "Every status is the report's own (the rule of polfair.core.report.status): ✓ ok = the value lies inside the band; "
     "✗ violation = the value and its whole confidence interval lie outside the band; ? inconclusive = the value is "
     "outside the band but its interval reaches into it; … insufficient data = the group or its reference has fewer "
     "rows than the minimum sample size, or the value is undefined."
@@ -186,7 +186,7 @@ _PROVENANCE = (
 
 def _merged_request(report: Any, given: Mapping[str, Any]) -> dict[str, Any]:
     """The report's request (its metadata), with the keywords given to ``to_html`` winning."""
-    from polfair.core.run_metadata import request_of
+    from polfair.core.report.run_metadata import request_of
 
     out = dict(request_of(report) or {})
     out.update({k: v for k, v in given.items() if v is not None and k != "generated_at"})
@@ -467,7 +467,7 @@ def to_html(
         (those present; a labels-only report has ``disparate_impact`` on base rates).
     source, rows, y_true, y_pred, y_score, favorable, weight, privileged, reference, config
         Provenance shown in the header. By default the report's own request
-        (:func:`polfair.core.run_metadata.request_of`: what ``fairness_report`` was asked, after a
+        (:func:`polfair.core.report.run_metadata.request_of`: what ``fairness_report`` was asked, after a
         config was merged: label, prediction or score and threshold, favorable values,
         privileged and monitored groups, bands, ``ci``, weight, polfair version), shown as rows and
         as the effective configuration (JSON); keywords given here win: the input's description

@@ -17,7 +17,7 @@ from typing import Any
 
 import polars as pl
 
-from polfair.core.run_metadata import request_of
+from polfair.core.report.run_metadata import request_of
 from polfair.outputs.html._charts import OKABE_ITO, chart_style, new_figure, short_label, to_svg
 from polfair.outputs.slices import format_number, format_p
 from polfair.slices import is_slice_table

@@ -2,7 +2,7 @@
 
 The cell table's schema, its centred moments, their units and the histogram's bin codes are
 described in :mod:`polfair.core.regression` (the public module, which re-exports this one's public
-names) and :mod:`polfair.core._regression_moments` (the moment algebra). Here: the bin code of a
+names) and :mod:`polfair.core.regression.moments` (the moment algebra). Here: the bin code of a
 prediction (:func:`prediction_bin`, :func:`bin_edges`), the pass on every engine
 (:func:`regression_pass`, :func:`regression_cells`), and the exact merge of tables
 (:func:`merge_regression_cells`, :func:`roll_up`).
@@ -18,7 +18,8 @@ import polars as pl
 
 from polfair.core import contract as ct
 from polfair.core._args import mergeable_tables
-from polfair.core._regression_moments import (
+from polfair.core.passes.collect import check_cardinality, check_not_empty
+from polfair.core.regression.moments import (
     CELL_COLUMNS,
     MOMENT_COLUMNS,
     QUANTITIES,
@@ -26,7 +27,6 @@ from polfair.core._regression_moments import (
     common_units,
     unit_exponent,
 )
-from polfair.core.collect import check_cardinality, check_not_empty
 from polfair.exceptions import InvalidInputError, PolfairError
 
 __all__ = [
@@ -50,7 +50,7 @@ _OFFSET_OCTAVES = 1100  # |ŷ| >= 2^-1074 (the smallest subnormal): codes stay >
 #: Row counts of a regression cell (added when cells are merged).
 REGRESSION_COUNT_COLUMNS = ("n", "n_missing", "n_invalid")
 #: Value columns of the regression cell table, in order (every other column is a key): counts, Σw and
-#: Σw² (in units of ``2^w_exp``), the centred moments (:mod:`polfair.core._regression_moments`, values
+#: Σw² (in units of ``2^w_exp``), the centred moments (:mod:`polfair.core.regression.moments`, values
 #: in units of ``2^y_exp``), the units' exponents, and the ranges of the predictions and outcomes.
 REGRESSION_CELL_COLUMNS = CELL_COLUMNS
 
@@ -173,7 +173,7 @@ _Q = {"y": "__pf_y", "p": "__pf_p", "e": "__pf_e", "ae": "__pf_ae", "e2": "__pf_
 def _stages(ns: Any, part: list[str]) -> list[dict[str, Any]]:
     """The window stages of the pass (each a ``with_columns``), over the cell ``part``.
 
-    1. the cell's units (:func:`~polfair.core._regression_moments.unit_exponent` of its largest
+    1. the cell's units (:func:`~polfair.core.regression.moments.unit_exponent` of its largest
        weight and largest absolute outcome or prediction); 2. the scaled weight and values;
     3. the errors; 4. the cell's weighted means; 5. each row's terms of the centred moments.
     """
@@ -235,7 +235,7 @@ def regression_pass(
 
     Inside the one query, window functions over each cell (the same partition as the
     ``group_by``) give the cell's units and weighted means before the rows' centred terms are
-    summed (:mod:`polfair.core._regression_moments`): the input is read once, and the moments
+    summed (:mod:`polfair.core.regression.moments`): the input is read once, and the moments
     depend on the order of the rows only through rounding.
 
     Parameters
@@ -255,7 +255,7 @@ def regression_pass(
         ``False``: no post-pass check: invalid rows are only counted in ``n_invalid``
         (:func:`regression_cells`).
     allow_many_groups
-        Skip the cardinality check of the keys (:func:`polfair.core.collect.check_cardinality`).
+        Skip the cardinality check of the keys (:func:`polfair.core.passes.collect.check_cardinality`).
     engine
         Polars engine of the pass (Polars input only).
 
@@ -404,7 +404,7 @@ def check_regression_cells(cells: pl.DataFrame, keys: Sequence[str]) -> None:
 def merge_regression_cells(tables: Sequence[pl.DataFrame | pl.LazyFrame]) -> pl.DataFrame:
     """Merge regression cell tables (same keys and bin resolution) into the table of their union.
 
-    Rows with the same keys and ``bin`` are merged exactly (:func:`~polfair.core._regression_moments.combine`:
+    Rows with the same keys and ``bin`` are merged exactly (:func:`~polfair.core.regression.moments.combine`:
     Chan, Golub & LeVeque 1979; Pébay 2008): counts add, the moments are re-centred on the
     combined means, the units are the larger ones. Equal to the table of the whole data up to
     floating-point rounding, in any order.

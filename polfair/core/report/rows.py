@@ -1,4 +1,4 @@
-"""The long report assembled ONCE from wide tables (internal to :mod:`polfair.core.report`).
+"""The long report assembled ONCE from wide tables (internal to :mod:`polfair.core.report.build`).
 
 Every row of the long report belongs to an *entity* (a population row set per ``by`` value, an
 attribute set per ``by`` value, or a group) and names a metric. The report computes each row kind
@@ -26,8 +26,12 @@ import pyarrow as pa
 
 from polfair.core import entropy
 from polfair.core._args import SMALL_COLLECT
-from polfair.core._entropy_ci import between_limits, individual_limits
-from polfair.core._report_ci import (
+from polfair.core.entropy.intervals import between_limits, individual_limits
+from polfair.core.intervals.common import Segments, z_value
+from polfair.core.intervals.spreads import segments_of
+from polfair.core.metrics import DISPARITIES, METRICS, Disparity, label_disparities, rate
+from polfair.core.passes.counts import COUNT_COLUMNS
+from polfair.core.report.intervals import (
     CATEGORIES,
     CiOptions,
     GroupContext,
@@ -37,10 +41,6 @@ from polfair.core._report_ci import (
     group_intervals,
     population_intervals,
 )
-from polfair.core.counts import COUNT_COLUMNS
-from polfair.core.intervals.common import Segments, z_value
-from polfair.core.intervals.spreads import segments_of
-from polfair.core.metrics import DISPARITIES, METRICS, Disparity, label_disparities, rate
 
 __all__ = [
     "ATTR_METRICS", "BENEFIT_VAR", "GROUP_COL", "GROUP_KEY", "NO_CODE", "POP_METRICS", "SORT_A", "SORT_G", "Part",

@@ -1,4 +1,4 @@
-"""Stage 2, *run*: execute the one pass for a :class:`~polfair.core.spec.Spec`, check the data, return the cell table.
+"""Stage 2, *run*: execute the one pass for a :class:`~polfair.core.passes.spec.Spec`, check the data, return the cell table.
 
 The checks read only the pass's small result (the outcome-code table): invalid labels, predictions,
 scores and weights raise :class:`~polfair.exceptions.InvalidInputError` with examples fetched by a
@@ -19,7 +19,8 @@ import polars as pl
 from polfair.core._args import SMALL_COLLECT as _SMALL
 from polfair.core._typing import OnMissing
 from polfair.core.contract import check_finite_sums, check_problems, weight_units
-from polfair.core.counts import (
+from polfair.core.contract.inputs import source_name
+from polfair.core.passes.counts import (
     COUNTED_CODES,
     W2_DOWN,
     W2_UP,
@@ -28,10 +29,9 @@ from polfair.core.counts import (
     describe_code_problems,
     pivot_codes,
 )
-from polfair.core.inputs import source_name
-from polfair.core.proba_cells import code_counts as proba_code_counts
-from polfair.core.proba_cells import expand_codes
-from polfair.core.spec import CODE, W1S, WS, Spec, W, check_on_missing
+from polfair.core.passes.spec import CODE, W1S, WS, Spec, W, check_on_missing
+from polfair.core.proba.cells import code_counts as proba_code_counts
+from polfair.core.proba.cells import expand_codes
 from polfair.exceptions import InvalidInputError
 
 __all__ = ["PassOptions", "check_cardinality", "check_not_empty", "collect_cells", "collect_codes"]
@@ -79,7 +79,7 @@ def collect_cells(spec: Spec, *, relative: bool = False, **options: Unpack[PassO
     Parameters
     ----------
     spec
-        From :func:`polfair.core.spec.build_spec`.
+        From :func:`polfair.core.passes.spec.build_spec`.
     relative
         ``False``: the cell table in the data's units (Σw² of weights beyond about 1e±150 is an
         error). ``True``: for the reports, whose statistics are free of the weights' scale: weights
@@ -91,7 +91,7 @@ def collect_cells(spec: Spec, *, relative: bool = False, **options: Unpack[PassO
     Returns
     -------
     pl.DataFrame
-        The cell table (schema in :mod:`polfair.core.counts`).
+        The cell table (schema in :mod:`polfair.core.passes.counts`).
 
     Raises
     ------
@@ -101,7 +101,7 @@ def collect_cells(spec: Spec, *, relative: bool = False, **options: Unpack[PassO
     Examples
     --------
     >>> import polars as pl
-    >>> from polfair.core.spec import build_spec
+    >>> from polfair.core.passes.spec import build_spec
     >>> df = pl.DataFrame({"y": [1, 0], "p": [1, 1], "g": ["a", "b"]})
     >>> collect_cells(build_spec(df, y_true="y", y_pred="p", protected="g"))["fp"].to_list()
     [0.0, 1.0]
@@ -130,7 +130,7 @@ def collect_codes(
     Parameters
     ----------
     spec
-        From :func:`polfair.core.spec.build_spec`.
+        From :func:`polfair.core.passes.spec.build_spec`.
     on_missing
         ``"warn"`` (default): warn with :class:`MissingValuesWarning` when rows have a null (or
         NaN) label, prediction, score or weight; ``"raise"``: raise instead; ``"ignore"``: say
@@ -151,9 +151,9 @@ def collect_codes(
     Returns
     -------
     pl.DataFrame
-        Keys, ``__pf_o`` (the outcome code), ``__pf_n`` and the sums of :func:`polfair.core.counts.code_counts`
+        Keys, ``__pf_o`` (the outcome code), ``__pf_n`` and the sums of :func:`polfair.core.passes.counts.code_counts`
         (with an estimated attribute: the pass's result reshaped by
-        :func:`polfair.core.proba_cells.expand_codes` after the checks).
+        :func:`polfair.core.proba.cells.expand_codes` after the checks).
 
     Raises
     ------
@@ -171,7 +171,7 @@ def collect_codes(
     Examples
     --------
     >>> import polars as pl
-    >>> from polfair.core.spec import build_spec
+    >>> from polfair.core.passes.spec import build_spec
     >>> df = pl.DataFrame({"y": [1, 0], "g": ["a", "b"]})
     >>> collect_codes(build_spec(df, y_true="y", protected="g"))["__pf_n"].to_list()
     [1, 1]

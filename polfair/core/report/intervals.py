@@ -1,6 +1,6 @@
 """The report's interval and test columns (issue 11), computed with numpy on the report's wide tables.
 
-Internal to :mod:`polfair.core.report`. Each function takes a row kind's wide table (one row per
+Internal to :mod:`polfair.core.report.build`. Each function takes a row kind's wide table (one row per
 group, attribute row or ``by`` value; one column per metric), reads the rates, sizes and reference
 values it needs straight out of it as numpy arrays (:class:`_Columns`: columns by name, effective
 sizes from the count formulas on arrays; no Polars plan, whose planning costs more than the
@@ -77,9 +77,11 @@ class IntervalColumns:
     columns: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
 
     def put(self, fam: str, metric: str, values: np.ndarray) -> None:
+        """Store the column ``metric`` of family ``fam``."""
         self.columns.setdefault(fam, {})[metric] = values
 
     def get(self, fam: str, metric: str) -> np.ndarray:
+        """The column ``metric`` of family ``fam``."""
         return self.columns[fam][metric]
 
     def adjust(self, segments: Segments, method: str | None) -> None:
@@ -391,7 +393,7 @@ def group_intervals(
     ``<m>__ref``, ``<m>__refn``, ``<m>__refname``, the named disparities, ``mode``, ``priv``,
     ``group_col``; ``__pop_<count>`` for ``reference="overall"``). ``windows``: each row's (by value,
     attribute set); ``by_rows``: each row's by value. ``context``: when the rows are a batch of the
-    group rows (:func:`polfair.core.report.report_batches`), what needs all of them: the "best"
+    group rows (:func:`polfair.core.report.build.report_batches`), what needs all of them: the "best"
     reference's per-window statistics and the adjusted p-values of these rows.
     """
     h = wide.height
@@ -747,7 +749,7 @@ def entropy_columns(out: IntervalColumns, wide: pl.DataFrame, names: Sequence[st
                     limits: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:  # fmt: skip
     """Add the limits of an entropy family (``names``: GE(α), Theil, CV of one kind) to ``out``:
     ``limits(estimates)`` gets the report's estimates ``(3, rows)`` of ``wide`` (NaN: undefined) and
-    returns ``lo``, ``hi``, ``ok`` of the same shape (:mod:`polfair.core._entropy_ci`); null where the
+    returns ``lo``, ``hi``, ``ok`` of the same shape (:mod:`polfair.core.entropy.intervals`); null where the
     index itself is.
     """
     if not names:

@@ -327,7 +327,7 @@ def entropy_bootstrap(
     ``quantile`` is :func:`polfair.core.intervals.z_value`, ``generator(seed, key)`` the seeded
     generator of a ``by`` value (``intervals.common.seeded_generator``; passed in: this module imports nothing
     from ``intervals``, which imports it), ``sampler`` the draws (default :func:`draw_cells`). The
-    rows and estimates are :func:`polfair.core._entropy_ci.entropy_intervals`'s; this module adds
+    rows and estimates are :func:`polfair.core.entropy.intervals.entropy_intervals`'s; this module adds
     the limits (:func:`bootstrap_limits`).
 
     Examples
@@ -338,7 +338,7 @@ def entropy_bootstrap(
     >>> entropy_bootstrap(cells, protected=["g"], n_boot=50, quantile=z_value, generator=seeded_generator).height
     9
     """
-    from polfair.core._entropy_ci import entropy_intervals
+    from polfair.core.entropy.intervals import entropy_intervals
 
     limits = bootstrap_limits(n_boot=n_boot, seed=seed, quantile=quantile, generator=generator, sampler=sampler)
     out = entropy_intervals(cells, protected=protected, by=by, sets=sets, alpha=alpha, ci=ci, limits=limits,
@@ -354,7 +354,7 @@ def bootstrap_limits(
     generator: Callable[[int, Any], np.random.Generator],
     sampler: Sampler | None = None,
 ) -> Callable[[Any, np.ndarray, float], tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """The cell bootstrap as a :data:`polfair.core._entropy_ci.Limits` method.
+    """The cell bootstrap as a :data:`polfair.core.entropy.intervals.Limits` method.
 
     Parameters
     ----------
@@ -401,7 +401,7 @@ def bootstrap_limits(
         summed = [(finest.attrs, finest.first, num, n)]
         by_grouping: dict[bytes, list[np.ndarray]] = {}
 
-        def replicate_values(g: Any) -> list[np.ndarray]:  # g: a polfair.core._entropy_ci.Grouping
+        def replicate_values(g: Any) -> list[np.ndarray]:  # g: a polfair.core.entropy.intervals.Grouping
             key = g.codes.tobytes()
             if key not in by_grouping:
                 _, f_first, f_num, f_cnt = min((f for f in summed if f[0] >= g.attrs), key=lambda f: f[2].shape[1])

@@ -37,8 +37,8 @@ from typing import Any
 
 import polars as pl
 
-from polfair.core._contract_compile import Column, Compiled, Engine, check_dtype, label
-from polfair.core._contract_rules import dtype_kind
+from polfair.core.contract.compile import Column, Compiled, Engine, check_dtype, label
+from polfair.core.contract.rules import dtype_kind
 from polfair.core.values import coerce_value, coerce_values
 from polfair.exceptions import InvalidInputError, PolarityError
 
@@ -228,7 +228,7 @@ def polarity(
     dtype
         The label's (``y_true``'s) dtype.
     favorable, unfavorable
-        The label values (:func:`polfair.core.spec.label_values`); matched in ``dtype``.
+        The label values (:func:`polfair.core.passes.spec.label_values`); matched in ``dtype``.
     score_label
         The user's ``score_label`` (``None``: not given).
     label
@@ -362,7 +362,7 @@ def compile_labels(
     y_true, y_pred
         The label and the prediction columns (either may be ``None``).
     favorable, unfavorable
-        The label values (:func:`polfair.core.spec.label_values`).
+        The label values (:func:`polfair.core.passes.spec.label_values`).
     score_label
         The user's ``score_label``.
     score
@@ -491,7 +491,7 @@ def cell_alarms(cells: pl.DataFrame, pol: Polarity | None, *, has_predictions: b
     Parameters
     ----------
     cells
-        A cell table (:mod:`polfair.core.counts`).
+        A cell table (:mod:`polfair.core.passes.counts`).
     pol
         The pass's polarity (``Spec.polarity``).
     has_predictions, has_scores

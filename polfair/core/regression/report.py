@@ -3,7 +3,7 @@
 The report's metrics, intervals and tests are described in :mod:`polfair.core.regression` (the public
 module, which re-exports this one's public names) and in :func:`regression_report_from_cells`. Here:
 the roll-ups of every attribute set, the references, the group, population and attribute rows
-(the statistics come from :mod:`polfair.core._regression_stats`), and the cell table kept on a
+(the statistics come from :mod:`polfair.core.regression.stats`), and the cell table kept on a
 report for the HTML page (:func:`attach_regression_cells`, :func:`regression_cells_of`).
 """
 
@@ -17,13 +17,14 @@ import polars as pl
 
 from polfair.core import intervals as iv
 from polfair.core._args import as_list
-from polfair.core._regression_moments import combine, common_units
-from polfair.core._regression_pass import (
+from polfair.core.passes.collect import check_not_empty
+from polfair.core.regression.moments import combine, common_units
+from polfair.core.regression.passes import (
     REGRESSION_CELL_COLUMNS,
     check_regression_cells,
     regression_cells,  # noqa: F401 (the doctests use it)
 )
-from polfair.core._regression_stats import (
+from polfair.core.regression.stats import (
     ESTIMATED_METRICS,
     LOG_T_METRICS,
     MEAN_MOMENTS,
@@ -43,8 +44,7 @@ from polfair.core._regression_stats import (
     value_limits,
     welch_test,
 )
-from polfair.core.collect import check_not_empty
-from polfair.core.report import (
+from polfair.core.report.build import (
     GROUP_KEY,
     SEPARATOR,
     Intersections,
@@ -111,7 +111,7 @@ def regression_report_from_cells(
     Returns
     -------
     pl.DataFrame
-        The fairness report's long schema (:mod:`polfair.core.report`): ``*by, attribute,
+        The fairness report's long schema (:mod:`polfair.core.report.build`): ``*by, attribute,
         group, metric, value, reference_group, difference, ratio, n``, with ``ci`` the interval
         columns ``value_lo … n_eff`` (Float64) and ``ci_method, test`` (Categorical), then
         ``n_groups``, ``excluded_groups``, ``group_key``. Metrics: group and population rows
@@ -214,7 +214,7 @@ _METRIC_UNITS: dict[str, tuple[int, int]] = {
 
 def _unscale(rows: pl.DataFrame, w_exp: int, y_exp: int) -> pl.DataFrame:
     """The report's values back in the data's units (the table's moments are on the units
-    ``2^w_exp`` for weights, ``2^y_exp`` for values: :mod:`polfair.core._regression_moments`).
+    ``2^w_exp`` for weights, ``2^y_exp`` for values: :mod:`polfair.core.regression.moments`).
 
     Raises
     ------

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from polfair.core._regression_moments import MOMENT_COLUMNS, complement
-from polfair.core._regression_pass import (
+from polfair.core.regression.moments import MOMENT_COLUMNS, complement
+from polfair.core.regression.passes import (
     regression_cells,  # noqa: F401 (the doctests use it)
     roll_up,  # noqa: F401 (the doctests use it)
 )
@@ -86,7 +86,7 @@ class Moments:
     """Weights and centred moments of groups (one array element per group), the inputs of every metric.
 
     Built with :func:`group_moments` from a frame with the regression cell table's value columns
-    (every group on the same units: :func:`polfair.core._regression_moments.common_units`).
+    (every group on the same units: :func:`polfair.core.regression.moments.common_units`).
     """
 
     sums: dict[str, np.ndarray]
@@ -96,7 +96,7 @@ class Moments:
 
     def __sub__(self, other: Moments) -> Moments:
         """The moments of the rows of ``self`` not in ``other`` (a group's complement in its population;
-        :func:`polfair.core._regression_moments.complement`; its outcome range is unknown: taken as
+        :func:`polfair.core.regression.moments.complement`; its outcome range is unknown: taken as
         not constant).
         """
         return Moments(complement(self.sums, other.sums))

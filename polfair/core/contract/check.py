@@ -17,14 +17,15 @@ from typing import Any
 import polars as pl
 
 from polfair.core._args import as_expr, check_columns, output_name
-from polfair.core._contract_compile import (
+from polfair.core.contract.compile import (
     POLARS,
     Column,
     Compiled,
     Engine,
     weight,  # noqa: F401 (the doctests use it)
 )
-from polfair.core._contract_rules import (
+from polfair.core.contract.inputs import to_lazyframe
+from polfair.core.contract.rules import (
     CODE,
     FLAG_BAD_SCORE,
     FLAG_BAD_WEIGHT,
@@ -33,7 +34,6 @@ from polfair.core._contract_rules import (
     INVALID,
     MISSING,
 )
-from polfair.core.inputs import to_lazyframe
 from polfair.exceptions import InvalidInputError, MissingValuesWarning, PolfairError, WeightRangeWarning
 
 __all__ = [
@@ -523,7 +523,7 @@ class PolarsFrame:
     Parameters
     ----------
     data
-        Anything :func:`polfair.core.inputs.to_lazyframe` reads.
+        Anything :func:`polfair.core.contract.inputs.to_lazyframe` reads.
 
     Attributes
     ----------

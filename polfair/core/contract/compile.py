@@ -17,7 +17,7 @@ from typing import Any
 
 import polars as pl
 
-from polfair.core._contract_rules import (
+from polfair.core.contract.rules import (
     FLAG_BAD_SCORE,
     FLAG_BAD_WEIGHT,
     FLAG_NULL_SCORE,
@@ -185,10 +185,10 @@ class Compiled:
         The :class:`Column`.
     mark
         Labels only: Boolean expression of the rows whose label breaks the polarity rule's reading
-        (:class:`~polfair.core._contract_polarity.Polarity`; counted in the ``INVALID`` state with
+        (:class:`~polfair.core.contract.polarity.Polarity`; counted in the ``INVALID`` state with
         the invalid rows, told apart on the error path), or ``None``.
     polarity
-        The :class:`~polfair.core._contract_polarity.Polarity` whose check ``mark`` is.
+        The :class:`~polfair.core.contract.polarity.Polarity` whose check ``mark`` is.
     labels
         Labels only: the ``(favorable, unfavorable)`` values in the column's dtype (``unfavorable``
         ``None``: every other value), for the post-pass check that each matches a row.
@@ -294,18 +294,18 @@ def label(
     col
         The label (or predicted label) column.
     favorable, unfavorable
-        The user's label values (:func:`polfair.core.spec.label_values`); they are matched in the
+        The user's label values (:func:`polfair.core.passes.spec.label_values`); they are matched in the
         column's dtype (:func:`polfair.core.values.coerce_values`). ``unfavorable=None``: every
         other value is unfavorable, except a Float value that is not a whole number (invalid).
     role
         ``"y_true"`` or ``"y_pred"`` (messages).
     boolean
         A Boolean prediction next to non-Boolean labels, read by the polarity rule
-        (:func:`~polfair.core._contract_polarity.polarity`): ``True``: True = favorable, False =
+        (:func:`~polfair.core.contract.polarity.polarity`): ``True``: True = favorable, False =
         unfavorable; ``False``: True = unfavorable (the label ``score_label``), False = favorable;
         ``None``: the column is matched in its dtype.
     polarity
-        ``y_true`` only: a :class:`~polfair.core._contract_polarity.Polarity` whose data check
+        ``y_true`` only: a :class:`~polfair.core.contract.polarity.Polarity` whose data check
         (``check``) the pass runs: rows whose label breaks the reading get the ``INVALID`` state and
         ``Compiled.mark``; the post-pass check raises :class:`~polfair.exceptions.PolarityError`.
 

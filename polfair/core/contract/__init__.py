@@ -35,7 +35,7 @@ The rules in short (the full table is :data:`ROLES` / ``docs/contract.md``):
   is the null group too; ``-0.0`` is ``0.0``. The many-groups guard is about cardinality (after the
   pass), not dtype.
 
-API for a pass (what a new pass composes; see :func:`polfair.core.spec.build_spec` and
+API for a pass (what a new pass composes; see :func:`polfair.core.passes.spec.build_spec` and
 ``polfair.scores.counts`` for two users)::
 
     eng = POLARS                                   # or the narwhals engine: same calls
@@ -73,14 +73,14 @@ otherwise the pass checks the labels (the label's state field) and the post-pass
 inverted anyway (accuracy below 0.5, scores higher on unfavorable labels).
 
 The module re-exports the public names of four concept modules: the rules and the contract table
-(:mod:`polfair.core._contract_rules`), the engine adapter and the compiled roles
-(:mod:`polfair.core._contract_compile`), the polarity rule (:mod:`polfair.core._contract_polarity`),
-and the post-pass check with the Polars frame adapter (:mod:`polfair.core._contract_check`).
+(:mod:`polfair.core.contract.rules`), the engine adapter and the compiled roles
+(:mod:`polfair.core.contract.compile`), the polarity rule (:mod:`polfair.core.contract.polarity`),
+and the post-pass check with the Polars frame adapter (:mod:`polfair.core.contract.check`).
 """
 
 from __future__ import annotations
 
-from polfair.core._contract_check import (
+from polfair.core.contract.check import (
     PROBA_BAD,
     PROBA_NULL,
     PROBA_SUM,
@@ -97,7 +97,7 @@ from polfair.core._contract_check import (
     weight_squares,
     weight_units,
 )
-from polfair.core._contract_compile import (
+from polfair.core.contract.compile import (
     MEMBERSHIP_OK,
     MEMBERSHIP_SUM,
     POLARS,
@@ -115,7 +115,7 @@ from polfair.core._contract_compile import (
     score,
     weight,
 )
-from polfair.core._contract_polarity import (
+from polfair.core.contract.polarity import (
     Polarity,
     cell_alarms,
     compile_labels,
@@ -124,7 +124,7 @@ from polfair.core._contract_polarity import (
     polarity_alarms,
     polarity_table,
 )
-from polfair.core._contract_rules import (
+from polfair.core.contract.rules import (
     CODE,
     EXACT_SCALE,
     FLAG_BAD_SCORE,

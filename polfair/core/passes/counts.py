@@ -1,7 +1,7 @@
 """Stage 2, *counts*: the one pass over the data that produces the cell table.
 
 The pass is a single ``group_by(by + protected keys + [outcome code]).agg(n, Σw, Σw·s, Σw·(1-s))``
-over the user's rows (the outcome code is described in :mod:`polfair.core.spec`). The outcome code is a
+over the user's rows (the outcome code is described in :mod:`polfair.core.passes.spec`). The outcome code is a
 tiny integer key, so this is much cheaper than one conditional sum per confusion cell (see
 ``docs/design.md``). Pivoting the code into the confusion columns then happens on that result,
 which has at most 16 rows per cell. Everything after this module reads only the cell table.
@@ -42,7 +42,7 @@ from typing import Any
 import polars as pl
 
 from polfair.core.contract import W2_SHIFT, check_polarity, code_problems, weight_squares
-from polfair.core.spec import (
+from polfair.core.passes.spec import (
     CODE,
     CODE_VALUES,
     EXACT_SCALE,
@@ -105,7 +105,7 @@ CODE_ROWS, CODE_W2 = _N, _W2
 _W2LO = "__pf_w2lo"
 #: The Float64 pass's two accumulators of Σw² (:func:`polfair.core.contract.weight_squares`).
 W2_UP, W2_DOWN = "__pf_w2up", "__pf_w2dn"
-#: A column of a cell table of :func:`polfair.core.collect.collect_cells` with ``relative=True`` (not
+#: A column of a cell table of :func:`polfair.core.passes.collect.collect_cells` with ``relative=True`` (not
 #: public): its weighted columns are in units of ``2**value`` (Σw² in ``4**value``).
 WEIGHT_EXP = "__pf_wexp"
 #: exact_sums=True: Σw² is ``floor(w² · 2**80)``, held as two UInt128 sums: ``_W2`` =
@@ -428,9 +428,9 @@ def cell_table(data: Any, **request: Any) -> pl.LazyFrame:
     Parameters
     ----------
     data
-        Anything :func:`polfair.core.inputs.to_lazyframe` reads (frames, pandas, pyarrow, paths).
+        Anything :func:`polfair.core.contract.inputs.to_lazyframe` reads (frames, pandas, pyarrow, paths).
     **request
-        The keywords of :func:`polfair.core.spec.build_spec` (``y_true``, ``y_pred``, ``y_score``,
+        The keywords of :func:`polfair.core.passes.spec.build_spec` (``y_true``, ``y_pred``, ``y_score``,
         ``threshold``, ``protected``, ``favorable``, ``unfavorable``, ``weight``, ``by``).
 
     Returns
@@ -441,7 +441,7 @@ def cell_table(data: Any, **request: Any) -> pl.LazyFrame:
     Raises
     ------
     ColumnNotFoundError, PolfairError
-        As :func:`polfair.core.spec.build_spec`.
+        As :func:`polfair.core.passes.spec.build_spec`.
 
     Examples
     --------
@@ -585,7 +585,7 @@ def check_cell_table(
     TypeError
         ``table`` is not a Polars frame.
     InvalidInputError
-        A count column is missing or has another dtype than :data:`polfair.core.counts.COUNT_DTYPES`
+        A count column is missing or has another dtype than :data:`polfair.core.passes.counts.COUNT_DTYPES`
         (integer columns that are not UInt64 are accepted only when they are integers: the caller
         casts them); a key column is missing, is a count column, or has a nested dtype; a key's
         dtype differs from ``like``'s (String ``"1"`` and Int ``1`` are different groups: cast one

@@ -33,7 +33,7 @@ column                  dtype        meaning
 ``harm``                String       group rows of a metric with a direction of harm: ``"group"``
                                      (the group is on the disadvantaged side of its reference),
                                      ``"reference"`` or ``"none"``; null elsewhere
-                                     (:mod:`polfair.core.status`)
+                                     (:mod:`polfair.core.report.status`)
 ======================  ===========  ============================================================
 
 ``attribute``, ``metric`` and ``reference_group`` are Categorical (a few distinct strings repeated
@@ -71,7 +71,7 @@ attributes, otherwise every single attribute, every pair and the full intersecti
 
 How it is built: every row kind is computed wide (one row per group / attribute set / ``by``
 value, one column per metric), then the long rows are laid out once
-(:func:`polfair.core._report_rows.assemble`): no unpivot, no sort of the long rows.
+(:func:`polfair.core.report.rows.assemble`): no unpivot, no sort of the long rows.
 """
 
 from __future__ import annotations
@@ -89,9 +89,14 @@ import polars as pl
 from polfair.core import intervals as iv
 from polfair.core._args import SMALL_COLLECT as _SMALL
 from polfair.core._args import as_list
-from polfair.core._entropy_ci import benefit_variance
-from polfair.core._report_ci import CI_CATS, CI_FLOATS, CiOptions, GroupContext, adjust_p_values, best_statistics
-from polfair.core._report_rows import (
+from polfair.core._typing import Reference
+from polfair.core.entropy.intervals import benefit_variance
+from polfair.core.intervals.common import Segments
+from polfair.core.intervals.spreads import segments_of
+from polfair.core.metrics import METRICS, Disparity, group_metrics
+from polfair.core.passes.counts import COUNT_COLUMNS, WEIGHT_EXP, check_cell_table
+from polfair.core.report.intervals import CI_CATS, CI_FLOATS, CiOptions, GroupContext, adjust_p_values, best_statistics
+from polfair.core.report.rows import (
     ATTR_METRICS,
     BENEFIT_VAR,
     GROUP_COL,
@@ -109,12 +114,7 @@ from polfair.core._report_rows import (
     population_part,
     take,
 )
-from polfair.core._typing import Reference
-from polfair.core.counts import COUNT_COLUMNS, WEIGHT_EXP, check_cell_table
-from polfair.core.intervals.common import Segments
-from polfair.core.intervals.spreads import segments_of
-from polfair.core.metrics import METRICS, Disparity, group_metrics
-from polfair.core.status import with_harm
+from polfair.core.report.status import with_harm
 from polfair.core.user_metrics import check_user_metrics, user_metric_parts
 from polfair.core.values import absent_values_message, coerce_values, match_values
 from polfair.exceptions import PolfairError, ReferenceWarning, ReportSizeWarning
@@ -366,7 +366,7 @@ def report_from_counts(
     Returns
     -------
     pl.DataFrame
-        The report (schema and row kinds in :mod:`polfair.core.report`).
+        The report (schema and row kinds in :mod:`polfair.core.report.build`).
 
     Raises
     ------
@@ -396,7 +396,7 @@ def report_from_counts(
     """
     # All attribute sets are rolled up into ONE small table keyed by a set index (grouping sets), so
     # metrics, references, spreads, entropy and EDF are computed once over it, not once per set;
-    # the long rows are then laid out once (polfair.core._report_rows.assemble).
+    # the long rows are then laid out once (polfair.core.report.rows.assemble).
     prep = _prepare(cells, protected, by, has_predictions, privileged, reference, intersections, alpha, concentration,
                     ci, ci_method, n_boot, seed, p_adjust, weighted, metrics)  # fmt: skip
     parts = [prep.population_part(), prep.attribute_part(), prep.group_part(prep.groups), *prep.user_parts()]

@@ -42,7 +42,7 @@ __all__ = [
 #: 1: the original long report (``*by, attribute, group, metric, value, reference_group,
 #: difference, ratio, n``, optional ``threshold, status``). 2: intervals and tests, run metadata,
 #: the weighted-square counts and jackknife bucket of the cell table. 3: the ``harm`` column (the
-#: direction of each comparison), ``status`` from the interval rule of :mod:`polfair.core.status`,
+#: direction of each comparison), ``status`` from the interval rule of :mod:`polfair.core.report.status`,
 #: appends that add columns. 4: a config attribute's rows in neither its monitored nor its
 #: reference group are the group ``"(neither group)"``, not ``"other"``; the regression cell table
 #: of centred moments (``mean_*``, ``m2_*`` ..., ``w_exp``, ``y_exp`` instead of sums about a
@@ -108,9 +108,9 @@ REPORT_SCHEMA: tuple[Column, ...] = (
            "(null field: not in the attribute set, or a null value); null on population rows", 2, "core"),
     Column("harm", _S, "group rows of a metric with a direction of harm: 'group' (the group has the lower rate "
            "of favorable outcomes, or the higher rate of unfavorable ones or errors, than its reference), "
-           "'reference', or 'none' (no difference); null elsewhere (polfair.core.status)", 3, "core"),
+           "'reference', or 'none' (no difference); null elsewhere (polfair.core.report.status)", 3, "core"),
     Column("threshold", _S, "the threshold band applied to the row (monitor; with thresholds)", 1, "monitor"),
-    Column("status", _S, "'ok' | 'violation' | 'inconclusive' | 'insufficient_data' (polfair.core.status: "
+    Column("status", _S, "'ok' | 'violation' | 'inconclusive' | 'insufficient_data' (polfair.core.report.status: "
            "a violation's whole interval lies outside the band; inconclusive: the value is outside, the interval "
            "reaches in); null where no threshold applies", 1, "monitor"),
     Column("run_id", _S, "identifier of the run that produced the row (uuid4 hex by default)", 2, "run"),
@@ -121,7 +121,7 @@ REPORT_SCHEMA: tuple[Column, ...] = (
            "configuration", 2, "run"),
 )  # fmt: skip
 
-#: The run-metadata columns (:func:`polfair.core.run_metadata.with_run_metadata`), last in a report.
+#: The run-metadata columns (:func:`polfair.core.report.run_metadata.with_run_metadata`), last in a report.
 RUN_METADATA_COLUMNS = tuple(c.name for c in REPORT_SCHEMA if c.kind == "run")
 
 _U = pl.UInt64()

@@ -1,6 +1,6 @@
 """Fairness of regression models: one pass to a regression cell table, then arithmetic on it.
 
-The regression analogue of the classification cell table (:mod:`polfair.core.counts`). ONE
+The regression analogue of the classification cell table (:mod:`polfair.core.passes.counts`). ONE
 ``group_by(by + protected keys + bin)`` over the rows gives, per cell (a combination of ``by``
 values and protected values) and per bin of the prediction, the weights and the centred moments
 of the rows (schema version 4; ``docs/schema.md`` has the migration from the sums of version 3):
@@ -34,7 +34,7 @@ against the spread (``Σw y² − (Σw y)²/W`` for prices of 1e8 ± 1). The pas
 inside its one query, each cell's weighted means (window functions over the cell) and sums the
 rows' centred terms; tables of partitions, batches, bins and cells merge exactly with Chan,
 Golub & LeVeque's (1979) and Pébay's (2008) formulas (:func:`merge_regression_cells`,
-:func:`roll_up`; :mod:`polfair.core._regression_moments`), which add only non-negative terms to a
+:func:`roll_up`; :mod:`polfair.core.regression.moments`), which add only non-negative terms to a
 variance. The result depends on the order of the rows through rounding only.
 
 **Units.** A cell's weights and values are held in units of powers of two chosen from its largest
@@ -78,15 +78,15 @@ The module is pure arithmetic on small tables (numpy and Polars); the input cont
 value of each role may be) lives in the pass that builds the table.
 
 The module re-exports the public names of three concept modules: the pass and the cell table's
-algebra (:mod:`polfair.core._regression_pass`), the statistics on group moments
-(:mod:`polfair.core._regression_stats`) and the report (:mod:`polfair.core._regression_report`).
+algebra (:mod:`polfair.core.regression.passes`), the statistics on group moments
+(:mod:`polfair.core.regression.stats`) and the report (:mod:`polfair.core.regression.report`).
 """
 
 from __future__ import annotations
 
-from polfair.core._regression_moments import MOMENT_COLUMNS as REGRESSION_MOMENT_COLUMNS
-from polfair.core._regression_moments import common_units
-from polfair.core._regression_pass import (
+from polfair.core.regression.moments import MOMENT_COLUMNS as REGRESSION_MOMENT_COLUMNS
+from polfair.core.regression.moments import common_units
+from polfair.core.regression.passes import (
     BINS_PER_OCTAVE,
     REGRESSION_CELL_COLUMNS,
     REGRESSION_COUNT_COLUMNS,
@@ -97,12 +97,12 @@ from polfair.core._regression_pass import (
     regression_pass,
     roll_up,
 )
-from polfair.core._regression_report import (
+from polfair.core.regression.report import (
     attach_regression_cells,
     regression_cells_of,
     regression_report_from_cells,
 )
-from polfair.core._regression_stats import (
+from polfair.core.regression.stats import (
     REGRESSION_ATTRIBUTE_METRICS,
     REGRESSION_METRICS,
     Moments,

@@ -9,7 +9,7 @@
   or invalid (the contract's check, :func:`polfair.core.contract.code_problems`). Rows are not
   exploded: the input is read once, as always.
 * :func:`expand_codes`: the small result unpivoted into the **ordinary code table** of the cells
-  ``(by, observed keys, estimated attribute)``, so :func:`polfair.core.counts.pivot_codes` makes the
+  ``(by, observed keys, estimated attribute)``, so :func:`polfair.core.passes.counts.pivot_codes` makes the
   ordinary cell table and every metric, interval, roll-up and output follows unchanged.
 
 What the cell table of an estimated group holds (``proba_assignment="weighted"``):
@@ -50,9 +50,9 @@ import polars as pl
 
 from polfair.core._args import SMALL_COLLECT
 from polfair.core.contract import CODE, FLAG_BAD_WEIGHT, FLAG_NULL_WEIGHT, PROBA_BAD, PROBA_NULL, PROBA_SUM
-from polfair.core.counts import BUCKET, CODE_ROWS, CODE_W2, checked_polarity, grouped_by_code, pivot_codes
+from polfair.core.passes.counts import BUCKET, CODE_ROWS, CODE_W2, checked_polarity, grouped_by_code, pivot_codes
+from polfair.core.passes.spec import W1S, WS, Spec, W, build_spec
 from polfair.core.proba import GROUP_INDEX, ProbaSpec, parse_protected_proba, proba_sums, q_column  # noqa: F401 (doctests)
-from polfair.core.spec import W1S, WS, Spec, W, build_spec
 
 __all__ = ["apportion", "cell_table", "code_counts", "expand_codes", "expand_sums", "pass_keys", "row_offset"]
 
@@ -80,7 +80,7 @@ def code_counts(spec: Spec) -> pl.LazyFrame:
     Parameters
     ----------
     spec
-        From :func:`polfair.core.spec.build_spec` with ``protected_proba``.
+        From :func:`polfair.core.passes.spec.build_spec` with ``protected_proba``.
 
     Returns
     -------
@@ -170,7 +170,7 @@ def apportion(total: pl.Expr, share: pl.Expr, over: str, offset: pl.Expr) -> pl.
 
 
 def _sum_columns(spec: Spec) -> list[str]:
-    """The code table's sum columns that :func:`polfair.core.counts.pivot_codes` reads for ``spec``."""
+    """The code table's sum columns that :func:`polfair.core.passes.counts.pivot_codes` reads for ``spec``."""
     return [*([W, CODE_W2] if spec.weighted else []), *([WS, W1S] if spec.has_scores else [])]
 
 
@@ -195,7 +195,7 @@ def expand_codes(codes: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
     pl.LazyFrame
         Columns ``by``, the protected keys with the estimated attribute last (Enum of its labels),
         ``bucket`` (with ``cluster=``), the outcome code, ``__pf_n`` (UInt64) and the sums
-        :func:`polfair.core.counts.pivot_codes` reads; one row per (cell, code).
+        :func:`polfair.core.passes.counts.pivot_codes` reads; one row per (cell, code).
     """
     ps = _proba(spec)
     keep = [k for k in pass_keys(spec) if k != GROUP_INDEX]
@@ -316,15 +316,15 @@ def expand_sums(
 def cell_table(data: Any, **request: Any) -> pl.LazyFrame:
     """The cell table of a Polars-readable input with an estimated attribute (lazy: nothing runs yet).
 
-    :func:`polfair.core.counts.cell_table` for ``protected_proba`` requests: ``build_spec`` ->
-    :func:`code_counts` -> :func:`expand_codes` -> :func:`~polfair.core.counts.pivot_codes`.
+    :func:`polfair.core.passes.counts.cell_table` for ``protected_proba`` requests: ``build_spec`` ->
+    :func:`code_counts` -> :func:`expand_codes` -> :func:`~polfair.core.passes.counts.pivot_codes`.
 
     Parameters
     ----------
     data
-        Anything :func:`polfair.core.inputs.to_lazyframe` reads.
+        Anything :func:`polfair.core.contract.inputs.to_lazyframe` reads.
     **request
-        The keywords of :func:`polfair.core.spec.build_spec`, ``protected_proba`` among them.
+        The keywords of :func:`polfair.core.passes.spec.build_spec`, ``protected_proba`` among them.
 
     Returns
     -------
@@ -341,7 +341,7 @@ def cell_table(data: Any, **request: Any) -> pl.LazyFrame:
     """
     spec = build_spec(data, **request)
     if spec.proba is None:  # pragma: no cover - the callers pass protected_proba
-        msg = "cell_table of polfair.core.proba_cells needs protected_proba="
+        msg = "cell_table of polfair.core.proba.cells needs protected_proba="
         raise ValueError(msg)
     return pivot_codes(expand_codes(checked_polarity(code_counts(spec), spec), spec), spec)
 
