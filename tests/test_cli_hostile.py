@@ -9,7 +9,7 @@ import sys
 import polars as pl
 import pytest
 
-import polfair.cli as cli
+import polfair.api
 from polfair.cli import check_output_path, flag_message, main
 
 
@@ -80,7 +80,8 @@ class TestExitCodes:
         def boom(*a, **k):
             raise KeyError("bug")
 
-        monkeypatch.setattr(cli, "fairness_report", boom)
+        for name in ("fairness_report", "fairness_report_batches"):  # the CLI loads the engine at the pass
+            monkeypatch.setattr(polfair.api, name, boom)
         rc, _, err = run(capsys, "report", data, "--y-true", "y", "--protected", "g")
         assert rc == 3 and "Traceback" in err and "internal error" in err
 
@@ -103,13 +104,15 @@ class TestOutputChecksBeforeThePass:
         ro.mkdir()
         ro.chmod(0o500)
         called = []
-        monkeypatch.setattr(cli, "fairness_report", lambda *a, **k: called.append(1))
+        for name in ("fairness_report", "fairness_report_batches"):  # the CLI loads the engine at the pass
+            monkeypatch.setattr(polfair.api, name, lambda *a, **k: called.append(1))
         rc, _, err = run(capsys, "report", data, "--y-true", "y", "--protected", "g", "--out", str(ro / "r.parquet"))
         assert rc == 2 and "not writable" in err and not called
 
     def test_missing_parent_fails_before_the_pass(self, capsys, data, tmp_path, monkeypatch) -> None:
         called = []
-        monkeypatch.setattr(cli, "fairness_report", lambda *a, **k: called.append(1))
+        for name in ("fairness_report", "fairness_report_batches"):  # the CLI loads the engine at the pass
+            monkeypatch.setattr(polfair.api, name, lambda *a, **k: called.append(1))
         rc, _, err = run(capsys, "report", data, "--y-true", "y", "--protected", "g", "--out", str(tmp_path / "no" / "r.csv"))
         assert rc == 2 and "does not exist" in err and not called
 

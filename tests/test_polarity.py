@@ -94,7 +94,7 @@ def test_integer_predictions_of_the_label_need_nothing(loans: pl.DataFrame, appr
 def test_an_inverted_reading_warns(loans: pl.DataFrame, output: dict) -> None:
     with pytest.warns(PolarityWarning, match=r"accuracy is 0\.\d+ \(below 0\.5\).*favorable=0") as rec:
         report = audit(loans, **output)
-    assert pf.core.run_metadata.request_of(report)["polarity_warnings"] == [str(w.message) for w in rec
+    assert pf.core.report.run_metadata.request_of(report)["polarity_warnings"] == [str(w.message) for w in rec
                                                                             if w.category is PolarityWarning]
 
 

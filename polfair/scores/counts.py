@@ -240,10 +240,10 @@ def _warn_inverted(hist: pl.DataFrame, pol: contract.Polarity) -> None:
     t = hist.group_by("label").agg(pl.col("weight", "score_sum", "score_sq_sum", "weight_sq_sum").sum())
     stats = {}
     for r in t.iter_rows(named=True):
-        w = r["weight"]
-        if w > 0:
+        w, ww = r["weight"], r["weight_sq_sum"]
+        if w > 0 and ww:  # (Σw² null or 0: weights beyond Float64's squares; no effective size to test with)
             m = r["score_sum"] / w
-            stats[r["label"]] = (m, max(r["score_sq_sum"] / w - m * m, 0.0), w * w / r["weight_sq_sum"])
+            stats[r["label"]] = (m, max(r["score_sq_sum"] / w - m * m, 0.0), w * w / ww)
     if True in stats and False in stats:
         for text in contract.polarity_alarms(pol, scores=(stats[True], stats[False])):
             warnings.warn(text, PolarityWarning, stacklevel=5)

@@ -32,6 +32,16 @@ def _means(p: dict[str, np.ndarray]) -> np.ndarray:
         return np.where(p["w"] > 0, p["sum_e"] / p["w"], np.nan)
 
 
+def _moments(p: dict[str, np.ndarray]) -> Moments:
+    """The regression kernels' moments of a slice's (or the rest's) errors: ``w``, ``w2``, the mean
+    ``mean_e`` and the centred ``m2_e = Σw·e² − (Σw·e)²/Σw`` (a non-negative loss's spread; clipped at 0).
+    """
+    w = p["w"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        m2 = np.maximum(p["sum_e2"] - np.where(w > 0, p["sum_e"] * p["sum_e"] / w, 0.0), 0.0)
+    return Moments({"w": w, "w2": p["w2"], "mean_e": _means(p), "m2_e": m2})
+
+
 def slice_statistics(
     stats: dict[str, np.ndarray], total: dict[str, float], *, binary: bool, weighted: bool, ci: float | None
 ) -> dict[str, Any]:
@@ -79,7 +89,7 @@ def slice_statistics(
             out |= {"value_lo": lo, "value_hi": hi, "difference_lo": dlo, "difference_hi": dhi}
         method = "score_ess" if weighted else "score"
     else:
-        mg, mr = Moments(own), Moments(rest)
+        mg, mr = _moments(own), _moments(rest)
         est, var, df = mean_interval(mg, "mean_error")
         rest_est, rest_var, rest_df = mean_interval(mr, "mean_error")
         d, vd, nu, p = welch_test(est, var, df, rest_est, rest_var, rest_df)

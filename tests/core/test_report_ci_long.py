@@ -71,7 +71,7 @@ def test_adjusted_p_values_equal_the_window_expression(p: list, data: st.DataObj
     # the report's numpy adjustment (every column at once, one sort) against p_adjust over the by values,
     # with ties, nulls (untested rows), repeated columns and a by column holding nulls and separator-like strings
     from polfair.core.intervals.spreads import segments_of
-    from polfair.core.report.build import intervals as _report_ci
+    from polfair.core.report import intervals as _report_ci
 
     n = len(p)
     by = data.draw(st.lists(st.sampled_from([None, "a", "b & c", "null", "\x1f"]), min_size=n, max_size=n))
@@ -93,7 +93,7 @@ def test_adjusted_p_values_padded_and_sorted_paths_agree(method: str, sizes: lis
     # segments of similar size are adjusted as rows of a padded matrix, very unequal ones (the second
     # case) by one sort per column; both equal p_adjust over the segments, with ties and untested rows
     from polfair.core.intervals.common import Segments
-    from polfair.core.report.build import intervals as _report_ci
+    from polfair.core.report import intervals as _report_ci
 
     rng = np.random.default_rng(len(sizes))
     codes = rng.permutation(np.repeat(np.arange(len(sizes)), sizes))

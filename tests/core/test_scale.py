@@ -163,7 +163,7 @@ def test_streaming_pass_raises_the_hot_table_cap_only_while_it_runs(monkeypatch)
 def test_long_report_layout_chunked_and_copied_are_the_same_rows(monkeypatch, by):
     # few runs of entities (in a large report): the long columns are zero-copy chunks of the parts'
     # arrays, aligned across columns; many runs (or _MAX_CHUNKS = 0): one copied array per column.
-    from polfair.core.report.build import rows as _report_rows
+    from polfair.core.report import rows as _report_rows
 
     df = _frame(5_000)
     monkeypatch.setattr(_report_rows, "_MIN_CHUNKED_ROWS", 0)  # chunk this small report too
