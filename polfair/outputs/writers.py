@@ -247,7 +247,7 @@ def _write_parquet(frame: pl.DataFrame, metadata: Mapping[str, str] | None) -> C
     return write
 
 
-def write_report(report: pl.DataFrame, path: str) -> None:
+def write_report(report: pl.DataFrame, path: str | Path) -> None:
     """Write ``report`` to ``path`` atomically; the format follows the extension.
 
     Parameters
@@ -275,6 +275,7 @@ def write_report(report: pl.DataFrame, path: str) -> None:
     >>> pl.read_parquet(p).height
     1
     """
+    path = os.fspath(path)  # a pathlib.Path as well as a str
     ext = report_format(path)
     if ext == ".parquet":  # with the report's request in the key-value metadata (read_report)
         write_atomic(path, _write_parquet(report, report_metadata(request_of(report))))

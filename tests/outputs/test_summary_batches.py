@@ -65,3 +65,10 @@ def test_the_cli_prints_the_folded_summary(tmp_path, frame: pl.DataFrame) -> Non
         warnings.simplefilter("ignore")
         expected = summarize(pf.fairness_report(frame, y_true="y", y_pred="p", protected=["zip", "sex"], ci=None))
     assert out.rstrip("\n") == expected
+
+
+def test_write_report_takes_a_path(tmp_path) -> None:
+    """``pf.write_report`` takes a ``pathlib.Path`` (it called ``.lower()`` on it)."""
+    report = pf.fairness_report(pl.DataFrame({"y": [1, 0], "g": ["a", "b"]}), y_true="y", protected="g", ci=None)
+    pf.write_report(report, tmp_path / "r.parquet")
+    assert pl.read_parquet(tmp_path / "r.parquet").height == report.height
