@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import polfair as pf
-from polfair.core.report.build import attribute_sets, group_label, parse_group_label, value_label
 from polfair.core.report import build as core_report
+from polfair.core.report.build import attribute_sets, group_label, parse_group_label, value_label
 from polfair.exceptions import PolfairError, ReportSizeWarning
 
 HOSTILE = ["", "null", "NULL", '"', '"x"', " & ", "a & b", "& x", "x &", "&", "a&b", "\\", '\\"', "é", "日本",
