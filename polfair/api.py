@@ -32,7 +32,7 @@ from polfair.core.proba.cells import expand_codes
 from polfair.core.report.build import report_batches, report_from_counts
 from polfair.core.report.run_metadata import attach_request, with_run_metadata
 from polfair.core.report.wide import to_wide
-from polfair.core.request import STATISTICS_KEYWORDS, AuditRequest
+from polfair.core.request import AuditRequest
 from polfair.core.values import check_option_types
 from polfair.engines.narwhals import foreign_code_table
 from polfair.exceptions import PolarityWarning, PolfairError
@@ -603,8 +603,7 @@ def _prepare(data: Any, request: AuditRequest) -> _Prepared:
         metrics=r.groupwise_metrics, statistics=r.given_statistics(), band=r.band,
         estimated=r.protected_proba is not None, threshold=r.threshold, score_label=r.score_label,
     )  # fmt: skip
-    defaults = {k: getattr(AuditRequest, k) for k in STATISTICS_KEYWORDS}
-    stats = significance_as_level({**defaults, **plan.statistics}, plan.statistics)
+    stats = significance_as_level({**AuditRequest.statistics_defaults(), **plan.statistics}, plan.statistics)
     run = r.resolved(plan, stats)  # every option in effect, read by name from here on
     spec: Spec
     if is_foreign(plan.data):  # Spark, DuckDB, ...: the pass runs in that engine, the rest here

@@ -445,13 +445,13 @@ def _run_report(args: argparse.Namespace) -> int:
         kwargs["run_metadata"] = {"run_id": run_id}
     log.event("start", command="report", path=args.path, run_id=run_id,
               options={k: v for k, v in kwargs.items() if v is not None and k != "run_metadata"})  # fmt: skip
+    # outputs that read the whole report at once (the page, an append, a config's groups, the violations)
+    whole = bool(args.html or args.append or args.config or args.thresholds or args.fail_on_violation
+                 or args.adverse_impact or args.adverse_impact_out)  # fmt: skip
     # --out alone: the report is written in batches as it is computed (memory does not grow with its rows)
-    stream = bool(args.out) and not (args.html or args.append or args.config or args.thresholds or args.fail_on_violation
-                                     or args.adverse_impact
-                                     or args.adverse_impact_out or args.shape == "wide" or args.min_group_size is not None)  # fmt: skip
+    stream = bool(args.out) and not (whole or args.shape == "wide" or args.min_group_size is not None)
     # the summary alone: folded over the same batches (the rows of the groups it shows, not the report)
-    if not (args.out or args.html or args.append or args.config or args.thresholds or args.fail_on_violation
-            or args.adverse_impact or args.adverse_impact_out):  # fmt: skip
+    if not (args.out or whole):
         from polfair.api import fairness_report_batches
 
         text = _logged_pass(lambda: summarize(fairness_report_batches(lf, **kwargs)), args, lf, log)

@@ -6,8 +6,8 @@ into an :class:`AuditRequest` at the door; the config is merged into it once
 stage reads an option by its name (``request.weight``, ``request.ci``), not from a dict of strings:
 the pass (:meth:`AuditRequest.pass_keywords` names exactly what :func:`polfair.core.passes.spec.build_spec`
 takes), the statistics (:meth:`AuditRequest.statistics`) and the run metadata's config hash
-(:meth:`AuditRequest.hashed`). The CLI builds its keywords into the same object before the pass
-(:meth:`AuditRequest.of`), so a misspelt or mistyped option fails before any data is read.
+(:meth:`AuditRequest.hashed`). The CLI passes its keywords to ``fairness_report``, which builds the
+request at its door (:meth:`AuditRequest.of`), so a mistyped option fails before any data is read.
 
 The fields are ``fairness_report``'s keywords with its defaults (a test keeps the two equal).
 """
@@ -17,6 +17,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
+
+import polars as pl
 
 from polfair.core._typing import IntoExpr, OnMissing, Reference
 from polfair.core.proba import DEFAULT_TOLERANCE, check_proba_options
@@ -133,14 +135,17 @@ class AuditRequest:
         """A list of ``metrics``: groupwise metrics (yardstick's, added by the monitor)."""
         return None if isinstance(self.metrics, Mapping) else self.metrics
 
+    @classmethod
+    def statistics_defaults(cls) -> dict[str, Any]:
+        """The statistics keywords' defaults (:data:`STATISTICS_KEYWORDS`)."""
+        return {f.name: f.default for f in dataclasses.fields(cls) if f.name in STATISTICS_KEYWORDS}
+
     def given_statistics(self) -> dict[str, Any]:
         """The statistics keywords given with another value than their default (these win over a config's)."""
-        defaults = {f.name: f.default for f in dataclasses.fields(self)}
         out = {}
-        for k in STATISTICS_KEYWORDS:
+        for k, default in self.statistics_defaults().items():
             v = getattr(self, k)
-            same = v is defaults[k] or (not _is_expr(v) and v == defaults[k])
-            if not same:
+            if not (v is default or (not isinstance(v, pl.Expr) and v == default)):
                 out[k] = v
         return out
 
@@ -196,6 +201,3 @@ class AuditRequest:
             out["threshold"] = threshold
         return out
 
-
-def _is_expr(value: Any) -> bool:
-    return type(value).__module__.startswith("polars") and type(value).__name__ == "Expr"

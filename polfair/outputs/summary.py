@@ -174,7 +174,7 @@ def _ranked(stats: pl.DataFrame, part: list[str]) -> pl.DataFrame:
              pl.col("__n").fill_null(-1), pl.col("__order")]  # fmt: skip
     return stats.sort([*part, *order], descending=[False] * len(part) + [True, True, True, True, False],
                       nulls_last=True, maintain_order=True).with_columns(
-        pl.int_range(pl.len()).over(part).alias("__rank") if part else pl.int_range(pl.len()).alias("__rank"))  # fmt: skip
+        pl.int_range(pl.len()).over(part).alias("__rank"))  # (part holds "attribute": never empty)
 
 
 class _Digest:
