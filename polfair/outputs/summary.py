@@ -87,9 +87,16 @@ def _num(v: Any, digits: int) -> str:
 def _cell(value: Any, lo: Any, hi: Any, status: Any, digits: int) -> str:
     """``2.20 [0.98, 3.61]?``: the value, its interval when known, the mark of its status."""
     text = _num(value, digits)
-    if value is not None and lo is not None and hi is not None:
-        text += f" [{_num(lo, digits)}, {_num(hi, digits)}]"
+    if value is not None and lo is not None:
+        text += " " + _interval(lo, hi, digits)
     return text + MARKS.get(status or "", "")
+
+
+def _interval(lo: Any, hi: Any, digits: int) -> str:
+    """``[lo, hi]``; ``[lo, inf)`` when the upper limit is unbounded (null with a lower limit: EDF's
+    projection), as the page writes it (``polfair.outputs.html._view.bounded``).
+    """
+    return f"[{_num(lo, digits)}, inf)" if hi is None else f"[{_num(lo, digits)}, {_num(hi, digits)}]"
 
 
 def _label(v: Any) -> str:
@@ -378,7 +385,7 @@ def summarize(
         lines.append("")
         lines.extend(_LEGEND.splitlines())
         if has_ci:
-            lines.append("[lo, hi] = confidence interval of the value (docs/statistics.md).")
+            lines.append("[lo, hi] = confidence interval of the value; [lo, inf) = no upper limit (docs/statistics.md).")
         else:
             lines.append("Intervals: fairness_report(..., ci=0.95) or polfair report --ci 0.95.")
         if is_judged:
@@ -479,8 +486,8 @@ def violation_lines(report: pl.DataFrame, *, limit: int = 50, statuses: Sequence
         digits = 2 if is_ratio_metric(metric) or abs(r["value"] or 0) >= 0.1 else 3
         text = f"{r['attribute']} = {r['group']}" if r["group"] is not None else f"{r['attribute']} (all groups)"
         text += f"  {metric} {_num(r['value'], digits)}"
-        if r.get("value_lo") is not None and r.get("value_hi") is not None:
-            text += f" [{_num(r['value_lo'], digits)}, {_num(r['value_hi'], digits)}]"
+        if r.get("value_lo") is not None:
+            text += " " + _interval(r["value_lo"], r.get("value_hi"), digits)
         text += f"  band {r.get('threshold')}  {r['status']}"
         if r.get("harm") in ("group", "reference"):
             text += f" ({r['harm']} disadvantaged)"

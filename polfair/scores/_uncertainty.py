@@ -53,6 +53,10 @@ __all__ = ["SCORE_CI_FLOATS", "abroca_batch", "auc_variance_expr", "score_interv
 #: A variance of shares in [0, 1] below this is rounding: (16 ε)².
 _ROUNDING_SQ = (16 * 2.0**-52) ** 2
 
+#: Kish numbers of positives and of negatives from which a DeLong AUC interval inside [0, 1] is
+#: used alone (below, or at the boundary, it is widened to Newcombe's score interval).
+AUC_LARGE_CLASS = 50
+
 #: The interval columns of the score report, after ``n`` (with ``ci``; then ``ci_method, test``).
 SCORE_CI_FLOATS = ("value_lo", "value_hi", "difference_lo", "difference_hi", "p_value", "p_value_adjusted", "n_eff")
 
@@ -83,6 +87,155 @@ def auc_variance_expr(P: pl.Expr, N: pl.Expr, auc: pl.Expr) -> list[pl.Expr]:
     var = part_p + part_n
     var = pl.when(var > _ROUNDING_SQ).then(var).otherwise(0.0)
     return [pl.when(ok).then(var).alias("__pf_auc_var"), m.alias("__pf_m"), n.alias("__pf_nn")]
+
+
+def hanley_mcneil_variance(theta: np.ndarray, m: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Hanley & McNeil's (1982) variance of the AUC at ``theta``, symmetrised as Newcombe (2006).
+
+    ``θ(1 − θ)/(m·n) · [1 + (N − 1)((1 − θ)/(2 − θ) + θ/(1 + θ))]``, ``N = (m + n)/2`` standing for
+    both ``m`` and ``n`` in the bracket (Hanley & McNeil have ``m − 1`` and ``n − 1``): the variance
+    of the Mann-Whitney estimate under their exponential model, 0 only at θ = 0 or 1.
+
+    Parameters
+    ----------
+    theta, m, n
+        Broadcastable float arrays: the AUC in [0, 1], the (effective) numbers of positives and
+        negatives (> 0).
+
+    Returns
+    -------
+    numpy.ndarray
+        The variance (Float64).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> round(float(hanley_mcneil_variance(np.array(0.5), np.array(10.0), np.array(10.0))), 6)
+    0.014583
+    """
+    big_n = (m + n) / 2.0
+    return theta * (1 - theta) / (m * n) * (1 + (big_n - 1) * ((1 - theta) / (2 - theta) + theta / (1 + theta)))
+
+
+def newcombe_auc_interval(auc: np.ndarray, m: np.ndarray, n: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
+    """Score-type interval of the AUC (Newcombe 2006, part 2): every θ with ``(Â − θ)² ≤ z²·V(θ)``.
+
+    ``V`` is :func:`hanley_mcneil_variance`; the limits solve ``(Â − θ)² = z²·V(θ)`` on [0, Â] and
+    [Â, 1] (bisection, 60 halvings: to 1e-18). The interval lies in [0, 1] and keeps a positive
+    width at Â = 0 or 1 (perfect separation): at Â = 1 its lower limit is below 1 by about
+    ``z²·(N + 1)/(2·m·n)``.
+
+    Parameters
+    ----------
+    auc, m, n
+        (G,) float arrays: the AUCs, the (Kish) numbers of positives and negatives; NaN where
+        undefined.
+    z
+        The normal quantile of the level.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        (G,) lower and upper limits; NaN where ``auc`` is NaN or ``m`` or ``n`` is not positive.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> lo, hi = newcombe_auc_interval(np.array([1.0]), np.array([6.0]), np.array([2.0]), 1.959964)
+    >>> bool(0.5 < lo[0] < 1.0), float(hi[0])
+    (True, 1.0)
+    """
+    ok = np.isfinite(auc) & (m > 0) & (n > 0)
+    a = np.where(ok, np.clip(auc, 0.0, 1.0), 0.5)
+    mm, nn = np.where(ok, m, 1.0), np.where(ok, n, 1.0)
+
+    def f(t: np.ndarray) -> np.ndarray:
+        return (a - t) ** 2 - z * z * hanley_mcneil_variance(t, mm, nn)
+
+    # lower limit: f(0) >= 0 >= f(Â), the root where f falls through 0; upper: f(Â) <= 0 <= f(1)
+    l0, l1 = np.zeros_like(a), a.copy()
+    u0, u1 = a.copy(), np.ones_like(a)
+    for _ in range(60):
+        lm, um = (l0 + l1) / 2, (u0 + u1) / 2
+        lp, up = f(lm) > 0, f(um) > 0
+        l0, l1 = np.where(lp, lm, l0), np.where(lp, l1, lm)
+        u0, u1 = np.where(up, u0, um), np.where(up, um, u1)
+    lo, hi = np.where(ok, l0, np.nan), np.where(ok, u1, np.nan)
+    return np.where(ok & (a <= 0), 0.0, lo), np.where(ok & (a >= 1), 1.0, hi)
+
+
+def auc_limits(
+    auc: np.ndarray, var: np.ndarray, m: np.ndarray, n: np.ndarray, z: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The AUC interval: DeLong's ``Â ± z·se``; in small groups and at the boundary, widened to
+    Newcombe's score interval where that reaches further.
+
+    DeLong's interval is 0 wide at perfect separation and too narrow in small groups; Newcombe's
+    (:func:`newcombe_auc_interval`, on the Kish sizes) never collapses, but knows nothing of ties
+    or weights and is model-based (wider than DeLong's in large samples). So: DeLong's alone where
+    both Kish sizes are at least :data:`AUC_LARGE_CLASS` and its interval stays inside [0, 1];
+    elsewhere each limit is the farther of the two (the union of the intervals), and Newcombe's
+    alone where DeLong's variance is undefined (one positive or negative).
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray, numpy.ndarray)
+        (G,) lower and upper limits (not clipped: DeLong's may pass 0 or 1), and whether a limit
+        came from Newcombe's interval.
+    """
+    nlo, nhi = newcombe_auc_interval(auc, m, n, z)
+    se = np.sqrt(var)
+    dlo, dhi = auc - z * se, auc + z * se
+    have = np.isfinite(se)
+    large = have & (m >= AUC_LARGE_CLASS) & (n >= AUC_LARGE_CLASS) & (dlo >= 0) & (dhi <= 1)
+    nlo, nhi = np.where(large, np.nan, nlo), np.where(large, np.nan, nhi)
+    lo = np.where(have, np.fmin(dlo, nlo), nlo)
+    hi = np.where(have, np.fmax(dhi, nhi), nhi)
+    widened = np.isfinite(nlo) & (~have | (nlo < dlo) | (nhi > dhi))
+    return lo, hi, widened
+
+
+def exact_rank_p_floor(pos_rows: np.ndarray, neg_rows: np.ndarray) -> np.ndarray:
+    """The smallest two-sided p-value a rank (Mann-Whitney) test on a group's rows can reach.
+
+    With ``m`` positive and ``n`` negative rows there are ``C(m + n, m)`` equally likely
+    arrangements of the labels under exchangeability; the most extreme one has probability
+    ``1 / C(m + n, m)`` one-sided, ``2 / C(m + n, m)`` two-sided (Mann & Whitney 1947). A test of a
+    group's AUC cannot honestly report less: 6 and 2 rows, ``2/28 = 0.071``.
+
+    Parameters
+    ----------
+    pos_rows, neg_rows
+        (G,) numbers of rows (unweighted).
+
+    Returns
+    -------
+    numpy.ndarray
+        (G,) ``min(1, 2 / C(m + n, m))``; 1 where a class is empty.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> exact_rank_p_floor(np.array([6.0]), np.array([2.0])).round(4).tolist()
+    [0.0714]
+    """
+    from scipy.special import gammaln
+
+    m, n = np.maximum(pos_rows, 0.0), np.maximum(neg_rows, 0.0)
+    log_c = gammaln(m + n + 1) - gammaln(m + 1) - gammaln(n + 1)
+    return np.minimum(1.0, np.exp(math.log(2.0) - log_c))
+
+
+def mover_p_value(d: np.ndarray, lo: np.ndarray, hi: np.ndarray, z: float, floor: np.ndarray) -> np.ndarray:
+    """Two-sided normal p-value of ``d = 0`` with the standard error the difference's interval
+    implies on the side of 0 (``(d − lo)/z`` for ``d > 0``, ``(hi − d)/z`` below), floored at
+    ``floor`` (:func:`exact_rank_p_floor`). For a symmetric (Wald) interval it is the Wald test.
+    """
+    st = _stats()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = np.where(d >= 0, d - lo, hi - d) / z
+        p = np.where(se > 0, 2 * st.norm.sf(np.abs(d) / se), np.where(d == 0, 1.0, np.nan))
+    return np.where(np.isfinite(p), np.maximum(p, floor), np.nan)
 
 
 def _curve_at(f: np.ndarray, t: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -217,12 +370,18 @@ def _brier_moments(c: pl.DataFrame) -> pl.DataFrame:
 
 
 def _logit_limits(ap: np.ndarray, m: np.ndarray, z: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
+    """Boyd et al.'s logit interval; at AP = 0 or 1 (where the logit is infinite) the Wilson score
+    interval with ``n = m``, to which the logit interval tends there (a positive width; the
+    boundary rule of a rate).
+    """
     with np.errstate(divide="ignore", invalid="ignore"):
         ok = (ap > 0) & (ap < 1) & (m > 0)
         lg = np.log(ap / (1 - ap))
         h = z / np.sqrt(m * ap * (1 - ap))
         lo, hi = 1 / (1 + np.exp(-(lg - h))), 1 / (1 + np.exp(-(lg + h)))
-    return np.where(ok, lo, np.nan), np.where(ok, hi, np.nan)
+    edge = ((ap == 0) | (ap == 1)) & (m > 0)
+    wlo, whi = iv.wilson_limits(np.where(edge, ap, np.nan), np.where(edge, m, np.nan), z)
+    return np.where(ok, lo, np.where(edge, wlo, np.nan)), np.where(ok, hi, np.where(edge, whi, np.nan))
 
 
 def score_intervals(
@@ -270,22 +429,28 @@ def score_intervals(
                        else pl.Series(k, v, dtype=pl.String))  # fmt: skip
         return pl.DataFrame(data)
 
-    # ---- ROC AUC: DeLong
+    # ---- ROC AUC: DeLong, widened to Newcombe's score interval; MOVER difference; floored p
     auc, v_auc = per["roc_auc"].to_numpy().astype(float), per["__pf_auc_var"].to_numpy().astype(float)
-    se = np.sqrt(v_auc)
-    d = np.where(has_ref, auc - auc[r], np.nan)
-    vd = np.where(has_ref, v_auc + v_auc[r], np.nan)
+    m_k, n_k = per["__pf_m"].to_numpy().astype(float), per["__pf_nn"].to_numpy().astype(float)
+    rows_pn = c.group_by("__pf_gid").agg(pl.col("pos_n").sum(), pl.col("neg_n").sum()).sort("__pf_gid")
+    p_floor = exact_rank_p_floor(rows_pn["pos_n"].to_numpy().astype(float), rows_pn["neg_n"].to_numpy().astype(float))
+    a_lo, a_hi, a_newc = auc_limits(auc, v_auc, m_k, n_k, z)
     own = has_ref & (ref_gid == np.arange(G))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = np.where(vd > 0, 2 * st.norm.sf(np.abs(d) / np.sqrt(vd)), np.nan)
-    none = own | ~np.isfinite(d)
+    d = np.where(has_ref, auc - auc[r], np.nan)
+    with np.errstate(invalid="ignore"):
+        dlo = d - np.sqrt((auc - a_lo) ** 2 + (a_hi[r] - auc[r]) ** 2)  # MOVER (Zou & Donner 2008)
+        dhi = d + np.sqrt((a_hi - auc) ** 2 + (auc[r] - a_lo[r]) ** 2)
+    p = mover_p_value(d, dlo, dhi, z, np.maximum(p_floor, p_floor[r]))
+    none = own | ~np.isfinite(d) | ~np.isfinite(dlo) | ~np.isfinite(dhi)
     out.append(rows("roc_auc", {
-        "value_lo": np.clip(auc - z * se, 0, 1), "value_hi": np.clip(auc + z * se, 0, 1),
-        "difference_lo": np.where(none, np.nan, d - z * np.sqrt(vd)), "difference_hi": np.where(none, np.nan, d + z * np.sqrt(vd)),
-        "p_value": np.where(none, np.nan, p), "n_eff": per["__pf_m"].to_numpy().astype(float),
-        "ci_method": ["delong" if np.isfinite(x) else None for x in se],
+        "value_lo": np.clip(a_lo, 0, 1), "value_hi": np.clip(a_hi, 0, 1),
+        "difference_lo": np.where(none, np.nan, dlo), "difference_hi": np.where(none, np.nan, dhi),
+        "p_value": np.where(none, np.nan, p), "n_eff": m_k,
+        "ci_method": [None if not np.isfinite(x) else "newcombe_score" if w else "delong" for x, w in zip(a_lo, a_newc)],
         "test": [None if (x or not np.isfinite(q)) else "delong" for x, q in zip(none, p)],
     }))  # fmt: skip
+    # the interval's standard error (half its width / z): the spreads' and Cochran's Q's variance
+    v_auc_ci = ((a_hi - a_lo) / (2 * z)) ** 2
     # ---- average precision: Boyd et al.'s logit interval, MOVER difference
     ap, m = per["average_precision"].to_numpy().astype(float), per["__pf_m"].to_numpy().astype(float)
     lo, hi = _logit_limits(ap, m, z)
@@ -296,7 +461,7 @@ def score_intervals(
     out.append(rows("average_precision", {
         "value_lo": lo, "value_hi": hi, "difference_lo": np.where(none_ap, np.nan, dlo),
         "difference_hi": np.where(none_ap, np.nan, dhi), "n_eff": m,
-        "ci_method": ["logit" if np.isfinite(x) else None for x in lo],
+        "ci_method": [None if not np.isfinite(x) else "logit" if 0 < a < 1 else "score" for x, a in zip(lo, ap)],
     }))  # fmt: skip
     # ---- Brier score: a mean; t interval, Welch difference
     bm = _brier_moments(c).sort("__pf_gid")
@@ -312,16 +477,20 @@ def score_intervals(
         vb = np.where(dfb > 0, var_w / dfb, np.nan)
         tq = st.t.ppf(0.5 + ci / 2, dfb)
     okb = np.isfinite(brier) & np.isfinite(vb)
+    # every row's squared error equal (perfect 0/1 scores): the t interval is 0 wide; q is in [0, 1],
+    # so Var(q) <= μ(1 − μ) (Bhatia & Davis 2000): the Wilson score interval at (Brier, n_eff) instead
+    flat = okb & (vb <= 0)
+    wblo, wbhi = iv.wilson_limits(np.where(flat, brier, np.nan), np.where(flat, neff, np.nan), z)
     db, vdb, nub, pb = welch_test(brier, vb, dfb, brier[r], vb[r], dfb[r])
     with np.errstate(invalid="ignore"):
         hb = st.t.ppf(0.5 + ci / 2, nub) * np.sqrt(vdb)
     none_b = own | ~has_ref | ~np.isfinite(db)
     out.append(rows("brier_score", {
-        "value_lo": np.where(okb, np.maximum(brier - tq * np.sqrt(vb), 0.0), np.nan),
-        "value_hi": np.where(okb, np.minimum(brier + tq * np.sqrt(vb), 1.0), np.nan),
+        "value_lo": np.where(flat, wblo, np.where(okb, np.maximum(brier - tq * np.sqrt(vb), 0.0), np.nan)),
+        "value_hi": np.where(flat, wbhi, np.where(okb, np.minimum(brier + tq * np.sqrt(vb), 1.0), np.nan)),
         "difference_lo": np.where(none_b, np.nan, db - hb), "difference_hi": np.where(none_b, np.nan, db + hb),
         "p_value": np.where(none_b, np.nan, pb), "n_eff": np.where(okb, neff, np.nan),
-        "ci_method": ["t" if x else None for x in okb],
+        "ci_method": ["score" if f else "t" if x else None for x, f in zip(okb, flat)],
         "test": [None if (x or not np.isfinite(q)) else "welch" for x, q in zip(none_b, pb)],
     }))  # fmt: skip
     # ---- ABROCA: stratified bootstrap percentiles
@@ -342,7 +511,7 @@ def score_intervals(
         lo_, hi_ = per_family.get(key, (math.nan, math.nan))
         fam["abroca"] = {"value_lo": lo_, "value_hi": hi_,
                          "ci_method": "bootstrap_percentile" if math.isfinite(lo_) else None}  # fmt: skip
-        fam["roc_auc"] = _spread(auc[g], v_auc[g], None, ci, "normal")
+        fam["roc_auc"] = _spread(auc[g], v_auc_ci[g], None, ci, "normal", p_floor=float(p_floor[g].max()))
         fam["brier_score"] = _spread(brier[g], vb[g], dfb[g], ci, "t")
         fam["average_precision"] = _spread(ap[g], None, m[g], ci, "logit")
         attr[key] = fam
@@ -359,8 +528,11 @@ def _limits(est: np.ndarray, var: np.ndarray | None, df: np.ndarray | None, leve
     return est - h, est + h
 
 
-def _spread(est: np.ndarray, var: np.ndarray | None, df: np.ndarray | None, ci: float, kind: str) -> dict[str, Any]:
-    """Interval of max − min over the groups where the metric (and its interval) is defined, and a test."""
+def _spread(est: np.ndarray, var: np.ndarray | None, df: np.ndarray | None, ci: float, kind: str,
+            p_floor: float = 0.0) -> dict[str, Any]:  # fmt: skip
+    """Interval of max − min over the groups where the metric (and its interval) is defined, and a
+    test (its p-value no smaller than ``p_floor``, :func:`exact_rank_p_floor` of the smallest group).
+    """
     st = _stats()
     ok = np.isfinite(est) & (np.isfinite(var) if var is not None else True) & (np.isfinite(df) if df is not None else True)
     e = est[ok]
@@ -401,7 +573,8 @@ def _spread(est: np.ndarray, var: np.ndarray | None, df: np.ndarray | None, ci: 
     if kind == "normal" and v is not None and np.all(v > 0):  # Cochran's Q with the DeLong variances
         w = 1 / v
         mbar = (w * e).sum() / w.sum()
-        out["p_value"], out["test"] = float(st.chi2.sf((w * (e - mbar) ** 2).sum(), k - 1)), "cochran_q"
+        q = float(st.chi2.sf((w * (e - mbar) ** 2).sum(), k - 1))
+        out["p_value"], out["test"] = max(q, p_floor), "cochran_q"
     elif kind == "t" and v is not None:
         p = welch_anova(e, v, f)[3]  # type: ignore[arg-type]
         if math.isfinite(p):

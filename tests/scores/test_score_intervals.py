@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy import stats
+from scipy import optimize, stats
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 import polfair as pf
@@ -32,6 +32,19 @@ def _data(n: int = 600, seed: int = 0) -> pl.DataFrame:
     return pl.DataFrame({"g": g, "y": y.astype(int), "s": s})
 
 
+def newcombe_oracle(a: float, m: float, n: float, z: float) -> tuple[float, float]:
+    """Newcombe's (2006) score interval of the AUC by scipy's root finder (an independent oracle)."""
+    big = (m + n) / 2
+
+    def f(t: float) -> float:
+        v = t * (1 - t) / (m * n) * (1 + (big - 1) * ((1 - t) / (2 - t) + t / (1 + t)))
+        return (a - t) ** 2 - z * z * v
+
+    lo = 0.0 if a <= 0 else optimize.brentq(f, 0.0, a, xtol=1e-14)
+    hi = 1.0 if a >= 1 else optimize.brentq(f, a, 1.0, xtol=1e-14)
+    return lo, hi
+
+
 @pytest.mark.parametrize("bins", ["exact", 10, 25])
 def test_auc_interval_equals_direct_delong_on_the_binned_scores(bins: object) -> None:
     df = _data()
@@ -49,14 +62,26 @@ def test_auc_interval_equals_direct_delong_on_the_binned_scores(bins: object) ->
         assert auc == pytest.approx(roc_auc_score(yy, s), rel=1e-12)
         row = rep.filter(group=g, metric="roc_auc")
         assert row["value"].item() == pytest.approx(auc, rel=1e-12)
-        assert row["value_lo"].item() == pytest.approx(max(0.0, auc - z * var**0.5), rel=1e-10)
-        assert row["value_hi"].item() == pytest.approx(min(1.0, auc + z * var**0.5), rel=1e-10)
-        out[g] = (auc, var)
-    for g in ("b", "c"):  # independent groups: the variances add; normal test
-        d, v = out[g][0] - out["a"][0], out[g][1] + out["a"][1]
+        lo, hi = auc - z * var**0.5, auc + z * var**0.5
+        if min(yy.sum(), (~yy).sum()) < 50:  # a small group: DeLong's widened to Newcombe's score interval
+            nlo, nhi = newcombe_oracle(auc, yy.sum(), (~yy).sum(), z)
+            wider = nlo < lo or nhi > hi
+            lo, hi = min(lo, nlo), max(hi, nhi)
+            assert row["ci_method"].item() == ("newcombe_score" if wider else "delong")
+        else:
+            assert row["ci_method"].item() == "delong"
+        assert row["value_lo"].item() == pytest.approx(max(0.0, lo), rel=1e-10)
+        assert row["value_hi"].item() == pytest.approx(min(1.0, hi), rel=1e-10)
+        out[g] = (auc, lo, hi)
+    assert rep.filter(group="c", metric="roc_auc")["ci_method"].item() == "newcombe_score"  # 60 rows
+    for g in ("b", "c"):  # independent groups: MOVER from the two intervals; for Wald limits, the variances add
+        (a, lo, hi), (ar, lor, hir) = out[g], out["a"]
+        d = a - ar
+        dlo, dhi = d - np.hypot(a - lo, hir - ar), d + np.hypot(hi - a, ar - lor)
         row = rep.filter(group=g, metric="roc_auc")
-        assert row["difference_lo"].item() == pytest.approx(d - z * v**0.5, rel=1e-9)
-        assert row["p_value"].item() == pytest.approx(2 * stats.norm.sf(abs(d) / v**0.5), rel=1e-9)
+        assert (row["difference_lo"].item(), row["difference_hi"].item()) == pytest.approx((dlo, dhi), rel=1e-9)
+        se = (d - dlo if d >= 0 else dhi - d) / z
+        assert row["p_value"].item() == pytest.approx(2 * stats.norm.sf(abs(d) / se), rel=1e-9)
         assert row["test"].item() == "delong"
 
 

@@ -127,7 +127,13 @@ from polfair.core.intervals.projections import (
     best_reference_intervals,
     max_abs_difference_interval,
 )
-from polfair.core.intervals.proportions import complement_rate, effective_size, rate_inputs, wilson_interval
+from polfair.core.intervals.proportions import (
+    complement_rate,
+    effective_size,
+    rate_inputs,
+    wilson_interval,
+    wilson_limits,
+)
 from polfair.core.intervals.resampling import (
     bias_corrected_normal_interval,
     entropy_bootstrap,
@@ -206,5 +212,6 @@ __all__ = [
     "t_sf",
     "two_proportion_test",
     "wilson_interval",
+    "wilson_limits",
     "z_value",
 ]

@@ -170,7 +170,24 @@ def fmt_interval(metric: str, lo: Any, hi: Any) -> str:
     if lo is None and hi is None:
         return ""
     f = fmt_ratio if is_ratio_metric(metric) else fmt_diff
-    return f"[{f(lo)}, {f(hi)}]"
+    return bounded(f(lo), None if hi is None else f(hi))
+
+
+def bounded(lo: str, hi: str | None) -> str:
+    """An interval's text: ``[lo, hi]``, or ``[lo, inf)`` when its upper limit is unbounded (null with
+    a lower limit: EDF's projection). The same text as the terminal summary's (:mod:`polfair.outputs.summary`).
+
+    Examples
+    --------
+    >>> bounded("0.005949", None), bounded("0.1", "0.2")
+    ('[0.005949, inf)', '[0.1, 0.2]')
+    """
+    return f"[{lo}, inf)" if hi is None else f"[{lo}, {hi}]"
+
+
+def fmt_index_interval(lo: Any, hi: Any) -> str:
+    """An index's interval (:func:`fmt_index` limits; :func:`bounded`)."""
+    return bounded(fmt_index(lo), None if hi is None else fmt_index(hi))
 
 
 _BAND = re.compile(r"^\s*\[\s*([^,\]]+)\s*,\s*([^\]]+)\s*\]\s*$")

@@ -145,7 +145,8 @@ def _env() -> Any:
                              undefined=jinja2.StrictUndefined)  # fmt: skip
     env.filters.update(
         ratio=_view.fmt_ratio, diff=_view.fmt_diff, pct=_view.fmt_pct, num=_view.fmt_num, idx=_view.fmt_index,
-        metric=_view.fmt_metric, interval=_view.fmt_interval, band=_view.fmt_band, sortkey=_sortkey,
+        idx_ci=_view.fmt_index_interval, metric=_view.fmt_metric, interval=_view.fmt_interval, band=_view.fmt_band,
+        sortkey=_sortkey,
     )  # fmt: skip
     return env
 
