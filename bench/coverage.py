@@ -15,7 +15,9 @@ Scenarios: balanced (1000/1000), small groups (10–50 rows against 200), rates 
 weighted rows (lognormal weights, Kish effective sizes), 30 intersectional groups (n 20…1000:
 spreads, homogeneity, BH, between-group GE(2) cell bootstrap), clustered rows (delete-a-group
 jackknife vs Newcombe). ``--regression``: the regression intervals (issue 23); ``--bisg``: groups
-estimated from BISG probabilities (issue 34). Not a timed benchmark; ``tests/core/test_coverage.py`` runs a fast seeded
+estimated from BISG probabilities (issue 34); ``--small``: groups of 5-50 rows, perfect separation,
+rare classes: rates, the score report's AUC / AP / Brier intervals, the corrected between-group
+variance (issue 39). Not a timed benchmark; ``tests/core/test_coverage.py`` runs a fast seeded
 slice of it.
 """
 
@@ -668,7 +670,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--regression", action="store_true", help="only the regression scenarios (issue 23)")
     ap.add_argument("--bisg", action="store_true", help="only the groups estimated from proxies (issue 34)")
+    ap.add_argument("--small", action="store_true", help="only the small-group and boundary scenarios (issue 39)")
     args = ap.parse_args(argv)
+    if args.small:
+        return _main_small(args)
     if args.regression:
         return _main_regression(args)
     if args.bisg:
@@ -714,6 +719,146 @@ def _main_regression(args: argparse.Namespace) -> None:
         "delta-method r²).\n\n" + text + "\n"
     )
     args.out.write_text(args.out.read_text() + section if args.out.exists() else section)
+
+
+# ----------------------------------------------------------------------------------------------
+# small groups and the boundary (issue 39): groups of 5-50 rows, perfect separation, rare classes
+
+
+def _binormal_truth(pi: float, delta: float, rows: int = 2_000_000) -> dict[str, float]:
+    """Population AUC (closed form), average precision and Brier score (one large seeded draw) of
+    scores ``x | y ~ N(δ·y, 1)``, probabilities ``s = expit(x·δ − δ²/2 + logit π)`` (calibrated).
+    """
+    from scipy import stats
+
+    g = np.random.default_rng(7)
+    y = g.random(rows) < pi
+    x = g.normal(delta * y, 1.0)
+    s = 1 / (1 + np.exp(-(x * delta - delta * delta / 2 + math.log(pi / (1 - pi)))))
+    order = np.argsort(-x)
+    tp = np.cumsum(y[order])
+    prec = tp / np.arange(1, rows + 1)
+    ap = float((prec * y[order]).sum() / y.sum())
+    return {"roc_auc": float(stats.norm.cdf(delta / math.sqrt(2))), "average_precision": ap,
+            "brier_score": float(np.mean((s - y) ** 2))}  # fmt: skip
+
+
+def small_scores(
+    rng: np.random.Generator, reps: int, n_pos: int, n_neg: int, delta: float, ref: int = 200, ref_delta: float | None = None
+) -> dict[str, tuple[float, float]]:
+    """A small group (``n_pos`` positives, ``n_neg`` negatives) beside a reference of ``ref`` rows, ``reps``
+    audits in ONE ``score_report`` call (``by`` = the audit): coverage of the group's AUC, AP and Brier
+    intervals, of the AUC difference, and the AUC test's rejection rate when the two groups are alike.
+    """
+    from polfair.scores import score_report
+
+    pi = n_pos / (n_pos + n_neg)
+    ref_delta = delta if ref_delta is None else ref_delta
+    k = n_pos + n_neg
+    y_small = np.tile(np.r_[np.ones(n_pos), np.zeros(n_neg)], reps)
+    y_ref = (rng.random(reps * ref) < pi).astype(float)
+    x_small = rng.normal(delta * y_small, 1.0)
+    x_ref = rng.normal(ref_delta * y_ref, 1.0)
+
+    def prob(x: np.ndarray, d: float) -> np.ndarray:
+        return 1 / (1 + np.exp(-(x * d - d * d / 2 + math.log(pi / (1 - pi)))))
+
+    df = pl.DataFrame({
+        "audit": np.r_[np.repeat(np.arange(reps), k), np.repeat(np.arange(reps), ref)],
+        "g": ["small"] * (reps * k) + ["ref"] * (reps * ref),
+        "y": np.r_[y_small, y_ref].astype(np.int64),
+        "s": np.r_[prob(x_small, delta), prob(x_ref, ref_delta)],
+    })  # fmt: skip
+    rep = score_report(df, y_true="y", y_score="s", protected="g", by="audit", privileged={"g": "ref"}, n_boot=2,
+                       p_adjust=None).filter(group="small")  # fmt: skip
+    truth = _binormal_truth(pi, delta)
+    res: dict[str, tuple[float, float]] = {}
+    for metric, label in (("roc_auc", "AUC: DeLong / Newcombe score"), ("average_precision", "AP: logit / Wilson at 1"),
+                          ("brier_score", "Brier: t / Wilson when flat")):  # fmt: skip
+        part = rep.filter(metric=metric)
+        res[label] = _covers(part["value_lo"], part["value_hi"], truth[metric])
+    auc = rep.filter(metric="roc_auc")
+    res["(share of audits perfectly separated)"] = (float((auc["value"] == 1.0).mean()), 0.0)
+    if ref_delta == delta:
+        res["AUC difference: MOVER"] = _covers(auc["difference_lo"], auc["difference_hi"], 0.0)
+        p = auc["p_value"].to_numpy().astype(float)
+        res["AUC test, H0 (type-I)"] = (float(np.mean(p[np.isfinite(p)] < 0.05)), float(np.mean(~np.isfinite(p))))
+    return res
+
+
+def corrected_variance(rng: np.random.Generator, reps: int, rates: np.ndarray, sizes: np.ndarray) -> dict[str, tuple[float, float]]:
+    """Lum, Zhang & Bower's corrected between-group variance (:mod:`polfair.core.intervals.variance`):
+    coverage of its interval and the mean estimates (corrected and plain) against the truth.
+    """
+    from polfair.core.intervals.common import Segments
+    from polfair.core.intervals.variance import between_group_variance
+
+    k = len(rates)
+    x = rng.binomial(sizes, rates, size=(reps, k)) / sizes
+    out = between_group_variance(x.ravel(), np.tile(sizes.astype(float), reps),
+                                 Segments(np.repeat(np.arange(reps), k), reps), Z)  # fmt: skip
+    true = float(np.var(rates, ddof=1))
+    cover = float(np.mean((out["lo"] <= true + 1e-15) & (true - 1e-15 <= out["hi"])))
+    return {
+        "corrected variance: scaled chi2 inversion": (cover, 0.0),
+        f"(true variance {true:.5f}; mean corrected {out['value'].mean():.5f}; mean plain {out['naive'].mean():.5f})": (
+            float("nan"), 0.0),
+    }  # fmt: skip
+
+
+def small_scenarios(reps: int) -> list[tuple[str, Callable[[np.random.Generator], dict[str, tuple[float, float]]]]]:
+    d75, d95 = math.sqrt(2) * 0.6744897501960817, math.sqrt(2) * 1.6448536269514722  # AUC 0.75, 0.95
+    d99 = math.sqrt(2) * 2.3263478740408408  # AUC 0.99
+    sizes = np.linspace(5, 50, 30).round().astype(np.int64)
+    return [
+        ("rates: n 5..15 vs 200, p 0.30/0.45", lambda g: two_group(g, reps, g.integers(5, 16, reps), 200, 0.3, 0.45)),
+        ("rates: n 5..15 vs 200, H0 p = 0.30", lambda g: two_group(g, reps, g.integers(5, 16, reps), 200, 0.3, 0.3)),
+        ("rates, rare: n 20..50 vs 500, p 0.02/0.05", lambda g: two_group(g, reps, g.integers(20, 51, reps), 500, 0.02, 0.05)),
+        ("rates, rare: n 20..50 vs 500, H0 p = 0.03", lambda g: two_group(g, reps, g.integers(20, 51, reps), 500, 0.03, 0.03)),
+        ("scores: 6 + 2 rows (the issue's group), AUC 0.99", lambda g: small_scores(g, reps, 6, 2, d99)),
+        ("scores: 10 + 10 rows, AUC 0.95", lambda g: small_scores(g, reps, 10, 10, d95)),
+        ("scores: 15 + 35 rows, AUC 0.75", lambda g: small_scores(g, reps, 15, 35, d75)),
+        ("scores: 5 + 5 rows, AUC 0.75", lambda g: small_scores(g, reps, 5, 5, d75)),
+        ("scores, rare positives: 3 + 37 rows, AUC 0.95", lambda g: small_scores(g, reps, 3, 37, d95)),
+        ("scores: 25 + 25 rows, AUC 0.95", lambda g: small_scores(g, reps, 25, 25, d95)),
+        ("variance: 30 groups n 5..50, equal p = 0.3", lambda g: corrected_variance(g, reps, np.full(30, 0.3), sizes)),
+        ("variance: 30 groups n 5..50, p 0.2..0.5", lambda g: corrected_variance(g, reps, np.linspace(0.2, 0.5, 30), sizes)),
+        ("variance: 5 groups x 10, equal p = 0.5", lambda g: corrected_variance(g, reps, np.full(5, 0.5), np.full(5, 10))),
+        ("variance: 10 groups x 30, rare p 0.02..0.10", lambda g: corrected_variance(g, reps, np.linspace(0.02, 0.1, 10),
+                                                                                 np.full(10, 30))),  # fmt: skip
+        ("variance: 6 groups x 200, p 0.30..0.40", lambda g: corrected_variance(g, reps, np.linspace(0.3, 0.4, 6),
+                                                                             np.full(6, 200))),  # fmt: skip
+        ("variance: 2 groups x 50, p 0.3/0.5", lambda g: corrected_variance(g, reps, np.array([0.3, 0.5]), np.full(2, 50))),
+    ]
+
+
+def _main_small(args: argparse.Namespace) -> None:
+    """``--small``: the small-group and boundary scenarios only (issue 39), in their own results section."""
+    t0 = time.perf_counter()
+    rows = []
+    for i, (name, fn) in enumerate(small_scenarios(args.reps)):
+        t1 = time.perf_counter()
+        res = fn(np.random.default_rng([args.seed, 2000 + i]))
+        rows += [(name, fam, value, undefined, args.reps) for fam, (value, undefined) in res.items()]
+        print(f"  {name}: {time.perf_counter() - t1:.1f} s", file=sys.stderr)
+    text = table(rows)
+    print(text)
+    if args.out is None:
+        return
+    section = (
+        f"\n\n## Small groups and the boundary: coverage (issue 39)\n\n"
+        f"`python bench/coverage.py --small --reps {args.reps} --seed {args.seed}`, one run "
+        f"({time.perf_counter() - t0:.0f} s, 2 shared cores), polars {pl.__version__}, numpy {np.__version__}. "
+        "Rates: the report's Wilson / Newcombe / MOVER-R / N-1 chi2-Fisher on groups of 5-50 rows and rare "
+        "outcomes. Scores: one `score_report` call per scenario (`by` = the simulated audit), a small group "
+        "beside a 200-row reference with the same score law (binormal, x | y ~ N(d*y, 1); probabilities "
+        "calibrated); true AP and Brier from 2 million draws; AP's and Brier's estimands are the population "
+        "values, which small-sample estimates are biased toward (AP up). Variance: the corrected between-group "
+        "variance's interval (`polfair.core.intervals.variance`) against the variance of the true rates.\n\n"
+        + text + "\n"
+    )
+    args.out.write_text(args.out.read_text() + section if args.out.exists() else section)
+
 
 if __name__ == "__main__":
     main()

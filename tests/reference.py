@@ -418,6 +418,26 @@ def ref_report(
             vec = np.concatenate(bs) if bs else np.array([])
             return ge_index(vec, alpha_)
 
+        def corrected_variance(groups, column: str):
+            """Lum, Zhang & Bower's double-corrected variance of the groups' rates (Kish sizes)."""
+            ps, ns = [], []
+            for _, m in groups:
+                v = m & a["valid"]
+                w = a["w"][v]
+                if w.sum() <= 0:
+                    continue
+                n_eff = w.sum() ** 2 / (w * w).sum()
+                if n_eff <= 1:
+                    continue
+                ps.append(float((w * a[column][v]).sum() / w.sum()))
+                ns.append(float(n_eff))
+            if len(ps) < 2:
+                return None
+            k = len(ps)
+            mean = sum(ps) / k
+            naive = sum((x - mean) ** 2 for x in ps) / (k - 1)
+            return naive - sum(x * (1 - x) / (n - 1) for x, n in zip(ps, ns)) / k
+
         def edf_of(groups, on: str):
             pos, tot = [], []
             for _, m in groups:
@@ -525,6 +545,7 @@ def ref_report(
                     None if td is None or fd is None else max(td, fd), n=N)  # fmt: skip
                 put(bt, attr, None, "equalized_odds_ratio",
                     None if tr is None or fr is None else min(tr, fr), n=N)  # fmt: skip
+                put(bt, attr, None, "between_group_variance_selection_rate", corrected_variance(groups, "p"), n=N)
                 bg2 = between(groups, 2.0)
                 put(bt, attr, None, "between_group_generalized_entropy_index", between(groups, alpha), n=N)
                 put(bt, attr, None, "between_group_theil_index", between(groups, 1.0), n=N)
@@ -533,6 +554,7 @@ def ref_report(
                 put(bt, attr, None, "smoothed_empirical_differential_fairness_predictions",
                     edf_of(groups, "predictions"), n=N)  # fmt: skip
             put(bt, attr, None, "smoothed_empirical_differential_fairness", edf_of(groups, "labels"), n=N)
+            put(bt, attr, None, "between_group_variance_base_rate", corrected_variance(groups, "y"), n=N)
     return out
 
 

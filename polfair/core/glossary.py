@@ -142,6 +142,13 @@ def _entries() -> list[ReportMetric]:
          f"{_FL} equalized_odds_difference", "polfair.equalized_odds_difference (fairlearn semantics)"),
         ("equalized_odds_ratio", "min(min ÷ max of TPR, min ÷ max of FPR) over the groups",
          f"{_FL} equalized_odds_ratio", "polfair.equalized_odds_ratio"),
+        ("between_group_variance_base_rate", "variance of the groups' base rates (each group once, divisor "
+         "k − 1) minus the noise: mean over groups of p̂(1 − p̂)/(n − 1); unbiased, may be < 0 (groups with n ≤ 1 "
+         "left out)", "Lum, Zhang & Bower (2022), section 5 (double-corrected)",
+         "polfair.core.intervals.variance.between_group_variance"),
+        ("between_group_variance_selection_rate", "the same on the groups' selection rates",
+         "Lum, Zhang & Bower (2022), section 5 (double-corrected)",
+         "polfair.core.intervals.variance.between_group_variance"),
         ("between_group_generalized_entropy_index", "GE(α) of the benefits b = 1 + ŷ − y with each row replaced by "
          "its group's mean (unweighted)", "Speicher et al. (2018); aif360 0.6.1",
          f"{_AIF}.between_group_generalized_entropy_index(alpha)"),

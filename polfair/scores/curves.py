@@ -865,8 +865,12 @@ def score_report(
         Confidence level in (0, 1), default 0.95: adds ``value_lo, value_hi, difference_lo,
         difference_hi, p_value, p_value_adjusted, n_eff`` (Float64) and ``ci_method, test``
         (Categorical) after ``n``. ``roc_auc``: DeLong on the binned scores (ties in a bin are ties;
-        ``delong``); ``average_precision``: Boyd et al.'s logit interval, MOVER difference
-        (``logit``); ``brier_score``: t interval, Welch test (``t`` / ``welch``); ``abroca``:
+        ``delong``), widened in small groups and at the boundary to Newcombe's (2006) score interval
+        (``newcombe_score``; never 0 wide at perfect separation), MOVER difference, its p-value
+        floored at the exact rank bound ``2 / C(m + n, m)`` of the group's rows;
+        ``average_precision``: Boyd et al.'s logit interval (Wilson at 0 or 1), MOVER difference
+        (``logit`` / ``score``); ``brier_score``: t interval (widened to Wilson's below 100 rows),
+        Welch test (``t`` / ``score``, ``welch``); ``abroca``:
         stratified bootstrap percentiles (``bootstrap_percentile``); attribute rows: the spread's
         interval (two groups: the pair's; more: Šidák projection) and Cochran's Q (AUC) or Welch's
         ANOVA (Brier). ECE has none. Details: :mod:`polfair.scores._uncertainty`. ``None``: no

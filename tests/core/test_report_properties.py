@@ -28,6 +28,8 @@ UNWEIGHTED = {
     "between_group_generalized_entropy_index", "between_group_theil_index",
     "between_group_coefficient_of_variation", "between_all_groups_generalized_entropy_index",
     "between_all_groups_theil_index", "between_all_groups_coefficient_of_variation", "n_missing",
+    # Kish sizes, not frequency weights: n − 1 of duplicated rows is not n_eff − 1 of weighted ones
+    "between_group_variance_base_rate", "between_group_variance_selection_rate",
 }  # fmt: skip
 
 

@@ -39,7 +39,7 @@ from polfair.core.metrics import METRICS, Counts, Disparity
 
 __all__ = [
     "CI_CATS", "CI_FLOATS", "CiOptions", "GroupContext", "IntervalColumns", "best_statistics", "adjust_p_values", "attribute_intervals",
-    "entropy_columns", "group_intervals", "population_intervals",
+    "entropy_columns", "group_intervals", "population_intervals", "variance_columns",
 ]  # fmt: skip
 
 #: Float interval families, in report column order.
@@ -762,3 +762,14 @@ def entropy_columns(out: IntervalColumns, wide: pl.DataFrame, names: Sequence[st
         out.put("value_lo", name, _where(defined, lo[j]))
         out.put("value_hi", name, _where(defined, hi[j]))
         out.put("ci_method", name, _codes(defined, method))
+
+
+def variance_columns(out: IntervalColumns, name: str, res: dict[str, np.ndarray]) -> None:
+    """Add the Wald limits of a corrected between-group variance (``name``;
+    :func:`~polfair.core.intervals.variance.between_group_variance`'s ``res``) to ``out``; null where
+    the variance is.
+    """
+    defined = ~np.isnan(res["value"])
+    out.put("value_lo", name, _where(defined, res["lo"]))
+    out.put("value_hi", name, _where(defined, res["hi"]))
+    out.put("ci_method", name, _codes(defined, _code(CI_METHODS, "wald")))

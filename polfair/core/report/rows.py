@@ -28,7 +28,9 @@ from polfair.core import entropy
 from polfair.core._args import SMALL_COLLECT
 from polfair.core.entropy.intervals import between_limits, individual_limits
 from polfair.core.intervals.common import Segments, z_value
+from polfair.core.intervals.proportions import rate_inputs
 from polfair.core.intervals.spreads import segments_of
+from polfair.core.intervals.variance import between_group_variance
 from polfair.core.metrics import DISPARITIES, METRICS, Disparity, label_disparities, rate
 from polfair.core.passes.counts import COUNT_COLUMNS
 from polfair.core.report.intervals import (
@@ -40,6 +42,7 @@ from polfair.core.report.intervals import (
     entropy_columns,
     group_intervals,
     population_intervals,
+    variance_columns,
 )
 
 __all__ = [
@@ -274,10 +277,14 @@ GROUP_KEY = "group_key"
 ATTR_METRICS = (
     "demographic_parity_difference", "demographic_parity_ratio",
     "equalized_odds_difference", "equalized_odds_ratio",
+    "between_group_variance_base_rate", "between_group_variance_selection_rate",
     "between_group_generalized_entropy_index", "between_group_theil_index",
     "between_group_coefficient_of_variation",
     "smoothed_empirical_differential_fairness", "smoothed_empirical_differential_fairness_predictions",
 )  # fmt: skip
+#: Attribute-row variances of a rate across the groups, corrected for sampling noise (Lum, Zhang &
+#: Bower 2022; :mod:`polfair.core.intervals.variance`): metric name -> the rate.
+VARIANCE_OF = {"between_group_variance_base_rate": "base_rate", "between_group_variance_selection_rate": "selection_rate"}
 #: Population-row metrics other than the group metrics.
 POP_METRICS = (
     "generalized_entropy_index", "theil_index", "coefficient_of_variation",
@@ -491,12 +498,16 @@ def attribute_part(
     metric_names = metric_list(has_predictions)
     aggs, finish, index_names = _index_aggs(has_predictions, alpha, "between_group_")
     spread, extra = _attribute_aggs(has_predictions)
+    variances = {v: m for v, m in VARIANCE_OF.items() if m in metric_names}
+    sizes = {m: rate_inputs(m).n for m in variances.values()}
     idx = [*sk, "attribute"]
     wide = (
         groups.lazy().with_columns(*_index_inputs(concentration))
         .group_by(idx, maintain_order=True)
         .agg(*spread, *extra, *aggs, pl.col(_CNT).count().cast(pl.Float64).alias("__pf_ix_k"),
-             _excluded(pl.col(_CNT).is_not_null(), "no counted rows").alias("__pf_ix_x"))
+             _excluded(pl.col(_CNT).is_not_null(), "no counted rows").alias("__pf_ix_x"),
+             *[_excluded(pl.col(m).is_not_null() & (sizes[m] > 1), pl.when(pl.col(m).is_null()).then(pl.lit(_why(m)))
+                         .otherwise(pl.lit("fewer than 2 rows"))).alias(f"{v}__x") for v, m in variances.items()])
         .with_columns(finish).with_columns(_between_rule(index_names))
         .join(pop.lazy().select(*ib, pl.col("n").cast(pl.Int64)), on=ib, how="left", nulls_equal=True,
               maintain_order="left")
@@ -520,6 +531,21 @@ def attribute_part(
     values |= {n: pl.col(n) for n in index_names}
     for n in index_names:
         k[n], x[n] = pl.col("__pf_ix_k"), pl.col("__pf_ix_x")
+    segs = attribute_rows(groups, sk)
+    if segs.count != wide.height:  # not one run per attribute row: number them by value
+        segs = segments_of(groups, idx)[0]
+    var_ci: dict[str, dict[str, np.ndarray]] = {}
+    if variances:  # corrected between-group variances of rates: numpy over the group rows, all families at once
+        rate_n = groups.select([pl.col(m).cast(pl.Float64) for m in variances.values()]
+                               + [sizes[m].alias(f"__pf_n_{m}") for m in variances.values()])  # fmt: skip
+        cols = []
+        for v, m in variances.items():
+            res = between_group_variance(rate_n[m].to_numpy(), rate_n[f"__pf_n_{m}"].to_numpy(), segs,
+                                         z_value(ci.ci) if ci is not None else None)  # fmt: skip
+            var_ci[v] = res
+            cols += [pl.Series(v, res["value"], nan_to_null=True), pl.Series(f"{v}__k", res["k"])]
+            values[v], k[v], x[v] = pl.col(v), pl.col(f"{v}__k"), pl.col(f"{v}__x")
+        wide = wide.hstack(cols)
     names = ordered([*metric_names, *values])
     entities = _entities(wide, ib, pl.col(SORT_A), pl.lit(-1), pl.col("attribute").cast(pl.Categorical), "n")
     part = Part(
@@ -538,11 +564,10 @@ def attribute_part(
         have = set(wide.columns)
         wide = wide.hstack([part.floats["value"].get_column(n) for n in values if n not in have])
         rows = groups
-        segs = attribute_rows(groups, sk)
-        if segs.count != wide.height:  # not one run per attribute row: number them by value
-            segs = segments_of(groups, idx)[0]
         part.intervals = attribute_intervals(rows, wide, segs, _by_rows(wide, ib, pop.height), metric_names, opts=ci,
                                              has_predictions=has_predictions)  # fmt: skip
+        for v, res in var_ci.items():
+            variance_columns(part.intervals, v, res)
         if has_predictions:  # between-group GE(α), Theil, CV: analytic moments of the cell bootstrap
             g_n, g_x = _benefit_sums(groups)
             keep = g_n > 0  # groups with counted rows

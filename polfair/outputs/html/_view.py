@@ -29,9 +29,9 @@ from polfair.core.report.status import is_ratio_metric
 from polfair.monitor.thresholds import FOUR_FIFTHS as _FOUR_FIFTHS
 
 __all__ = [
-    "ViewOptions", "band_of", "build_view", "by_columns", "fmt_band", "fmt_diff", "fmt_index", "fmt_interval",
-    "fmt_metric", "fmt_num", "fmt_pct", "fmt_ratio", "headline_metrics", "input_rate", "is_ratio_metric",
-    "normalize", "period_label", "time_column",
+    "ViewOptions", "band_of", "bounded", "build_view", "by_columns", "fmt_band", "fmt_diff", "fmt_index",
+    "fmt_index_interval", "fmt_interval", "fmt_metric", "fmt_num", "fmt_pct", "fmt_ratio", "headline_metrics",
+    "input_rate", "is_ratio_metric", "normalize", "period_label", "time_column",
 ]  # fmt: skip
 
 REQUIRED = ("attribute", "group", "metric", "value", "reference_group", "difference", "ratio", "n")
@@ -84,6 +84,7 @@ ATTRIBUTE_INDICES = (
     "smoothed_empirical_differential_fairness", "smoothed_empirical_differential_fairness_predictions",
     "between_group_generalized_entropy_index", "between_group_theil_index",
     "between_group_coefficient_of_variation",
+    "between_group_variance_base_rate", "between_group_variance_selection_rate",
 )  # fmt: skip
 INDEX_LABELS = {
     "smoothed_empirical_differential_fairness": "EDF ε (labels)",
@@ -91,6 +92,8 @@ INDEX_LABELS = {
     "between_group_generalized_entropy_index": "between-group GE(α)",
     "between_group_theil_index": "between-group Theil",
     "between_group_coefficient_of_variation": "between-group CV",
+    "between_group_variance_base_rate": "variance of base rates, noise removed",
+    "between_group_variance_selection_rate": "variance of selection rates, noise removed",
 }
 POPULATION_INDICES = (
     "smoothed_empirical_differential_fairness", "smoothed_empirical_differential_fairness_predictions",

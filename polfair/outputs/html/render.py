@@ -55,6 +55,14 @@ _INDEX_DOCS = {
         "Speicher et al., 'A Unified Approach to Quantifying Algorithmic Unfairness', KDD 2018; aif360 0.6.1",
     ),
     "between_group_theil_index": ("GE(1) of the group-mean benefits", "Speicher et al. 2018; aif360 0.6.1"),
+    "between_group_variance_base_rate": (
+        "variance of the groups' base rates with the sampling noise taken out (may be below 0)",
+        "Lum, Zhang & Bower, 'De-biasing \"bias\" measurement', FAccT 2022",
+    ),
+    "between_group_variance_selection_rate": (
+        "variance of the groups' selection rates with the sampling noise taken out (may be below 0)",
+        "Lum, Zhang & Bower, 'De-biasing \"bias\" measurement', FAccT 2022",
+    ),
     "between_group_coefficient_of_variation": (
         "sqrt(2·GE(2)) of the group-mean benefits",
         "Speicher et al. 2018; aif360 0.6.1",
