@@ -105,3 +105,13 @@ def test_exact_rank_floor_is_two_over_the_arrangements() -> None:
     got = exact_rank_p_floor(m, n)
     want = [min(1.0, 2 / math.comb(int(a + b), int(a))) for a, b in zip(m, n)]
     np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
+def test_a_two_row_group_cannot_be_significant() -> None:
+    # one positive above one negative: 2 orderings, so no two-sided p below 2/2 = 1
+    df = pl.concat([_separated().filter(g="big"),
+                    pl.DataFrame({"g": ["pair", "pair"], "y": [1, 0], "s": [0.99, 0.01]})])  # fmt: skip
+    rep = score_report(df, y_true="y", y_score="s", protected="g", privileged={"g": "big"})
+    row = _row(rep, "roc_auc", "pair")
+    assert row["value"] == 1.0 and row["value_lo"] < 0.5  # Newcombe's interval where DeLong has none (m = n = 1)
+    assert row["p_value"] == 1.0
