@@ -774,7 +774,7 @@ def small_scores(
     truth = _binormal_truth(pi, delta)
     res: dict[str, tuple[float, float]] = {}
     for metric, label in (("roc_auc", "AUC: DeLong / Newcombe score"), ("average_precision", "AP: logit / Wilson at 1"),
-                          ("brier_score", "Brier: t / Wilson when flat")):  # fmt: skip
+                          ("brier_score", "Brier: t, widened to Wilson below 100 rows")):  # fmt: skip
         part = rep.filter(metric=metric)
         res[label] = _covers(part["value_lo"], part["value_hi"], truth[metric])
     auc = rep.filter(metric="roc_auc")
