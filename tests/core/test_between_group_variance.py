@@ -40,7 +40,7 @@ def test_report_row_equals_the_formula_by_hand() -> None:
     assert row["value"].item() == pytest.approx(want, rel=1e-12)
     assert row["n_groups"].item() == 4
     assert "e (fewer than 2 rows)" in row["excluded_groups"].item()
-    assert row["ci_method"].item() == "wald"
+    assert row["ci_method"].item() == "scaled_chi2"
     assert 0 <= row["value_lo"].item() <= max(row["value"].item(), 0) <= row["value_hi"].item()
     base = rep.filter(pl.col("group").is_null(), attribute="g", metric="between_group_variance_base_rate")
     assert base.height == 1

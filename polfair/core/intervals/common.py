@@ -51,7 +51,7 @@ INTERVAL_DTYPES: dict[str, pl.DataType] = {
     c: (pl.String() if c in ("ci_method", "test") else pl.Float64()) for c in INTERVAL_COLUMNS
 }
 #: Values of the report's ``ci_method`` column.
-CI_METHODS = ("score", "score_ess", "mover", "projection", "bootstrap_bc", "jackknife_t", "bound", "delta_bc", "wald")
+CI_METHODS = ("score", "score_ess", "mover", "projection", "bootstrap_bc", "jackknife_t", "bound", "delta_bc", "scaled_chi2")
 #: Values of the report's ``test`` column.
 #: (``mc_exact``, the former Monte Carlo homogeneity test, is no longer produced; kept for stored reports.)
 TESTS = ("chi2_n1", "fisher", "z_ess", "chi2_2df", "chi2_homogeneity", "mc_exact", "jackknife_t", "chi2_moments")

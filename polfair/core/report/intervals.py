@@ -772,4 +772,4 @@ def variance_columns(out: IntervalColumns, name: str, res: dict[str, np.ndarray]
     defined = ~np.isnan(res["value"])
     out.put("value_lo", name, _where(defined, res["lo"]))
     out.put("value_hi", name, _where(defined, res["hi"]))
-    out.put("ci_method", name, _codes(defined, _code(CI_METHODS, "wald")))
+    out.put("ci_method", name, _codes(defined, _code(CI_METHODS, "scaled_chi2")))
