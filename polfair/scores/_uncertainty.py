@@ -57,7 +57,10 @@ import polars as pl
 from polfair.core import intervals as iv
 from polfair.core.regression import welch_anova, welch_test
 
-__all__ = ["SCORE_CI_FLOATS", "abroca_batch", "auc_variance_expr", "score_intervals"]
+__all__ = [
+    "AUC_LARGE_CLASS", "SCORE_CI_FLOATS", "abroca_batch", "auc_limits", "auc_variance_expr", "exact_rank_p_floor",
+    "hanley_mcneil_variance", "mover_p_value", "newcombe_auc_interval", "score_intervals",
+]  # fmt: skip
 
 #: A variance of shares in [0, 1] below this is rounding: (16 ε)².
 _ROUNDING_SQ = (16 * 2.0**-52) ** 2
