@@ -800,7 +800,7 @@ def corrected_variance(rng: np.random.Generator, reps: int, rates: np.ndarray, s
     true = float(np.var(rates, ddof=1))
     cover = float(np.mean((out["lo"] <= true + 1e-15) & (true - 1e-15 <= out["hi"])))
     return {
-        "corrected variance: scaled chi2 inversion": (cover, 0.0),
+        "corrected variance: scaled chi2 inversion (2 groups: Newcombe, squared)": (cover, 0.0),
         f"(true variance {true:.5f}; mean corrected {out['value'].mean():.5f}; mean plain {out['naive'].mean():.5f})": (
             float("nan"), 0.0),
     }  # fmt: skip

@@ -96,3 +96,18 @@ def test_kernel_matches_hand_per_family() -> None:
     assert out["k"].tolist() == [3.0, 2.0]
     one = between_group_variance(np.array([0.5]), np.array([10.0]), Segments(np.zeros(1), 1), 1.96)
     assert np.isnan(one["value"][0]) and np.isnan(one["lo"][0])
+
+
+def test_two_groups_take_newcombes_interval_squared() -> None:
+    statsmodels = pytest.importorskip("statsmodels.stats.proportion")
+    out = between_group_variance(np.array([0.3, 0.52]), np.array([50.0, 25.0]), Segments(np.zeros(2), 1),
+                                 1.959963984540054)  # fmt: skip
+    lo, hi = statsmodels.confint_proportions_2indep(13, 25, 15, 50, method="newcomb")  # p1 − p2 = 0.52 − 0.30
+    assert lo < 0 < hi  # the difference may be 0: so may V
+    assert (out["lo"][0], out["hi"][0]) == pytest.approx((0.0, hi * hi / 2), rel=1e-9)
+    out = between_group_variance(np.array([0.3, 0.52]), np.array([200.0, 100.0]), Segments(np.zeros(2), 1),
+                                 1.959963984540054)  # fmt: skip
+    lo, hi = statsmodels.confint_proportions_2indep(52, 100, 60, 200, method="newcomb")
+    assert lo > 0
+    assert (out["lo"][0], out["hi"][0]) == pytest.approx((lo * lo / 2, hi * hi / 2), rel=1e-9)
+    assert out["value"][0] == pytest.approx(hand([0.3, 0.52], [200, 100]), rel=1e-12)

@@ -23,7 +23,9 @@ mean ``V + Σσ_k²/K`` and its variance as a quadratic form in independent, app
 rates, ``Var(x'Ax) = 2 tr((AΣ)²) + 4 μ'AΣAμ`` (``A = (I − J/K)/(K − 1)``, ``Σ = diag(σ_k²)``,
 ``μ'AΣAμ ≈ r·V/(K − 1)``, ``r`` the deviation-weighted mean of ``σ̂_k²``), ``σ_k²`` by ``σ̂_k²``.
 Both limits lie in ``[0, K/(4(K − 1))]`` (the largest variance of K rates); the skewed law keeps
-the interval honest where noise dominates (a Wald interval there covers 82-87%). Weighted rows: ``n_k`` is the
+the interval honest where noise dominates (a Wald interval there covers 82-87%). With two groups
+``V = (p₁ − p₂)²/2`` exactly, and its limits are Newcombe's (1998) interval of the difference
+through ``|·|``, squared and halved (as the report's two-group spreads). Weighted rows: ``n_k`` is the
 Kish effective size of the rate's denominator (approximately unbiased). Groups whose rate is
 undefined or whose ``n_k ≤ 1`` (no variance estimate) are left out; fewer than two left: null.
 """
@@ -33,6 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from polfair.core.intervals.common import Segments
+from polfair.core.intervals.differences import newcombe_limits
 
 __all__ = ["between_group_variance"]
 
@@ -93,6 +96,10 @@ def between_group_variance(
             # the noise term is itself estimated: Var(σ̂_k²) ≈ (1 − 2p)²·p(1 − p)/n / (n − 1)² (delta method)
             var_noise = seg.total(np.where(ok, (1 - 2 * x) ** 2 * x * (1 - x) / (n - 1) ** 3, 0.0)) / (k * k)
             lo, hi = _scaled_chi2_limits(naive, sum_s2 / k, s2, dev, seg, k, z, var_noise)
+            two = usable & (k == 2)
+            if two.any():  # two groups: V = (p₁ − p₂)²/2 exactly; Newcombe's interval of the difference, squared
+                plo, phi = _pair_limits(p, n, ok, seg, z)
+                lo, hi = np.where(two, plo, lo), np.where(two, phi, hi)
             out["lo"] = np.where(usable, lo, np.nan)
             out["hi"] = np.where(usable, hi, np.nan)
     return out
@@ -136,3 +143,25 @@ def _scaled_chi2_limits(
             limit = np.where(cdf(np.zeros_like(naive)) <= target, 0.0, np.where(cdf(top) >= target, top, (a + b) / 2))
             out.append(limit)
     return out[0], out[1]
+
+
+def _pair_limits(
+    p: np.ndarray, n: np.ndarray, ok: np.ndarray, seg: Segments, z: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per family with two usable groups: ``V = d²/2`` with ``d = p₁ − p₂``, its limits from Newcombe's
+    (1998) interval of ``d`` through ``|·|`` and ``x ↦ x²/2`` (NaN elsewhere).
+    """
+    idx = np.flatnonzero(ok)
+    codes = seg.codes[idx]
+    order = np.argsort(codes, kind="stable")
+    idx, codes = idx[order], codes[order]
+    first = np.r_[True, codes[1:] != codes[:-1]]
+    last = np.r_[codes[1:] != codes[:-1], True]
+    a, b = idx[first], idx[last]  # a family's first and last usable group (the same when it has one)
+    fam = codes[first]
+    lo, hi = newcombe_limits(p[a], n[a], p[b], n[b], z)
+    low = np.where((lo <= 0) & (hi >= 0), 0.0, np.minimum(np.abs(lo), np.abs(hi)))
+    high = np.maximum(np.abs(lo), np.abs(hi))
+    out_lo, out_hi = np.full(seg.count, np.nan), np.full(seg.count, np.nan)
+    out_lo[fam], out_hi[fam] = low * low / 2, high * high / 2
+    return out_lo, out_hi
