@@ -23,7 +23,7 @@ from polfair.core.contract import PolarsFrame
 from polfair.core.contract.inputs import is_foreign
 from polfair.core.passes.collect import check_not_empty
 from polfair.core.passes.spec import check_key_names
-from polfair.exceptions import InvalidInputError, PolfairError
+from polfair.exceptions import InvalidInputError
 
 __all__ = ["RANK", "RANKING_CELL_COLUMNS", "RELEVANCE_KEY", "ranking_pass"]
 
