@@ -412,6 +412,11 @@ def ranking_rows(
           for s in _STATS for kind, suffix in (("value", ""), ("value_lo", "_lo"), ("value_hi", "_hi"))],
         col("p_value", "difference").alias("p_value"),
     )  # fmt: skip
+    # every metric is >= 0, shares, AWRF and nDCG <= 1: the jackknife-t limits are truncated to that range
+    # (which keeps every true value they covered)
+    unit = pl.col("metric").is_in(["exposure_share", "item_share", "top_k_share", "awrf", "ndcg_at_k"])
+    out = out.with_columns([pl.col(c).clip(0.0, pl.when(unit).then(1.0).otherwise(float("inf"))).alias(c)
+                            for c in ("value_lo", "value_hi")])  # fmt: skip
     # attribute rows (max − min, min ÷ max) have no jackknife interval (inconsistent for extremes)
     spread = pl.col("group").is_null() & ~pl.col("metric").is_in(["awrf", "ndkl"])
     out = out.with_columns([pl.when(~spread).then(pl.col(c)).alias(c) for c in
