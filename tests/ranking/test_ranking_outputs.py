@@ -46,3 +46,11 @@ def test_summarize_recognises_a_ranking_report(ranked: Path) -> None:
     rep = pf.ranking_report(pl.read_parquet(ranked), query="q", rank="r", protected="sex", k=5)
     text = pf.summarize(rep)
     assert "exposure share [interval]" in text and "AWRF" in text
+
+
+def test_html_page_shows_shares_with_intervals(ranked: Path) -> None:
+    rep = pf.ranking_report(pl.read_parquet(ranked), query="q", rank="r", protected="sex", query_protected="user",
+                            relevance="rel", k=10)  # fmt: skip
+    page = pf.to_html(rep, title="Rankings <test>")
+    assert "<svg" in page and "exposure share [interval]" in page and "nDCG@k" in page
+    assert "Rankings &lt;test&gt;" in page and "src=" not in page and "href=" not in page
