@@ -120,7 +120,7 @@ def _queries(cells: pl.DataFrame, qk: list[str], qprot: list[str], k: int | None
     return q.select(*qk, "n_q", "W", L.cast(pl.Int64).alias("L"))
 
 
-def _ndkl(w: pl.DataFrame, blocks: pl.DataFrame, qk: list[str], attrs: list[str], qt: pl.DataFrame) -> pl.DataFrame:
+def _ndkl(w: pl.LazyFrame, blocks: pl.LazyFrame, qk: list[str], attrs: list[str], qt: pl.LazyFrame) -> pl.LazyFrame:
     """NDKL per (by, query) of one attribute set (queries with ≥ 2 groups), expected top-i shares under ties."""
     g = ["__pf_g"]
     x = w.join(blocks.select(*qk, RANK, "__pf_m"), on=[*qk, RANK], how="inner", nulls_equal=True)
@@ -144,7 +144,7 @@ def _ndkl(w: pl.DataFrame, blocks: pl.DataFrame, qk: list[str], attrs: list[str]
     return per_i.group_by(qk).agg(((z * pl.col("__pf_kl")).sum() / z.sum()).alias("__pf_ndkl"))
 
 
-def _ndcg(cells: pl.DataFrame, w: pl.DataFrame, qk: list[str], qt: pl.DataFrame) -> pl.DataFrame:
+def _ndcg(cells: pl.LazyFrame, w: pl.LazyFrame, qk: list[str], qt: pl.LazyFrame) -> pl.LazyFrame:
     """nDCG@k per (by, query): linear gains, log discount, expected DCG over random tie-breaks, ideal
     from every item of the query; 0 when the query has no relevant item.
     """
@@ -167,8 +167,9 @@ def _bucket(query: str, n_buckets: int) -> pl.Expr:
     return (pl.col(query).hash(seed=43) % n_buckets).cast(pl.Int64).alias(_B)
 
 
-def _zeros(frame: pl.DataFrame) -> pl.DataFrame:
-    return frame.with_columns([pl.lit(0.0).alias(c) for c in _SUMS if c not in frame.columns])
+def _zeros(frame: pl.LazyFrame) -> pl.LazyFrame:
+    names = frame.collect_schema().names()
+    return frame.with_columns([pl.lit(0.0).alias(c) for c in _SUMS if c not in names])
 
 
 def unit_table(
@@ -190,15 +191,16 @@ def unit_table(
     qk = [*by, query]
     blocks = _blocks(cells, qk, k, position_weight, p)
     _check_competition(blocks, qk, query, k)
-    qt = _queries(cells, qk, names["query_protected"], k)
-    qt = qt.with_columns(_bucket(query, n_buckets))
-    w = cells.join(blocks.select(*qk, RANK, "__pf_w", "__pf_wl", "__pf_f"), on=[*qk, RANK], how="left", nulls_equal=True)
+    # from here one lazy plan, collected once (Polars shares and parallelises its parts)
+    qt = _queries(cells, qk, names["query_protected"], k).with_columns(_bucket(query, n_buckets)).lazy()
+    cells_l, blocks_l = cells.lazy(), blocks.lazy()
+    w = cells_l.join(blocks_l.select(*qk, RANK, "__pf_w", "__pf_wl", "__pf_f"), on=[*qk, RANK], how="left", nulls_equal=True)
     w = w.with_columns(pl.col("__pf_w", "__pf_wl", "__pf_f").fill_null(0.0))
     w = w.with_columns((pl.col("n") * pl.col("__pf_w")).alias("__pf_e"), (pl.col("n") * pl.col("__pf_f")).alias("__pf_t"))
     e_q = w.group_by(qk).agg(pl.col("__pf_e").sum().alias("__pf_eq"))
     qt = qt.join(e_q, on=qk, nulls_equal=True)
     Wc = pl.col("W")
-    parts = [
+    parts: list[pl.LazyFrame] = [
         qt.group_by([*by, _B]).agg(
             (Wc * pl.col("__pf_eq")).sum().alias("s_e"), (Wc * pl.col("n_q")).sum().alias("s_n"),
             (Wc * pl.col("L")).sum().alias("s_t"), pl.col("n_q").sum().cast(F64).alias("s_rows"),
@@ -221,7 +223,7 @@ def unit_table(
                .group_by([*qk, "W", _B]).agg(pl.len().alias("__pf_ng"), pl.col("__pf_a").min().alias("__pf_lo"),
                                              pl.col("__pf_a").max().alias("__pf_hi")))  # fmt: skip
         wg = w.with_columns(group_label(a).alias("__pf_g"))
-        nd = _ndkl(wg.group_by([*qk, RANK, "__pf_g"]).agg(pl.col("n").sum()), blocks, qk, a, qt)
+        nd = _ndkl(wg.group_by([*qk, RANK, "__pf_g"]).agg(pl.col("n").sum()), blocks_l, qk, a, qt)
         att = att.join(nd, on=qk, how="left", nulls_equal=True)
         multi = pl.col("__pf_ng") >= 2
         has_a = multi & (pl.col("__pf_hi") > 0)
@@ -229,7 +231,6 @@ def unit_table(
             pl.when(has_a).then(pl.col("__pf_lo") / pl.col("__pf_hi")).alias("__pf_awrf"),
             pl.when(multi).then(pl.col("__pf_ndkl").fill_null(0.0)).alias("__pf_ndkl"),
         )
-        left_out[SEPARATOR.join(a)] = int(att.filter(~multi).height)
         parts.append(
             att.group_by([*by, _B]).agg(
                 (Wc * pl.col("__pf_awrf")).sum().alias("s_a"), Wc.filter(pl.col("__pf_awrf").is_not_null()).sum().alias("c_a"),
@@ -238,8 +239,8 @@ def unit_table(
             ).with_columns(pl.lit("a").alias("kind"), pl.lit(si, pl.Int64).alias("set"), pl.lit(None, pl.String).alias("group"))
         )  # fmt: skip
     if qsets and ndcg:
-        nq = _ndcg(cells, w, qk, qt).join(qt.select(*qk, "W", "n_q", _B), on=qk, nulls_equal=True)
-        qvals = cells.group_by(qk).agg([pl.col(c).first() for c in names["query_protected"]])
+        nq = _ndcg(cells_l, w, qk, qt).join(qt.select(*qk, "W", "n_q", _B), on=qk, nulls_equal=True)
+        qvals = cells_l.group_by(qk).agg([pl.col(c).first() for c in names["query_protected"]])
         nq = nq.join(qvals, on=qk, nulls_equal=True)
         for qi, attrs in enumerate(qsets):
             parts.append(
@@ -254,8 +255,11 @@ def unit_table(
             .with_columns(pl.lit("p").alias("kind"), pl.lit(-1, pl.Int64).alias("set"), pl.lit(None, pl.String).alias("group"))
         )  # fmt: skip
     cols = [*by, _B, "kind", "set", "group", *_SUMS]
-    table = pl.concat([_zeros(x).select(cols) for x in parts], how="vertical_relaxed")
-    return table.with_columns([pl.col(c).cast(F64).fill_null(0.0) for c in _SUMS]), left_out
+    plan = pl.concat([_zeros(x).select(cols) for x in parts], how="vertical_relaxed")
+    table = plan.with_columns([pl.col(c).cast(F64).fill_null(0.0) for c in _SUMS]).collect()
+    for si, attrs in enumerate(sets):
+        left_out[SEPARATOR.join(attrs)] = int(table.filter(pl.col("kind") == "a", pl.col("set") == si)["s_lo"].sum())
+    return table, left_out
 
 
 def _div(a: pl.Expr, b: pl.Expr) -> pl.Expr:
