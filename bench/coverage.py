@@ -726,7 +726,8 @@ def _main_regression(args: argparse.Namespace) -> None:
 def _ranking_draw(rng: np.random.Generator, reps: int, queries: int, items: int = 20) -> pl.DataFrame:
     """``reps`` audits of ``queries`` rankings each. Clustered by query: each query has its own share of
     group b (Beta(2, 4)) and its own ranking penalty for b (N(-0.4, 0.6) on the score scale), so the
-    items of one query are far from independent draws. Scores are rounded: ties."""
+    items of one query are far from independent draws. Scores are rounded: ties.
+    """
     nq = reps * queries
     share = rng.beta(2.0, 4.0, nq)
     shift = rng.normal(-0.4, 0.6, nq)

@@ -95,7 +95,8 @@ def render_ranking(report: Any, *, title: str, provenance: Mapping[str, Any], ge
     rep = rep.with_columns(pl.col(c).cast(pl.String) for c in ("attribute", "metric", "reference_group"))
     body = [f"<h1>{_e(title)}</h1>",
             '<p class="pf-sub">Who is seen: each group\'s share of the attention (position-weighted exposure) against '
-            "its share of the ranked items. Intervals: delete-a-group jackknife over queries.</p>"]  # fmt: skip
+            "its share of the ranked items (orange: the whole interval of the exposure share lies below the item share). "
+            "Intervals: delete-a-group jackknife over queries.</p>"]  # fmt: skip
     if snap:
         body.append(f'<p class="pf-sub">for {_e(snap)}</p>')
     keys = ("source", "query", "rank", "protected", "query_protected", "relevance", "k", "position_weight", "weight", "ci",
