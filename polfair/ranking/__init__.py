@@ -59,8 +59,9 @@ def ranking_counts(
     -------
     pl.DataFrame
         ``*by, query, __pf_rank, *protected, *query_protected[, __pf_relkey]``, then ``n`` (Int64
-        rows), ``rel`` (Float64 Σ relevance), ``qw`` (Float64 Σ weight), ``qw_min``, ``qw_max``,
-        ``n_rel_missing``.
+        rows), with ``relevance`` ``rel`` (Float64 Σ relevance), with ``weight`` ``qw_min``,
+        ``qw_max`` (Float64: the query weight's extremes, equal when the weight is constant within
+        the query, as required).
 
     Examples
     --------

@@ -31,9 +31,9 @@ __all__ = ["RANK", "RANKING_CELL_COLUMNS", "RELEVANCE_KEY", "ranking_pass"]
 RANK = "__pf_rank"
 #: The relevance key (only when ``ndcg_at_k`` needs the ideal ordering).
 RELEVANCE_KEY = "__pf_relkey"
-#: The sums of a cell: rows, summed relevance, summed query weight and its min/max (the weight must
-#: be constant within a query).
-RANKING_CELL_COLUMNS = ("n", "rel", "qw", "qw_min", "qw_max", "n_rel_missing")
+#: The sums of a cell: rows, summed relevance (with ``relevance``), the query weight's min/max (with
+#: ``weight``; it must be constant within a query).
+RANKING_CELL_COLUMNS = ("n", "rel", "qw_min", "qw_max")
 
 
 def _frame(data: Any) -> Any:
@@ -69,8 +69,8 @@ def ranking_pass(
     -------
     (pl.DataFrame, dict)
         The table: ``*by, query, __pf_rank, *protected, *query_protected[, __pf_relkey]`` then
-        ``n`` (rows), ``rel`` (Σ relevance, 0 without), ``qw`` (Σ query weight, ``n`` without),
-        ``qw_min``, ``qw_max``, ``n_rel_missing``. The dict: role -> the key names in the table.
+        ``n`` (Int64 rows), with ``relevance`` ``rel`` (Σ relevance), with ``weight`` ``qw_min``,
+        ``qw_max`` (the query weight's extremes). The dict: role -> the key names in the table.
 
     Raises
     ------
@@ -90,7 +90,7 @@ def ranking_pass(
     cqp = [frame.column(x, "query_protected") for x in query_protected]
     cb = [frame.column(x, "by") for x in by]
     check_key_names([c.name for c in cb], [cq.name, *[c.name for c in cp], *[c.name for c in cqp]],
-                    also_reserved=("attribute", "group_key", *RANKING_CELL_COLUMNS))  # fmt: skip
+                    also_reserved=("attribute", "group_key", "qw", "n_rel_missing", *RANKING_CELL_COLUMNS))  # fmt: skip
     if not _is_int(cr.dtype):
         msg = (
             f"rank={cr.name!r} has dtype {cr.dtype}; give integer positions 1, 2, 3, ... per query "
@@ -170,12 +170,12 @@ def _checked(table: pl.DataFrame, query: str, numeric: dict[str, Any]) -> pl.Dat
                 f"rows and values from {mn!r} to {mx!r} (NaN counts as invalid): fill, clip or drop those rows"
             )
             raise InvalidInputError(msg)
-    if "relevance" not in numeric:
-        table = table.with_columns(pl.lit(0.0).alias("rel"), pl.lit(0, pl.UInt32).alias("n_rel_missing"))
-    if "weight" not in numeric:
-        table = table.with_columns(pl.col("n").cast(pl.Float64).alias("qw"), pl.lit(1.0).alias("qw_min"),
-                                   pl.lit(1.0).alias("qw_max"))  # fmt: skip
-    drop = [c for c in ("__pf_rel_min", "__pf_rel_max", "__pf_qw_null") if c in table.columns]
-    return table.drop(drop).with_columns(pl.col("n").cast(pl.Int64), pl.col("rel").cast(pl.Float64),
-                                         pl.col("qw").cast(pl.Float64), pl.col("n_rel_missing").cast(pl.Int64))  # fmt: skip
+    # columns that carry nothing (no relevance, no weight) are not kept: the cell table stays small
+    drop = [c for c in ("__pf_rel_min", "__pf_rel_max", "__pf_qw_null", "n_rel_missing", "qw") if c in table.columns]
+    out = table.drop(drop).with_columns(pl.col("n").cast(pl.Int64))
+    if "relevance" in numeric:
+        out = out.with_columns(pl.col("rel").cast(pl.Float64))
+    if "weight" in numeric:
+        out = out.with_columns(pl.col("qw_min", "qw_max").cast(pl.Float64))
+    return out
 

@@ -103,7 +103,9 @@ def _check_competition(blocks: pl.DataFrame, qk: list[str], query: str, k: int |
 
 def _queries(cells: pl.DataFrame, qk: list[str], qprot: list[str], k: int | None) -> pl.DataFrame:
     """Per (by, query): rows, the query weight, the top-k length L = min(k, n_q), checked."""
-    aggs = [pl.col("n").sum().alias("n_q"), pl.col("qw_min").min().alias("W"), pl.col("qw_max").max().alias("__pf_wmax")]
+    weighted = "qw_min" in cells.columns
+    aggs = [pl.col("n").sum().alias("n_q"), (pl.col("qw_min").min() if weighted else pl.lit(1.0)).alias("W"),
+            (pl.col("qw_max").max() if weighted else pl.lit(1.0)).alias("__pf_wmax")]  # fmt: skip
     aggs += [pl.col(c).n_unique().alias(f"__pf_u{i}") for i, c in enumerate(qprot)]
     q = cells.group_by(qk).agg(aggs)
     if q.filter(pl.col("W") != pl.col("__pf_wmax")).height:
@@ -210,7 +212,8 @@ def unit_table(
     left_out: dict[str, int] = {}
     for si, attrs in enumerate(sets):
         a = list(attrs)
-        gq = w.group_by([*qk, *a]).agg(pl.col("__pf_e").sum(), pl.col("n").sum(), pl.col("__pf_t").sum(), pl.col("rel").sum())
+        rel = pl.col("rel").sum() if "rel" in cells.columns else pl.lit(0.0).alias("rel")
+        gq = w.group_by([*qk, *a]).agg(pl.col("__pf_e").sum(), pl.col("n").sum(), pl.col("__pf_t").sum(), rel)
         gq = gq.with_columns(group_label(a).alias("__pf_g")).join(qt.select(*qk, "W", _B), on=qk, nulls_equal=True)
         parts.append(
             gq.group_by([*by, _B, "__pf_g"]).agg(
