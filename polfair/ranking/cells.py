@@ -126,11 +126,12 @@ def ranking_pass(
     def aggs(ns: Any) -> list[Any]:
         out = [ns.len().alias("n")]
         if rel is not None:
-            out += [ns.col("__pf_rel").sum().alias("rel"), ns.col("__pf_rel").is_null().sum().alias("n_rel_missing"),
+            out += [ns.col("__pf_rel").sum().alias("rel"), ns.col("__pf_rel").is_null().cast(ns.Int64).sum().alias("n_rel_missing"),
                     ns.col("__pf_rel").min().alias("__pf_rel_min"), ns.col("__pf_rel").max().alias("__pf_rel_max")]  # fmt: skip
         if "weight" in numeric:
             out += [ns.col("__pf_qw").sum().alias("qw"), ns.col("__pf_qw").min().alias("qw_min"),
-                    ns.col("__pf_qw").max().alias("qw_max"), ns.col("__pf_qw").is_null().sum().alias("__pf_qw_null")]  # fmt: skip
+                    ns.col("__pf_qw").max().alias("qw_max"),
+                    ns.col("__pf_qw").is_null().cast(ns.Int64).sum().alias("__pf_qw_null")]  # fmt: skip
         return out
 
     table = frame.aggregate(columns, keys, aggs, engine=engine)
