@@ -272,7 +272,7 @@ def report_kind(report: pl.DataFrame) -> str:
     msg = (
         f"summarize cannot tell which report this is (columns {report.columns[:8]}"
         f"{' ...' if report.width > 8 else ''}): it summarises {kinds} reports, from fairness_report, "
-        "regression_report, score_report, adverse_impact, slice_scan"
+        "regression_report, ranking_report, score_report, adverse_impact, slice_scan"
     )
     raise PolfairError(msg)
 
