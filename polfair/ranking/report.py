@@ -95,7 +95,7 @@ def _check_competition(blocks: pl.DataFrame, qk: list[str], query: str, k: int |
         msg = (
             f"rank: the ranks of {bad.select(qk).n_unique():,} queries (e.g. {query} = {qs}) are not competition "
             f"ranks 1, 2, 2, 4, ...{' (up to k)' if k is not None else ''}: a query's ranks start at 1 and a tie of m "
-            "items at rank r is followed by rank r + m. Rank within each query with "
+            "items at rank r is followed by rank r + m (a by= column must not split a query). Rank within each query with "
             "pl.col(score).rank('min', descending=True).over(query) (dense ranks 1, 2, 2, 3 are not accepted)"
         )
         raise InvalidInputError(msg)

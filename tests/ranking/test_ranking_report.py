@@ -173,3 +173,23 @@ def test_intervals_by_query_and_privileged() -> None:
     assert row["ratio_lo"].item() < row["ratio"].item() < row["ratio_hi"].item()
     assert 0 <= row["p_value"].item() <= 1
     assert rep.filter(pl.col("metric") == "awrf")["value_lo"].item() is not None
+
+
+def test_hostile_keys_by_null_and_categorical() -> None:
+    """String query ids, UInt8 ranks, Categorical attributes with nulls (a group "null"), a null ``by`` value:
+    each ``by`` value's rows equal the report of its subset."""
+    adult = pf.load_adult().head(600).with_columns(pl.int_range(pl.len()).alias("i"))
+    df = adult.with_columns(
+        (pl.col("i") // 20).cast(pl.String).alias("q"),
+        pl.when(pl.col("i") % 7 == 0).then(None).otherwise(pl.col("race")).alias("race"),
+        pl.when((pl.col("i") // 20) % 5 == 0).then(None).otherwise(pl.col("i") // 300).alias("day"),
+    ).with_columns(pl.col("hours_per_week").rank("min", descending=True).over("q").cast(pl.UInt8).alias("r"))
+    kw = dict(query="q", rank="r", protected=["sex", "race"], k=5, ci=None)
+    rep = pf.ranking_report(df, by="day", **kw)
+    assert "null" in rep["group"].to_list()
+    for day in (None, 0, 1):
+        sub = df.filter(pl.col("day").is_null() if day is None else pl.col("day") == day)
+        got = rep.filter(pl.col("day").is_null() if day is None else pl.col("day") == day).drop("day")
+        assert_frame_equal(got.select("attribute", "group", "metric", "value", "difference", "ratio", "n"),
+                           pf.ranking_report(sub, **kw).select("attribute", "group", "metric", "value", "difference",
+                                                               "ratio", "n"), abs_tol=1e-14, check_dtypes=False)  # fmt: skip
