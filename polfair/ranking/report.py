@@ -124,7 +124,7 @@ def _queries(cells: pl.DataFrame, qk: list[str], qprot: list[str], k: int | None
 
 def _ndkl(w: pl.LazyFrame, blocks: pl.LazyFrame, qk: list[str], attrs: list[str], qt: pl.LazyFrame) -> pl.LazyFrame:
     """NDKL per (by, query) of one attribute set (queries with ≥ 2 groups), expected top-i shares under ties."""
-    g = ["__pf_g"]
+    g = list(attrs)  # the attribute columns themselves (no labels needed here)
     x = w.join(blocks.select(*qk, RANK, "__pf_m"), on=[*qk, RANK], how="inner", nulls_equal=True)
     x = x.join(qt.select(*qk, "L"), on=qk, nulls_equal=True).filter(pl.col(RANK) <= pl.col("L"))
     end = pl.min_horizontal(pl.col(RANK) + pl.col("__pf_m") - 1, pl.col("L"))
@@ -225,8 +225,7 @@ def unit_table(
         att = (gq.with_columns((pl.col("__pf_e") / pl.col("n")).alias("__pf_a"))
                .group_by([*qk, "W", _B]).agg(pl.len().alias("__pf_ng"), pl.col("__pf_a").min().alias("__pf_lo"),
                                              pl.col("__pf_a").max().alias("__pf_hi")))  # fmt: skip
-        wg = w.with_columns(group_label(a).alias("__pf_g"))
-        nd = _ndkl(wg.group_by([*qk, RANK, "__pf_g"]).agg(pl.col("n").sum()), blocks_l, qk, a, qt)
+        nd = _ndkl(w.group_by([*qk, RANK, *a]).agg(pl.col("n").sum()), blocks_l, qk, a, qt)
         att = att.join(nd, on=qk, how="left", nulls_equal=True)
         multi = pl.col("__pf_ng") >= 2
         has_a = multi & (pl.col("__pf_hi") > 0)
