@@ -132,12 +132,17 @@ def _ndkl(w: pl.LazyFrame, blocks: pl.LazyFrame, qk: list[str], attrs: list[str]
         x.with_columns(pl.int_ranges(pl.col(RANK), end + 1).alias("__pf_i")).explode("__pf_i")
         .group_by([*qk, *g, "__pf_i"]).agg((pl.col("n") / pl.col("__pf_m")).sum().alias("__pf_c"))
     )  # fmt: skip
-    pairs = inc.select(*qk, *g).unique().join(qt.select(*qk, "L"), on=qk, nulls_equal=True)
-    grid = pairs.with_columns(pl.int_ranges(1, pl.col("L") + 1).alias("__pf_i")).explode("__pf_i")
-    grid = grid.join(inc, on=[*qk, *g, "__pf_i"], how="left", nulls_equal=True).with_columns(pl.col("__pf_c").fill_null(0.0))
+    # the expected count of each group in the top i is constant between two increments: each increment
+    # row stands for the positions up to the next one (no grid of every (query, group, position) to join)
     share = w.group_by([*qk, *g]).agg(pl.col("n").sum().alias("__pf_ng"))
-    grid = grid.sort([*qk, *g, "__pf_i"]).with_columns(pl.col("__pf_c").cum_sum().over([*qk, *g]).alias("__pf_cum"))
-    grid = grid.join(share, on=[*qk, *g], nulls_equal=True).join(qt.select(*qk, "n_q"), on=qk, nulls_equal=True)
+    inc = inc.sort([*qk, *g, "__pf_i"]).with_columns(
+        pl.col("__pf_c").cum_sum().over([*qk, *g]).alias("__pf_cum"),
+        pl.col("__pf_i").shift(-1).over([*qk, *g]).alias("__pf_next"),
+    )
+    inc = inc.join(qt.select(*qk, "L", "n_q"), on=qk, nulls_equal=True).join(share, on=[*qk, *g], nulls_equal=True)
+    stop = pl.when(pl.col("__pf_next").is_null()).then(pl.col("L") + 1).otherwise(pl.col("__pf_next"))
+    grid = inc.with_columns(pl.int_ranges(pl.col("__pf_i"), stop).alias("__pf_ii")).explode("__pf_ii")
+    grid = grid.drop("__pf_i").rename({"__pf_ii": "__pf_i"})
     P = pl.col("__pf_cum") / pl.col("__pf_i")
     Q = pl.col("__pf_ng") / pl.col("n_q")
     grid = grid.with_columns(pl.when(P > 0).then(P * (P / Q).log()).otherwise(0.0).alias("__pf_kl"))
