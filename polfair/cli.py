@@ -191,6 +191,7 @@ def _parser() -> argparse.ArgumentParser:
                      "violations, done, error) for orchestrators")
     _record_given(rep)
     _slices_parser(sub)
+    _ranking_parser(sub)
     return p
 
 
@@ -866,6 +867,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run_demo(args)
         if args.command == "slices":
             return _run_slices(args)
+        if args.command == "ranking":
+            return _run_ranking(args)
         return _run_report(args)
     except BrokenPipeError:  # `polfair demo | head`: the reader left; stop quietly, as a SIGPIPE'd tool does
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -980,6 +983,61 @@ def _run_slices(args: argparse.Namespace) -> int:
         _write_html(result, args.html, title=f"Slices: {Path(args.path).name}", source=args.path)
     if not (args.out or args.html):
         print(summarize_slices(result))
+    return 0
+
+
+
+# ---------------------------------------------------------------------------------------------
+# polfair ranking (issue 43): group exposure of the rankings in a file
+
+
+def _ranking_parser(sub: Any) -> None:
+    """The ``polfair ranking`` subcommand's options."""
+    rk = sub.add_parser("ranking", help="who is seen in rankings: group exposure, AWRF, NDKL, nDCG by query group",
+                        epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    rk.add_argument("path", help="parquet/CSV file, glob, or hive-partitioned directory: one row per ranked item")
+    rk.add_argument("--query", required=True, help="the query (ranking) id column")
+    rk.add_argument("--rank", required=True, help="integer positions, 1 = top; ties as competition ranks (1, 2, 2, 4)")
+    rk.add_argument("--protected", nargs="+", help="item attribute columns")
+    rk.add_argument("--query-protected", nargs="+", help="query attribute columns (nDCG by group of queries)")
+    rk.add_argument("--relevance", help="non-negative relevance column")
+    rk.add_argument("--k", type=int, help="cut-off: positions beyond k get no exposure (default: none)")
+    rk.add_argument("--weight", help="query weight column (constant within a query)")
+    rk.add_argument("--by", nargs="+", help="one report per value of these columns")
+    rk.add_argument("--position-weight", choices=["log", "geometric", "reciprocal"], default="log")
+    rk.add_argument("--p", type=float, default=0.5, help="geometric attention's first-position share (default 0.5)")
+    rk.add_argument("--privileged", nargs="+", default=[], metavar="ATTRIBUTE=VALUE", help="reference groups")
+    rk.add_argument("--ci", type=float, metavar="LEVEL", default=0.95, help="confidence level (default 0.95)")
+    rk.add_argument("--no-ci", action="store_true", help="no intervals")
+    rk.add_argument("--streaming", action="store_true", help="stream the file (larger than memory)")
+    rk.add_argument("--out", help="write the report (.parquet/.csv/.json/.ndjson); default: print a summary")
+
+
+def _run_ranking(args: argparse.Namespace) -> int:
+    """``polfair ranking PATH --query Q --rank R --protected ...``: :func:`polfair.ranking_report` on a file."""
+    from polfair.outputs.ranking import summarize_ranking
+    from polfair.ranking import ranking_report
+
+    if args.out:
+        check_output_path(args.out, "--out")
+    if args.no_ci and args.ci != 0.95:
+        raise PolfairError("--ci and --no-ci contradict each other: give one")
+    lf = to_lazyframe(args.path)
+    schema = lf.collect_schema()
+    report = ranking_report(
+        lf, query=args.query, rank=args.rank, protected=args.protected, query_protected=args.query_protected,
+        relevance=args.relevance, k=args.k, weight=args.weight, by=args.by, position_weight=args.position_weight,
+        p=args.p, privileged=_privileged(args.privileged, schema) or None, ci=None if args.no_ci else args.ci,
+        engine="streaming" if args.streaming else "auto",
+    )  # fmt: skip
+    request = request_of(report) or {}
+    request["source"] = args.path
+    attach_request(report, request)
+    if args.out:
+        write_report(report, args.out)
+        print(f"polfair: wrote {report.height:,} report rows to {args.out}", file=sys.stderr)
+    else:
+        print(summarize_ranking(report))
     return 0
 
 

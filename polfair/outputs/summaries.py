@@ -22,6 +22,7 @@ from typing import Any
 import polars as pl
 
 from polfair.exceptions import PolfairError
+from polfair.outputs.ranking import is_ranking_report, summarize_ranking
 from polfair.outputs.regression import summarize_regression
 from polfair.outputs.slices import summarize_slices
 from polfair.outputs.summary import summarize as summarize_classification
@@ -226,6 +227,7 @@ def summarize_adverse_impact(report: pl.DataFrame, *, max_groups: int = 30) -> s
 SUMMARIES: list[SummaryKind] = [
     SummaryKind("slices", _is_slices, summarize_slices),
     SummaryKind("adverse_impact", _is_adverse_impact, summarize_adverse_impact),
+    SummaryKind("ranking", is_ranking_report, summarize_ranking),
     SummaryKind("regression", _is_regression, summarize_regression),
     SummaryKind("score", _is_score_report, summarize_scores),
     SummaryKind("classification", _is_classification, summarize_classification),
@@ -270,7 +272,7 @@ def report_kind(report: pl.DataFrame) -> str:
     msg = (
         f"summarize cannot tell which report this is (columns {report.columns[:8]}"
         f"{' ...' if report.width > 8 else ''}): it summarises {kinds} reports, from fairness_report, "
-        "regression_report, score_report, adverse_impact, slice_scan"
+        "regression_report, ranking_report, score_report, adverse_impact, slice_scan"
     )
     raise PolfairError(msg)
 

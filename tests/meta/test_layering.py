@@ -44,6 +44,7 @@ ROOM_EDGES = {
     ("outputs", "monitor"),
     ("scores", "engines"),
     ("regression", "engines"),
+    ("ranking", "engines"),
     ("slices", "engines"),
     ("outputs", "slices"),
     ("mitigation", "engines"),

@@ -596,6 +596,11 @@ def to_html(
     if _slices.is_slice_table(report):  # a slice search's own page
         return _slices.render_slices(report, title=title, generated_at=_generated_at(generated_at, {"metadata": {}}),
                                      fragment=fragment, env=_env(), provenance=given)  # fmt: skip
+    from polfair.outputs.html import ranking as _ranking
+
+    if _ranking.is_ranking_report(report):  # a ranking report's own page
+        return _ranking.render_ranking(report, title=title, provenance=_merged_request(report, given), fragment=fragment,
+                                       generated_at=_generated_at(generated_at, {"metadata": {}}), top_k=top_k)  # fmt: skip
     normalized = _view.normalize(report)
     if _regression.is_regression_report(normalized):
         if scores is not None or adverse_impact is not None:

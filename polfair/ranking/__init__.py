@@ -1,0 +1,240 @@
+"""Fairness of rankings: ``ranking_report`` (issue 43).
+
+Who is *seen* in search results, feeds, recommendations and shortlists: the position-weighted
+exposure of each group of items, its share against the group's share of items and of relevance,
+the top-k share, AWRF and NDKL per query, and the nDCG of each group of queries. ONE ``group_by``
+of the rows to the ranking cell table (:mod:`polfair.ranking.cells`), then arithmetic
+(:mod:`polfair.ranking.report`). Definitions and sources: ``docs/ranking.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import polars as pl
+
+from polfair.core._args import as_list
+from polfair.core.report.build import Intersections, check_protected_names
+from polfair.core.report.run_metadata import attach_request, expr_text
+from polfair.exceptions import PolfairError
+from polfair.ranking.cells import RANKING_CELL_COLUMNS, ranking_pass
+from polfair.ranking.report import POSITION_WEIGHTS, RANKING_METRICS, position_weight_expr, ranking_rows
+
+__all__ = ["POSITION_WEIGHTS", "RANKING_CELL_COLUMNS", "RANKING_METRICS", "position_weight_expr", "ranking_counts",
+           "ranking_report"]  # fmt: skip
+
+
+def _check_options(k: Any, position_weight: Any, p: Any, n_buckets: Any) -> None:
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+        raise PolfairError(f"k={k!r}: give a positive int (the cut-off of the ranking) or None (every position)")
+    if position_weight not in POSITION_WEIGHTS:
+        raise PolfairError(f"position_weight={position_weight!r}: choose one of {list(POSITION_WEIGHTS)}")
+    if not (isinstance(p, (int, float)) and 0.0 < float(p) < 1.0):
+        raise PolfairError(f"p={p!r}: the geometric attention's first-position share must lie in (0, 1)")
+    if isinstance(n_buckets, bool) or not isinstance(n_buckets, int) or n_buckets < 2:
+        raise PolfairError(f"n_buckets={n_buckets!r}: give an int >= 2 (buckets of queries for the jackknife)")
+
+
+def ranking_counts(
+    data: Any,
+    *,
+    query: Any,
+    rank: Any,
+    protected: Any = None,
+    query_protected: Any = None,
+    relevance: Any = None,
+    k: int | None = None,
+    weight: Any = None,
+    by: Any = None,
+    engine: Literal["auto", "in-memory", "streaming"] = "auto",
+) -> pl.DataFrame:
+    """The ranking cell table of the rows: ONE ``group_by(by + query + rank + protected + query_protected)``.
+
+    Ranks beyond ``k`` are pooled into the rank ``k + 1`` of each query (the table has at most
+    queries × (k + 1) × groups rows); with ``query_protected`` and ``relevance`` the relevance
+    value is a key too (nDCG's ideal ordering). Parameters as :func:`ranking_report`.
+
+    Returns
+    -------
+    pl.DataFrame
+        ``*by, query, __pf_rank, *protected, *query_protected[, __pf_relkey]``, then ``n`` (Int64
+        rows), with ``relevance`` ``rel`` (Float64 Σ relevance), with ``weight`` ``qw_min``,
+        ``qw_max`` (Float64: the query weight's extremes, equal when the weight is constant within
+        the query, as required).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> df = pl.DataFrame({"q": [1, 1, 1], "r": [1, 2, 3], "g": ["a", "b", "a"]})
+    >>> pf.ranking_counts(df, query="q", rank="r", protected="g", k=1).sort("__pf_rank", "g")["n"].to_list()
+    [1, 1, 1]
+    """
+    _check_options(k, "log", 0.5, 20)
+    cells, _ = ranking_pass(
+        data, query=query, rank=rank, protected=as_list(protected), query_protected=as_list(query_protected),
+        relevance=relevance, weight=weight, by=as_list(by), k=k, relevance_key=query_protected is not None and relevance is not None,
+        engine=engine,
+    )  # fmt: skip
+    return cells
+
+
+def ranking_report(
+    data: Any,
+    *,
+    query: Any,
+    rank: Any,
+    protected: Any = None,
+    query_protected: Any = None,
+    relevance: Any = None,
+    k: int | None = None,
+    weight: Any = None,
+    by: Any = None,
+    position_weight: Literal["log", "geometric", "reciprocal"] = "log",
+    p: float = 0.5,
+    privileged: Mapping[str, Any] | None = None,
+    intersections: Intersections = None,
+    ci: float | None = 0.95,
+    p_adjust: Literal["bh", "by", "holm"] | None = "bh",
+    n_buckets: int = 20,
+    engine: Literal["auto", "in-memory", "streaming"] = "auto",
+) -> pl.DataFrame:
+    r"""Audit rankings for group fairness of exposure, in one pass: who is *seen*, against who is ranked and who is relevant.
+
+    Reads a long table of ranked items, one row per (query, item): search results, feeds,
+    recommendations, shortlists, impression logs. Reads the input once (:func:`ranking_counts`)
+    and reports, for every protected attribute, intersection and ``by`` value, in the fairness
+    report's long schema:
+
+    * ``exposure`` (group rows): the mean position weight per item of the group, pooled over
+      queries, :math:`\sum_{i \in g} w_i / n_g` (Singh & Joachims, KDD 2018); the population row
+      is everyone's. With ties, an item's :math:`w_i` is the mean weight of the positions its tie
+      spans (its expected exposure under random tie-breaking, Diaz et al., CIKM 2020).
+    * ``exposure_share`` = :math:`\sum_{i\in g} w_i / \sum_i w_i` and ``item_share`` =
+      :math:`n_g / N`: compare them (a fair share of attention is the share of items).
+    * ``exposure_per_relevance`` (with ``relevance``): exposure ÷ the group's mean relevance, Singh
+      & Joachims' disparate treatment (FairRankTune's EXPU per group).
+    * ``top_k_share`` (with ``k``): the group's share of the top-k slots,
+      :math:`\sum_{i\in g} P(\mathrm{pos}_i \le k) / \sum_q \min(k, n_q)` (a tie straddling k
+      counts fractionally).
+    * ``awrf`` (attribute rows): per query, min over groups ÷ max over groups of the mean attention
+      per item, averaged over queries (Sapiezynski et al., WWW 2019; FairRankTune's AWRF
+      ``MinMaxRatio`` with ``position_weight="geometric"``).
+    * ``ndkl`` (attribute rows): Geyik et al.'s (KDD 2019) NDKL@k of each query against its own
+      group shares, in nats, averaged over queries (0 = every prefix has the query's shares).
+    * ``ndcg_at_k`` (group rows of ``query_protected`` attributes, with ``relevance``): the mean
+      nDCG@k of the group's queries (trec_eval's / ir-measures': linear gain, log discount, ideal
+      from every item of the query, 0 without a relevant item): consumer-side fairness.
+
+    Group rows carry the difference and ratio to the reference group; attribute rows the spread
+    (difference max − min, ratio min ÷ max). Queries where an attribute set has a single group
+    are left out of its ``awrf`` and ``ndkl`` and counted in the provenance
+    (``request["queries_left_out"]``).
+
+    Parameters
+    ----------
+    data
+        ``pl.DataFrame``, ``pl.LazyFrame``, a parquet/CSV path (scanned lazily, streamed with
+        ``engine="streaming"``), pandas, pyarrow, or a Spark / DuckDB lazy frame (the pass runs in
+        that engine through narwhals; column arguments are then names).
+    query
+        The query (ranking) id: a column name or a named expression; never null.
+    rank
+        Integer positions within the query, 1 = top. Ties as competition ranks (1, 2, 2, 4; SQL
+        ``RANK()``, ``rank("min")``); other ranks are an error naming the queries.
+    protected
+        Attribute(s) of the ranked items (names or named expressions).
+    query_protected
+        Attribute(s) of the query (the user's group, the job's city): constant within a query
+        (checked); with ``relevance`` they get ``ndcg_at_k``.
+    relevance
+        Optional non-negative relevance of each item (graded or binary).
+    k
+        Cut-off: positions beyond k get weight 0 (``None``: every position; the cell table then
+        keeps every rank). Needed for ``top_k_share``; NDKL and nDCG are @k.
+    weight
+        Optional query weight (how often the ranking was shown): constant within a query
+        (checked); every pooled sum and per-query mean is weighted by it.
+    by
+        Column(s): one report per value (e.g. a day).
+    position_weight
+        ``"log"`` (1/log2(1 + pos), default), ``"geometric"`` (p·(1 − p)^(pos − 1)) or
+        ``"reciprocal"`` (1/pos): the attention of ``exposure``, its shares and ``awrf``.
+        ``ndkl`` and ``ndcg_at_k`` always use the log discount (their definitions).
+    p
+        The geometric attention's share of the first position (default 0.5).
+    privileged
+        ``{attribute: value}``: the reference group of every set whose attributes all have one
+        (else the largest group: most items, or most queries for ``query_protected``).
+    intersections
+        As :func:`polfair.fairness_report` (default: every subset of up to 3 attributes).
+    ci
+        Confidence level (default 0.95) or ``None``: delete-a-group jackknife-t intervals over
+        ``n_buckets`` buckets of queries (queries are the sampling unit), and Wald-t p-values of no
+        difference on group rows.
+    p_adjust
+        ``"bh"`` (default), ``"by"``, ``"holm"`` or ``None``, within each (``by`` value, metric).
+    n_buckets
+        Buckets of queries (a hash of the query id) for the jackknife (default 20).
+    engine
+        Polars engine of the pass (``"streaming"`` for larger-than-memory files).
+
+    Returns
+    -------
+    pl.DataFrame
+        ``*by, attribute, group, metric, value, reference_group, difference, ratio, n`` (``n``:
+        the group's rows, or all rows), with ``ci`` ``value_lo … p_value_adjusted, n_eff``
+        (``n_eff``: the number of queries) and ``ci_method, test``, then ``n_groups``,
+        ``excluded_groups``, ``group_key``. Population rows have null ``attribute``.
+
+    Raises
+    ------
+    ColumnNotFoundError
+        A named column is missing.
+    InvalidInputError
+        A non-integer, null or non-positive rank; ranks that are not competition ranks; a null
+        query; a null/NaN/negative/infinite relevance or weight; a weight or ``query_protected``
+        value that changes within a query.
+    PolfairError
+        Bad options; neither ``protected`` nor ``query_protected``.
+
+    Notes
+    -----
+    Equal to FairRankTune 0.0.7's EXP/EXPU/AWRF (per group and ``MinMaxRatio``) and NDKL (which adds
+    1e-7 to both distributions: equal to ~1e-6; to the paper's formula to 1e-12), and to ir-measures'
+    nDCG@k, on rankings from UCI Adult (``tests/ranking``).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> df = pl.DataFrame({"q": [1, 1, 1, 1], "r": [1, 2, 2, 4], "g": ["a", "b", "a", "b"]})
+    >>> rep = pf.ranking_report(df, query="q", rank="r", protected="g", ci=None)
+    >>> round(rep.filter(group="a", metric="exposure")["value"].item(), 4)
+    0.7827
+    """
+    _check_options(k, position_weight, p, n_buckets)
+    prot, qprot = as_list(protected), as_list(query_protected)
+    if not prot and not qprot:
+        raise PolfairError("ranking_report needs protected= (item attributes) or query_protected= (query attributes)")
+    ndcg = bool(qprot) and relevance is not None
+    cells, names = ranking_pass(
+        data, query=query, rank=rank, protected=prot, query_protected=qprot, relevance=relevance, weight=weight,
+        by=as_list(by), k=k, relevance_key=ndcg, engine=engine,
+    )  # fmt: skip
+    check_protected_names([*names["protected"], *names["query_protected"]])
+    report, left_out = ranking_rows(
+        cells, names, schema=dict(cells.schema), k=k, position_weight=position_weight, p=p, relevance=relevance is not None,
+        privileged=privileged, intersections=intersections, ci=ci, p_adjust=p_adjust, n_buckets=n_buckets,
+    )  # fmt: skip
+    request = {
+        "task": "ranking", "query": expr_text(query), "rank": expr_text(rank), "protected": expr_text(prot) or None,
+        "query_protected": expr_text(qprot) or None, "relevance": expr_text(relevance), "k": k, "weight": expr_text(weight),
+        "by": expr_text(as_list(by)) or None, "position_weight": position_weight,
+        "p": p if position_weight == "geometric" else None, "privileged": expr_text(dict(privileged)) if privileged else None,
+        "intersections": intersections if isinstance(intersections, (int, str)) else expr_text(intersections),
+        "ci": ci, "p_adjust": p_adjust if ci is not None else None, "n_buckets": n_buckets if ci is not None else None,
+        "queries_left_out": left_out or None,
+    }  # fmt: skip
+    return attach_request(report, {k_: v for k_, v in request.items() if v is not None})

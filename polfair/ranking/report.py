@@ -1,0 +1,499 @@
+"""The ranking report: the ranking cell table to the fairness report's long rows (issue 43).
+
+Every metric is arithmetic on the cell table of :func:`polfair.ranking.cells.ranking_pass`: the
+position weights (with ties), then per (query, group) sums, then per-query quantities (AWRF, NDKL,
+nDCG), then the pooled values, their references and intervals. Queries are the sampling unit: the
+intervals are delete-a-group jackknife ones over buckets of queries
+(:func:`polfair.core.intervals.jackknife_intervals`, the jackknife of the report's ``cluster=``).
+Definitions: ``docs/ranking.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import polars as pl
+
+from polfair.core import intervals as iv
+from polfair.core.intervals import jackknife_intervals
+from polfair.core.report.build import GROUP_KEY, SEPARATOR, Intersections, attribute_sets, group_label
+from polfair.core.values import coerce_values
+from polfair.exceptions import InvalidInputError, PolfairError
+from polfair.ranking.cells import RANK, RELEVANCE_KEY
+
+__all__ = ["POSITION_WEIGHTS", "RANKING_METRICS", "position_weight_expr", "ranking_rows", "references", "unit_table", "values"]
+
+F64 = pl.Float64
+#: The position weights ``position_weight=`` accepts.
+POSITION_WEIGHTS = ("log", "geometric", "reciprocal")
+#: The report's metrics, in report order.
+RANKING_METRICS = ("exposure", "exposure_share", "item_share", "exposure_per_relevance", "top_k_share", "awrf", "ndkl",
+                   "ndcg_at_k")  # fmt: skip
+_ORDER = {m: i for i, m in enumerate(RANKING_METRICS)}
+_SUMS = ["s_e", "s_n", "s_t", "s_r", "s_rows", "s_nq", "s_a", "c_a", "s_k", "c_k", "s_g", "c_g", "s_lo"]
+_B = "bucket"
+
+
+def position_weight_expr(pos: pl.Expr, kind: str = "log", p: float = 0.5, k: int | None = None) -> pl.Expr:
+    """The attention at position ``pos`` (1-based): ``"log"`` 1/log2(1 + pos) (DCG's discount),
+    ``"geometric"`` p·(1 − p)^(pos − 1) (Sapiezynski et al.'s; FairRankTune's AWRF multiplies it
+    by 100), ``"reciprocal"`` 1/pos; 0 beyond ``k``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> pl.select(position_weight_expr(pl.lit(3), "log", k=2).alias("a"), position_weight_expr(pl.lit(1)).alias("b")).row(0)
+    (0.0, 1.0)
+    """
+    x = pos.cast(F64)
+    if kind == "log":
+        w = 1.0 / (x + 1.0).log(2)
+    elif kind == "geometric":
+        w = p * (1.0 - p) ** (x - 1.0)
+    elif kind == "reciprocal":
+        w = 1.0 / x
+    else:
+        msg = f"position_weight={kind!r}: choose one of {list(POSITION_WEIGHTS)}"
+        raise PolfairError(msg)
+    return w if k is None else pl.when(pos <= k).then(w).otherwise(0.0)
+
+
+def _blocks(cells: pl.DataFrame, qk: list[str], k: int | None, kind: str, p: float) -> pl.DataFrame:
+    """Per (by, query, rank ≤ k) tie block: its size m, the mean weight of the positions it spans
+    (report weights and DCG's log weights, cut at k) and the fraction of it within the top k.
+    """
+    b = cells.group_by([*qk, RANK]).agg(pl.col("n").sum().alias("__pf_m"))
+    if k is not None:
+        b = b.filter(pl.col(RANK) <= k)
+    end = pl.col(RANK) + pl.col("__pf_m") - 1
+    if k is not None:
+        end = pl.min_horizontal(end, pl.lit(k))
+    pos = pl.col("__pf_pos")
+    x = b.with_columns(pl.int_ranges(pl.col(RANK), end + 1).alias("__pf_pos")).explode("__pf_pos")
+    x = x.with_columns(position_weight_expr(pos, kind, p).alias("__pf_v"),
+                       position_weight_expr(pos, "log").alias("__pf_vl"))  # fmt: skip
+    return x.group_by([*qk, RANK]).agg(
+        pl.col("__pf_m").first(),
+        (pl.col("__pf_v").sum() / pl.col("__pf_m").first()).alias("__pf_w"),
+        (pl.col("__pf_vl").sum() / pl.col("__pf_m").first()).alias("__pf_wl"),
+        (pl.len() / pl.col("__pf_m").first()).alias("__pf_f"),
+    )
+
+
+def _check_competition(blocks: pl.DataFrame, qk: list[str], query: str, k: int | None) -> None:
+    """Ranks are competition ranks (1, 2, 2, 4) within each query (checked up to k)."""
+    s = blocks.sort([*qk, RANK]).with_columns(
+        pl.col(RANK).shift(1).over(qk).alias("__pf_prev"), pl.col("__pf_m").shift(1).over(qk).alias("__pf_pm")
+    )
+    bad = s.filter(
+        (pl.col("__pf_prev").is_null() & (pl.col(RANK) != 1))
+        | (pl.col("__pf_prev").is_not_null() & (pl.col(RANK) != pl.col("__pf_prev") + pl.col("__pf_pm")))
+    )
+    if bad.height:
+        qs = bad[query].unique(maintain_order=True).head(3).to_list()
+        msg = (
+            f"rank: the ranks of {bad.select(qk).n_unique():,} queries (e.g. {query} = {qs}) are not competition "
+            f"ranks 1, 2, 2, 4, ...{' (up to k)' if k is not None else ''}: a query's ranks start at 1 and a tie of m "
+            "items at rank r is followed by rank r + m (a by= column must not split a query). Rank within each query with "
+            "pl.col(score).rank('min', descending=True).over(query) (dense ranks 1, 2, 2, 3 are not accepted)"
+        )
+        raise InvalidInputError(msg)
+
+
+def _queries(cells: pl.DataFrame, qk: list[str], qprot: list[str], k: int | None) -> pl.DataFrame:
+    """Per (by, query): rows, the query weight, the top-k length L = min(k, n_q), checked."""
+    weighted = "qw_min" in cells.columns
+    aggs = [pl.col("n").sum().alias("n_q"), (pl.col("qw_min").min() if weighted else pl.lit(1.0)).alias("W"),
+            (pl.col("qw_max").max() if weighted else pl.lit(1.0)).alias("__pf_wmax")]  # fmt: skip
+    aggs += [pl.col(c).n_unique().alias(f"__pf_u{i}") for i, c in enumerate(qprot)]
+    q = cells.group_by(qk).agg(aggs)
+    if q.filter(pl.col("W") != pl.col("__pf_wmax")).height:
+        msg = "weight: the weight is a query weight and must be the same on every row of a query; found queries with several"
+        raise InvalidInputError(msg)
+    for i, c in enumerate(qprot):
+        if q.filter(pl.col(f"__pf_u{i}") > 1).height:
+            msg = (
+                f"query_protected={c!r} is a property of the query but takes several values within "
+                f"{q.filter(pl.col(f'__pf_u{i}') > 1).height:,} queries; give it in protected= if it describes items"
+            )
+            raise InvalidInputError(msg)
+    L = pl.col("n_q") if k is None else pl.min_horizontal(pl.col("n_q"), pl.lit(k))
+    return q.select(*qk, "n_q", "W", L.cast(pl.Int64).alias("L"))
+
+
+def _ndkl(w: pl.LazyFrame, blocks: pl.LazyFrame, qk: list[str], attrs: list[str], qt: pl.LazyFrame) -> pl.LazyFrame:
+    """NDKL per (by, query) of one attribute set (queries with ≥ 2 groups), expected top-i shares under ties."""
+    g = list(attrs)  # the attribute columns themselves (no labels needed here)
+    x = w.join(blocks.select(*qk, RANK, "__pf_m"), on=[*qk, RANK], how="inner", nulls_equal=True)
+    x = x.join(qt.select(*qk, "L"), on=qk, nulls_equal=True).filter(pl.col(RANK) <= pl.col("L"))
+    end = pl.min_horizontal(pl.col(RANK) + pl.col("__pf_m") - 1, pl.col("L"))
+    inc = (
+        x.with_columns(pl.int_ranges(pl.col(RANK), end + 1).alias("__pf_i")).explode("__pf_i")
+        .group_by([*qk, *g, "__pf_i"]).agg((pl.col("n") / pl.col("__pf_m")).sum().alias("__pf_c"))
+    )  # fmt: skip
+    # the expected count of each group in the top i is constant between two increments: each increment
+    # row stands for the positions up to the next one (no grid of every (query, group, position) to join)
+    share = w.group_by([*qk, *g]).agg(pl.col("n").sum().alias("__pf_ng"))
+    inc = inc.sort([*qk, *g, "__pf_i"]).with_columns(
+        pl.col("__pf_c").cum_sum().over([*qk, *g]).alias("__pf_cum"),
+        pl.col("__pf_i").shift(-1).over([*qk, *g]).alias("__pf_next"),
+    )
+    inc = inc.join(qt.select(*qk, "L", "n_q"), on=qk, nulls_equal=True).join(share, on=[*qk, *g], nulls_equal=True)
+    stop = pl.when(pl.col("__pf_next").is_null()).then(pl.col("L") + 1).otherwise(pl.col("__pf_next"))
+    grid = inc.with_columns(pl.int_ranges(pl.col("__pf_i"), stop).alias("__pf_ii")).explode("__pf_ii")
+    grid = grid.drop("__pf_i").rename({"__pf_ii": "__pf_i"})
+    P = pl.col("__pf_cum") / pl.col("__pf_i")
+    Q = pl.col("__pf_ng") / pl.col("n_q")
+    grid = grid.with_columns(pl.when(P > 0).then(P * (P / Q).log()).otherwise(0.0).alias("__pf_kl"))
+    per_i = grid.group_by([*qk, "__pf_i"]).agg(pl.col("__pf_kl").sum())
+    z = position_weight_expr(pl.col("__pf_i"), "log")
+    return per_i.group_by(qk).agg(((z * pl.col("__pf_kl")).sum() / z.sum()).alias("__pf_ndkl"))
+
+
+def _ndcg(cells: pl.LazyFrame, w: pl.LazyFrame, qk: list[str], qt: pl.LazyFrame) -> pl.LazyFrame:
+    """nDCG@k per (by, query): linear gains, log discount, expected DCG over random tie-breaks, ideal
+    from every item of the query; 0 when the query has no relevant item.
+    """
+    dcg = w.group_by(qk).agg((pl.col("rel") * pl.col("__pf_wl")).sum().alias("__pf_dcg"))
+    lv = cells.group_by([*qk, RELEVANCE_KEY]).agg(pl.col("n").sum().alias("__pf_c"))
+    lv = lv.sort([*qk, RELEVANCE_KEY], descending=[False] * len(qk) + [True])
+    lv = lv.with_columns((pl.col("__pf_c").cum_sum().over(qk) - pl.col("__pf_c") + 1).alias("__pf_s"))
+    lv = lv.join(qt.select(*qk, "L"), on=qk, nulls_equal=True).filter(pl.col("__pf_s") <= pl.col("L"))
+    end = pl.min_horizontal(pl.col("__pf_s") + pl.col("__pf_c") - 1, pl.col("L"))
+    ideal = (
+        lv.with_columns(pl.int_ranges(pl.col("__pf_s"), end + 1).alias("__pf_i")).explode("__pf_i")
+        .group_by(qk).agg((pl.col(RELEVANCE_KEY) * position_weight_expr(pl.col("__pf_i"), "log")).sum().alias("__pf_idcg"))
+    )  # fmt: skip
+    out = qt.select(qk).join(dcg, on=qk, how="left", nulls_equal=True).join(ideal, on=qk, how="left", nulls_equal=True)
+    return out.select(*qk, pl.when(pl.col("__pf_idcg") > 0).then(pl.col("__pf_dcg") / pl.col("__pf_idcg"))
+                      .otherwise(0.0).alias("__pf_ndcg"))  # fmt: skip
+
+
+def _bucket(query: str, n_buckets: int) -> pl.Expr:
+    return (pl.col(query).hash(seed=43) % n_buckets).cast(pl.Int64).alias(_B)
+
+
+def _zeros(frame: pl.LazyFrame) -> pl.LazyFrame:
+    names = frame.collect_schema().names()
+    return frame.with_columns([pl.lit(0.0).alias(c) for c in _SUMS if c not in names])
+
+
+def unit_table(
+    cells: pl.DataFrame,
+    names: Mapping[str, list[str]],
+    *,
+    sets: list[tuple[str, ...]],
+    qsets: list[tuple[str, ...]],
+    k: int | None,
+    position_weight: str,
+    p: float,
+    ndcg: bool,
+    n_buckets: int,
+) -> tuple[pl.DataFrame, dict[str, int]]:
+    """The sums per (by, bucket of queries, kind, attribute set, group): what every value and
+    replicate of the report is a function of. Also: queries left out of AWRF/NDKL per attribute.
+    """
+    by, query = names["by"], names["query"][0]
+    qk = [*by, query]
+    blocks = _blocks(cells, qk, k, position_weight, p)
+    _check_competition(blocks, qk, query, k)
+    # from here one lazy plan, collected once (Polars shares and parallelises its parts)
+    qt = _queries(cells, qk, names["query_protected"], k).with_columns(_bucket(query, n_buckets)).lazy()
+    cells_l, blocks_l = cells.lazy(), blocks.lazy()
+    w = cells_l.join(blocks_l.select(*qk, RANK, "__pf_w", "__pf_wl", "__pf_f"), on=[*qk, RANK], how="left", nulls_equal=True)
+    w = w.with_columns(pl.col("__pf_w", "__pf_wl", "__pf_f").fill_null(0.0))
+    w = w.with_columns((pl.col("n") * pl.col("__pf_w")).alias("__pf_e"), (pl.col("n") * pl.col("__pf_f")).alias("__pf_t"))
+    e_q = w.group_by(qk).agg(pl.col("__pf_e").sum().alias("__pf_eq"))
+    qt = qt.join(e_q, on=qk, nulls_equal=True)
+    Wc = pl.col("W")
+    parts: list[pl.LazyFrame] = [
+        qt.group_by([*by, _B]).agg(
+            (Wc * pl.col("__pf_eq")).sum().alias("s_e"), (Wc * pl.col("n_q")).sum().alias("s_n"),
+            (Wc * pl.col("L")).sum().alias("s_t"), pl.col("n_q").sum().cast(F64).alias("s_rows"),
+            pl.len().cast(F64).alias("s_nq"),
+        ).with_columns(pl.lit("t").alias("kind"), pl.lit(-1, pl.Int64).alias("set"), pl.lit(None, pl.String).alias("group"))
+    ]  # fmt: skip
+    left_out: dict[str, int] = {}
+    for si, attrs in enumerate(sets):
+        a = list(attrs)
+        rel = pl.col("rel").sum() if "rel" in cells.columns else pl.lit(0.0).alias("rel")
+        gq = w.group_by([*qk, *a]).agg(pl.col("__pf_e").sum(), pl.col("n").sum(), pl.col("__pf_t").sum(), rel)
+        gq = gq.with_columns(group_label(a).alias("__pf_g")).join(qt.select(*qk, "W", _B), on=qk, nulls_equal=True)
+        parts.append(
+            gq.group_by([*by, _B, "__pf_g"]).agg(
+                (Wc * pl.col("__pf_e")).sum().alias("s_e"), (Wc * pl.col("n")).sum().alias("s_n"),
+                (Wc * pl.col("__pf_t")).sum().alias("s_t"), (Wc * pl.col("rel")).sum().alias("s_r"),
+                pl.col("n").sum().cast(F64).alias("s_rows"), pl.len().cast(F64).alias("s_nq"),
+            ).rename({"__pf_g": "group"}).with_columns(pl.lit("g").alias("kind"), pl.lit(si, pl.Int64).alias("set"))
+        )  # fmt: skip
+        att = (gq.with_columns((pl.col("__pf_e") / pl.col("n")).alias("__pf_a"))
+               .group_by([*qk, "W", _B]).agg(pl.len().alias("__pf_ng"), pl.col("__pf_a").min().alias("__pf_lo"),
+                                             pl.col("__pf_a").max().alias("__pf_hi")))  # fmt: skip
+        nd = _ndkl(w.group_by([*qk, RANK, *a]).agg(pl.col("n").sum()), blocks_l, qk, a, qt)
+        att = att.join(nd, on=qk, how="left", nulls_equal=True)
+        multi = pl.col("__pf_ng") >= 2
+        has_a = multi & (pl.col("__pf_hi") > 0)
+        att = att.with_columns(
+            pl.when(has_a).then(pl.col("__pf_lo") / pl.col("__pf_hi")).alias("__pf_awrf"),
+            pl.when(multi).then(pl.col("__pf_ndkl").fill_null(0.0)).alias("__pf_ndkl"),
+        )
+        parts.append(
+            att.group_by([*by, _B]).agg(
+                (Wc * pl.col("__pf_awrf")).sum().alias("s_a"), Wc.filter(pl.col("__pf_awrf").is_not_null()).sum().alias("c_a"),
+                (Wc * pl.col("__pf_ndkl")).sum().alias("s_k"), Wc.filter(pl.col("__pf_ndkl").is_not_null()).sum().alias("c_k"),
+                pl.col("__pf_awrf").is_not_null().sum().cast(F64).alias("s_nq"), (~multi).sum().cast(F64).alias("s_lo"),
+            ).with_columns(pl.lit("a").alias("kind"), pl.lit(si, pl.Int64).alias("set"), pl.lit(None, pl.String).alias("group"))
+        )  # fmt: skip
+    if qsets and ndcg:
+        nq = _ndcg(cells_l, w, qk, qt).join(qt.select(*qk, "W", "n_q", _B), on=qk, nulls_equal=True)
+        qvals = cells_l.group_by(qk).agg([pl.col(c).first() for c in names["query_protected"]])
+        nq = nq.join(qvals, on=qk, nulls_equal=True)
+        for qi, attrs in enumerate(qsets):
+            parts.append(
+                nq.with_columns(group_label(list(attrs)).alias("group")).group_by([*by, _B, "group"]).agg(
+                    (Wc * pl.col("__pf_ndcg")).sum().alias("s_g"), Wc.sum().alias("c_g"),
+                    pl.col("n_q").sum().cast(F64).alias("s_rows"), pl.len().cast(F64).alias("s_nq"),
+                ).with_columns(pl.lit("c").alias("kind"), pl.lit(len(sets) + qi, pl.Int64).alias("set"))
+            )  # fmt: skip
+        parts.append(
+            nq.group_by([*by, _B]).agg((Wc * pl.col("__pf_ndcg")).sum().alias("s_g"), Wc.sum().alias("c_g"),
+                                       pl.col("n_q").sum().cast(F64).alias("s_rows"), pl.len().cast(F64).alias("s_nq"))
+            .with_columns(pl.lit("p").alias("kind"), pl.lit(-1, pl.Int64).alias("set"), pl.lit(None, pl.String).alias("group"))
+        )  # fmt: skip
+    cols = [*by, _B, "kind", "set", "group", *_SUMS]
+    plan = pl.concat([_zeros(x).select(cols) for x in parts], how="vertical_relaxed")
+    table = plan.with_columns([pl.col(c).cast(F64).fill_null(0.0) for c in _SUMS]).collect()
+    for si, attrs in enumerate(sets):
+        left_out[SEPARATOR.join(attrs)] = int(table.filter(pl.col("kind") == "a", pl.col("set") == si)["s_lo"].sum())
+    return table, left_out
+
+
+def _div(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    return pl.when(b != 0).then(a / b)
+
+
+def values(table: pl.DataFrame, keys: list[str], refs: pl.DataFrame, by: list[str], metrics: Sequence[str]) -> pl.DataFrame:
+    """Every report value of a sums table (:func:`unit_table` without buckets): long rows
+    ``keys, set, group, metric, stat (value / difference / ratio), value``; ratios on the log scale.
+    """
+    tot = table.filter(pl.col("kind") == "t").select(*keys, pl.col("s_e").alias("t_e"), pl.col("s_n").alias("t_n"),
+                                                     pl.col("s_t").alias("t_t"))  # fmt: skip
+    g = table.filter(pl.col("kind") == "g").join(tot, on=keys, how="left", nulls_equal=True)
+    defs = {
+        "exposure": _div(pl.col("s_e"), pl.col("s_n")), "exposure_share": _div(pl.col("s_e"), pl.col("t_e")),
+        "item_share": _div(pl.col("s_n"), pl.col("t_n")), "exposure_per_relevance": _div(pl.col("s_e"), pl.col("s_r")),
+        "top_k_share": _div(pl.col("s_t"), pl.col("t_t")),
+    }  # fmt: skip
+    group_metrics = [m for m in defs if m in metrics]
+    long = [g.select(*keys, "set", "group", pl.lit(m).alias("metric"), defs[m].cast(F64).alias("v")) for m in group_metrics]
+    c = table.filter(pl.col("kind") == "c")
+    if c.height and "ndcg_at_k" in metrics:
+        long.append(c.select(*keys, "set", "group", pl.lit("ndcg_at_k").alias("metric"), _div(pl.col("s_g"), pl.col("c_g")).alias("v")))
+    frames: list[pl.DataFrame] = []
+    if long:
+        gl = pl.concat(long)
+        ref = gl.join(refs, on=[*by, "set"], how="inner", nulls_equal=True).filter(pl.col("group") == pl.col("__pf_ref"))
+        gl = gl.join(ref.select(*keys, "set", "metric", pl.col("v").alias("__pf_rv")), on=[*keys, "set", "metric"],
+                     how="left", nulls_equal=True)  # fmt: skip
+        diff = pl.col("v") - pl.col("__pf_rv")
+        logr = pl.when((pl.col("v") > 0) & (pl.col("__pf_rv") > 0)).then((pl.col("v") / pl.col("__pf_rv")).log())
+        frames += [gl.select(*keys, "set", "group", "metric", pl.lit(s).alias("stat"), e.alias("value"))
+                   for s, e in (("value", pl.col("v")), ("difference", diff), ("ratio", logr))]  # fmt: skip
+        spread = gl.group_by([*keys, "set", "metric"]).agg(
+            (pl.col("v").max() - pl.col("v").min()).alias("__pf_d"),
+            pl.when(pl.col("v").min() > 0).then((pl.col("v").min() / pl.col("v").max()).log()).alias("__pf_r"),
+        )
+        frames += [spread.select(*keys, "set", pl.lit(None, pl.String).alias("group"), "metric", pl.lit(s).alias("stat"),
+                                 pl.col(c).alias("value")) for s, c in (("difference", "__pf_d"), ("ratio", "__pf_r"))]  # fmt: skip
+    a = table.filter(pl.col("kind") == "a")
+    for m, s, cnt in (("awrf", "s_a", "c_a"), ("ndkl", "s_k", "c_k")):
+        if m in metrics and a.height:
+            frames.append(a.select(*keys, "set", pl.lit(None, pl.String).alias("group"), pl.lit(m).alias("metric"),
+                                   pl.lit("value").alias("stat"), _div(pl.col(s), pl.col(cnt)).alias("value")))  # fmt: skip
+    pop = table.filter(pl.col("kind").is_in(["t", "p"])).group_by(keys).agg(
+        _div(pl.col("s_e").sum(), pl.col("s_n").sum()).alias("exposure"), _div(pl.col("s_g").sum(), pl.col("c_g").sum()).alias("ndcg_at_k"),
+        (pl.col("kind") == "p").any().alias("__pf_hasp"),
+    )  # fmt: skip
+    none = [pl.lit(-1, pl.Int64).alias("set"), pl.lit(None, pl.String).alias("group")]
+    frames.append(pop.select(*keys, *none, pl.lit("exposure").alias("metric"), pl.lit("value").alias("stat"),
+                             pl.col("exposure").alias("value")))  # fmt: skip
+    if "ndcg_at_k" in metrics:
+        frames.append(pop.filter("__pf_hasp").select(*keys, *none, pl.lit("ndcg_at_k").alias("metric"),
+                                                     pl.lit("value").alias("stat"), pl.col("ndcg_at_k").alias("value")))  # fmt: skip
+    out = pl.concat(frames, how="vertical_relaxed")
+    return out.with_columns(
+        pl.when(pl.col("value").is_finite()).then(pl.col("value")).alias("value"), pl.lit(0.0).alias("null_value")
+    )
+
+
+def references(
+    table: pl.DataFrame,
+    by: list[str],
+    sets: list[tuple[str, ...]],
+    qsets: list[tuple[str, ...]],
+    privileged: Mapping[str, Any],
+    schema: Mapping[str, pl.DataType],
+) -> pl.DataFrame:
+    """The reference group of each (by, attribute set): the privileged group where every attribute of the set
+    has privileged values, else the largest (items for item groups, queries for query groups).
+    """
+    size = table.filter(pl.col("kind").is_in(["g", "c"])).group_by([*by, "set", "group"]).agg(
+        pl.when(pl.col("kind").first() == "g").then(pl.col("s_rows").sum()).otherwise(pl.col("s_nq").sum()).alias("__pf_size")
+    )  # fmt: skip
+    typed = {a: coerce_values(v, schema[a], option="privileged", column=a) for a, v in privileged.items()}
+    out = []
+    for si, attrs in enumerate([*sets, *qsets]):
+        part = size.filter(pl.col("set") == si)
+        if privileged and all(a in typed for a in attrs):
+            vals = [tuple(typed[a]) for a in attrs]
+            if all(len(v) == 1 for v in vals):
+                frame = pl.DataFrame({a: pl.Series([v[0]], dtype=schema[a]) for a, v in zip(attrs, vals)})
+                label = frame.select(group_label(list(attrs))).item()
+                part = part.filter(pl.col("group") == label)
+            else:
+                msg = f"privileged: give one value per attribute for ranking reports (got {dict(zip(attrs, vals))})"
+                raise PolfairError(msg)
+        ordered = part.sort([*by, "__pf_size", "group"], descending=[False] * len(by) + [True, False])
+        if by:
+            best = ordered.group_by(by, maintain_order=True).agg(pl.col("group").first().alias("__pf_ref"))
+        else:
+            best = ordered.head(1).select(pl.col("group").alias("__pf_ref"))
+        out.append(best.with_columns(pl.lit(si, pl.Int64).alias("set")))
+    return pl.concat(out, how="vertical_relaxed") if out else pl.DataFrame({"set": [], "__pf_ref": []})
+
+
+_STATS = ("value", "difference", "ratio")
+
+
+def ranking_rows(
+    cells: pl.DataFrame,
+    names: Mapping[str, list[str]],
+    *,
+    schema: Mapping[str, pl.DataType],
+    k: int | None,
+    position_weight: str,
+    p: float,
+    relevance: bool,
+    privileged: Mapping[str, Any] | None,
+    intersections: Intersections,
+    ci: float | None,
+    p_adjust: Any,
+    n_buckets: int,
+) -> tuple[pl.DataFrame, dict[str, int]]:
+    """The long report of a ranking cell table, and the queries left out of AWRF/NDKL per attribute set."""
+    by, prot, qprot = list(names["by"]), list(names["protected"]), list(names["query_protected"])
+    level = iv.check_ci(ci)
+    method = iv.check_p_adjust(p_adjust)
+    privileged = dict(privileged or {})
+    for a in privileged:
+        if a not in (*prot, *qprot):
+            msg = f"privileged names {a!r}, which is not a protected or query_protected attribute {[*prot, *qprot]}"
+            raise PolfairError(msg)
+    sets = attribute_sets(prot, intersections) if prot else []
+    qsets = attribute_sets(qprot, intersections) if qprot else []
+    ndcg = bool(qsets) and relevance
+    table, left_out = unit_table(cells, names, sets=sets, qsets=qsets, k=k, position_weight=position_weight, p=p,
+                                 ndcg=ndcg, n_buckets=n_buckets)  # fmt: skip
+    metrics = [m for m in RANKING_METRICS if (m != "exposure_per_relevance" or relevance) and (m != "top_k_share" or k is not None)
+               and (m != "ndcg_at_k" or ndcg)]  # fmt: skip
+    refs = references(table, by, sets, qsets, privileged, schema)
+    rep = "__pf_rep"
+
+    def statistic(t: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+        return values(t, keys, refs, by, metrics)
+
+    if level is None:
+        full = table.drop(_B).group_by([*by, "kind", "set", "group"]).agg(pl.col(_SUMS).sum()).with_columns(pl.lit(0).alias(rep))
+        est = statistic(full, [*by, rep]).drop(rep, "null_value")
+        est = est.with_columns(pl.lit(None, F64).alias(c) for c in ("value_lo", "value_hi", "p_value"))
+    else:
+        est = jackknife_intervals(table, statistic, by=by, bucket=_B, ci=level, sums=_SUMS).drop("null_value")
+    ids = [*by, "set", "group", "metric"]
+    wide = est.pivot(on="stat", index=ids, values=["value", "value_lo", "value_hi", "p_value"])
+
+    def col(kind: str, stat: str) -> pl.Expr:
+        name = f"{kind}_{stat}"
+        return pl.col(name) if name in wide.columns else pl.lit(None, F64)
+
+    exp = {"ratio"}
+    out = wide.select(
+        *ids,
+        *[(col(kind, s).exp() if s in exp else col(kind, s)).alias(f"{s}{suffix}")
+          for s in _STATS for kind, suffix in (("value", ""), ("value_lo", "_lo"), ("value_hi", "_hi"))],
+        col("p_value", "difference").alias("p_value"),
+    )  # fmt: skip
+    # every metric is >= 0, shares, AWRF and nDCG <= 1: the jackknife-t limits are truncated to that range
+    # (which keeps every true value they covered)
+    unit = pl.col("metric").is_in(["exposure_share", "item_share", "top_k_share", "awrf", "ndcg_at_k"])
+    out = out.with_columns([pl.col(c).clip(0.0, pl.when(unit).then(1.0).otherwise(float("inf"))).alias(c)
+                            for c in ("value_lo", "value_hi")])  # fmt: skip
+    # attribute rows (max − min, min ÷ max) have no jackknife interval (inconsistent for extremes)
+    spread = pl.col("group").is_null() & ~pl.col("metric").is_in(["awrf", "ndkl"])
+    out = out.with_columns([pl.when(~spread).then(pl.col(c)).alias(c) for c in
+                            ("value_lo", "value_hi", "difference_lo", "difference_hi", "ratio_lo", "ratio_hi", "p_value")])  # fmt: skip
+    # attribute names, reference labels, sizes
+    all_sets = [*sets, *qsets]
+    attr = pl.DataFrame({"set": list(range(-1, len(all_sets))), "attribute": [None, *[SEPARATOR.join(s) for s in all_sets]]},
+                        schema={"set": pl.Int64, "attribute": pl.String})  # fmt: skip
+    sizes = table.group_by([*by, "kind", "set", "group"]).agg(pl.col("s_rows", "s_nq").sum())
+    gsize = sizes.filter(pl.col("kind").is_in(["g", "c"])).select(*by, "set", "group", "s_rows", "s_nq")
+    tsize = sizes.filter(pl.col("kind") == "t").select(*by, pl.col("s_rows").alias("__pf_tr"), pl.col("s_nq").alias("__pf_tq"))
+    asize = sizes.filter(pl.col("kind") == "a").select(*by, "set", pl.col("s_nq").alias("__pf_aq"))
+    ngroups = gsize.group_by([*by, "set"]).agg(pl.len().cast(pl.Int64).alias("n_groups"))
+    out = (out.join(attr, on="set", how="left").join(refs, on=[*by, "set"] if by else "set", how="left", nulls_equal=True)
+           .join(gsize, on=[*by, "set", "group"], how="left", nulls_equal=True)
+           .join(tsize, on=by, how="left", nulls_equal=True) if by else
+           out.join(attr, on="set", how="left").join(refs, on="set", how="left")
+           .join(gsize, on=["set", "group"], how="left", nulls_equal=True).join(tsize, how="cross"))  # fmt: skip
+    out = out.join(asize, on=[*by, "set"], how="left", nulls_equal=True).join(ngroups, on=[*by, "set"], how="left", nulls_equal=True)
+    is_group = pl.col("group").is_not_null()
+    own = is_group & (pl.col("group") == pl.col("__pf_ref"))
+    out = out.with_columns(
+        pl.when(is_group).then(pl.col("__pf_ref")).alias("reference_group"),
+        pl.when(is_group).then(pl.col("s_rows")).otherwise(pl.col("__pf_tr")).cast(pl.Int64).alias("n"),
+        pl.when(is_group).then(pl.col("s_nq")).when(pl.col("metric").is_in(["awrf", "ndkl"])).then(pl.col("__pf_aq"))
+        .otherwise(pl.col("__pf_tq")).cast(F64).alias("n_eff"),
+        pl.when(pl.col("set") >= 0).then(pl.col("n_groups")).alias("n_groups"),
+    )  # fmt: skip
+    out = out.with_columns(
+        [pl.when(own).then(pl.lit(None, F64)).otherwise(pl.col(c)).alias(c)
+         for c in ("difference_lo", "difference_hi", "ratio_lo", "ratio_hi", "p_value")]
+        + [pl.when(own).then(0.0).otherwise(pl.col("difference")).alias("difference"),
+           pl.when(own).then(1.0).otherwise(pl.col("ratio")).alias("ratio")]
+    )  # fmt: skip
+    if level is not None:
+        adj = pl.col("p_value") if method is None else iv.p_adjust(pl.col("p_value"), method)  # type: ignore[arg-type]
+        out = out.with_columns(adj.over([*by, "metric", is_group.alias("__pf_isg")]).alias("p_value_adjusted"),
+                               pl.when(pl.col("value_lo").is_not_null() | pl.col("difference_lo").is_not_null())
+                               .then(pl.lit("jackknife_t")).alias("ci_method"),
+                               pl.when(pl.col("p_value").is_not_null()).then(pl.lit("jackknife_t")).alias("test"))  # fmt: skip
+    keys = [*prot, *qprot]
+    gk = _group_keys(cells, all_sets, keys)
+    out = out.join(gk, on=["set", "group"], how="left", nulls_equal=True)
+    out = out.sort([*by, "set", pl.col("group").is_not_null(), "group", pl.col("metric").replace_strict(_ORDER, return_dtype=pl.Int64)],
+                   nulls_last=False)  # fmt: skip
+    floats = ["value_lo", "value_hi", "difference_lo", "difference_hi", "ratio_lo", "ratio_hi", "p_value", "p_value_adjusted", "n_eff"]
+    cats = ["ci_method", "test"]
+    report = out.select(
+        *by, pl.col("attribute").cast(pl.Categorical), "group", pl.col("metric").cast(pl.Categorical),
+        pl.col("value").cast(F64), pl.col("reference_group").cast(pl.Categorical), pl.col("difference").cast(F64),
+        pl.col("ratio").cast(F64), "n",
+        *([pl.col(c).cast(F64) for c in floats] + [pl.col(c).cast(pl.Categorical) for c in cats] if level is not None else []),
+        pl.col("n_groups").cast(pl.Int64), pl.lit(None, pl.String).alias("excluded_groups"), GROUP_KEY,
+    )  # fmt: skip
+    return report, left_out
+
+
+def _group_keys(cells: pl.DataFrame, sets: list[tuple[str, ...]], keys: list[str]) -> pl.DataFrame:
+    """(set, group label) -> the group's key struct (null for the attributes not in the set)."""
+    frames = [
+        cells.select(list(attrs)).unique().select(
+            pl.lit(si, pl.Int64).alias("set"), group_label(list(attrs)).alias("group"),
+            pl.struct([pl.col(c) if c in attrs else pl.lit(None, cells.schema[c]).alias(c) for c in keys]).alias(GROUP_KEY),
+        )
+        for si, attrs in enumerate(sets)
+    ]  # fmt: skip
+    if not frames:
+        return pl.DataFrame(schema={"set": pl.Int64, "group": pl.String})
+    return pl.concat(frames)
