@@ -80,7 +80,7 @@ _SCHEMA = {
 _UNKNOWN = "unknown demographics"
 _SMALL = "under {:.4g} of the data"
 #: The reason of a group below the minimum sample size: no verdict, no comparison group (docs/status.md).
-_TOO_SMALL = "insufficient_data: fewer than {} candidates (min_sample_size)"
+_TOO_SMALL = "insufficient_data: fewer than {} candidates"
 
 
 def _median(scores: pl.DataFrame) -> float | None:
@@ -316,7 +316,7 @@ def adverse_impact(
         The small-group policy (``docs/status.md``; the same option as
         :func:`polfair.fairness_report`'s and the command line's ``--min-sample-size``): groups with
         fewer candidates are excluded from the comparisons (``excluded=True``, reason
-        ``"insufficient_data: fewer than N candidates (min_sample_size)"``): they get no impact
+        ``"insufficient_data: fewer than N candidates"``): they get no impact
         ratio, no four-fifths verdict and no test, and are never the highest-rate comparison group
         (29 CFR § 1607.4(D): differences "based on small numbers" are not evidence of adverse
         impact; a 2-person intersection is no comparison group). ``None`` (default): 30
