@@ -614,7 +614,7 @@ class _Prepared:
                     if c in groups.columns]  # fmt: skip
             groups, pop = groups.with_columns(back), pop.with_columns(back)
         return cast("list[Part]", user_metric_parts(self.user, groups, pop, self.ref, sk=self.sk, ib=self.ib,
-                                                    columns=cols, make_part=Part))  # fmt: skip
+                                                    columns=cols, make_part=Part, min_sample_size=self.min_n))  # fmt: skip
 
     def by_rows(self, groups: pl.DataFrame) -> Segments:
         """Each group row's by value (the families of its adjusted p-values)."""
