@@ -48,6 +48,7 @@ from polfair.scores.counts import SCORE_COUNT_COLUMNS, score_counts
 __all__ = [
     "SCORE_METRICS",
     "area_between_roc_curves",
+    "check_score_reference",
     "group_histograms",
     "reference_groups",
     "precision_recall_curve",
