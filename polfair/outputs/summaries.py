@@ -219,7 +219,8 @@ def summarize_adverse_impact(report: pl.DataFrame, *, max_groups: int = 30) -> s
             lines.append(f"... and {part.height - max_groups:,} more groups")
     lines += ["", "impact = the group's selection rate / the highest compared group's; 4/5: the EEOC four-fifths",
               "rule (29 CFR 1607.4(D)); ~ = insufficient data (fewer candidates than min_sample_size: no",
-              "verdict, no comparison); p (z): two-standard-deviation test; shortfall: expected minus actual selections."]
+              "verdict, no comparison); p (z): two-standard-deviation test; shortfall: expected minus",
+              "actual selections."]
     return "\n".join(lines)
 
 
