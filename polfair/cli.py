@@ -24,6 +24,7 @@ from typing import Any, cast
 import polars as pl
 
 from polfair.core.contract.inputs import to_lazyframe
+from polfair.core.report.reference import DEFAULT_MIN_SAMPLE_SIZE
 from polfair.core.report.run_metadata import attach_request, request_of
 from polfair.core.report.status import THRESHOLD_PRESETS
 from polfair.core.report.wide import to_wide
@@ -40,9 +41,10 @@ from polfair.outputs.writers import (
 
 __all__ = ["EXIT_CODES_HELP", "check_output_path", "flag_message", "main", "parse_protected_proba_flag", "summarize"]
 
-#: The demo's policy: the four-fifths band on the headline ratios, groups of at least 30 rows.
+#: The demo's policy: the four-fifths band on the headline ratios, groups of at least 30 rows (the
+#: small-group policy's default, polfair.core.report.reference).
 DEMO_THRESHOLDS = {m: [0.8, 1.25] for m in ("disparate_impact", "false_positive_rate_ratio", "false_negative_rate_ratio")}
-DEMO_MIN_SAMPLE_SIZE = 30
+DEMO_MIN_SAMPLE_SIZE = DEFAULT_MIN_SAMPLE_SIZE
 
 
 def _column_or_sql(text: str, names: Sequence[str], flag: str = "") -> pl.Expr:
