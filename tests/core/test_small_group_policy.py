@@ -182,6 +182,11 @@ def test_cli_min_sample_size_reaches_the_battery(tmp_path: Path) -> None:
     with contextlib.redirect_stdout(io.StringIO()):
         assert main(args) == 0
     assert set(pl.read_parquet(out).filter("excluded")["group"]) == {TINY}  # the default, 30
+    config = tmp_path / "policy.toml"
+    config.write_text("min_sample_size = 60\n", encoding="utf-8")
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main([*args, "--config", str(config)]) == 0  # the config's minimum reaches the battery too
+    assert set(pl.read_parquet(out).filter("excluded")["group"]) == {TINY, "divorced/separated"}
 
 
 # ---- every output: the same label for the 1-row group -------------------------------------------
