@@ -344,7 +344,12 @@ def fairness_report(
         metric): ``disparate_impact = [0.8, 1.25]`` flags only ratios below 0.8, as the US EEOC
         reads the four-fifths rule; ``false_negative_rate_ratio`` only ratios above 1.25.
     min_sample_size
-        Optional int: groups with fewer rows get ``status="insufficient_data"``, never ok/violation.
+        Input rows a group needs for a verdict and to be a comparison group: the small-group
+        policy (:mod:`polfair.core.report.reference`; ``docs/status.md``). ``None`` (default): the
+        config's, else 30 rows; ``0``: no minimum. A judged row whose group or reference has fewer
+        rows gets ``status="insufficient_data"``, never ok/violation; ``reference="largest"`` and
+        ``"best"`` choose among the groups that meet it; a named ``privileged`` group below it warns
+        (:class:`~polfair.exceptions.ReferenceWarning`).
     max_sample_size
         Optional int: above it, audit a seeded uniform sample of this many rows
         (:func:`polfair.monitor.sample_rows`, seed from ``config`` or 0).
@@ -625,6 +630,7 @@ def _prepare(data: Any, request: AuditRequest) -> _Prepared:
         protected=spec.keys, has_predictions=spec.has_predictions, privileged=run.privileged,
         reference=run.reference, intersections=run.intersections, alpha=run.alpha,
         concentration=run.concentration, weighted=spec.weighted, metrics=run.user_metrics,
+        min_sample_size=plan.min_sample_size,
     )  # fmt: skip
     provenance = plan.request(threshold=run.threshold, unfavorable=run.unfavorable, reference=run.reference,
                               stats=stats, config=run.config)  # fmt: skip

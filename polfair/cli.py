@@ -24,6 +24,7 @@ from typing import Any, cast
 import polars as pl
 
 from polfair.core.contract.inputs import to_lazyframe
+from polfair.core.report.reference import DEFAULT_MIN_SAMPLE_SIZE
 from polfair.core.report.run_metadata import attach_request, request_of
 from polfair.core.report.status import THRESHOLD_PRESETS
 from polfair.core.report.wide import to_wide
@@ -40,9 +41,10 @@ from polfair.outputs.writers import (
 
 __all__ = ["EXIT_CODES_HELP", "check_output_path", "flag_message", "main", "parse_protected_proba_flag", "summarize"]
 
-#: The demo's policy: the four-fifths band on the headline ratios, groups of at least 30 rows.
+#: The demo's policy: the four-fifths band on the headline ratios, groups of at least 30 rows (the
+#: small-group policy's default, polfair.core.report.reference).
 DEMO_THRESHOLDS = {m: [0.8, 1.25] for m in ("disparate_impact", "false_positive_rate_ratio", "false_negative_rate_ratio")}
-DEMO_MIN_SAMPLE_SIZE = 30
+DEMO_MIN_SAMPLE_SIZE = DEFAULT_MIN_SAMPLE_SIZE
 
 
 def _column_or_sql(text: str, names: Sequence[str], flag: str = "") -> pl.Expr:
@@ -158,7 +160,8 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--adverse-impact-out", metavar="PATH",
                      help="write the adverse-impact table (.parquet/.csv/.json) instead of printing it")
     rep.add_argument("--adverse-impact-min-size", type=int, metavar="N",
-                     help="leave groups of fewer than N candidates out of the adverse-impact comparisons")
+                     help="leave groups of fewer than N candidates out of the adverse-impact comparisons (default: "
+                     "--min-sample-size, else 30)")
     rep.add_argument("--adverse-impact-sets", nargs="+", metavar="SET",
                      help="attribute sets of the adverse-impact battery, e.g. race sex 'race & sex' (default: every "
                      "attribute and intersection)")
@@ -169,7 +172,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="a named threshold policy: four_fifths = the band [0.8, 1.25] on DI and the FPR/FNR ratios "
                      "(without thresholds nothing is judged; a --config's [thresholds] give your own bands)")
     rep.add_argument("--min-sample-size", type=int, metavar="N",
-                     help="with thresholds: groups (or references) of fewer than N rows are insufficient_data")
+                     help="the small-group policy (default 30; 0: none): groups (or references) of fewer than N rows "
+                     "are insufficient_data and never the comparison group, in the report and the adverse-impact "
+                     "battery")
     rep.add_argument("--fail-on-violation", action="store_true",
                      help="exit with status 1 when the report's status has a violation (needs --thresholds or a "
                      "--config with thresholds)")
@@ -698,6 +703,24 @@ def _sets(texts: Sequence[str] | None) -> list[list[str]] | None:
     return [[part.strip() for part in re.split(r"[&,]", t) if part.strip()] for t in texts]
 
 
+def _battery_min_size(args: argparse.Namespace, kwargs: dict[str, Any]) -> int | None:
+    """The small-group policy of the battery: --adverse-impact-min-size, else the run's --min-sample-size
+    (or its config's min_sample_size), else the default (one policy for every section, docs/status.md).
+    """
+    if args.adverse_impact_min_size is not None:
+        return int(args.adverse_impact_min_size)
+    if args.min_sample_size is not None:
+        return int(args.min_sample_size)
+    config = kwargs.get("config")
+    if config is not None:
+        from polfair.monitor import FairnessConfig
+
+        is_json = str(config).lower().endswith(".json")
+        cfg = FairnessConfig.from_json(config) if is_json else FairnessConfig.from_toml(config)
+        return cfg.min_sample_size
+    return None
+
+
 def _adverse_impact_table(lf: pl.LazyFrame, args: argparse.Namespace, kwargs: dict[str, Any]) -> pl.DataFrame:
     """``--adverse-impact PRESET``: the adverse-impact table (its own pass)."""
     from polfair.regulatory import adverse_impact
@@ -712,8 +735,8 @@ def _adverse_impact_table(lf: pl.LazyFrame, args: argparse.Namespace, kwargs: di
     table = adverse_impact(
         lf, y_pred=None if use_score else kwargs["y_pred"], y_score=args.y_score if use_score else None,
         protected=kwargs["protected"] or [], preset=cast(Any, preset), favorable=kwargs["favorable"], by=kwargs["by"],
-        intersections=sets if sets is not None else args.intersections, min_size=args.adverse_impact_min_size,
-        score_label=kwargs["score_label"],
+        intersections=sets if sets is not None else args.intersections,
+        min_sample_size=_battery_min_size(args, kwargs), score_label=kwargs["score_label"],
         **proba,
     )  # fmt: skip
     return table

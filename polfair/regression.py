@@ -34,6 +34,7 @@ from polfair.core.regression import (
 )
 from polfair.core.regression.report import report_rows
 from polfair.core.report.build import Intersections
+from polfair.core.report.reference import resolve_min_sample_size
 from polfair.core.report.run_metadata import attach_request, expr_text
 from polfair.exceptions import PolfairError
 
@@ -155,6 +156,7 @@ def regression_report(
     on_missing: OnMissing = "warn",
     allow_many_groups: bool = False,
     engine: Literal["auto", "in-memory", "streaming"] = "auto",
+    min_sample_size: int | None = None,
 ) -> pl.DataFrame:
     """Audit a regression model for group fairness, in one pass: errors, bias, calibration in the
     large and prediction distributions by group, with intervals and tests.
@@ -188,6 +190,10 @@ def regression_report(
     p_adjust
         ``"bh"`` (default), ``"by"``, ``"holm"`` or ``None``: ``p_value_adjusted`` within each
         (``by`` value, metric) family.
+    min_sample_size
+        Input rows a group needs to be the comparison group (the small-group policy,
+        ``docs/status.md``): the largest group is chosen among those that meet it; a privileged
+        group below it warns. ``None``: 30 rows; ``0``: no minimum.
 
     Returns
     -------
@@ -237,7 +243,7 @@ def regression_report(
         raise PolfairError(msg)
     report = report_rows(
         cells, protected=keys, by=by_n, privileged=privileged, reference=reference, intersections=intersections,
-        ci=ci, p_adjust=p_adjust,
+        ci=ci, p_adjust=p_adjust, min_sample_size=min_sample_size,
     )  # fmt: skip
     request = {
         "task": "regression", "y_true": expr_text(y_true), "y_pred": expr_text(y_pred),
@@ -245,6 +251,7 @@ def regression_report(
         "privileged": expr_text(dict(privileged)) if privileged else None, "reference": reference,
         "intersections": intersections if isinstance(intersections, (int, str)) else expr_text(intersections),
         "ci": ci, "p_adjust": p_adjust if ci is not None else None, "bins_per_octave": bins_per_octave,
+        "min_sample_size": resolve_min_sample_size(min_sample_size),
     }  # fmt: skip
     attach_request(report, {k: v for k, v in request.items() if v is not None})
     return attach_regression_cells(report, cells)  # the page's prediction distributions read it

@@ -89,11 +89,13 @@ def test_suppress_small_groups_needs_a_report():
 def test_significance_makes_breaches_of_small_groups_inconclusive(data):
     # issue 22: the interval rule decides by default (ci=0.95); significance= is the deprecated name of its level
     th = {"disparate_impact": [0.8, 1.25]}
-    rep = pf.fairness_report(data, **KW, privileged={"g": "a"}, thresholds=th, ci=0.95)
+    # min_sample_size=0: the interval rule on its own (group c has 4 people, below the policy's 30)
+    rep = pf.fairness_report(data, **KW, privileged={"g": "a"}, thresholds=th, ci=0.95, min_sample_size=0)
     with pytest.warns(FutureWarning, match="ci=0.95"):
-        sig = pf.fairness_report(data, **KW, privileged={"g": "a"}, thresholds=th, ci=0.95, significance=0.05)
+        sig = pf.fairness_report(data, **KW, privileged={"g": "a"}, thresholds=th, ci=0.95, significance=0.05,
+                                 min_sample_size=0)  # fmt: skip
     assert sig["status"].equals(rep["status"])
-    point = pf.monitor.apply_thresholds(sig.drop("value_lo", "value_hi"), th)  # OpenScale's point rule
+    point = pf.monitor.apply_thresholds(sig.drop("value_lo", "value_hi"), th, 0)  # OpenScale's point rule
     di = (pl.col("metric") == "disparate_impact") & pl.col("status").is_not_null()
     assert point.filter(di, pl.col("group") == "c")["value"].item() == pytest.approx(0.5 / 0.75)
     assert point.filter(di, pl.col("group") == "c")["status"].item() == "violation"  # point breach

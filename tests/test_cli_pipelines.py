@@ -139,7 +139,7 @@ def test_html_and_adverse_impact_files_are_written_atomically(data: str, tmp_pat
     table = pl.read_csv(ai)
     assert set(table["attribute"]) == {"race", "race & sex"}  # the attribute sets asked for
     small = table.filter(pl.col("n") < 30)
-    assert small.height and set(small["excluded_reason"]) == {"fewer than 30 candidates"}
+    assert small.height and set(small["excluded_reason"]) == {"insufficient_data: fewer than 30 candidates"}
 
     real = Path.write_text
 

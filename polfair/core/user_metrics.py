@@ -30,6 +30,7 @@ from typing import Any
 import polars as pl
 
 from polfair.core.metrics import ALIASES, DISPARITIES, METRICS, Counts, rate
+from polfair.core.report.reference import best_value, eligible
 from polfair.core.report.schema import REPORT_SCHEMA
 from polfair.exceptions import PolfairError
 
@@ -210,8 +211,12 @@ def user_metric_parts(
     ib: list[str],
     columns: Mapping[str, str],
     make_part: Callable[..., Any],
+    min_sample_size: int = 0,
 ) -> list[Any]:
     """The group, attribute and population parts of the user metrics (laid out with the report's rows).
+
+    ``reference="best"`` picks among the groups with at least ``min_sample_size`` rows, as the
+    built-in metrics (:mod:`polfair.core.report.reference`).
 
     ``groups``/``pop``/``ref`` are the report's group table (sums, labels, privileged flags and
     modes), population table and reference table; ``columns`` names the report's working columns
@@ -226,7 +231,7 @@ def user_metric_parts(
     priv, mode, refname = columns["priv"], columns["mode"], columns["ref_label"]
     names = [m.name for m in metrics]
     vals = _values(groups, metrics)
-    g = groups.select(*sk, sg, gl, priv, pl.col(mode).cast(pl.String).alias(mode), "w").hstack(vals)
+    g = groups.select(*sk, sg, gl, priv, pl.col(mode).cast(pl.String).alias(mode), "w", "n").hstack(vals)
     g = g.join(ref.select(*sk, pl.col(refname).cast(pl.String).alias("__pf_rl")), on=sk, how="left", nulls_equal=True,
                maintain_order="left")  # fmt: skip
     # the reference's value of each metric, by mode
@@ -249,13 +254,15 @@ def user_metric_parts(
         refs.append(ov.join(pv, on=ib, how="left", nulls_equal=True).select(
             *sk, *[pl.col(n).alias(f"{n}__ref") for n in names]))  # fmt: skip
     best_names: list[pl.Expr] = []
-    if (g[mode] == "best").any():  # per metric: the best value among the set's groups
+    if (g[mode] == "best").any():  # per metric: the best value among the set's groups meeting the minimum
         b = g.filter(pl.col(mode) == "best")
         aggs = []
+        ok = eligible("n", min_sample_size)
         for m in metrics:
-            pick = pl.col(m.name).max() if m.higher_is_better else pl.col(m.name).min()
+            pick = best_value(pl.col(m.name), bool(m.higher_is_better), ok)
+            chosen = (pl.col(m.name) == pick) & (ok | ~ok.any())
             aggs += [pick.alias(f"{m.name}__ref"),
-                     pl.col(gl).filter(pl.col(m.name) == pick).first().alias(f"{m.name}__bestname")]  # fmt: skip
+                     pl.col(gl).filter(chosen).first().alias(f"{m.name}__bestname")]  # fmt: skip
         refs.append(b.group_by(sk, maintain_order=True).agg(aggs))
         best_names = [pl.col(f"{m.name}__bestname") for m in metrics]
     wide = g

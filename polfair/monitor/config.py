@@ -19,6 +19,7 @@ from typing import Any
 import polars as pl
 
 from polfair.compat import yardstick as groupwise
+from polfair.core.report.reference import check_min_sample_size
 from polfair.core.report.status import FOUR_FIFTHS, THRESHOLD_PRESETS
 from polfair.exceptions import PolfairError
 from polfair.monitor._values import check_size, format_number, is_number
@@ -387,7 +388,9 @@ class FairnessConfig:
         Metric name -> inclusive band ``(lo, hi)`` (see :func:`parse_thresholds`), or a policy name
         (:data:`THRESHOLD_PRESETS`: ``"four_fifths"``), resolved per report (:func:`preset_thresholds`).
     min_sample_size
-        Positive int or ``None``: rows a group needs before a threshold is judged.
+        Int >= 0 or ``None``: rows a group needs before a threshold is judged and to be a
+        comparison group (``None``: the default, 30 rows; ``0``: no minimum;
+        :mod:`polfair.core.report.reference`).
     max_sample_size
         Positive int or ``None``: above it, the report runs on a seeded sample of this many rows.
     seed
@@ -486,7 +489,7 @@ class FairnessConfig:
             raise PolfairError(msg)
         else:
             self.thresholds = parse_thresholds(self.thresholds)
-        self.min_sample_size = check_size(self.min_sample_size, "min_sample_size")
+        self.min_sample_size = check_min_sample_size(self.min_sample_size)
         self.max_sample_size = check_size(self.max_sample_size, "max_sample_size")
         if self.min_sample_size and self.max_sample_size and self.max_sample_size < self.min_sample_size:
             msg = (

@@ -19,6 +19,7 @@ from polfair.compat import yardstick as groupwise
 from polfair.core._args import check_columns
 from polfair.core.contract.inputs import is_foreign, to_lazyframe
 from polfair.core.passes.counts import merge_counts
+from polfair.core.report.reference import check_min_sample_size, resolve_min_sample_size
 from polfair.core.report.run_metadata import expr_text, package_version
 from polfair.core.report.status import check_sides
 from polfair.core.values import absent_values_message
@@ -137,7 +138,7 @@ class ReportPlan:
             "intersections": self.intersections if not isinstance(self.intersections, (list, tuple)) else [
                 list(s) for s in self.intersections],
             "thresholds": None if self.thresholds is None else {m: format_threshold(*b) for m, b in self.thresholds.items()},
-            "band": self.band if self.thresholds else None, "min_sample_size": self.min_sample_size,
+            "band": self.band if self.thresholds else None, "min_sample_size": resolve_min_sample_size(self.min_sample_size),
             "max_sample_size": self.max_sample_size,
             "ci": stats.get("ci"), "p_adjust": stats.get("p_adjust") if stats.get("ci") is not None else None,
             "cluster": expr_text(stats.get("cluster")), "min_group_size": stats.get("min_group_size"),
@@ -269,7 +270,7 @@ def plan_report(
     cfg = _load_config(config)
     preset = thresholds if isinstance(thresholds, str) else None  # a named policy: resolved below
     bands = None if thresholds is None or isinstance(thresholds, str) else parse_thresholds(thresholds)
-    min_sample_size = check_size(min_sample_size, "min_sample_size")
+    min_sample_size = check_min_sample_size(min_sample_size)
     max_sample_size = check_size(max_sample_size, "max_sample_size")
     gms = groupwise.resolve(metrics)
     protected_list = (

@@ -21,11 +21,12 @@ import polars as pl
 
 from polfair.core.metrics import METRICS
 from polfair.core.report.build import REPORT_COLUMNS as _REPORT_COLUMNS
+from polfair.core.report.reference import resolve_min_sample_size
 from polfair.core.report.run_metadata import attach_request, request_of
 from polfair.core.report.schema import by_columns
 from polfair.core.report.status import STATUS_VALUES, check_sides, is_ratio_metric, sided_band, status_expr
 from polfair.exceptions import PolfairError
-from polfair.monitor._values import check_size, format_number
+from polfair.monitor._values import format_number
 from polfair.monitor.config import FOUR_FIFTHS, THRESHOLD_PRESETS, parse_thresholds, preset_thresholds
 
 __all__ = [
@@ -67,9 +68,11 @@ def apply_thresholds(
         (:data:`~polfair.monitor.config.THRESHOLD_PRESETS`): ``"four_fifths"`` is the band
         [0.8, 1.25] on ``disparate_impact`` and (with predictions) the FPR and FNR ratios.
     min_sample_size
-        Optional positive int. A checked row whose group has fewer than this many input rows
-        (``n``), or whose reference group does (comparisons), or, for an attribute-level row, whose
-        smallest group does, gets ``"insufficient_data"``.
+        Int >= 0 or ``None`` (default: the small-group policy's 30 rows,
+        :data:`polfair.core.report.reference.DEFAULT_MIN_SAMPLE_SIZE`; ``0``: no minimum). A
+        checked row whose group has fewer than this many input rows (``n``), or whose reference
+        group does (comparisons), or, for an attribute-level row, whose smallest group does, gets
+        ``"insufficient_data"``.
     groups
         Optional mapping attribute-set name -> group labels to judge; group rows of those
         attribute sets with other labels get no status (``fairness_report(config=...)`` passes the
@@ -139,7 +142,10 @@ def apply_thresholds(
         has_pred = bool(report.select((pl.col("metric").cast(pl.String) == "selection_rate").any()).item())
         thresholds = preset_thresholds(thresholds, has_predictions=has_pred)
     bands = parse_thresholds(thresholds)
-    min_n = check_size(min_sample_size, "min_sample_size")
+    request = request_of(report)
+    if min_sample_size is None and isinstance(request, Mapping):  # the report's own policy, set once
+        min_sample_size = request.get("min_sample_size")
+    min_n = resolve_min_sample_size(min_sample_size)
     try:
         sides = check_sides(band)
     except ValueError as exc:
@@ -152,7 +158,6 @@ def apply_thresholds(
             "the report is computed (fairness_report(ci=0.95)); see docs/schema.md, version 3",
             FutureWarning, stacklevel=2,
         )  # fmt: skip
-    request = request_of(report)
     report = report.drop("threshold", "status", strict=False)
     out = report.with_row_index("__pf_row")
     table = _band_table(bands, pl.String())
@@ -256,7 +261,7 @@ def _status(report: pl.DataFrame, eligible: pl.Expr, min_n: int | None) -> pl.Ex
     return pl.when(eligible).then(rule)
 
 
-def default_verdict(report: pl.DataFrame, *, metrics: Sequence[str] | None = None, min_sample_size: int | None = 30,
+def default_verdict(report: pl.DataFrame, *, metrics: Sequence[str] | None = None, min_sample_size: int | None = None,
                     band: str = "both") -> pl.DataFrame:  # fmt: skip
     """The report with a status: its own, else the four-fifths verdict (asked for explicitly).
 
@@ -275,7 +280,8 @@ def default_verdict(report: pl.DataFrame, *, metrics: Sequence[str] | None = Non
     metrics
         Headline metrics; only the ratio metrics among them present in the report are judged.
     min_sample_size
-        Rows a group (and its reference) needs to be judged (default 30; ``None``: no minimum).
+        Rows a group (and its reference) needs to be judged (``None``: the report's, else the
+        policy's 30; ``0``: no minimum).
     band
         ``"both"`` or ``"harm"`` (see :func:`apply_thresholds`).
 

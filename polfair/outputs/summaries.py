@@ -209,7 +209,8 @@ def summarize_adverse_impact(report: pl.DataFrame, *, max_groups: int = 30) -> s
         for r in part.head(max_groups).iter_rows(named=True):
             rows.append([str(r["group"]), f"{int(r['n']):,}", f"{int(r['selected']):,}", _num(r["selection_rate"], 3),
                          _num(r["impact_ratio"], 3),
-                         "-" if r["four_fifths_pass"] is None else ("pass" if r["four_fifths_pass"] else "FAIL"),
+                         ("~" if (r["excluded_reason"] or "").startswith("insufficient_data") else "-")
+                         if r["four_fifths_pass"] is None else ("pass" if r["four_fifths_pass"] else "FAIL"),
                          _num(r["p_value"], 3), _num(r["fisher_p_value"], 3), _num(r["shortfall"], 1),
                          r["excluded_reason"] or ""])  # fmt: skip
         lines += ["", f"== {head}"]
@@ -218,8 +219,9 @@ def summarize_adverse_impact(report: pl.DataFrame, *, max_groups: int = 30) -> s
         if part.height > max_groups:
             lines.append(f"... and {part.height - max_groups:,} more groups")
     lines += ["", "impact = the group's selection rate / the highest compared group's; 4/5: the EEOC four-fifths",
-              "rule (29 CFR 1607.4(D)); p (z): two-standard-deviation test; shortfall: expected minus actual",
-              "selections."]
+              "rule (29 CFR 1607.4(D)); ~ = insufficient data (fewer candidates than min_sample_size: no",
+              "verdict, no comparison); p (z): two-standard-deviation test; shortfall: expected minus",
+              "actual selections."]
     return "\n".join(lines)
 
 

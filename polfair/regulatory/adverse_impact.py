@@ -45,6 +45,7 @@ from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
 from polfair.core.proba import DEFAULT_TOLERANCE, estimated_note, parse_protected_proba
 from polfair.core.report.build import attribute_sets, group_label
+from polfair.core.report.reference import resolve_min_sample_size
 from polfair.core.report.run_metadata import attach_request
 from polfair.exceptions import PolfairError
 from polfair.regulatory.statistics import (
@@ -78,6 +79,8 @@ _SCHEMA = {
 
 _UNKNOWN = "unknown demographics"
 _SMALL = "under {:.4g} of the data"
+#: The reason of a group below the minimum sample size: no verdict, no comparison group (docs/status.md).
+_TOO_SMALL = "insufficient_data: fewer than {} candidates"
 
 
 def _median(scores: pl.DataFrame) -> float | None:
@@ -115,14 +118,15 @@ def _rows_for_set(
             reason = _UNKNOWN
         elif exclude_below is not None and N and r["n"] < exclude_below * N:
             reason = _SMALL.format(exclude_below)
-        elif min_size is not None and r["n"] < min_size:
-            reason = f"fewer than {min_size} candidates"
+        elif min_size and r["n"] < min_size:  # the small-group policy (polfair.core.report.reference)
+            reason = _TOO_SMALL.format(min_size)
         rows.append({"group": r["group"], "n": r["n"], "selected": r["selected"], "selection_rate": rate,
                      "excluded": reason is not None, "excluded_reason": reason})  # fmt: skip
     cand = [r for r in rows if not r["excluded"] and r["n"] > 0]
     if not cand:
         return rows
-    # the comparison group: highest rate (ties: the larger group, then the first)
+    # the comparison group: highest rate among the groups that meet the minimum (ties: the larger
+    # group, then the first); 29 CFR 1607.4(D): differences "based on small numbers" are no evidence
     best = max(cand, key=lambda r: (r["selected"] * 1.0 / r["n"], r["n"]))
     xh, nh = best["selected"], best["n"]
     S = sum(r["selected"] for r in cand)
@@ -151,6 +155,15 @@ def _rows_for_set(
     return rows
 
 
+def _min_size(min_sample_size: Any, min_size: Any) -> int:
+    """The minimum in force: ``min_sample_size``, or its older name ``min_size``, else the policy's default."""
+    if min_sample_size is not None and min_size is not None and min_sample_size != min_size:
+        msg = f"min_size={min_size!r} and min_sample_size={min_sample_size!r} are the same option: give one"
+        raise PolfairError(msg)
+    given = min_sample_size if min_sample_size is not None else min_size
+    return resolve_min_sample_size(given, "min_sample_size" if min_sample_size is not None else "min_size")
+
+
 def _critical(alpha: float) -> float:
     """Two-sided normal critical value for ``alpha``: ``Φ⁻¹(1 − α/2)`` (``scipy.special.ndtri``)."""
     from scipy import special
@@ -169,6 +182,7 @@ def adverse_impact_from_counts(
     variance: Literal["pooled", "hypergeometric"] = "pooled",
     shortfall_rate: Literal["overall", "highest"] = "overall",
     min_size: int | None = None,
+    min_sample_size: int | None = None,
 ) -> pl.DataFrame:
     """:func:`adverse_impact` from a score histogram of the decision (or of the score).
 
@@ -178,7 +192,7 @@ def adverse_impact_from_counts(
         :func:`~polfair.scores.counts.score_counts` output (``y_true=None``) whose ``score`` is the
         0/1 decision (``cut=0.5``) or a score (``cut=None``: the sample median per ``by`` value,
         NYC's scoring rate). A row is selected when its score is strictly above the cut.
-    by, intersections, exclude_below, alpha, variance, shortfall_rate, min_size
+    by, intersections, exclude_below, alpha, variance, shortfall_rate, min_sample_size, min_size
         As :func:`adverse_impact`.
 
     Returns
@@ -190,7 +204,7 @@ def adverse_impact_from_counts(
     --------
     >>> import polars as pl
     >>> from polfair.scores import score_counts
-    >>> df = pl.DataFrame({"sex": ["f"] * 10 + ["m"] * 10, "hired": [1] * 2 + [0] * 8 + [1] * 6 + [0] * 4})
+    >>> df = pl.DataFrame({"sex": ["f"] * 30 + ["m"] * 30, "hired": [1] * 6 + [0] * 24 + [1] * 18 + [0] * 12})
     >>> h = score_counts(df, y_true=None, y_score="hired", protected="sex")
     >>> adverse_impact_from_counts(h).select("group", "impact_ratio", "four_fifths_pass").rows()
     [('f', 0.33333333333333337, False), ('m', 1.0, True)]
@@ -204,9 +218,7 @@ def adverse_impact_from_counts(
     if shortfall_rate not in ("overall", "highest"):
         msg = f"shortfall_rate must be 'overall' or 'highest', got {shortfall_rate!r}"
         raise PolfairError(msg)
-    if min_size is not None and (isinstance(min_size, bool) or not isinstance(min_size, int) or min_size < 1):
-        msg = f"min_size must be a positive number of candidates, got {min_size!r}"
-        raise PolfairError(msg)
+    min_size = _min_size(min_sample_size, min_size)
     if variance not in ("pooled", "hypergeometric"):
         msg = f"variance must be 'pooled' or 'hypergeometric', got {variance!r}"
         raise PolfairError(msg)
@@ -253,6 +265,7 @@ def adverse_impact(
     variance: Literal["pooled", "hypergeometric"] = "pooled",
     shortfall_rate: Literal["overall", "highest"] = "overall",
     min_size: int | None = None,
+    min_sample_size: int | None = None,
     protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None = None,
     proba_assignment: Literal["weighted", "argmax"] = "weighted",
     proba_tolerance: float = DEFAULT_TOLERANCE,
@@ -299,9 +312,17 @@ def adverse_impact(
         Exclude categories with fewer than this fraction of the known rows of their attribute set
         from the comparisons (NYC LL144 § 5-301(d) allows ``0.02``). Excluded rows stay in the
         table with ``excluded=True`` and the reason. Default None (no exclusion).
+    min_sample_size
+        The small-group policy (``docs/status.md``; the same option as
+        :func:`polfair.fairness_report`'s and the command line's ``--min-sample-size``): groups with
+        fewer candidates are excluded from the comparisons (``excluded=True``, reason
+        ``"insufficient_data: fewer than N candidates"``): they get no impact
+        ratio, no four-fifths verdict and no test, and are never the highest-rate comparison group
+        (29 CFR § 1607.4(D): differences "based on small numbers" are not evidence of adverse
+        impact; a 2-person intersection is no comparison group). ``None`` (default): 30
+        candidates; ``0``: no minimum.
     min_size
-        Exclude groups with fewer candidates than this from the comparisons (reason ``"fewer than
-        N candidates"``): a 2-person intersection is no comparison group. Default None.
+        The older name of ``min_sample_size`` (the same policy; give one of them).
     alpha
         Significance level of ``significant`` and of ``flip_significance`` (default 0.05, i.e.
         |z| >= 1.96: the "two standard deviations" rule).
@@ -389,7 +410,7 @@ def adverse_impact(
     by_n = hist.columns[: len(as_list(by))]
     table = adverse_impact_from_counts(
         hist, by=by_n, cut=cut, intersections=intersections, exclude_below=exclude_below, alpha=alpha,
-        variance=variance, shortfall_rate=shortfall_rate, min_size=min_size,
+        variance=variance, shortfall_rate=shortfall_rate, min_size=min_size, min_sample_size=min_sample_size,
     )  # fmt: skip
     if protected_proba is None:
         return table

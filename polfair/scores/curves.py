@@ -40,6 +40,7 @@ from polfair.core._args import as_list, as_values
 from polfair.core._typing import IntoExpr
 from polfair.core.proba import DEFAULT_TOLERANCE
 from polfair.core.report.build import attribute_sets, group_label, value_label
+from polfair.core.report.reference import largest_reference, resolve_min_sample_size, warn_small_reference
 from polfair.exceptions import InvalidInputError, PolfairError
 from polfair.scores._uncertainty import SCORE_CI_FLOATS, auc_variance_expr, score_intervals
 from polfair.scores.counts import SCORE_COUNT_COLUMNS, score_counts
@@ -47,6 +48,7 @@ from polfair.scores.counts import SCORE_COUNT_COLUMNS, score_counts
 __all__ = [
     "SCORE_METRICS",
     "area_between_roc_curves",
+    "check_score_reference",
     "group_histograms",
     "reference_groups",
     "precision_recall_curve",
@@ -507,8 +509,15 @@ def reference_groups(
     by: Sequence[str] = (),
     privileged: Mapping[str, Any] | None = None,
     size: str = "n",
+    reference: Literal["privileged", "largest"] | None = None,
+    rows: str = "n",
+    min_sample_size: int | None = None,
 ) -> pl.DataFrame:
     """The reference group of every (``by`` value, attribute set): privileged if given, else the largest.
+
+    The choice and the small-group policy are :mod:`polfair.core.report.reference`'s (one
+    implementation for every report): the largest group is the largest among the groups with at
+    least ``min_sample_size`` input rows; a privileged group below it warns.
 
     Parameters
     ----------
@@ -522,34 +531,71 @@ def reference_groups(
         present in the data takes that group.
     size
         Column ranking the groups otherwise (the largest first; ties: the first in order).
+    reference
+        ``None`` (privileged where it names a group of the set, else the largest), ``"privileged"``
+        (the same; ``privileged`` is required) or ``"largest"`` (the largest, ``privileged`` ignored).
+    rows
+        Column of input rows (the small-group policy's size); absent from ``groups``: no minimum.
+    min_sample_size
+        Rows a group needs to be chosen as the largest (``None``: 30; ``0``: no minimum).
 
     Returns
     -------
     pl.DataFrame
         ``*by``, ``attribute`` (String), ``reference_group`` (String), one row per attribute set.
 
+    Raises
+    ------
+    PolfairError
+        ``reference`` is not ``None``, ``"privileged"`` or ``"largest"``, or ``"privileged"``
+        without ``privileged``.
+
     Examples
     --------
     >>> import polars as pl
-    >>> g = pl.DataFrame({"attribute": ["sex", "sex"], "group": ["f", "m"], "n": [3, 5]})
+    >>> g = pl.DataFrame({"attribute": ["sex", "sex"], "group": ["f", "m"], "n": [30, 50]})
     >>> reference_groups(g).rows(), reference_groups(g, privileged={"sex": "f"}).rows()
     ([('sex', 'm')], [('sex', 'f')])
     """
+    check_score_reference(reference, privileged)
     by_n = list(by)
-    rows = []
-    known = groups.filter(pl.col("attribute").is_not_null())
-    for key, part in known.group_by([*by_n, "attribute"], maintain_order=True):
-        attrs = str(key[-1]).split(" & ")
-        ref = _privileged_label(attrs, privileged)
-        if ref is None or ref not in part["group"].to_list():
-            ref = part.sort(size, descending=True, maintain_order=True)["group"][0]
-        rows.append({**dict(zip([*by_n, "attribute"], key)), "reference_group": ref})
-    schema: dict[str, Any] = {
-        **{b: groups.schema[b] for b in by_n},
-        "attribute": pl.String,
-        "reference_group": pl.String,
-    }
-    return pl.DataFrame(rows, schema=schema)
+    fam = [*by_n, "attribute"]
+    known = groups.filter(pl.col("attribute").is_not_null()).with_row_index("__pf_o")
+    min_n = resolve_min_sample_size(min_sample_size) if rows in known.columns else 0
+    names = known.get_column("attribute").cast(pl.String).unique(maintain_order=True).to_list()
+    labels = {a: _privileged_label(a.split(" & "), privileged if reference != "largest" else None) for a in names}
+    is_priv = pl.col("group").cast(pl.String) == pl.col("attribute").cast(pl.String).replace_strict(
+        labels, default=None, return_dtype=pl.String)
+    known = known.with_columns(is_priv.fill_null(False).alias("__pf_p"))
+    known = known.with_columns(pl.col("__pf_p").any().over(fam).alias("__pf_has"))
+    largest = largest_reference(known.filter(~pl.col("__pf_has")), fam, order="__pf_o", weight=size,
+                                size=rows if min_n else size, min_sample_size=min_n).collect()  # fmt: skip
+    chosen = known.filter(pl.col("__pf_p") | pl.col("__pf_o").is_in(largest.get_column("__pf_o").implode()))
+    named = chosen.filter(pl.col("__pf_p"))
+    if min_n:
+        warn_small_reference(named, label="group", size=rows, min_sample_size=min_n, stacklevel=5)
+    chosen = chosen.sort("__pf_o").unique(fam, keep="first", maintain_order=True)
+    schema: dict[str, Any] = {**{b: groups.schema[b] for b in by_n}, "attribute": pl.String, "reference_group": pl.String}
+    return chosen.select(*by_n, pl.col("attribute").cast(pl.String), pl.col("group").cast(pl.String)
+                         .alias("reference_group")).cast(schema)  # type: ignore[arg-type]  # fmt: skip
+
+
+def check_score_reference(reference: Any, privileged: Mapping[str, Any] | None) -> None:
+    """Validate a score report's ``reference``: ``None``, ``"privileged"`` (with ``privileged``) or ``"largest"``.
+
+    Examples
+    --------
+    >>> check_score_reference("largest", None)
+    """
+    if reference not in (None, "privileged", "largest"):
+        msg = (
+            f"reference must be None, 'privileged' or 'largest' for score reports, got {reference!r} "
+            "('best' and 'overall' compare rates: use fairness_report)"
+        )
+        raise PolfairError(msg)
+    if reference == "privileged" and not privileged:
+        msg = "reference='privileged' needs privileged={attribute: value} (the group to compare with)"
+        raise PolfairError(msg)
 
 
 def score_report_from_counts(
@@ -563,6 +609,8 @@ def score_report_from_counts(
     n_boot: int = 200,
     seed: int = 0,
     p_adjust: Literal["bh", "by", "holm"] | None = "bh",
+    reference: Literal["privileged", "largest"] | None = None,
+    min_sample_size: int | None = None,
 ) -> pl.DataFrame:
     """The score report (:func:`score_report`) from a (merged) score histogram.
 
@@ -572,7 +620,7 @@ def score_report_from_counts(
         Output of :func:`~polfair.scores.counts.score_counts` / ``merge_score_counts``.
     by
         Its ``by`` column names.
-    intersections, privileged, calibration_bins, ci, n_boot, seed, p_adjust
+    intersections, privileged, calibration_bins, ci, n_boot, seed, p_adjust, reference, min_sample_size
         As :func:`score_report`.
 
     Returns
@@ -596,6 +644,8 @@ def score_report_from_counts(
     (0.7098, 0.697)
     """
     _check_calibration_bins(calibration_bins)
+    check_score_reference(reference, privileged)
+    min_n = resolve_min_sample_size(min_sample_size)
     level = iv.check_ci(ci)
     n_boot = iv.check_n_boot(n_boot)
     adjust = iv.check_p_adjust(p_adjust)
@@ -651,7 +701,8 @@ def score_report_from_counts(
     per = per.join(ece, on=_GID, how="left").with_columns(
         pl.when(pl.col("brier_score").is_not_null()).then(pl.col("__pf_ece")).alias("expected_calibration_error")
     )
-    refs = reference_groups(per, by=by_n, privileged=privileged, size="__pf_W")
+    refs = reference_groups(per, by=by_n, privileged=privileged, size="__pf_W", reference=reference,
+                            min_sample_size=min_n)  # fmt: skip
     ref_rows = refs.to_dicts()
     abro = _abroca(c, by_n, ref_rows)
     per = per.join(abro, on=_GID, how="left")
@@ -828,6 +879,8 @@ def score_report(
     protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None = None,
     proba_assignment: Literal["weighted", "argmax"] = "weighted",
     proba_tolerance: float = DEFAULT_TOLERANCE,
+    reference: Literal["privileged", "largest"] | None = None,
+    min_sample_size: int | None = None,
 ) -> pl.DataFrame:
     """Score-based fairness report: ROC AUC, AP, Brier, ECE and ABROCA by group, with intervals, from one pass.
 
@@ -858,7 +911,16 @@ def score_report(
         Largest attribute-set size or explicit attribute sets (default: all intersections).
     privileged
         ``{attribute: value}``: the reference group of each attribute set whose attributes all
-        have one privileged value (else the largest group by weight).
+        have one privileged value (else the largest group by weight), as :func:`polfair.fairness_report`.
+    reference
+        As :func:`polfair.fairness_report`: ``None`` (privileged where given, else the largest group
+        by weight), ``"privileged"`` (requires ``privileged``) or ``"largest"``. ``"best"`` and
+        ``"overall"`` compare rates and are the classification report's (a
+        :class:`~polfair.exceptions.PolfairError` here).
+    min_sample_size
+        The small-group policy (``docs/status.md``): input rows a group needs to be the comparison
+        group; the largest group is chosen among those that meet it, a privileged group below it
+        warns (:class:`~polfair.exceptions.ReferenceWarning`). ``None``: 30 rows; ``0``: no minimum.
     calibration_bins
         Number of equal-width bins on [0, 1] of the ECE (default 10).
     ci
@@ -936,5 +998,5 @@ def score_report(
     by_n = h.columns[: len(as_list(by))]
     return score_report_from_counts(
         h, by=by_n, intersections=intersections, privileged=privileged, calibration_bins=calibration_bins, ci=ci,
-        n_boot=n_boot, seed=seed, p_adjust=p_adjust,
+        n_boot=n_boot, seed=seed, p_adjust=p_adjust, reference=reference, min_sample_size=min_sample_size,
     )  # fmt: skip

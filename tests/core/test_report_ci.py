@@ -102,7 +102,8 @@ def test_bad_ci_is_a_clear_error(cells: pl.DataFrame) -> None:
 
 def test_best_reference_with_intervals(cells: pl.DataFrame) -> None:
     # regression: reference="best" with ci failed (the best group's effective size was missing)
-    rep = report_from_counts(cells, protected=["g"], has_predictions=False, ci=0.95, reference="best")
+    # min_sample_size=0: the best group here is c (5 rows), below the small-group policy's default
+    rep = report_from_counts(cells, protected=["g"], has_predictions=False, ci=0.95, reference="best", min_sample_size=0)
     b = rep.filter(group="b", metric="base_rate").row(0, named=True)
     c = rep.filter(group="c", metric="base_rate").row(0, named=True)
     assert c["reference_group"] == "c" and c["difference_lo"] is None  # the best group is its own reference

@@ -86,20 +86,22 @@ def _report() -> pl.DataFrame:
 
 
 def test_apply_thresholds_reads_intervals_not_p_values():
-    out = apply_thresholds(_report(), {"disparate_impact": [0.8, 1.25]})
+    # the interval rule alone: the small-group policy off (min_sample_size=0), its sizes are toy ones
+    out = apply_thresholds(_report(), {"disparate_impact": [0.8, 1.25]}, min_sample_size=0)
     assert out["status"].to_list() == ["violation", "inconclusive", "inconclusive", "ok", "violation"]
     shown = alerts(out)
     assert shown["group"].to_list() == ["big", "no_ci"]
     assert shown.columns[shown.columns.index("value") + 1] == "interval"
     assert shown["interval"].to_list() == ["[0.6, 0.66]", None]
     # without interval columns: OpenScale's point rule
-    point = apply_thresholds(_report().drop("value_lo", "value_hi"), {"disparate_impact": [0.8, 1.25]})
+    point = apply_thresholds(_report().drop("value_lo", "value_hi"), {"disparate_impact": [0.8, 1.25]},
+                             min_sample_size=0)
     assert point["status"].to_list() == ["violation", "violation", "violation", "ok", "violation"]
 
 
 def test_significance_is_retired_with_a_warning():
     with pytest.warns(FutureWarning, match="ignored"):
-        out = apply_thresholds(_report(), {"disparate_impact": [0.8, 1.25]}, significance=0.05)
+        out = apply_thresholds(_report(), {"disparate_impact": [0.8, 1.25]}, 0, significance=0.05)
     assert out["status"].to_list() == ["violation", "inconclusive", "inconclusive", "ok", "violation"]
     df = pl.DataFrame({"y": [1, 0, 1, 0] * 30, "p": [1, 1, 0, 0] * 30, "g": ["a", "a", "b", "b"] * 30})
     kw = dict(y_true="y", y_pred="p", protected="g", thresholds={"disparate_impact": [0.8, 1.25]})

@@ -16,6 +16,7 @@ from polars.testing import assert_frame_equal
 import polfair as pf
 from polfair.cli import main as cli_main
 from polfair.core.metrics import METRICS
+from polfair.core.report.reference import DEFAULT_MIN_SAMPLE_SIZE
 from polfair.exceptions import ColumnNotFoundError, PolfairError
 from polfair.monitor import (
     OTHER,
@@ -96,7 +97,7 @@ def test_group_spec_forms():
         ({"thresholds": {"disparate_impact": [1.25, 0.8]}}, "lo <= hi"),
         ({"thresholds": {"disparate_impact": 0.8}}, r"\[lo, hi\]"),
         ({"thresholds": {"disparate_impact": {"low": 0.8}}}, "'min' and/or 'max'"),
-        ({"min_sample_size": 0}, "positive integer"),
+        ({"min_sample_size": -1}, "int >= 0"),
         ({"min_sample_size": 50, "max_sample_size": 10}, "below min_sample_size"),
         ({"metrics": ["equalised_odds"]}, "not a built-in groupwise metric"),
         ({"favorable": []}, "non-empty"),
@@ -135,7 +136,8 @@ def ref_status(row, bands, min_n, sizes, smallest):
     lo, hi = bands[m]
     thr = f"[{lo:g}, {hi:g}]"
     small = False
-    if min_n is not None:
+    min_n = DEFAULT_MIN_SAMPLE_SIZE if min_n is None else min_n  # None: the small-group policy's default
+    if min_n:
         own = smallest[row["attribute"]] if is_attr else row["n"]
         small = own < min_n
         if is_group and row["reference_group"] in sizes.get(row["attribute"], {}):
@@ -173,7 +175,7 @@ bands_st = st.fixed_dictionaries(
 
 
 @settings(max_examples=50, deadline=None)
-@given(frames, bands_st, st.one_of(st.none(), st.integers(1, 20)), st.sampled_from([0.95, None]))
+@given(frames, bands_st, st.one_of(st.none(), st.integers(0, 20)), st.sampled_from([0.95, None]))
 def test_apply_thresholds_matches_reference(d, bands, min_n, ci):
     df = pl.DataFrame(d)
     rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="g", ci=ci)
@@ -205,7 +207,7 @@ def test_insufficient_data_is_never_ok_or_violation_and_groups_filter():
     assert set(rep.filter(pl.col("metric") == "disparate_impact")["status"]) == {"insufficient_data"}
     # groups=: only the listed groups are judged
     plain = pf.fairness_report(df, y_true="y", y_pred="p", protected="g", privileged={"g": "a"})
-    out = apply_thresholds(plain, {"disparate_impact": [0.8, 1.25]}, groups={"g": ["b"]})
+    out = apply_thresholds(plain, {"disparate_impact": [0.8, 1.25]}, 0, groups={"g": ["b"]})
     st_ = dict(out.filter(pl.col("metric") == "disparate_impact").select("group", "status").rows())
     assert st_ == {"a": None, "b": "violation", "c": None}
     # an undefined value is insufficient_data, never ok/violation

@@ -241,10 +241,12 @@ def best_reference_intervals(
     return Interval(e.struct.field("dl"), e.struct.field("dh")), Interval(e.struct.field("ql"), e.struct.field("qh"))
 
 
-def best_reference_stats(p: np.ndarray, n: np.ndarray, seg: Segments, ci: float, higher_is_better: bool
-                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+def best_reference_stats(p: np.ndarray, n: np.ndarray, seg: Segments, ci: float, higher_is_better: bool,
+                         eligible: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
     """Per family (segment): the Šidák critical value over its defined groups and the best group's
     simultaneous Wilson limits ``(z, best_u, best_l)`` (max, or min when lower is better).
+    ``eligible`` (bool per row): the best is taken among these rows where a family has any (the
+    small-group policy, :mod:`polfair.core.report.reference`); ``None``: among all rows.
 
     Examples
     --------
@@ -257,11 +259,16 @@ def best_reference_stats(p: np.ndarray, n: np.ndarray, seg: Segments, ci: float,
     z = z_values(ci, seg.total(ok))
     lo, hi = wilson_limits(p, n, z[seg.codes])
     pick = np.fmax if higher_is_better else np.fmin
+    if eligible is not None:
+        some = seg.total(ok & eligible)[seg.codes] > 0
+        drop = some & ~eligible
+        lo, hi = np.where(drop, np.nan, lo), np.where(drop, np.nan, hi)
     return z, seg.reduce(pick, hi), seg.reduce(pick, lo)
 
 
 def best_reference_limits(p: np.ndarray, n: np.ndarray, seg: Segments, ci: float, higher_is_better: bool, *,
-                          stats: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+                          stats: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+                          eligible: np.ndarray | None = None,
                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
     """:func:`best_reference_intervals` on arrays, for the families ``seg`` at once: per row the
     difference and ratio limits ``(d_lo, d_hi, q_lo, q_hi)`` against the family's best group
@@ -274,7 +281,7 @@ def best_reference_limits(p: np.ndarray, n: np.ndarray, seg: Segments, ci: float
     >>> [round(float(d_lo[0]), 3), round(float(d_hi[0]), 3)]
     [-0.603, 0.093]
     """
-    z, best_u, best_l = stats if stats is not None else best_reference_stats(p, n, seg, ci, higher_is_better)
+    z, best_u, best_l = stats if stats is not None else best_reference_stats(p, n, seg, ci, higher_is_better, eligible)
     lo, hi = wilson_limits(p, n, z[seg.codes])
     best_u, best_l = best_u[seg.codes], best_l[seg.codes]
     with np.errstate(invalid="ignore", divide="ignore"):

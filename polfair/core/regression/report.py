@@ -55,6 +55,7 @@ from polfair.core.report.build import (
     value_label,
     warn_absent_privileged,
 )
+from polfair.core.report.reference import largest_reference, resolve_min_sample_size, warn_small_reference
 from polfair.core.values import coerce_values, match_values
 from polfair.exceptions import InvalidInputError, PolfairError
 
@@ -82,6 +83,7 @@ def regression_report_from_cells(
     intersections: Intersections = None,
     ci: float | None = 0.95,
     p_adjust: Literal["bh", "by", "holm"] | None = "bh",
+    min_sample_size: int | None = None,
 ) -> pl.DataFrame:
     """The regression fairness report from a regression cell table (:func:`regression_cells`).
 
@@ -107,6 +109,10 @@ def regression_report_from_cells(
     p_adjust
         ``"bh"`` (default), ``"by"``, ``"holm"`` or ``None`` (``p_value_adjusted`` = ``p_value``):
         ``p_value_adjusted`` within each (``by`` value, metric) family of group rows and of attribute rows.
+    min_sample_size
+        Input rows a group needs to be the comparison group (:mod:`polfair.core.report.reference`):
+        the largest group is chosen among those that meet it; a privileged group below it warns.
+        ``None``: 30 rows; ``0``: no minimum.
 
     Returns
     -------
@@ -146,7 +152,8 @@ def regression_report_from_cells(
     (0.5, 0.16666666666666669)
     """
     return report_rows(cells, protected=protected, by=by, privileged=privileged, reference=reference,
-                       intersections=intersections, ci=ci, p_adjust=p_adjust, stacklevel=5)  # fmt: skip
+                       intersections=intersections, ci=ci, p_adjust=p_adjust, stacklevel=5,
+                       min_sample_size=min_sample_size)  # fmt: skip
 
 
 def report_rows(
@@ -160,6 +167,7 @@ def report_rows(
     ci: float | None = 0.95,
     p_adjust: Literal["bh", "by", "holm"] | None = "bh",
     stacklevel: int = 4,
+    min_sample_size: int | None = None,
 ) -> pl.DataFrame:
     """:func:`regression_report_from_cells`, for the doors that call it for their user
     (``stacklevel`` of the warnings: 4 names the caller of the door that calls this).
@@ -190,7 +198,8 @@ def report_rows(
     warn_absent_privileged(table.lazy(), schema, typed, stacklevel=stacklevel)
     sets = attribute_sets(keys, intersections)
     weighted = bool(table.select((pl.col("w") != pl.col("w2")).any()).item())
-    ctx = _Context(table, keys, ib, sets, schema, typed, reference, level, weighted, method)
+    ctx = _Context(table, keys, ib, sets, schema, typed, reference, level, weighted, method,
+                   resolve_min_sample_size(min_sample_size), stacklevel)  # fmt: skip
     rows = _unscale(ctx.rows(), w_exp, y_exp)
     ordered = rows.sort([*ib, _SA, _SG, "__pf_m"], nulls_last=False)
     floats = list(_CI_FLOATS) if level is not None else []
@@ -260,9 +269,12 @@ class _Context:
         ci: float | None,
         weighted: bool,
         p_adjust: str | None,
+        min_n: int = 0,
+        stacklevel: int = 4,
     ) -> None:
         self.table, self.keys, self.ib, self.sets, self.schema = table, keys, ib, sets, schema
         self.typed, self.reference, self.ci, self.weighted, self.p_adjust = typed, reference, ci, weighted, p_adjust
+        self.min_n, self.stacklevel = min_n, stacklevel
 
     # ---- roll-ups ---------------------------------------------------------------------------
     def _groups(self) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -336,10 +348,13 @@ class _Context:
                 .with_columns(pl.col(_SA).replace_strict(labels, default=None, return_dtype=pl.String).alias("__pf_label"))
             )  # fmt: skip
             frames.append(p)
+            named = p.filter(pl.col("__pf_label").is_not_null()).select("__pf_label", "n")
+            warn_small_reference(named, label="__pf_label", size="n", min_sample_size=self.min_n,
+                                 stacklevel=self.stacklevel + 2)  # fmt: skip
         largest = groups.filter(pl.col(_MODE) == "largest")
-        if largest.height:
-            first = largest.group_by(sk).agg(pl.col(_SG).filter(pl.col("w") == pl.col("w").max()).min())
-            lg = largest.join(first.select(_SG), on=_SG, how="semi").select(
+        if largest.height:  # the largest group meeting the minimum (polfair.core.report.reference)
+            first = largest_reference(largest, sk, order=_SG, weight="w", size="n", min_sample_size=self.min_n)
+            lg = largest.join(first.collect().select(_SG), on=_SG, how="semi").select(
                 *sk, *REGRESSION_CELL_COLUMNS, pl.concat_list(_SG).alias("__pf_members"),
                 pl.col(_GL).alias("__pf_label"),
             )  # fmt: skip

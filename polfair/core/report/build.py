@@ -96,6 +96,13 @@ from polfair.core.intervals.spreads import segments_of
 from polfair.core.metrics import METRICS, Disparity, group_metrics
 from polfair.core.passes.counts import COUNT_COLUMNS, WEIGHT_EXP, check_cell_table
 from polfair.core.report.intervals import CI_CATS, CI_FLOATS, CiOptions, GroupContext, adjust_p_values, best_statistics
+from polfair.core.report.reference import (
+    best_value,
+    eligible,
+    largest_reference,
+    resolve_min_sample_size,
+    warn_small_reference,
+)
 from polfair.core.report.rows import (
     ATTR_METRICS,
     BENEFIT_VAR,
@@ -339,6 +346,7 @@ def report_from_counts(
     p_adjust: Literal["bh", "by", "holm"] | None = "bh",
     weighted: bool | None = None,
     metrics: Mapping[str, Any] | None = None,
+    min_sample_size: int | None = None,
 ) -> pl.DataFrame:
     """Build the fairness report from a cell table (e.g. merged from partitions).
 
@@ -362,6 +370,10 @@ def report_from_counts(
     metrics
         Optional user metrics ``{name: expression over the count columns}``
         (:mod:`polfair.core.user_metrics`): each gets group, attribute and population rows.
+    min_sample_size
+        Input rows a group needs to be a comparison group (:mod:`polfair.core.report.reference`):
+        ``reference="largest"`` and ``"best"`` choose among the groups that meet it, a named
+        ``privileged`` group below it warns. ``None`` (default): 30 rows; ``0``: no minimum.
 
     Returns
     -------
@@ -377,7 +389,8 @@ def report_from_counts(
     Warns
     -----
     ReferenceWarning
-        A ``privileged`` value found in no cell of its column.
+        A ``privileged`` value found in no cell of its column, or a privileged group (or, when no
+        group meets the minimum, the best group) with fewer rows than ``min_sample_size``.
     ReportSizeWarning
         When the report would have more than :data:`LARGE_REPORT_ROWS` rows (pass fewer
         ``intersections``).
@@ -398,7 +411,7 @@ def report_from_counts(
     # metrics, references, spreads, entropy and EDF are computed once over it, not once per set;
     # the long rows are then laid out once (polfair.core.report.rows.assemble).
     prep = _prepare(cells, protected, by, has_predictions, privileged, reference, intersections, alpha, concentration,
-                    ci, ci_method, n_boot, seed, p_adjust, weighted, metrics)  # fmt: skip
+                    ci, ci_method, n_boot, seed, p_adjust, weighted, metrics, min_sample_size)  # fmt: skip
     parts = [prep.population_part(), prep.attribute_part(), prep.group_part(prep.groups), *prep.user_parts()]
     return prep.finish(assemble(parts, prep.sort_keys, prep.entity_columns, prep.floats, prep.cats))
 
@@ -422,6 +435,7 @@ def report_batches(
     weighted: bool | None = None,
     metrics: Mapping[str, Any] | None = None,
     batch_rows: int = 250_000,
+    min_sample_size: int | None = None,
 ) -> Iterator[pl.DataFrame]:
     """:func:`report_from_counts`'s report in consecutive batches of about ``batch_rows`` rows, built as they are yielded.
 
@@ -436,7 +450,7 @@ def report_batches(
     ----------
     cells, protected, by, has_predictions, privileged, reference, intersections
         As in :func:`report_from_counts`.
-    alpha, concentration, ci, ci_method, n_boot, seed, p_adjust, weighted, metrics
+    alpha, concentration, ci, ci_method, n_boot, seed, p_adjust, weighted, metrics, min_sample_size
         As in :func:`report_from_counts` (with user ``metrics`` the report comes as one batch).
     batch_rows
         Rows per batch (a batch ends with an entity's rows: it may run over by up to one entity's).
@@ -465,7 +479,7 @@ def report_batches(
         msg = f"batch_rows must be a positive int, got {batch_rows!r}"
         raise PolfairError(msg)
     prep = _prepare(cells, protected, by, has_predictions, privileged, reference, intersections, alpha, concentration,
-                    ci, ci_method, n_boot, seed, p_adjust, weighted, metrics)  # fmt: skip
+                    ci, ci_method, n_boot, seed, p_adjust, weighted, metrics, min_sample_size)  # fmt: skip
     if prep.user:  # user metrics lay out their own rows of every entity: one batch
         parts = [prep.population_part(), prep.attribute_part(), prep.group_part(prep.groups), *prep.user_parts()]
         yield prep.finish(assemble(parts, prep.sort_keys, prep.entity_columns, prep.floats, prep.cats))
@@ -489,7 +503,8 @@ def report_batches(
     batches = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])] or [(0, 0)]
     context = None
     if prep.opts is not None:  # what the group rows' intervals need from all of them, computed batch by batch
-        best = best_statistics(groups, prep.metric_names, windows, prep.opts.ci) if "best" in prep.modes else None
+        best = (best_statistics(groups, prep.metric_names, windows, prep.opts.ci, prep.min_n)
+                if "best" in prep.modes else None)  # fmt: skip
         pvals: dict[str, list[np.ndarray]] = {}
         for a, b in batches:
             rows = np.sort(srcs[a:b][kinds[a:b] == 2])
@@ -517,7 +532,8 @@ class _Prepared:
     def __init__(self, cells: pl.DataFrame | pl.LazyFrame, protected: Any, by: Any, has_predictions: bool,
                  privileged: Mapping[str, Any] | None, reference: Reference | None, intersections: Intersections,
                  alpha: float, concentration: float, ci: Any, ci_method: Any, n_boot: Any, seed: Any, p_adjust: Any,
-                 weighted: bool | None, metrics: Mapping[str, Any] | None = None) -> None:  # fmt: skip
+                 weighted: bool | None, metrics: Mapping[str, Any] | None = None,
+                 min_sample_size: int | None = None) -> None:  # fmt: skip
         keys, by = cast("list[str]", as_list(protected)), cast("list[str]", as_list(by))  # a name, a list, None
         # a table of collect_cells(relative=True): weights in units of 2**w_exp (extreme weights; every
         # statistic but the counts is free of that unit: the counts are scaled back in finish())
@@ -530,6 +546,7 @@ class _Prepared:
         self.user = check_user_metrics(metrics, [*ATTR_METRICS, *POP_METRICS], by)
         check_reference(reference)
         check_protected_names(keys)
+        self.min_n = resolve_min_sample_size(min_sample_size)
         if concentration < 0:
             msg = f"concentration must be non-negative, got {concentration!r}"
             raise PolfairError(msg)
@@ -552,7 +569,7 @@ class _Prepared:
         sets = attribute_sets(keys, intersections)
         sk = [*ib, SORT_A]  # the key of one (by group, attribute set)
 
-        opts = _ci_options(lf, ci, ci_method, n_boot, seed, p_adjust, weighted)
+        opts = _ci_options(lf, ci, ci_method, n_boot, seed, p_adjust, weighted, self.min_n)
         extra: tuple[str, ...] = ()
         if opts is not None and has_predictions:  # the entropy intervals' per-cell benefit variance, rolled up too
             extra = (BENEFIT_VAR,)
@@ -564,7 +581,7 @@ class _Prepared:
         warn_absent_privileged(lf, schema, typed)
         groups, modes = _groups(lf, keys, ib, sets, schema, typed, reference, has_predictions, extra)
         _warn_size(groups.height, pop.height, len(sets), has_predictions)
-        ref = _reference(groups.lazy(), pop.lazy(), sk, ib, metric_names, modes, has_predictions)
+        ref = _reference(groups.lazy(), pop.lazy(), sk, ib, metric_names, modes, has_predictions, self.min_n)
         self.by, self.ib, self.sk, self.lf, self.pop, self.groups, self.ref = by, ib, sk, lf, pop, groups, ref
         self.keys, self.modes, self.opts, self.metric_names = keys, modes, opts, metric_names
         self.has_predictions, self.alpha, self.concentration = has_predictions, alpha, concentration
@@ -597,7 +614,7 @@ class _Prepared:
                     if c in groups.columns]  # fmt: skip
             groups, pop = groups.with_columns(back), pop.with_columns(back)
         return cast("list[Part]", user_metric_parts(self.user, groups, pop, self.ref, sk=self.sk, ib=self.ib,
-                                                    columns=cols, make_part=Part))  # fmt: skip
+                                                    columns=cols, make_part=Part, min_sample_size=self.min_n))  # fmt: skip
 
     def by_rows(self, groups: pl.DataFrame) -> Segments:
         """Each group row's by value (the families of its adjusted p-values)."""
@@ -626,7 +643,8 @@ _prepare = _Prepared
 
 
 def _ci_options(
-    lf: pl.LazyFrame, ci: Any, ci_method: Any, n_boot: Any, seed: Any, p_adjust: Any, weighted: bool | None
+    lf: pl.LazyFrame, ci: Any, ci_method: Any, n_boot: Any, seed: Any, p_adjust: Any, weighted: bool | None,
+    min_n: int = 0,
 ) -> CiOptions | None:
     level = iv.check_ci(ci)
     if level is None:
@@ -648,7 +666,7 @@ def _ci_options(
     if weighted is None:
         diff = pl.any_horizontal([pl.col(c) != pl.col(f"{c}_w2") for c in ("tp", "fp", "tn", "fn")]).any()
         weighted = bool(lf.select(diff).collect(**_SMALL).item())
-    return CiOptions(level, weighted, iv.check_n_boot(n_boot), seed, iv.check_p_adjust(p_adjust))
+    return CiOptions(level, weighted, iv.check_n_boot(n_boot), seed, iv.check_p_adjust(p_adjust), min_n)
 
 
 def warn_absent_privileged(
@@ -770,9 +788,11 @@ def _reference(
     metric_names: list[str],
     modes: set[str],
     has_predictions: bool,
+    min_n: int = 0,
 ) -> pl.DataFrame:
     """One row per (by group, attribute set): ``<metric>__ref`` values and ``<name>__refname``
     (Categorical) for every metric and named disparity. Only the branches of the ``modes`` in use are built.
+    The choice among groups (largest, best) and the small-group policy: :mod:`polfair.core.report.reference`.
     """
 
     def of(m: str) -> pl.LazyFrame:
@@ -783,30 +803,43 @@ def _reference(
         priv = (
             of("privileged")
             .group_by(sk)
-            .agg(pl.col(_PLABEL).first(), pl.col(_PRIV).any().alias("__pf_has"),
+            .agg(pl.col(_PLABEL).first(), pl.col(_PRIV).any().alias("__pf_has"), pl.col("attribute").first(),
                  *[pl.col(c).filter(pl.col(_PRIV)).sum() for c in _SUMS])  # fmt: skip
             .with_columns(group_metrics(True))
             .with_columns([pl.when(pl.col("__pf_has")).then(pl.col(m)).alias(m) for m in metric_names])
         )
+        named = priv.filter(pl.col("__pf_has")).select(pl.col(_PLABEL).fill_null(pl.col("attribute")), "n")
+        warn_small_reference(named.collect(**_SMALL), label=_PLABEL, size="n", min_sample_size=min_n, stacklevel=7)
         parts.append(_named(priv, sk, metric_names, pl.when(pl.col(_PLABEL).is_not_null()).then(pl.col(_PLABEL))))
     if "overall" in modes:
         overall = of("overall").select(*sk).unique().join(pop, on=ib, how="left", nulls_equal=True)
         parts.append(_named(overall, sk, metric_names, pl.lit("overall")))
-    if "largest" in modes:  # largest total weight; ties go to the first group in key order
+    if "largest" in modes:  # largest total weight among the groups meeting the minimum; ties: the first in key order
         # pick the row index first (narrow), then fetch that row: sorting the wide table is costly
-        first = of("largest").group_by(sk).agg(pl.col(SORT_G).filter(pl.col("w") == pl.col("w").max()).min())
+        first = largest_reference(of("largest"), sk, order=SORT_G, weight="w", size="n", min_sample_size=min_n)
         largest = of("largest").join(first.select(SORT_G), on=SORT_G, how="semi")
         parts.append(_named(largest, sk, metric_names, pl.col(GROUP_COL)))
-    if "best" in modes:  # per metric: the best value of the attribute set's groups
+    if "best" in modes:  # per metric: the best value of the attribute set's groups meeting the minimum
+        ok = eligible("n", min_n)
         cols = []
         for m in metric_names:
             hib = METRICS[m].higher_is_better
-            pick = pl.col(m).max() if hib in (True, None) else pl.col(m).min()
-            cols += [pick.alias(f"{m}__ref"), pl.col(GROUP_COL).filter(pl.col(m) == pick).first().alias(f"{m}__refname")]
+            pick = best_value(pl.col(m), hib in (True, None), ok)
+            chosen = (pl.col(m) == pick) & (ok | ~ok.any())
+            cols += [pick.alias(f"{m}__ref"), pl.col(GROUP_COL).filter(chosen).first().alias(f"{m}__refname")]
             if METRICS[m].is_rate:  # the chosen group's effective size (its intervals are projections)
                 n = iv.rate_inputs(m).n if "tp_w2" in groups.collect_schema().names() else pl.lit(None, pl.Float64)
-                cols.append(n.filter(pl.col(m) == pick).first().alias(f"{m}__refn"))
-        parts.append(of("best").group_by(sk).agg(cols))
+                cols.append(n.filter(chosen).first().alias(f"{m}__refn"))
+        cols.append((~ok.any() & (pl.len() > 0)).alias("__pf_nobody"))
+        best = of("best").group_by(sk).agg(cols)
+        nobody = best.filter(pl.col("__pf_nobody")).select(sk).collect(**_SMALL).height
+        if nobody and min_n > 0:
+            msg = (
+                f"reference='best': in {nobody} attribute set(s) no group has the minimum sample size ({min_n} "
+                "rows), so the best group is chosen among groups below it and every comparison is insufficient_data"
+            )
+            warnings.warn(msg, ReferenceWarning, stacklevel=6)
+        parts.append(best.drop("__pf_nobody"))
     ref = parts[0] if len(parts) == 1 else pl.concat(parts, how="diagonal_relaxed")
 
     def refname(d: Disparity) -> pl.Expr:

@@ -63,6 +63,8 @@ class CiOptions:
     n_boot: int = 200
     seed: int = 0
     p_adjust: str | None = "bh"
+    #: Input rows a group needs to be the "best" reference (:mod:`polfair.core.report.reference`).
+    min_sample_size: int = 0
 
 
 @dataclass
@@ -427,10 +429,11 @@ def group_intervals(
         seg = Segments((windows.codes[:, None] * r_n + np.arange(r_n)[None, :]).ravel(), windows.count * r_n)
         hib = np.array([METRICS[m].higher_is_better in (True, None) for m in rates])[None, :]
         stats = context.best if context is not None and context.best is not None else {}
+        ok = _eligible_cells(wide, r_n, opts.min_sample_size)
         up = [v.reshape(h, r_n) for v in ivp.best_reference_limits(p.ravel(), n.ravel(), seg, opts.ci, True,
-                                                                     stats=stats.get(True))]  # fmt: skip
+                                                                     stats=stats.get(True), eligible=ok)]  # fmt: skip
         down = [v.reshape(h, r_n) for v in ivp.best_reference_limits(p.ravel(), n.ravel(), seg, opts.ci, False,
-                                                                       stats=stats.get(False))]  # fmt: skip
+                                                                       stats=stats.get(False), eligible=ok)]  # fmt: skip
         b = is_mode["best"]
         d_lo, d_hi, q_lo, q_hi = (np.where(b, np.where(hib, u, w), old)
                                   for u, w, old in zip(up, down, (d_lo, d_hi, q_lo, q_hi)))  # fmt: skip
@@ -519,15 +522,24 @@ class GroupContext:
     adjusted: dict[str, np.ndarray] | None = None
 
 
-def best_statistics(groups: pl.DataFrame, metric_names: Sequence[str], windows: Segments, ci: float
-                    ) -> dict[bool, tuple[np.ndarray, np.ndarray, np.ndarray]]:  # fmt: skip
+def best_statistics(groups: pl.DataFrame, metric_names: Sequence[str], windows: Segments, ci: float,
+                    min_sample_size: int = 0) -> dict[bool, tuple[np.ndarray, np.ndarray, np.ndarray]]:  # fmt: skip
     """The "best" reference's statistics of every (window, rate) of the group rows (for batches)."""
     rates = _rates(metric_names)
     gc = _Columns(groups)
     p, n = gc.matrix(rates), gc.sizes(rates)
     r_n = len(rates)
     seg = Segments((windows.codes[:, None] * r_n + np.arange(r_n)[None, :]).ravel(), windows.count * r_n)
-    return {hib: ivp.best_reference_stats(p.ravel(), n.ravel(), seg, ci, hib) for hib in (True, False)}
+    ok = _eligible_cells(groups, r_n, min_sample_size)
+    return {hib: ivp.best_reference_stats(p.ravel(), n.ravel(), seg, ci, hib, eligible=ok) for hib in (True, False)}
+
+
+def _eligible_cells(groups: pl.DataFrame, r_n: int, min_sample_size: int) -> np.ndarray | None:
+    """Per (group, rate), raveled: the group meets the minimum (its ``n`` input rows); ``None``: no minimum."""
+    if min_sample_size <= 0:
+        return None
+    ok = groups.get_column("n").fill_null(0).to_numpy() >= min_sample_size
+    return np.repeat(ok, r_n)
 
 
 def _complement_inputs(cols: _Columns, rates: Sequence[str]) -> list[np.ndarray]:

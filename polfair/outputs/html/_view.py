@@ -24,6 +24,7 @@ from typing import Any
 
 import polars as pl
 
+from polfair.core.report.reference import resolve_min_sample_size
 from polfair.core.report.run_metadata import attach_request, request_of
 from polfair.core.report.status import is_ratio_metric
 from polfair.monitor.thresholds import FOUR_FIFTHS as _FOUR_FIFTHS
@@ -110,7 +111,9 @@ class ViewOptions:
     metrics: Sequence[str] | None = None
     top_k: int = 20
     table_rows: int = 50
-    min_n: int = 30
+    #: The small-group policy's minimum for marks on rows the report did not judge: ``None`` = the
+    #: report's own ``min_sample_size`` (its request), else the policy's default (30).
+    min_n: int | None = None
     max_sets: int = 40
     max_heatmap_levels: int = 12
     max_series: int = 6
@@ -359,6 +362,8 @@ def _extreme(metric: str, v: Any) -> float:
 
 def build_view(report: Any, opts: ViewOptions) -> dict[str, Any]:
     """Everything the template and the charts need, as plain Python data."""
+    request = request_of(report) or {}
+    min_n = opts.min_n if opts.min_n is not None else resolve_min_sample_size(request.get("min_sample_size"))
     rep = normalize(report)
     had_status = bool(rep.select(pl.col("status").is_not_null().any()).item())
     by = by_columns(rep, opts.by)
@@ -425,7 +430,9 @@ def build_view(report: Any, opts: ViewOptions) -> dict[str, Any]:
         band = band_of(r["threshold"])
         band_source = None if band is None else "threshold"
         ref_n = sizes.get((a, ref)) if ref is not None else None
-        small = (r["n"] or 0) < opts.min_n or (ref_n is not None and ref_n < opts.min_n)
+        # the core's verdict where the report judged the row (no re-judging); else the same policy's size
+        small_n, small_ref = (r["n"] or 0) < min_n, ref_n is not None and ref_n < min_n
+        small = r["status"] == "insufficient_data" if r["status"] is not None else (small_n or small_ref)
         status = r["status"] or "not_assessed"
         if is_ref:
             status = "reference"
@@ -442,16 +449,11 @@ def build_view(report: Any, opts: ViewOptions) -> dict[str, Any]:
                 reason = f"reference {SHORT.get(rate_name, rate_name)} is 0"
             else:
                 reason = "undefined"
-        elif status == "insufficient_data" or small:
+        elif small:
             reason = (
-                f"small group (n = {fmt_num(r['n'])})"
-                if (r["n"] or 0) < opts.min_n
-                else (
-                    f"small reference (n = {fmt_num(ref_n)})"
-                    if ref_n is not None and ref_n < opts.min_n
-                    else "insufficient data"
-                )
-            )
+                f"small group (n = {fmt_num(r['n'])})" if small_n
+                else f"small reference (n = {fmt_num(ref_n)})" if small_ref else "insufficient data"
+            )  # fmt: skip
         row = {
             "group": grp, "n": r["n"], "value": r["value"], "lo": r["value_lo"], "hi": r["value_hi"],
             "status": status, "is_ref": is_ref, "reason": reason, "band": band, "band_source": band_source,
@@ -529,7 +531,7 @@ def build_view(report: Any, opts: ViewOptions) -> dict[str, Any]:
         "over_time": over_time, "population_n": population_n, "present": present,
         "ci_methods": _distinct(rep, "ci_method"), "tests": _distinct(rep, "test"),
         "metadata": {c: _distinct(full, c) for c in METADATA if c in full.columns},
-        "table_rates": [m for m in TABLE_RATES if m in present], "min_n": opts.min_n,
+        "table_rates": [m for m in TABLE_RATES if m in present], "min_n": min_n,
         "top_k": opts.top_k, "max_sets": opts.max_sets, "report_rows": full.height,
         "has_adjusted": bool(rep.select(pl.col("p_value_adjusted").is_not_null().any()).item()),
         "has_harm": bool(rep.select(pl.col("harm").is_not_null().any()).item()),

@@ -397,13 +397,13 @@ def _render(report: Any, opts: ViewOptions, title: str, fragment: bool, scores: 
 
 
 def _options(
-    metrics: Sequence[str] | None, top_k: int, table_rows: int, min_n: int, max_sets: int,
+    metrics: Sequence[str] | None, top_k: int, table_rows: int, min_n: int | None, max_sets: int,
     by: Sequence[str] | None, snapshot: Mapping[str, Any] | None, provenance: dict[str, Any],
 ) -> ViewOptions:  # fmt: skip
     for name, v, low in (
         ("top_k", top_k, 2),
         ("table_rows", table_rows, 1),
-        ("min_n", min_n, 0),
+        ("min_n", 0 if min_n is None else min_n, 0),
         ("max_sets", max_sets, 0),
     ):
         if not isinstance(v, int) or isinstance(v, bool) or v < low:
@@ -436,7 +436,7 @@ def to_html(
     generated_at: Any = None,
     top_k: int = 20,
     table_rows: int = 50,
-    min_n: int = 30,
+    min_n: int | None = None,
     max_sets: int = 40,
     by: Sequence[str] | None = None,
     snapshot: Mapping[str, Any] | None = None,
@@ -494,9 +494,11 @@ def to_html(
         the rest are summarised in one line.
     table_rows : int
         Rows per group table (default 50), chosen the same way; the rest are counted.
-    min_n : int
-        Groups (or references) with fewer input rows are greyed as "small" and, where the report
-        has no ``status``, judged ``insufficient_data`` (default 30).
+    min_n : int, optional
+        On rows the report did not judge, groups (or references) with fewer input rows are greyed
+        as "small". Default: the report's own ``min_sample_size`` (the small-group policy, 30
+        unless the run set another). Rows the report judged show its ``status``: the page never
+        re-judges (a row is greyed "small" exactly when its status is ``insufficient_data``).
     max_sets : int
         Attribute sets with charts (default 40; single attributes first, then pairs, ...).
     by : list of str, optional
