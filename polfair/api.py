@@ -18,6 +18,7 @@ from typing import Any, Literal, NamedTuple
 
 import polars as pl
 
+from polfair.compat.yardstick import split_metrics
 from polfair.core._typing import IntoExpr, OnMissing, Reference
 from polfair.core.clustered import jackknife_report_intervals
 from polfair.core.contract import cell_alarms
@@ -29,13 +30,13 @@ from polfair.core.passes.spec import Spec, build_spec
 from polfair.core.proba import DEFAULT_TOLERANCE, check_proba_options
 from polfair.core.proba.cells import cell_table as proba_cell_table
 from polfair.core.proba.cells import expand_codes
-from polfair.core.report.build import report_batches, report_from_counts
+from polfair.core.report.build import budget_sets, report_batches, report_from_counts
 from polfair.core.report.run_metadata import attach_request, with_run_metadata
 from polfair.core.report.wide import to_wide
 from polfair.core.request import AuditRequest
 from polfair.core.values import check_option_types
 from polfair.engines.narwhals import foreign_code_table
-from polfair.exceptions import PolarityWarning, PolfairError
+from polfair.exceptions import PolarityWarning, PolfairError, ReportSizeWarning
 from polfair.monitor.plan import plan_report, significance_as_level
 
 __all__ = ["confusion_counts", "fairness_report", "fairness_report_batches"]
@@ -245,7 +246,7 @@ def fairness_report(
     reference: Reference | None = None,
     weight: IntoExpr | None = None,
     by: IntoExpr | Sequence[IntoExpr] | None = None,
-    intersections: int | Literal["all"] | Sequence[Sequence[str]] | None = None,
+    intersections: int | Literal["all", "none"] | Sequence[Sequence[str]] | None = None,
     alpha: float = 2.0,
     concentration: float = 1.0,
     on_missing: OnMissing = "warn",
@@ -254,7 +255,9 @@ def fairness_report(
     min_sample_size: int | None = None,
     max_sample_size: int | None = None,
     config: Any = None,
-    metrics: Sequence[Any] | Mapping[str, Any] | None = None,
+    metrics: Sequence[str] | None = None,
+    user_metrics: Sequence[Any] | Mapping[str, Any] | None = None,
+    max_intersection_groups: int = 1000,
     shape: Literal["long", "wide"] = "long",
     run_metadata: bool | Mapping[str, Any] = False,
     allow_many_groups: bool = False,
@@ -314,8 +317,9 @@ def fairness_report(
     intersections
         ``None`` (default): every non-empty subset of up to 3 protected attributes; with more,
         every single attribute, every pair and the full intersection (``k + k(k−1)/2 + 1`` sets
-        instead of ``2^k − 1``: 37 instead of 255 for 8 attributes). ``"all"``: every non-empty
-        subset. An int ``k``: subsets of at most ``k`` attributes. Or an explicit list of
+        instead of ``2^k − 1``: 37 instead of 255 for 8 attributes), the intersections under the
+        budget ``max_intersection_groups``. ``"all"``: every non-empty subset. ``"none"``: every
+        attribute alone. An int ``k``: subsets of at most ``k`` attributes. Or an explicit list of
         attribute-name lists. A report of more than 5 million rows warns
         (:class:`polfair.exceptions.ReportSizeWarning`).
     alpha
@@ -354,6 +358,17 @@ def fairness_report(
         protected keys and ``privileged``), thresholds, sample sizes, groupwise metrics and column
         names. Keywords given here win; see ``docs/monitoring.md``.
     metrics
+        Optional list of the report's metric names to compute, e.g. ``["selection_rate",
+        "false_positive_rate"]``: group metrics (their group rows, their spreads on the attribute
+        rows, their population rows), named disparities (``"disparate_impact"``), fairlearn's
+        attribute-level disparities, the entropy indices and EDF, ``"n_missing"``
+        (:data:`polfair.core.report.selection.SELECTABLE`). The report then holds only their rows,
+        equal to the full report's rows of them (intervals included), and computes only what they
+        need. ``None`` (default): every metric. An unknown name is an error naming the closest.
+        Before this release ``metrics=`` held user metrics; that form (a mapping, groupwise
+        metrics or their names) still works for one version with a ``DeprecationWarning``: use
+        ``user_metrics=``.
+    user_metrics
         Optional list of :class:`polfair.compat.yardstick.GroupwiseMetric` (or built-in names such as
         ``"equalized_odds"``); each adds one attribute-level row per attribute set and ``by`` group.
         Or a mapping of **user metrics** ``{name: expression}`` over the cell table's count columns
@@ -364,6 +379,14 @@ def fairness_report(
         False}``: each gets group rows (value, difference and ratio against the reference group),
         attribute rows (spreads) and population rows, like a built-in metric, without intervals
         (:mod:`polfair.core.user_metrics`).
+    max_intersection_groups
+        Int >= 0, default 1,000: the intersection budget of the default ``intersections``. Every
+        attribute is audited alone; the default intersections are audited, in report order, while
+        the intersection groups they hold together stay within the budget; an intersection over it
+        (a 10k-level zip code × sex) is skipped, said once (a
+        :class:`~polfair.exceptions.ReportSizeWarning`) and listed in the report's request
+        (``intersections_skipped``: attributes, groups, reason). ``intersections="all"`` (or an int,
+        or a list) audits what it names, whatever the budget (``docs/scale.md``).
     allow_many_groups
         Bool, default ``False``: a Float ``protected``/``by`` column, or one with more than 1000
         distinct values that are more than half the rows (an id, score or weight passed by
@@ -500,7 +523,7 @@ def fairness_report(
     │ m     ┆ 0.666667 ┆ m               ┆ 0.0        ┆ 1.0   │
     └───────┴──────────┴─────────────────┴────────────┴───────┘
     """
-    request = AuditRequest.of(**{k: v for k, v in locals().items() if k not in ("data", "shape", "run_metadata")})
+    request = _request({k: v for k, v in locals().items() if k not in ("data", "shape", "run_metadata")})
     _check_shape(shape, run_metadata)
     prep = _prepare(data, request)
     run = prep.run
@@ -562,7 +585,7 @@ def fairness_report_batches(data: Any, *, batch_rows: int = 250_000, **kwargs: A
         fixed.setdefault("run_id", uuid.uuid4().hex)
         fixed.setdefault("run_at", dt.datetime.now(dt.UTC))
         run_metadata = fixed
-    request = AuditRequest.of(**args)
+    request = _request(args)
     _check_shape(shape, run_metadata)
     prep = _prepare(data, request)
     plan = prep.plan
@@ -576,6 +599,13 @@ def fairness_report_batches(data: Any, *, batch_rows: int = 250_000, **kwargs: A
     for batch in report_batches(prep.cells, by=prep.spec.by, batch_rows=batch_rows, **prep.run.statistics(),
                                 **prep.common):  # fmt: skip
         yield attach_request(_shape_and_stamp(plan.finish(batch), shape, run_metadata, prep.hashed), prep.provenance)
+
+
+def _request(options: dict[str, Any]) -> AuditRequest:
+    """The request of a door's keywords: ``metrics=`` as a selection, its old form moved to ``user_metrics=``."""
+    options = dict(options)
+    options["metrics"], options["user_metrics"] = split_metrics(options.get("metrics"), options.get("user_metrics"))
+    return AuditRequest.of(**options)
 
 
 class _Prepared(NamedTuple):
@@ -600,7 +630,7 @@ def _prepare(data: Any, request: AuditRequest) -> _Prepared:
         data, config=r.config, y_true=r.y_true, y_pred=r.y_pred, y_score=r.y_score, weight=r.weight, by=r.by,
         protected=r.protected, favorable=r.favorable, privileged=r.privileged, intersections=r.intersections,
         thresholds=r.thresholds, min_sample_size=r.min_sample_size, max_sample_size=r.max_sample_size,
-        metrics=r.groupwise_metrics, statistics=r.given_statistics(), band=r.band,
+        metrics=r.groupwise_metrics, statistics=r.given_statistics(), band=r.band, selected=r.metrics,
         estimated=r.protected_proba is not None, threshold=r.threshold, score_label=r.score_label,
     )  # fmt: skip
     stats = significance_as_level({**AuditRequest.statistics_defaults(), **plan.statistics}, plan.statistics)
@@ -621,10 +651,20 @@ def _prepare(data: Any, request: AuditRequest) -> _Prepared:
     alarms = cell_alarms(cells, spec.polarity, has_predictions=spec.has_predictions, has_scores=spec.has_scores)
     for text in alarms:
         warnings.warn(text, PolarityWarning, stacklevel=3)
+    # the intersection budget (default intersections only): what is skipped is said once, here and in the provenance
+    intersections, skipped = budget_sets(cells, spec.keys, run.intersections, run.max_intersection_groups)
+    if skipped:
+        said = "; ".join(f"{' & '.join(s['attributes'])} ({s['groups']:,} groups)" for s in skipped)
+        warnings.warn(
+            f"intersections skipped by the intersection budget (max_intersection_groups={run.max_intersection_groups:,}): "
+            f"{said}; every attribute is audited alone. Pass intersections='all' (or a list of attribute sets) to "
+            "audit them, or a larger max_intersection_groups",
+            ReportSizeWarning, stacklevel=3,
+        )  # fmt: skip
     common: dict[str, Any] = dict(
         protected=spec.keys, has_predictions=spec.has_predictions, privileged=run.privileged,
-        reference=run.reference, intersections=run.intersections, alpha=run.alpha,
-        concentration=run.concentration, weighted=spec.weighted, metrics=run.user_metrics,
+        reference=run.reference, intersections=intersections, alpha=run.alpha,
+        concentration=run.concentration, weighted=spec.weighted, metrics=run.custom_metrics, select=run.metrics,
     )  # fmt: skip
     provenance = plan.request(threshold=run.threshold, unfavorable=run.unfavorable, reference=run.reference,
                               stats=stats, config=run.config)  # fmt: skip
@@ -632,6 +672,10 @@ def _prepare(data: Any, request: AuditRequest) -> _Prepared:
         provenance["protected_proba"] = spec.proba.describe()
     if alarms:
         provenance["polarity_warnings"] = alarms
+    if skipped:
+        provenance["intersections_skipped"] = skipped
+    if run.metrics is not None:
+        provenance["selected_metrics"] = list(run.metrics)
     return _Prepared(plan, spec, cells, bucketed, run, common, provenance, r.hashed(threshold=run.threshold))
 
 
