@@ -534,6 +534,8 @@ def fairness_report(
             by=list(prep.spec.by), ci=run.ci, p_adjust_method=run.p_adjust,
         )  # fmt: skip
     report = prep.plan.finish(report)
+    if prep.hidden:  # metrics a selection did not name, computed for the groupwise metrics that read them
+        report = report.filter(~pl.col("metric").cast(pl.String).is_in(prep.hidden))
     return attach_request(_shape_and_stamp(report, shape, run_metadata, prep.hashed), prep.provenance)
 
 
@@ -621,6 +623,8 @@ class _Prepared(NamedTuple):
     provenance: dict[str, Any]
     #: The options the run metadata's config hash reads (:meth:`AuditRequest.hashed`).
     hashed: dict[str, Any]
+    #: Metrics computed for groupwise metrics but not selected (``metrics=``): dropped after them.
+    hidden: list[str]
 
 
 def _prepare(data: Any, request: AuditRequest) -> _Prepared:
@@ -661,10 +665,14 @@ def _prepare(data: Any, request: AuditRequest) -> _Prepared:
             "audit them, or a larger max_intersection_groups",
             ReportSizeWarning, stacklevel=3,
         )  # fmt: skip
+    select, hidden = run.metrics, []
+    if select is not None:  # groupwise metrics read their metrics' group rows: computed, then dropped
+        hidden = list(dict.fromkeys(m for gm in plan.metrics for m in gm.metrics if m not in select))
+        select = [*select, *hidden]
     common: dict[str, Any] = dict(
         protected=spec.keys, has_predictions=spec.has_predictions, privileged=run.privileged,
         reference=run.reference, intersections=intersections, alpha=run.alpha,
-        concentration=run.concentration, weighted=spec.weighted, metrics=run.custom_metrics, select=run.metrics,
+        concentration=run.concentration, weighted=spec.weighted, metrics=run.custom_metrics, select=select,
     )  # fmt: skip
     provenance = plan.request(threshold=run.threshold, unfavorable=run.unfavorable, reference=run.reference,
                               stats=stats, config=run.config)  # fmt: skip
@@ -676,7 +684,7 @@ def _prepare(data: Any, request: AuditRequest) -> _Prepared:
         provenance["intersections_skipped"] = skipped
     if run.metrics is not None:
         provenance["selected_metrics"] = list(run.metrics)
-    return _Prepared(plan, spec, cells, bucketed, run, common, provenance, r.hashed(threshold=run.threshold))
+    return _Prepared(plan, spec, cells, bucketed, run, common, provenance, r.hashed(threshold=run.threshold), hidden)
 
 
 def _sum_buckets(cells: pl.DataFrame) -> pl.DataFrame:
