@@ -9,11 +9,13 @@ monitor or of foreign engines; this module is where they meet.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import inspect
 import uuid
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 import polars as pl
@@ -30,8 +32,9 @@ from polfair.core.passes.spec import Spec, build_spec
 from polfair.core.proba import DEFAULT_TOLERANCE, check_proba_options
 from polfair.core.proba.cells import cell_table as proba_cell_table
 from polfair.core.proba.cells import expand_codes
-from polfair.core.report.build import budget_sets, report_batches, report_from_counts
-from polfair.core.report.run_metadata import attach_request, with_run_metadata
+from polfair.core.report.build import SEPARATOR, budget_sets, report_batches, report_from_counts
+from polfair.core.report.run_metadata import attach_request, request_of, with_run_metadata
+from polfair.core.report.selection import SELECTABLE
 from polfair.core.report.wide import to_wide
 from polfair.core.request import AuditRequest
 from polfair.core.values import check_option_types
@@ -39,7 +42,7 @@ from polfair.engines.narwhals import foreign_code_table
 from polfair.exceptions import PolarityWarning, PolfairError, ReportSizeWarning
 from polfair.monitor.plan import plan_report, significance_as_level
 
-__all__ = ["confusion_counts", "fairness_report", "fairness_report_batches"]
+__all__ = ["LazyReport", "confusion_counts", "fairness_report", "fairness_report_batches", "lazy_report"]
 
 
 def confusion_counts(
@@ -716,3 +719,200 @@ def _shape_and_stamp(report: pl.DataFrame, shape: str, run_metadata: Any, option
         extra = dict(run_metadata) if isinstance(run_metadata, Mapping) else {}
         report = with_run_metadata(report, config=options, **extra)
     return to_wide(report) if shape == "wide" else report
+
+
+# ---- the lazy report (issue 41) ----------------------------------------------------------------------
+
+
+def _names(value: Any, what: str) -> tuple[str, ...]:
+    items = [value] if isinstance(value, str) else list(value)
+    if not items or not all(isinstance(v, str) for v in items):
+        msg = f"LazyReport.filter({what}=...) takes a name or a non-empty list of names, got {value!r}"
+        raise PolfairError(msg)
+    return tuple(items)
+
+
+@dataclasses.dataclass(frozen=True)
+class LazyReport:
+    """A fairness report not built yet (:func:`lazy_report`): filters on metric and attribute push down.
+
+    Attributes
+    ----------
+    data
+        The input (as :func:`polfair.fairness_report` takes it).
+    options
+        :func:`polfair.fairness_report`'s keywords.
+    metrics, attributes, groups, by_values
+        The filters so far (``None``: no filter), each the intersection of the filters given.
+    predicates
+        Polars expressions applied to the built rows.
+    """
+
+    data: Any
+    options: dict[str, Any]
+    metrics: tuple[str, ...] | None = None
+    attributes: tuple[str, ...] | None = None
+    groups: tuple[str, ...] | None = None
+    by_values: dict[str, tuple[Any, ...]] = dataclasses.field(default_factory=dict)
+    predicates: tuple[pl.Expr, ...] = ()
+
+    def filter(self, *predicates: pl.Expr, metric: str | Sequence[str] | None = None,
+               attribute: str | Sequence[str] | None = None, group: str | Sequence[str] | None = None,
+               **by: Any) -> LazyReport:  # fmt: skip
+        """The report narrowed to these metrics, attribute sets, groups, ``by`` values and predicates.
+
+        Parameters
+        ----------
+        *predicates
+            Polars expressions over the report's columns (applied to the built rows).
+        metric
+            A metric name or list of names (pushed down as the metric selection when every name is
+            a built-in metric; user and groupwise metric names filter the built rows).
+        attribute
+            An attribute-set name (``"sex"``, ``"race & sex"``) or list of them (pushed down as
+            ``intersections=``).
+        group
+            A group label or list of labels (filters the built rows).
+        **by
+            ``by`` column -> value or list of values (filters the built rows).
+
+        Returns
+        -------
+        LazyReport
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polfair as pf
+        >>> df = pl.DataFrame({"y": [1, 0, 1, 1, 0, 0], "p": [1, 1, 0, 1, 0, 1], "sex": list("fffmmm")})
+        >>> lr = pf.lazy_report(df, y_true="y", y_pred="p", protected="sex").filter(metric="disparate_impact")
+        >>> lr.collect().select("group", "value").rows()
+        [('f', 1.0), ('m', 1.0)]
+        """
+        new: dict[str, Any] = {}
+        if metric is not None:
+            m = _names(metric, "metric")
+            new["metrics"] = m if self.metrics is None else tuple(x for x in self.metrics if x in m)
+        if attribute is not None:
+            a = _names(attribute, "attribute")
+            new["attributes"] = a if self.attributes is None else tuple(x for x in self.attributes if x in a)
+        if group is not None:
+            g = _names(group, "group")
+            new["groups"] = g if self.groups is None else tuple(x for x in self.groups if x in g)
+        if by:
+            merged = dict(self.by_values)
+            for k, v in by.items():
+                vals = tuple(v) if isinstance(v, (list, tuple, set)) else (v,)
+                merged[k] = vals if k not in merged else tuple(x for x in merged[k] if x in vals)
+            new["by_values"] = merged
+        if predicates:
+            new["predicates"] = (*self.predicates, *predicates)
+        return dataclasses.replace(self, **new)
+
+    def pushed_down(self) -> dict[str, Any]:
+        """The keywords the filters add to :func:`polfair.fairness_report` (what construction sees).
+
+        Examples
+        --------
+        >>> lr = LazyReport(None, {"protected": ["sex", "race"]}).filter(metric="selection_rate", attribute="sex")
+        >>> lr.pushed_down()
+        {'metrics': ['selection_rate'], 'intersections': [['sex']]}
+        """
+        out: dict[str, Any] = {}
+        if self.metrics is not None and all(m in SELECTABLE for m in self.metrics):
+            given = self.options.get("metrics")
+            wanted = list(self.metrics)
+            if given is not None and not isinstance(given, (str, dict)) and all(isinstance(m, str) for m in given):
+                wanted = [m for m in wanted if m in given]  # already narrowed by the call's own selection
+            out["metrics"] = wanted
+        if self.attributes is not None:
+            out["intersections"] = [a.split(SEPARATOR) for a in self.attributes]
+        return out
+
+    def _keywords(self) -> dict[str, Any]:
+        kw = {**self.options, **self.pushed_down()}
+        if kw.get("metrics") == [] or kw.get("intersections") == []:
+            msg = "LazyReport: the filters leave no metric or attribute set (their intersection is empty)"
+            raise PolfairError(msg)
+        return kw
+
+    def _residual(self) -> list[pl.Expr]:
+        out: list[pl.Expr] = list(self.predicates)
+        if self.metrics is not None:
+            out.append(pl.col("metric").cast(pl.String).is_in(list(self.metrics)))
+        if self.attributes is not None:
+            out.append(pl.col("attribute").cast(pl.String).is_in(list(self.attributes)))
+        if self.groups is not None:
+            out.append(pl.col("group").is_in(list(self.groups)))
+        for k, vals in self.by_values.items():
+            out.append(pl.col(k).is_in(list(vals)))
+        return out
+
+    def _narrow(self, frame: pl.DataFrame) -> pl.DataFrame:
+        residual = self._residual()
+        if not residual:
+            return frame
+        return attach_request(frame.filter(*residual), request_of(frame))
+
+    def collect(self) -> pl.DataFrame:
+        """Build the report with the filters pushed down, then apply the others.
+
+        Returns
+        -------
+        pl.DataFrame
+            :func:`polfair.fairness_report`'s report (and request), filtered.
+        """
+        return self._narrow(fairness_report(self.data, **self._keywords()))
+
+    def collect_batches(self, batch_rows: int = 250_000) -> Iterator[pl.DataFrame]:
+        """The filtered report in batches built as they are yielded (:func:`polfair.fairness_report_batches`)."""
+        for batch in fairness_report_batches(self.data, batch_rows=batch_rows, **self._keywords()):
+            yield self._narrow(batch)
+
+    def sink(self, path: str | Path, batch_rows: int = 250_000) -> int:
+        """Write the filtered report to ``path`` batch by batch (:func:`polfair.outputs.stream.write_report_batches`).
+
+        Returns
+        -------
+        int
+            Rows written.
+        """
+        from polfair.outputs.stream import write_report_batches  # the writers load on first use
+
+        return write_report_batches(self.collect_batches(batch_rows), path)
+
+
+def lazy_report(data: Any, **options: Any) -> LazyReport:
+    """:func:`polfair.fairness_report` as a :class:`LazyReport`: nothing is read until ``.collect()``.
+
+    The keywords are checked now (an unknown or mistyped option raises here), the data is read by
+    ``.collect()``, ``.collect_batches()`` or ``.sink()``. Filters on metric and attribute push down
+    into the report's construction (:func:`lazy_report`).
+
+    Parameters
+    ----------
+    data
+        As :func:`polfair.fairness_report`.
+    **options
+        :func:`polfair.fairness_report`'s keywords.
+
+    Returns
+    -------
+    LazyReport
+
+    Raises
+    ------
+    PolfairError
+        An unknown option (with the close name), or an option's bad value.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> df = pl.DataFrame({"y": [1, 0, 1, 1], "p": [1, 1, 0, 1], "g": ["a", "a", "b", "b"]})
+    >>> rep = pf.lazy_report(df, y_true="y", y_pred="p", protected="g").filter(metric="selection_rate").collect()
+    >>> rep.filter(pl.col("group") == "b")["value"].item()
+    0.5
+    """
+    _request({k: v for k, v in options.items() if k not in ("shape", "run_metadata")})  # checked now, not at collect
+    return LazyReport(data, dict(options))
