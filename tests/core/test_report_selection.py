@@ -162,3 +162,27 @@ def test_config_metrics_select_and_user_metrics_add():
     with pytest.raises(PolfairError, match="did you mean 'selection_rate'"):
         pf.fairness_report(report_shapes.frame(), y_true="y", y_pred="p", protected=["a"],
                            config={"metrics": ["selection_rat"]})  # fmt: skip
+
+
+@pytest.mark.parametrize(("scale", "one"), [(1.0, True), (1e-120, True), (1e120, True), (1e150, True),
+                                            (1e-150, False), (1e-200, False), (1e200, False)])  # fmt: skip
+def test_one_square_accumulator_is_the_two_bit_for_bit_or_recounts(scale, one, monkeypatch):
+    from polfair.core.passes import collect
+    from polfair.core.passes.counts import code_counts
+    from polfair.core.passes.spec import build_spec
+
+    df = report_shapes.frame().with_columns(pl.col("w") * scale)
+    spec = build_spec(df, y_true="y", y_pred="p", y_score="s", protected=["a", "b"], weight="w")
+    two = code_counts(spec).collect(engine="in-memory").sort(pl.all())
+    held = collect._one_square_holds(code_counts(spec, one_square=True).collect(engine="in-memory"))
+    # ordinary weights (down to about 1e-144, up to Σw² < 1.8e308) are held by one accumulator; beyond,
+    # the pass recounts with the two
+    assert (held is not None) == one
+    if held is not None:
+        assert held.sort(pl.all()).equals(two)
+    recounts = []
+    original = collect.code_counts
+    monkeypatch.setattr(collect, "code_counts", lambda s, **kw: recounts.append(kw) or original(s, **kw))
+    cells = collect.collect_cells(spec, relative=True, engine="in-memory")
+    assert recounts == ([{"one_square": True}] if held is not None else [{"one_square": True}, {}])
+    assert cells.height == 6 and cells["tp_w2"].is_not_null().all()
