@@ -32,7 +32,7 @@ from polfair.core.passes.spec import Spec, build_spec
 from polfair.core.proba import DEFAULT_TOLERANCE, check_proba_options
 from polfair.core.proba.cells import cell_table as proba_cell_table
 from polfair.core.proba.cells import expand_codes
-from polfair.core.report.build import SEPARATOR, budget_sets, report_batches, report_from_counts
+from polfair.core.report.build import SEPARATOR, budget_message, budget_sets, report_batches, report_from_counts
 from polfair.core.report.run_metadata import attach_request, request_of, with_run_metadata
 from polfair.core.report.selection import SELECTABLE
 from polfair.core.report.wide import to_wide
@@ -660,14 +660,8 @@ def _prepare(data: Any, request: AuditRequest) -> _Prepared:
         warnings.warn(text, PolarityWarning, stacklevel=3)
     # the intersection budget (default intersections only): what is skipped is said once, here and in the provenance
     intersections, skipped = budget_sets(cells, spec.keys, run.intersections, run.max_intersection_groups)
-    if skipped:
-        said = "; ".join(f"{' & '.join(s['attributes'])} ({s['groups']:,} groups)" for s in skipped)
-        warnings.warn(
-            f"intersections skipped by the intersection budget (max_intersection_groups={run.max_intersection_groups:,}): "
-            f"{said}; every attribute is audited alone. Pass intersections='all' (or a list of attribute sets) to "
-            "audit them, or a larger max_intersection_groups",
-            ReportSizeWarning, stacklevel=3,
-        )  # fmt: skip
+    if skipped:  # said here, once (the core then gets the sets kept)
+        warnings.warn(budget_message(skipped, run.max_intersection_groups), ReportSizeWarning, stacklevel=3)
     select, hidden = run.metrics, []
     if select is not None:  # groupwise metrics read their metrics' group rows: computed, then dropped
         hidden = list(dict.fromkeys(m for gm in plan.metrics for m in gm.metrics if m not in select))
@@ -676,6 +670,7 @@ def _prepare(data: Any, request: AuditRequest) -> _Prepared:
         protected=spec.keys, has_predictions=spec.has_predictions, privileged=run.privileged,
         reference=run.reference, intersections=intersections, alpha=run.alpha,
         concentration=run.concentration, weighted=spec.weighted, metrics=run.custom_metrics, select=select,
+        max_intersection_groups=run.max_intersection_groups,
     )  # fmt: skip
     provenance = plan.request(threshold=run.threshold, unfavorable=run.unfavorable, reference=run.reference,
                               stats=stats, config=run.config)  # fmt: skip

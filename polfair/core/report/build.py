@@ -127,6 +127,7 @@ __all__ = [
     "REPORT_COLUMNS",
     "SEPARATOR",
     "attribute_sets",
+    "budget_message",
     "budget_sets",
     "check_protected_names",
     "check_reference",
@@ -319,6 +320,16 @@ def budget_sets(
     return (kept if skipped else None), skipped
 
 
+def budget_message(skipped: Sequence[Mapping[str, Any]], budget: int) -> str:
+    """The one warning of the sets :func:`budget_sets` skipped."""
+    said = "; ".join(f"{SEPARATOR.join(s['attributes'])} ({s['groups']:,} groups)" for s in skipped)
+    return (
+        f"intersections skipped by the intersection budget (max_intersection_groups={budget:,}): {said}; every "
+        "attribute is audited alone. Pass intersections='all' (or a list of attribute sets) to audit them, or a "
+        "larger max_intersection_groups"
+    )
+
+
 def _needs_quotes(s: str) -> bool:
     return s == "null" or SEPARATOR in s or s.startswith(('"', "& ")) or s.endswith(" &")
 
@@ -418,6 +429,7 @@ def report_from_counts(
     weighted: bool | None = None,
     metrics: Mapping[str, Any] | None = None,
     select: Sequence[str] | None = None,
+    max_intersection_groups: int = MAX_INTERSECTION_GROUPS,
 ) -> pl.DataFrame:
     """Build the fairness report from a cell table (e.g. merged from partitions).
 
@@ -445,6 +457,10 @@ def report_from_counts(
         Optional list of the report's metric names (:mod:`polfair.core.report.selection`): only
         their rows, and only what they need is computed; the rows equal the full report's rows of
         those metrics. ``None`` (default): every metric.
+    max_intersection_groups
+        The intersection budget of the default ``intersections`` (:func:`budget_sets`; a skipped
+        set warns with :class:`~polfair.exceptions.ReportSizeWarning`), as in
+        :func:`polfair.fairness_report`.
 
     Returns
     -------
@@ -481,7 +497,7 @@ def report_from_counts(
     # metrics, references, spreads, entropy and EDF are computed once over it, not once per set;
     # the long rows are then laid out once (polfair.core.report.rows.assemble).
     prep = _prepare(cells, protected, by, has_predictions, privileged, reference, intersections, alpha, concentration,
-                    ci, ci_method, n_boot, seed, p_adjust, weighted, metrics, select)  # fmt: skip
+                    ci, ci_method, n_boot, seed, p_adjust, weighted, metrics, select, max_intersection_groups)  # fmt: skip
     parts = [prep.population_part(), prep.attribute_part(), prep.group_part(prep.groups), *prep.user_parts()]
     return prep.finish(assemble(parts, prep.sort_keys, prep.entity_columns, prep.floats, prep.cats))
 
@@ -506,6 +522,7 @@ def report_batches(
     metrics: Mapping[str, Any] | None = None,
     batch_rows: int = 250_000,
     select: Sequence[str] | None = None,
+    max_intersection_groups: int = MAX_INTERSECTION_GROUPS,
 ) -> Iterator[pl.DataFrame]:
     """:func:`report_from_counts`'s report in consecutive batches of about ``batch_rows`` rows, built as they are yielded.
 
@@ -520,7 +537,7 @@ def report_batches(
     ----------
     cells, protected, by, has_predictions, privileged, reference, intersections
         As in :func:`report_from_counts`.
-    alpha, concentration, ci, ci_method, n_boot, seed, p_adjust, weighted, metrics, select
+    alpha, concentration, ci, ci_method, n_boot, seed, p_adjust, weighted, metrics, select, max_intersection_groups
         As in :func:`report_from_counts` (with user ``metrics`` the report comes as one batch).
     batch_rows
         Rows per batch (a batch ends with an entity's rows: it may run over by up to one entity's).
@@ -549,7 +566,7 @@ def report_batches(
         msg = f"batch_rows must be a positive int, got {batch_rows!r}"
         raise PolfairError(msg)
     prep = _prepare(cells, protected, by, has_predictions, privileged, reference, intersections, alpha, concentration,
-                    ci, ci_method, n_boot, seed, p_adjust, weighted, metrics, select)  # fmt: skip
+                    ci, ci_method, n_boot, seed, p_adjust, weighted, metrics, select, max_intersection_groups)  # fmt: skip
     if prep.user:  # user metrics lay out their own rows of every entity: one batch
         parts = [prep.population_part(), prep.attribute_part(), prep.group_part(prep.groups), *prep.user_parts()]
         yield prep.finish(assemble(parts, prep.sort_keys, prep.entity_columns, prep.floats, prep.cats))
@@ -601,7 +618,7 @@ class _Prepared:
                  privileged: Mapping[str, Any] | None, reference: Reference | None, intersections: Intersections,
                  alpha: float, concentration: float, ci: Any, ci_method: Any, n_boot: Any, seed: Any, p_adjust: Any,
                  weighted: bool | None, metrics: Mapping[str, Any] | None = None,
-                 select: Sequence[str] | None = None) -> None:  # fmt: skip
+                 select: Sequence[str] | None = None, budget: int = MAX_INTERSECTION_GROUPS) -> None:  # fmt: skip
         keys, by = cast("list[str]", as_list(protected)), cast("list[str]", as_list(by))  # a name, a list, None
         # a table of collect_cells(relative=True): weights in units of 2**w_exp (extreme weights; every
         # statistic but the counts is free of that unit: the counts are scaled back in finish())
@@ -611,6 +628,9 @@ class _Prepared:
             cells = cells.drop(WEIGHT_EXP)
             concentration = concentration * 2.0**-self.w_exp  # the EDF's smoothing is in the data's units
         check_cell_table(cells, keys=[*by, *keys], what="cells")
+        intersections, skipped = budget_sets(cells, keys, intersections, budget)
+        if skipped:
+            warnings.warn(budget_message(skipped, budget), ReportSizeWarning, stacklevel=4)
         self.user = check_user_metrics(metrics, [*ATTR_METRICS, *POP_METRICS], by)
         check_reference(reference)
         check_protected_names(keys)
