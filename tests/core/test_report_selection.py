@@ -186,3 +186,16 @@ def test_one_square_accumulator_is_the_two_bit_for_bit_or_recounts(scale, one, m
     cells = collect.collect_cells(spec, relative=True, engine="in-memory")
     assert recounts == ([{"one_square": True}] if held is not None else [{"one_square": True}, {}])
     assert cells.height == 6 and cells["tp_w2"].is_not_null().all()
+
+
+def test_selection_and_budget_through_duckdb_equal_polars():
+    duckdb = pytest.importorskip("duckdb")
+    df = _zips(20_000).with_columns(w=pl.Series(np.random.default_rng(4).random(20_000) + 0.5))
+    rel = duckdb.connect().from_arrow(df.to_arrow())
+    kw = dict(y_true="y", y_pred="p", protected=["zip", "sex", "race"], weight="w", exact_sums=True,
+              metrics=["selection_rate", "disparate_impact", "theil_index"])  # fmt: skip
+    with pytest.warns(ReportSizeWarning, match="intersection budget"):
+        in_duckdb = pf.fairness_report(rel, **kw)
+    with pytest.warns(ReportSizeWarning, match="intersection budget"):
+        in_polars = pf.fairness_report(df, **kw)
+    assert in_duckdb.equals(in_polars) and request_of(in_duckdb)["intersections_skipped"]
