@@ -15,6 +15,8 @@ its own). Data are seeded synthetic rows (labels, scores, predictions ``score >=
   once under ``bench/data/``, not committed) by the streaming engine: peak RSS of the pass alone
   (``confusion_counts``) and of the full report (with ``--ci-none`` also without intervals), each in
   its own process;
+* ``two_metrics``: 2e6 rows, 3 attributes, ``metrics=["selection_rate", "false_positive_rate"]``
+  (weighted with scores, and unweighted without scores), and every metric;
 * ``mem1e7``: 1e7 rows in memory, 3 attributes (the README benchmark's in-memory case); also timed:
   polfair's pass alone (``confusion_counts(...).collect()``) and the bare Polars sums any weighted,
   scored report needs (``group_by(keys).agg(len, Σw, Σw², Σw·score)``), both as ratios to the floor;
@@ -27,7 +29,9 @@ its own). Data are seeded synthetic rows (labels, scores, predictions ``score >=
   report.parquet`` (default options): peak RSS of the CLI process.
 
 ``floor`` is ``df.lazy().group_by(keys).agg(pl.len()).collect()`` on the same frame (keys = by +
-protected); ``polfair`` is ``pf.fairness_report`` with weights and scores and default options. The
+protected); the *bare sums* are what the report must add up, in bare Polars: ``group_by(keys + label +
+prediction).agg(len, Σw, Σw², Σw·score)`` (the columns the call has); every shape prints its ratio to
+both; ``polfair`` is ``pf.fairness_report`` with weights and scores and default options. The
 two are timed interleaved, ``--repeats`` times each after one untimed warm-up call; the ratio is
 of the medians, from the same run. Every shape is also timed with ``ci=None`` (where the keyword
 exists; ``--no-ci-none`` skips it), and the table gives default / ``ci=None`` from the same run.
@@ -94,15 +98,25 @@ def interleaved(fns, k):
 
 HAS_CI = "ci" in inspect.signature(pf.fairness_report).parameters
 
+def bare_sums(df, kw, keys):
+    # what the report must sum, in bare Polars: len, Σw, Σw², Σw·score by the keys, label and prediction
+    w = pl.col(kw["weight"]) if kw.get("weight") else None
+    s = pl.col(kw["y_score"]) if kw.get("y_score") else None
+    aggs = [pl.len()]
+    if w is not None:
+        aggs += [w.sum().alias("w"), (w * w).sum().alias("w2")]
+    if s is not None:
+        aggs.append((s if w is None else w * s).sum().alias("ws"))
+    outcome = [pl.col(c) for c in (kw.get("y_true"), kw.get("y_pred")) if isinstance(c, str)]
+    return lambda: df.lazy().group_by([*keys, *outcome]).agg(aggs).collect()
+
 def run_pair(df, kw, keys, label, k=None, sums=False):
     fns = {"floor": lambda: df.lazy().group_by(keys).agg(pl.len()).collect(),
            "polfair": lambda: pf.fairness_report(df, **kw)}
     if ci_none and HAS_CI:
         fns["polfair_ci_none"] = lambda: pf.fairness_report(df, **kw, ci=None)
-    if sums:  # what any weighted, scored report must sum, in bare Polars; and polfair's pass alone
-        w, s = pl.col(kw["weight"]), pl.col(kw["y_score"])
-        fns["floor_sums"] = lambda: df.lazy().group_by(keys).agg(pl.len(), w.sum(), (w * w).sum().alias("w2"),
-                                                                 (w * s).sum().alias("ws")).collect()
+    fns["floor_sums"] = bare_sums(df, kw, keys)
+    if sums:  # polfair's pass alone
         pass_kw = {key: kw[key] for key in ("y_true", "y_pred", "y_score", "weight", "protected", "by")}
         fns["pass"] = lambda: pf.confusion_counts(df, **pass_kw).collect()
     med, out = interleaved(fns, k or repeats)
@@ -113,8 +127,9 @@ def run_pair(df, kw, keys, label, k=None, sums=False):
     if "polfair_ci_none" in med:
         d["polfair_ci_none"] = med["polfair_ci_none"]
         d["ratio_ci_none"] = med["polfair_ci_none"] / med["floor"]
+    d["ratio_floor_sums"] = med["floor_sums"] / med["floor"]
+    d["ratio_to_sums"] = med["polfair"] / med["floor_sums"]
     if sums:
-        d["ratio_floor_sums"] = med["floor_sums"] / med["floor"]
         d["ratio_pass"] = med["pass"] / med["floor"]
     return d
 
@@ -140,6 +155,20 @@ emit(run_shape(df, list(lv), label="1e6 rows, 8 attributes, default attribute se
     "zip10k": """
 df = frame(2_000_000, {"zip": 10_000, "sex": 2, "race": 5}, string_keys=("zip",))
 emit(run_shape(df, ["zip", "sex", "race"], label="2e6 rows, zip (10k levels, String) + sex + race"))
+if "max_intersection_groups" in inspect.signature(pf.fairness_report).parameters:
+    emit(run_shape(df, ["zip", "sex", "race"], extra={"intersections": "all"},
+                   label="2e6 rows, zip (10k levels, String) + sex + race, intersections='all' (every intersection)"))
+""",
+    "two_metrics": """
+df = frame(2_000_000, {"sex": 2, "race": 5, "age_group": 6})
+sel = ["selection_rate", "false_positive_rate"]
+if "max_intersection_groups" in inspect.signature(pf.fairness_report).parameters:
+    emit(run_shape(df, ["sex", "race", "age_group"], extra={"metrics": sel},
+                   label="2e6 rows, 3 attributes, metrics=[selection_rate, false_positive_rate]"))
+    kw = dict(y_true="y_true", y_pred="y_pred", protected=["sex", "race", "age_group"], metrics=sel)
+    emit(run_pair(df, kw, ["sex", "race", "age_group"],
+                  "2e6 rows, 3 attributes, metrics=[selection_rate, false_positive_rate], unweighted, no scores"))
+emit(run_shape(df, ["sex", "race", "age_group"], label="2e6 rows, 3 attributes, every metric"))
 """,
     "mem1e7": """
 df = frame(10_000_000, {"sex": 2, "race": 5, "age_group": 6})
@@ -251,35 +280,37 @@ def table(results: list[dict], args: argparse.Namespace) -> str:
         "options; floor = `df.lazy().group_by(by + protected).agg(pl.len())` on the same frame; medians of "
         f"{args.repeats} interleaved repeats after a warm-up; peak RSS of the shape's own process (frame included).",
         "",
-        "| shape | report rows | floor | polfair | ratio to floor | default / ci=None | peak RSS |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| shape | report rows | floor | polfair | ratio to floor (bare count) | ratio to the bare sums | default / ci=None | peak RSS |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         if "error" in r:
-            lines.append(f"| {r['label']} | error: {r['error'][:120]} | | | | |")
+            lines.append(f"| {r['label']} | error: {r['error'][:120]} | | | | | | |")
             continue
         if "ratio" in r:
             extra = f" (ci=None: {r['ratio_ci_none']:.2f}×)" if "ratio_ci_none" in r else ""
-            if "ratio_floor_sums" in r:
+            if "ratio_pass" in r:
                 extra += (f"; the pass alone: {r['ratio_pass']:.2f}×; bare Polars sums of the same rows "
-                          f"(len, Σw, Σw², Σw·score by the keys): {r['ratio_floor_sums']:.2f}×")
+                          f"(len, Σw, Σw², Σw·score by the keys, label, prediction): {r['ratio_floor_sums']:.2f}×")
+            to_sums = f"{r['ratio_to_sums']:.2f}×" if "ratio_to_sums" in r else ""
             vs = f"**{r['polfair'] / r['polfair_ci_none']:.2f}×**" if "polfair_ci_none" in r else ""
             if "per_20k" in r:
                 vs += f" (default time / 20k levels' default time: {r['per_20k']:.2f}×)"
             lines.append(
                 f"| {r['label']} | {r['report_rows']:,} | {r['floor'] * 1e3:.1f} ms | {r['polfair'] * 1e3:.0f} ms "
-                f"| **{r['ratio']:.2f}×**{extra} | {vs} | {r['peak_rss_mib']:.0f} MiB |"
+                f"| **{r['ratio']:.2f}×**{extra} | {to_sums} | {vs} | {r['peak_rss_mib']:.0f} MiB |"
             )
         else:
             rows = f"{r['report_rows']:,}" if "report_rows" in r else (f"{r['cells']:,} cells" if "cells" in r else "")
-            lines.append(f"| {r['label']} | {rows} | | {r['time'] * 1e3:.0f} ms | | | **{r['peak_rss_mib']:.0f} MiB** |")
+            lines.append(f"| {r['label']} | {rows} | | {r['time'] * 1e3:.0f} ms | | | | **{r['peak_rss_mib']:.0f} MiB** |")
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--shapes", nargs="+", default=["compas", "levels", "day", "attrs8", "zip10k", "big50k", "mem1e7"])
+    ap.add_argument("--shapes", nargs="+",
+                    default=["compas", "levels", "day", "attrs8", "zip10k", "two_metrics", "big50k", "mem1e7"])
     ap.add_argument("--ci-none", action=argparse.BooleanOptionalAction, default=True,
                     help="also time ci=None where the keyword exists (default: on)")
     ap.add_argument("--out", default=None, help="markdown file whose shapes section is replaced")

@@ -22,7 +22,7 @@ import polfair.namespace  # noqa: F401  (registers the ``df.fair`` / ``lf.fair``
 
 #: Where each public name lives (module -> names); loaded on first attribute access.
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "polfair.api": ("confusion_counts", "fairness_report", "fairness_report_batches"),
+    "polfair.api": ("LazyReport", "confusion_counts", "fairness_report", "fairness_report_batches", "lazy_report"),
     "polfair.compat.aif360": ("BinaryLabelDatasetMetric", "ClassificationMetric"),
     "polfair.compat.fairlearn": (
         "MetricFrame",
@@ -111,7 +111,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 
 if TYPE_CHECKING:  # the same names, for type checkers and IDEs (a test keeps the two lists equal)
-    from polfair.api import confusion_counts, fairness_report, fairness_report_batches
+    from polfair.api import LazyReport, confusion_counts, fairness_report, fairness_report_batches, lazy_report
     from polfair.compat.aif360 import BinaryLabelDatasetMetric, ClassificationMetric
     from polfair.compat.fairlearn import (
         MetricFrame,
@@ -198,6 +198,8 @@ __all__ = [
     "merge_counts",
     "fairness_report",
     "fairness_report_batches",
+    "lazy_report",
+    "LazyReport",
     "report_from_counts",
     "regression_report",
     "regression_counts",

@@ -9,15 +9,18 @@ monitor or of foreign engines; this module is where they meet.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import inspect
 import uuid
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 import polars as pl
 
+from polfair.compat.yardstick import split_metrics
 from polfair.core._typing import IntoExpr, OnMissing, Reference
 from polfair.core.clustered import jackknife_report_intervals
 from polfair.core.contract import cell_alarms
@@ -29,16 +32,17 @@ from polfair.core.passes.spec import Spec, build_spec
 from polfair.core.proba import DEFAULT_TOLERANCE, check_proba_options
 from polfair.core.proba.cells import cell_table as proba_cell_table
 from polfair.core.proba.cells import expand_codes
-from polfair.core.report.build import report_batches, report_from_counts
-from polfair.core.report.run_metadata import attach_request, with_run_metadata
+from polfair.core.report.build import SEPARATOR, budget_message, budget_sets, report_batches, report_from_counts
+from polfair.core.report.run_metadata import attach_request, request_of, with_run_metadata
+from polfair.core.report.selection import SELECTABLE
 from polfair.core.report.wide import to_wide
 from polfair.core.request import AuditRequest
 from polfair.core.values import check_option_types
 from polfair.engines.narwhals import foreign_code_table
-from polfair.exceptions import PolarityWarning, PolfairError
+from polfair.exceptions import PolarityWarning, PolfairError, ReportSizeWarning
 from polfair.monitor.plan import plan_report, significance_as_level
 
-__all__ = ["confusion_counts", "fairness_report", "fairness_report_batches"]
+__all__ = ["LazyReport", "confusion_counts", "fairness_report", "fairness_report_batches", "lazy_report"]
 
 
 def confusion_counts(
@@ -245,7 +249,7 @@ def fairness_report(
     reference: Reference | None = None,
     weight: IntoExpr | None = None,
     by: IntoExpr | Sequence[IntoExpr] | None = None,
-    intersections: int | Literal["all"] | Sequence[Sequence[str]] | None = None,
+    intersections: int | Literal["all", "none"] | Sequence[Sequence[str]] | None = None,
     alpha: float = 2.0,
     concentration: float = 1.0,
     on_missing: OnMissing = "warn",
@@ -254,7 +258,9 @@ def fairness_report(
     min_sample_size: int | None = None,
     max_sample_size: int | None = None,
     config: Any = None,
-    metrics: Sequence[Any] | Mapping[str, Any] | None = None,
+    metrics: Sequence[str] | None = None,
+    user_metrics: Sequence[Any] | Mapping[str, Any] | None = None,
+    max_intersection_groups: int = 1000,
     shape: Literal["long", "wide"] = "long",
     run_metadata: bool | Mapping[str, Any] = False,
     allow_many_groups: bool = False,
@@ -314,8 +320,9 @@ def fairness_report(
     intersections
         ``None`` (default): every non-empty subset of up to 3 protected attributes; with more,
         every single attribute, every pair and the full intersection (``k + k(k−1)/2 + 1`` sets
-        instead of ``2^k − 1``: 37 instead of 255 for 8 attributes). ``"all"``: every non-empty
-        subset. An int ``k``: subsets of at most ``k`` attributes. Or an explicit list of
+        instead of ``2^k − 1``: 37 instead of 255 for 8 attributes), the intersections under the
+        budget ``max_intersection_groups``. ``"all"``: every non-empty subset. ``"none"``: every
+        attribute alone. An int ``k``: subsets of at most ``k`` attributes. Or an explicit list of
         attribute-name lists. A report of more than 5 million rows warns
         (:class:`polfair.exceptions.ReportSizeWarning`).
     alpha
@@ -359,6 +366,17 @@ def fairness_report(
         protected keys and ``privileged``), thresholds, sample sizes, groupwise metrics and column
         names. Keywords given here win; see ``docs/monitoring.md``.
     metrics
+        Optional list of the report's metric names to compute, e.g. ``["selection_rate",
+        "false_positive_rate"]``: group metrics (their group rows, their spreads on the attribute
+        rows, their population rows), named disparities (``"disparate_impact"``), fairlearn's
+        attribute-level disparities, the entropy indices and EDF, ``"n_missing"``
+        (:data:`polfair.core.report.selection.SELECTABLE`). The report then holds only their rows,
+        equal to the full report's rows of them (intervals included), and computes only what they
+        need. ``None`` (default): every metric. An unknown name is an error naming the closest.
+        Before this release ``metrics=`` held user metrics; that form (a mapping, groupwise
+        metrics or their names) still works for one version with a ``DeprecationWarning``: use
+        ``user_metrics=``.
+    user_metrics
         Optional list of :class:`polfair.compat.yardstick.GroupwiseMetric` (or built-in names such as
         ``"equalized_odds"``); each adds one attribute-level row per attribute set and ``by`` group.
         Or a mapping of **user metrics** ``{name: expression}`` over the cell table's count columns
@@ -369,6 +387,14 @@ def fairness_report(
         False}``: each gets group rows (value, difference and ratio against the reference group),
         attribute rows (spreads) and population rows, like a built-in metric, without intervals
         (:mod:`polfair.core.user_metrics`).
+    max_intersection_groups
+        Int >= 0, default 1,000: the intersection budget of the default ``intersections``. Every
+        attribute is audited alone; the default intersections are audited, in report order, while
+        the intersection groups they hold together stay within the budget; an intersection over it
+        (a 10k-level zip code × sex) is skipped, said once (a
+        :class:`~polfair.exceptions.ReportSizeWarning`) and listed in the report's request
+        (``intersections_skipped``: attributes, groups, reason). ``intersections="all"`` (or an int,
+        or a list) audits what it names, whatever the budget (``docs/scale.md``).
     allow_many_groups
         Bool, default ``False``: a Float ``protected``/``by`` column, or one with more than 1000
         distinct values that are more than half the rows (an id, score or weight passed by
@@ -505,7 +531,7 @@ def fairness_report(
     │ m     ┆ 0.666667 ┆ m               ┆ 0.0        ┆ 1.0   │
     └───────┴──────────┴─────────────────┴────────────┴───────┘
     """
-    request = AuditRequest.of(**{k: v for k, v in locals().items() if k not in ("data", "shape", "run_metadata")})
+    request = _request({k: v for k, v in locals().items() if k not in ("data", "shape", "run_metadata")})
     _check_shape(shape, run_metadata)
     prep = _prepare(data, request)
     run = prep.run
@@ -516,6 +542,8 @@ def fairness_report(
             by=list(prep.spec.by), ci=run.ci, p_adjust_method=run.p_adjust,
         )  # fmt: skip
     report = prep.plan.finish(report)
+    if prep.hidden:  # metrics a selection did not name, computed for the groupwise metrics that read them
+        report = report.filter(~pl.col("metric").cast(pl.String).is_in(prep.hidden))
     return attach_request(_shape_and_stamp(report, shape, run_metadata, prep.hashed), prep.provenance)
 
 
@@ -567,7 +595,7 @@ def fairness_report_batches(data: Any, *, batch_rows: int = 250_000, **kwargs: A
         fixed.setdefault("run_id", uuid.uuid4().hex)
         fixed.setdefault("run_at", dt.datetime.now(dt.UTC))
         run_metadata = fixed
-    request = AuditRequest.of(**args)
+    request = _request(args)
     _check_shape(shape, run_metadata)
     prep = _prepare(data, request)
     plan = prep.plan
@@ -583,6 +611,13 @@ def fairness_report_batches(data: Any, *, batch_rows: int = 250_000, **kwargs: A
         yield attach_request(_shape_and_stamp(plan.finish(batch), shape, run_metadata, prep.hashed), prep.provenance)
 
 
+def _request(options: dict[str, Any]) -> AuditRequest:
+    """The request of a door's keywords: ``metrics=`` as a selection, its old form moved to ``user_metrics=``."""
+    options = dict(options)
+    options["metrics"], options["user_metrics"] = split_metrics(options.get("metrics"), options.get("user_metrics"))
+    return AuditRequest.of(**options)
+
+
 class _Prepared(NamedTuple):
     plan: Any
     spec: Any
@@ -596,6 +631,8 @@ class _Prepared(NamedTuple):
     provenance: dict[str, Any]
     #: The options the run metadata's config hash reads (:meth:`AuditRequest.hashed`).
     hashed: dict[str, Any]
+    #: Metrics computed for groupwise metrics but not selected (``metrics=``): dropped after them.
+    hidden: list[str]
 
 
 def _prepare(data: Any, request: AuditRequest) -> _Prepared:
@@ -605,7 +642,7 @@ def _prepare(data: Any, request: AuditRequest) -> _Prepared:
         data, config=r.config, y_true=r.y_true, y_pred=r.y_pred, y_score=r.y_score, weight=r.weight, by=r.by,
         protected=r.protected, favorable=r.favorable, privileged=r.privileged, intersections=r.intersections,
         thresholds=r.thresholds, min_sample_size=r.min_sample_size, max_sample_size=r.max_sample_size,
-        metrics=r.groupwise_metrics, statistics=r.given_statistics(), band=r.band,
+        metrics=r.groupwise_metrics, statistics=r.given_statistics(), band=r.band, selected=r.metrics,
         estimated=r.protected_proba is not None, threshold=r.threshold, score_label=r.score_label,
     )  # fmt: skip
     stats = significance_as_level({**AuditRequest.statistics_defaults(), **plan.statistics}, plan.statistics)
@@ -626,11 +663,19 @@ def _prepare(data: Any, request: AuditRequest) -> _Prepared:
     alarms = cell_alarms(cells, spec.polarity, has_predictions=spec.has_predictions, has_scores=spec.has_scores)
     for text in alarms:
         warnings.warn(text, PolarityWarning, stacklevel=3)
+    # the intersection budget (default intersections only): what is skipped is said once, here and in the provenance
+    intersections, skipped = budget_sets(cells, spec.keys, run.intersections, run.max_intersection_groups)
+    if skipped:  # said here, once (the core then gets the sets kept)
+        warnings.warn(budget_message(skipped, run.max_intersection_groups), ReportSizeWarning, stacklevel=3)
+    select, hidden = run.metrics, []
+    if select is not None:  # groupwise metrics read their metrics' group rows: computed, then dropped
+        hidden = list(dict.fromkeys(m for gm in plan.metrics for m in gm.metrics if m not in select))
+        select = [*select, *hidden]
     common: dict[str, Any] = dict(
         protected=spec.keys, has_predictions=spec.has_predictions, privileged=run.privileged,
-        reference=run.reference, intersections=run.intersections, alpha=run.alpha,
-        concentration=run.concentration, weighted=spec.weighted, metrics=run.user_metrics,
-        min_sample_size=plan.min_sample_size,
+        reference=run.reference, intersections=intersections, alpha=run.alpha,
+        concentration=run.concentration, weighted=spec.weighted, metrics=run.custom_metrics, select=select,
+        max_intersection_groups=run.max_intersection_groups, min_sample_size=plan.min_sample_size,
     )  # fmt: skip
     provenance = plan.request(threshold=run.threshold, unfavorable=run.unfavorable, reference=run.reference,
                               stats=stats, config=run.config)  # fmt: skip
@@ -638,7 +683,11 @@ def _prepare(data: Any, request: AuditRequest) -> _Prepared:
         provenance["protected_proba"] = spec.proba.describe()
     if alarms:
         provenance["polarity_warnings"] = alarms
-    return _Prepared(plan, spec, cells, bucketed, run, common, provenance, r.hashed(threshold=run.threshold))
+    if skipped:
+        provenance["intersections_skipped"] = skipped
+    if run.metrics is not None:
+        provenance["selected_metrics"] = list(run.metrics)
+    return _Prepared(plan, spec, cells, bucketed, run, common, provenance, r.hashed(threshold=run.threshold), hidden)
 
 
 def _sum_buckets(cells: pl.DataFrame) -> pl.DataFrame:
@@ -670,3 +719,200 @@ def _shape_and_stamp(report: pl.DataFrame, shape: str, run_metadata: Any, option
         extra = dict(run_metadata) if isinstance(run_metadata, Mapping) else {}
         report = with_run_metadata(report, config=options, **extra)
     return to_wide(report) if shape == "wide" else report
+
+
+# ---- the lazy report (issue 41) ----------------------------------------------------------------------
+
+
+def _names(value: Any, what: str) -> tuple[str, ...]:
+    items = [value] if isinstance(value, str) else list(value)
+    if not items or not all(isinstance(v, str) for v in items):
+        msg = f"LazyReport.filter({what}=...) takes a name or a non-empty list of names, got {value!r}"
+        raise PolfairError(msg)
+    return tuple(items)
+
+
+@dataclasses.dataclass(frozen=True)
+class LazyReport:
+    """A fairness report not built yet (:func:`lazy_report`): filters on metric and attribute push down.
+
+    Attributes
+    ----------
+    data
+        The input (as :func:`polfair.fairness_report` takes it).
+    options
+        :func:`polfair.fairness_report`'s keywords.
+    metrics, attributes, groups, by_values
+        The filters so far (``None``: no filter), each the intersection of the filters given.
+    predicates
+        Polars expressions applied to the built rows.
+    """
+
+    data: Any
+    options: dict[str, Any]
+    metrics: tuple[str, ...] | None = None
+    attributes: tuple[str, ...] | None = None
+    groups: tuple[str, ...] | None = None
+    by_values: dict[str, tuple[Any, ...]] = dataclasses.field(default_factory=dict)
+    predicates: tuple[pl.Expr, ...] = ()
+
+    def filter(self, *predicates: pl.Expr, metric: str | Sequence[str] | None = None,
+               attribute: str | Sequence[str] | None = None, group: str | Sequence[str] | None = None,
+               **by: Any) -> LazyReport:  # fmt: skip
+        """The report narrowed to these metrics, attribute sets, groups, ``by`` values and predicates.
+
+        Parameters
+        ----------
+        *predicates
+            Polars expressions over the report's columns (applied to the built rows).
+        metric
+            A metric name or list of names (pushed down as the metric selection when every name is
+            a built-in metric; user and groupwise metric names filter the built rows).
+        attribute
+            An attribute-set name (``"sex"``, ``"race & sex"``) or list of them (pushed down as
+            ``intersections=``).
+        group
+            A group label or list of labels (filters the built rows).
+        **by
+            ``by`` column -> value or list of values (filters the built rows).
+
+        Returns
+        -------
+        LazyReport
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polfair as pf
+        >>> df = pl.DataFrame({"y": [1, 0, 1, 1, 0, 0], "p": [1, 1, 0, 1, 0, 1], "sex": list("fffmmm")})
+        >>> lr = pf.lazy_report(df, y_true="y", y_pred="p", protected="sex").filter(metric="disparate_impact")
+        >>> lr.collect().select("group", "value").rows()
+        [('f', 1.0), ('m', 1.0)]
+        """
+        new: dict[str, Any] = {}
+        if metric is not None:
+            m = _names(metric, "metric")
+            new["metrics"] = m if self.metrics is None else tuple(x for x in self.metrics if x in m)
+        if attribute is not None:
+            a = _names(attribute, "attribute")
+            new["attributes"] = a if self.attributes is None else tuple(x for x in self.attributes if x in a)
+        if group is not None:
+            g = _names(group, "group")
+            new["groups"] = g if self.groups is None else tuple(x for x in self.groups if x in g)
+        if by:
+            merged = dict(self.by_values)
+            for k, v in by.items():
+                vals = tuple(v) if isinstance(v, (list, tuple, set)) else (v,)
+                merged[k] = vals if k not in merged else tuple(x for x in merged[k] if x in vals)
+            new["by_values"] = merged
+        if predicates:
+            new["predicates"] = (*self.predicates, *predicates)
+        return dataclasses.replace(self, **new)
+
+    def pushed_down(self) -> dict[str, Any]:
+        """The keywords the filters add to :func:`polfair.fairness_report` (what construction sees).
+
+        Examples
+        --------
+        >>> lr = LazyReport(None, {"protected": ["sex", "race"]}).filter(metric="selection_rate", attribute="sex")
+        >>> lr.pushed_down()
+        {'metrics': ['selection_rate'], 'intersections': [['sex']]}
+        """
+        out: dict[str, Any] = {}
+        if self.metrics is not None and all(m in SELECTABLE for m in self.metrics):
+            given = self.options.get("metrics")
+            wanted = list(self.metrics)
+            if given is not None and not isinstance(given, (str, dict)) and all(isinstance(m, str) for m in given):
+                wanted = [m for m in wanted if m in given]  # already narrowed by the call's own selection
+            out["metrics"] = wanted
+        if self.attributes is not None:
+            out["intersections"] = [a.split(SEPARATOR) for a in self.attributes]
+        return out
+
+    def _keywords(self) -> dict[str, Any]:
+        kw = {**self.options, **self.pushed_down()}
+        if kw.get("metrics") == [] or kw.get("intersections") == []:
+            msg = "LazyReport: the filters leave no metric or attribute set (their intersection is empty)"
+            raise PolfairError(msg)
+        return kw
+
+    def _residual(self) -> list[pl.Expr]:
+        out: list[pl.Expr] = list(self.predicates)
+        if self.metrics is not None:
+            out.append(pl.col("metric").cast(pl.String).is_in(list(self.metrics)))
+        if self.attributes is not None:
+            out.append(pl.col("attribute").cast(pl.String).is_in(list(self.attributes)))
+        if self.groups is not None:
+            out.append(pl.col("group").is_in(list(self.groups)))
+        for k, vals in self.by_values.items():
+            out.append(pl.col(k).is_in(list(vals)))
+        return out
+
+    def _narrow(self, frame: pl.DataFrame) -> pl.DataFrame:
+        residual = self._residual()
+        if not residual:
+            return frame
+        return attach_request(frame.filter(*residual), request_of(frame))
+
+    def collect(self) -> pl.DataFrame:
+        """Build the report with the filters pushed down, then apply the others.
+
+        Returns
+        -------
+        pl.DataFrame
+            :func:`polfair.fairness_report`'s report (and request), filtered.
+        """
+        return self._narrow(fairness_report(self.data, **self._keywords()))
+
+    def collect_batches(self, batch_rows: int = 250_000) -> Iterator[pl.DataFrame]:
+        """The filtered report in batches built as they are yielded (:func:`polfair.fairness_report_batches`)."""
+        for batch in fairness_report_batches(self.data, batch_rows=batch_rows, **self._keywords()):
+            yield self._narrow(batch)
+
+    def sink(self, path: str | Path, batch_rows: int = 250_000) -> int:
+        """Write the filtered report to ``path`` batch by batch (:func:`polfair.outputs.stream.write_report_batches`).
+
+        Returns
+        -------
+        int
+            Rows written.
+        """
+        from polfair.outputs.stream import write_report_batches  # the writers load on first use
+
+        return write_report_batches(self.collect_batches(batch_rows), path)
+
+
+def lazy_report(data: Any, **options: Any) -> LazyReport:
+    """:func:`polfair.fairness_report` as a :class:`LazyReport`: nothing is read until ``.collect()``.
+
+    The keywords are checked now (an unknown or mistyped option raises here), the data is read by
+    ``.collect()``, ``.collect_batches()`` or ``.sink()``. Filters on metric and attribute push down
+    into the report's construction (:func:`lazy_report`).
+
+    Parameters
+    ----------
+    data
+        As :func:`polfair.fairness_report`.
+    **options
+        :func:`polfair.fairness_report`'s keywords.
+
+    Returns
+    -------
+    LazyReport
+
+    Raises
+    ------
+    PolfairError
+        An unknown option (with the close name), or an option's bad value.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> df = pl.DataFrame({"y": [1, 0, 1, 1], "p": [1, 1, 0, 1], "g": ["a", "a", "b", "b"]})
+    >>> rep = pf.lazy_report(df, y_true="y", y_pred="p", protected="g").filter(metric="selection_rate").collect()
+    >>> rep.filter(pl.col("group") == "b")["value"].item()
+    0.5
+    """
+    _request({k: v for k, v in options.items() if k not in ("shape", "run_metadata")})  # checked now, not at collect
+    return LazyReport(data, dict(options))

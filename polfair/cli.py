@@ -130,7 +130,13 @@ def _parser() -> argparse.ArgumentParser:
                      help="reference group policy (regression: privileged, largest or overall)")
     rep.add_argument("--weight", help="instance-weight column")
     rep.add_argument("--by", nargs="+", default=[], help="one report per value of these columns")
-    rep.add_argument("--intersections", type=int, help="largest attribute-set size (default: all)")
+    rep.add_argument("--intersections", type=_intersections_flag, metavar="K|all|none",
+                     help="largest attribute-set size, 'all' (every subset) or 'none' (each attribute alone); default: "
+                          "the default sets under the intersection budget (--max-intersection-groups)")
+    rep.add_argument("--max-intersection-groups", type=int, metavar="N",
+                     help="intersection budget of the default sets (default 1000 intersection groups; docs/scale.md)")
+    rep.add_argument("--metrics", nargs="+", metavar="METRIC",
+                     help="compute only these metrics, e.g. selection_rate false_positive_rate (default: every metric)")
     rep.add_argument("--on-missing", choices=["warn", "raise", "ignore"], default="warn")
     rep.add_argument("--ci", type=float, metavar="LEVEL",
                      help="confidence level of the intervals (default 0.95; docs/statistics.md)")
@@ -430,6 +436,10 @@ def _run_report(args: argparse.Namespace) -> int:
     }
     if args.allow_many_groups:
         kwargs["allow_many_groups"] = True
+    if getattr(args, "metrics", None):
+        kwargs["metrics"] = list(args.metrics)
+    if getattr(args, "max_intersection_groups", None) is not None:
+        kwargs["max_intersection_groups"] = args.max_intersection_groups
     if getattr(args, "exact_sums", False):
         kwargs["exact_sums"] = True
     if getattr(args, "protected_proba", None):  # an attribute estimated from proxies (docs/proxy-groups.md)
@@ -785,6 +795,17 @@ EXIT_CODES_HELP = """exit status:
   3  an unexpected internal error (a bug: the traceback is printed; please report it)
   141  the reader of standard output closed it early (e.g. | head): nothing more is printed"""
 
+def _intersections_flag(text: str) -> int | str:
+    """``--intersections``: an int (largest attribute-set size), ``all`` or ``none``."""
+    if text in ("all", "none"):
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        msg = f"expected an int (largest attribute-set size), 'all' or 'none', got {text!r}"
+        raise argparse.ArgumentTypeError(msg) from None
+
+
 #: Python keywords of the API -> the command line's flags, for messages raised by the library.
 _FLAGS = {
     "y_true": "--y-true", "y_pred": "--y-pred", "y_score": "--y-score", "weight": "--weight",
@@ -796,6 +817,7 @@ _FLAGS = {
     "min_group_size": "--min-group-size", "significance": "--significance", "exact_sums": "--exact-sums", "band": "--band",
     "protected_proba": "--protected-proba", "proba_assignment": "--proba-assignment",
     "proba_tolerance": "--proba-tolerance", "thresholds": "--thresholds", "min_sample_size": "--min-sample-size",
+    "metrics": "--metrics", "max_intersection_groups": "--max-intersection-groups",
 }  # fmt: skip
 _FLAGS |= {  # polfair slices (issue 33)
     "errors": "--errors", "features": "--features", "metric": "--metric", "alpha": "--alpha", "k": "--k",

@@ -91,20 +91,20 @@ def test_score_report_with_every_score_missing_is_a_clear_error() -> None:
 )
 def test_a_user_metric_that_is_not_row_wise_is_refused(expr: pl.Expr) -> None:
     with pytest.raises(pf.PolfairError, match=r"metrics\['m'\] is not computed row by row"):
-        pf.fairness_report(_frame(), y_true="y", y_pred="p", protected="g", metrics={"m": expr})
+        pf.fairness_report(_frame(), y_true="y", y_pred="p", protected="g", user_metrics={"m": expr})
 
 
 @pytest.mark.parametrize("name", ["n", "attribute", "group", "value", "tp", "selection_rate__value"])
 def test_a_user_metric_named_like_a_report_column_is_refused(name: str) -> None:
     # n/attribute/group: DuplicateError on main; value/tp/...__value: a wide form with two meanings of one name
     with pytest.raises(pf.PolfairError, match=rf"metrics: '{name}' (is taken by a column|contains '__')"):
-        pf.fairness_report(_frame(), y_true="y", y_pred="p", protected="g", metrics={name: pl.col("tp") / pl.col("n")},
+        pf.fairness_report(_frame(), y_true="y", y_pred="p", protected="g", user_metrics={name: pl.col("tp") / pl.col("n")},
                            shape="wide")  # fmt: skip
 
 
 def test_a_row_wise_user_metric_still_works_in_the_wide_form() -> None:
     rep = pf.fairness_report(_frame(), y_true="y", y_pred="p", protected="g", ci=None, shape="wide",
-                             metrics={"hit_share": pl.col("tp") / pl.col("n")})  # fmt: skip
+                             user_metrics={"hit_share": pl.col("tp") / pl.col("n")})  # fmt: skip
     assert rep.filter(group="a")["hit_share"].item() == pytest.approx(3 / 4)
 
 

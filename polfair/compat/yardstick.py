@@ -14,7 +14,7 @@ them) and an ``aggregate`` that turns the per-group values into one number
 
 The result is one *attribute-level* row (``group`` null) per attribute set and ``by`` group of
 the report, computed in the same pass as the rest of the report
-(``fairness_report(..., metrics=[demographic_parity, ...])``). ``by`` plays the role of
+(``fairness_report(..., user_metrics=[demographic_parity, ...])``). ``by`` plays the role of
 yardstick's grouped data frames (one estimate per outer group) and fairlearn's control features.
 
 Undefined values: the built-in aggregates are null when any group's value is null (a rate with a
@@ -27,7 +27,9 @@ Source: yardstick ``R/fair-aaa.R``, ``R/fair-demographic_parity.R``,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import difflib
+import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -38,6 +40,7 @@ from polfair.core.passes.collect import collect_cells
 from polfair.core.passes.spec import build_spec
 from polfair.core.report.build import REPORT_COLUMNS as _REPORT_COLUMNS
 from polfair.core.report.build import report_from_counts
+from polfair.core.report.selection import SELECTABLE
 from polfair.exceptions import PolfairError
 
 __all__ = [
@@ -53,6 +56,7 @@ __all__ = [
     "max_abs_difference_to_reference",
     "ratio_range",
     "resolve",
+    "split_metrics",
 ]
 
 Combine = Literal["max", "min", "mean"]
@@ -180,7 +184,7 @@ class GroupwiseMetric:
         if monitor_only:
             msg = (
                 f"compute() takes the report's data keywords, not the monitor's {monitor_only}: use "
-                f"pf.fairness_report(data, metrics=[{self.name!r}], ...) for those"
+                f"pf.fairness_report(data, user_metrics=[{self.name!r}], ...) for those"
             )
             raise PolfairError(msg)
         kw = dict(report_kwargs)
@@ -252,7 +256,7 @@ def groupwise_metric(
     Returns
     -------
     GroupwiseMetric
-        Pass it in ``fairness_report(metrics=[...])``; its value appears on an attribute-level row
+        Pass it in ``fairness_report(user_metrics=[...])``; its value appears on an attribute-level row
         (``group`` null, ``value`` = the aggregate, Float64) for every attribute set and ``by`` group.
 
     Raises
@@ -319,7 +323,7 @@ equal_opportunity = groupwise_metric("true_positive_rate", name="equal_opportuni
 #: specificity = 1 − FPR, this equals fairlearn's ``equalized_odds_difference``.
 equalized_odds = groupwise_metric(["true_positive_rate", "true_negative_rate"], name="equalized_odds")
 
-#: Built-in groupwise metrics by name (``fairness_report(metrics=["equalized_odds"])`` accepts names).
+#: Built-in groupwise metrics by name (``fairness_report(user_metrics=["equalized_odds"])`` accepts names).
 GROUPWISE: dict[str, GroupwiseMetric] = {
     m.name: m for m in (demographic_parity, equal_opportunity, equalized_odds)
 }
@@ -361,6 +365,69 @@ def resolve(metrics: Sequence[GroupwiseMetric | str] | GroupwiseMetric | str | N
         msg = f"metrics=: names given twice: {dupes}; give each groupwise metric a distinct name="
         raise PolfairError(msg)
     return out
+
+
+def split_metrics(metrics: Any, user_metrics: Any = None, *, where: str = "fairness_report") -> tuple[list[str] | None, Any]:
+    """``metrics=`` as a metric selection and ``user_metrics=`` (user-defined and groupwise metrics).
+
+    ``metrics`` names the report's built-in metrics (:data:`polfair.core.report.selection.SELECTABLE`)
+    to compute. Before, it held user metrics (a mapping ``{name: expression}``, a list of
+    :class:`GroupwiseMetric` or of their names ``"equalized_odds"`` ...): that form still works for
+    one version, with a :class:`DeprecationWarning`, and is moved to ``user_metrics``.
+
+    Returns
+    -------
+    tuple
+        The selection (a list of names, or ``None`` for every metric) and the user metrics
+        (a mapping, a list of groupwise metrics, or ``None``).
+
+    Raises
+    ------
+    PolfairError
+        The old form in ``metrics`` together with ``user_metrics``.
+
+    Examples
+    --------
+    >>> split_metrics(["selection_rate", "disparate_impact"])
+    (['selection_rate', 'disparate_impact'], None)
+    """
+    if metrics is None:
+        return None, user_metrics
+    items = [metrics] if isinstance(metrics, (str, GroupwiseMetric)) else metrics
+    old: Any
+    if isinstance(items, Mapping):
+        old, selected = items, []
+    else:
+        items = list(items)
+        old = [m for m in items if not isinstance(m, str) or m in GROUPWISE]
+        selected = [m for m in items if isinstance(m, str) and m not in GROUPWISE]
+        unknown = [m for m in selected if m not in SELECTABLE]
+        if unknown:  # one message for both lists: a misspelled report metric or groupwise metric
+            said = []
+            for m in unknown:
+                close = difflib.get_close_matches(m, [*GROUPWISE, *SELECTABLE], n=3)
+                hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+                said.append(f"{m!r} is not a metric of the report nor a built-in groupwise metric{hint}")
+            msg = (f"{where} metrics=: {'; '.join(said)}; the report's names are "
+                   "polfair.core.report.selection.SELECTABLE, the groupwise ones polfair.compat.yardstick.GROUPWISE")  # fmt: skip
+            raise PolfairError(msg)
+    if old:
+        if user_metrics is not None:
+            msg = (f"{where}: metrics= names built-in metrics to compute; user-defined or groupwise metrics "
+                   f"({_shown(old)}) go in user_metrics= (given too): move them there")  # fmt: skip
+            raise PolfairError(msg)
+        warnings.warn(
+            f"{where}: metrics= now selects built-in metrics by name; user-defined and groupwise metrics "
+            f"({_shown(old)}) move to user_metrics= (metrics= still takes them in this version)",
+            DeprecationWarning, stacklevel=4,
+        )  # fmt: skip
+        user_metrics = old
+    return (selected or None), user_metrics
+
+
+def _shown(old: Any) -> str:
+    names = list(old) if isinstance(old, Mapping) else [m if isinstance(m, str) else getattr(m, "name", repr(m)) for m in old]
+    return ", ".join(repr(n) for n in names)
 
 
 def _by_columns(report: pl.DataFrame) -> list[str]:

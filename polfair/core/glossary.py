@@ -287,7 +287,7 @@ def glossary_markdown() -> str:
         "",
         "## Your own metrics",
         "",
-        "`fairness_report(..., metrics={name: expression})` adds metrics of your own: a Polars expression over the",
+        "`fairness_report(..., user_metrics={name: expression})` adds metrics of your own: a Polars expression over the",
         "cell table's count columns (`tp`, `fp`, `tn`, `fn` weighted; `tp_n` … unweighted; `tp_w2` … Σw²; `w`, `n`,",
         "`gtp`, `gfp`, `gtn`, `gfn`), a function of a `Counts` accessor, or `{\"expr\": ..., \"higher_is_better\": False}`.",
         "Each gets group rows (value, difference and ratio against the reference group), attribute rows (max − min,",

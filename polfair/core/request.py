@@ -74,7 +74,9 @@ class AuditRequest:
     min_sample_size: int | None = None
     max_sample_size: int | None = None
     config: Any = None
-    metrics: Sequence[Any] | Mapping[str, Any] | None = None
+    metrics: Sequence[str] | None = None
+    user_metrics: Sequence[Any] | Mapping[str, Any] | None = None
+    max_intersection_groups: int = 1000
     allow_many_groups: bool = False
     ci: float | None = 0.95
     ci_method: Literal["auto"] = "auto"
@@ -126,14 +128,14 @@ class AuditRequest:
             raise PolfairError(msg)
 
     @property
-    def user_metrics(self) -> Mapping[str, Any] | None:
-        """A mapping of ``metrics``: metrics the user defines (:mod:`polfair.core.user_metrics`)."""
-        return self.metrics if isinstance(self.metrics, Mapping) else None
+    def custom_metrics(self) -> Mapping[str, Any] | None:
+        """A mapping of ``user_metrics``: metrics the user defines (:mod:`polfair.core.user_metrics`)."""
+        return self.user_metrics if isinstance(self.user_metrics, Mapping) else None
 
     @property
     def groupwise_metrics(self) -> Sequence[Any] | None:
-        """A list of ``metrics``: groupwise metrics (yardstick's, added by the monitor)."""
-        return None if isinstance(self.metrics, Mapping) else self.metrics
+        """A list of ``user_metrics``: groupwise metrics (yardstick's, added by the monitor)."""
+        return None if isinstance(self.user_metrics, Mapping) else self.user_metrics
 
     @classmethod
     def statistics_defaults(cls) -> dict[str, Any]:
@@ -157,6 +159,7 @@ class AuditRequest:
             self, y_true=plan.y_true, y_pred=plan.y_pred, y_score=plan.y_score, threshold=plan.threshold,
             protected=plan.protected, favorable=plan.favorable, weight=plan.weight, by=plan.by,
             score_label=plan.score_label, privileged=plan.privileged, intersections=plan.intersections,
+            metrics=plan.selected,
             ci=stats["ci"], n_boot=stats["n_boot"], seed=stats["seed"], p_adjust=stats["p_adjust"],
             cluster=stats["cluster"], n_buckets=stats["n_buckets"], min_group_size=stats["min_group_size"],
             exact_sums=bool(stats["exact_sums"]),
@@ -186,17 +189,23 @@ class AuditRequest:
         """The options as the run metadata's config hash reads them (:func:`polfair.core.report.run_metadata.config_hash`).
 
         Every option, except those that did not exist before an option was added and were left
-        at their default (``band``, the ``protected_proba`` options), so a call without them keeps
-        its hash; user metrics by name; ``threshold`` the one in effect when given.
+        at their default (``band``, the ``protected_proba`` options, ``user_metrics``,
+        ``max_intersection_groups``), so a call without them keeps its hash; user metrics by name
+        (under ``metrics``, their name before ``user_metrics``, when no selection is given);
+        ``threshold`` the one in effect when given.
         """
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         if self.band is None:
             del out["band"]
+        if self.max_intersection_groups == 1000:
+            del out["max_intersection_groups"]
+        user = sorted(self.custom_metrics) if self.custom_metrics is not None else self.user_metrics
+        del out["user_metrics"]
+        if user is not None:
+            out["user_metrics" if self.metrics is not None else "metrics"] = user
         if self.protected_proba is None:
             for k in ("protected_proba", "proba_assignment", "proba_tolerance"):
                 del out[k]
-        if self.user_metrics is not None:
-            out["metrics"] = sorted(self.user_metrics)
         if threshold is not None:
             out["threshold"] = threshold
         return out

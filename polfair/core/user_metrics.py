@@ -1,6 +1,6 @@
 """Metrics users define: expressions over the cell table's count columns, reported like the built-ins.
 
-``fairness_report(..., metrics={"f_half": <expr>})`` adds, for every name, the rows every built-in
+``fairness_report(..., user_metrics={"f_half": <expr>})`` adds, for every name, the rows every built-in
 group metric gets, from the same cell table and with the report's own reference groups:
 
 * group rows: ``value`` (the expression over the group's summed counts), ``difference`` and
@@ -73,7 +73,7 @@ def _as_expr(name: str, value: Any) -> pl.Expr:
 def check_user_metrics(
     metrics: Mapping[str, Any] | None, reserved: Sequence[str] = (), columns: Sequence[str] = ()
 ) -> list[UserMetric]:
-    """Validate ``fairness_report(metrics={...})``: names, expressions and the columns they read.
+    """Validate ``fairness_report(user_metrics={...})``: names, expressions and the columns they read.
 
     Parameters
     ----------

@@ -440,9 +440,10 @@ _OPTION_RULES: dict[str, tuple[Any, str]] = {
         "a mapping attribute -> value(s), e.g. {'sex': 'Male'}",
     ),
     "intersections": (
-        lambda x: x is None or x == "all" or (isinstance(x, int) and not isinstance(x, bool))
+        lambda x: x is None or x in ("all", "none") or (isinstance(x, int) and not isinstance(x, bool))
         or (isinstance(x, (list, tuple)) and all(isinstance(s, (str, list, tuple)) for s in x)),
-        "None (default sets), 'all' (every subset), an int (largest attribute-set size) or a list of "
+        "None (default sets under the intersection budget), 'all' (every subset), 'none' (each attribute "
+        "alone), an int (largest attribute-set size) or a list of "
         "attribute-name lists",
     ),
     "alpha": (_is_number, "a number (the generalized entropy index's alpha)"),

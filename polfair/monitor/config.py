@@ -20,6 +20,7 @@ import polars as pl
 
 from polfair.compat import yardstick as groupwise
 from polfair.core.report.reference import check_min_sample_size
+from polfair.core.report.selection import select_metrics
 from polfair.core.report.status import FOUR_FIFTHS, THRESHOLD_PRESETS
 from polfair.exceptions import PolfairError
 from polfair.monitor._values import check_size, format_number, is_number
@@ -37,7 +38,7 @@ OTHER = "(neither group)"
 
 _KEYS = (
     "favorable", "score_label", "monitored", "reference", "thresholds", "min_sample_size", "max_sample_size",
-    "seed", "metrics", "y_true", "y_pred", "y_score", "threshold", "weight", "by", "statistics", "band",
+    "seed", "metrics", "user_metrics", "y_true", "y_pred", "y_score", "threshold", "weight", "by", "statistics", "band",
 )  # fmt: skip
 
 #: Keys of the ``[statistics]`` table: ``fairness_report`` keywords (explicit keywords win).
@@ -396,6 +397,10 @@ class FairnessConfig:
     seed
         Int seed of that sample (default 0).
     metrics
+        Names of the report's metrics to compute (``fairness_report``'s ``metrics=``, the CLI's
+        ``--metrics``; :data:`polfair.core.report.selection.SELECTABLE`); empty: every metric. Names
+        of groupwise metrics here are the old form (``DeprecationWarning``), moved to ``user_metrics``.
+    user_metrics
         Names of built-in groupwise metrics to add (:data:`polfair.compat.yardstick.GROUPWISE`).
     y_true, y_pred, y_score, weight
         Optional column names or SQL expressions (as the command line's flags:
@@ -440,6 +445,7 @@ class FairnessConfig:
     max_sample_size: int | None = None
     seed: int = 0
     metrics: tuple[str, ...] = ()
+    user_metrics: tuple[str, ...] = ()
     y_true: str | None = None
     y_pred: str | None = None
     y_score: str | None = None
@@ -501,8 +507,12 @@ class FairnessConfig:
             msg = f"seed must be an integer, got {self.seed!r}"
             raise PolfairError(msg)
         mets = [self.metrics] if isinstance(self.metrics, str) else list(self.metrics)
-        groupwise.resolve(mets)  # validates names
-        self.metrics = tuple(mets)
+        users = [self.user_metrics] if isinstance(self.user_metrics, str) else list(self.user_metrics)
+        selected, old = groupwise.split_metrics(mets or None, users or None, where="config")
+        groupwise.resolve(old)  # validates names
+        if selected is not None:
+            select_metrics(selected, True, option="config metrics")  # validates names (did you mean)
+        self.metrics, self.user_metrics = tuple(selected or ()), tuple(old or ())
         for name in ("y_true", "y_pred", "y_score", "weight"):
             v = getattr(self, name)
             if v is not None and not isinstance(v, str):

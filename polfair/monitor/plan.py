@@ -66,6 +66,8 @@ class ReportPlan:
     threshold: float = 0.5
     #: The label the score is the probability of (``fairness_report``'s or the config's ``score_label``).
     score_label: Any = None
+    #: The metric selection (``fairness_report``'s ``metrics=``, else the config's ``metrics``); None: every metric.
+    selected: list[str] | None = None
 
     def finish(self, report: pl.DataFrame) -> pl.DataFrame:
         """Add the groupwise rows, ``threshold``/``status`` when thresholds are set, then drop small groups."""
@@ -234,6 +236,7 @@ def plan_report(
     estimated: bool = False,
     threshold: float | None = None,
     score_label: Any = None,
+    selected: Any = None,
 ) -> ReportPlan:
     """Resolve ``fairness_report``'s monitoring keywords and config into plain report arguments.
 
@@ -249,6 +252,8 @@ def plan_report(
     ``"both"`` or ``"harm"`` (default: the config's, else ``"both"``). ``estimated``: the report
     has an attribute estimated from proxies (``protected_proba``), so ``protected`` may be empty.
     ``threshold``: the score threshold (default: the config's ``threshold``, else 0.5).
+    ``selected``: the metric selection (``fairness_report``'s ``metrics=``; default: the config's
+    ``metrics``, else every metric).
 
     Raises
     ------
@@ -283,6 +288,7 @@ def plan_report(
         min_sample_size=min_sample_size, groups=None,
         statistics=dict(statistics or {}), config=cfg,
         config_source=str(config) if isinstance(config, (str, Path)) else None, score_label=score_label,
+        selected=None if selected is None else list(selected),
     )  # fmt: skip
     seed = 0
     sides = band if band is not None else (cfg.band if cfg is not None else "both")
@@ -361,7 +367,9 @@ def _merge_keywords(plan: ReportPlan, cfg: FairnessConfig) -> None:
     if plan.min_sample_size is None:
         plan.min_sample_size = cfg.min_sample_size
     names = {m.name for m in plan.metrics}
-    plan.metrics += [m for m in groupwise.resolve(list(cfg.metrics)) if m.name not in names]
+    plan.metrics += [m for m in groupwise.resolve(list(cfg.user_metrics)) if m.name not in names]
+    if plan.selected is None and cfg.metrics:
+        plan.selected = list(cfg.metrics)
 
 
 def _config_expressions(plan: ReportPlan, cfg: FairnessConfig) -> None:

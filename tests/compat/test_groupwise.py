@@ -66,7 +66,7 @@ frames = st.integers(min_value=2, max_value=60).flatmap(
 def test_builtins_match_reference_per_by_group(d):
     df = pl.DataFrame(d)
     rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="g", by="outer",
-                             metrics=["demographic_parity", "equal_opportunity", "equalized_odds"])  # fmt: skip
+                             user_metrics=["demographic_parity", "equal_opportunity", "equalized_odds"])  # fmt: skip
     y, p, g, b = (np.array(d[k]) for k in ("y", "p", "g", "outer"))
     for bv in np.unique(b):
         groups = [gv for gv in ("a", "b", "c") if ((g == gv) & (b == bv)).any()]
@@ -96,7 +96,7 @@ def test_custom_expression_aggregates(d):
         aggregate=(pl.col("value") * pl.col("n")).sum() / pl.col("n").sum(), combine="mean",
     )  # fmt: skip
     ratio = groupwise_metric("selection_rate", name="sel_ratio", aggregate=ratio_range)
-    rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="g", metrics=[std, wmean, ratio])
+    rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="g", user_metrics=[std, wmean, ratio])
     y, p, g = (np.array(d[k]) for k in ("y", "p", "g"))
     groups = [gv for gv in ("a", "b", "c") if (g == gv).any()]
     sel = np.array([p[g == gv].mean() for gv in groups])
@@ -124,13 +124,13 @@ def test_equals_fairlearn(seed):
     fm = pytest.importorskip("fairlearn.metrics")
     df = _fairlearn_case(seed)
     y, p, g, ctrl = (df[c].to_numpy() for c in ("y", "p", "g", "ctrl"))
-    rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="g", metrics=list(GROUPWISE))
+    rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="g", user_metrics=list(GROUPWISE))
     got = dict(rep.filter(pl.col("group").is_null(), pl.col("attribute") == "g").select("metric", "value").rows())
     assert got["demographic_parity"] == pytest.approx(fm.demographic_parity_difference(y, p, sensitive_features=g))
     assert got["equalized_odds"] == pytest.approx(fm.equalized_odds_difference(y, p, sensitive_features=g))
     assert got["equal_opportunity"] == pytest.approx(fm.equal_opportunity_difference(y, p, sensitive_features=g))
     # by= gives one value per outer group, as fairlearn's control features
-    rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="g", by="ctrl", metrics=["demographic_parity"])
+    rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="g", by="ctrl", user_metrics=["demographic_parity"])
     mf = fm.MetricFrame(metrics=fm.selection_rate, y_true=y, y_pred=p, sensitive_features=g, control_features=ctrl)
     ours = dict(rep.filter(pl.col("metric") == "demographic_parity").select("ctrl", "value").rows())
     for level, v in mf.difference().items():
@@ -140,12 +140,12 @@ def test_equals_fairlearn(seed):
 def test_max_abs_difference_to_reference_uses_the_report_reference():
     df = pl.DataFrame({"y": [1] * 9, "p": [1, 1, 1, 1, 0, 0, 1, 0, 0], "g": list("aaabbbccc")})
     gm = groupwise_metric("selection_rate", name="gap_to_ref", aggregate=max_abs_difference_to_reference)
-    rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="g", privileged={"g": "b"}, metrics=[gm])
+    rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="g", privileged={"g": "b"}, user_metrics=[gm])
     row = rep.filter(pl.col("metric") == "gap_to_ref")
     # rates a=1, b=1/3, c=1/3; reference b -> max |diff| = 2/3
     assert row["value"].item() == pytest.approx(2 / 3)
     assert row["reference_group"].item() == "b"
-    rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="g", privileged={"g": "a"}, metrics=[gm])
+    rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="g", privileged={"g": "a"}, user_metrics=[gm])
     assert rep.filter(pl.col("metric") == "gap_to_ref")["value"].item() == pytest.approx(2 / 3)
     assert rep.filter(pl.col("metric") == "gap_to_ref")["reference_group"].item() == "a"
 
@@ -153,7 +153,7 @@ def test_max_abs_difference_to_reference_uses_the_report_reference():
 def test_undefined_group_makes_builtins_null_not_zero():
     # group b has no positive labels: its TPR is undefined
     df = pl.DataFrame({"y": [1, 1, 0, 0], "p": [1, 0, 1, 0], "g": ["a", "a", "b", "b"]})
-    rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="g", metrics=list(GROUPWISE))
+    rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="g", user_metrics=list(GROUPWISE))
     got = dict(rep.filter(pl.col("group").is_null(), pl.col("attribute") == "g").select("metric", "value").rows())
     assert got["equal_opportunity"] is None
     assert got["equalized_odds"] is None
@@ -163,7 +163,7 @@ def test_undefined_group_makes_builtins_null_not_zero():
 def test_report_rows_kept_in_order_and_attribute_rows_follow():
     df = _fairlearn_case(3, n=300)
     plain = pf.fairness_report(df, y_true="y", y_pred="p", protected=["g", "ctrl"], by=None)
-    rep = pf.fairness_report(df, y_true="y", y_pred="p", protected=["g", "ctrl"], metrics=[demographic_parity])
+    rep = pf.fairness_report(df, y_true="y", y_pred="p", protected=["g", "ctrl"], user_metrics=[demographic_parity])
     assert_frame_equal(rep.filter(pl.col("metric") != "demographic_parity"), plain)
     dp = rep.filter(pl.col("metric") == "demographic_parity")
     assert dp["attribute"].to_list() == ["g", "ctrl", "g & ctrl"]
@@ -181,15 +181,15 @@ def test_add_groupwise_rows_on_merged_counts_and_labels_only():
     parts = [pf.confusion_counts(d, y_true="y", y_pred="p", protected="g") for d in (df[:100], df[100:])]
     cells = pf.merge_counts(parts).collect()
     rep = add_groupwise_rows(pf.report_from_counts(cells, protected=["g"]), [equalized_odds])
-    direct = pf.fairness_report(df, y_true="y", y_pred="p", protected="g", metrics=[equalized_odds])
+    direct = pf.fairness_report(df, y_true="y", y_pred="p", protected="g", user_metrics=[equalized_odds])
     a = rep.filter(pl.col("metric") == "equalized_odds")["value"].item()
     assert a == pytest.approx(direct.filter(pl.col("metric") == "equalized_odds")["value"].item())
     # labels only: base-rate groupwise metrics work, prediction metrics are a clear error
     base = groupwise_metric("base_rate", name="base_rate_gap")
-    rep = pf.fairness_report(df, y_true="y", protected="g", metrics=[base])
+    rep = pf.fairness_report(df, y_true="y", protected="g", user_metrics=[base])
     assert rep.filter(pl.col("metric") == "base_rate_gap")["value"].item() is not None
     with pytest.raises(PolfairError, match="labels-only audit"):
-        pf.fairness_report(df, y_true="y", protected="g", metrics=[demographic_parity])
+        pf.fairness_report(df, y_true="y", protected="g", user_metrics=[demographic_parity])
 
 
 def test_validation_errors():
@@ -204,14 +204,16 @@ def test_validation_errors():
     df = pl.DataFrame({"y": [1, 0], "p": [1, 0], "g": ["a", "b"]})
     clash = groupwise_metric("selection_rate", name="demographic_parity_difference")
     with pytest.raises(PolfairError, match="already a metric"):
-        pf.fairness_report(df, y_true="y", y_pred="p", protected="g", metrics=[clash])
-    with pytest.raises(PolfairError, match="not a built-in groupwise metric"):
+        pf.fairness_report(df, y_true="y", y_pred="p", protected="g", user_metrics=[clash])
+    with pytest.raises(PolfairError, match="did you mean 'demographic_parity'"):
         pf.fairness_report(df, y_true="y", y_pred="p", protected="g", metrics=["demographic_parit"])
+    with pytest.raises(PolfairError, match="not a built-in groupwise metric"):
+        pf.fairness_report(df, y_true="y", y_pred="p", protected="g", user_metrics=["demographic_parit"])
     with pytest.raises(PolfairError, match="given twice"):
-        pf.fairness_report(df, y_true="y", y_pred="p", protected="g", metrics=["equalized_odds", equalized_odds])
+        pf.fairness_report(df, y_true="y", y_pred="p", protected="g", user_metrics=["equalized_odds", equalized_odds])
     listy = groupwise_metric("selection_rate", name="listy", aggregate=pl.col("value"))
     with pytest.raises(PolfairError, match="single numeric value"):
-        pf.fairness_report(df, y_true="y", y_pred="p", protected="g", metrics=[listy])
+        pf.fairness_report(df, y_true="y", y_pred="p", protected="g", user_metrics=[listy])
 
 
 def test_aliases_and_builtin_definitions():

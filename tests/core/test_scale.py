@@ -136,9 +136,9 @@ def test_streaming_pass_raises_the_hot_table_cap_only_while_it_runs(monkeypatch)
     seen: list[str | None] = []
     real = collect.code_counts
 
-    def spy(spec):
+    def spy(spec, **kw):
         seen.append(os.environ.get(env))
-        return real(spec)
+        return real(spec, **kw)
 
     monkeypatch.setattr(collect, "code_counts", spy)
     df = _frame(2_000)
@@ -147,7 +147,7 @@ def test_streaming_pass_raises_the_hot_table_cap_only_while_it_runs(monkeypatch)
     assert seen == [str(collect._HOT_TABLE_GROUPS)] and env not in os.environ
     collect.collect_cells(build_spec(df, **KW), engine="in-memory")  # no hot tables: untouched
     assert seen[-1] is None
-    monkeypatch.setattr(collect, "code_counts", lambda spec: 1 / 0)  # restored on errors too
+    monkeypatch.setattr(collect, "code_counts", lambda spec, **kw: 1 / 0)  # restored on errors too
     with pytest.raises(ZeroDivisionError):
         collect.collect_cells(build_spec(df, **KW))
     assert env not in os.environ and collect._hot_users == 0

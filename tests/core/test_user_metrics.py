@@ -1,4 +1,4 @@
-"""User-defined metrics (fairness_report(metrics={...})): every group, intersection, disparity and spread,
+"""User-defined metrics (fairness_report(user_metrics={...})): every group, intersection, disparity and spread,
 equal to the built-in metric of the same formula under every reference mode."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def compas() -> pl.DataFrame:
 def test_user_metric_equals_the_builtin_of_the_same_formula(compas: pl.DataFrame, reference: str | None) -> None:
     rep = pf.fairness_report(compas, y_true="two_year_recid", y_pred="p", protected=["race", "sex"],
                              privileged={"sex": "Male", "race": "Caucasian"}, reference=reference,
-                             metrics={"f1": F1, "bal": lambda c: (rate(c.tp, c.tp + c.fn) + rate(c.tn, c.tn + c.fp)) / 2})  # fmt: skip
+                             user_metrics={"f1": F1, "bal": lambda c: (rate(c.tp, c.tp + c.fn) + rate(c.tn, c.tn + c.fp)) / 2})  # fmt: skip
     for mine, builtin in (("f1", "f1_score"), ("bal", "balanced_accuracy")):
         a = rep.filter(metric=mine).select(COLS)
         b = rep.filter(metric=builtin).select(COLS)
@@ -35,18 +35,18 @@ def test_user_metric_equals_the_builtin_of_the_same_formula(compas: pl.DataFrame
 
 def test_rows_sit_with_their_group_and_the_list_form_still_works(compas: pl.DataFrame) -> None:
     rep = pf.fairness_report(compas, y_true="two_year_recid", y_pred="p", protected="sex", ci=None,
-                             metrics={"tp_share": pl.col("tp") / pl.col("w")})  # fmt: skip
+                             user_metrics={"tp_share": pl.col("tp") / pl.col("w")})  # fmt: skip
     female = rep.filter(group="Female")["metric"].cast(pl.String).to_list()
     assert female[-1] == "tp_share"  # after the group's built-in rows, before the next group's
     listed = pf.fairness_report(compas, y_true="two_year_recid", y_pred="p", protected="sex", ci=None,
-                                metrics=["equalized_odds"])  # fmt: skip
+                                user_metrics=["equalized_odds"])  # fmt: skip
     assert "tp_share" not in listed["metric"].cast(pl.String).to_list()
 
 
 def test_weighted_and_unweighted_forms(compas: pl.DataFrame) -> None:
     df = compas.with_columns((pl.col("priors_count") % 3 + 1.0).alias("w"))
     rep = pf.fairness_report(df, y_true="two_year_recid", y_pred="p", protected="sex", weight="w", ci=None,
-                             metrics={"tpr_rows": pl.col("tp_n") / (pl.col("tp_n") + pl.col("fn_n")),
+                             user_metrics={"tpr_rows": pl.col("tp_n") / (pl.col("tp_n") + pl.col("fn_n")),
                                       "neff": pl.col("w") ** 2 / (pl.col("tp_w2") + pl.col("fp_w2") + pl.col("tn_w2")
                                                                   + pl.col("fn_w2"))})  # fmt: skip
     fem = df.filter(sex="Female")
@@ -59,19 +59,19 @@ def test_weighted_and_unweighted_forms(compas: pl.DataFrame) -> None:
 def test_bad_definitions_raise_clearly(compas: pl.DataFrame) -> None:
     kw = dict(y_true="two_year_recid", y_pred="p", protected="sex", ci=None)
     with pytest.raises(PolfairError, match="built-in"):
-        pf.fairness_report(compas, **kw, metrics={"accuracy": F1})
+        pf.fairness_report(compas, **kw, user_metrics={"accuracy": F1})
     with pytest.raises(PolfairError, match="not count columns"):
-        pf.fairness_report(compas, **kw, metrics={"x": pl.col("decile_score").mean()})
+        pf.fairness_report(compas, **kw, user_metrics={"x": pl.col("decile_score").mean()})
     with pytest.raises(PolfairError, match="Polars expression"):
-        pf.fairness_report(compas, **kw, metrics={"x": 0.5})
+        pf.fairness_report(compas, **kw, user_metrics={"x": 0.5})
     with pytest.raises(PolfairError, match="'expr'"):
-        pf.fairness_report(compas, **kw, metrics={"x": {"formula": F1}})
+        pf.fairness_report(compas, **kw, user_metrics={"x": {"formula": F1}})
 
 
 def test_higher_is_better_false_picks_the_lowest_for_best(compas: pl.DataFrame) -> None:
     err = {"expr": (pl.col("fp") + pl.col("fn")) / pl.col("w"), "higher_is_better": False}
     rep = pf.fairness_report(compas, y_true="two_year_recid", y_pred="p", protected="race", reference="best", ci=None,
-                             metrics={"err": err})  # fmt: skip
+                             user_metrics={"err": err})  # fmt: skip
     a = rep.filter(metric="err", attribute="race").filter(pl.col("group").is_not_null())
     b = rep.filter(metric="error_rate", attribute="race").filter(pl.col("group").is_not_null())
     assert a["reference_group"].cast(pl.String).to_list() == b["reference_group"].cast(pl.String).to_list()

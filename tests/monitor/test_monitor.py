@@ -55,7 +55,7 @@ def test_example_toml_loads_and_equals_json_and_dict(tmp_path):
     assert cfg.thresholds["disparate_impact"] == (0.8, 1.25)
     assert cfg.thresholds["equalized_odds"] == (-math.inf, 0.2)
     assert (cfg.min_sample_size, cfg.max_sample_size, cfg.seed) == (100, 100000, 42)
-    assert cfg.y_true == "two_year_recid" and cfg.metrics == ("equalized_odds",)
+    assert cfg.y_true == "two_year_recid" and cfg.user_metrics == ("equalized_odds",) and cfg.metrics == ()
     p = tmp_path / "c.json"
     p.write_text(json.dumps(BASE))
     a, b, c = FairnessConfig.from_json(p), FairnessConfig.from_json(json.dumps(BASE)), FairnessConfig.from_dict(BASE)
@@ -99,7 +99,8 @@ def test_group_spec_forms():
         ({"thresholds": {"disparate_impact": {"low": 0.8}}}, "'min' and/or 'max'"),
         ({"min_sample_size": -1}, "int >= 0"),
         ({"min_sample_size": 50, "max_sample_size": 10}, "below min_sample_size"),
-        ({"metrics": ["equalised_odds"]}, "not a built-in groupwise metric"),
+        ({"metrics": ["equalised_odds"]}, "did you mean 'equalized_odds'"),
+        ({"user_metrics": ["equalised_odds"]}, "not a built-in groupwise metric"),
         ({"favorable": []}, "non-empty"),
         ({"y_true": 3}, "column name"),
     ],

@@ -19,10 +19,12 @@ import polars as pl
 from polfair.core._args import SMALL_COLLECT as _SMALL
 from polfair.core._typing import OnMissing
 from polfair.core.contract import check_finite_sums, check_problems, weight_units
+from polfair.core.contract.check import W2_SHIFT
 from polfair.core.contract.inputs import source_name
 from polfair.core.passes.counts import (
     COUNTED_CODES,
     W2_DOWN,
+    W2_ONE,
     W2_UP,
     WEIGHT_EXP,
     code_counts,
@@ -230,12 +232,46 @@ def _room_for_groups(engine: str) -> Iterator[None]:
                     pl.Config.reload_env_vars()
 
 
+#: A one-accumulator Σw² at least this large (or of no weight) holds Σw² to Float64's precision: even
+#: 2**32 subnormal terms (weights below about 1e-154) lose less than 2**-80 of it.
+_ONE_SQUARE_MIN = 2.0**-958
+
+
+def _one_square_holds(codes: pl.DataFrame) -> pl.DataFrame | None:
+    """The pass's code table with its one Σw² accumulator as the two scaled ones
+    (:func:`polfair.core.contract.weight_squares`: ``4^±300·Σw²``, exactly, as the two would have
+    summed them), or ``None`` where some Σw² left the range one Float64 sum holds.
+
+    Scaling by a power of two is exact and rounding is scale-free for normal numbers, so the two
+    accumulators' sums are ``4^±300`` times the one's, bit for bit, wherever every term is normal;
+    the check keeps every row whose Σw² is finite and at least :data:`_ONE_SQUARE_MIN` (or whose
+    Σw is 0): there the "up" form (finite below about 4e127) or the "down" form (normal above
+    about 2e-127) is exact, and the report reads that one.
+    """
+    a, w = pl.col(W2_ONE), pl.col(W)
+    ok = codes.select(((a.is_finite() & (a >= _ONE_SQUARE_MIN)) | (w == 0) | w.is_null()).all()).item()
+    if not ok:
+        return None
+    at = codes.columns.index(W2_ONE)
+    order = [*codes.columns[:at], W2_UP, W2_DOWN, *codes.columns[at + 1 :]]  # the two's place in the table
+    return codes.with_columns((a * 4.0**W2_SHIFT).alias(W2_UP), (a * 4.0**-W2_SHIFT).alias(W2_DOWN)).select(order)
+
+
 def _run_pass(spec: Spec, engine: str) -> pl.DataFrame:
     """Collect the pass; a Polars error while reading the input names the file or pattern."""
     try:
         with _room_for_groups(engine):
-            plan = code_counts(spec) if spec.proba is None else proba_code_counts(spec)
-            return plan.collect(engine=engine)  # type: ignore[call-overload]
+            if spec.proba is not None:
+                return proba_code_counts(spec).collect(engine=engine)  # type: ignore[call-overload]
+            one = spec.weighted and not spec.exact
+            codes = code_counts(spec, one_square=one).collect(engine=engine)  # type: ignore[call-overload]
+            if one:
+                held = _one_square_holds(codes)
+                if held is not None:
+                    return held
+                # Σw² beyond the one accumulator's range (weights beyond about 1e±144): recount with the two
+                return code_counts(spec).collect(engine=engine)  # type: ignore[call-overload]
+            return codes
     except pl.exceptions.PolarsError as exc:
         where = source_name(spec.source) if spec.source is not None else None
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -76,6 +76,7 @@ __all__ = [
     "pivot_codes",
     "W2_COLUMNS",
     "W2_DOWN",
+    "W2_ONE",
     "W2_UP",
     "WEIGHT_EXP",
 ]
@@ -105,6 +106,8 @@ CODE_ROWS, CODE_W2 = _N, _W2
 _W2LO = "__pf_w2lo"
 #: The Float64 pass's two accumulators of Σw² (:func:`polfair.core.contract.weight_squares`).
 W2_UP, W2_DOWN = "__pf_w2up", "__pf_w2dn"
+#: The pass's Σw² in one Float64 accumulator (``code_counts(one_square=True)``).
+W2_ONE = "__pf_w2one"
 #: A column of a cell table of :func:`polfair.core.passes.collect.collect_cells` with ``relative=True`` (not
 #: public): its weighted columns are in units of ``2**value`` (Σw² in ``4**value``).
 WEIGHT_EXP = "__pf_wexp"
@@ -226,11 +229,15 @@ def _in_slots(x: pl.Expr, zero: pl.Expr, *slots: int) -> pl.Expr:
     return pl.when(slot.is_in(list(slots)) if len(slots) > 1 else slot == slots[0]).then(x).otherwise(zero)
 
 
-def code_counts(spec: Spec) -> pl.LazyFrame:
+def code_counts(spec: Spec, *, one_square: bool = False) -> pl.LazyFrame:
     """The pass over the data: counts per (by, keys, outcome code). Internal, see module doc.
 
     Float64 sums by default (Σw, Σw², Σw·s, Σw·(1−s)); with ``spec.exact`` fixed-point UInt128
-    sums (Σw, Σw·s, Σw² in two parts; Σw·(1−s) is then Σw − Σw·s exactly).
+    sums (Σw, Σw·s, Σw² in two parts; Σw·(1−s) is then Σw − Σw·s exactly). ``one_square``: Σw² as
+    ONE Float64 sum (column :data:`W2_ONE`) instead of the two scaled accumulators of
+    :func:`~polfair.core.contract.weight_squares`: half their work, exact for ordinary weights;
+    :func:`polfair.core.passes.collect.collect_codes` checks its range and recounts with the two
+    only where it cannot hold Σw² (weights beyond about 1e±144).
     """
     aggs = [pl.len().cast(pl.UInt64).alias(_N)]
     if spec.exact:  # exact fixed-point sums: the same bits whatever the row order, chunking or engine
@@ -239,7 +246,9 @@ def code_counts(spec: Spec) -> pl.LazyFrame:
         if spec.has_scores:
             aggs.append(_exact_sum(WS))
     else:
-        if spec.weighted:  # Σw² (Kish sizes) in two accumulators: weights of 1e-200 and of 1e200 both fit
+        if spec.weighted and one_square:  # Σw² in one accumulator (ordinary weights: checked after the pass)
+            aggs += [pl.col(W).sum(), (pl.col(W) * pl.col(W)).sum().alias(W2_ONE)]
+        elif spec.weighted:  # Σw² (Kish sizes) in two accumulators: weights of 1e-200 and of 1e200 both fit
             up, down = weight_squares(pl.col(W))
             aggs += [pl.col(W).sum(), up.sum().alias(W2_UP), down.sum().alias(W2_DOWN)]
         if spec.has_scores:

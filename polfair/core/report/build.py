@@ -121,6 +121,7 @@ from polfair.core.report.rows import (
     population_part,
     take,
 )
+from polfair.core.report.selection import restrict, select_metrics
 from polfair.core.report.status import with_harm
 from polfair.core.user_metrics import check_user_metrics, user_metric_parts
 from polfair.core.values import absent_values_message, coerce_values, match_values
@@ -129,9 +130,12 @@ from polfair.exceptions import PolfairError, ReferenceWarning, ReportSizeWarning
 __all__ = [
     "GROUP_KEY",
     "LARGE_REPORT_ROWS",
+    "MAX_INTERSECTION_GROUPS",
     "REPORT_COLUMNS",
     "SEPARATOR",
     "attribute_sets",
+    "budget_message",
+    "budget_sets",
     "check_protected_names",
     "check_reference",
     "group_label",
@@ -188,7 +192,7 @@ def check_protected_names(keys: Sequence[str]) -> None:
         raise PolfairError(msg)
 
 
-Intersections = int | Literal["all"] | Sequence[Sequence[str]] | None
+Intersections = int | Literal["all", "none"] | Sequence[Sequence[str]] | None
 
 
 def attribute_sets(keys: Sequence[str], intersections: Intersections) -> list[tuple[str, ...]]:
@@ -201,8 +205,8 @@ def attribute_sets(keys: Sequence[str], intersections: Intersections) -> list[tu
     intersections
         ``None`` (the default sets: every subset when there are at most 3 attributes; otherwise
         every single attribute, every pair and the full intersection), ``"all"`` (every non-empty
-        subset: ``2^k − 1`` sets), an int ``k`` (every subset of at most ``k`` attributes), or an
-        explicit list of attribute-name lists.
+        subset: ``2^k − 1`` sets), ``"none"`` (every attribute alone), an int ``k`` (every subset of
+        at most ``k`` attributes), or an explicit list of attribute-name lists.
 
     Returns
     -------
@@ -222,6 +226,8 @@ def attribute_sets(keys: Sequence[str], intersections: Intersections) -> list[tu
     (37, 255)
     """
     keys = list(keys)
+    if intersections == "none":  # every attribute alone
+        intersections = 1
     if intersections is None and len(keys) > 3:
         sets = [s for k in (1, 2) for s in itertools.combinations(keys, k)]
         return sets + [tuple(keys)]
@@ -246,6 +252,89 @@ def attribute_sets(keys: Sequence[str], intersections: Intersections) -> list[tu
             raise PolfairError(msg)
         out.append(tuple(k for k in keys if k in t))  # canonical order
     return list(dict.fromkeys(out))
+
+
+#: The default intersection budget (``fairness_report(max_intersection_groups=...)``).
+MAX_INTERSECTION_GROUPS = 1000
+
+
+def budget_sets(
+    cells: pl.DataFrame | pl.LazyFrame, keys: Sequence[str], intersections: Intersections, budget: int
+) -> tuple[Intersections, list[dict[str, Any]]]:
+    """The default attribute sets under an intersection budget, and what was skipped and why.
+
+    With ``intersections=None`` (the default), every protected attribute is audited alone, and the
+    default intersections (:func:`attribute_sets`) are audited in report order while the number of
+    intersection groups they hold together (their distinct value combinations in the cell table,
+    over every ``by`` value) stays at most ``budget``; an intersection that would exceed it is
+    skipped (a smaller one after it may still fit). Any other ``intersections`` (``"all"``,
+    ``"none"``, an int, a list) is the user's explicit choice and is returned unchanged.
+
+    Parameters
+    ----------
+    cells
+        The cell table.
+    keys
+        The protected attribute names, in order.
+    intersections
+        As in :func:`attribute_sets`, and ``"none"`` (every attribute alone: ``1``).
+    budget
+        Int >= 0: the most intersection groups the default audits.
+
+    Returns
+    -------
+    tuple
+        The ``intersections`` to report (``None`` when nothing was skipped, so the report is the
+        default one; else the explicit list of sets kept), and one entry per skipped set:
+        ``{"attributes": [...], "groups": int, "reason": str}``.
+
+    Raises
+    ------
+    PolfairError
+        ``budget`` not an int >= 0.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> t = pl.DataFrame({"zip": [str(i) for i in range(40)], "sex": ["f", "m"] * 20})
+    >>> sets, skipped = budget_sets(t, ["zip", "sex"], None, 30)
+    >>> sets, skipped[0]["attributes"], skipped[0]["groups"]
+    ([('zip',), ('sex',)], ['zip', 'sex'], 40)
+    """
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+        msg = f"max_intersection_groups must be an int >= 0 (intersection groups the default audits), got {budget!r}"
+        raise PolfairError(msg)
+    if intersections == "none":
+        return 1, []
+    if intersections is not None:
+        return intersections, []
+    sets = attribute_sets(keys, None)
+    multi = [s for s in sets if len(s) > 1]
+    if not multi:
+        return None, []
+    counts = cells.lazy().select([pl.struct(list(s)).n_unique().alias(str(i)) for i, s in enumerate(multi)])
+    sizes = dict(zip(multi, counts.collect(**_SMALL).row(0)))
+    kept, skipped, total = [], [], 0
+    for s in sets:
+        g = sizes.get(s)
+        if g is None or total + g <= budget:
+            kept.append(s)
+            total += g or 0
+            continue
+        skipped.append({"attributes": list(s), "groups": int(g),
+                        "reason": f"over the intersection budget: {total:,} + {g:,} groups > max_intersection_groups="
+                                  f"{budget:,}"})  # fmt: skip
+    return (kept if skipped else None), skipped
+
+
+def budget_message(skipped: Sequence[Mapping[str, Any]], budget: int) -> str:
+    """The one warning of the sets :func:`budget_sets` skipped."""
+    said = "; ".join(f"{SEPARATOR.join(s['attributes'])} ({s['groups']:,} groups)" for s in skipped)
+    return (
+        f"intersections skipped by the intersection budget (max_intersection_groups={budget:,}): {said}; every "
+        "attribute is audited alone. Pass intersections='all' (or a list of attribute sets) to audit them, or a "
+        "larger max_intersection_groups"
+    )
 
 
 def _needs_quotes(s: str) -> bool:
@@ -346,6 +435,8 @@ def report_from_counts(
     p_adjust: Literal["bh", "by", "holm"] | None = "bh",
     weighted: bool | None = None,
     metrics: Mapping[str, Any] | None = None,
+    select: Sequence[str] | None = None,
+    max_intersection_groups: int = MAX_INTERSECTION_GROUPS,
     min_sample_size: int | None = None,
 ) -> pl.DataFrame:
     """Build the fairness report from a cell table (e.g. merged from partitions).
@@ -370,6 +461,14 @@ def report_from_counts(
     metrics
         Optional user metrics ``{name: expression over the count columns}``
         (:mod:`polfair.core.user_metrics`): each gets group, attribute and population rows.
+    select
+        Optional list of the report's metric names (:mod:`polfair.core.report.selection`): only
+        their rows, and only what they need is computed; the rows equal the full report's rows of
+        those metrics. ``None`` (default): every metric.
+    max_intersection_groups
+        The intersection budget of the default ``intersections`` (:func:`budget_sets`; a skipped
+        set warns with :class:`~polfair.exceptions.ReportSizeWarning`), as in
+        :func:`polfair.fairness_report`.
     min_sample_size
         Input rows a group needs to be a comparison group (:mod:`polfair.core.report.reference`):
         ``reference="largest"`` and ``"best"`` choose among the groups that meet it, a named
@@ -411,7 +510,8 @@ def report_from_counts(
     # metrics, references, spreads, entropy and EDF are computed once over it, not once per set;
     # the long rows are then laid out once (polfair.core.report.rows.assemble).
     prep = _prepare(cells, protected, by, has_predictions, privileged, reference, intersections, alpha, concentration,
-                    ci, ci_method, n_boot, seed, p_adjust, weighted, metrics, min_sample_size)  # fmt: skip
+                    ci, ci_method, n_boot, seed, p_adjust, weighted, metrics, select, max_intersection_groups,
+                    min_sample_size)  # fmt: skip
     parts = [prep.population_part(), prep.attribute_part(), prep.group_part(prep.groups), *prep.user_parts()]
     return prep.finish(assemble(parts, prep.sort_keys, prep.entity_columns, prep.floats, prep.cats))
 
@@ -435,6 +535,8 @@ def report_batches(
     weighted: bool | None = None,
     metrics: Mapping[str, Any] | None = None,
     batch_rows: int = 250_000,
+    select: Sequence[str] | None = None,
+    max_intersection_groups: int = MAX_INTERSECTION_GROUPS,
     min_sample_size: int | None = None,
 ) -> Iterator[pl.DataFrame]:
     """:func:`report_from_counts`'s report in consecutive batches of about ``batch_rows`` rows, built as they are yielded.
@@ -450,7 +552,8 @@ def report_batches(
     ----------
     cells, protected, by, has_predictions, privileged, reference, intersections
         As in :func:`report_from_counts`.
-    alpha, concentration, ci, ci_method, n_boot, seed, p_adjust, weighted, metrics, min_sample_size
+    alpha, concentration, ci, ci_method, n_boot, seed, p_adjust, weighted, metrics, select, max_intersection_groups,
+    min_sample_size
         As in :func:`report_from_counts` (with user ``metrics`` the report comes as one batch).
     batch_rows
         Rows per batch (a batch ends with an entity's rows: it may run over by up to one entity's).
@@ -479,7 +582,8 @@ def report_batches(
         msg = f"batch_rows must be a positive int, got {batch_rows!r}"
         raise PolfairError(msg)
     prep = _prepare(cells, protected, by, has_predictions, privileged, reference, intersections, alpha, concentration,
-                    ci, ci_method, n_boot, seed, p_adjust, weighted, metrics, min_sample_size)  # fmt: skip
+                    ci, ci_method, n_boot, seed, p_adjust, weighted, metrics, select, max_intersection_groups,
+                    min_sample_size)  # fmt: skip
     if prep.user:  # user metrics lay out their own rows of every entity: one batch
         parts = [prep.population_part(), prep.attribute_part(), prep.group_part(prep.groups), *prep.user_parts()]
         yield prep.finish(assemble(parts, prep.sort_keys, prep.entity_columns, prep.floats, prep.cats))
@@ -495,8 +599,7 @@ def report_batches(
         for i, part in enumerate((pop_part.entities, attr_part.entities, groups.select(keys)))
     ]).sort(keys, nulls_last=False, maintain_order=True)  # fmt: skip
     kinds, srcs = ents[kind].to_numpy(), ents[src].to_numpy()
-    per_entity = np.array([len(pop_part.metrics), len(attr_part.metrics),
-                           1 + len(metric_list(prep.has_predictions)) + len(disparity_list(prep.has_predictions))])
+    per_entity = np.array([len(pop_part.metrics), len(attr_part.metrics), len(prep.group_names())])
     ends = np.cumsum(per_entity[kinds])
     cuts = np.searchsorted(ends, np.arange(batch_rows, int(ends[-1]) if ends.size else 0, batch_rows), side="left") + 1
     bounds = np.unique(np.concatenate(([0], cuts, [len(kinds)])))
@@ -533,6 +636,7 @@ class _Prepared:
                  privileged: Mapping[str, Any] | None, reference: Reference | None, intersections: Intersections,
                  alpha: float, concentration: float, ci: Any, ci_method: Any, n_boot: Any, seed: Any, p_adjust: Any,
                  weighted: bool | None, metrics: Mapping[str, Any] | None = None,
+                 select: Sequence[str] | None = None, budget: int = MAX_INTERSECTION_GROUPS,
                  min_sample_size: int | None = None) -> None:  # fmt: skip
         keys, by = cast("list[str]", as_list(protected)), cast("list[str]", as_list(by))  # a name, a list, None
         # a table of collect_cells(relative=True): weights in units of 2**w_exp (extreme weights; every
@@ -543,6 +647,9 @@ class _Prepared:
             cells = cells.drop(WEIGHT_EXP)
             concentration = concentration * 2.0**-self.w_exp  # the EDF's smoothing is in the data's units
         check_cell_table(cells, keys=[*by, *keys], what="cells")
+        intersections, skipped = budget_sets(cells, keys, intersections, budget)
+        if skipped:
+            warnings.warn(budget_message(skipped, budget), ReportSizeWarning, stacklevel=4)
         self.user = check_user_metrics(metrics, [*ATTR_METRICS, *POP_METRICS], by)
         check_reference(reference)
         check_protected_names(keys)
@@ -565,7 +672,13 @@ class _Prepared:
             lf = lf.with_columns(pl.lit(0, pl.Int8).alias(_ALLKEY))
         # one chunk: sums over a multi-chunk frame may add in a run-dependent order
         lf = lf.collect(**_SMALL).rechunk().lazy()
-        metric_names = metric_list(has_predictions)
+        selection = select_metrics(select, has_predictions)
+        metric_names = metric_list(has_predictions) if selection is None else selection.group_metrics
+        if selection is not None and self.user and "num_instances" not in metric_names:  # user rows name the reference
+            metric_names = [m for m in metric_list(has_predictions) if m in {*metric_names, "num_instances"}]
+        self.selection = selection
+        self.disparities = disparity_list(has_predictions) if selection is None else selection.disparities
+        self.attribute_metrics = metric_names if selection is None else selection.attribute_metrics
         sets = attribute_sets(keys, intersections)
         sk = [*ib, SORT_A]  # the key of one (by group, attribute set)
 
@@ -581,7 +694,7 @@ class _Prepared:
         warn_absent_privileged(lf, schema, typed)
         groups, modes = _groups(lf, keys, ib, sets, schema, typed, reference, has_predictions, extra)
         _warn_size(groups.height, pop.height, len(sets), has_predictions)
-        ref = _reference(groups.lazy(), pop.lazy(), sk, ib, metric_names, modes, has_predictions, self.min_n)
+        ref = _reference(groups.lazy(), pop.lazy(), sk, ib, metric_names, modes, self.disparities, self.min_n)
         self.by, self.ib, self.sk, self.lf, self.pop, self.groups, self.ref = by, ib, sk, lf, pop, groups, ref
         self.keys, self.modes, self.opts, self.metric_names = keys, modes, opts, metric_names
         self.has_predictions, self.alpha, self.concentration = has_predictions, alpha, concentration
@@ -590,17 +703,25 @@ class _Prepared:
         self.floats = ["value", "difference", "ratio", *(CI_FLOATS if opts else ()), "n_groups"]
         self.cats = ["reference_group", *(CI_CATS if opts else ()), "excluded_groups"]
 
+    def _shown(self, part: Part) -> Part:
+        return part if self.selection is None else restrict(part, self.selection.shown)
+
+    def group_names(self) -> list[str]:
+        """The metric names of each group row, in order."""
+        names = ["n_missing", *self.metric_names, *(d.name for d in self.disparities)]
+        return names if self.selection is None else [m for m in names if m in self.selection.shown]
+
     def population_part(self) -> Part:
-        return population_part(self.lf, self.pop, self.keys, self.ib, self.has_predictions, self.metric_names,
-                               self.alpha, self.concentration, self.opts)  # fmt: skip
+        return self._shown(population_part(self.lf, self.pop, self.keys, self.ib, self.has_predictions,
+                                           self.metric_names, self.alpha, self.concentration, self.opts))  # fmt: skip
 
     def attribute_part(self) -> Part:
-        return attribute_part(self.groups, self.pop, self.sk, self.ib, self.has_predictions, self.alpha,
-                              self.concentration, self.opts)  # fmt: skip
+        return self._shown(attribute_part(self.groups, self.pop, self.sk, self.ib, self.has_predictions, self.alpha,
+                                          self.concentration, self.opts, self.attribute_metrics))  # fmt: skip
 
     def group_part(self, groups: pl.DataFrame, batch: tuple[Segments, GroupContext] | None = None) -> Part:
-        return group_part(groups, self.ref, self.sk, self.ib, self.has_predictions, self.opts, self.pop, self.modes,
-                          _PRIV, _MODE, batch)  # fmt: skip
+        return self._shown(group_part(groups, self.ref, self.sk, self.ib, self.has_predictions, self.opts, self.pop,
+                                      self.modes, _PRIV, _MODE, batch, self.metric_names, self.disparities))  # fmt: skip
 
     def user_parts(self) -> list[Part]:
         """The user metrics' population, attribute and group parts (none without user metrics)."""
@@ -787,7 +908,7 @@ def _reference(
     ib: list[str],
     metric_names: list[str],
     modes: set[str],
-    has_predictions: bool,
+    disparities: Sequence[Disparity],
     min_n: int = 0,
 ) -> pl.DataFrame:
     """One row per (by group, attribute set): ``<metric>__ref`` values and ``<name>__refname``
@@ -849,7 +970,7 @@ def _reference(
             out = pl.when(out == other).then(out).otherwise(pl.concat_str([out, other], separator=" / "))
         return out.alias(f"{d.name}__refname")
 
-    ref = ref.with_columns([refname(d) for d in disparity_list(has_predictions)])
+    ref = ref.with_columns([refname(d) for d in disparities])
     return ref.collect(**_SMALL).with_columns(pl.col("^.*__refname$").cast(pl.Categorical))
 
 

@@ -359,10 +359,11 @@ def _entities(frame: pl.DataFrame, ib: list[str], sort_a: pl.Expr, sort_g: pl.Ex
     return frame.select(*ib, sort_a.cast(pl.Int64).alias(SORT_A), sort_g.cast(pl.Int64).alias(SORT_G), *extra)
 
 
-@functools.lru_cache(maxsize=2)  # expressions are immutable: built once
-def _group_exprs(has_predictions: bool) -> tuple[list[pl.Expr], list[pl.Expr], list[pl.Expr], list[pl.Expr]]:
+@functools.lru_cache(maxsize=8)  # expressions are immutable: built once per metric selection
+def _group_exprs(has_predictions: bool, metric_names: tuple[str, ...], disparity_names: tuple[str, ...]
+                 ) -> tuple[list[pl.Expr], list[pl.Expr], list[pl.Expr], list[pl.Expr]]:  # fmt: skip
     """The group rows' value (metrics, then named disparities), difference, ratio and reference-name columns."""
-    metric_names, disparities = metric_list(has_predictions), disparity_list(has_predictions)
+    disparities = [d for d in disparity_list(has_predictions) if d.name in disparity_names]
 
     def r(m: str) -> pl.Expr:
         # Polars may hold a reference value that is the same on every row as a broadcast scalar,
@@ -389,15 +390,22 @@ def group_part(
     priv: str = "__pf_priv",
     mode: str = "__pf_mode",
     batch: tuple[Segments, GroupContext] | None = None,
+    metric_names: Sequence[str] | None = None,
+    disparities: Sequence[Disparity] | None = None,
 ) -> Part:
     """Group rows: every metric vs the reference, and the named disparities (and their intervals).
 
     ``batch``: ``groups`` are a batch of the group rows; each row's window (by value, attribute set)
     among all of them and the context their intervals need (:class:`GroupContext`).
+    ``metric_names`` / ``disparities``: the group metrics and named disparities to compute (default:
+    every one of the report, :func:`metric_list` / :func:`disparity_list`; a metric selection passes
+    fewer, each disparity's rates among the metrics).
     """
-    metric_names, disparities = metric_list(has_predictions), disparity_list(has_predictions)
+    metric_names = list(metric_list(has_predictions) if metric_names is None else metric_names)
+    disparities = list(disparity_list(has_predictions) if disparities is None else disparities)
     wide = groups.join(ref, on=sk, how="left", nulls_equal=True, maintain_order="left")
-    values, differences, ratios, refnames = _group_exprs(has_predictions)
+    values, differences, ratios, refnames = _group_exprs(has_predictions, tuple(metric_names),
+                                                                tuple(d.name for d in disparities))
     names = ["n_missing", *metric_names, *(d.name for d in disparities)]
     entities = _entities(
         groups, ib, pl.col(SORT_A), pl.col(SORT_G), pl.col("attribute").cast(pl.Categorical),
@@ -468,10 +476,10 @@ def _spread_aggs(m: str) -> list[pl.Expr]:
     ]
 
 
-@functools.lru_cache(maxsize=2)  # expressions are immutable: built once
-def _attribute_aggs(has_predictions: bool) -> tuple[list[pl.Expr], list[pl.Expr]]:
+@functools.lru_cache(maxsize=8)  # expressions are immutable: built once per metric selection
+def _attribute_aggs(has_predictions: bool, metric_names: tuple[str, ...]) -> tuple[list[pl.Expr], list[pl.Expr]]:
     """Every metric's spread aggregations, and fairlearn's equalized odds' count and exclusions."""
-    spread = [e for m in metric_list(has_predictions) for e in _spread_aggs(m)]
+    spread = [e for m in metric_names for e in _spread_aggs(m)]
     extra: list[pl.Expr] = []
     if has_predictions:
         tpr, fpr = pl.col("true_positive_rate"), pl.col("false_positive_rate")
@@ -491,13 +499,16 @@ def attribute_part(
     alpha: float,
     concentration: float,
     ci: CiOptions | None = None,
+    metric_names: Sequence[str] | None = None,
 ) -> Part:
     """Attribute rows: every metric's spread over the groups; fairlearn's named disparities;
     the between-group entropy indices and EDF. One aggregation over the group table.
+    ``metric_names``: the group metrics whose spreads are computed (default: every one of the report;
+    with predictions they include the selection rate, TPR and FPR, which fairlearn's disparities read).
     """
-    metric_names = metric_list(has_predictions)
+    metric_names = list(metric_list(has_predictions) if metric_names is None else metric_names)
     aggs, finish, index_names = _index_aggs(has_predictions, alpha, "between_group_")
-    spread, extra = _attribute_aggs(has_predictions)
+    spread, extra = _attribute_aggs(has_predictions, tuple(metric_names))
     variances = {v: m for v, m in VARIANCE_OF.items() if m in metric_names}
     sizes = {m: rate_inputs(m).n for m in variances.values()}
     idx = [*sk, "attribute"]
