@@ -1,7 +1,9 @@
 """Call shapes whose reports must stay bit-identical across the issue-41 changes (metric selection,
 intersection budget): :func:`digests` of each, and ``data/report_digests_base.json`` holds the digests
-the code at the branch's base (commit 0f974c0, before issue 41) gave for them
-(``python tests/core/report_shapes.py > tests/core/data/report_digests_base.json`` run there).
+the code before issue 41 gave for them (``python tests/core/report_shapes.py >
+tests/core/data/report_digests_base.json`` run there: first at 0f974c0; regenerated at c070dca, the
+integration of issue 39's deliberate changes (noise-corrected variance rows, the 30-row minimum) before
+issue 41 was merged, and checked equal to the merged code's digests).
 
 Not a test module itself (no ``test_`` prefix): tests/core/test_report_selection.py reads it.
 """
