@@ -85,6 +85,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ReferenceWarning",
         "ReportSizeWarning",
         "SchemaMismatchError",
+        "UnknownOptionError",
         "WeightRangeWarning",
     ),
     "polfair.mitigation": ("group_thresholds", "reweighing"),
@@ -167,6 +168,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs (a test keeps th
         ReferenceWarning,
         ReportSizeWarning,
         SchemaMismatchError,
+        UnknownOptionError,
         WeightRangeWarning,
     )
     from polfair.mitigation import group_thresholds, reweighing
@@ -278,6 +280,7 @@ __all__ = [
     "ColumnNotFoundError",
     "InvalidInputError",
     "SchemaMismatchError",
+    "UnknownOptionError",
     "MissingValuesWarning",
     "PolarityError",
     "PolarityWarning",

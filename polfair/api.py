@@ -23,6 +23,7 @@ from polfair.core.clustered import jackknife_report_intervals
 from polfair.core.contract import cell_alarms
 from polfair.core.contract.inputs import is_foreign
 from polfair.core.docstrings import shares_parameters
+from polfair.core.options import check_known, checks_keywords
 from polfair.core.passes.collect import collect_cells
 from polfair.core.passes.counts import BUCKET, COUNT_COLUMNS, cell_table, checked_polarity, pivot_codes
 from polfair.core.passes.spec import Spec, build_spec
@@ -230,6 +231,7 @@ def confusion_counts(
 
 
 @shares_parameters(confusion_counts)
+@checks_keywords
 def fairness_report(
     data: Any,
     *,
@@ -553,6 +555,7 @@ def fairness_report_batches(data: Any, *, batch_rows: int = 250_000, **kwargs: A
     >>> len(batches) > 1, pl.concat(batches).equals(pf.fairness_report(df, y_true="y", y_pred="p", protected="sex"))
     (True, True)
     """
+    check_known(kwargs, [*inspect.signature(fairness_report).parameters, "batch_rows"], door="fairness_report_batches")
     bound = inspect.signature(fairness_report).bind(data, **kwargs)
     bound.apply_defaults()
     args = dict(bound.arguments)

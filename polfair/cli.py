@@ -19,11 +19,12 @@ import uuid
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 
 import polars as pl
 
 from polfair.core.contract.inputs import to_lazyframe
+from polfair.core.options import close_names
 from polfair.core.report.run_metadata import attach_request, request_of
 from polfair.core.report.status import THRESHOLD_PRESETS
 from polfair.core.report.wide import to_wide
@@ -85,8 +86,32 @@ def _privileged(pairs: Sequence[str], schema: pl.Schema) -> dict[str, Any]:
     return {k: v[0] if len(v) == 1 else v for k, v in out.items()}
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with "did you mean" for a misspelled option (the doors' keyword check, issue 38)."""
+
+    def error(self, message: str) -> NoReturn:
+        head = "unrecognized arguments: "
+        if message.startswith(head):
+            known = {o for a in _all_actions(self) for o in a.option_strings if o.startswith("--")}
+            given = [w.split("=", 1)[0] for w in message[len(head):].split() if w.startswith("--")]
+            hints = [f"{g} (did you mean {c[0]}?)" for g in given if (c := close_names(g, known))]
+            if hints:
+                message = f"{message}; " + ", ".join(hints)
+        super().error(message)
+
+
+def _all_actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    """The parser's actions and those of its sub-commands' parsers."""
+    out = list(parser._actions)
+    for a in parser._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            for sub in a.choices.values():
+                out.extend(_all_actions(sub))
+    return out
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="polfair", description="Fairness audits as one Polars group-by.",
+    p = _Parser(prog="polfair", description="Fairness audits as one Polars group-by.",
                                 epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="audit COMPAS (bundled): race, sex, age band; prediction decile_score >= 5")

@@ -13,6 +13,7 @@ __all__ = [
     "WeightRangeWarning",
     "ReportSizeWarning",
     "SchemaMismatchError",
+    "UnknownOptionError",
 ]
 
 
@@ -31,6 +32,12 @@ class InvalidInputError(PolfairError):
 class PolarityError(InvalidInputError):
     """A score or a Boolean prediction can be read two ways relative to ``favorable``; say which with
     ``score_label=`` (the message names both readings and the fix for each; ``docs/contract.md``).
+    """
+
+
+class UnknownOptionError(PolfairError, TypeError):
+    """A keyword or option no door of that name takes; the message names the close one ("did you
+    mean"). A ``TypeError`` too, as Python's own error for an unexpected keyword is.
     """
 
 

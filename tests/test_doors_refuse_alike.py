@@ -134,3 +134,72 @@ def test_cli_append_into_a_missing_directory_is_refused_before_the_pass(tmp_path
     err = capsys.readouterr().err
     assert code == 2, err
     assert "does not exist; create it first" in err and ".lock" not in err and "Traceback" not in err
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 38: a misspelled keyword names the close one at every door (one decorator,
+# polfair.core.options.checks_keywords); on main Python's TypeError named no alternative
+
+
+def _doors_with_a_typo() -> dict[str, object]:
+    from polfair.compat.aif360 import BinaryLabelDatasetMetric, ClassificationMetric
+
+    df = _frame()
+    return {
+        "fairness_report": lambda: pf.fairness_report(df, y_true="y", y_pred="p", protectd="g"),
+        "fairness_report_batches": lambda: list(pf.fairness_report_batches(df, y_true="y", y_pred="p", protectd="g")),
+        "regression_report": lambda: pf.regression_report(df, y_true="r", y_pred="r", protectd="g"),
+        "score_report": lambda: pf.score_report(df, y_true="y", y_score="r", protectd="g"),
+        "threshold_sweep": lambda: pf.threshold_sweep(df, y_true="y", y_score="r", protectd="g"),
+        "group_thresholds": lambda: pf.group_thresholds(df, y_true="y", y_score="r", protectd="g"),
+        "adverse_impact": lambda: pf.adverse_impact(df, y_pred="p", protectd="g"),
+        "slice_scan": lambda: pf.slice_scan(df, featurs=["g"], y_true="y", y_pred="p"),
+        "proxy_scan": lambda: pf.proxy_scan(df, protected="g", features=["r"], protectd="g"),
+        "MetricFrame": lambda: pf.MetricFrame(metrics=len, y_true=df["y"], y_pred=df["p"], sensitive_feature=df["g"]),
+        "FairnessAccumulator": lambda: pf.FairnessAccumulator(y_true="y", y_pred="p", protectd="g"),
+        "BinaryLabelDatasetMetric": lambda: BinaryLabelDatasetMetric(df, y="y", protectd="g"),
+        "ClassificationMetric": lambda: ClassificationMetric(df, y_true="y", y_pred="p", protectd="g"),
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("door", list(_doors_with_a_typo()))
+def test_a_misspelled_keyword_names_the_close_one_at_every_door(door: str) -> None:
+    call = _doors_with_a_typo()[door]
+    typo, right = {"slice_scan": ("featurs", "features"), "MetricFrame": ("sensitive_feature", "sensitive_features")
+                   }.get(door, ("protectd", "protected"))  # fmt: skip
+    with pytest.raises(pf.UnknownOptionError, match=rf"^{door} got an unknown keyword '{typo}' \(did you mean '{right}'\?\)"):
+        call()  # type: ignore[operator]
+
+
+def test_the_unknown_keyword_error_is_a_type_error_and_a_polfair_error() -> None:
+    with pytest.raises(TypeError):
+        pf.fairness_report(_frame(), y_true="y", y_pred="p", protected="g", weigth="r")
+    with pytest.raises(pf.PolfairError, match="did you mean 'weight'"):
+        pf.fairness_report(_frame(), y_true="y", y_pred="p", protected="g", weigth="r")
+
+
+def test_summarize_names_the_close_option() -> None:
+    rep = pf.fairness_report(_frame(), y_true="y", y_pred="p", protected="g", ci=None)
+    with pytest.raises(pf.UnknownOptionError, match=r"summarize \(a classification report\) got an unknown keyword "
+                       r"'max_group' \(did you mean 'max_groups'\?\)"):  # fmt: skip
+        pf.summarize(rep, max_group=3)
+
+
+def test_the_cli_names_the_close_option(tmp_path, capsys) -> None:
+    data = tmp_path / "d.parquet"
+    _frame().write_parquet(data)
+    with pytest.raises(SystemExit) as exit_:
+        main(["report", str(data), "--y-true", "y", "--y-pred", "p", "--protected", "g", "--min-sample-sise", "3"])
+    assert exit_.value.code == 2
+    assert "--min-sample-sise (did you mean --min-sample-size?)" in capsys.readouterr().err
+
+
+def test_a_decorated_door_keeps_its_signature_and_its_doctests() -> None:
+    import doctest
+    import inspect
+
+    import polfair.api
+
+    assert "protected" in inspect.signature(pf.fairness_report).parameters
+    found = {t.name for t in doctest.DocTestFinder().find(polfair.api)}
+    assert "polfair.api.fairness_report" in found  # the wrapper lives in the door's module

@@ -105,12 +105,9 @@ class AuditRequest:
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(options) - names)
         if unknown:
-            import difflib
+            from polfair.core.options import check_known
 
-            hints = {u: difflib.get_close_matches(u, sorted(names), n=1) for u in unknown}
-            said = ", ".join(f"{u!r}" + (f" (did you mean {h[0]!r}?)" if h else "") for u, h in hints.items())
-            msg = f"fairness_report got unknown option(s) {said}"
-            raise PolfairError(msg)
+            check_known(unknown, names, door="fairness_report")
         request = cls(**options)
         request.check()
         return request

@@ -24,6 +24,7 @@ from polfair.core._args import as_expr, as_list, output_name
 from polfair.core._typing import IntoExpr
 from polfair.core.contract import cell_alarms, label_values_warnings, seen_values
 from polfair.core.contract.inputs import to_lazyframe
+from polfair.core.options import checks_keywords
 from polfair.core.passes.collect import collect_cells, collect_codes
 from polfair.core.passes.counts import COUNT_DTYPES, W2_COLUMNS, check_cell_table, merge_counts, pivot_codes
 from polfair.core.passes.spec import CODE, Spec, build_spec, protected_exprs
@@ -129,6 +130,7 @@ class FairnessAccumulator:
     0.666...
     """
 
+    @checks_keywords
     def __init__(
         self,
         *,

@@ -38,6 +38,7 @@ from polfair.core._args import as_expr, as_list, output_name
 from polfair.core._typing import IntoExpr
 from polfair.core.contract import POLARS, Column, score
 from polfair.core.contract import key as key_rule
+from polfair.core.options import checks_keywords
 from polfair.core.passes.spec import check_key_names
 from polfair.exceptions import PolfairError
 from polfair.scores.counts import score_counts
@@ -382,6 +383,7 @@ def _expected(g: _Group, hi: float, lo: float, q: float) -> tuple[float, float]:
     return float(tp), float(fp)
 
 
+@checks_keywords
 def group_thresholds(
     data: Any,
     *,

@@ -14,6 +14,7 @@ Kinds: ``"slices"`` (:func:`polfair.slice_scan`), ``"adverse_impact"`` (:func:`p
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from typing import Any
 
 import polars as pl
 
+from polfair.core.options import check_known
 from polfair.exceptions import PolfairError
 from polfair.outputs.regression import summarize_regression
 from polfair.outputs.slices import summarize_slices
@@ -310,4 +312,7 @@ def summarize(report: pl.DataFrame, **options: Any) -> str:
     """
     kind = report_kind(report)
     entry = next(e for e in SUMMARIES if e.kind == kind)
+    params = list(inspect.signature(entry.summarize).parameters.values())[1:]
+    if not any(p.kind is p.VAR_KEYWORD for p in params):  # an unknown option names the close one
+        check_known(options, [p.name for p in params], door=f"summarize (a {kind} report)")
     return entry.summarize(report, **options)

@@ -43,6 +43,7 @@ from polfair.core import contract
 from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
 from polfair.core.contract import CODE, MISSING, POLARS, Compiled
+from polfair.core.options import checks_keywords
 from polfair.core.passes.collect import check_not_empty
 from polfair.core.passes.counts import COUNT_COLUMNS, COUNT_DTYPES
 from polfair.core.passes.spec import label_values
@@ -435,6 +436,7 @@ def proxy_report(
     return proxy_report_from_counts(c, numeric_bins=numeric_bins, max_levels=max_levels, **report_options)
 
 
+@checks_keywords
 def proxy_scan(
     data: Any,
     *,

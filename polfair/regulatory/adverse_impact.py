@@ -43,6 +43,7 @@ import polars as pl
 
 from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
+from polfair.core.options import checks_keywords
 from polfair.core.proba import DEFAULT_TOLERANCE, estimated_note, parse_protected_proba
 from polfair.core.report.build import attribute_sets, group_label
 from polfair.core.report.run_metadata import attach_request
@@ -238,6 +239,7 @@ def adverse_impact_from_counts(
     return pl.DataFrame(out, schema=schema).select(*by_n, *ADVERSE_IMPACT_COLUMNS)
 
 
+@checks_keywords
 def adverse_impact(
     data: Any,
     *,

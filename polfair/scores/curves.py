@@ -38,6 +38,7 @@ import polars as pl
 from polfair.core import intervals as iv
 from polfair.core._args import as_list, as_values
 from polfair.core._typing import IntoExpr
+from polfair.core.options import checks_keywords
 from polfair.core.proba import DEFAULT_TOLERANCE
 from polfair.core.report.build import attribute_sets, group_label, value_label
 from polfair.exceptions import InvalidInputError, PolfairError
@@ -807,6 +808,7 @@ def _abroca(c: pl.DataFrame, by: Sequence[str], refs: list[dict[str, Any]]) -> p
     return pl.DataFrame({_GID: out_gid, "abroca": out_val}, schema={_GID: pl.UInt32, "abroca": pl.Float64})
 
 
+@checks_keywords
 def score_report(
     data: Any,
     *,

@@ -28,6 +28,7 @@ from polfair.core import intervals as iv
 from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
 from polfair.core.metrics import METRICS, group_metrics, rate
+from polfair.core.options import checks_keywords
 from polfair.exceptions import PolfairError
 from polfair.scores.counts import score_counts
 from polfair.scores.curves import group_histograms, reference_groups
@@ -318,6 +319,7 @@ def _rate_intervals(
     return out.with_columns(pl.lit(None, pl.Float64).alias("p_value_adjusted"))
 
 
+@checks_keywords
 def threshold_sweep(
     data: Any,
     *,

@@ -25,6 +25,7 @@ from polfair.core.contract import CODE, Compiled
 from polfair.core.contract.inputs import is_foreign
 from polfair.core.intervals import check_ci, check_p_adjust
 from polfair.core.metrics import ALIASES, METRICS, Counts
+from polfair.core.options import checks_keywords
 from polfair.core.passes.collect import check_not_empty
 from polfair.core.passes.spec import check_on_missing, check_threshold, classification_columns, label_values
 from polfair.core.report.run_metadata import attach_request
@@ -296,6 +297,7 @@ def _bin_level1(table: pl.DataFrame, f: Feature, q: int) -> pl.DataFrame:
 # the front door
 
 
+@checks_keywords
 def slice_scan(
     data: Any,
     *,
