@@ -36,7 +36,7 @@ from polfair.core.report.wide import to_wide
 from polfair.core.request import AuditRequest
 from polfair.core.values import check_option_types
 from polfair.engines.narwhals import foreign_code_table
-from polfair.exceptions import PolarityWarning, PolfairError
+from polfair.exceptions import PolarityWarning, PolfairError, user_stacklevel
 from polfair.monitor.plan import plan_report, significance_as_level
 
 __all__ = ["confusion_counts", "fairness_report", "fairness_report_batches"]
@@ -623,7 +623,7 @@ def _prepare(data: Any, request: AuditRequest) -> _Prepared:
         cells = _sum_buckets(bucketed)
     alarms = cell_alarms(cells, spec.polarity, has_predictions=spec.has_predictions, has_scores=spec.has_scores)
     for text in alarms:
-        warnings.warn(text, PolarityWarning, stacklevel=3)
+        warnings.warn(text, PolarityWarning, stacklevel=user_stacklevel())
     common: dict[str, Any] = dict(
         protected=spec.keys, has_predictions=spec.has_predictions, privileged=run.privileged,
         reference=run.reference, intersections=run.intersections, alpha=run.alpha,

@@ -183,7 +183,8 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--adverse-impact-out", metavar="PATH",
                      help="write the adverse-impact table (.parquet/.csv/.json) instead of printing it")
     rep.add_argument("--adverse-impact-min-size", type=int, metavar="N",
-                     help="leave groups of fewer than N candidates out of the adverse-impact comparisons")
+                     help="leave groups of fewer than N candidates out of the adverse-impact comparisons (default: "
+                     "--min-sample-size)")
     rep.add_argument("--adverse-impact-sets", nargs="+", metavar="SET",
                      help="attribute sets of the adverse-impact battery, e.g. race sex 'race & sex' (default: every "
                      "attribute and intersection)")
@@ -733,11 +734,14 @@ def _adverse_impact_table(lf: pl.LazyFrame, args: argparse.Namespace, kwargs: di
         raise PolfairError(msg)
     sets = _sets(args.adverse_impact_sets)
     proba = {k: kwargs[k] for k in ("protected_proba", "proba_assignment", "proba_tolerance") if k in kwargs}
+    # one request for every section: the report's --min-sample-size is the battery's minimum too, unless
+    # --adverse-impact-min-size says otherwise; the scoring rate (--y-score) reads no favorable label
+    min_size = args.adverse_impact_min_size if args.adverse_impact_min_size is not None else kwargs.get("min_sample_size")
     table = adverse_impact(
         lf, y_pred=None if use_score else kwargs["y_pred"], y_score=args.y_score if use_score else None,
-        protected=kwargs["protected"] or [], preset=cast(Any, preset), favorable=kwargs["favorable"], by=kwargs["by"],
-        intersections=sets if sets is not None else args.intersections, min_size=args.adverse_impact_min_size,
-        score_label=kwargs["score_label"],
+        protected=kwargs["protected"] or [], preset=cast(Any, preset), by=kwargs["by"],
+        favorable=None if use_score else kwargs["favorable"], score_label=None if use_score else kwargs["score_label"],
+        intersections=sets if sets is not None else args.intersections, min_size=min_size,
         **proba,
     )  # fmt: skip
     return table
@@ -758,11 +762,10 @@ def _show_adverse_impact(table: pl.DataFrame, args: argparse.Namespace, kwargs: 
         write_report(table, out)  # atomic, as every file the command writes
         print(f"wrote {table.height} adverse-impact rows to {out}")
         return
-    cols = ["attribute", "group", "n", "selected", "selection_rate", "impact_ratio", "four_fifths_pass", "p_value",
-            "fisher_p_value", "shortfall", "excluded_reason"]  # fmt: skip
-    with pl.Config(tbl_rows=60, tbl_width_chars=200, fmt_str_lengths=40):
-        print(f"adverse impact ({preset}):")
-        print(table.select(*(kwargs["by"] or []), *cols))
+    from polfair.outputs.summaries import summarize as summarize_any  # every section through pf.summarize
+
+    print(f"adverse impact ({preset}):")
+    print(summarize_any(table))
 
 
 def _violations(report: pl.DataFrame, args: argparse.Namespace) -> pl.DataFrame | None:
@@ -936,7 +939,7 @@ def _slices_parser(sub: Any) -> None:
     sl.add_argument("--y-true", help="instead of --errors: the label column (with --y-pred or --y-score, --metric)")
     sl.add_argument("--y-pred", help="predicted-label column or SQL expression (e.g. 'score >= 0.5')")
     sl.add_argument("--y-score", help="score column in [0, 1]: P(favorable), or P(--score-label)")
-    sl.add_argument("--threshold", type=float, default=0.5, help="threshold for --y-score (default 0.5)")
+    sl.add_argument("--threshold", type=float, help="threshold for --y-score (default 0.5)")
     sl.add_argument("--metric", default="error_rate",
                     help="with labels: the rate whose worst slices to find (default error_rate; false_positive_rate, "
                     "false_negative_rate, selection_rate, ...)")

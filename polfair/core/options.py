@@ -14,9 +14,10 @@ import types
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
-from polfair.exceptions import InvalidInputError, UnknownOptionError
+from polfair.exceptions import ColumnNotFoundError, InvalidInputError, UnknownOptionError
 
-__all__ = ["check_known", "checks_keywords", "close_names", "refuse_unused", "unknown_names_message"]
+__all__ = ["check_known", "check_present", "checks_keywords", "close_names", "refuse_unused", "refuse_unused_threshold",
+           "unknown_names_message"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -108,3 +109,40 @@ def refuse_unused(door: str, given: Mapping[str, Any], *, because: str) -> None:
         pron = "it" if len(used) == 1 else "them"
         msg = f"{door}: {said} {verb} not used because {because}; remove {pron}"
         raise InvalidInputError(msg)
+
+
+def refuse_unused_threshold(door: str, threshold: Any, **predictions: Any) -> None:
+    """Refuse ``threshold=`` next to a given prediction column (``y_pred=``, ``errors=``): the threshold
+    turns ``y_score`` into predictions only where none is given.
+
+    >>> refuse_unused_threshold("fairness_report", 0.3, y_pred="p")
+    Traceback (most recent call last):
+    ...
+    polfair.exceptions.InvalidInputError: fairness_report: threshold=0.3 is not used because y_pred='p' gives the ...
+    """
+    given = {k: v for k, v in predictions.items() if v is not None}
+    if threshold is not None and given:
+        k, v = next(iter(given.items()))
+        refuse_unused(door, {"threshold": threshold},
+                      because=f"{k}={v!r} gives the predictions (threshold makes them from y_score only without {k})")
+
+
+def check_present(door: str, option: str, given: Iterable[Any] | None, present: Iterable[Any], *,
+                  what: str = "attribute set of the report") -> None:  # fmt: skip
+    """Refuse names a filter option gives that match nothing in the output (a typo'd attribute).
+
+    >>> check_present("summarize", "attributes", ["Maritl"], ["marital", "sex"])
+    Traceback (most recent call last):
+    ...
+    polfair.exceptions.ColumnNotFoundError: summarize: attributes=['Maritl']: 'Maritl' (did you mean 'marital'?) is no ...
+    """
+    if given is None:
+        return
+    have = [str(p) for p in present]
+    missing = [g for g in given if str(g) not in have]
+    if missing:
+        shown = ", ".join(repr(h) for h in have[:12]) + (", ..." if len(have) > 12 else "")
+        verb = "is no" if len(missing) == 1 else "are no"
+        msg = (f"{door}: {option}={list(given)!r}: {unknown_names_message([str(m) for m in missing], have)} {verb} "
+               f"{what}; it has {shown or 'none'}")  # fmt: skip
+        raise ColumnNotFoundError(msg)

@@ -22,7 +22,7 @@ from typing import Any
 
 import polars as pl
 
-from polfair.core.options import check_known
+from polfair.core.options import check_known, check_present
 from polfair.exceptions import PolfairError
 from polfair.outputs.regression import summarize_regression
 from polfair.outputs.slices import summarize_slices
@@ -145,6 +145,7 @@ def summarize_scores(report: pl.DataFrame, *, attributes: Sequence[str] | None =
         lines.append(f"population: {n:,} rows; " + ", ".join(
             f"{_SCORE_SHORT[m]} {cell(pop.get(m))}" for m in _SCORE_METRICS[:4] if m in pop))  # fmt: skip
     sets = rep["attribute"].drop_nulls().unique(maintain_order=True).to_list()
+    check_present("summarize", "attributes", attributes, sets)
     sets = [a for a in sets if " & " not in a] if attributes is None else [a for a in attributes if a in sets]
     for a in sets:
         part = rep.filter(pl.col("attribute") == a, pl.col("group").is_not_null())

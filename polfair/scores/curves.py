@@ -39,8 +39,10 @@ from polfair.core import intervals as iv
 from polfair.core._args import as_list, as_values
 from polfair.core._typing import IntoExpr
 from polfair.core.options import checks_keywords
+from polfair.core.passes.counts import check_counted
 from polfair.core.proba import DEFAULT_TOLERANCE
-from polfair.core.report.build import attribute_sets, group_label, value_label
+from polfair.core.report.build import attribute_sets, group_label, value_label, warn_absent_privileged
+from polfair.core.values import coerce_values
 from polfair.exceptions import InvalidInputError, PolfairError
 from polfair.scores._uncertainty import SCORE_CI_FLOATS, auc_variance_expr, score_intervals
 from polfair.scores.counts import SCORE_COUNT_COLUMNS, score_counts
@@ -55,6 +57,8 @@ __all__ = [
     "roc_curve",
     "score_report",
     "score_report_from_counts",
+    "split_missing",
+    "warn_absent_privileged_scores",
 ]
 
 #: Metrics of :func:`score_report`, in order.
@@ -384,8 +388,6 @@ def reliability_curve(
     >>> first.select(pl.col("mean_predicted", "fraction_positive").round(4)).row(0)
     (0.1, 0.2116)
     """
-    from polfair.exceptions import InvalidInputError
-
     hist, by_n = _histogram(data, y_true, y_score, protected, favorable, weight, by, bins, score_label)
     if (
         _check_calibration_bins(calibration_bins)
@@ -520,7 +522,8 @@ def reference_groups(
         The ``by`` column names.
     privileged
         ``{attribute: value}``; an attribute set whose attributes all have one privileged value
-        present in the data takes that group.
+        takes that group (``None`` when no row is in it, as the report's: its comparisons are null;
+        :func:`warn_absent_privileged_scores` says so).
     size
         Column ranking the groups otherwise (the largest first; ties: the first in order).
 
@@ -535,6 +538,8 @@ def reference_groups(
     >>> g = pl.DataFrame({"attribute": ["sex", "sex"], "group": ["f", "m"], "n": [3, 5]})
     >>> reference_groups(g).rows(), reference_groups(g, privileged={"sex": "f"}).rows()
     ([('sex', 'm')], [('sex', 'f')])
+    >>> reference_groups(g, privileged={"sex": "x"}).rows()  # in no row: null, as the report's (a warning there)
+    [('sex', None)]
     """
     by_n = list(by)
     rows = []
@@ -542,8 +547,10 @@ def reference_groups(
     for key, part in known.group_by([*by_n, "attribute"], maintain_order=True):
         attrs = str(key[-1]).split(" & ")
         ref = _privileged_label(attrs, privileged)
-        if ref is None or ref not in part["group"].to_list():
-            ref = part.sort(size, descending=True, maintain_order=True)["group"][0]
+        if ref is None:  # a group whose every row is missing (null size) is never the largest
+            ref = part.sort(size, descending=True, nulls_last=True, maintain_order=True)["group"][0]
+        elif ref not in part["group"].to_list():
+            ref = None  # a privileged group with no rows: its comparisons are null, as in the report (warned)
         rows.append({**dict(zip([*by_n, "attribute"], key)), "reference_group": ref})
     schema: dict[str, Any] = {
         **{b: groups.schema[b] for b in by_n},
@@ -551,6 +558,37 @@ def reference_groups(
         "reference_group": pl.String,
     }
     return pl.DataFrame(rows, schema=schema)
+
+
+def split_missing(hist: pl.DataFrame | pl.LazyFrame, *, what: str = "label, score or weight"
+                  ) -> tuple[pl.DataFrame, pl.DataFrame]:  # fmt: skip
+    """``(missing, scored)``: the rows ``score_counts(with_missing=True)`` adds for rows with a missing
+    label, score or weight (``score`` and ``label`` null), and the others.
+
+    Raises
+    ------
+    InvalidInputError
+        No scored row: every row missing (named with its count), or no row at all.
+    """
+    h = hist.collect() if isinstance(hist, pl.LazyFrame) else hist
+    gone = pl.col("score").is_null() & pl.col("label").is_null()
+    miss, h = h.filter(gone), h.filter(~gone)
+    if not h.height:
+        n_miss = int(miss["n"].sum() or 0)
+        check_counted(n_miss, n_miss, what=what)
+    return miss, h
+
+
+def warn_absent_privileged_scores(hist: pl.DataFrame, by: Sequence[str], privileged: Mapping[str, Any] | None) -> None:
+    """The report's warning (:func:`polfair.core.report.build.warn_absent_privileged`) for a score
+    histogram: each ``privileged`` value found in no row of its protected column.
+    """
+    if not privileged:
+        return
+    keys = [c for c in hist.columns[: hist.columns.index("score")] if c not in by]
+    typed = {a: coerce_values(as_values(v), hist.schema[a], option="privileged", column=a)
+             for a, v in privileged.items() if a in keys}  # fmt: skip
+    warn_absent_privileged(hist.lazy(), hist.schema, typed)
 
 
 def score_report_from_counts(
@@ -606,16 +644,8 @@ def score_report_from_counts(
     h = hist.collect() if isinstance(hist, pl.LazyFrame) else hist
     by_n = [str(b) for b in as_list(by)]
     _keys_of(h, by_n)
-    gone = pl.col("score").is_null() & pl.col("label").is_null()  # score_counts(with_missing=True)'s rows
-    miss, h = h.filter(gone), h.filter(~gone)
-    if not h.height:
-        n_miss = int(miss["n"].sum() or 0)
-        msg = (
-            f"every row ({n_miss:,}) has a missing label, score or weight: nothing to score (check the columns "
-            "and the filters applied before the report)"
-            if n_miss else "the input has no rows: there is nothing to audit (check filters applied before the report)"
-        )
-        raise InvalidInputError(msg)
+    warn_absent_privileged_scores(h, by_n, privileged)
+    miss, h = split_missing(h)  # score_counts(with_missing=True)'s rows
     gh = group_histograms(h, by=by_n, intersections=intersections)
     c = _cumulative(gh, by_n)
     tp_prev = pl.col("tp").shift(1, fill_value=0.0).over(_GID)
@@ -712,7 +742,14 @@ def _with_missing(
     if not miss.height:
         return per.with_columns(pl.lit(0.0).alias("n_missing"))
     gm = group_histograms(miss.with_columns(pl.lit(0.0).alias("score")), by=by_n, intersections=intersections)
-    gm = gm.group_by(_gid(by_n)).agg(pl.col("n").sum().alias("__pf_nm"))
+    gm = gm.group_by(_gid(by_n), maintain_order=True).agg(pl.col("n").sum().alias("__pf_nm"))
+    # a group whose every row is missing keeps its rows (n, n_missing, null metrics), numbered after the others
+    only = gm.join(per.select(_gid(by_n)), on=_gid(by_n), how="anti", nulls_equal=True)
+    if only.height:
+        start = int(per[_GID].max() or 0) + 1  # type: ignore[arg-type]
+        extra = only.select(_gid(by_n)).with_row_index(_GID, offset=start).with_columns(
+            pl.col(_GID).cast(per.schema[_GID]), pl.lit(0, per.schema["n"]).alias("n"))  # fmt: skip
+        per = pl.concat([per, extra], how="diagonal_relaxed")
     return (
         per.join(gm, on=_gid(by_n), how="left", nulls_equal=True, maintain_order="left")
         .with_columns(pl.col("__pf_nm").fill_null(0))
@@ -735,7 +772,9 @@ def _with_intervals(
     adjust: str | None,
 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """The score report's interval and test columns (:mod:`polfair.scores._uncertainty`) joined on."""
-    # positions 0..G-1 (_with_gid numbers the groups 1..G in order)
+    # positions 0..G-1 (_with_gid numbers the groups 1..G in order); a group whose every row is missing
+    # (numbered after them, _with_missing) has no scores: null intervals
+    per = per.filter(pl.col(_GID).is_in(c[_GID].unique().implode()))
     offset = int(per[_GID].min() or 0)  # type: ignore[arg-type]
     per = per.sort(_GID).with_columns((pl.col(_GID) - offset).alias(_GID))
     c = c.with_columns((pl.col(_GID) - offset).alias(_GID))
@@ -830,6 +869,7 @@ def score_report(
     protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None = None,
     proba_assignment: Literal["weighted", "argmax"] = "weighted",
     proba_tolerance: float = DEFAULT_TOLERANCE,
+    on_missing: Literal["warn", "raise", "ignore"] = "warn",
 ) -> pl.DataFrame:
     """Score-based fairness report: ROC AUC, AP, Brier, ECE and ABROCA by group, with intervals, from one pass.
 
@@ -885,6 +925,9 @@ def score_report(
         those of the rows weighted by their membership probabilities (the weighted estimator), or
         of the rows assigned to their likeliest group (``"argmax"``); intervals use Kish sizes
         ``(Σ w·p)² / Σ w²·p`` and cover sampling noise only (``docs/proxy-groups.md``).
+    on_missing
+        Rows with a missing label, prediction, score or weight: ``"warn"`` (default), ``"raise"`` or
+        ``"ignore"``, as in :func:`polfair.fairness_report`.
 
     Returns
     -------
@@ -929,7 +972,7 @@ def score_report(
     h = score_counts(
         data, y_true=y_true, y_score=y_score, protected=protected, favorable=favorable, weight=weight, by=by, bins=bins,
         protected_proba=protected_proba, proba_assignment=proba_assignment, proba_tolerance=proba_tolerance,
-        score_label=score_label, with_missing=True, relative=True,
+        score_label=score_label, with_missing=True, relative=True, on_missing=on_missing,
     )  # fmt: skip
     by_n = h.columns[: len(as_list(by))]
     return score_report_from_counts(
