@@ -152,7 +152,8 @@ def check_problems(
     excluded_from
         How the message says what happens to missing rows.
     stacklevel
-        Of the warning.
+        Unused (kept for callers): the warning names the first frame outside polfair
+        (:func:`polfair.exceptions.user_stacklevel`), whatever the path to it.
     check_values
         Warn (:class:`~polfair.exceptions.ReferenceWarning`) when ``favorable`` (or ``unfavorable=``)
         matches no row of the label (of the decision in a pass without labels), naming the values
@@ -425,7 +426,8 @@ def weight_units(
         units: weights beyond about 1e±150; in the reports' units: beyond about 1e±240, or groups
         whose weights differ by a factor beyond about 1e180).
     stacklevel
-        Of that warning.
+        Unused (kept for callers): the warning names the first frame outside polfair
+        (:func:`polfair.exceptions.user_stacklevel`), whatever the path to it.
 
     Returns
     -------

@@ -671,7 +671,8 @@ def warn_absent_privileged(
     typed
         ``{attribute: values}``: the privileged values in their columns' dtypes (:func:`coerce_values`).
     stacklevel
-        Of the warning (the user's call).
+        Unused (kept for callers): the warning names the first frame outside polfair
+        (:func:`polfair.exceptions.user_stacklevel`), whatever the path to it.
 
     Examples
     --------
