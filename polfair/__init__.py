@@ -85,6 +85,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ReferenceWarning",
         "ReportSizeWarning",
         "SchemaMismatchError",
+        "UnknownOptionError",
         "WeightRangeWarning",
     ),
     "polfair.mitigation": ("group_thresholds", "reweighing"),
@@ -168,6 +169,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs (a test keeps th
         ReferenceWarning,
         ReportSizeWarning,
         SchemaMismatchError,
+        UnknownOptionError,
         WeightRangeWarning,
     )
     from polfair.mitigation import group_thresholds, reweighing
@@ -284,6 +286,7 @@ __all__ = [
     "ColumnNotFoundError",
     "InvalidInputError",
     "SchemaMismatchError",
+    "UnknownOptionError",
     "MissingValuesWarning",
     "PolarityError",
     "PolarityWarning",

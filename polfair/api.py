@@ -26,6 +26,7 @@ from polfair.core.clustered import jackknife_report_intervals
 from polfair.core.contract import cell_alarms
 from polfair.core.contract.inputs import is_foreign
 from polfair.core.docstrings import shares_parameters
+from polfair.core.options import check_known, checks_keywords
 from polfair.core.passes.collect import collect_cells
 from polfair.core.passes.counts import BUCKET, COUNT_COLUMNS, cell_table, checked_polarity, pivot_codes
 from polfair.core.passes.spec import Spec, build_spec
@@ -39,7 +40,7 @@ from polfair.core.report.wide import to_wide
 from polfair.core.request import AuditRequest
 from polfair.core.values import check_option_types
 from polfair.engines.narwhals import foreign_code_table
-from polfair.exceptions import PolarityWarning, PolfairError, ReportSizeWarning
+from polfair.exceptions import PolarityWarning, PolfairError, ReportSizeWarning, user_stacklevel
 from polfair.monitor.plan import plan_report, significance_as_level
 
 __all__ = ["LazyReport", "confusion_counts", "fairness_report", "fairness_report_batches", "lazy_report"]
@@ -234,6 +235,7 @@ def confusion_counts(
 
 
 @shares_parameters(confusion_counts)
+@checks_keywords
 def fairness_report(
     data: Any,
     *,
@@ -586,6 +588,7 @@ def fairness_report_batches(data: Any, *, batch_rows: int = 250_000, **kwargs: A
     >>> len(batches) > 1, pl.concat(batches).equals(pf.fairness_report(df, y_true="y", y_pred="p", protected="sex"))
     (True, True)
     """
+    check_known(kwargs, [*inspect.signature(fairness_report).parameters, "batch_rows"], door="fairness_report_batches")
     bound = inspect.signature(fairness_report).bind(data, **kwargs)
     bound.apply_defaults()
     args = dict(bound.arguments)
@@ -662,11 +665,11 @@ def _prepare(data: Any, request: AuditRequest) -> _Prepared:
         cells = _sum_buckets(bucketed)
     alarms = cell_alarms(cells, spec.polarity, has_predictions=spec.has_predictions, has_scores=spec.has_scores)
     for text in alarms:
-        warnings.warn(text, PolarityWarning, stacklevel=3)
+        warnings.warn(text, PolarityWarning, stacklevel=user_stacklevel())
     # the intersection budget (default intersections only): what is skipped is said once, here and in the provenance
     intersections, skipped = budget_sets(cells, spec.keys, run.intersections, run.max_intersection_groups)
     if skipped:  # said here, once (the core then gets the sets kept)
-        warnings.warn(budget_message(skipped, run.max_intersection_groups), ReportSizeWarning, stacklevel=3)
+        warnings.warn(budget_message(skipped, run.max_intersection_groups), ReportSizeWarning, stacklevel=user_stacklevel())
     select, hidden = run.metrics, []
     if select is not None:  # groupwise metrics read their metrics' group rows: computed, then dropped
         hidden = list(dict.fromkeys(m for gm in plan.metrics for m in gm.metrics if m not in select))

@@ -19,11 +19,12 @@ import uuid
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 
 import polars as pl
 
 from polfair.core.contract.inputs import to_lazyframe
+from polfair.core.options import close_names
 from polfair.core.report.reference import DEFAULT_MIN_SAMPLE_SIZE
 from polfair.core.report.run_metadata import attach_request, request_of
 from polfair.core.report.status import THRESHOLD_PRESETS
@@ -87,8 +88,32 @@ def _privileged(pairs: Sequence[str], schema: pl.Schema) -> dict[str, Any]:
     return {k: v[0] if len(v) == 1 else v for k, v in out.items()}
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with "did you mean" for a misspelled option (the doors' keyword check, issue 38)."""
+
+    def error(self, message: str) -> NoReturn:
+        head = "unrecognized arguments: "
+        if message.startswith(head):
+            known = {o for a in _all_actions(self) for o in a.option_strings if o.startswith("--")}
+            given = [w.split("=", 1)[0] for w in message[len(head):].split() if w.startswith("--")]
+            hints = [f"{g} (did you mean {c[0]}?)" for g in given if (c := close_names(g, known))]
+            if hints:
+                message = f"{message}; " + ", ".join(hints)
+        super().error(message)
+
+
+def _all_actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    """The parser's actions and those of its sub-commands' parsers."""
+    out = list(parser._actions)
+    for a in parser._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            for sub in a.choices.values():
+                out.extend(_all_actions(sub))
+    return out
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="polfair", description="Fairness audits as one Polars group-by.",
+    p = _Parser(prog="polfair", description="Fairness audits as one Polars group-by.",
                                 epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="audit COMPAS (bundled): race, sex, age band; prediction decile_score >= 5")
@@ -742,11 +767,14 @@ def _adverse_impact_table(lf: pl.LazyFrame, args: argparse.Namespace, kwargs: di
         raise PolfairError(msg)
     sets = _sets(args.adverse_impact_sets)
     proba = {k: kwargs[k] for k in ("protected_proba", "proba_assignment", "proba_tolerance") if k in kwargs}
+    # one request for every section: the report's --min-sample-size is the battery's minimum too, unless
+    # --adverse-impact-min-size says otherwise (_battery_min_size); the scoring rate (--y-score) reads no favorable label
     table = adverse_impact(
         lf, y_pred=None if use_score else kwargs["y_pred"], y_score=args.y_score if use_score else None,
-        protected=kwargs["protected"] or [], preset=cast(Any, preset), favorable=kwargs["favorable"], by=kwargs["by"],
+        protected=kwargs["protected"] or [], preset=cast(Any, preset), by=kwargs["by"],
+        favorable=None if use_score else kwargs["favorable"], score_label=None if use_score else kwargs["score_label"],
         intersections=sets if sets is not None else args.intersections,
-        min_sample_size=_battery_min_size(args, kwargs), score_label=kwargs["score_label"],
+        min_sample_size=_battery_min_size(args, kwargs),
         **proba,
     )  # fmt: skip
     return table
@@ -767,11 +795,10 @@ def _show_adverse_impact(table: pl.DataFrame, args: argparse.Namespace, kwargs: 
         write_report(table, out)  # atomic, as every file the command writes
         print(f"wrote {table.height} adverse-impact rows to {out}")
         return
-    cols = ["attribute", "group", "n", "selected", "selection_rate", "impact_ratio", "four_fifths_pass", "p_value",
-            "fisher_p_value", "shortfall", "excluded_reason"]  # fmt: skip
-    with pl.Config(tbl_rows=60, tbl_width_chars=200, fmt_str_lengths=40):
-        print(f"adverse impact ({preset}):")
-        print(table.select(*(kwargs["by"] or []), *cols))
+    from polfair.outputs.summaries import summarize as summarize_any  # every section through pf.summarize
+
+    print(f"adverse impact ({preset}):")
+    print(summarize_any(table))
 
 
 def _violations(report: pl.DataFrame, args: argparse.Namespace) -> pl.DataFrame | None:
@@ -959,7 +986,7 @@ def _slices_parser(sub: Any) -> None:
     sl.add_argument("--y-true", help="instead of --errors: the label column (with --y-pred or --y-score, --metric)")
     sl.add_argument("--y-pred", help="predicted-label column or SQL expression (e.g. 'score >= 0.5')")
     sl.add_argument("--y-score", help="score column in [0, 1]: P(favorable), or P(--score-label)")
-    sl.add_argument("--threshold", type=float, default=0.5, help="threshold for --y-score (default 0.5)")
+    sl.add_argument("--threshold", type=float, help="threshold for --y-score (default 0.5)")
     sl.add_argument("--metric", default="error_rate",
                     help="with labels: the rate whose worst slices to find (default error_rate; false_positive_rate, "
                     "false_negative_rate, selection_rate, ...)")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 __all__ = [
     "ColumnNotFoundError",
     "InvalidInputError",
@@ -13,6 +16,8 @@ __all__ = [
     "WeightRangeWarning",
     "ReportSizeWarning",
     "SchemaMismatchError",
+    "UnknownOptionError",
+    "user_stacklevel",
 ]
 
 
@@ -31,6 +36,12 @@ class InvalidInputError(PolfairError):
 class PolarityError(InvalidInputError):
     """A score or a Boolean prediction can be read two ways relative to ``favorable``; say which with
     ``score_label=`` (the message names both readings and the fix for each; ``docs/contract.md``).
+    """
+
+
+class UnknownOptionError(PolfairError, TypeError):
+    """A keyword or option no door of that name takes; the message names the close one ("did you
+    mean"). A ``TypeError`` too, as Python's own error for an unexpected keyword is.
     """
 
 
@@ -63,3 +74,20 @@ class WeightRangeWarning(UserWarning):
     """Some groups' weights differ from the others' by more than Float64 can hold in one unit (beyond
     about 1e180): their sums of squared weights, and so their interval columns, are null.
     """
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning name the first frame outside polfair (the user's call).
+
+    Call it in the ``warnings.warn(...)`` call itself: counted from that frame, so a door reached
+    through shared helpers, wrappers (:func:`polfair.core.options.checks_keywords`) or another door
+    still points at the user's line rather than at polfair's internals.
+    """
+    frame = sys._getframe(1)
+    level = 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level

@@ -24,6 +24,7 @@ from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
 from polfair.core.contract import PolarsFrame
 from polfair.core.contract.inputs import is_foreign
+from polfair.core.options import checks_keywords
 from polfair.core.passes.spec import check_key_names
 from polfair.core.regression import (
     BINS_PER_OCTAVE,
@@ -139,6 +140,7 @@ def _frame(data: Any) -> Any:
     return PolarsFrame(data)
 
 
+@checks_keywords
 def regression_report(
     data: Any,
     *,

@@ -21,6 +21,8 @@ from typing import Any, Literal
 import polars as pl
 
 from polfair.core._typing import IntoExpr, OnMissing, Reference
+from polfair.core.options import refuse_unused_threshold
+from polfair.core.passes.spec import check_threshold
 from polfair.core.proba import DEFAULT_TOLERANCE, check_proba_options
 from polfair.core.values import check_option_types
 from polfair.exceptions import PolfairError
@@ -107,12 +109,9 @@ class AuditRequest:
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(options) - names)
         if unknown:
-            import difflib
+            from polfair.core.options import check_known
 
-            hints = {u: difflib.get_close_matches(u, sorted(names), n=1) for u in unknown}
-            said = ", ".join(f"{u!r}" + (f" (did you mean {h[0]!r}?)" if h else "") for u, h in hints.items())
-            msg = f"fairness_report got unknown option(s) {said}"
-            raise PolfairError(msg)
+            check_known(unknown, names, door="fairness_report")
         request = cls(**options)
         request.check()
         return request
@@ -122,6 +121,9 @@ class AuditRequest:
         if self.protected_proba is None:
             check_proba_options(None, self.proba_assignment, self.proba_tolerance)
         check_option_types({k: v for k, v in self.hashed().items() if not (k == "threshold" and v is None)})
+        if self.threshold is not None:  # its value first, then whether it is used
+            check_threshold(self.threshold)
+        refuse_unused_threshold("fairness_report", self.threshold, y_pred=self.y_pred)
         s = self.significance
         if not (s is None or (isinstance(s, (int, float)) and not isinstance(s, bool) and 0 < s < 1)):
             msg = f"significance must be a level in (0, 1) such as 0.05, or None; got {s!r}"

@@ -19,7 +19,7 @@ from typing import Any
 
 import polars as pl
 
-from polfair.exceptions import InvalidInputError
+from polfair.exceptions import InvalidInputError, user_stacklevel
 
 __all__ = [
     "UNSUPPORTED_DTYPES",
@@ -404,7 +404,7 @@ def check_values_present(
             f"{option}={{{column!r}: {wanted!r}}} matches no row where {', '.join(by)} = {where}; "
             f"those by groups get null comparisons (column {column!r} holds {existing()})"
         )
-        warnings.warn(msg, UserWarning, stacklevel=3)
+        warnings.warn(msg, UserWarning, stacklevel=user_stacklevel())
 
 
 def _is_column(x: Any) -> bool:

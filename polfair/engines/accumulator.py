@@ -24,11 +24,12 @@ from polfair.core._args import as_expr, as_list, output_name
 from polfair.core._typing import IntoExpr
 from polfair.core.contract import cell_alarms, label_values_warnings, seen_values
 from polfair.core.contract.inputs import to_lazyframe
+from polfair.core.options import checks_keywords, refuse_unused_threshold
 from polfair.core.passes.collect import collect_cells, collect_codes
 from polfair.core.passes.counts import COUNT_DTYPES, W2_COLUMNS, check_cell_table, merge_counts, pivot_codes
 from polfair.core.passes.spec import CODE, Spec, build_spec, protected_exprs
 from polfair.core.report.build import check_reference, report_from_counts
-from polfair.exceptions import InvalidInputError, PolarityWarning, PolfairError, ReferenceWarning
+from polfair.exceptions import InvalidInputError, PolarityWarning, PolfairError, ReferenceWarning, user_stacklevel
 
 __all__ = ["FairnessAccumulator"]
 
@@ -129,13 +130,14 @@ class FairnessAccumulator:
     0.666...
     """
 
+    @checks_keywords
     def __init__(
         self,
         *,
         y_true: IntoExpr,
         y_pred: IntoExpr | None = None,
         y_score: IntoExpr | None = None,
-        threshold: float = 0.5,
+        threshold: float | None = None,
         protected: IntoExpr | Sequence[IntoExpr],
         favorable: Any = 1,
         unfavorable: Any = None,
@@ -157,8 +159,10 @@ class FairnessAccumulator:
         p_adjust: str | None = "bh",
         exact_sums: bool = False,
     ) -> None:
+        refuse_unused_threshold("FairnessAccumulator", threshold, y_pred=y_pred)
         self._read = dict(
-            y_true=y_true, y_pred=y_pred, y_score=y_score, threshold=threshold, protected=protected,
+            y_true=y_true, y_pred=y_pred, y_score=y_score, threshold=0.5 if threshold is None else threshold,
+            protected=protected,
             favorable=favorable, unfavorable=unfavorable, weight=weight, by=by, exact_sums=exact_sums,
             score_label=score_label,
         )  # fmt: skip
@@ -371,7 +375,7 @@ class FairnessAccumulator:
         cells = self.state()
         self._check_favorable(cells)
         for text in cell_alarms(cells, self._polarity, has_predictions=self.has_predictions, has_scores=self.has_scores):
-            warnings.warn(text, PolarityWarning, stacklevel=2)
+            warnings.warn(text, PolarityWarning, stacklevel=user_stacklevel())
         return report_from_counts(
             cells, protected=self.protected, by=self.by, has_predictions=self.has_predictions,
             weighted=self._read["weight"] is not None,  # as fairness_report: all-one weights are still weights
@@ -388,7 +392,7 @@ class FairnessAccumulator:
         fav, unf = t["tp"] + t["fn"], t["fp"] + t["tn"]
         if fav + unf > 0:
             for text in label_values_warnings(self._label, int(fav > 0), int(unf > 0), lambda: list(self._seen)):
-                warnings.warn(text, ReferenceWarning, stacklevel=3)
+                warnings.warn(text, ReferenceWarning, stacklevel=user_stacklevel())
 
     def _remember_labels(self, spec: Spec, cells: pl.DataFrame) -> None:
         """A batch without a favorable (or unfavorable) label: remember a few of its label values for
@@ -513,7 +517,7 @@ class FairnessAccumulator:
             "this weighted state was saved before polfair kept sums of squared weights (state version 1): "
             "values are computed, but intervals of weighted rows are null; re-accumulate the data to get them",
             UserWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
         return state.with_columns([pl.lit(None, pl.Float64).alias(c) for c in W2_COLUMNS])
 

@@ -26,7 +26,7 @@ from polfair.core._args import output_name
 from polfair.core._typing import IntoExpr
 from polfair.core.contract.inputs import is_foreign
 from polfair.core.passes.collect import collect_cells
-from polfair.core.passes.counts import WEIGHT_EXP
+from polfair.core.passes.counts import WEIGHT_EXP, check_counted
 from polfair.core.passes.spec import build_spec, check_key_names
 from polfair.core.report.build import group_label
 from polfair.exceptions import PolfairError
@@ -136,6 +136,7 @@ def reweighing_from_counts(cells: pl.DataFrame | pl.LazyFrame, *, protected: Seq
         (pl.col("fp_n") + pl.col("tn_n")).sum().cast(pl.Int64).alias("n_neg"),
     )
     W = float(g["pos"].sum()) + float(g["neg"].sum())
+    check_counted(int(c["n"].sum() or 0), int(c["n_missing"].sum() or 0), what="label or weight")  # the one error
     if W <= 0:
         msg = ("reweighing: the rows with a label and a weight weigh 0 in total (no row counts, or every weight is 0 "
                "or missing): there is nothing to reweigh")  # fmt: skip

@@ -38,9 +38,12 @@ from polfair.core._args import as_expr, as_list, output_name
 from polfair.core._typing import IntoExpr
 from polfair.core.contract import POLARS, Column, score
 from polfair.core.contract import key as key_rule
+from polfair.core.options import checks_keywords
 from polfair.core.passes.spec import check_key_names
+from polfair.core.report.build import group_label
 from polfair.exceptions import PolfairError
 from polfair.scores.counts import score_counts
+from polfair.scores.curves import split_missing
 
 __all__ = ["CONSTRAINTS", "GroupThresholds", "group_thresholds", "group_thresholds_from_counts"]
 
@@ -211,11 +214,12 @@ def _groups(hist: pl.DataFrame, keys: list[str]) -> list[_Group]:
             pl.col("weight").filter(~lab).sum().alias("neg"),
         )
         .sort([*keys, "score"], descending=[*([False] * len(keys)), True], nulls_last=True)
+        .with_columns(group_label(keys).alias("__pf_label"))  # the report's labels ("true", quoted "null", ...)
     )
     for key, part in cells.group_by(keys, maintain_order=True):
         tp = np.r_[0.0, np.cumsum(part["pos"].to_numpy())]
         fp = np.r_[0.0, np.cumsum(part["neg"].to_numpy())]
-        label = " & ".join("null" if v is None else str(v) for v in key)
+        label = str(part["__pf_label"][0])
         out.append(_Group(label, dict(zip(keys, key)), int(part["n"].sum()), part["score"].to_numpy(), tp, fp,
                           float(tp[-1]), float(fp[-1])))  # fmt: skip
     return out
@@ -382,6 +386,7 @@ def _expected(g: _Group, hi: float, lo: float, q: float) -> tuple[float, float]:
     return float(tp), float(fp)
 
 
+@checks_keywords
 def group_thresholds(
     data: Any,
     *,
@@ -394,6 +399,7 @@ def group_thresholds(
     weight: IntoExpr | None = None,
     bins: int | Sequence[float] | str | None = "exact",
     score_label: Any = None,
+    on_missing: Literal["warn", "raise", "ignore"] = "warn",
 ) -> GroupThresholds:
     """Per-group (randomised) thresholds that satisfy a fairness constraint and maximise accuracy.
 
@@ -426,6 +432,9 @@ def group_thresholds(
         The label the score is of (``docs/contract.md#polarity``): the favorable label where that
         is unambiguous, else a :class:`~polfair.exceptions.PolarityError`; a favorable value (the
         thresholds select the favorable decision), as :func:`~polfair.scores.counts.score_counts`.
+    on_missing
+        Rows with a missing label, prediction, score or weight: ``"warn"`` (default), ``"raise"`` or
+        ``"ignore"``, as in :func:`polfair.fairness_report`.
 
     Returns
     -------
@@ -458,17 +467,18 @@ def group_thresholds(
     >>> round(gt.objective_value, 4)
     0.6501
     """
-    keys = [as_expr(k, "protected") for k in as_list(protected)]
+    keys = [k if isinstance(k, str) else as_expr(k, "protected") for k in as_list(protected)]  # names: any engine
     if not keys:
         msg = "protected must name at least one column or expression"
         raise PolfairError(msg)
     hist = score_counts(data, y_true=y_true, y_score=y_score, protected=keys, favorable=favorable, weight=weight,
-                        bins=bins, score_label=score_label)  # fmt: skip
-    names = [output_name(k, "protected") for k in keys]
+                        bins=bins, score_label=score_label, on_missing=on_missing, with_missing=True)  # fmt: skip
+    hist = split_missing(hist)[1]  # every row missing: the reports' one error
+    names = [k if isinstance(k, str) else output_name(k, "protected") for k in keys]
     table = group_thresholds_from_counts(hist, protected=names, constraint=constraint, objective=objective)
     total_w = float(table["__pf_w"].sum())
     value = float(table["__pf_u"].sum())
     if objective == "accuracy":
         value = value / total_w if total_w else float("nan")
-    named = [k.alias(n) for k, n in zip(keys, names)]
+    named = [as_expr(k, "protected").alias(n) for k, n in zip(keys, names)]  # the fitted rule reads Polars frames
     return GroupThresholds(table.drop("__pf_u", "__pf_w"), constraint, value, as_expr(y_score, "y_score"), tuple(named))

@@ -55,7 +55,7 @@ from polfair.core.intervals import (
 )
 from polfair.core.report.build import report_from_counts
 from polfair.core.report.schema import CELL_SCHEMA, by_columns
-from polfair.exceptions import PolfairError
+from polfair.exceptions import PolfairError, user_stacklevel
 
 __all__ = ["DRIFT_COLUMNS", "RATE_DENOMINATORS", "NoMatchWarning", "compare_reports"]
 
@@ -486,7 +486,7 @@ def _warn_no_match(cur: pl.DataFrame, base: pl.DataFrame, keys: list[str], perio
         f"compare_reports: no row of current matches a row of baseline (current: {values(cur)}; baseline: "
         f"{values(base)}); the comparison is empty:{hint}"
     )
-    warnings.warn(msg, NoMatchWarning, stacklevel=3)
+    warnings.warn(msg, NoMatchWarning, stacklevel=user_stacklevel())
 
 
 def _compare(joined: pl.DataFrame, keys: list[str], stat: str, index: int, z: float, labels_only: bool) -> pl.DataFrame:

@@ -23,7 +23,7 @@ from polfair.core.report.reference import check_min_sample_size, resolve_min_sam
 from polfair.core.report.run_metadata import expr_text, package_version
 from polfair.core.report.status import check_sides
 from polfair.core.values import absent_values_message
-from polfair.exceptions import PolfairError, ReferenceWarning
+from polfair.exceptions import PolfairError, ReferenceWarning, user_stacklevel
 from polfair.monitor._values import check_size, column_or_sql, is_number
 from polfair.monitor.config import FairnessConfig, parse_thresholds, preset_thresholds
 from polfair.monitor.disclosure import suppress_small_groups
@@ -107,7 +107,7 @@ class ReportPlan:
             what = (f"no row is in the {side} group, so every comparison with it is null" if len(absent) == len(idx)
                     else f"the {side} group {label!r} holds the other values only")  # fmt: skip
             msg = absent_values_message(f"config: {side}.{a} = {spec.label!r}", absent, a, self._seen(a), what)
-            warnings.warn(msg, ReferenceWarning, stacklevel=5)
+            warnings.warn(msg, ReferenceWarning, stacklevel=user_stacklevel())
 
     def _seen(self, a: str) -> list[Any] | str:
         """Values of column ``a`` for a warning (a query on the warning path only): a few distinct
@@ -200,7 +200,7 @@ def significance_as_level(stats: dict[str, Any], given: Mapping[str, Any]) -> di
         f"significance={sig!r} is deprecated: it now sets the level of the confidence intervals the status rule "
         f"reads (ci={level!r}); a breach is a violation when its whole interval lies outside the band, and p-values "
         f"no longer decide it. Pass ci={level!r} instead (docs/schema.md, version 3)",
-        FutureWarning, stacklevel=4,
+        FutureWarning, stacklevel=user_stacklevel(),
     )  # fmt: skip
     return {**stats, "ci": level}
 

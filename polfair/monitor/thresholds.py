@@ -25,7 +25,7 @@ from polfair.core.report.reference import resolve_min_sample_size
 from polfair.core.report.run_metadata import attach_request, request_of
 from polfair.core.report.schema import by_columns
 from polfair.core.report.status import STATUS_VALUES, check_sides, is_ratio_metric, sided_band, status_expr
-from polfair.exceptions import PolfairError
+from polfair.exceptions import PolfairError, user_stacklevel
 from polfair.monitor._values import format_number
 from polfair.monitor.config import FOUR_FIFTHS, THRESHOLD_PRESETS, parse_thresholds, preset_thresholds
 
@@ -156,7 +156,7 @@ def apply_thresholds(
             f"apply_thresholds(significance={significance!r}) is ignored: the status reads the report's "
             "confidence intervals (a violation's whole interval lies outside the band), whose level is set when "
             "the report is computed (fairness_report(ci=0.95)); see docs/schema.md, version 3",
-            FutureWarning, stacklevel=2,
+            FutureWarning, stacklevel=user_stacklevel(),
         )  # fmt: skip
     report = report.drop("threshold", "status", strict=False)
     out = report.with_row_index("__pf_row")

@@ -15,6 +15,7 @@ from typing import Any
 
 import polars as pl
 
+from polfair.core.options import check_present
 from polfair.outputs.summary import text_table
 
 __all__ = ["summarize_regression"]
@@ -101,6 +102,7 @@ def summarize_regression(report: pl.DataFrame, *, attributes: Sequence[str] | No
                      f"{_num(vals.get('mean_absolute_error'))}, RMSE {_num(vals.get('root_mean_squared_error'))}, "
                      f"r² {_num(vals.get('r2_score'), 3)}")  # fmt: skip
     sets = [a for a in rep["attribute"].drop_nulls().unique(maintain_order=True).to_list()]
+    check_present("summarize", "attributes", attributes, sets)
     if attributes is None:
         sets = [a for a in sets if " & " not in a]
     else:

@@ -14,6 +14,7 @@ Kinds: ``"slices"`` (:func:`polfair.slice_scan`), ``"adverse_impact"`` (:func:`p
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from typing import Any
 
 import polars as pl
 
+from polfair.core.options import check_known, check_present
 from polfair.exceptions import PolfairError
 from polfair.outputs.ranking import is_ranking_report, summarize_ranking
 from polfair.outputs.regression import summarize_regression
@@ -144,6 +146,7 @@ def summarize_scores(report: pl.DataFrame, *, attributes: Sequence[str] | None =
         lines.append(f"population: {n:,} rows; " + ", ".join(
             f"{_SCORE_SHORT[m]} {cell(pop.get(m))}" for m in _SCORE_METRICS[:4] if m in pop))  # fmt: skip
     sets = rep["attribute"].drop_nulls().unique(maintain_order=True).to_list()
+    check_present("summarize", "attributes", attributes, sets)
     sets = [a for a in sets if " & " not in a] if attributes is None else [a for a in attributes if a in sets]
     for a in sets:
         part = rep.filter(pl.col("attribute") == a, pl.col("group").is_not_null())
@@ -314,4 +317,7 @@ def summarize(report: pl.DataFrame, **options: Any) -> str:
     """
     kind = report_kind(report)
     entry = next(e for e in SUMMARIES if e.kind == kind)
+    params = list(inspect.signature(entry.summarize).parameters.values())[1:]
+    if not any(p.kind is p.VAR_KEYWORD for p in params):  # an unknown option names the close one
+        check_known(options, [p.name for p in params], door=f"summarize (a {kind} report)")
     return entry.summarize(report, **options)

@@ -22,6 +22,7 @@ from typing import Any
 
 import polars as pl
 
+from polfair.core.options import check_present
 from polfair.core.proba import estimated_note
 from polfair.core.report.run_metadata import request_of
 from polfair.core.report.schema import by_columns
@@ -197,6 +198,7 @@ class _Digest:
         self.attributes, self.max_groups = attributes, max_groups
         self.height, self.attrs = 0, [] if attributes is None else list(attributes)
         self.present: set[str] = set()
+        self.seen: list[str] = []  # every attribute set of the report (a typo'd attributes= names the close one)
         self.rows: list[pl.DataFrame] = []
         self.stats: list[pl.DataFrame] = []
         self.population: list[pl.DataFrame] = []
@@ -210,6 +212,7 @@ class _Digest:
         by = by_columns(batch.columns)
         part = [*by, "attribute"]
         seen = rep["attribute"].unique(maintain_order=True).drop_nulls().to_list()
+        self.seen += [a for a in seen if a not in self.seen]
         if self.attributes is None:
             self.attrs += [a for a in seen if " & " not in a and a not in self.attrs]
         self.present |= set(rep["metric"].unique().to_list())
@@ -364,6 +367,7 @@ def summarize(
     if digest.columns is None:
         msg = "summarize: the iterable of report batches was empty"
         raise PolfairError(msg)
+    check_present("summarize", "attributes", attributes, digest.seen)
     rows, stats, pop = digest.finish()
     is_judged = "status" in digest.columns
     by = by_columns(digest.columns)

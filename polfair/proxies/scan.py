@@ -34,7 +34,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import polars as pl
@@ -43,8 +43,9 @@ from polfair.core import contract
 from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
 from polfair.core.contract import CODE, MISSING, POLARS, Compiled
+from polfair.core.options import checks_keywords
 from polfair.core.passes.collect import check_not_empty
-from polfair.core.passes.counts import COUNT_COLUMNS, COUNT_DTYPES
+from polfair.core.passes.counts import COUNT_COLUMNS, COUNT_DTYPES, check_counted
 from polfair.core.passes.spec import label_values
 from polfair.core.report.build import group_label, report_from_counts
 from polfair.exceptions import PolfairError
@@ -408,6 +409,7 @@ def proxy_report(
     numeric_bins: int = 5,
     max_levels: int = 10,
     score_label: Any = None,
+    on_missing: Literal["warn", "raise", "ignore"] = "warn",
     **report_options: Any,
 ) -> pl.DataFrame:
     """Fairness report of the groups defined by candidate proxy features, from one pass.
@@ -430,11 +432,12 @@ def proxy_report(
     0.643
     """
     c = proxy_counts(data, protected=protected, features=features, y_true=y_true, y_pred=y_pred,
-                     favorable=favorable, weight=weight, score_label=score_label)  # fmt: skip
+                     favorable=favorable, weight=weight, score_label=score_label, on_missing=on_missing)  # fmt: skip
     check_not_empty(int(c.filter(pl.col("feature") == c["feature"].first())["n"].sum() or 0) if c.height else 0)
     return proxy_report_from_counts(c, numeric_bins=numeric_bins, max_levels=max_levels, **report_options)
 
 
+@checks_keywords
 def proxy_scan(
     data: Any,
     *,
@@ -449,6 +452,7 @@ def proxy_scan(
     max_levels: int = 10,
     min_support: float = 0.01,
     score_label: Any = None,
+    on_missing: Literal["warn", "raise", "ignore"] = "warn",
 ) -> pl.DataFrame:
     """Rank candidate features as proxies of a protected attribute (OpenScale's indirect bias), one pass.
 
@@ -466,6 +470,9 @@ def proxy_scan(
         Favorable value(s) of ``y_true`` / ``y_pred``.
     score_label
         The label a Boolean ``y_pred``'s True stands for (``docs/contract.md#polarity``).
+    on_missing
+        Rows with a missing label, prediction, score or weight: ``"warn"`` (default), ``"raise"`` or
+        ``"ignore"``, as in :func:`polfair.fairness_report`.
     weight
         Optional non-negative weights (association on weighted counts).
     measure
@@ -507,12 +514,15 @@ def proxy_scan(
     'relationship = Husband → 100% Male; relationship = Wife → 100% Female'
     """
     c = proxy_counts(data, protected=protected, features=features, y_true=y_true, y_pred=y_pred,
-                     favorable=favorable, weight=weight, score_label=score_label)  # fmt: skip
+                     favorable=favorable, weight=weight, score_label=score_label, on_missing=on_missing)  # fmt: skip
     check_not_empty(int(c.filter(pl.col("feature") == c["feature"].first())["n"].sum() or 0) if c.height else 0)
     scan = proxy_scan_from_counts(c, measure=measure, numeric_bins=numeric_bins, max_levels=max_levels,
                                   min_support=min_support)  # fmt: skip
     if y_true is None:
         return scan
+    if c["label"].null_count() == c.height:  # labels given, every one missing: the reports' one error
+        first = c.filter(pl.col("feature") == c["feature"].first())
+        check_counted(int(first["n"].sum() or 0), int(first["n"].sum() or 0), what="label or prediction")
     rep = proxy_report_from_counts(c, numeric_bins=numeric_bins, max_levels=max_levels)
     rate = "selection_rate" if y_pred is not None else "base_rate"
     att = rep.filter(pl.col("group").is_null(), pl.col("attribute").is_not_null())

@@ -43,6 +43,7 @@ import polars as pl
 
 from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
+from polfair.core.options import checks_keywords, refuse_unused
 from polfair.core.proba import DEFAULT_TOLERANCE, estimated_note, parse_protected_proba
 from polfair.core.report.build import attribute_sets, group_label
 from polfair.core.report.reference import resolve_min_sample_size
@@ -55,6 +56,7 @@ from polfair.regulatory.statistics import (
     two_proportion_z,
 )
 from polfair.scores.counts import SCORE_COUNT_COLUMNS, decision_counts, score_counts
+from polfair.scores.curves import split_missing
 
 __all__ = ["ADVERSE_IMPACT_COLUMNS", "PRESETS", "adverse_impact", "adverse_impact_from_counts"]
 
@@ -250,6 +252,7 @@ def adverse_impact_from_counts(
     return pl.DataFrame(out, schema=schema).select(*by_n, *ADVERSE_IMPACT_COLUMNS)
 
 
+@checks_keywords
 def adverse_impact(
     data: Any,
     *,
@@ -257,7 +260,7 @@ def adverse_impact(
     y_score: IntoExpr | None = None,
     protected: IntoExpr | Sequence[IntoExpr] | None = None,
     preset: Literal["eeoc", "nyc_ll144"] = "eeoc",
-    favorable: Any = 1,
+    favorable: Any = None,
     by: IntoExpr | Sequence[IntoExpr] | None = None,
     intersections: int | Sequence[Sequence[str]] | None = None,
     exclude_below: float | None = None,
@@ -270,6 +273,7 @@ def adverse_impact(
     proba_assignment: Literal["weighted", "argmax"] = "weighted",
     proba_tolerance: float = DEFAULT_TOLERANCE,
     score_label: Any = None,
+    on_missing: Literal["warn", "raise", "ignore"] = "warn",
 ) -> pl.DataFrame:
     """Adverse-impact table: selection (or scoring) rates, impact ratios, four-fifths, z, Fisher, shortfall.
 
@@ -299,7 +303,8 @@ def adverse_impact(
         Selected value(s) of ``y_pred``. For a Boolean decision give ``True``/``False``; a label
         value there is read by the polarity rule (``docs/contract.md#polarity``): ``favorable=1``
         means True is selected, ``favorable=0`` is ambiguous (False, or the favorable label that
-        True stands for?) and needs ``score_label``.
+        True stands for?) and needs ``score_label``. Default 1. Refused with ``y_score`` (the
+        scoring rate reads no label), as ``score_label`` is.
     score_label
         The label a Boolean ``y_pred``'s True stands for (e.g. ``score_label=0`` with
         ``favorable=0`` when True means "approved" and approval is label 0).
@@ -341,6 +346,9 @@ def adverse_impact(
         writers, printed by the command line): the z and Fisher tests then treat estimated
         memberships as known, and the estimators' biases apply (the weighted estimator tends to
         understate disparities, the likeliest group to exaggerate them; Chen et al., FAT* 2019).
+    on_missing
+        Rows with a missing label, prediction, score or weight: ``"warn"`` (default), ``"raise"`` or
+        ``"ignore"``, as in :func:`polfair.fairness_report`.
 
     Returns
     -------
@@ -395,18 +403,24 @@ def adverse_impact(
     if y_score is not None and preset != "nyc_ll144":
         msg = "y_score (scoring rate above the median) is NYC LL144's measure: use preset='nyc_ll144', or give y_pred"
         raise PolfairError(msg)
+    if y_score is not None:  # the scoring rate reads the score itself: no label to be favorable
+        refuse_unused("adverse_impact", {"favorable": favorable, "score_label": score_label},
+                      because="y_score= is read as NYC LL144's scoring rate (a score above the overall median), which reads "
+                      "no label (favorable and score_label read a decision, y_pred=)")  # fmt: skip
+    favorable = 1 if favorable is None else favorable
     # one pass on any engine (Polars, Spark, DuckDB): the decision is read by the input contract's
     # label rules (favorable in the column's dtype, null/NaN missing, a fractional Float an error)
     proba: dict[str, Any] = {"protected_proba": protected_proba, "proba_assignment": proba_assignment,
-                             "proba_tolerance": proba_tolerance}  # fmt: skip
+                             "proba_tolerance": proba_tolerance, "on_missing": on_missing}  # fmt: skip
     if y_pred is not None:
         hist = decision_counts(data, y_pred=y_pred, protected=protected, favorable=favorable, by=by,
-                               score_label=score_label, **proba)  # fmt: skip
+                               score_label=score_label, with_missing=True, **proba)  # fmt: skip
         cut: float | None = 0.5
     else:
         assert y_score is not None  # checked above: exactly one of y_pred / y_score
-        hist = score_counts(data, y_true=None, y_score=y_score, protected=protected, by=by, **proba)
+        hist = score_counts(data, y_true=None, y_score=y_score, protected=protected, by=by, with_missing=True, **proba)
         cut = None
+    hist = split_missing(hist, what="decision" if y_pred is not None else "score")[1]  # all missing: the one error
     by_n = hist.columns[: len(as_list(by))]
     table = adverse_impact_from_counts(
         hist, by=by_n, cut=cut, intersections=intersections, exclude_below=exclude_below, alpha=alpha,

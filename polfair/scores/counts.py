@@ -65,7 +65,7 @@ from polfair.core.proba import (
     proba_columns,
 )
 from polfair.core.proba.cells import expand_sums
-from polfair.exceptions import InvalidInputError, PolarityError, PolarityWarning, PolfairError
+from polfair.exceptions import InvalidInputError, PolarityError, PolarityWarning, PolfairError, user_stacklevel
 
 __all__ = [
     "SCORE_COUNT_COLUMNS",
@@ -246,7 +246,7 @@ def _warn_inverted(hist: pl.DataFrame, pol: contract.Polarity) -> None:
             stats[r["label"]] = (m, max(r["score_sq_sum"] / w - m * m, 0.0), w * w / ww)
     if True in stats and False in stats:
         for text in contract.polarity_alarms(pol, scores=(stats[True], stats[False])):
-            warnings.warn(text, PolarityWarning, stacklevel=5)
+            warnings.warn(text, PolarityWarning, stacklevel=user_stacklevel())
 
 
 #: Per-group sums of an estimated attribute's histogram: output column -> pass column template.
@@ -450,6 +450,7 @@ def decision_counts(
     proba_assignment: Literal["weighted", "argmax"] = "weighted",
     proba_tolerance: float = DEFAULT_TOLERANCE,
     score_label: Any = None,
+    with_missing: bool = False,
 ) -> pl.DataFrame:
     """The histogram of a decision: :func:`score_counts` whose score is 1.0 (favorable decision) or 0.0.
 
@@ -471,6 +472,8 @@ def decision_counts(
         rule (:func:`polfair.core.contract.decision_reading`): ``favorable=0`` needs ``score_label``.
     score_label
         The label a Boolean decision's True stands for (``docs/contract.md#polarity``).
+    with_missing
+        Also the rows with a missing decision, as :func:`score_counts`'s (``score`` and ``label`` null).
 
     Returns
     -------
@@ -488,7 +491,7 @@ def decision_counts(
     proba = {"protected_proba": protected_proba, "proba_assignment": proba_assignment, "proba_tolerance": proba_tolerance}
     out, keys, _ = _histogram(data, y_true=None, y_score=None, y_pred=y_pred, protected=protected,
                               favorable=favorable, weight_=None, by=by, edges=None, engine="auto", on_missing=on_missing,
-                              proba=proba, score_label=score_label)  # fmt: skip
+                              proba=proba, score_label=score_label, with_missing=with_missing)  # fmt: skip
     return _finish(out, keys, None)
 
 

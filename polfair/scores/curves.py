@@ -38,9 +38,12 @@ import polars as pl
 from polfair.core import intervals as iv
 from polfair.core._args import as_list, as_values
 from polfair.core._typing import IntoExpr
+from polfair.core.options import checks_keywords
+from polfair.core.passes.counts import check_counted
 from polfair.core.proba import DEFAULT_TOLERANCE
-from polfair.core.report.build import attribute_sets, group_label, value_label
+from polfair.core.report.build import attribute_sets, group_label, value_label, warn_absent_privileged
 from polfair.core.report.reference import largest_reference, resolve_min_sample_size, warn_small_reference
+from polfair.core.values import coerce_values
 from polfair.exceptions import InvalidInputError, PolfairError
 from polfair.scores._uncertainty import SCORE_CI_FLOATS, auc_variance_expr, score_intervals
 from polfair.scores.counts import SCORE_COUNT_COLUMNS, score_counts
@@ -56,6 +59,8 @@ __all__ = [
     "roc_curve",
     "score_report",
     "score_report_from_counts",
+    "split_missing",
+    "warn_absent_privileged_scores",
 ]
 
 #: Metrics of :func:`score_report`, in order.
@@ -385,8 +390,6 @@ def reliability_curve(
     >>> first.select(pl.col("mean_predicted", "fraction_positive").round(4)).row(0)
     (0.1, 0.2116)
     """
-    from polfair.exceptions import InvalidInputError
-
     hist, by_n = _histogram(data, y_true, y_score, protected, favorable, weight, by, bins, score_label)
     if (
         _check_calibration_bins(calibration_bins)
@@ -528,7 +531,8 @@ def reference_groups(
         The ``by`` column names.
     privileged
         ``{attribute: value}``; an attribute set whose attributes all have one privileged value
-        present in the data takes that group.
+        takes that group (``None`` when no row is in it, as the report's: its comparisons are null;
+        :func:`warn_absent_privileged_scores` says so).
     size
         Column ranking the groups otherwise (the largest first; ties: the first in order).
     reference
@@ -556,6 +560,8 @@ def reference_groups(
     >>> g = pl.DataFrame({"attribute": ["sex", "sex"], "group": ["f", "m"], "n": [30, 50]})
     >>> reference_groups(g).rows(), reference_groups(g, privileged={"sex": "f"}).rows()
     ([('sex', 'm')], [('sex', 'f')])
+    >>> reference_groups(g, privileged={"sex": "x"}).rows()  # in no row: null, as the report's (a warning there)
+    [('sex', None)]
     """
     check_score_reference(reference, privileged)
     by_n = list(by)
@@ -564,20 +570,29 @@ def reference_groups(
     min_n = resolve_min_sample_size(min_sample_size) if rows in known.columns else 0
     names = known.get_column("attribute").cast(pl.String).unique(maintain_order=True).to_list()
     labels = {a: _privileged_label(a.split(" & "), privileged if reference != "largest" else None) for a in names}
-    is_priv = pl.col("group").cast(pl.String) == pl.col("attribute").cast(pl.String).replace_strict(
-        labels, default=None, return_dtype=pl.String)
-    known = known.with_columns(is_priv.fill_null(False).alias("__pf_p"))
+    named_label = pl.col("attribute").cast(pl.String).replace_strict(labels, default=None, return_dtype=pl.String)
+    is_priv = pl.col("group").cast(pl.String) == named_label
+    known = known.with_columns(is_priv.fill_null(False).alias("__pf_p"), named_label.is_not_null().alias("__pf_named"))
     known = known.with_columns(pl.col("__pf_p").any().over(fam).alias("__pf_has"))
-    largest = largest_reference(known.filter(~pl.col("__pf_has")), fam, order="__pf_o", weight=size,
+    # the largest among the sets without a privileged value; a group whose every row is missing (null size)
+    # is never the largest
+    pool = known.filter(~pl.col("__pf_named") & pl.col(size).is_not_null())
+    largest = largest_reference(pool, fam, order="__pf_o", weight=size,
                                 size=rows if min_n else size, min_sample_size=min_n).collect()  # fmt: skip
     chosen = known.filter(pl.col("__pf_p") | pl.col("__pf_o").is_in(largest.get_column("__pf_o").implode()))
     named = chosen.filter(pl.col("__pf_p"))
     if min_n:
         warn_small_reference(named, label="group", size=rows, min_sample_size=min_n, stacklevel=5)
     chosen = chosen.sort("__pf_o").unique(fam, keep="first", maintain_order=True)
+    # a privileged value in no row of its set: a null reference, as in the report (warned by the caller)
+    absent = (known.filter(pl.col("__pf_named") & ~pl.col("__pf_has")).group_by(fam, maintain_order=True)
+              .agg(pl.col("__pf_o").min(), pl.lit(None, pl.String).alias("group")))  # fmt: skip
     schema: dict[str, Any] = {**{b: groups.schema[b] for b in by_n}, "attribute": pl.String, "reference_group": pl.String}
-    return chosen.select(*by_n, pl.col("attribute").cast(pl.String), pl.col("group").cast(pl.String)
-                         .alias("reference_group")).cast(schema)  # type: ignore[arg-type]  # fmt: skip
+    cols = [*by_n, "attribute", "__pf_o", "group"]
+    both = pl.concat([chosen.select(cols).with_columns(pl.col("group").cast(pl.String)),
+                      absent.select(cols)], how="diagonal_relaxed").sort("__pf_o")  # fmt: skip
+    return both.select(*by_n, pl.col("attribute").cast(pl.String), pl.col("group").cast(pl.String)
+                       .alias("reference_group")).cast(schema)  # type: ignore[arg-type]  # fmt: skip
 
 
 def check_score_reference(reference: Any, privileged: Mapping[str, Any] | None) -> None:
@@ -596,6 +611,37 @@ def check_score_reference(reference: Any, privileged: Mapping[str, Any] | None) 
     if reference == "privileged" and not privileged:
         msg = "reference='privileged' needs privileged={attribute: value} (the group to compare with)"
         raise PolfairError(msg)
+
+
+def split_missing(hist: pl.DataFrame | pl.LazyFrame, *, what: str = "label, score or weight"
+                  ) -> tuple[pl.DataFrame, pl.DataFrame]:  # fmt: skip
+    """``(missing, scored)``: the rows ``score_counts(with_missing=True)`` adds for rows with a missing
+    label, score or weight (``score`` and ``label`` null), and the others.
+
+    Raises
+    ------
+    InvalidInputError
+        No scored row: every row missing (named with its count), or no row at all.
+    """
+    h = hist.collect() if isinstance(hist, pl.LazyFrame) else hist
+    gone = pl.col("score").is_null() & pl.col("label").is_null()
+    miss, h = h.filter(gone), h.filter(~gone)
+    if not h.height:
+        n_miss = int(miss["n"].sum() or 0)
+        check_counted(n_miss, n_miss, what=what)
+    return miss, h
+
+
+def warn_absent_privileged_scores(hist: pl.DataFrame, by: Sequence[str], privileged: Mapping[str, Any] | None) -> None:
+    """The report's warning (:func:`polfair.core.report.build.warn_absent_privileged`) for a score
+    histogram: each ``privileged`` value found in no row of its protected column.
+    """
+    if not privileged:
+        return
+    keys = [c for c in hist.columns[: hist.columns.index("score")] if c not in by]
+    typed = {a: coerce_values(as_values(v), hist.schema[a], option="privileged", column=a)
+             for a, v in privileged.items() if a in keys}  # fmt: skip
+    warn_absent_privileged(hist.lazy(), hist.schema, typed)
 
 
 def score_report_from_counts(
@@ -655,16 +701,8 @@ def score_report_from_counts(
     h = hist.collect() if isinstance(hist, pl.LazyFrame) else hist
     by_n = [str(b) for b in as_list(by)]
     _keys_of(h, by_n)
-    gone = pl.col("score").is_null() & pl.col("label").is_null()  # score_counts(with_missing=True)'s rows
-    miss, h = h.filter(gone), h.filter(~gone)
-    if not h.height:
-        n_miss = int(miss["n"].sum() or 0)
-        msg = (
-            f"every row ({n_miss:,}) has a missing label, score or weight: nothing to score (check the columns "
-            "and the filters applied before the report)"
-            if n_miss else "the input has no rows: there is nothing to audit (check filters applied before the report)"
-        )
-        raise InvalidInputError(msg)
+    warn_absent_privileged_scores(h, by_n, privileged)
+    miss, h = split_missing(h)  # score_counts(with_missing=True)'s rows
     gh = group_histograms(h, by=by_n, intersections=intersections)
     c = _cumulative(gh, by_n)
     tp_prev = pl.col("tp").shift(1, fill_value=0.0).over(_GID)
@@ -762,7 +800,14 @@ def _with_missing(
     if not miss.height:
         return per.with_columns(pl.lit(0.0).alias("n_missing"))
     gm = group_histograms(miss.with_columns(pl.lit(0.0).alias("score")), by=by_n, intersections=intersections)
-    gm = gm.group_by(_gid(by_n)).agg(pl.col("n").sum().alias("__pf_nm"))
+    gm = gm.group_by(_gid(by_n), maintain_order=True).agg(pl.col("n").sum().alias("__pf_nm"))
+    # a group whose every row is missing keeps its rows (n, n_missing, null metrics), numbered after the others
+    only = gm.join(per.select(_gid(by_n)), on=_gid(by_n), how="anti", nulls_equal=True)
+    if only.height:
+        start = int(per[_GID].max() or 0) + 1  # type: ignore[arg-type]
+        extra = only.select(_gid(by_n)).with_row_index(_GID, offset=start).with_columns(
+            pl.col(_GID).cast(per.schema[_GID]), pl.lit(0, per.schema["n"]).alias("n"))  # fmt: skip
+        per = pl.concat([per, extra], how="diagonal_relaxed")
     return (
         per.join(gm, on=_gid(by_n), how="left", nulls_equal=True, maintain_order="left")
         .with_columns(pl.col("__pf_nm").fill_null(0))
@@ -785,7 +830,9 @@ def _with_intervals(
     adjust: str | None,
 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """The score report's interval and test columns (:mod:`polfair.scores._uncertainty`) joined on."""
-    # positions 0..G-1 (_with_gid numbers the groups 1..G in order)
+    # positions 0..G-1 (_with_gid numbers the groups 1..G in order); a group whose every row is missing
+    # (numbered after them, _with_missing) has no scores: null intervals
+    per = per.filter(pl.col(_GID).is_in(c[_GID].unique().implode()))
     offset = int(per[_GID].min() or 0)  # type: ignore[arg-type]
     per = per.sort(_GID).with_columns((pl.col(_GID) - offset).alias(_GID))
     c = c.with_columns((pl.col(_GID) - offset).alias(_GID))
@@ -858,6 +905,7 @@ def _abroca(c: pl.DataFrame, by: Sequence[str], refs: list[dict[str, Any]]) -> p
     return pl.DataFrame({_GID: out_gid, "abroca": out_val}, schema={_GID: pl.UInt32, "abroca": pl.Float64})
 
 
+@checks_keywords
 def score_report(
     data: Any,
     *,
@@ -881,6 +929,7 @@ def score_report(
     proba_tolerance: float = DEFAULT_TOLERANCE,
     reference: Literal["privileged", "largest"] | None = None,
     min_sample_size: int | None = None,
+    on_missing: Literal["warn", "raise", "ignore"] = "warn",
 ) -> pl.DataFrame:
     """Score-based fairness report: ROC AUC, AP, Brier, ECE and ABROCA by group, with intervals, from one pass.
 
@@ -949,6 +998,9 @@ def score_report(
         those of the rows weighted by their membership probabilities (the weighted estimator), or
         of the rows assigned to their likeliest group (``"argmax"``); intervals use Kish sizes
         ``(Σ w·p)² / Σ w²·p`` and cover sampling noise only (``docs/proxy-groups.md``).
+    on_missing
+        Rows with a missing label, prediction, score or weight: ``"warn"`` (default), ``"raise"`` or
+        ``"ignore"``, as in :func:`polfair.fairness_report`.
 
     Returns
     -------
@@ -993,7 +1045,7 @@ def score_report(
     h = score_counts(
         data, y_true=y_true, y_score=y_score, protected=protected, favorable=favorable, weight=weight, by=by, bins=bins,
         protected_proba=protected_proba, proba_assignment=proba_assignment, proba_tolerance=proba_tolerance,
-        score_label=score_label, with_missing=True, relative=True,
+        score_label=score_label, with_missing=True, relative=True, on_missing=on_missing,
     )  # fmt: skip
     by_n = h.columns[: len(as_list(by))]
     return score_report_from_counts(

@@ -28,9 +28,10 @@ from polfair.core import intervals as iv
 from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
 from polfair.core.metrics import METRICS, group_metrics, rate
+from polfair.core.options import checks_keywords
 from polfair.exceptions import PolfairError
 from polfair.scores.counts import score_counts
-from polfair.scores.curves import group_histograms, reference_groups
+from polfair.scores.curves import group_histograms, reference_groups, split_missing, warn_absent_privileged_scores
 
 __all__ = ["SWEEP_CI_COLUMNS", "sweep_counts", "threshold_sweep", "threshold_sweep_from_counts"]
 
@@ -184,8 +185,8 @@ def sweep_counts(
     out = joined.with_columns(
         pl.col(*counts).fill_null(0.0), pl.col([f"{c}_n" for c in counts]).fill_null(0).cast(pl.Int64),
         # Σw² of an empty side is 0; of a weighted histogram without Σw², unknown (null)
-        *[pl.when(pl.col(f"{c}").eq(0.0)).then(pl.lit(0.0)).otherwise(pl.col(f"{c}_w2")).alias(f"{c}_w2")
-          for c in counts],
+        *[pl.when(pl.col(f"{c}").fill_null(0.0).eq(0.0)).then(pl.lit(0.0)).otherwise(pl.col(f"{c}_w2"))
+          .alias(f"{c}_w2") for c in counts],
     ).select(
         *g, "cut", "threshold", pl.col("n").cast(pl.Int64), *counts,
         "gtp", "gfp", (pl.col("N") - pl.col("gfp")).alias("gtn"), (pl.col("P") - pl.col("gtp")).alias("gfn"),
@@ -226,9 +227,13 @@ def threshold_sweep_from_counts(
         raise PolfairError(msg)
     level = iv.check_ci(ci)
     adjust = iv.check_p_adjust(p_adjust)
+    by_n = [str(b) for b in as_list(by)]
+    hist = hist.collect() if isinstance(hist, pl.LazyFrame) else hist
+    warn_absent_privileged_scores(hist, by_n, privileged)
+    miss, hist = split_missing(hist)
     wide = sweep_counts(hist, by=by, intersections=intersections, thresholds=thresholds, rank_abs=rank_abs,
                         rank_pct=rank_pct)  # fmt: skip
-    by_n = [str(b) for b in as_list(by)]
+    wide = _with_missing_rows(wide, miss, by_n, intersections)
     idx = [*by_n, "attribute", "group", "cut", "threshold", "n"]
     rates = [m for m in names if METRICS[m].is_rate]
     vals = wide.with_row_index("__pf_row").with_columns(group_metrics())
@@ -236,8 +241,8 @@ def threshold_sweep_from_counts(
     sizes_n = vals.select("__pf_row", *[iv.rate_inputs(m).n.alias(m) for m in rates]).unpivot(
         index="__pf_row", on=rates, variable_name="metric", value_name="__pf_n"
     ) if level is not None and rates else None  # fmt: skip
-    vals = vals.select("__pf_row", *idx, *names)
-    long = vals.unpivot(index=["__pf_row", *idx], on=names, variable_name="metric", value_name="value")
+    vals = vals.select("__pf_row", *idx, "n_missing", *names)
+    long = vals.unpivot(index=["__pf_row", *idx, "n_missing"], on=names, variable_name="metric", value_name="value")
     if sizes_n is not None:
         long = long.join(sizes_n, on=["__pf_row", "metric"], how="left", maintain_order="left")
     # the reference group of each attribute set (privileged, else the largest by weight) and the
@@ -268,9 +273,39 @@ def threshold_sweep_from_counts(
     return (
         long.with_columns(pl.col("metric").replace_strict(order, return_dtype=pl.Int64).alias("__pf_m"))
         .sort(["__pf_row", "__pf_m"])
-        .select(*idx[:-1], "metric", "value", "reference_group", "difference", "ratio", "n", *ci_cols)
+        .select(*idx[:-1], "metric", "value", "reference_group", "difference", "ratio", "n", "n_missing", *ci_cols)
         .with_columns(pl.col("attribute", "metric", "reference_group", *ci_cols[-2:]).cast(pl.Categorical))  # as the report
     )
+
+
+def _with_missing_rows(
+    wide: pl.DataFrame, miss: pl.DataFrame, by_n: list[str], intersections: int | Sequence[Sequence[str]] | None
+) -> pl.DataFrame:
+    """``n`` counting every input row of a group, as the report's does, and ``n_missing`` (Int64, the
+    rows with a missing label, score or weight); a group whose every row is missing keeps one row per
+    cut, with null counts (so null rates), after its attribute set's other groups.
+    """
+    g = [*by_n, "attribute", "group"]
+    if not miss.height:
+        return wide.with_columns(pl.lit(0, pl.Int64).alias("n_missing"))
+    gm = group_histograms(miss.with_columns(pl.lit(0.0).alias("score")), by=by_n, intersections=intersections)
+    gm = gm.group_by(g, maintain_order=True).agg(pl.col("n").sum().cast(pl.Int64).alias("n_missing"))
+    out = wide.join(gm, on=g, how="left", nulls_equal=True, maintain_order="left").with_columns(
+        pl.col("n_missing").fill_null(0)
+    )
+    only = gm.join(wide.select(g).unique(), on=g, how="anti", nulls_equal=True)
+    if only.height:
+        cuts = wide.select(*by_n, "cut", "threshold").unique(maintain_order=True)
+        extra = (only.join(cuts, on=by_n, nulls_equal=True) if by_n else only.join(cuts, how="cross")).with_columns(
+            pl.lit(0, pl.Int64).alias("n"))  # fmt: skip
+        sets = wide.select(*by_n, "attribute").unique(maintain_order=True).with_row_index("__pf_set")
+        out = (
+            pl.concat([out, extra], how="diagonal_relaxed")
+            .join(sets, on=[*by_n, "attribute"], how="left", nulls_equal=True, maintain_order="left")
+            .sort("__pf_set", nulls_last=True, maintain_order=True)
+            .drop("__pf_set")
+        )
+    return out.with_columns((pl.col("n") + pl.col("n_missing")).alias("n"))
 
 
 _CONF = ("tp", "fp", "tn", "fn")
@@ -318,6 +353,7 @@ def _rate_intervals(
     return out.with_columns(pl.lit(None, pl.Float64).alias("p_value_adjusted"))
 
 
+@checks_keywords
 def threshold_sweep(
     data: Any,
     *,
@@ -337,6 +373,7 @@ def threshold_sweep(
     privileged: Mapping[str, Any] | None = None,
     ci: float | None = 0.95,
     p_adjust: Literal["bh", "by", "holm"] | None = "bh",
+    on_missing: Literal["warn", "raise", "ignore"] = "warn",
 ) -> pl.DataFrame:
     """Every report metric of every group at each threshold, from one pass (a long table).
 
@@ -358,7 +395,12 @@ def threshold_sweep(
         Names from :data:`polfair.core.metrics.METRICS` (default: all of them).
     privileged
         ``{attribute: value}``: the reference group of the attribute sets whose attributes all have
-        one privileged value (else the largest group by weight), as :func:`score_report`.
+        one privileged value (else the largest group by weight), as :func:`score_report`. A value
+        found in no row warns (:class:`~polfair.exceptions.ReferenceWarning`) and leaves that
+        attribute's comparisons null, as in the report.
+    on_missing
+        Rows with a missing label, score or weight: ``"warn"`` (default), ``"raise"`` or
+        ``"ignore"``; they are counted in ``n`` and ``n_missing`` and left out of every rate.
     ci
         Confidence level in (0, 1), default 0.95: the fairness report's interval columns for the
         rates at each cut (Wilson value, Newcombe difference, MOVER-R ratio, N−1 χ² / Fisher test
@@ -376,7 +418,9 @@ def threshold_sweep(
         ``metric`` (Categorical), ``value`` (Float64; rates are fractions in [0, 1], null on a zero
         denominator), ``reference_group`` (Categorical), ``difference`` (value − the reference
         group's value at the same cut) and ``ratio`` (value / the reference's; null on a zero
-        reference) (Float64; null on population rows), ``n`` (Int64 rows of the group); with
+        reference) (Float64; null on population rows), ``n`` (Int64 rows of the group, those with a
+        missing label, score or weight included, as in the report), ``n_missing`` (Int64, those
+        rows; a group whose every row is missing keeps its rows, with null values); with
         ``ci`` then :data:`SWEEP_CI_COLUMNS` (``value_lo`` … ``n_eff`` Float64, ``ci_method`` and
         ``test`` Categorical; null for counts and scores). Thresholds descending within each group.
 
@@ -399,7 +443,7 @@ def threshold_sweep(
     """
     h = score_counts(
         data, y_true=y_true, y_score=y_score, protected=protected, favorable=favorable, weight=weight, by=by, bins=bins,
-        score_label=score_label,
+        score_label=score_label, with_missing=True, on_missing=on_missing,
     )  # fmt: skip
     by_n = h.columns[: len(as_list(by))]
     return threshold_sweep_from_counts(

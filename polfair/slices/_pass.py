@@ -593,7 +593,11 @@ class ForeignSource(Source):
         aggs = self._aggs(nw)
         if not self.binary:
             aggs.append(((e != 0.0) & (e != 1.0)).cast(nw.Int64).sum().alias("nb"))
-        q = self._select(cols).unpivot(on=names, index=index, variable_name="__pf_var", value_name="v")
+        # the features stacked (one union; narwhals' DuckDB unpivot runs SQL on DuckDB's default connection,
+        # which cannot read a relation of another connection)
+        base = self._select(cols)
+        q = nw.concat([base.select(*index, nw.lit(n).alias("__pf_var"), nw.col(n).alias("v")) for n in names],
+                      how="vertical")  # fmt: skip
         self.scans += 1
         out = q.group_by("__pf_var", "v", CODE).agg(*aggs).collect(backend="polars").to_native()
         out = out.with_columns(pl.col(CODE).cast(pl.UInt8), pl.col("n").cast(pl.Int64))

@@ -25,8 +25,10 @@ from polfair.core.contract import CODE, Compiled
 from polfair.core.contract.inputs import is_foreign
 from polfair.core.intervals import check_ci, check_p_adjust
 from polfair.core.metrics import ALIASES, METRICS, Counts
+from polfair.core.options import checks_keywords, refuse_unused_threshold
 from polfair.core.passes.collect import check_not_empty
 from polfair.core.passes.spec import check_on_missing, check_threshold, classification_columns, label_values
+from polfair.core.report.build import group_label
 from polfair.core.report.run_metadata import attach_request
 from polfair.exceptions import InvalidInputError, PolfairError
 from polfair.slices._lattice import Lattice
@@ -296,6 +298,7 @@ def _bin_level1(table: pl.DataFrame, f: Feature, q: int) -> pl.DataFrame:
 # the front door
 
 
+@checks_keywords
 def slice_scan(
     data: Any,
     *,
@@ -304,7 +307,7 @@ def slice_scan(
     y_true: IntoExpr | None = None,
     y_pred: IntoExpr | None = None,
     y_score: IntoExpr | None = None,
-    threshold: float = 0.5,
+    threshold: float | None = None,
     metric: str = "error_rate",
     favorable: Any = 1,
     unfavorable: Any = None,
@@ -350,7 +353,8 @@ def slice_scan(
         squared error, log loss. Null/NaN are missing (left out, with a warning); negative or
         infinite values raise.
     y_true, y_pred, y_score, threshold, favorable, unfavorable, score_label
-        Instead of ``errors``: labels and predictions (``y_pred``, or ``y_score >= threshold``) as
+        Instead of ``errors``: labels and predictions (``y_pred``, or ``y_score >= threshold``,
+        ``threshold`` 0.5 by default and refused next to ``y_pred`` or ``errors``) as
         in :func:`polfair.fairness_report` (``score_label``: the polarity rule,
         ``docs/contract.md#polarity``); the error is then the rate ``metric``.
     metric
@@ -473,6 +477,8 @@ def slice_scan(
     ci = check_ci(ci)
     check_p_adjust(p_adjust)
     check_on_missing(on_missing)
+    refuse_unused_threshold("slice_scan", threshold, errors=errors, y_pred=y_pred)
+    threshold = 0.5 if threshold is None else threshold
     frame = _frame(data)
     fcols = [frame.column(f, "features") for f in as_list(features)]
     if not fcols:
@@ -619,6 +625,9 @@ def _result(
            for c in ("n", "s", "w2", "e", "e2", "m")}  # fmt: skip
     st = slice_statistics(top, total, binary=binary, weighted=weighted, ci=ci)
     shown = [f.shown() for f in feats]
+    # values written as the report writes groups (one function for every door: "true", a datetime's
+    # fraction, a quoted "null" string apart from a real null)
+    labels = [sh.to_frame("v").select(group_label(["v"])).to_series().to_list() for sh in shown]
     columns: dict[str, pl.Series] = {}
     chosen: list[list[int | None]] = [[None] * len(lattice.top) for _ in feats]
     texts, levels = [], []
@@ -628,7 +637,7 @@ def _result(
             f, v = int(lattice.feature[gcol]), int(lattice.value[gcol])
             chosen[f][row] = v
             val = shown[f][v]
-            parts.append(f"{feats[f].name} is null" if val is None else f"{feats[f].name} = {val}")
+            parts.append(f"{feats[f].name} is null" if val is None else f"{feats[f].name} = {labels[f][v]}")
         texts.append(" & ".join(parts))
         levels.append(len(parts))
     for feat, sh, idx in zip(feats, shown, chosen):

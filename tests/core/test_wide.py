@@ -109,7 +109,11 @@ def test_random_reports_round_trip(case: Case) -> None:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        long = pf.fairness_report(case.df, **case.kwargs, **case.options, on_missing="ignore")
+        try:
+            long = pf.fairness_report(case.df, **case.kwargs, **case.options, on_missing="ignore")
+        except pf.InvalidInputError as exc:  # every row missing: the doors' one error (issue 38)
+            assert "nothing to audit" in str(exc)
+            return
     _check_round_trip(long)
 
 

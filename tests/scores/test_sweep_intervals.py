@@ -51,4 +51,4 @@ def test_ci_none_keeps_the_old_columns() -> None:
     df = pl.DataFrame({"y": [1, 0, 1, 0], "s": [0.9, 0.1, 0.6, 0.4], "g": ["a", "a", "b", "b"]})
     sw = threshold_sweep(df, y_true="y", y_score="s", protected="g", thresholds=[0.5], ci=None)
     assert sw.columns == ["attribute", "group", "cut", "threshold", "metric", "value", "reference_group", "difference",
-                          "ratio", "n"]  # fmt: skip
+                          "ratio", "n", "n_missing"]  # fmt: skip  # n_missing added by issue 38 (docs/schema.md)

@@ -16,6 +16,7 @@ from polfair.compat.aif360.dataset_metric import BinaryLabelDatasetMetric
 from polfair.core import entropy
 from polfair.core._typing import IntoExpr
 from polfair.core.metrics import METRICS
+from polfair.core.options import checks_keywords
 
 __all__ = ["ClassificationMetric"]
 
@@ -89,6 +90,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
     _uses_predictions = True
 
+    @checks_keywords
     def __init__(
         self,
         data: Any,

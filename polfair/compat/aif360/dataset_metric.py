@@ -12,6 +12,7 @@ from polfair.compat.aif360 import second_pass as individual
 from polfair.compat.aif360._base import CellTableMetric
 from polfair.core._typing import IntoExpr
 from polfair.core.metrics import METRICS
+from polfair.core.options import checks_keywords
 
 __all__ = ["BinaryLabelDatasetMetric"]
 
@@ -76,6 +77,7 @@ class BinaryLabelDatasetMetric(CellTableMetric):
 
     _uses_predictions = False
 
+    @checks_keywords
     def __init__(
         self,
         data: Any,

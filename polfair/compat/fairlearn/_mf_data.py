@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from polfair.exceptions import PolfairError
+from polfair.exceptions import PolfairError, user_stacklevel
 
 __all__ = [
     "as_series",
@@ -287,7 +287,7 @@ class MetricFunction:
 def _function_name(func: Any) -> str:
     name = getattr(func, "__name__", None)
     if name is None:
-        warnings.warn("Supplied 'func' had no __name__ attribute", stacklevel=4)
+        warnings.warn("Supplied 'func' had no __name__ attribute", stacklevel=user_stacklevel())
         return DEFAULT_METRIC_NAME
     return str(name)
 

@@ -37,6 +37,7 @@ import polars as pl
 
 from polfair.compat.fairlearn._mf_data import MetricFunction, Target
 from polfair.core.metrics import METRICS, Counts
+from polfair.exceptions import user_stacklevel
 
 __all__ = [
     "as_labels",
@@ -516,4 +517,4 @@ def regression_values(k: Known, values: dict[str, np.ndarray], constant: np.ndar
 def emit(notes: Notes, stacklevel: int = 4) -> None:
     """Emit the peer's warnings a computation owes (once each)."""
     for message, category in notes.messages:
-        warnings.warn(message, category, stacklevel=stacklevel)
+        warnings.warn(message, category, stacklevel=user_stacklevel())

@@ -56,6 +56,7 @@ from polfair.compat.fairlearn._mf_results import (
     to_pandas,
     to_polars,
 )
+from polfair.core.options import checks_keywords
 from polfair.exceptions import PolfairError
 
 __all__ = ["MetricFrame"]
@@ -207,6 +208,7 @@ class MetricFrame:
     └─────────────────────┴────────────────┘
     """
 
+    @checks_keywords
     def __init__(
         self,
         *,

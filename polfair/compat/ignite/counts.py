@@ -45,7 +45,7 @@ from polfair.core.contract.inputs import to_lazyframe
 from polfair.core.passes.collect import check_not_empty
 from polfair.core.passes.counts import COUNT_COLUMNS, COUNT_DTYPES
 from polfair.core.passes.spec import check_key_names, check_on_missing, protected_exprs
-from polfair.exceptions import InvalidInputError, MissingValuesWarning, PolfairError
+from polfair.exceptions import InvalidInputError, MissingValuesWarning, PolfairError, user_stacklevel
 
 __all__ = ["CLASS", "multiclass_counts"]
 
@@ -432,4 +432,4 @@ def _check_states(per_row: pl.DataFrame, small: pl.DataFrame, on_missing: str, t
         )
         if on_missing == "raise":
             raise InvalidInputError(msg)
-        warnings.warn(msg, MissingValuesWarning, stacklevel=4)
+        warnings.warn(msg, MissingValuesWarning, stacklevel=user_stacklevel())

@@ -34,7 +34,13 @@ from polfair.core.contract.rules import (
     INVALID,
     MISSING,
 )
-from polfair.exceptions import InvalidInputError, MissingValuesWarning, PolfairError, WeightRangeWarning
+from polfair.exceptions import (
+    InvalidInputError,
+    MissingValuesWarning,
+    PolfairError,
+    WeightRangeWarning,
+    user_stacklevel,
+)
 
 __all__ = [
     "PROBA_BAD", "PROBA_NULL", "PROBA_SUM", "W2_SHIFT", "PolarsFrame", "check_finite_sums", "check_polarity",
@@ -146,7 +152,8 @@ def check_problems(
     excluded_from
         How the message says what happens to missing rows.
     stacklevel
-        Of the warning.
+        Unused (kept for callers): the warning names the first frame outside polfair
+        (:func:`polfair.exceptions.user_stacklevel`), whatever the path to it.
     check_values
         Warn (:class:`~polfair.exceptions.ReferenceWarning`) when ``favorable`` (or ``unfavorable=``)
         matches no row of the label (of the decision in a pass without labels), naming the values
@@ -211,7 +218,7 @@ def check_problems(
     msg = f"{parts} (of {total} rows; NaN counts as null): {these} are {excluded_from} ({cols}). {tail}"
     if on_missing == "raise":
         raise InvalidInputError(msg)
-    warnings.warn(msg, MissingValuesWarning, stacklevel=stacklevel)
+    warnings.warn(msg, MissingValuesWarning, stacklevel=user_stacklevel())
 
 
 def _check_label_values(problems: Mapping[str, int], roles: Mapping[str, Compiled],
@@ -229,7 +236,7 @@ def _check_label_values(problems: Mapping[str, int], roles: Mapping[str, Compile
     if fav_rows + unf_rows == 0:
         return  # no usable value at all: the missing-values message says so
     for text in label_values_warnings(c, fav_rows, unf_rows, lambda: seen_values(c, examples)):
-        warnings.warn(text, ReferenceWarning, stacklevel=stacklevel)
+        warnings.warn(text, ReferenceWarning, stacklevel=user_stacklevel())
 
 
 def seen_values(c: Compiled, examples: Callable[[Compiled], list[Any]] | None) -> list[Any]:
@@ -419,7 +426,8 @@ def weight_units(
         units: weights beyond about 1e±150; in the reports' units: beyond about 1e±240, or groups
         whose weights differ by a factor beyond about 1e180).
     stacklevel
-        Of that warning.
+        Unused (kept for callers): the warning names the first frame outside polfair
+        (:func:`polfair.exceptions.user_stacklevel`), whatever the path to it.
 
     Returns
     -------
@@ -459,7 +467,7 @@ def weight_units(
         w2 = (A * 4.0**-W2_SHIFT).zip_with(A.is_finite(), B * 4.0**W2_SHIFT)
     bad = counted & (w2.is_infinite() | w2.is_nan() | (w2 < (_TINY if k else 2.0**-1022)))
     if bad.any():  # Σw² the unit cannot hold: unknown (null), said once
-        warnings.warn(weight_range_message(weight_, int(bad.sum())), WeightRangeWarning, stacklevel=stacklevel)
+        warnings.warn(weight_range_message(weight_, int(bad.sum())), WeightRangeWarning, stacklevel=user_stacklevel())
         w2 = w2.zip_with(~bad, pl.Series([None] * len(w2), dtype=pl.Float64))
     factor = 2.0**-k
     cols = [pl.Series(out, w2)]

@@ -273,7 +273,7 @@ def polarity(
     if score_label is not None:
         sl = coerce_value(score_label, dtype, option="score_label", column=label)
         if sl in fav:
-            return replace(base, score_label=sl)
+            return replace(base, score_label=sl) if reads else _unused_score_label(replace(base, score_label=sl))
         out = replace(base, score_label=sl, score_favorable=False)
         others = unf if unf is not None else _known_others(kind, dtype, fav)
         if unf is not None and sl not in unf:
@@ -281,7 +281,7 @@ def polarity(
                    f"label y_score is the probability of (and a Boolean y_pred's True stands for)")  # fmt: skip
             raise InvalidInputError(msg)
         if not reads:
-            return out
+            return _unused_score_label(out)
         if others is not None:
             extra = [o for o in others if o != sl]
             if extra:
@@ -343,6 +343,16 @@ def decision_reading(dtype: pl.DataType, favorable: Sequence[Any], score_label: 
     raise PolarityError(msg)
 
 
+def _unused_score_label(p: Polarity) -> Polarity:
+    """Refuse ``score_label`` where the pass reads neither a score nor a Boolean prediction (issue 38:
+    an option a door accepts but would not use is an error naming it).
+    """
+    msg = (f"score_label={p.score_label!r} is not used: it names the label y_score is the probability of (and a "
+           f"Boolean y_pred's True stands for), and this pass reads no score and no Boolean prediction next to "
+           f"y_true={p.label!r}; remove score_label")  # fmt: skip
+    raise InvalidInputError(msg)
+
+
 def compile_labels(
     eng: Engine,
     *,
@@ -397,6 +407,10 @@ def compile_labels(
             check_dtype(role, c)  # before the rule reads the dtype
     boolean_pred = (y_pred is not None and dtype_kind(y_pred.dtype) == "boolean"
                     and (y_true is None or dtype_kind(y_true.dtype) != "boolean"))  # fmt: skip
+    if y_true is None and y_pred is not None and score_label is not None and not boolean_pred and score is None:
+        msg = (f"score_label={score_label!r} is not used: it says what a Boolean y_pred's True stands for, and "
+               f"y_pred={y_pred.name!r} ({y_pred.dtype}) holds the labels themselves; remove score_label")  # fmt: skip
+        raise InvalidInputError(msg)
     if y_true is not None:
         pol = polarity(y_true.dtype, favorable, unfavorable, score_label, label=y_true.name, score=score,
                        pred=y_pred.name if boolean_pred and y_pred is not None else None)  # fmt: skip

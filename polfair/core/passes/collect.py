@@ -27,6 +27,7 @@ from polfair.core.passes.counts import (
     W2_ONE,
     W2_UP,
     WEIGHT_EXP,
+    check_counted,
     code_counts,
     describe_code_problems,
     pivot_codes,
@@ -60,9 +61,7 @@ def check_not_empty(total: int) -> None:
     ...
     polfair.exceptions.InvalidInputError: the input has no rows: there is nothing to audit (check filters applied before the report)
     """
-    if total == 0:
-        msg = "the input has no rows: there is nothing to audit (check filters applied before the report)"
-        raise InvalidInputError(msg)
+    check_counted(total)
 
 
 class PassOptions(TypedDict, total=False):

@@ -70,6 +70,7 @@ __all__ = [
     "combine_limbs",
     "describe_code_problems",
     "check_cell_table",
+    "check_counted",
     "exact_limb_columns",
     "grouped_by_code",
     "merge_counts",
@@ -562,6 +563,42 @@ def _checked_counts(df: pl.DataFrame) -> pl.DataFrame:
             )
             raise InvalidInputError(msg)
     return df.with_columns([pl.col(c).cast(COUNT_DTYPES[c]) for c in COUNT_COLUMNS if c in df.columns])
+
+
+def check_counted(total: int, missing: int = 0, *, what: str = "label, prediction, score or weight") -> None:
+    """The one "nothing to audit" error of every report: no rows, or every row missing (issue 38: every
+    door refuses an input whose every label is missing alike, rather than some returning nulls).
+
+    Parameters
+    ----------
+    total
+        Rows counted (valid, missing and invalid together).
+    missing
+        Of them, rows with a missing value of a role (left out of every rate).
+    what
+        The roles that can be missing, for the message.
+
+    Raises
+    ------
+    InvalidInputError
+        ``total == 0`` ("the input has no rows"), or ``missing >= total`` ("every row (n) has a
+        missing ...").
+
+    Examples
+    --------
+    >>> check_counted(3, 1)
+    >>> check_counted(3, 3, what="label")
+    Traceback (most recent call last):
+    ...
+    polfair.exceptions.InvalidInputError: every row (3) has a missing label: nothing to audit (check the ...
+    """
+    if total <= 0:
+        msg = "the input has no rows: there is nothing to audit (check filters applied before the report)"
+        raise InvalidInputError(msg)
+    if missing >= total:
+        msg = (f"every row ({total:,}) has a missing {what}: nothing to audit (check the columns and the filters "
+               "applied before the report)")  # fmt: skip
+        raise InvalidInputError(msg)
 
 
 def check_cell_table(

@@ -17,7 +17,7 @@ import polars as pl
 
 from polfair.core import intervals as iv
 from polfair.core._args import as_list
-from polfair.core.passes.collect import check_not_empty
+from polfair.core.passes.counts import check_counted
 from polfair.core.regression.moments import combine, common_units
 from polfair.core.regression.passes import (
     REGRESSION_CELL_COLUMNS,
@@ -182,7 +182,8 @@ def report_rows(
     method = iv.check_p_adjust(p_adjust)
     table = cells.collect() if isinstance(cells, pl.LazyFrame) else cells
     check_regression_cells(table, [*by_n, *keys])
-    check_not_empty(int(table.select(pl.sum_horizontal(pl.col("n", "n_missing", "n_invalid").sum())).item() or 0))
+    total, missing = table.select(pl.sum_horizontal(pl.col("n", "n_missing", "n_invalid").sum()), pl.col("n_missing").sum()).row(0)
+    check_counted(int(total or 0), int(missing or 0), what="outcome, prediction or weight")
     privileged = dict(privileged or {})
     for k in privileged:
         if k not in keys:

@@ -94,7 +94,7 @@ from polfair.core.entropy.intervals import benefit_variance
 from polfair.core.intervals.common import Segments
 from polfair.core.intervals.spreads import segments_of
 from polfair.core.metrics import METRICS, Disparity, group_metrics
-from polfair.core.passes.counts import COUNT_COLUMNS, WEIGHT_EXP, check_cell_table
+from polfair.core.passes.counts import COUNT_COLUMNS, WEIGHT_EXP, check_cell_table, check_counted
 from polfair.core.report.intervals import CI_CATS, CI_FLOATS, CiOptions, GroupContext, adjust_p_values, best_statistics
 from polfair.core.report.reference import (
     best_value,
@@ -125,7 +125,7 @@ from polfair.core.report.selection import restrict, select_metrics
 from polfair.core.report.status import with_harm
 from polfair.core.user_metrics import check_user_metrics, user_metric_parts
 from polfair.core.values import absent_values_message, coerce_values, match_values
-from polfair.exceptions import PolfairError, ReferenceWarning, ReportSizeWarning
+from polfair.exceptions import PolfairError, ReferenceWarning, ReportSizeWarning, user_stacklevel
 
 __all__ = [
     "GROUP_KEY",
@@ -672,6 +672,8 @@ class _Prepared:
             lf = lf.with_columns(pl.lit(0, pl.Int8).alias(_ALLKEY))
         # one chunk: sums over a multi-chunk frame may add in a run-dependent order
         lf = lf.collect(**_SMALL).rechunk().lazy()
+        rows = lf.select(pl.col("n").sum(), pl.col("n_missing").sum()).collect(**_SMALL).row(0)
+        check_counted(int(rows[0] or 0), int(rows[1] or 0))  # no rows, or every row missing: one clear error
         selection = select_metrics(select, has_predictions)
         metric_names = metric_list(has_predictions) if selection is None else selection.group_metrics
         if selection is not None and self.user and "num_instances" not in metric_names:  # user rows name the reference
@@ -808,7 +810,8 @@ def warn_absent_privileged(
     typed
         ``{attribute: values}``: the privileged values in their columns' dtypes (:func:`coerce_values`).
     stacklevel
-        Of the warning (the user's call).
+        Unused (kept for callers): the warning names the first frame outside polfair
+        (:func:`polfair.exceptions.user_stacklevel`), whatever the path to it.
 
     Examples
     --------
@@ -839,7 +842,7 @@ def warn_absent_privileged(
             "the privileged group holds the other values only"
         )
         msg = absent_values_message(f"privileged={{{a!r}: {list(values)!r}}}", absent, a, seen, what)
-        warnings.warn(msg, ReferenceWarning, stacklevel=stacklevel)
+        warnings.warn(msg, ReferenceWarning, stacklevel=user_stacklevel())
 
 
 def _warn_size(n_groups: int, n_by: int, n_sets: int, has_predictions: bool) -> None:
@@ -852,7 +855,7 @@ def _warn_size(n_groups: int, n_by: int, n_sets: int, has_predictions: bool) -> 
             "attribute sets), fewer protected attributes, or coarser groups (bin high-cardinality "
             "columns) for a smaller one"
         )
-        warnings.warn(msg, ReportSizeWarning, stacklevel=5)
+        warnings.warn(msg, ReportSizeWarning, stacklevel=user_stacklevel())
 
 
 def _groups(

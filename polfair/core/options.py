@@ -1,0 +1,148 @@
+"""Keyword checks shared by every public door: an unknown keyword names the close one, and an option
+given where the door would not use it is refused by name (issue 38).
+
+Python's own ``TypeError`` for an unexpected keyword names no alternative; the decorator
+:func:`checks_keywords` raises first, with the same "did you mean" every door and the CLI give.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import inspect
+import types
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
+
+from polfair.exceptions import ColumnNotFoundError, InvalidInputError, UnknownOptionError
+
+__all__ = ["check_known", "check_present", "checks_keywords", "close_names", "refuse_unused", "refuse_unused_threshold",
+           "unknown_names_message"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def close_names(name: str, known: Iterable[str], *, n: int = 1, cutoff: float = 0.6) -> list[str]:
+    """The known names closest to ``name`` (``difflib``; case-insensitive; at most ``n``).
+
+    >>> close_names("protectd", ["protected", "weight"])
+    ['protected']
+    """
+    known = list(known)
+    lowered = {k.lower(): k for k in known}
+    return [lowered[c] for c in difflib.get_close_matches(str(name).lower(), list(lowered), n=n, cutoff=cutoff)]
+
+
+def unknown_names_message(unknown: Iterable[str], known: Iterable[str], *, noun: str = "option") -> str:
+    """``"'x' (did you mean 'y'?), 'z'"``: every unknown name, with its close known one where there is one.
+
+    >>> unknown_names_message(["y_prd"], ["y_pred", "y_true"])
+    "'y_prd' (did you mean 'y_pred'?)"
+    """
+    known = sorted(set(known))
+    said = []
+    for u in unknown:
+        close = close_names(u, known)
+        said.append(f"{u!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return ", ".join(said)
+
+
+def checks_keywords(func: F) -> F:
+    """Refuse an unknown keyword before the call, naming the close one.
+
+    A function or a class's ``__init__`` whose signature has no ``**kwargs``: a keyword it does not
+    declare raises :class:`~polfair.exceptions.UnknownOptionError` (a ``TypeError`` and a
+    ``PolfairError``) saying ``"<door> got an unknown keyword 'protectd' (did you mean 'protected'?)"``.
+    Signatures with ``**kwargs`` are returned unchanged. The wrapper keeps the signature and docstring.
+
+    >>> @checks_keywords
+    ... def door(data, *, protected=None, weight=None):
+    ...     return protected
+    >>> door(1, protectd="g")
+    Traceback (most recent call last):
+    ...
+    polfair.exceptions.UnknownOptionError: door got an unknown keyword 'protectd' (did you mean 'protected'?)
+    """
+    sig = inspect.signature(func)
+    params = sig.parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return func
+    names = frozenset(p.name for p in params if p.kind in (inspect.Parameter.KEYWORD_ONLY,
+                                                              inspect.Parameter.POSITIONAL_OR_KEYWORD))
+    door = func.__qualname__.removesuffix(".__init__")
+    check = check_known
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        for k in kwargs:
+            if k not in names:
+                check(kwargs, names, door=door)
+        return func(*args, **kwargs)
+
+    # the wrapper lives in the door's module (its globals), so doctest still finds the door's examples
+    moved = types.FunctionType(wrapper.__code__, func.__globals__, func.__name__, None, wrapper.__closure__)
+    return functools.update_wrapper(moved, func)  # type: ignore[return-value]
+
+
+def check_known(given: Iterable[str], known: Iterable[str], *, door: str, noun: str = "keyword") -> None:
+    """Raise :class:`UnknownOptionError` naming every name of ``given`` not in ``known`` (with hints)."""
+    known = set(known)
+    unknown = [g for g in given if g not in known]
+    if unknown:
+        s = "s" if len(unknown) > 1 else ""
+        a = "" if s else "an "
+        msg = f"{door} got {a}unknown {noun}{s} {unknown_names_message(unknown, known)}"
+        raise UnknownOptionError(msg)
+
+
+def refuse_unused(door: str, given: Mapping[str, Any], *, because: str) -> None:
+    """Refuse options a door accepts but would not use here (``given``: name -> value, ``None`` unset).
+
+    >>> refuse_unused("fairness_report", {"threshold": 0.3}, because="y_pred holds predicted labels")
+    Traceback (most recent call last):
+    ...
+    polfair.exceptions.InvalidInputError: fairness_report: threshold=0.3 is not used because y_pred holds predicted labels; remove it
+    """
+    used = {k: v for k, v in given.items() if v is not None}
+    if used:
+        said = ", ".join(f"{k}={v!r}" for k, v in used.items())
+        verb = "is" if len(used) == 1 else "are"
+        pron = "it" if len(used) == 1 else "them"
+        msg = f"{door}: {said} {verb} not used because {because}; remove {pron}"
+        raise InvalidInputError(msg)
+
+
+def refuse_unused_threshold(door: str, threshold: Any, **predictions: Any) -> None:
+    """Refuse ``threshold=`` next to a given prediction column (``y_pred=``, ``errors=``): the threshold
+    turns ``y_score`` into predictions only where none is given.
+
+    >>> refuse_unused_threshold("fairness_report", 0.3, y_pred="p")
+    Traceback (most recent call last):
+    ...
+    polfair.exceptions.InvalidInputError: fairness_report: threshold=0.3 is not used because y_pred='p' gives the ...
+    """
+    given = {k: v for k, v in predictions.items() if v is not None}
+    if threshold is not None and given:
+        k, v = next(iter(given.items()))
+        refuse_unused(door, {"threshold": threshold},
+                      because=f"{k}={v!r} gives the predictions (threshold makes them from y_score only without {k})")
+
+
+def check_present(door: str, option: str, given: Iterable[Any] | None, present: Iterable[Any], *,
+                  what: str = "attribute set of the report") -> None:  # fmt: skip
+    """Refuse names a filter option gives that match nothing in the output (a typo'd attribute).
+
+    >>> check_present("summarize", "attributes", ["Maritl"], ["marital", "sex"])
+    Traceback (most recent call last):
+    ...
+    polfair.exceptions.ColumnNotFoundError: summarize: attributes=['Maritl']: 'Maritl' (did you mean 'marital'?) is no ...
+    """
+    if given is None:
+        return
+    have = [str(p) for p in present]
+    missing = [g for g in given if str(g) not in have]
+    if missing:
+        shown = ", ".join(repr(h) for h in have[:12]) + (", ..." if len(have) > 12 else "")
+        verb = "is no" if len(missing) == 1 else "are no"
+        msg = (f"{door}: {option}={list(given)!r}: {unknown_names_message([str(m) for m in missing], have)} {verb} "
+               f"{what}; it has {shown or 'none'}")  # fmt: skip
+        raise ColumnNotFoundError(msg)
