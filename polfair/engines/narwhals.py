@@ -40,6 +40,7 @@ from polfair.core.contract.inputs import is_foreign
 from polfair.core.hashing import bucket_expr, bucket_kind, check_n_buckets
 from polfair.core.passes.counts import BUCKET, W2_DOWN, W2_UP, combine_limbs, exact_limb_columns
 from polfair.core.passes.spec import (
+    SF,
     W1S,
     WS,
     Spec,
@@ -445,8 +446,8 @@ def foreign_code_table(
         ps = compile_proba(eng, ps, pcols, weighted=weighted, has_scores=y_score is not None)
         assert ps.membership is not None
         compiled |= ps.membership.checks
-        w, s = compiled.get("weight"), compiled.get("y_score")
-        pcolumns = proba_columns(eng, ps, None if w is None else w.value, None if s is None else s.value)
+        w = compiled.get("weight")  # the score as the polarity rule reads it (P(favorable)), never the raw one
+        pcolumns = proba_columns(eng, ps, None if w is None else w.value, columns.get(SF))
         if ps.assignment == "weighted":
             columns = {}
             weighted = True

@@ -75,6 +75,10 @@ __all__ = [
 W = "__pf_w"
 WS = "__pf_ws"
 W1S = "__pf_w1s"
+#: The favorable label's probability of a row (the polarity rule applied once: ``y_score``, or
+#: ``1 - y_score`` for a score of an unfavorable ``score_label``); every pass that reads a score
+#: (reports, estimated groups, slices) reads this column of :func:`classification_columns`, never the raw score.
+SF = "__pf_sf"
 
 __all__ += ["CODE", "EXACT_SCALE", "FLAG_BAD_SCORE", "FLAG_BAD_WEIGHT", "FLAG_NULL_SCORE", "FLAG_NULL_WEIGHT"]
 
@@ -345,8 +349,9 @@ def classification_columns(
     -------
     (dict, dict, Polarity or None)
         The compiled roles; the pass's columns: ``CODE`` and, where needed, ``W`` (Float64
-        weight), ``WS`` (w·s, s the favorable label's probability), ``W1S`` (w·(1−s)); and the
-        polarity rule's decision.
+        weight), ``WS`` (w·s, s the favorable label's probability), ``W1S`` (w·(1−s)), ``SF`` (s
+        itself, for the passes that combine it with other per-row weights: estimated groups,
+        slices; not a column of the report's pass); and the polarity rule's decision.
 
     Examples
     --------
@@ -383,6 +388,7 @@ def classification_columns(
     if w is not None:
         out[W] = w.value
     if sf is not None:
+        out[SF] = sf
         out[WS] = sf if w is None else w.value * sf
         if not exact:
             out[W1S] = (1.0 - sf) if w is None else w.value * (1.0 - sf)
@@ -499,6 +505,7 @@ def build_spec(
     compiled, columns, pol = classification_columns(POLARS, cols, fav, unfav, threshold=threshold, exact=exact_sums,
                                                     score_label=score_label)  # fmt: skip
 
+    sf = columns.pop(SF, None)  # the favorable label's probability (the polarity rule's reading of y_score)
     out = [*key_cols, columns.pop(CODE).alias(CODE)]
     if cluster is not None:
         from polfair.core.hashing import bucket_kind, bucket_of
@@ -522,11 +529,10 @@ def build_spec(
         assert ps.membership is not None
         compiled |= ps.membership.checks
         w_value = compiled["weight"].value if weighted else None
-        s_value = compiled["y_score"].value if "y_score" in roles else None
         if ps.assignment == "weighted":  # the probabilities' sums replace Σw, Σw·s, Σw·(1−s)
             columns = {}
             weighted = True
-        columns |= proba_columns(POLARS, ps, w_value, s_value)
+        columns |= proba_columns(POLARS, ps, w_value, sf)
         keys, fold = (*keys, ps.attribute), ()
     out += [e.alias(n) for n, e in columns.items()]
     return Spec(

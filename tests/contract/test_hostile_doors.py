@@ -1,0 +1,102 @@
+"""The newest doors at the extremes (issue 40): estimated groups, slices, regression, MetricFrame and
+pandas inputs against independent oracles (scipy, scikit-learn, exact fractions) or a documented error.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import polars as pl
+import pytest
+import scipy.stats
+
+import polfair as pf
+
+
+def _duckdb(df: pl.DataFrame):  # a DuckDB relation of df (skipped without duckdb)
+    duckdb = pytest.importorskip("duckdb")
+    pytest.importorskip("narwhals")
+    return duckdb.from_arrow(df.to_arrow())
+
+
+# -- the polarity rule with estimated groups ------------------------------------------------------
+
+
+def _proba_frame(n: int = 400, seed: int = 0) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    pa = rng.uniform(0, 1, n).round(3)
+    y = rng.integers(0, 2, n)
+    s = np.clip(0.3 * y + rng.uniform(0, 0.7, n), 0, 1).round(4)  # P(y = 1), 1 unfavorable
+    return pl.DataFrame({"y": y, "s": s, "sf": 1.0 - s, "pa": pa, "pb": (1.0 - pa).round(3)})
+
+
+@pytest.mark.parametrize("door", ["polars", "duckdb"])
+def test_estimated_groups_read_a_score_of_the_unfavorable_label_as_one_minus_it(door: str) -> None:
+    df = _proba_frame()
+    data = df if door == "polars" else _duckdb(df)
+    pp = {"race": {"a": "pa", "b": "pb"}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pf.PolarityWarning)  # was: a false PolarityWarning
+        got = pf.fairness_report(data, y_true="y", y_score="s", score_label=1, favorable=0, protected_proba=pp)
+    want = pf.fairness_report(df, y_true="y", y_score="sf", score_label=0, favorable=0, protected_proba=pp)
+    pick = pl.col("metric").cast(pl.String).str.contains("generalized")
+    g, w = got.filter(pick).sort("metric", "group"), want.filter(pick).sort("metric", "group")
+    assert g.height > 0
+    assert g["value"].fill_null(np.nan).to_list() == pytest.approx(w["value"].fill_null(np.nan).to_list(), rel=1e-12,
+                                                                   nan_ok=True)  # fmt: skip
+    # the oracle: population Σ P(favorable) over favorable labels, by hand
+    fav = (df["y"] == 0).to_numpy()
+    gtp = got.filter((pl.col("metric").cast(pl.String) == "num_generalized_true_positives") & pl.col("group").is_null())
+    assert gtp["value"][0] == pytest.approx(float((1.0 - df["s"].to_numpy())[fav].sum()), rel=1e-12)
+
+
+def test_slices_read_a_score_of_the_unfavorable_label_as_one_minus_it() -> None:
+    df = _proba_frame().with_columns(g=pl.Series(np.resize(["u", "v", "x"], 400)))
+    kw = dict(features=["g"], y_true="y", metric="generalized_false_positive_rate", favorable=0, k=3, min_support=5,
+              alpha=0.99)  # fmt: skip
+    got = pf.slice_scan(df, y_score="s", score_label=1, **kw)
+    want = pf.slice_scan(df, y_score="sf", score_label=0, **kw)
+    assert got.height > 0
+    assert got["error_mean"].to_list() == pytest.approx(want["error_mean"].to_list(), rel=1e-12)
+
+
+# -- slices: centred spreads and power-of-two weight units ----------------------------------------
+
+
+def _loss_frame(level: float, n: int = 2000, seed: int = 1) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    g = rng.choice(["a", "b", "c"], n)
+    u = rng.uniform(0, 1, n) + (g == "a") * 0.05
+    return pl.DataFrame({"g": g, "u": u, "loss": level + u, "w": np.ones(n)})
+
+
+@pytest.mark.parametrize("door", ["polars", "duckdb"])
+def test_slice_welch_p_of_large_losses_equals_scipy(door: str) -> None:
+    df = _loss_frame(1e9)
+    data = df if door == "polars" else _duckdb(df)
+    top = pf.slice_scan(data, features=["g"], errors="loss", k=3, min_support=10, alpha=1.0, p_adjust=None)
+    row = top.filter(pl.col("slice") == "g = a").row(0, named=True)
+    a, b = df.filter(pl.col("g") == "a")["u"].to_numpy(), df.filter(pl.col("g") != "a")["u"].to_numpy()
+    want = scipy.stats.ttest_ind(a, b, equal_var=False)
+    assert row["p_value"] == pytest.approx(want.pvalue, rel=1e-6)  # was 0.40-like (raw sums of squares)
+    assert row["p_value_adjusted"] == row["p_value"]  # p_adjust=None: unadjusted, as in the reports
+    assert row["difference"] == pytest.approx(a.mean() - b.mean(), rel=1e-6)
+    half = (row["difference_hi"] - row["difference_lo"]) / 2  # Welch's interval, not 40x too wide
+    se = np.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
+    assert half == pytest.approx(scipy.stats.t.ppf(0.975, want.df) * se, rel=1e-6)
+
+
+@pytest.mark.parametrize("scale", [1e-200, 1e200])
+def test_slice_weights_of_any_scale_give_the_weights_1_results(scale: float) -> None:
+    df = _loss_frame(0.0)
+    kw = dict(features=["g"], errors="loss", weight="w", k=3, min_support=10, alpha=1.0)
+    want = pf.slice_scan(df, **kw)
+    got = pf.slice_scan(df.with_columns(pl.col("w") * scale), **kw)
+    free = ["slice", "n", "error_mean", "p_value", "p_value_adjusted", "n_eff", "value_lo", "value_hi",
+            "difference_lo", "difference_hi", "score"]  # fmt: skip
+    assert got["n_eff"].null_count() == 0
+    for c in free:
+        g, w = got[c].to_list(), want[c].to_list()
+        assert g == (w if c == "slice" else pytest.approx(w, rel=1e-9)), c
+    assert got["error_sum"].to_list() == pytest.approx([v * scale for v in want["error_sum"].to_list()], rel=1e-9)
