@@ -466,9 +466,7 @@ def foreign_code_table(
         for c in (W, WS, W1S):
             if c in columns:
                 select[c] = columns[c]
-        if W in columns and ps is not None:  # an estimated attribute's pass: Σw² as proba_cells expands it
-            select[_W2] = columns[W] * columns[W]
-        elif W in columns:  # Σw² per (cell, code): Kish effective sizes, in the contract's two accumulators
+        if W in columns:  # Σw² per (cell, code): Kish effective sizes, in the contract's two accumulators
             select[W2_UP], select[W2_DOWN] = weight_squares(columns[W])
         sums = [c for c in (W, _W2, W2_UP, W2_DOWN, WS, W1S) if c in select]
         sums += [] if ps is None else proba_sums(ps)

@@ -100,3 +100,52 @@ def test_slice_weights_of_any_scale_give_the_weights_1_results(scale: float) -> 
         g, w = got[c].to_list(), want[c].to_list()
         assert g == (w if c == "slice" else pytest.approx(w, rel=1e-9)), c
     assert got["error_sum"].to_list() == pytest.approx([v * scale for v in want["error_sum"].to_list()], rel=1e-9)
+
+
+# -- estimated groups and weights -----------------------------------------------------------------
+
+
+def _bisg_frame(n: int = 300, seed: int = 4) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    pa = rng.uniform(0, 1, n).round(3)
+    return pl.DataFrame({"y": rng.integers(0, 2, n), "p": rng.integers(0, 2, n), "pa": pa, "pb": (1.0 - pa).round(3),
+                         "w": rng.choice([0.5, 1.0, 2.0], n)})  # fmt: skip
+
+
+def _free(report: pl.DataFrame) -> pl.DataFrame:
+    # the rows free of the weights' scale (num_* counts are Σw); the smoothed EDF is documented as not
+    m = pl.col("metric").cast(pl.String)
+    return report.filter(~m.str.starts_with("num_") & ~m.str.contains("differential_fairness")).sort(
+        "attribute", "group", "metric", nulls_last=False)
+
+
+@pytest.mark.parametrize("door", ["polars", "duckdb"])
+@pytest.mark.parametrize("scale", [1e-200, 1e200])
+def test_estimated_groups_take_weights_of_any_scale(door: str, scale: float) -> None:
+    df = _bisg_frame()
+    kw = dict(y_true="y", y_pred="p", weight="w", protected_proba={"race": {"a": "pa", "b": "pb"}})
+    want = _free(pf.fairness_report(df, **kw))
+    moved = df.with_columns(pl.col("w") * scale)
+    got = _free(pf.fairness_report(moved if door == "polars" else _duckdb(moved), **kw))  # was: InvalidInputError
+    assert got.height == want.height > 0
+    for c in ("value", "value_lo", "value_hi", "p_value", "n_eff"):
+        g, w = got[c].fill_null(np.nan).to_list(), want[c].fill_null(np.nan).to_list()
+        assert g == pytest.approx(w, rel=1e-9, abs=1e-12, nan_ok=True), c
+
+
+def test_confusion_counts_null_w2_comes_with_the_weight_range_warning() -> None:
+    df = _bisg_frame().with_columns(pl.col("w") * 1e200, g=pl.Series(np.resize(["a", "b"], 300)))
+    with pytest.warns(pf.WeightRangeWarning, match="weight='w'"):
+        cells = pf.confusion_counts(df, y_true="y", y_pred="p", weight="w", protected="g").collect()
+    assert cells["tp_w2"].null_count() == cells.height  # null, as documented, now with its warning
+
+
+def test_proba_tolerance_accepts_probabilities_rounded_to_its_decimals() -> None:
+    df = pl.DataFrame({"y": [0, 1] * 10, "p": [1, 1, 0, 0] * 5, "pa": [0.5, 0.25] * 10, "pb": [0.499, 0.75] * 10})
+    assert abs((df["pa"] + df["pb"])[0] - 1.0) > 1e-3  # 0.0010000000000000009 in Float64: 0.999 is stored below it
+    out = pf.fairness_report(df, y_true="y", y_pred="p", protected_proba={"race": {"a": "pa", "b": "pb"}},
+                             proba_tolerance=1e-3)  # fmt: skip
+    assert out.height > 0
+    with pytest.raises(pf.InvalidInputError, match="proba_tolerance"):  # beyond the tolerance: still refused
+        pf.fairness_report(df.with_columns(pb=pl.col("pb") - 0.001), y_true="y", y_pred="p",
+                           protected_proba={"race": {"a": "pa", "b": "pb"}}, proba_tolerance=1e-3)  # fmt: skip
