@@ -149,3 +149,38 @@ def test_proba_tolerance_accepts_probabilities_rounded_to_its_decimals() -> None
     with pytest.raises(pf.InvalidInputError, match="proba_tolerance"):  # beyond the tolerance: still refused
         pf.fairness_report(df.with_columns(pb=pl.col("pb") - 0.001), y_true="y", y_pred="p",
                            protected_proba={"race": {"a": "pa", "b": "pb"}}, proba_tolerance=1e-3)  # fmt: skip
+
+
+# -- promises -------------------------------------------------------------------------------------
+
+
+def test_public_summarize_takes_a_fairness_reports_batches() -> None:
+    df = pl.DataFrame({"y": [1, 0, 1, 0] * 25, "p": [1, 0, 0, 0] * 25, "g": ["a", "b"] * 50})
+    kw = dict(y_true="y", y_pred="p", protected="g")
+    whole = pf.summarize(pf.fairness_report(df, **kw))
+    assert pf.summarize(pf.fairness_report_batches(df, batch_rows=7, **kw)) == whole  # was: TypeError
+    with pytest.raises(pf.PolfairError, match="empty"):
+        pf.summarize(iter([]))
+
+
+def test_metric_frame_of_a_metric_returning_strings_gives_fairlearns_extremes() -> None:
+    fl = pytest.importorskip("fairlearn.metrics")
+    pytest.importorskip("pandas")
+    from polfair.compat.fairlearn import MetricFrame
+
+    y = np.array([0, 1, 1, 0, 1, 0, 1, 1, 0, 0, 1, 1])
+    p = np.array([0, 1, 0, 0, 1, 1, 1, 0, 0, 1, 1, 1])
+    g = np.array(list("aabbaabbccca"))
+    c = np.array(list("xyxyxyxyxyxy"))
+
+    def grade(yt: np.ndarray, yp: np.ndarray) -> str:
+        return "high" if (yt == yp).mean() > 0.5 else "low"
+
+    for kw in (dict(metrics=grade), dict(metrics={"grade": grade, "n": lambda a, b: len(a)}),
+               dict(metrics={"grade": grade}, control_features=c)):  # fmt: skip
+        want = fl.MetricFrame(y_true=y, y_pred=p, sensitive_features=g, **kw)
+        got = MetricFrame(y_true=y, y_pred=p, sensitive_features=g, **kw)  # was: PolfairError (non-scalar cells)
+        for attr in ("group_min", "group_max"):
+            w, o = getattr(want, attr)(), getattr(got, attr)()
+            assert (list(o.to_dict().items()) if hasattr(o, "to_dict") else o) == (
+                list(w.to_dict().items()) if hasattr(w, "to_dict") else w), (attr, kw)

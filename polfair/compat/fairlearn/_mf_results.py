@@ -96,6 +96,34 @@ def as_float(values: np.ndarray, errors: str) -> np.ndarray:
     return out
 
 
+def _absent(v: Any) -> bool:
+    return v is None or (isinstance(v, (float, np.floating)) and np.isnan(v))
+
+
+def ordered_scalars(values: np.ndarray) -> bool:
+    """Whether a metric's values are scalars that are not numbers (a metric returning strings):
+    fairlearn's ``group_min``/``group_max`` then return pandas' extreme of them, not an error.
+    """
+    if values.dtype != object:
+        return values.dtype.kind in "USM"
+    flat = [v for v in values.reshape(-1) if not _absent(v)]
+    return bool(flat) and all(np.isscalar(v) and not isinstance(v, (int, float, complex, np.number, bool, np.bool_))
+                              for v in flat)  # fmt: skip
+
+
+def scalar_extreme(kind: str, values: np.ndarray) -> np.ndarray:
+    """``min``/``max`` over the groups (last axis) of non-numeric scalars, missing values skipped (pandas'
+    ``agg("min")``); ``NaN`` where a control group has none.
+    """
+    flat = values.reshape(-1, values.shape[-1]) if values.ndim else values.reshape(1, 1)
+    pick = min if kind == "min" else max
+    out = np.empty(flat.shape[0], dtype=object)
+    for i, row in enumerate(flat):
+        present = [v for v in row if not _absent(v)]
+        out[i] = pick(present) if present else np.nan
+    return out.reshape(values.shape[:-1])
+
+
 def is_integer(values: np.ndarray) -> bool:
     """Whether every value is an integer (not a bool): fairlearn then keeps integer results integer."""
     if values.dtype != object:
