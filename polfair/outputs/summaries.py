@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -288,8 +288,8 @@ def summarize(report: pl.DataFrame | Iterable[pl.DataFrame], **options: Any) -> 
     Parameters
     ----------
     report
-        The report; or a fairness report's batches (:func:`polfair.fairness_report_batches`, any
-        iterable of report frames in report order), read one at a time
+        The report; or a fairness report's batches (:func:`polfair.fairness_report_batches`, an
+        iterator, list or tuple of report frames in report order), read one at a time
         (:func:`polfair.outputs.summary.summarize`).
     **options
         The kind's summary options (``attributes=``, ``max_groups=``, ...).
@@ -312,7 +312,7 @@ def summarize(report: pl.DataFrame | Iterable[pl.DataFrame], **options: Any) -> 
     >>> "mean error" in pf.summarize(rep)
     True
     """
-    if not isinstance(report, pl.DataFrame) and isinstance(report, Iterable) and not isinstance(report, (str, bytes)):
+    if isinstance(report, (Iterator, list, tuple)):
         batches = iter(report)  # a fairness report's batches: told by the first, summarised one at a time
         first = next(batches, None)
         if first is None:
