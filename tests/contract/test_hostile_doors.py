@@ -184,3 +184,25 @@ def test_metric_frame_of_a_metric_returning_strings_gives_fairlearns_extremes() 
             w, o = getattr(want, attr)(), getattr(got, attr)()
             assert (list(o.to_dict().items()) if hasattr(o, "to_dict") else o) == (
                 list(w.to_dict().items()) if hasattr(w, "to_dict") else w), (attr, kw)
+
+
+# -- words ----------------------------------------------------------------------------------------
+
+
+def test_summaries_and_pages_state_the_favorable_label() -> None:
+    df = pl.DataFrame({"y": [1, 0, 1, 0] * 25, "p": [1, 0, 0, 0] * 25, "g": ["a", "b"] * 50,
+                       "h": ["u", "v", "v", "x"] * 25})  # fmt: skip
+    rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="g", favorable=0)
+    text = pf.summarize(rep)
+    assert "Favorable outcome: y = 0." in text and "positive class" not in text  # was: "the positive class"
+    assert "positive class" not in pf.to_html(rep)
+    sl = pf.slice_scan(df, features=["g", "h"], y_true="y", y_pred="p", metric="false_positive_rate", favorable=0,
+                       min_support=5)  # fmt: skip
+    assert "favorable outcome: y = 0" in " ".join(pf.summarize(sl).split())
+    assert "Favorable outcome: y = 0" in pf.to_html(sl)
+
+
+def test_a_refused_boolean_prediction_expression_is_named_as_written() -> None:
+    df = pl.DataFrame({"y": ["a", "b"] * 10, "pred": [1, 0, 0, 0] * 5, "g": ["a", "b"] * 10})
+    with pytest.raises(pf.PolarityError, match=r'y_pred=\'\[\(col\("pred"\)\) == \(dyn int: 0\)\]\''):
+        pf.fairness_report(df, y_true="y", y_pred=pl.col("pred") == 0, protected="g", favorable="a")

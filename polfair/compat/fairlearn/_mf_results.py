@@ -41,8 +41,10 @@ __all__ = [
     "COMPARE_METHODS",
     "ERRORS",
     "is_integer",
+    "ordered_scalars",
     "pandas",
     "quantiles",
+    "scalar_extreme",
     "to_pandas",
     "to_polars",
 ]

@@ -60,6 +60,23 @@ def _sort_key(v: Any, kind: str) -> Any:
     return v
 
 
+def written(col: Column) -> str:
+    """A role as the user wrote it, for messages: the column's name, or an expression's text
+    (``pl.col("pred") == 0`` is ``[(col("pred")) == (dyn int: 0)]``, not its root column ``pred``).
+
+    Examples
+    --------
+    >>> written(Column("pred", pl.col("pred") == 0, pl.Boolean()))
+    '[(col("pred")) == (dyn int: 0)]'
+    >>> written(Column("pred", pl.col("pred"), pl.Boolean()))
+    'pred'
+    """
+    e = col.expr
+    if isinstance(e, pl.Expr) and not e.meta.is_column():
+        return str(e)
+    return col.name
+
+
 def _shown(values: Sequence[Any]) -> str:
     return repr(values[0]) if len(values) == 1 else repr(list(values))
 
@@ -399,7 +416,7 @@ def compile_labels(
                     and (y_true is None or dtype_kind(y_true.dtype) != "boolean"))  # fmt: skip
     if y_true is not None:
         pol = polarity(y_true.dtype, favorable, unfavorable, score_label, label=y_true.name, score=score,
-                       pred=y_pred.name if boolean_pred and y_pred is not None else None)  # fmt: skip
+                       pred=written(y_pred) if boolean_pred and y_pred is not None else None)  # fmt: skip
         compiled["y_true"] = label(eng, y_true, favorable, unfavorable, role="y_true", polarity=pol)
     if y_pred is not None:
         if not boolean_pred:
@@ -407,7 +424,7 @@ def compile_labels(
         elif pol is not None:
             reading = pol.score_favorable
         else:
-            reading = decision_reading(y_pred.dtype, favorable, score_label, column=y_pred.name)
+            reading = decision_reading(y_pred.dtype, favorable, score_label, column=written(y_pred))
         compiled["y_pred"] = label(eng, y_pred, favorable, unfavorable, role="y_pred", boolean=reading)
     return compiled, pol
 
