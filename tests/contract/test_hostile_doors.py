@@ -206,3 +206,62 @@ def test_a_refused_boolean_prediction_expression_is_named_as_written() -> None:
     df = pl.DataFrame({"y": ["a", "b"] * 10, "pred": [1, 0, 0, 0] * 5, "g": ["a", "b"] * 10})
     with pytest.raises(pf.PolarityError, match=r'y_pred=\'\[\(col\("pred"\)\) == \(dyn int: 0\)\]\''):
         pf.fairness_report(df, y_true="y", y_pred=pl.col("pred") == 0, protected="g", favorable="a")
+
+
+# -- pandas inputs --------------------------------------------------------------------------------
+
+
+def _pandas_frame():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    n = 300
+    age = pd.Series(rng.integers(18, 90, n))
+    return pd.DataFrame({
+        "band": pd.cut(age, [18, 30, 60, 100], right=False),
+        "ord": pd.Categorical(rng.choice(["<25", "25-60", "60+"], n), categories=["<25", "25-60", "60+"], ordered=True),
+        "y": rng.integers(0, 2, n), "p": rng.integers(0, 2, n), "loss": rng.random(n), "yr": rng.normal(size=n),
+    })  # fmt: skip
+
+
+def test_pandas_interval_bands_are_readable_group_labels_at_every_door() -> None:
+    df = _pandas_frame()
+    bands = ["[18, 30)", "[30, 60)", "[60, 100)"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="band")  # was: a raw Polars error
+        reg = pf.regression_report(df, y_true="yr", y_pred="loss", protected="band")
+        sl = pf.slice_scan(df, features=["band"], errors="loss", min_support=1, k=10, alpha=1.0)
+    for out in (rep, reg):
+        got = out.filter(pl.col("attribute") == "band")["group"].drop_nulls().unique(maintain_order=True).to_list()
+        assert got == bands
+    assert sl.height and set(sl["band"].cast(pl.String).to_list()) <= set(bands)
+    assert all(t.startswith("band = [") for t in sl["slice"].to_list())
+    assert pf.fairness_report(df, y_true="y", y_pred="p", protected="band", privileged={"band": "[30, 60)"}).height
+
+
+def test_ordered_pandas_categoricals_keep_their_order_in_every_output() -> None:
+    df = _pandas_frame()
+    order = ["<25", "25-60", "60+"]  # by code point '60+' sorts between '25-60' and '<25'
+    rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="ord")
+    rows = rep.filter((pl.col("attribute") == "ord") & (pl.col("metric").cast(pl.String) == "selection_rate"))
+    assert rows["group"].drop_nulls().to_list() == order
+    text = pf.summarize(rep)
+    block = text[text.index("== ord"):]
+    assert [block.index(f"\n{g} ") for g in order] == sorted(block.index(f"\n{g} ") for g in order)
+    page = pf.to_html(rep)
+    shown = [page.index(f">{g.replace('<', '&lt;')}<") for g in order]
+    assert shown == sorted(shown)
+
+
+def test_metric_frame_indexes_interval_bands_as_fairlearn() -> None:
+    fl = pytest.importorskip("fairlearn.metrics")
+    pd = pytest.importorskip("pandas")
+    from sklearn.metrics import accuracy_score
+
+    from polfair.compat.fairlearn import MetricFrame
+
+    df = _pandas_frame()
+    for sf in (df["band"], pd.qcut(df["yr"], 3), {"b": df["band"], "o": df["ord"]}):
+        want = fl.MetricFrame(metrics=accuracy_score, y_true=df["y"], y_pred=df["p"], sensitive_features=sf).by_group
+        got = MetricFrame(metrics=accuracy_score, y_true=df["y"], y_pred=df["p"], sensitive_features=sf).by_group
+        pd.testing.assert_series_equal(got, want)  # was: an index of {'left': 18, 'right': 30} dicts

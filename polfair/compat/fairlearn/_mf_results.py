@@ -196,6 +196,10 @@ def pandas() -> Any:
 
 def _index(pd: Any, layout: Layout, features: Sequence[int]) -> Any:
     levels = [layout.levels[i].to_list() for i in features]
+    for k, i in enumerate(features):  # interval bands: the pd.Interval values (an IntervalIndex, as fairlearn's)
+        shown = layout.shown[i] if i < len(layout.shown) else None
+        if shown:
+            levels[k] = [shown.get(v, v) if v is not None else np.nan for v in levels[k]]
     names = [layout.names[i] for i in features]
     if len(features) == 1:
         return pd.Index(levels[0], name=names[0])
