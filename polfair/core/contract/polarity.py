@@ -42,7 +42,7 @@ from polfair.core.contract.rules import dtype_kind
 from polfair.core.values import coerce_value, coerce_values
 from polfair.exceptions import InvalidInputError, PolarityError
 
-__all__ = ["Polarity", "cell_alarms", "compile_labels", "decision_reading", "polarity", "polarity_alarms",
+__all__ = ["Polarity", "cell_alarms", "compile_labels", "decision_reading", "polarity", "polarity_alarms", "written",
            "polarity_table"]
 
 #: Where the rule is documented (messages point there).
