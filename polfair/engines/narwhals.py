@@ -48,6 +48,7 @@ from polfair.core.passes.spec import (
     check_key_names,
     check_threshold,
     classification_columns,
+    favorable_value_columns,
     label_values,
 )
 from polfair.core.proba import (
@@ -193,6 +194,9 @@ class ForeignFrame:
             self.nf = nw.from_native(data.toDF(*self._safe.values()))
             self._spark_ltz = {n for n in self.names if natives.get(n) == "TimestampType"}
             self._spark = data.sparkSession if self._spark_ltz else None
+            for n in self._spark_ltz:  # their keys come back as wall-clock times (naive): so is their dtype
+                dt = self._dtypes[n]
+                self._dtypes[n] = pl.Datetime(getattr(dt, "time_unit", "us") or "us")
         else:
             self.nf = original.rename(self._safe)
         #: DuckDB TIMESTAMPTZ columns: instants, returned in the connection's TimeZone; reported in UTC
@@ -470,6 +474,9 @@ def foreign_code_table(
             select[W2_UP], select[W2_DOWN] = weight_squares(columns[W])
         sums = [c for c in (W, _W2, W2_UP, W2_DOWN, WS, W1S) if c in select]
         sums += [] if ps is None else proba_sums(ps)
+    fvs = favorable_value_columns(list(columns))  # a favorable list's per-value rows (as the Polars pass)
+    select |= {c: columns[c] for c in fvs}
+    sums = [*sums, *fvs]
     native = ff.aggregate(select, [*group, CODE], lambda ns: [ns.len().alias(_N), *(ns.col(c).sum() for c in sums)])
     casts = {CODE: pl.UInt8, _N: pl.UInt64, W: pl.Float64, _W2: pl.Float64, W2_UP: pl.Float64, W2_DOWN: pl.Float64,
              WS: pl.Float64, W1S: pl.Float64, BUCKET: pl.UInt8}  # fmt: skip

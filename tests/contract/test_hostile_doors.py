@@ -265,3 +265,58 @@ def test_metric_frame_indexes_interval_bands_as_fairlearn() -> None:
         want = fl.MetricFrame(metrics=accuracy_score, y_true=df["y"], y_pred=df["p"], sensitive_features=sf).by_group
         got = MetricFrame(metrics=accuracy_score, y_true=df["y"], y_pred=df["p"], sensitive_features=sf).by_group
         pd.testing.assert_series_equal(got, want)  # was: an index of {'left': 18, 'right': 30} dicts
+
+
+# -- a favorable list and datetime keys -----------------------------------------------------------
+
+
+def test_a_misspelled_value_inside_a_favorable_list_warns_like_privileged() -> None:
+    df = pl.DataFrame({"y": ["good", "bad"] * 20, "p": ["good", "bad", "bad", "good"] * 10, "g": ["a", "b"] * 20})
+    for data in (df, _duckdb(df)):
+        with pytest.warns(pf.ReferenceWarning, match=r"favorable=\['good', 'goood'\]: 'goood' does not occur"):
+            pf.fairness_report(data, y_true="y", y_pred="p", protected="g", favorable=["good", "goood"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pf.ReferenceWarning)  # every value present: nothing said
+        three = df.with_columns(y=pl.Series(np.resize(["good", "ok", "bad"], df.height)))
+        pf.fairness_report(three, y_true="y", y_pred="p", protected="g", favorable=["good", "ok"])
+
+
+def test_an_aware_privileged_datetime_on_wall_clock_keys_is_a_clear_error() -> None:
+    import datetime as dt
+
+    df = pl.DataFrame({"y": [1, 0] * 10, "p": [1, 1, 0, 0] * 5,
+                       "t": [dt.datetime(2020, 1, 1, 12), dt.datetime(2021, 6, 1, 3)] * 10})  # fmt: skip
+    aware = dt.datetime(2020, 1, 1, 12, tzinfo=dt.UTC)
+    with pytest.raises(pf.InvalidInputError, match="time-zone-aware datetime and the column holds wall-clock"):
+        pf.fairness_report(df, y_true="y", y_pred="p", protected="t", privileged={"t": aware})  # was: a raw Polars error
+    utc = df.with_columns(pl.col("t").dt.replace_time_zone("UTC"))
+    assert pf.fairness_report(utc, y_true="y", y_pred="p", protected="t", privileged={"t": aware}).height  # matches
+
+
+def test_spark_aware_datetime_keys_with_a_datetime_privileged() -> None:
+    import datetime as dt
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from spark_session import spark_session
+
+    pytest.importorskip("pyspark")
+    spark = spark_session()
+    if spark is None:  # pragma: no cover
+        pytest.skip("no Java runtime for Spark")
+    df = pl.DataFrame({"y": [1, 0] * 10, "p": [1, 1, 0, 0] * 5,
+                       "t": [dt.datetime(2020, 1, 1, 12), dt.datetime(2021, 6, 1, 3)] * 10})  # fmt: skip
+    utc = df.with_columns(pl.col("t").dt.replace_time_zone("UTC"))
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    try:
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+        sdf = spark.createDataFrame(utc.to_arrow())
+        kw = dict(y_true="y", y_pred="p", protected="t", ci=None)
+        want = pf.fairness_report(df, **kw, privileged={"t": dt.datetime(2020, 1, 1, 12)})
+        got = pf.fairness_report(sdf, **kw, privileged={"t": dt.datetime(2020, 1, 1, 12)})  # the wall-clock key
+        assert got.select("group", "metric", "value").equals(want.select("group", "metric", "value"))
+        with pytest.raises(pf.InvalidInputError, match="wall-clock"):  # was: a raw InvalidOperationError
+            pf.fairness_report(sdf, **kw, privileged={"t": dt.datetime(2020, 1, 1, 12, tzinfo=dt.UTC)})
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)

@@ -52,6 +52,7 @@ from polfair.core.passes.spec import (
     Spec,
     W,
     build_spec,
+    favorable_value_columns,
     fold_values,
 )
 from polfair.core.values import check_role_dtype
@@ -245,6 +246,8 @@ def code_counts(spec: Spec) -> pl.LazyFrame:
             aggs += [pl.col(W).sum(), up.sum().alias(W2_UP), down.sum().alias(W2_DOWN)]
         if spec.has_scores:
             aggs += [pl.col(WS).sum(), pl.col(W1S).sum()]
+    assert spec.lf is not None
+    aggs += [pl.col(c).sum() for c in favorable_value_columns(spec.lf.collect_schema().names())]
     return grouped_by_code(spec, aggs)
 
 
