@@ -186,7 +186,8 @@ def collect_codes(
         check_cardinality([*spec.by, *spec.keys], codes, total)
     check_problems(describe_code_problems(codes), spec.compiled, total=total, on_missing=on_missing,
                    examples=spec.examples, stacklevel=5, check_values=check_values)  # fmt: skip
-    _check_favorable_values(spec, codes)
+    if check_values:  # (a batch of an accumulator may lack a value that the whole data holds)
+        _check_favorable_values(spec, codes)
     if spec.proba is not None:  # an estimated attribute: the ordinary code table of its cells
         codes = expand_codes(codes.lazy(), spec).collect(**_SMALL)
     _check_overflow(spec, codes)
