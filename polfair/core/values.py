@@ -231,6 +231,11 @@ def coerce_value(v: Any, dtype: pl.DataType, *, option: str, column: str) -> Any
         return v
     if isinstance(dtype, pl.Datetime) or dtype == pl.Datetime:
         if isinstance(v, _dt.datetime):
+            zone = getattr(dtype, "time_zone", None)
+            if v.tzinfo is not None and zone is None:
+                raise bad("it is a time-zone-aware datetime and the column holds wall-clock times (naive; a Spark "
+                          "TIMESTAMP as the session's time zone shows it): give the wall-clock time, e.g. "
+                          "v.astimezone(ZoneInfo(spark.conf.get('spark.sql.session.timeZone'))).replace(tzinfo=None)")
             return v
         if isinstance(v, _dt.date):
             return _dt.datetime(v.year, v.month, v.day)

@@ -40,6 +40,7 @@ from polfair.core.contract.inputs import is_foreign
 from polfair.core.hashing import bucket_expr, bucket_kind, check_n_buckets
 from polfair.core.passes.counts import BUCKET, W2_DOWN, W2_UP, combine_limbs, exact_limb_columns
 from polfair.core.passes.spec import (
+    SF,
     W1S,
     WS,
     Spec,
@@ -47,6 +48,7 @@ from polfair.core.passes.spec import (
     check_key_names,
     check_threshold,
     classification_columns,
+    favorable_value_columns,
     label_values,
 )
 from polfair.core.proba import (
@@ -192,6 +194,9 @@ class ForeignFrame:
             self.nf = nw.from_native(data.toDF(*self._safe.values()))
             self._spark_ltz = {n for n in self.names if natives.get(n) == "TimestampType"}
             self._spark = data.sparkSession if self._spark_ltz else None
+            for n in self._spark_ltz:  # their keys come back as wall-clock times (naive): so is their dtype
+                dt = self._dtypes[n]
+                self._dtypes[n] = pl.Datetime(getattr(dt, "time_unit", "us") or "us")
         else:
             self.nf = original.rename(self._safe)
         #: DuckDB TIMESTAMPTZ columns: instants, returned in the connection's TimeZone; reported in UTC
@@ -445,8 +450,8 @@ def foreign_code_table(
         ps = compile_proba(eng, ps, pcols, weighted=weighted, has_scores=y_score is not None)
         assert ps.membership is not None
         compiled |= ps.membership.checks
-        w, s = compiled.get("weight"), compiled.get("y_score")
-        pcolumns = proba_columns(eng, ps, None if w is None else w.value, None if s is None else s.value)
+        w = compiled.get("weight")  # the score as the polarity rule reads it (P(favorable)), never the raw one
+        pcolumns = proba_columns(eng, ps, None if w is None else w.value, columns.get(SF))
         if ps.assignment == "weighted":
             columns = {}
             weighted = True
@@ -465,12 +470,13 @@ def foreign_code_table(
         for c in (W, WS, W1S):
             if c in columns:
                 select[c] = columns[c]
-        if W in columns and ps is not None:  # an estimated attribute's pass: Σw² as proba_cells expands it
-            select[_W2] = columns[W] * columns[W]
-        elif W in columns:  # Σw² per (cell, code): Kish effective sizes, in the contract's two accumulators
+        if W in columns:  # Σw² per (cell, code): Kish effective sizes, in the contract's two accumulators
             select[W2_UP], select[W2_DOWN] = weight_squares(columns[W])
         sums = [c for c in (W, _W2, W2_UP, W2_DOWN, WS, W1S) if c in select]
         sums += [] if ps is None else proba_sums(ps)
+    fvs = favorable_value_columns(list(columns))  # a favorable list's per-value rows (as the Polars pass)
+    select |= {c: columns[c] for c in fvs}
+    sums = [*sums, *fvs]
     native = ff.aggregate(select, [*group, CODE], lambda ns: [ns.len().alias(_N), *(ns.col(c).sum() for c in sums)])
     casts = {CODE: pl.UInt8, _N: pl.UInt64, W: pl.Float64, _W2: pl.Float64, W2_UP: pl.Float64, W2_DOWN: pl.Float64,
              WS: pl.Float64, W1S: pl.Float64, BUCKET: pl.UInt8}  # fmt: skip

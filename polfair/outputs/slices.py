@@ -17,6 +17,7 @@ from typing import Any
 import polars as pl
 
 from polfair.core.report.run_metadata import request_of
+from polfair.outputs.summary import favorable_statement
 from polfair.slices import is_slice_table
 
 __all__ = ["format_number", "format_p", "summarize_slices"]
@@ -128,6 +129,9 @@ def summarize_slices(result: pl.DataFrame, *, max_slices: int = 20) -> str:
     facts.append(f"{n_eval:,} slices evaluated")
     if result.height and result["p_value_adjusted"].null_count() < result.height:
         facts.append(f"p-values adjusted ({req.get('p_adjust', 'holm')}) over all of them")
+    favorable = favorable_statement(req) if rate else None  # a rate of labels: its favorable outcome
+    if favorable:
+        facts.append(f"favorable outcome: {favorable}")
     lines += textwrap.wrap("; ".join(facts) + ".", WIDTH)
     if not result.height:
         lines.append("No slice has at least the minimum support and a positive score: nothing stands out.")

@@ -15,8 +15,9 @@ Kinds: ``"slices"`` (:func:`polfair.slice_scan`), ``"adverse_impact"`` (:func:`p
 from __future__ import annotations
 
 import inspect
+import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -282,7 +283,7 @@ def report_kind(report: pl.DataFrame) -> str:
     raise PolfairError(msg)
 
 
-def summarize(report: pl.DataFrame, **options: Any) -> str:
+def summarize(report: pl.DataFrame | Iterable[pl.DataFrame], **options: Any) -> str:
     """The terminal summary of any polfair report: plain text at most 100 characters wide.
 
     Dispatches on the report's kind (:func:`report_kind`): a fairness report
@@ -294,7 +295,9 @@ def summarize(report: pl.DataFrame, **options: Any) -> str:
     Parameters
     ----------
     report
-        The report.
+        The report; or a fairness report's batches (:func:`polfair.fairness_report_batches`, an
+        iterator, list or tuple of report frames in report order), read one at a time
+        (:func:`polfair.outputs.summary.summarize`).
     **options
         The kind's summary options (``attributes=``, ``max_groups=``, ...).
 
@@ -305,7 +308,8 @@ def summarize(report: pl.DataFrame, **options: Any) -> str:
     Raises
     ------
     PolfairError
-        A frame that is no report polfair knows.
+        A frame that is no report polfair knows; an empty iterable; batches of another kind than a
+        fairness report.
 
     Examples
     --------
@@ -315,7 +319,17 @@ def summarize(report: pl.DataFrame, **options: Any) -> str:
     >>> "mean error" in pf.summarize(rep)
     True
     """
-    kind = report_kind(report)
+    if isinstance(report, (Iterator, list, tuple)):
+        batches = iter(report)  # a fairness report's batches: told by the first, summarised one at a time
+        first = next(batches, None)
+        if first is None:
+            msg = "summarize: the iterable of report batches was empty"
+            raise PolfairError(msg)
+        if report_kind(first) != "classification":
+            msg = f"summarize takes batches of a fairness report (fairness_report_batches), got {report_kind(first)!r} batches"
+            raise PolfairError(msg)
+        return summarize_classification(itertools.chain([first], batches), **options)
+    kind = report_kind(report)  # type: ignore[arg-type]  # anything else: report_kind names what it got
     entry = next(e for e in SUMMARIES if e.kind == kind)
     params = list(inspect.signature(entry.summarize).parameters.values())[1:]
     if not any(p.kind is p.VAR_KEYWORD for p in params):  # an unknown option names the close one

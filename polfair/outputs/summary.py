@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import polars as pl
@@ -29,7 +29,7 @@ from polfair.core.report.schema import by_columns
 from polfair.core.report.status import is_ratio_metric
 from polfair.exceptions import PolfairError
 
-__all__ = ["MARKS", "NOT_JUDGED", "summarize", "text_table", "violation_lines"]
+__all__ = ["MARKS", "NOT_JUDGED", "favorable_statement", "summarize", "text_table", "violation_lines"]
 
 #: Page width of the summary (characters).
 WIDTH = 100
@@ -68,9 +68,31 @@ _DISPARITY_METRICS = {
 _LEGEND = (
     "DI = sel / sel_ref (disparate impact); SPD = sel - sel_ref; FPR ratio = FPR / FPR_ref;\n"
     "EOD = TPR - TPR_ref; AOD = mean of the FPR and TPR differences; FNR ratio = FNR / FNR_ref.\n"
-    "The favorable outcome is the positive class: DI, SPD, EOD, AOD or FPR ratio below no difference,\n"
-    "or FNR ratio above it, puts the group on the disadvantaged side (the report's harm column)."
+    "Favorable outcome: {favorable}. DI, SPD, EOD, AOD or FPR ratio below no difference, or FNR ratio "
+    "above it, puts the group on the disadvantaged side (the report's harm column)."
 )
+
+
+def favorable_statement(request: Mapping[str, Any] | None, meaning: str | None = None) -> str | None:
+    """What the favorable outcome is, from a report's request: ``"y = 0"`` (the label column and the
+    ``favorable`` value(s)), with the user's ``meaning`` in parentheses; ``None`` without a label.
+
+    Examples
+    --------
+    >>> favorable_statement({"y_true": "Risk", "favorable": ["good"]})
+    'Risk = good'
+    >>> favorable_statement({"y_true": "y", "favorable": [0, 2]}, "no default")
+    'y in (0, 2) (no default)'
+    """
+    req = request or {}
+    fav = req.get("favorable")
+    if fav is None:
+        return None
+    values = list(fav) if isinstance(fav, (list, tuple)) else [fav]
+    label = req.get("y_true")
+    shown = str(values[0]) if len(values) == 1 else f"({', '.join(map(str, values))})"
+    text = (f"{label} {'=' if len(values) == 1 else 'in'} {shown}" if label else f"label {shown}")
+    return f"{text} ({meaning.rstrip('. ')})" if meaning else text
 _POPULATION = (
     "generalized_entropy_index", "theil_index", "between_all_groups_theil_index",
     "smoothed_empirical_differential_fairness", "smoothed_empirical_differential_fairness_predictions",
@@ -387,7 +409,9 @@ def summarize(
         lines.extend(_periods(rows, stats, by, attrs, present, max_periods, is_judged))
     if attrs:
         lines.append("")
-        lines.extend(_LEGEND.splitlines())
+        favorable = favorable_statement(digest.request) or "the favorable label"
+        head, rest = _LEGEND.format(favorable=favorable).rsplit("\n", 1)
+        lines.extend([*head.splitlines(), *textwrap.wrap(rest, WIDTH)])
         if has_ci:
             lines.append("[lo, hi] = confidence interval of the value; [lo, inf) = no upper limit (docs/statistics.md).")
         else:

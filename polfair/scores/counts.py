@@ -211,9 +211,11 @@ def _histogram(
     out = out.filter(pl.col(CODE).is_in(COUNTED_CODES))
     contract.check_finite_sums(out, ["weight", "score_sum", "score_sq_sum"], compiled.get("weight"))
     out = out.with_columns(pl.col("weight", _WW, _WD, "score_sum", "score_sq_sum").cast(pl.Float64))
-    out, _ = contract.weight_units(out, w="weight", up=_WW, down=_WD, out="weight_sq_sum",
+    out, k = contract.weight_units(out, w="weight", up=_WW, down=_WD, out="weight_sq_sum",
                                    scaled=["score_sum", "score_sq_sum"], weight_=compiled.get("weight"),
                                    relative=relative)  # fmt: skip
+    if ps is not None:
+        out = _group_units(out, ps, k)
     out = out.with_columns(
         pl.col("score").cast(pl.Float64), (pl.col(CODE) % 4 == 1).alias("label"),
         pl.col("weight", "score_sum", "score_sq_sum", "score_min", "score_max", "weight_sq_sum").cast(pl.Float64),
@@ -253,6 +255,8 @@ def _warn_inverted(hist: pl.DataFrame, pol: contract.Polarity) -> None:
 _GROUP_SUMS = {"weight": "__pf_h{}_w", "score_sum": "__pf_h{}_ws", "score_sq_sum": "__pf_h{}_wss",
                "weight_sq_sum": "__pf_h{}_ww"}  # fmt: skip
 _GROUP_SHARE = "__pf_h{}_q"
+#: The two accumulators of each group's Σw²·p (:func:`polfair.core.contract.weight_squares`'s scales).
+_GROUP_W2 = ("__pf_h{}_wwu", "__pf_h{}_wwd")
 
 
 def _estimated(frame: Any, proba: Mapping[str, Any] | None, names: list[str], compiled: dict[str, Compiled],
@@ -279,12 +283,39 @@ def _estimated(frame: Any, proba: Mapping[str, Any] | None, names: list[str], co
         return ps, extra
     columns |= {c: checks[c] for c in extra}
     w = columns[_W] if weighted else None
+    hi, lo = 2.0**contract.W2_SHIFT, 2.0**-contract.W2_SHIFT
     for i, (a, q) in enumerate(zip(*group_weights(ps, w))):
+        # Σw²·p in the contract's two accumulators (as every Σw²): weights of 1e-200 and 1e200 both fit
+        up, down = (a * (hi * hi), a * (lo * lo)) if w is None else ((w * hi) * (a * hi), (w * lo) * (a * lo))
         columns |= {_GROUP_SUMS["weight"].format(i): a, _GROUP_SUMS["score_sum"].format(i): a * s,
-                    _GROUP_SUMS["score_sq_sum"].format(i): a * s * s,
-                    _GROUP_SUMS["weight_sq_sum"].format(i): a if w is None else a * w, _GROUP_SHARE.format(i): q}  # fmt: skip
-    extra += [t.format(i) for t in (*_GROUP_SUMS.values(), _GROUP_SHARE) for i in range(len(ps.labels))]
+                    _GROUP_SUMS["score_sq_sum"].format(i): a * s * s, _GROUP_W2[0].format(i): up,
+                    _GROUP_W2[1].format(i): down, _GROUP_SHARE.format(i): q}  # fmt: skip
+    sums = [t for k, t in _GROUP_SUMS.items() if k != "weight_sq_sum"]
+    extra += [t.format(i) for t in (*sums, *_GROUP_W2, _GROUP_SHARE) for i in range(len(ps.labels))]
     return ps, extra
+
+
+def _group_units(out: pl.DataFrame, ps: Any, k: int) -> pl.DataFrame:
+    """An estimated attribute's per-group sums in the histogram's weight unit ``2^k`` (as
+    :func:`polfair.core.contract.weight_units` put the others): Σw, Σw·s, Σw·s² scaled by ``2^-k`` and
+    Σw²·p from its two accumulators (``4^-k``·Σw²·p; null where no unit holds it).
+    """
+    if ps.assignment == "argmax":
+        return out
+    cols = []
+    for i in range(len(ps.labels)):
+        up, down = pl.col(_GROUP_W2[0].format(i)), pl.col(_GROUP_W2[1].format(i))
+        if k > 0:
+            ww = down * 4.0 ** (contract.W2_SHIFT - k)
+        elif k < 0:
+            ww = up * 4.0 ** (-contract.W2_SHIFT - k)
+        else:
+            ww = pl.when(up.is_finite()).then(up * 4.0**-contract.W2_SHIFT).otherwise(down * 4.0**contract.W2_SHIFT)
+        cols.append(ww.alias(_GROUP_SUMS["weight_sq_sum"].format(i)))
+        if k:
+            cols += [(pl.col(_GROUP_SUMS[c].format(i)) * 2.0**-k).alias(_GROUP_SUMS[c].format(i))
+                     for c in ("weight", "score_sum", "score_sq_sum")]  # fmt: skip
+    return out.with_columns(cols)
 
 
 def _spread_groups(out: pl.DataFrame, ps: Any, names: list[str]) -> tuple[pl.DataFrame, list[str]]:

@@ -4,7 +4,10 @@ Each row carries its features (as compiled by the input contract: :func:`polfair
 numeric features cut at their bin edges), its error ``e`` (the ``errors`` loss, or the numerator of
 a rate on the rows of its denominator), its weight ``w`` and the outcome code (missing and invalid
 values, :mod:`polfair.core.contract`). The statistics of a slice are sums over its rows: ``n``
-(rows), ``s`` = Σw, ``e`` = Σw·e, ``e2`` = Σw·e², ``w2`` = Σw², and ``m`` = max e.
+(rows), ``s`` = Σw, ``e`` = Σw·e, ``d`` = Σw·(e − c), ``e2`` = Σw·(e − c)², ``w2`` = Σw², and ``m`` = max e; ``c`` is a
+reference error near the mean and every weight is read in a power-of-two unit (:meth:`Source.reference`),
+so that the spreads are centred (losses like 1e9 + U(0, 1)) and weights of 1e-200 or 1e200 give the
+sums of weights near 1 (exactly those, scaled by a power of two).
 
 * **Level 1** reads every feature's values with their sums (and the outcome codes, for the one
   post-pass check): for a Polars input (DataFrame, LazyFrame, parquet/CSV path) one streaming scan
@@ -42,11 +45,13 @@ __all__ = ["STATS", "Accumulator", "Feature", "ForeignSource", "LevelPlan", "Row
 
 _E, _W, _WE, _WE2, _W2, _NB = "__pf_e", "__pf_w", "__pf_we", "__pf_we2", "__pf_w2", "__pf_nb"
 #: The statistics of a slice (sums over its counted rows; ``m`` the largest error).
-STATS = ("n", "s", "e", "e2", "w2", "m")
+STATS = ("n", "s", "e", "d", "e2", "w2", "m")
 #: Rows per batch of the Polars passes.
 CHUNK_ROWS = 1 << 18
 #: Values per feature kept by the Polars sample the quantile edges come from.
 SAMPLE_ROWS = 1 << 21
+#: Counted rows a Spark/DuckDB search reads first (a LIMIT query) for its reference error and weight unit.
+REFERENCE_ROWS = 1 << 12
 #: Candidate-key table entries per feature set beyond which a set is looked up by sorted search.
 _MAX_TABLE = 1 << 22
 
@@ -256,8 +261,8 @@ class Accumulator:
     @property
     def columns(self) -> tuple[str, ...]:
         if self.weighted:
-            return ("s", "e", "w2") if self.binary else ("s", "e", "e2", "w2")
-        return ("e",) if self.binary else ("e", "e2")
+            return ("s", "e", "w2") if self.binary else ("s", "e", "d", "e2", "w2")
+        return ("e",) if self.binary else ("e", "d", "e2")
 
     def add(self, idx: np.ndarray, pos: np.ndarray, values: dict[str, np.ndarray], e: np.ndarray) -> None:
         """Add rows of one feature set: ``idx`` is the row's place among the set's candidates + 1 (0: none),
@@ -293,6 +298,7 @@ class Accumulator:
             out["w2"] = out["s"]
         if self.binary:
             out["e2"] = out["e"]
+            out["d"] = out["e"]
             if not self.weighted:
                 self.m[1:] = (out["e"] > 0).astype(np.float64)
         out["m"] = self.m[1:]
@@ -326,6 +332,34 @@ class Source:
         self.scans = 0
         #: Counted rows whose error is neither 0 nor 1 (level 1 sets it).
         self.nonbinary = 0
+        #: The reference error ``c`` of the squared sums (``e2`` = Σw·(e − c)², centred near the mean so
+        #: that losses like 1e9 + U(0, 1) keep their spread) and the weights' power-of-two unit ``2^k``
+        #: (every weight is read as w·2^−k, exact: 1e-200 and 1e200 weights give the weights-1 sums);
+        #: both are set from the first counted rows (Polars: level 1's first batch; an engine: :meth:`reference`).
+        self.shift, self.unit = 0.0, 0
+
+    def _reference_from(self, e: np.ndarray, w: np.ndarray | None) -> None:
+        """Set :attr:`shift` (the rows' weighted mean error) and :attr:`unit` (the largest weight's binary
+        exponent) from the first counted rows, and read the search's weights in that unit from then on.
+        """
+        unit = 0
+        if w is not None and w.size and float(w.max()) > 0:
+            unit = int(np.frexp(float(w.max()))[1])
+            w = w * 2.0**-unit
+        shift = 0.0
+        ok = np.isfinite(e)
+        if not self.binary and ok.any():
+            if w is not None and float(w[ok].sum()) > 0:
+                shift = float(np.average(e[ok], weights=w[ok]))
+            else:
+                shift = float(e[ok].mean())
+        self.shift, self.unit = (shift if np.isfinite(shift) else 0.0), unit
+        r = self.rows
+        if unit and r.w is not None:
+            self.rows = Rows(r.code, r.e, r.w * 2.0**-unit, r.counted, r.compiled, r.binary)
+
+    def reference(self) -> None:
+        """Polars: nothing before level 1, whose first batch sets :attr:`shift` and :attr:`unit`."""
 
     # -- bins ------------------------------------------------------------------------------------
 
@@ -368,16 +402,17 @@ class Source:
     def _aggs(self, ns: Any = pl) -> list[Any]:
         """The level-1 sums of a value, in the namespace ``ns`` (Polars, or narwhals for an engine)."""
         e = ns.col(_E)
+        d = e - self.shift  # the squared sums are centred at the reference error
         out = [ns.len().cast(ns.Int64).alias("n")]
         if self.weighted:
             w = ns.col(_W)
             out += [w.sum().alias("s"), (w * e).sum().alias("e"), (w * w).sum().alias("w2"), w.min().alias("w_min")]
             if not self.binary:
-                out.append((w * e * e).sum().alias("e2"))
+                out += [(w * d).sum().alias("d"), (w * d * d).sum().alias("e2")]
         else:
             out.append(e.sum().alias("e"))
             if not self.binary:
-                out.append((e * e).sum().alias("e2"))
+                out += [d.sum().alias("d"), (d * d).sum().alias("e2")]
         out.append(e.max().alias("m"))
         return out
 
@@ -397,8 +432,8 @@ class Source:
         idx = codes + 1
         size = int(idx.max(initial=0)) + 1
         out: dict[str, np.ndarray] = {"n": np.bincount(idx, minlength=size)}
-        for k in ("s", "e", "e2", "w2") if self.weighted else ("e", "e2"):
-            if k == "e2" and self.binary:
+        for k in ("s", "e", "d", "e2", "w2") if self.weighted else ("e", "d", "e2"):
+            if k in ("d", "e2") and self.binary:
                 continue
             out[k] = np.bincount(idx, weights=values[k], minlength=size)
         m = np.zeros(size)
@@ -447,12 +482,18 @@ class Source:
         codes = np.zeros(256, dtype=np.int64)
         parts: list[list[pl.DataFrame]] = [[] for _ in self.features]
         nonbinary = 0
+        first = True
         for batch in lf.collect_batches(chunk_size=CHUNK_ROWS):
             code = batch[CODE].to_numpy()
             codes += np.bincount(code, minlength=256)
             mask = counted[code]
             ok = batch.filter(pl.Series(mask)) if not mask.all() else batch
             e = ok[_E].to_numpy()
+            if first and ok.height:  # the reference error and the weights' unit, from the first counted rows
+                self._reference_from(e, ok[_W].to_numpy() if self.weighted else None)
+                first = False
+            if self.unit and self.weighted:
+                ok = ok.with_columns(pl.col(_W) * 2.0**-self.unit)
             w = ok[_W].to_numpy() if self.weighted else None
             if not self.binary:
                 nonbinary += int(np.count_nonzero((e != 0.0) & (e != 1.0)))
@@ -549,10 +590,11 @@ class Source:
         return acc.result()
 
     def _values(self, e: np.ndarray, w: np.ndarray | None) -> dict[str, np.ndarray]:
+        d = e - self.shift  # the squared sums are centred at the reference error
         if w is None:
-            return {"e": e, "e2": e * e, "bit": (e > 0).astype(np.int64) if self.binary else e}
-        we = w * e
-        return {"s": w, "e": we, "e2": we * e, "w2": w * w}
+            return {"e": e, "d": d, "e2": d * d, "bit": (e > 0).astype(np.int64) if self.binary else e}
+        wd = w * d
+        return {"s": w, "e": w * e, "d": wd, "e2": wd * d, "w2": w * w}
 
 
 class ForeignSource(Source):
@@ -581,6 +623,17 @@ class ForeignSource(Source):
     def _select(self, cols: dict[str, Any]) -> Any:
         return self.frame.nf.select(**cols)
 
+    def reference(self) -> None:
+        """Set :attr:`shift` and :attr:`unit` from at most :data:`REFERENCE_ROWS` counted rows (one
+        ``LIMIT`` query before level 1, whose single query needs them).
+        """
+        r = self.rows
+        cols = {CODE: r.code, _E: r.e, **({_W: r.w} if r.w is not None else {})}
+        q = self._select(cols).filter(self.eng.ns.col(CODE).is_in(r.counted)).head(REFERENCE_ROWS)
+        head = q.collect(backend="polars").to_native()
+        e = head[_E].cast(pl.Float64).to_numpy()
+        self._reference_from(e, head[_W].cast(pl.Float64).to_numpy() if self.weighted else None)
+
     def level1(self) -> tuple[list[pl.DataFrame], pl.DataFrame]:
         nw, eng, r = self.eng.ns, self.eng, self.rows
         names = [f"__pf_f{i}" for i in range(len(self.features))]
@@ -601,7 +654,7 @@ class ForeignSource(Source):
         self.scans += 1
         out = q.group_by("__pf_var", "v", CODE).agg(*aggs).collect(backend="polars").to_native()
         out = out.with_columns(pl.col(CODE).cast(pl.UInt8), pl.col("n").cast(pl.Int64))
-        out = out.with_columns([pl.col(c).cast(pl.Float64) for c in ("s", "e", "e2", "w2", "m", "w_min") if c in out.columns])
+        out = out.with_columns([pl.col(c).cast(pl.Float64) for c in ("s", "e", "d", "e2", "w2", "m", "w_min") if c in out.columns])
         table = out.filter(pl.col("__pf_var") == names[0]).group_by(CODE).agg(pl.col("n").sum())
         ok = out.filter(pl.col(CODE).is_in(r.counted))
         if "nb" in ok.columns:
@@ -626,9 +679,12 @@ class ForeignSource(Source):
         aggs = [nw.len().alias("n"), e.max().alias("m")]
         if self.weighted:
             w = nw.col(_W)
-            aggs += [w.sum().alias("s"), (w * e).sum().alias("e"), (w * w).sum().alias("w2"), (w * e * e).sum().alias("e2")]
+            d = e - self.shift
+            aggs += [w.sum().alias("s"), (w * e).sum().alias("e"), (w * w).sum().alias("w2"), (w * d).sum().alias("d"),
+                     (w * d * d).sum().alias("e2")]
         else:
-            aggs += [e.sum().alias("e"), (e * e).sum().alias("e2")]
+            d = e - self.shift
+            aggs += [e.sum().alias("e"), d.sum().alias("d"), (d * d).sum().alias("e2")]
         index = [_E, *([_W] if self.weighted else [])]
         q = q.unpivot(on=list(keys), index=index, variable_name="__pf_var", value_name="__pf_key")
         self.scans += 1
@@ -640,7 +696,7 @@ class ForeignSource(Source):
                 continue
             local = _lookup(plan, s, part["__pf_key"].cast(pl.Int64).to_numpy())
             idx = np.where(local > 0, plan.sets[s][3][np.maximum(local - 1, 0)] + 1, 0)
-            sums = {c: part[c].cast(pl.Float64).to_numpy() for c in ("s", "e", "e2", "w2") if c in part.columns}
+            sums = {c: part[c].cast(pl.Float64).to_numpy() for c in ("s", "e", "d", "e2", "w2") if c in part.columns}
             acc.add_grouped(idx, part["n"].cast(pl.Int64).to_numpy(), sums, part["m"].cast(pl.Float64).to_numpy())
         return acc.result()
 

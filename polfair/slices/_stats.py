@@ -21,10 +21,17 @@ __all__ = ["slice_statistics", "adjusted"]
 
 
 def _parts(stats: dict[str, np.ndarray], total: dict[str, float]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """The slice's and the rest's sums (Σw, Σw², Σw·e, Σw·e²)."""
-    own = {"w": stats["s"], "w2": stats["w2"], "sum_e": stats["e"], "sum_e2": stats["e2"]}
-    rest = {k: np.maximum(total[k] - v, 0.0) for k, v in own.items()}
+    """The slice's and the rest's sums (Σw, Σw², Σw·e, Σw·(e−c), Σw·(e−c)²; the rest's centred sum may be negative)."""
+    own = {"w": stats["s"], "w2": stats["w2"], "sum_e": stats["e"], "sum_d": stats["d"], "sum_e2": stats["e2"]}
+    rest = {k: v if k == "sum_d" else np.maximum(v, 0.0) for k, v in
+            ((k, total[k] - v) for k, v in own.items())}  # fmt: skip
     return own, rest
+
+
+def _offsets(p: dict[str, np.ndarray]) -> np.ndarray:
+    """The mean error less the reference ``c`` (from the centred sum: differences of means keep their digits)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(p["w"] > 0, p["sum_d"] / p["w"], np.nan)
 
 
 def _means(p: dict[str, np.ndarray]) -> np.ndarray:
@@ -34,23 +41,27 @@ def _means(p: dict[str, np.ndarray]) -> np.ndarray:
 
 def _moments(p: dict[str, np.ndarray]) -> Moments:
     """The regression kernels' moments of a slice's (or the rest's) errors: ``w``, ``w2``, the mean
-    ``mean_e`` and the centred ``m2_e = Σw·e² − (Σw·e)²/Σw`` (a non-negative loss's spread; clipped at 0).
+    ``mean_e`` less the reference ``c`` (the search's ``shift``, near the mean error: a Welch difference of two
+    means is then a difference of centred quantities) and ``m2_e = Σw·(e−c)² − (Σw·(e−c))²/Σw``
+    (clipped at 0), both from the centred sums, so losses like 1e9 + U(0, 1) keep their spread's digits.
     """
     w = p["w"]
     with np.errstate(divide="ignore", invalid="ignore"):
-        m2 = np.maximum(p["sum_e2"] - np.where(w > 0, p["sum_e"] * p["sum_e"] / w, 0.0), 0.0)
-    return Moments({"w": w, "w2": p["w2"], "mean_e": _means(p), "m2_e": m2})
+        d = p["sum_d"]
+        m2 = np.maximum(p["sum_e2"] - np.where(w > 0, d * d / w, 0.0), 0.0)
+    return Moments({"w": w, "w2": p["w2"], "mean_e": _offsets(p), "m2_e": m2})
 
 
 def slice_statistics(
-    stats: dict[str, np.ndarray], total: dict[str, float], *, binary: bool, weighted: bool, ci: float | None
+    stats: dict[str, np.ndarray], total: dict[str, float], *, binary: bool, weighted: bool, ci: float | None,
+    shift: float = 0.0,
 ) -> dict[str, Any]:
     """Interval, difference to the rest, its interval and the test, for slices with ``stats`` sums.
 
     Parameters
     ----------
     stats
-        Per slice: ``s`` (Σw), ``w2`` (Σw²), ``e`` (Σw·e), ``e2`` (Σw·e²), arrays of one length.
+        Per slice: ``s`` (Σw), ``w2`` (Σw²), ``e`` (Σw·e), ``e2`` (Σw·(e − shift)²), arrays of one length.
     total
         The same sums over every counted row (keys ``w``, ``w2``, ``sum_e``, ``sum_e2``).
     binary
@@ -58,6 +69,8 @@ def slice_statistics(
         for the difference, the "N−1" χ² test (Fisher's exact test for an expected count below 1;
         weighted: the pooled z with Kish sizes). Otherwise the mean of a non-negative loss: a
         Student t interval on the log scale, Welch's interval and test for the difference.
+    shift
+        The reference error ``c`` the squared sums are centred at (0 for 0/1 errors).
     weighted
         Kish effective sizes (``n_eff``) and the ``_ess`` method names.
     ci
@@ -94,11 +107,12 @@ def slice_statistics(
         rest_est, rest_var, rest_df = mean_interval(mr, "mean_error")
         d, vd, nu, p = welch_test(est, var, df, rest_est, rest_var, rest_df)
         out["p_value"] = p
+        out["difference"] = d  # of the centred means (mean − rest_mean less their common reference)
         wt = "_ess" if weighted else ""
         out["test"] = [None if np.isnan(v) else f"welch{wt}" for v in p.tolist()]
         out["n_eff"] = mg.neff
         if ci is not None:
-            lo, hi = value_limits("mean_absolute_error", est, var, df, ci)
+            lo, hi = value_limits("mean_absolute_error", est + shift, var, df, ci)
             half = t_quantile(ci, nu) * np.sqrt(vd)
             out |= {"value_lo": lo, "value_hi": hi, "difference_lo": d - half, "difference_hi": d + half}
         method = f"log_t{wt}"
@@ -110,15 +124,15 @@ def slice_statistics(
 
 def adjusted(p: np.ndarray, method: str | None) -> np.ndarray:
     """``p`` adjusted over the whole family (the core's :func:`~polfair.core.intervals.p_adjust`);
-    NaN p-values are left out of the family and stay NaN.
+    NaN p-values are left out of the family and stay NaN; ``method=None`` returns ``p`` (unadjusted).
 
     Examples
     --------
     >>> adjusted(np.array([0.01, 0.04, 0.03, np.nan]), "bh").round(4).tolist()
     [0.03, 0.04, 0.04, nan]
     """
-    if method is None:
-        return np.full(p.shape[0], np.nan)
+    if method is None:  # no adjustment: the raw p-values (as the reports' p_value_adjusted)
+        return p.copy()
     frame = pl.DataFrame({"p": pl.Series(p, dtype=pl.Float64, nan_to_null=True)})
     out = frame.select(p_adjust(pl.col("p"), method))["p"]  # type: ignore[arg-type]
     return out.fill_null(np.nan).to_numpy()

@@ -27,7 +27,7 @@ from polfair.core.intervals import check_ci, check_p_adjust
 from polfair.core.metrics import ALIASES, METRICS, Counts
 from polfair.core.options import checks_keywords, refuse_unused_threshold
 from polfair.core.passes.collect import check_not_empty
-from polfair.core.passes.spec import check_on_missing, check_threshold, classification_columns, label_values
+from polfair.core.passes.spec import SF, check_on_missing, check_threshold, classification_columns, label_values
 from polfair.core.report.build import group_label
 from polfair.core.report.run_metadata import attach_request
 from polfair.exceptions import InvalidInputError, PolfairError
@@ -196,7 +196,7 @@ def _rows(
     compiled, columns, _ = classification_columns(eng, cols, fav, unfav, threshold=threshold, score_label=score_label)
     code = columns[CODE]
     a, b = code % eng.small(4), (code // eng.small(4)) % eng.small(4)
-    s = compiled["y_score"].value if "y_score" in compiled else None
+    s = columns.get(SF)  # the favorable label's probability (the polarity rule: 1 - y_score for an unfavorable score_label)
 
     def row(name_: str) -> Any:  # a confusion cell of one row (generalized: the score's share)
         truth = a == eng.small(1) if name_ in ("tp", "fn", "gtp", "gfn") else a == eng.small(0)
@@ -390,7 +390,8 @@ def slice_scan(
         Confidence level of the intervals (``None``: no intervals; the tests remain).
     p_adjust
         ``"holm"`` (default), ``"bh"``, ``"by"`` or ``None``: the multiplicity adjustment of
-        ``p_value``, over every slice the search evaluated (see Notes).
+        ``p_value``, over every slice the search evaluated (see Notes); ``None``: ``p_value_adjusted``
+        is ``p_value``, as in the reports.
     on_missing
         ``"warn"``, ``"raise"`` or ``"ignore"``: rows with a missing error, label, prediction, score
         or weight (:class:`~polfair.exceptions.MissingValuesWarning`).
@@ -547,6 +548,7 @@ def _search(
     source: Source, frame: Any, feats: list[Feature], rows: Rows, *, alpha: float, k: int, max_level: int,
     min_support: int | float, ci: float | None, p_adjust: str | None, on_missing: str, later: dict[int, int],
 ) -> tuple[pl.DataFrame, dict[str, Any]]:  # fmt: skip
+    source.reference()  # the reference error of the squared sums and the weights' unit (Polars: level 1 sets them)
     tables, codes = source.level1()
     for i, q in later.items():
         tables[i] = _bin_level1(tables[i], feats[i], q)
@@ -555,7 +557,7 @@ def _search(
     contract.check_problems(contract.code_problems(codes, "n"), rows.compiled, total=total_rows, on_missing=on_missing,
                             examples=frame.examples, excluded_from="left out of the slice search", stacklevel=4)  # fmt: skip
     weighted = rows.w is not None
-    stat_cols = ("n", "s", "e", "e2", "w2", "m")
+    stat_cols = ("n", "s", "e", "d", "e2", "w2", "m")
     level1: dict[str, list[np.ndarray]] = {c: [] for c in stat_cols}
     feature, value = [], []
     w_min = np.inf
@@ -566,13 +568,13 @@ def _search(
         value.append(np.arange(t.height, dtype=np.int64))
         n = t["n"].cast(pl.Int64).to_numpy()
         level1["n"].append(n)
-        for c in ("s", "e", "e2", "w2", "m"):
+        for c in ("s", "e", "d", "e2", "w2", "m"):
             level1[c].append(t[c].cast(pl.Float64).to_numpy() if c in t.columns else np.zeros(t.height))
         if not weighted:
             level1["s"][-1] = n.astype(np.float64)
             level1["w2"][-1] = level1["s"][-1]
         if rows.binary:
-            level1["e2"][-1] = level1["e"][-1]
+            level1["e2"][-1] = level1["d"][-1] = level1["e"][-1]
         if i == 0:
             if weighted:
                 w_min = float(t["w_min"].min()) if t.height else np.inf  # type: ignore[arg-type]
@@ -584,11 +586,12 @@ def _search(
         raise InvalidInputError(msg)
     binary = rows.binary or source.nonbinary == 0
     if binary and not rows.binary:
-        stats1["e2"] = stats1["e"]
+        stats1["e2"] = stats1["d"] = stats1["e"]
     source.binary = binary
     first = fa == 0
     total = {"w": float(stats1["s"][first].sum()), "w2": float(stats1["w2"][first].sum()),
-             "sum_e": float(stats1["e"][first].sum()), "sum_e2": float(stats1["e2"][first].sum())}  # fmt: skip
+             "sum_e": float(stats1["e"][first].sum()), "sum_d": float(stats1["d"][first].sum()),
+             "sum_e2": float(stats1["e2"][first].sum())}  # fmt: skip
     min_sup: float = int(min_support * counted) if isinstance(min_support, float) and 0 < min_support < 1 else min_support
     n_cols = fa.shape[0]
     if weighted:
@@ -605,10 +608,12 @@ def _search(
 
     lattice.run(stats1, evaluate)
     # the family of the adjustment: every evaluated slice (with rows on both sides: a defined p-value)
-    fam = {c: np.concatenate([lv.stats[c] for lv in lattice.levels]) for c in ("s", "w2", "e", "e2")}
-    p_all = slice_statistics(fam, total, binary=binary, weighted=weighted, ci=None)["p_value"]
+    fam = {c: np.concatenate([lv.stats[c] for lv in lattice.levels]) for c in ("s", "w2", "e", "d", "e2")}
+    shift = 0.0 if binary else source.shift
+    p_all = slice_statistics(fam, total, binary=binary, weighted=weighted, ci=None, shift=shift)["p_value"]
     n_eval = int(np.count_nonzero(~np.isnan(p_all)))
-    result = _result(lattice, feats, total, adjusted(p_all, p_adjust), n_eval, binary=binary, weighted=weighted, ci=ci)
+    result = _result(lattice, feats, total, adjusted(p_all, p_adjust), n_eval, binary=binary, weighted=weighted, ci=ci,
+                     shift=shift, unit=source.unit)  # fmt: skip
     facts = {"rows": counted, "error_mean": None if not np.isfinite(mean_error) else float(mean_error),
              "min_support_rows": min_sup, "n_evaluated": n_eval, "candidates": lattice.candidates,
              "weighted": weighted, "binary_errors": binary}  # fmt: skip
@@ -617,13 +622,13 @@ def _search(
 
 def _result(
     lattice: Lattice, feats: list[Feature], total: dict[str, float], p_adj: np.ndarray, n_eval: int, *,
-    binary: bool, weighted: bool, ci: float | None,
+    binary: bool, weighted: bool, ci: float | None, shift: float = 0.0, unit: int = 0,
 ) -> pl.DataFrame:  # fmt: skip
     offsets = np.cumsum([0] + [lv.g.shape[0] for lv in lattice.levels])
     at = np.array([offsets[lv] + i for lv, i in lattice.top], dtype=np.int64)
     top = {c: np.array([lattice.levels[lv].stats[c][i] for lv, i in lattice.top], dtype=np.float64)
-           for c in ("n", "s", "w2", "e", "e2", "m")}  # fmt: skip
-    st = slice_statistics(top, total, binary=binary, weighted=weighted, ci=ci)
+           for c in ("n", "s", "w2", "e", "d", "e2", "m")}  # fmt: skip
+    st = slice_statistics(top, total, binary=binary, weighted=weighted, ci=ci, shift=shift)
     shown = [f.shown() for f in feats]
     # values written as the report writes groups (one function for every door: "true", a datetime's
     # fraction, a quoted "null" string apart from a real null)
@@ -647,7 +652,7 @@ def _result(
         mean = np.where(top["s"] > 0, top["e"] / top["s"], np.nan)
     scores = np.array([lattice.levels[lv].sc[i] for lv, i in lattice.top], dtype=np.float64)
     values: dict[str, Any] = {
-        "slice": texts, "level": levels, "n": top["n"].astype(np.int64), "error_sum": top["e"], "error_mean": mean,
+        "slice": texts, "level": levels, "n": top["n"].astype(np.int64), "error_sum": top["e"] * 2.0**unit, "error_mean": mean,
         "error_max": top["m"], "score": scores, "rest_error_mean": st["rest_error_mean"],
         "difference": st["difference"], "value_lo": st["value_lo"], "value_hi": st["value_hi"],
         "difference_lo": st["difference_lo"], "difference_hi": st["difference_hi"], "p_value": st["p_value"],

@@ -114,3 +114,90 @@ def test_squares_beyond_every_unit_are_null_with_a_warning_naming_the_weight() -
     with pytest.warns(pf.WeightRangeWarning, match="weight='w'.*cannot be held in Float64"):
         rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="g", weight="w")
     assert rep.filter(pl.col("group").is_not_null(), metric="selection_rate")["value"].to_list() == [1.0, 0.0]
+
+
+def room_frame(n: int, seed: int) -> pl.DataFrame:
+    """Rows for every room; outcomes, predictions and losses are multiples of 1/8 below 64, so the
+    same values plus 1e12 are exact in Float64 (the shift changes nothing but the level).
+    """
+    rng = np.random.default_rng(seed)
+    y = np.round(rng.normal(8.0, 3.0, n) * 8) / 8
+    pa = rng.uniform(0, 1, n).round(3)
+    return pl.DataFrame({
+        "g": rng.choice(["a", "b", "c"], n), "label": rng.integers(0, 2, n), "pred": rng.integers(0, 2, n),
+        "s": rng.random(n).round(2), "y": y, "p": y + np.round(rng.normal(0, 1.0, n) * 8) / 8,
+        "loss": np.round(rng.gamma(2.0, 1.0, n) * 8) / 8, "pa": pa, "pb": (1.0 - pa).round(3),
+        "w": rng.choice([0.25, 0.5, 1.0, 3.0, 7.5], n),
+    })  # fmt: skip
+
+
+def _rooms(df: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    proba = {"race": {"a": "pa", "b": "pb"}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {
+            "estimated": pf.fairness_report(df, y_true="label", y_pred="pred", weight="w", protected_proba=proba),
+            "estimated_scores": pf.score_report(df, y_true="label", y_score="s", weight="w", protected_proba=proba),
+            "regression": pf.regression_report(df, y_true="y", y_pred="p", protected="g", weight="w"),
+            "slices": pf.slice_scan(df, features=["g"], errors="loss", weight="w", max_level=1, k=50, min_support=1,
+                                    alpha=1.0, p_adjust=None),  # fmt: skip
+        }
+
+
+#: What a 1e12 shift of the outcomes leaves unchanged (to rounding): the error metrics and their
+#: statistics. r² and the differences of mean outcomes are not in this list: at 1e12 the cell table's
+#: means are rounded to 1e12's precision before they are merged (issue 40, open; see the xfail below).
+_SHIFT_FREE = ("mean_error", "mean_absolute_error", "mean_squared_error", "root_mean_squared_error")
+
+
+@settings(max_examples=10, deadline=None)
+@given(n=st.integers(40, 120), seed=st.integers(0, 2**31 - 1), scale=st.sampled_from(SCALES),
+       shift=st.sampled_from([0.0, 1e12]))  # fmt: skip
+def test_every_room_is_free_of_the_weights_scale_and_the_outcomes_level(n: int, seed: int, scale: float,
+                                                                        shift: float) -> None:  # fmt: skip
+    """Weights times 1e-200 ... 1e200 and outcomes/losses plus 1e12: reports, scores and estimated
+    groups (weights), regression (weights; the error metrics also under the shift) and slices
+    (weights and the shift: their tests and intervals of the difference) are unchanged to 1e-9
+    (p-values to 1e-6 relative), as docs/contract.md states (the smoothed EDF excepted).
+    """
+    df = room_frame(n, seed)
+    base = _rooms(df)
+    moved = _rooms(df.with_columns(pl.col("w") * scale, pl.col("y") + shift, pl.col("p") + shift,
+                                   pl.col("loss") + shift))  # fmt: skip
+    metric = pl.col("metric").cast(pl.String)
+    for name in ("estimated", "estimated_scores", "regression"):
+        keep = ~metric.str.starts_with("num_") & ~metric.str.contains("differential_fairness")
+        if name == "regression" and shift:
+            keep = keep & metric.is_in(_SHIFT_FREE)
+        want, got = base[name].filter(keep), moved[name].filter(keep)
+        assert got.height == want.height > 0, name
+        for c in ("value", "value_lo", "value_hi", "difference", "difference_lo", "difference_hi", "n_eff"):
+            if c in want.columns:
+                g, w = got[c].fill_null(np.nan).to_list(), want[c].fill_null(np.nan).to_list()
+                assert g == pytest.approx(w, rel=1e-9, abs=1e-9, nan_ok=True), (name, c)
+        g, w = got["p_value"].fill_null(np.nan).to_list(), want["p_value"].fill_null(np.nan).to_list()
+        assert g == pytest.approx(w, rel=1e-6, abs=1e-12, nan_ok=True), (name, "p_value")
+    want, got = base["slices"], moved["slices"]
+    common = sorted(set(want["slice"].to_list()) & set(got["slice"].to_list()))
+    assert common or not want.height
+    w, g = (t.filter(pl.col("slice").is_in(common)).sort("slice") for t in (want, got))
+    for c in ("n", "n_eff", "difference", "difference_lo", "difference_hi"):
+        assert g[c].fill_null(np.nan).to_list() == pytest.approx(w[c].fill_null(np.nan).to_list(), rel=1e-9, abs=1e-9,
+                                                                nan_ok=True), ("slices", c)  # fmt: skip
+    assert g["p_value"].fill_null(np.nan).to_list() == pytest.approx(w["p_value"].fill_null(np.nan).to_list(), rel=1e-6,
+                                                                     abs=1e-12, nan_ok=True)  # fmt: skip
+    if not shift:
+        assert g["error_mean"].to_list() == pytest.approx(w["error_mean"].to_list(), rel=1e-12)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 40, open: regression r² and mean-outcome differences at a 1e12 level "
+                   "(the cell table's means are rounded to the level's precision before Chan's merge)")
+def test_regression_r2_and_mean_outcome_difference_at_a_1e12_level() -> None:
+    from sklearn.metrics import r2_score
+
+    df = room_frame(300, 3)
+    rep = pf.regression_report(df.with_columns(pl.col("y") + 1e12, pl.col("p") + 1e12), y_true="y", y_pred="p",
+                               protected="g")  # fmt: skip
+    r2 = rep.filter(pl.col("group").is_null() & pl.col("attribute").is_null() & (pl.col("metric").cast(pl.String)
+                                                                               == "r2_score"))["value"][0]  # fmt: skip
+    assert r2 == pytest.approx(r2_score(df["y"] + 1e12, df["p"] + 1e12), rel=1e-12)

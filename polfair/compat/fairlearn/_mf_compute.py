@@ -86,6 +86,8 @@ class Layout:
     names: list[str]
     n_cf: int
     levels: list[pl.Series]
+    #: Per feature, label -> the pandas value shown in the index (interval bands), or ``None``.
+    shown: list[dict[str, Any] | None] = field(default_factory=list)
 
     @property
     def keys(self) -> list[str]:
@@ -117,7 +119,7 @@ class Layout:
 def make_layout(features: Sequence[Feature], n_cf: int, observed: pl.DataFrame) -> Layout:
     """The :class:`Layout` of the features, their levels read from ``observed`` (rows or a cell table)."""
     levels = [observed[key_name(i)].unique().sort(nulls_last=True) for i in range(len(features))]
-    return Layout([f.name_ for f in features], n_cf, levels)
+    return Layout([f.name_ for f in features], n_cf, levels, [f.shown for f in features])
 
 
 # ----------------------------------------------------------------------------------------------

@@ -174,11 +174,34 @@ class Feature:
 
     name_: str
     values: pl.Series
+    #: label -> the pandas value it stands for (interval bands of ``pd.cut``: fairlearn's
+    #: ``IntervalIndex`` is rebuilt from them), or ``None``.
+    shown: dict[str, Any] | None = None
 
     @property
     def raw_feature_(self) -> list[Any]:
         """The values as a list (fairlearn's ``GroupFeature.raw_feature_``)."""
         return self.values.to_list()
+
+
+def _intervals(values: Any) -> tuple[pl.Series, dict[str, Any]] | None:
+    """A pandas Series of intervals (``pd.cut``/``pd.qcut``, categorical or not) as an Enum of readable
+    labels in the intervals' order (``[18, 30)``) and the label -> ``pd.Interval`` map; else ``None``.
+    """
+    if not _is(values, "pandas", "Series"):
+        return None
+    dt = values.dtype
+    cats = dt.categories if str(dt) == "category" else None
+    if cats is None and not str(dt).startswith("interval"):
+        return None
+    if cats is not None and not str(cats.dtype).startswith("interval"):
+        return None
+    from polfair.core.contract.inputs import interval_label
+
+    order = list(cats) if cats is not None else sorted(set(values.dropna()))
+    shown = {interval_label(iv): iv for iv in order}
+    labels = [None if not hasattr(v, "closed") else interval_label(v) for v in values.tolist()]
+    return pl.Series(labels, dtype=pl.Enum(list(shown))), shown
 
 
 def _feature_series(values: Any) -> pl.Series:
@@ -197,6 +220,9 @@ def _feature_series(values: Any) -> pl.Series:
 def _feature(base_name: str, values: Any, index: int, name: Any = None) -> Feature:
     if name is not None and not isinstance(name, str):
         raise PolfairError(SERIES_NAME_NOT_STRING.format(name, type(name)))
+    bands = _intervals(values)  # fairlearn groups interval bands in their order and indexes them by interval
+    if bands is not None:
+        return Feature(name if name else f"{base_name}{index}", *bands)
     return Feature(name if name else f"{base_name}{index}", _feature_series(values))
 
 

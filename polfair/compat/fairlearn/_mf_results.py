@@ -41,8 +41,10 @@ __all__ = [
     "COMPARE_METHODS",
     "ERRORS",
     "is_integer",
+    "ordered_scalars",
     "pandas",
     "quantiles",
+    "scalar_extreme",
     "to_pandas",
     "to_polars",
 ]
@@ -94,6 +96,34 @@ def as_float(values: np.ndarray, errors: str) -> np.ndarray:
         if errors == "raise":
             raise PolfairError(NON_SCALAR)
     return out
+
+
+def _absent(v: Any) -> bool:
+    return v is None or (isinstance(v, (float, np.floating)) and np.isnan(v))
+
+
+def ordered_scalars(values: np.ndarray) -> bool:
+    """Whether a metric's values are scalars that are not numbers (a metric returning strings):
+    fairlearn's ``group_min``/``group_max`` then return pandas' extreme of them, not an error.
+    """
+    if values.dtype != object:
+        return values.dtype.kind in "USM"
+    flat = [v for v in values.reshape(-1) if not _absent(v)]
+    return bool(flat) and all(np.isscalar(v) and not isinstance(v, (int, float, complex, np.number, bool, np.bool_))
+                              for v in flat)  # fmt: skip
+
+
+def scalar_extreme(kind: str, values: np.ndarray) -> np.ndarray:
+    """``min``/``max`` over the groups (last axis) of non-numeric scalars, missing values skipped (pandas'
+    ``agg("min")``); ``NaN`` where a control group has none.
+    """
+    flat = values.reshape(-1, values.shape[-1]) if values.ndim else values.reshape(1, 1)
+    pick = min if kind == "min" else max
+    out = np.empty(flat.shape[0], dtype=object)
+    for i, row in enumerate(flat):
+        present = [v for v in row if not _absent(v)]
+        out[i] = pick(present) if present else np.nan
+    return out.reshape(values.shape[:-1])
 
 
 def is_integer(values: np.ndarray) -> bool:
@@ -166,6 +196,10 @@ def pandas() -> Any:
 
 def _index(pd: Any, layout: Layout, features: Sequence[int]) -> Any:
     levels = [layout.levels[i].to_list() for i in features]
+    for k, i in enumerate(features):  # interval bands: the pd.Interval values (an IntervalIndex, as fairlearn's)
+        shown = layout.shown[i] if i < len(layout.shown) else None
+        if shown:
+            levels[k] = [shown.get(v, v) if v is not None else np.nan for v in levels[k]]
     names = [layout.names[i] for i in features]
     if len(features) == 1:
         return pd.Index(levels[0], name=names[0])

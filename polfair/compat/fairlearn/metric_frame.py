@@ -52,7 +52,9 @@ from polfair.compat.fairlearn._mf_results import (
     check_method,
     check_replicates,
     is_integer,
+    ordered_scalars,
     quantiles,
+    scalar_extreme,
     to_pandas,
     to_polars,
 )
@@ -424,6 +426,9 @@ class MetricFrame:
         )
         for name in self._names:
             bg, ov = values.by_group[name], values.overall[name]
+            if kind in ("min", "max") and ordered_scalars(bg):  # strings, dates...: fairlearn's pandas extreme
+                out[name] = scalar_extreme(kind, bg)
+                continue
             result = aggregate(kind, method, as_float(bg, errors), as_float(ov, errors))
             out[name] = result.astype(np.int64) if integers and not np.isnan(result).any() else result
         return out

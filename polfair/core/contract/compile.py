@@ -605,7 +605,8 @@ def membership(
 
     The rule (one row of :data:`~polfair.core.contract.ROLES`): each probability is a number in
     [0, 1]; null or NaN makes the whole row's group unknown (missing); a row's probabilities sum to
-    1 within ``tolerance`` (with a remainder group: to at most ``1 + tolerance``, the remainder being
+    1 within ``tolerance`` (plus ``k·2^-52`` for the Float64 representation of k decimals: 0.5 and
+    0.499 sum to 0.9989999999999999, within ``1e-3``) (with a remainder group: to at most ``1 + tolerance``, the remainder being
     ``max(0, 1 - sum)``); each row's probabilities are then divided by their sum (the remainder
     included), so a row's weight is spread over the groups exactly.
 
@@ -654,14 +655,18 @@ def membership(
     low, top = (eng.ns.min_horizontal(*p), eng.ns.max_horizontal(*p)) if len(p) > 1 else (p[0], p[0])
     outside = (low < 0.0) | (top > 1.0)
     total = eng.ns.sum_horizontal(*p) if len(p) > 1 else p[0]
+    # the tolerance covers the probabilities' Float64 representation: each of k values in [0, 1] is
+    # within 2^-53 of its decimal, and their sum within k·2^-52 more (0.5 + 0.499 is stored as
+    # 0.9989999999999999: within proba_tolerance=1e-3 of 1, as the user wrote it)
+    slack = tolerance + len(p) * 2.0**-52
     if remainder:
-        bad_sum = total > 1.0 + tolerance
+        bad_sum = total > 1.0 + slack
         rest = eng.ns.when(total < 1.0).then(1.0 - total).otherwise(eng.lit(0.0))
         p = [*p, rest]
         top = eng.ns.max_horizontal(top, rest)
         scale = eng.ns.when(total < 1.0).then(eng.lit(1.0)).otherwise(total)
     else:
-        bad_sum = (total - 1.0).abs() > tolerance
+        bad_sum = (total - 1.0).abs() > slack
         scale = total
     state = eng.cases([(missing, eng.small(MISSING)), (outside, eng.small(INVALID)), (bad_sum, eng.small(MEMBERSHIP_SUM))],
                       eng.small(MEMBERSHIP_OK))  # fmt: skip

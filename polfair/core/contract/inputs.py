@@ -13,7 +13,8 @@ import polars as pl
 
 from polfair.exceptions import InvalidInputError, PolfairError
 
-__all__ = ["FOREIGN_MODULES", "is_foreign", "source_name", "to_lazyframe"]
+__all__ = ["FOREIGN_MODULES", "interval_label", "is_foreign", "pandas_categories", "pandas_column", "source_name",
+           "to_lazyframe"]
 
 #: Top-level modules of the frame types whose pass runs in their own engine (the only copy).
 FOREIGN_MODULES = frozenset({"pyspark", "duckdb", "sqlframe", "dask", "ibis", "modin", "daft"})
@@ -98,8 +99,73 @@ def to_lazyframe(data: Any) -> pl.LazyFrame:
     raise TypeError(msg)
 
 
+def _interval_number(v: Any) -> str:
+    x = float(v)
+    if x.is_integer() and abs(x) < 2**53:
+        return str(int(x))
+    text = repr(x)
+    return text[:-2] if text.endswith(".0") else text
+
+
+def interval_label(iv: Any) -> str:
+    """A pandas ``Interval`` as a readable group label: ``[18, 30)`` (``pd.cut(..., right=False)``),
+    ``(18, 30]`` (the default), ``[a, b]``, ``(a, b)``; numbers as written (``18``, ``2.5``), times as
+    pandas shows them.
+
+    Examples
+    --------
+    >>> import pandas as pd  # doctest: +SKIP
+    >>> interval_label(pd.Interval(18, 30, closed="left")), interval_label(pd.Interval(0.5, 2.0))  # doctest: +SKIP
+    ('[18, 30)', '(0.5, 2]')
+    """
+    show = _interval_number if isinstance(iv.left, (int, float)) or hasattr(iv.left, "__float__") else str
+    try:
+        lo, hi = show(iv.left), show(iv.right)
+    except (TypeError, ValueError):
+        lo, hi = str(iv.left), str(iv.right)
+    return f"{'[' if iv.closed_left else '('}{lo}, {hi}{']' if iv.closed_right else ')'}"
+
+
+def pandas_categories(data: Any) -> dict[str, list[str]]:
+    """The columns of a pandas frame whose order or labels polfair keeps (column -> Enum categories):
+    interval categories (``pd.cut``/``pd.qcut`` bands, as :func:`interval_label` labels, in their
+    order) and ordered categoricals of strings (their categories' order, e.g. ``<25`` before ``60+``).
+    """
+    out: dict[str, list[str]] = {}
+    for name in data.columns:
+        dt = data[name].dtype
+        if str(dt) != "category":
+            continue
+        cats = dt.categories
+        if str(getattr(cats, "dtype", "")).startswith("interval"):
+            out[name] = [interval_label(iv) for iv in cats]
+        elif dt.ordered and all(isinstance(c, str) for c in cats):
+            out[name] = [str(c) for c in cats]
+    return out
+
+
+def pandas_column(col: Any, categories: list[str]) -> pl.Series:
+    """One categorical pandas column of :func:`pandas_categories` as a Polars Enum of ``categories``."""
+    codes = col.cat.codes.to_numpy()
+    labels = pl.Series(categories, dtype=pl.String)
+    idx = pl.Series(codes, dtype=pl.Int64)
+    text = labels.gather(idx.clip(lower_bound=0)).zip_with(idx >= 0, pl.Series([None] * len(idx), dtype=pl.String))
+    return text.cast(pl.Enum(categories)).alias(str(col.name))
+
+
 def _from_pandas(data: Any) -> pl.LazyFrame:
-    """A pandas frame as a LazyFrame; an object column of mixed Python types is named in the error."""
+    """A pandas frame as a LazyFrame; an object column of mixed Python types is named in the error.
+
+    Interval categories (``pd.cut``/``pd.qcut``) become an Enum of readable labels (``[18, 30)``), and
+    ordered categoricals of strings an Enum in their order (:func:`pandas_categories`): every output
+    then shows the bands as pandas does and sorts them in their order.
+    """
+    cats = pandas_categories(data) if data.columns.is_unique else {}
+    if cats:
+        rest = data.drop(columns=list(cats))
+        base = _from_pandas(rest).collect() if rest.shape[1] else pl.DataFrame(height=len(data))
+        cols = {str(c): (pandas_column(data[c], cats[c]) if c in cats else base.get_column(str(c))) for c in data.columns}
+        return pl.DataFrame(list(cols.values())).lazy()
     try:
         return pl.from_pandas(data).lazy()
     except (TypeError, ValueError, pl.exceptions.PolarsError, ImportError) as exc:

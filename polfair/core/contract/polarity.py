@@ -42,7 +42,7 @@ from polfair.core.contract.rules import dtype_kind
 from polfair.core.values import coerce_value, coerce_values
 from polfair.exceptions import InvalidInputError, PolarityError
 
-__all__ = ["Polarity", "cell_alarms", "compile_labels", "decision_reading", "polarity", "polarity_alarms",
+__all__ = ["Polarity", "cell_alarms", "compile_labels", "decision_reading", "polarity", "polarity_alarms", "written",
            "polarity_table"]
 
 #: Where the rule is documented (messages point there).
@@ -58,6 +58,23 @@ def _sort_key(v: Any, kind: str) -> Any:
     if isinstance(v, decimal.Decimal):
         return float(v)
     return v
+
+
+def written(col: Column) -> str:
+    """A role as the user wrote it, for messages: the column's name, or an expression's text
+    (``pl.col("pred") == 0`` is ``[(col("pred")) == (dyn int: 0)]``, not its root column ``pred``).
+
+    Examples
+    --------
+    >>> written(Column("pred", pl.col("pred") == 0, pl.Boolean()))
+    '[(col("pred")) == (dyn int: 0)]'
+    >>> written(Column("pred", pl.col("pred"), pl.Boolean()))
+    'pred'
+    """
+    e = col.expr
+    if isinstance(e, pl.Expr) and not e.meta.is_column():
+        return str(e)
+    return col.name
 
 
 def _shown(values: Sequence[Any]) -> str:
@@ -413,7 +430,7 @@ def compile_labels(
         raise InvalidInputError(msg)
     if y_true is not None:
         pol = polarity(y_true.dtype, favorable, unfavorable, score_label, label=y_true.name, score=score,
-                       pred=y_pred.name if boolean_pred and y_pred is not None else None)  # fmt: skip
+                       pred=written(y_pred) if boolean_pred and y_pred is not None else None)  # fmt: skip
         compiled["y_true"] = label(eng, y_true, favorable, unfavorable, role="y_true", polarity=pol)
     if y_pred is not None:
         if not boolean_pred:
@@ -421,7 +438,7 @@ def compile_labels(
         elif pol is not None:
             reading = pol.score_favorable
         else:
-            reading = decision_reading(y_pred.dtype, favorable, score_label, column=y_pred.name)
+            reading = decision_reading(y_pred.dtype, favorable, score_label, column=written(y_pred))
         compiled["y_pred"] = label(eng, y_pred, favorable, unfavorable, role="y_pred", boolean=reading)
     return compiled, pol
 

@@ -154,7 +154,10 @@ ROLES: dict[str, Role] = {r.name: r for r in (
          "InvalidInputError naming the column, the count, example values and the fix (rescale; "
          "exact_sums=False); a weighted sum that overflows Float64: InvalidInputError (rescale); every report is "
          "free of the weights' scale for weights in about [1e-240, 1e240] (a power-of-two unit where their squares "
-         "leave Float64); beyond, null Kish sizes with a WeightRangeWarning naming the column"),
+         "leave Float64); beyond, null Kish sizes with a WeightRangeWarning naming the column. One exception, by "
+         "definition: the smoothed empirical differential fairness rows add aif360's fixed Dirichlet "
+         "concentration to weighted counts, so they change with the weights' scale (kept for aif360 parity; "
+         "normalise the weights, e.g. to mean 1, to compare runs)"),
     Role("protected", _KEY_KINDS, "its own group, shown as 'null'",
          "the null group (Float keys; -0.0 is 0.0)",
          "every distinct value is a group; more than 1000 distinct values that are more than half "

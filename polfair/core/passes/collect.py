@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TypedDict, Unpack
@@ -32,7 +33,7 @@ from polfair.core.passes.counts import (
     describe_code_problems,
     pivot_codes,
 )
-from polfair.core.passes.spec import CODE, W1S, WS, Spec, W, check_on_missing
+from polfair.core.passes.spec import CODE, W1S, WS, Spec, W, check_on_missing, favorable_value_columns
 from polfair.core.proba.cells import code_counts as proba_code_counts
 from polfair.core.proba.cells import expand_codes
 from polfair.exceptions import InvalidInputError
@@ -186,6 +187,8 @@ def collect_codes(
         check_cardinality([*spec.by, *spec.keys], codes, total)
     check_problems(describe_code_problems(codes), spec.compiled, total=total, on_missing=on_missing,
                    examples=spec.examples, stacklevel=5, check_values=check_values)  # fmt: skip
+    if check_values:  # (a batch of an accumulator may lack a value that the whole data holds)
+        _check_favorable_values(spec, codes)
     if spec.proba is not None:  # an estimated attribute: the ordinary code table of its cells
         codes = expand_codes(codes.lazy(), spec).collect(**_SMALL)
     _check_overflow(spec, codes)
@@ -340,6 +343,28 @@ def _check_overflow(spec: Spec, codes: pl.DataFrame) -> None:
         return
     counted = codes.filter(pl.col(CODE).is_in(COUNTED_CODES))
     check_finite_sums(counted, ["__pf_w", "__pf_w2", "__pf_ws", "__pf_w1s"], spec.compiled.get("weight"))
+
+
+def _check_favorable_values(spec: Spec, codes: pl.DataFrame) -> None:
+    """A value of a ``favorable`` list that matches no row is named (a :class:`ReferenceWarning`, as
+    a ``privileged`` value that matches no group), from the pass's per-value counts (:data:`FV`);
+    a list none of whose values occurs is the contract's own warning (no favorable row).
+    """
+    fvs = favorable_value_columns(codes.columns)
+    c = spec.compiled.get("y_true")
+    if not fvs or c is None or c.labels is None:
+        return
+    rows = [int(codes[f].sum() or 0) for f in fvs]
+    absent = [v for v, n in zip(c.labels[0], rows) if n == 0]
+    if absent and len(absent) < len(rows):
+        from polfair.core.contract.check import seen_values
+        from polfair.core.values import absent_values_message
+        from polfair.exceptions import ReferenceWarning
+
+        fav = list(c.labels[0])
+        msg = absent_values_message(f"{c.role}={c.column!r}, favorable={fav!r}", absent, c.column,
+                                    seen_values(c, spec.examples), "the favorable outcome is the other values only")  # fmt: skip
+        warnings.warn(msg, ReferenceWarning, stacklevel=6)
 
 
 def _describe(spec: Spec, role: str) -> str:

@@ -36,12 +36,13 @@ Without predictions (labels-only audits) the prediction mirrors the label, so ``
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import polars as pl
 
-from polfair.core.contract import W2_SHIFT, check_polarity, code_problems, weight_squares
+from polfair.core.contract import W2_SHIFT, check_polarity, code_problems, weight_range_message, weight_squares
 from polfair.core.passes.spec import (
     CODE,
     CODE_VALUES,
@@ -51,10 +52,11 @@ from polfair.core.passes.spec import (
     Spec,
     W,
     build_spec,
+    favorable_value_columns,
     fold_values,
 )
 from polfair.core.values import check_role_dtype
-from polfair.exceptions import InvalidInputError, PolfairError
+from polfair.exceptions import InvalidInputError, PolfairError, WeightRangeWarning
 
 __all__ = [
     "BUCKET",
@@ -254,6 +256,8 @@ def code_counts(spec: Spec, *, one_square: bool = False) -> pl.LazyFrame:
             aggs += [pl.col(W).sum(), up.sum().alias(W2_UP), down.sum().alias(W2_DOWN)]
         if spec.has_scores:
             aggs += [pl.col(WS).sum(), pl.col(W1S).sum()]
+    assert spec.lf is not None
+    aggs += [pl.col(c).sum() for c in favorable_value_columns(spec.lf.collect_schema().names())]
     return grouped_by_code(spec, aggs)
 
 
@@ -307,6 +311,24 @@ _SLOTS = pl.Series("__pf_slot", [_slot(c) for c in range(CODE_VALUES)], dtype=pl
 COUNTED_CODES: tuple[int, ...] = tuple(c for c in range(CODE_VALUES) if _slot(c) < 4)
 
 
+def _range_warning(spec: Spec) -> Callable[[pl.Series], pl.Series]:
+    """A batch function that passes Σw² through and, when the lazy public table is collected with
+    some Σw² Float64 cannot hold (null), warns once with :class:`~polfair.exceptions.WeightRangeWarning`
+    naming the weight column (as :func:`polfair.core.contract.weight_units` does for the reports).
+    """
+    said = False
+
+    def check(w2: pl.Series) -> pl.Series:
+        nonlocal said
+        bad = w2.null_count()
+        if bad and not said:
+            said = True
+            warnings.warn(weight_range_message(spec.compiled.get("weight"), bad), WeightRangeWarning, stacklevel=2)
+        return w2
+
+    return check
+
+
 def pivot_codes(codes: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
     """Turn per-code counts into the cell table (runs on the small result of :func:`code_counts`).
 
@@ -334,6 +356,7 @@ def pivot_codes(codes: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
         a, b = pl.col(W2_UP), pl.col(W2_DOWN)
         w2 = pl.when(a.is_finite()).then(a * 4.0**-W2_SHIFT).otherwise(b * 4.0**W2_SHIFT)
         w2 = pl.when((w2 >= 2.0**-1022) & w2.is_finite() | (pl.col(W) == 0)).then(w2)
+        w2 = w2.map_batches(_range_warning(spec), return_dtype=pl.Float64, is_elementwise=True)  # warns at collect
     else:
         w2 = pl.lit(None, pl.Float64)
     # default scores are 1[ŷ = fav] (aif360), so then the generalized counts are the hard ones

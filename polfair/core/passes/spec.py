@@ -75,7 +75,15 @@ __all__ = [
 W = "__pf_w"
 WS = "__pf_ws"
 W1S = "__pf_w1s"
+#: The favorable label's probability of a row (the polarity rule applied once: ``y_score``, or
+#: ``1 - y_score`` for a score of an unfavorable ``score_label``); every pass that reads a score
+#: (reports, estimated groups, slices) reads this column of :func:`classification_columns`, never the raw score.
+SF = "__pf_sf"
+#: Prefix of the per-value counts of a ``favorable`` list (``__pf_fv0``, ...: 1 where the label is that
+#: value): summed in the pass, so a misspelled value inside the list is named after it, as ``privileged``'s.
+FV = "__pf_fv"
 
+__all__ += ["FV", "SF", "favorable_value_columns"]
 __all__ += ["CODE", "EXACT_SCALE", "FLAG_BAD_SCORE", "FLAG_BAD_WEIGHT", "FLAG_NULL_SCORE", "FLAG_NULL_WEIGHT"]
 
 #: Names no key (``by`` or protected) may take: the cell table's own columns (:data:`~polfair.core.report.schema.CELL_SCHEMA`).
@@ -345,8 +353,10 @@ def classification_columns(
     -------
     (dict, dict, Polarity or None)
         The compiled roles; the pass's columns: ``CODE`` and, where needed, ``W`` (Float64
-        weight), ``WS`` (w·s, s the favorable label's probability), ``W1S`` (w·(1−s)); and the
-        polarity rule's decision.
+        weight), ``WS`` (w·s, s the favorable label's probability), ``W1S`` (w·(1−s)), ``SF`` (s
+        itself, for the passes that combine it with other per-row weights: estimated groups,
+        slices; not a column of the report's pass), ``FV0, FV1, ...`` (a ``favorable`` list's values,
+        1 on the rows of each); and the polarity rule's decision.
 
     Examples
     --------
@@ -361,6 +371,7 @@ def classification_columns(
                                    unfavorable=unfavorable, score_label=score_label,
                                    score=cols["y_score"].name if "y_score" in cols else None)  # fmt: skip
     flags = []
+    fv: dict[str, Any] = {}
     s = None
     sf = None  # the favorable label's probability (1 - y_score for a score of the unfavorable score_label)
     if "y_score" in cols:
@@ -375,18 +386,29 @@ def classification_columns(
         v = s.value
         pred_state = eng.cases([(v.is_null() | v.is_nan(), eng.small(MISSING)), (v >= float(threshold), eng.small(hit))],
                                eng.small(miss))  # fmt: skip
+    yt = compiled.get("y_true")
+    if yt is not None and yt.labels is not None and len(yt.labels[0]) > 1:  # each listed favorable value's rows
+        for i, v in enumerate(yt.labels[0]):
+            out_fv = eng.is_in(yt.source.expr, yt.source.dtype, (v,))
+            fv[f"{FV}{i}"] = out_fv.cast(eng.ns.Int64)
     w = None
     if "weight" in cols:
         w = compiled["weight"] = weight(eng, cols["weight"], exact=exact)
         flags.append(w.state)
-    out: dict[str, Any] = {CODE: outcome_code(eng, compiled["y_true"].state, pred_state, flags)}
+    out: dict[str, Any] = {CODE: outcome_code(eng, compiled["y_true"].state, pred_state, flags), **fv}
     if w is not None:
         out[W] = w.value
     if sf is not None:
+        out[SF] = sf
         out[WS] = sf if w is None else w.value * sf
         if not exact:
             out[W1S] = (1.0 - sf) if w is None else w.value * (1.0 - sf)
     return compiled, out, pol
+
+
+def favorable_value_columns(names: Sequence[str]) -> list[str]:
+    """The per-value counts of a ``favorable`` list among ``names`` (:data:`FV`)."""
+    return [n for n in names if n.startswith(FV)]
 
 
 def build_spec(
@@ -499,6 +521,7 @@ def build_spec(
     compiled, columns, pol = classification_columns(POLARS, cols, fav, unfav, threshold=threshold, exact=exact_sums,
                                                     score_label=score_label)  # fmt: skip
 
+    sf = columns.pop(SF, None)  # the favorable label's probability (the polarity rule's reading of y_score)
     out = [*key_cols, columns.pop(CODE).alias(CODE)]
     if cluster is not None:
         from polfair.core.hashing import bucket_kind, bucket_of
@@ -522,11 +545,10 @@ def build_spec(
         assert ps.membership is not None
         compiled |= ps.membership.checks
         w_value = compiled["weight"].value if weighted else None
-        s_value = compiled["y_score"].value if "y_score" in roles else None
         if ps.assignment == "weighted":  # the probabilities' sums replace Σw, Σw·s, Σw·(1−s)
             columns = {}
             weighted = True
-        columns |= proba_columns(POLARS, ps, w_value, s_value)
+        columns |= proba_columns(POLARS, ps, w_value, sf)
         keys, fold = (*keys, ps.attribute), ()
     out += [e.alias(n) for n, e in columns.items()]
     return Spec(

@@ -47,6 +47,7 @@ from polfair.core.contract import (
     PROBA_BAD,
     PROBA_NULL,
     PROBA_SUM,
+    W2_SHIFT,
     Column,
     Engine,
     Membership,
@@ -81,13 +82,14 @@ GROUP_INDEX = "__pf_g"
 
 
 def q_column(i: int, part: str = "") -> str:
-    """Name of a pass column of group ``i``: ``part`` ``""`` Σw·p, ``"w2"`` Σw²·p, ``"n"`` Σp,
+    """Name of a pass column of group ``i``: ``part`` ``""`` Σw·p, ``"w2up"``/``"w2dn"`` Σw²·p in the two
+    accumulators of :func:`polfair.core.contract.weight_squares` (scaled by 4^±300), ``"n"`` Σp,
     ``"s"`` Σw·p·s, ``"1s"`` Σw·p·(1−s).
 
     Examples
     --------
-    >>> q_column(2), q_column(0, "w2")
-    ('__pf_q2', '__pf_q0_w2')
+    >>> q_column(2), q_column(0, "w2up")
+    ('__pf_q2', '__pf_q0_w2up')
     """
     return f"__pf_q{i}" + (f"_{part}" if part else "")
 
@@ -337,7 +339,8 @@ def proba_columns(eng: Engine, ps: ProbaSpec, w: Any | None, s: Any | None) -> d
         Name -> expression. Always :data:`~polfair.core.contract.PROBA_NULL`,
         :data:`~polfair.core.contract.PROBA_BAD`, :data:`~polfair.core.contract.PROBA_SUM` (1 on rows
         whose probabilities are missing, outside [0, 1], or do not sum to 1). ``"weighted"``: per
-        group ``i`` (:func:`q_column`) ``w·p`` and, with a weight, ``w²·p`` (``"w2"``) and ``p``
+        group ``i`` (:func:`q_column`) ``w·p`` and, with a weight, ``w²·p`` in the contract's two
+        accumulators (``"w2up"``, ``"w2dn"``: weights of 1e-200 and 1e200 both fit) and ``p``
         (``"n"``), with scores ``w·p·s`` (``"s"``) and ``w·p·(1−s)`` (``"1s"``); ``p`` is the
         row's normalised probability, null when the row's state is not usable. ``"argmax"``:
         :data:`GROUP_INDEX` (UInt8 in Polars), the likeliest group (the first of ties).
@@ -369,7 +372,9 @@ def proba_columns(eng: Engine, ps: ProbaSpec, w: Any | None, s: Any | None) -> d
     for i, (a, q) in enumerate(zip(*group_weights(ps, w))):
         out[q_column(i)] = a
         if w is not None:
-            out[q_column(i, "w2")] = w * a
+            hi, lo = 2.0**W2_SHIFT, 2.0**-W2_SHIFT  # Σw²·p as weight_squares holds Σw²
+            out[q_column(i, "w2up")] = (w * hi) * (a * hi)
+            out[q_column(i, "w2dn")] = (w * lo) * (a * lo)
             out[q_column(i, "n")] = q
         if s is not None:
             out[q_column(i, "s")] = a * s
@@ -400,7 +405,7 @@ def proba_sums(ps: ProbaSpec) -> list[str]:
     out = [PROBA_NULL, PROBA_BAD, PROBA_SUM]
     if ps.assignment == "argmax":
         return out
-    parts = ["", *(["w2", "n"] if ps.weighted else []), *(["s", "1s"] if ps.has_scores else [])]
+    parts = ["", *(["w2up", "w2dn", "n"] if ps.weighted else []), *(["s", "1s"] if ps.has_scores else [])]
     return out + [q_column(i, part) for part in parts for i in range(len(ps.labels))]
 
 

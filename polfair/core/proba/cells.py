@@ -16,7 +16,8 @@ What the cell table of an estimated group holds (``proba_assignment="weighted"``
 
 * the weighted counts (``w, tp, fp, tn, fn, gtp, ...``) are ``Σ w·p_g`` over the rows of each
   outcome: every rate is the weighted estimator, exactly;
-* ``tp_w2 ... fn_w2`` are ``Σ w²·p_g``: the Kish effective size of a group is then
+* ``tp_w2 ... fn_w2`` are ``Σ w²·p_g`` (summed in the contract's two accumulators, like every Σw²,
+  so weights of 1e-200 and 1e200 give the results of weights near 1): the Kish effective size of a group is then
   ``(Σ w·p_g)² / Σ w²·p_g``, the expected Kish size of the group when memberships are drawn from
   the probabilities. It is chosen because it **adds up**: summed over the groups of the estimated
   attribute it is ``Σ w²``, so observed-attribute and population rows (roll-ups over the
@@ -49,8 +50,17 @@ from typing import Any
 import polars as pl
 
 from polfair.core._args import SMALL_COLLECT
-from polfair.core.contract import CODE, FLAG_BAD_WEIGHT, FLAG_NULL_WEIGHT, PROBA_BAD, PROBA_NULL, PROBA_SUM
-from polfair.core.passes.counts import BUCKET, CODE_ROWS, CODE_W2, checked_polarity, grouped_by_code, pivot_codes
+from polfair.core.contract import (
+    CODE,
+    FLAG_BAD_WEIGHT,
+    FLAG_NULL_WEIGHT,
+    PROBA_BAD,
+    PROBA_NULL,
+    PROBA_SUM,
+    W2_SHIFT,
+    weight_squares,
+)
+from polfair.core.passes.counts import BUCKET, CODE_ROWS, W2_DOWN, W2_UP, checked_polarity, grouped_by_code, pivot_codes
 from polfair.core.passes.spec import W1S, WS, Spec, W, build_spec
 from polfair.core.proba import GROUP_INDEX, ProbaSpec, parse_protected_proba, proba_sums, q_column  # noqa: F401 (doctests)
 
@@ -95,7 +105,8 @@ def code_counts(spec: Spec) -> pl.LazyFrame:
     aggs += [pl.col(c).sum() for c in proba_sums(ps)[3:]]
     if ps.assignment == "argmax":  # the ordinary sums of the imputed attribute's cells
         if spec.weighted:
-            aggs += [pl.col(W).sum(), (pl.col(W) * pl.col(W)).sum().alias(CODE_W2)]
+            up, down = weight_squares(pl.col(W))  # Σw² in the contract's two accumulators
+            aggs += [pl.col(W).sum(), up.sum().alias(W2_UP), down.sum().alias(W2_DOWN)]
         if spec.has_scores:
             aggs += [pl.col(WS).sum(), pl.col(W1S).sum()]
     observed = spec.keys[:-1]
@@ -171,7 +182,7 @@ def apportion(total: pl.Expr, share: pl.Expr, over: str, offset: pl.Expr) -> pl.
 
 def _sum_columns(spec: Spec) -> list[str]:
     """The code table's sum columns that :func:`polfair.core.passes.counts.pivot_codes` reads for ``spec``."""
-    return [*([W, CODE_W2] if spec.weighted else []), *([WS, W1S] if spec.has_scores else [])]
+    return [*([W, W2_UP, W2_DOWN] if spec.weighted else []), *([WS, W1S] if spec.has_scores else [])]
 
 
 def expand_codes(codes: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
@@ -217,10 +228,16 @@ def expand_codes(codes: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
     null_items = [item(pl.lit(None, pl.UInt8), zero, bad[0], FLAG_NULL_WEIGHT * 16, dict.fromkeys(sums, zero)),
                   item(pl.lit(None, pl.UInt8), zero, bad[1] + bad[2], FLAG_BAD_WEIGHT * 16, dict.fromkeys(sums, zero))]  # fmt: skip
     if ps.assignment == "weighted":  # every group gets its sums and its share of the rows
-        parts = {W: "", CODE_W2: "w2" if ps.weighted else "", WS: "s", W1S: "1s"}
+        parts = {W: "", W2_UP: "w2up", W2_DOWN: "w2dn", WS: "s", W1S: "1s"}
         share = "n" if ps.weighted else ""
-        items = [item(pl.lit(i, pl.UInt8), pl.col(q_column(i, share)), None, 0,
-                      {c: pl.col(q_column(i, parts[c])) for c in sums}) for i in range(k)]  # fmt: skip
+
+        def part(i: int, c: str) -> pl.Expr:  # unweighted: Σw²·p is Σp, in the accumulators' scales
+            if not ps.weighted and c in (W2_UP, W2_DOWN):
+                return pl.col(q_column(i)) * 4.0 ** (W2_SHIFT if c == W2_UP else -W2_SHIFT)
+            return pl.col(q_column(i, parts[c]))
+
+        items = [item(pl.lit(i, pl.UInt8), pl.col(q_column(i, share)), None, 0, {c: part(i, c) for c in sums})
+                 for i in range(k)]  # fmt: skip
     else:  # argmax: the group index is the key (null on the unusable rows, which the null items hold)
         index = pl.col(GROUP_INDEX).to_physical().cast(pl.UInt8)  # the folded pass decodes it to an Enum
         items = [item(index, zero, pl.when(index.is_not_null()).then(valid).otherwise(0), 0,

@@ -25,6 +25,7 @@ from polfair.core.proba import estimated_note
 from polfair.exceptions import PolfairError
 from polfair.outputs.html import _view
 from polfair.outputs.html._view import ViewOptions, build_view
+from polfair.outputs.summary import favorable_statement
 
 __all__ = ["HtmlReport", "require_extra", "to_html", "write_html"]
 
@@ -240,11 +241,10 @@ def _favorable_text(merged: Mapping[str, Any]) -> str:
     meaning = merged.get("favorable_meaning")
     if meaning:
         return str(meaning).rstrip(". ")
-    fav, label = merged.get("favorable"), merged.get("y_true")
-    if fav is not None:
-        values = ", ".join(map(str, fav)) if isinstance(fav, (list, tuple)) else str(fav)
-        return f"{label} = {values}" if label else f"label value(s) {values}"
-    return "the report's favorable label (its positive class; pass favorable= to say which value it is)"
+    stated = favorable_statement(merged)  # the label column and its favorable value(s)
+    if stated:
+        return stated
+    return "the report's favorable label (pass favorable= to say which value it is)"
 
 
 def _generated_at(value: Any, view: dict[str, Any]) -> str:

@@ -20,6 +20,7 @@ import polars as pl
 from polfair.core.report.run_metadata import request_of
 from polfair.outputs.html._charts import OKABE_ITO, chart_style, new_figure, short_label, to_svg
 from polfair.outputs.slices import format_number, format_p
+from polfair.outputs.summary import favorable_statement
 from polfair.slices import is_slice_table
 
 __all__ = ["is_slice_table", "render_slices", "slices_chart", "slices_section"]
@@ -128,6 +129,7 @@ def _context(result: pl.DataFrame, max_slices: int) -> dict[str, Any]:
         "methods": [(m, _METHODS.get(m, m)) for m in methods],
         "adjust": _ADJUST.get(adjust, adjust) if adjust else None,
         "has_adjusted": bool(result.height) and result["p_value_adjusted"].null_count() < result.height,
+        "favorable": favorable_statement(req) if req.get("metric") else None,
         "fmt": _fmt,
     }  # fmt: skip
 
