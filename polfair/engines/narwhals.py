@@ -57,7 +57,7 @@ from polfair.core.proba import (
     proba_columns,
     proba_sums,
 )
-from polfair.exceptions import PolfairError
+from polfair.exceptions import InvalidInputError, PolfairError
 
 _W2 = "__pf_w2"  # an estimated attribute's pass: Σw² as polfair.core.proba.cells expands it
 
@@ -150,6 +150,13 @@ def polars_dtype(dtype: Any, native: str = "") -> pl.DataType:
     return pl.Object()
 
 
+def _items(x: Any) -> list[Any]:
+    """One item or a list of them (an Ibis expression is one item)."""
+    if x is None:
+        return []
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
 def _names(x: str | Sequence[str] | None, role: str) -> list[str]:
     items = [] if x is None else [x] if isinstance(x, (str, pl.Expr)) else list(x)
     for item in items:
@@ -177,7 +184,9 @@ class ForeignFrame:
 
     def __init__(self, data: Any) -> None:
         nw = _narwhals(data)
+        _refuse_sqlframe(data)
         self.eng = engine()
+        self._source = data
         original = nw.from_native(data)
         schema = original.collect_schema()
         self.names: list[str] = list(schema.names())
@@ -185,6 +194,9 @@ class ForeignFrame:
         natives = _native_types(data, self.names)
         self._dtypes = {n: polars_dtype(schema[n], natives.get(n, "")) for n in self.names}
         module = type(data).__module__.split(".")[0]
+        self._ibis = module == "ibis"
+        self._weight: str | None = None  # the weight column's name, for the overflow message
+        self._derived = 0
         #: Spark TIMESTAMP (with local time zone) columns: instants, shown in the session's time zone
         self._spark_ltz: set[str] = set()
         self._spark: Any = None
@@ -208,9 +220,49 @@ class ForeignFrame:
         ColumnNotFoundError
             No such column (close names suggested).
         """
+        name = self.derive(name, role)
         (name,) = _names(name, role)
         check_columns(pl.col(name), role, self.names)
+        if role == "weight":
+            self._weight = name
         return Column(name, self.eng.ns.col(self._safe[name]), self._dtypes[name])
+
+    def derive(self, item: Any, role: str) -> Any:
+        """An Ibis table's derived column: an Ibis expression (``t.decile_score >= 5``, ``ibis._.x + 1``)
+        or a SQL expression string (``"decile_score >= 5"``, ``"CASE ... END AS band"``) is added to
+        the table (computed in the database) and its name returned; anything else is returned as is.
+
+        Raises
+        ------
+        PolfairError
+            The SQL text does not parse, or names no column of the table (the database's message).
+        """
+        if not self._ibis or isinstance(item, pl.Expr) or (isinstance(item, str) and item in self.names):
+            return item
+        import narwhals as nw
+
+        if isinstance(item, str) and not any(ch in item for ch in " ()<>=+-*/'|!"):
+            return item  # a mistyped name: column() names close ones
+        try:
+            if isinstance(item, str):
+                name, self._source = _sql_column(self._source, item, role, self.names)
+            else:
+                getter = getattr(item, "get_name", None)
+                try:
+                    name = str(getter()) if getter is not None else f"{role}_expr"
+                except Exception:  # an unnamed Ibis expression
+                    name = f"{role}_expr"
+                name = f"{name} ({role})" if name in self.names else name
+                self._source = self._source.mutate(**{name: item})
+            schema = nw.from_native(self._source).collect_schema()
+        except Exception as exc:
+            msg = f"{role}={item!r}: the expression cannot be computed on this table: {exc}"
+            raise PolfairError(msg) from exc
+        self._safe[name] = f"__pf_c{len(self.names)}"
+        self.names.append(name)
+        self._dtypes[name] = polars_dtype(schema[name])
+        self.nf = nw.from_native(self._source).rename(self._safe).lazy()
+        return name
 
     def string_key(self, name: str) -> Any:
         """The Int64 key of a string column computed by the engine's own SQL
@@ -243,7 +295,27 @@ class ForeignFrame:
 
     def examples(self, c: Compiled) -> list[Any]:
         """A few offending values of a compiled role (a second query in the engine, error path only)."""
-        return fetch_examples(self.nf, self.eng.ns, c, lambda q: q.collect(backend="polars").to_native())
+        return fetch_examples(self.nf, self.eng.ns, c, self._collect)
+
+    def _collect(self, q: Any) -> pl.DataFrame:
+        """Run a (small) narwhals query in the engine and return it in Polars; an Ibis query runs as
+        dialect-proof SQL (:func:`polfair.engines.sql.typed_sql`), and a numeric overflow raised by
+        the database (PostgreSQL refuses a float sum past Float64) becomes the contract's message.
+        """
+        if self._ibis:
+            from polfair.engines.sql import ibis_collect
+
+            try:
+                return ibis_collect(q.to_native())
+            except Exception as exc:
+                text = str(exc).lower()
+                if "out of range" in text and ("overflow" in text or "underflow" in text) and self._weight:
+                    msg = (f"weight={self._weight!r}: the weighted sum of a group overflows Float64 (each weight is "
+                           "finite, the sum is not); rescale the weights, e.g. divide them by their mean: every "
+                           "rate is unchanged")  # fmt: skip
+                    raise InvalidInputError(msg) from exc
+                raise
+        return q.collect(backend="polars").to_native()
 
     def plan(
         self, columns: Mapping[str, Any], group: Sequence[str], aggs: Callable[[Any], list[Any]]
@@ -284,7 +356,7 @@ class ForeignFrame:
             planned = planned.with_columns(**dict(stage))
         table = planned.group_by(*keys).agg(*aggs(self.eng.ns)) if keys else planned.select(*aggs(self.eng.ns))
         with self._session_in_utc() as session_tz:
-            native = table.collect(backend="polars").to_native()
+            native = self._collect(table)
         native = native.rename({k: v for k, v in back.items() if k in native.columns})
         return self._wall_time(native, session_tz)
 
@@ -324,6 +396,45 @@ class ForeignFrame:
                 x = x.dt.replace_time_zone("UTC")  # pinned session: UTC wall time
             out.append(x.dt.convert_time_zone(session_tz).dt.replace_time_zone(None).alias(c))
         return native.with_columns(out)
+
+
+def _sql_column(table: Any, text: str, role: str, taken: Sequence[str]) -> tuple[str, Any]:
+    """A SQL expression string (``"decile_score >= 5"``, ``"CASE ... END AS band"``) computed on an
+    Ibis ``table``: its name (the ``AS`` alias, or the text) and the table with that column added.
+    """
+    try:
+        import sqlglot
+        from sqlglot import exp
+
+        tree = sqlglot.parse_one(text, dialect="postgres")
+    except Exception as exc:
+        msg = f"{role}={text!r} is neither a column nor a SQL expression that parses: {exc}"
+        raise PolfairError(msg) from exc
+    name = tree.alias if isinstance(tree, exp.Alias) else text
+    name = f"{name} ({role})" if name in taken else name
+    body = (tree.this if isinstance(tree, exp.Alias) else tree).sql(dialect="postgres")
+    quoted = '"' + name.replace('"', '""') + '"'
+    try:
+        return name, table.alias("pf_input").sql(f"SELECT *, {body} AS {quoted} FROM pf_input", dialect="postgres")
+    except Exception as exc:
+        msg = f"{role}={text!r}: the database cannot compute this expression: {exc}"
+        raise PolfairError(msg) from exc
+
+
+def _refuse_sqlframe(data: Any) -> None:
+    """Refuse SQLFrame frames other than its DuckDB and Databricks ones, naming the way that works.
+
+    They cannot be collected through narwhals (no Arrow export).
+    """
+    mod = type(data).__module__
+    if mod.split(".")[0] == "sqlframe" and not mod.startswith(("sqlframe.duckdb", "sqlframe.databricks")):
+        backend = mod.split(".")[1] if "." in mod else "this"
+        msg = (
+            f"SQLFrame {backend} DataFrames cannot be collected through narwhals (no Arrow export); pass an "
+            f"Ibis table of the same database instead, e.g. ibis.{backend}.connect(...).table('name') "
+            "(pip install 'polfair[sql]'), or a SQLFrame DuckDB DataFrame"
+        )
+        raise PolfairError(msg)
 
 
 def _native_types(data: Any, names: list[str]) -> dict[str, str]:
@@ -368,6 +479,7 @@ def foreign_code_table(
     proba_assignment: str = "weighted",
     proba_tolerance: float = DEFAULT_TOLERANCE,
     score_label: Any = None,
+    frame_class: type[ForeignFrame] | None = None,
 ) -> tuple[pl.DataFrame, Spec]:
     """Run the counting pass inside the frame's own engine; return the code table and the spec.
 
@@ -387,6 +499,9 @@ def foreign_code_table(
         The jackknife's cluster id (a name) and number of buckets, as for Polars: the ``bucket`` key
         is computed in the engine with the integers Polars computes (:func:`polfair.core.hashing.bucket_expr`);
         integer, Boolean and string ids (others raise).
+    frame_class
+        The frame adapter (default :class:`ForeignFrame`; :mod:`polfair.engines.sql` records the
+        pass's query with a subclass instead of running it).
 
     Returns
     -------
@@ -410,10 +525,12 @@ def foreign_code_table(
     """
     _narwhals(data)
     check_threshold(threshold)
-    ff = foreign_frame(data)
+    ff = foreign_frame(data) if frame_class is None else frame_class(data)
     given = {"y_true": y_true, "y_pred": y_pred, "y_score": y_score, "weight": weight}
-    roles: dict[str, str] = {r: _names(v, r)[0] for r, v in given.items() if v is not None}
-    keys, by_names = _names(protected, "protected"), _names(by, "by")
+    roles: dict[str, str] = {r: _names(ff.derive(v, r), r)[0] for r, v in given.items() if v is not None}
+    keys = [ff.derive(k, "protected") for k in _items(protected)]
+    by_names = [ff.derive(b, "by") for b in _items(by)]
+    keys, by_names = _names(keys, "protected"), _names(by_names, "by")
     ps = None if protected_proba is None else parse_protected_proba(protected_proba, proba_assignment, proba_tolerance)
     if not keys and ps is None:
         msg = "protected must name at least one column, e.g. protected=['sex']"
