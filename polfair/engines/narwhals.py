@@ -255,6 +255,8 @@ class ForeignFrame:
                 name = f"{name} ({role})" if name in self.names else name
                 self._source = self._source.mutate(**{name: item})
             schema = nw.from_native(self._source).collect_schema()
+        except PolfairError:
+            raise
         except Exception as exc:
             msg = f"{role}={item!r}: the expression cannot be computed on this table: {exc}"
             raise PolfairError(msg) from exc
@@ -303,7 +305,7 @@ class ForeignFrame:
         the database (PostgreSQL refuses a float sum past Float64) becomes the contract's message.
         """
         if self._ibis:
-            from polfair.engines.sql import ibis_collect
+            from polfair.engines.dialects import ibis_collect
 
             try:
                 return ibis_collect(q.to_native())
@@ -415,7 +417,8 @@ def _sql_column(table: Any, text: str, role: str, taken: Sequence[str]) -> tuple
     body = (tree.this if isinstance(tree, exp.Alias) else tree).sql(dialect="postgres")
     quoted = '"' + name.replace('"', '""') + '"'
     try:
-        return name, table.alias("pf_input").sql(f"SELECT *, {body} AS {quoted} FROM pf_input", dialect="postgres")
+        alias = f"pf_input{len(taken)}"
+        return name, table.alias(alias).sql(f"SELECT *, {body} AS {quoted} FROM {alias}", dialect="postgres")
     except Exception as exc:
         msg = f"{role}={text!r}: the database cannot compute this expression: {exc}"
         raise PolfairError(msg) from exc

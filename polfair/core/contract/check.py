@@ -385,12 +385,12 @@ def weight_squares(w: Any) -> tuple[Any, Any]:
     # products are taken only where they are finite and nonzero, the rest is what Float64 gives
     # (inf; 0 below the smallest subnormal). NaN weights are flagged missing, their sums unread.
     a = w.abs()
-    up = ns_when(w, a >= 2.0**212, math.inf, ns_when(w, a < 2.0**-837, 0.0, hi * hi))
-    down = ns_when(w, a >= 2.0**812, math.inf, ns_when(w, a < 2.0**-237, 0.0, lo * lo))
+    up = _ns_when(w, a >= 2.0**212, math.inf, _ns_when(w, a < 2.0**-837, 0.0, hi * hi))
+    down = _ns_when(w, a >= 2.0**812, math.inf, _ns_when(w, a < 2.0**-237, 0.0, lo * lo))
     return up, down
 
 
-def ns_when(w: Any, cond: Any, then: float, otherwise: Any) -> Any:
+def _ns_when(w: Any, cond: Any, then: float, otherwise: Any) -> Any:
     """``when(cond).then(then).otherwise(otherwise)`` in the namespace of the expression ``w``."""
     ns = _namespace(w)
     return ns.when(cond).then(ns.lit(then)).otherwise(otherwise)
