@@ -418,6 +418,16 @@ def _sql_column(table: Any, text: str, role: str, taken: Sequence[str]) -> tuple
     quoted = '"' + name.replace('"', '""') + '"'
     try:
         alias = f"pf_input{len(taken)}"
+        con = table._find_backend()
+        if con.name == "duckdb":  # Ibis 12's Table.sql asks DuckDB 2 for a method it no longer has: type it here
+            import ibis
+            from ibis.backends.sql.datatypes import DuckDBType
+
+            inner = (tree.this if isinstance(tree, exp.Alias) else tree).sql(dialect="duckdb")
+            query = f"SELECT *, {inner} AS {quoted} FROM ({con.compile(table)}) AS {alias}"
+            rel = con.con.sql(query)
+            schema = ibis.schema({n: DuckDBType.from_string(str(t)) for n, t in zip(rel.columns, rel.types)})
+            return name, con.sql(query, schema=schema, dialect="duckdb")
         return name, table.alias(alias).sql(f"SELECT *, {body} AS {quoted} FROM {alias}", dialect="postgres")
     except Exception as exc:
         msg = f"{role}={text!r}: the database cannot compute this expression: {exc}"
