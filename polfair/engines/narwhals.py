@@ -18,6 +18,7 @@ keys get their names back on the small result. Optional dependency: ``narwhals``
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -36,6 +37,7 @@ from polfair.core.contract import (
     key,
     weight_squares,
 )  # fmt: skip
+from polfair.core.contract.check import W2_SHIFT
 from polfair.core.contract.inputs import is_foreign
 from polfair.core.hashing import bucket_expr, bucket_kind, check_n_buckets
 from polfair.core.passes.counts import BUCKET, W2_DOWN, W2_UP, combine_limbs, exact_limb_columns
@@ -181,6 +183,11 @@ class ForeignFrame:
     eng
         The narwhals :class:`~polfair.core.contract.Engine`.
     """
+
+    #: Whether a weighted SQL pass may sum w² plainly and run a second query where a weight is beyond
+    #: 1e±63 (:func:`_flags_as_aggregates`); ``False``: the two accumulators in the one query (the
+    #: query of :func:`polfair.counting_sql`, which must be complete in itself).
+    ranged_sums = True
 
     def __init__(self, data: Any) -> None:
         nw = _narwhals(data)
@@ -601,7 +608,10 @@ def foreign_code_table(
             select[W2_UP], select[W2_DOWN] = weight_squares(columns[W])
         sums = [c for c in (W, _W2, W2_UP, W2_DOWN, WS, W1S) if c in select]
         sums += [] if ps is None else proba_sums(ps)
-    native = ff.aggregate(select, [*group, CODE], lambda ns: [ns.len().alias(_N), *(ns.col(c).sum() for c in sums)])
+    if _split_flags(ff, ps, exact_sums, roles):
+        native = _flags_as_aggregates(ff, compiled, select, [*group, CODE], sums)
+    else:
+        native = ff.aggregate(select, [*group, CODE], lambda ns: [ns.len().alias(_N), *(ns.col(c).sum() for c in sums)])
     casts = {CODE: pl.UInt8, _N: pl.UInt64, W: pl.Float64, _W2: pl.Float64, W2_UP: pl.Float64, W2_DOWN: pl.Float64,
              WS: pl.Float64, W1S: pl.Float64, BUCKET: pl.UInt8}  # fmt: skip
     if ps is not None:
@@ -630,6 +640,75 @@ def foreign_code_table(
         bucket=cluster is not None,
     )
     return codes, spec
+
+
+_OK, _NULL, _W2P, _OUT = "__pf_wok", "__pf_wnull", "__pf_w2plain", "__pf_wout"
+
+
+def _split_flags(ff: ForeignFrame, ps: Any, exact_sums: bool, roles: Mapping[str, str]) -> bool:
+    """Whether the pass groups only on the keys and the label/prediction states, the weight's
+    validity being counted by aggregates (:func:`_flags_as_aggregates`): SQL databases (Ibis tables),
+    a weighted pass of labels and predictions (a score's states depend on a continuous column too).
+    """
+    return ff._ibis and ps is None and not exact_sums and "weight" in roles and "y_score" not in roles
+
+
+def _flags_as_aggregates(ff: ForeignFrame, compiled: Mapping[str, Compiled], select: dict[str, Any],
+                         group: list[str], sums: list[str]) -> pl.DataFrame:  # fmt: skip
+    """The code table of a weighted pass, computed with the weight's validity as aggregates.
+
+    A database estimates the groups of a key from the columns it reads: a code that folds in the
+    weight's check reads the (continuous) weight, so PostgreSQL expects one group per row and plans
+    a serial aggregate. Here the query groups on the keys and the label/prediction code only
+    (discrete columns), counts the rows of each weight state with ``SUM(CASE ...)`` and sums the
+    weights of the valid rows only; the rows of the usual code table (code + 16·flag) are rebuilt
+    from that small result. The numbers are the same: the sums of flagged rows are never read.
+    """
+    from polfair.core.contract import outcome_code
+    from polfair.core.contract.rules import FLAG_BAD_WEIGHT, FLAG_NULL_WEIGHT
+
+    eng = ff.eng
+    pred = compiled["y_pred"].state if "y_pred" in compiled else None
+    w = compiled["weight"].value
+    select = dict(select)
+    select[CODE] = outcome_code(eng, compiled["y_true"].state, pred)
+    # usable: 0 <= w < inf (False for null, NaN in Polars, and NaN in PostgreSQL, where NaN > inf is false
+    # but NaN < inf is too); missing: null or NaN; the rest (negative, inf) is invalid
+    select[_OK] = eng.ns.when((w >= 0.0) & (w < math.inf)).then(eng.ns.lit(1)).otherwise(eng.ns.lit(0))
+    select[_NULL] = eng.ns.when(w.is_null() | w.is_nan()).then(eng.ns.lit(1)).otherwise(eng.ns.lit(0))
+
+    # Σw² where it is cheap: one plain sum of w² over the weights in [2**-211, 2**211] (or 0), whose
+    # squares scaled by 4**±300 are exactly the two accumulators' terms (weight_squares); the rows
+    # beyond are counted, and only where a cell has one does the pass run again with the accumulators
+    ranged = W2_UP in sums and W2_DOWN in sums and ff.ranged_sums
+    if ranged:
+        inside = (w == 0.0) | ((w >= 2.0**-211) & (w <= 2.0**211))
+        select[_W2P] = eng.ns.when(inside).then(w * w)  # (inside implies usable: NaN <= 2**211 is false)
+        select[_OUT] = eng.ns.when(inside).then(eng.ns.lit(1)).otherwise(eng.ns.lit(0))
+    plain = [c for c in sums if not (ranged and c in (W2_UP, W2_DOWN))] + ([_W2P] if ranged else [])
+
+    def aggs(ns: Any, plain: list[str] = plain, ranged: bool = ranged) -> list[Any]:
+        ok = ns.col(_OK) == 1
+        out = [ns.len().alias(_N), ns.col(_OK).sum(), ns.col(_NULL).sum(),
+               *(ns.col(c).sum() if c == _W2P else ns.when(ok).then(ns.col(c)).sum().alias(c) for c in plain)]  # fmt: skip
+        return [*out, ns.col(_OUT).sum()] if ranged else out
+
+    table = ff.aggregate(select, group, aggs)
+    if ranged and (table[_OK] - table[_OUT]).sum():  # weights beyond 1e±63 somewhere: the two accumulators, in a second query
+        table = ff.aggregate(select, group, lambda ns: aggs(ns, sums, False))
+    elif ranged:
+        w2 = pl.col(_W2P).cast(pl.Float64)
+        table = table.with_columns((w2 * 2.0 ** (2 * W2_SHIFT)).alias(W2_UP), (w2 * 2.0 ** (-2 * W2_SHIFT)).alias(W2_DOWN))
+        table = table.drop(_W2P, _OUT)
+    counts = {0: pl.col(_OK), FLAG_NULL_WEIGHT: pl.col(_NULL), FLAG_BAD_WEIGHT: pl.col(_N) - pl.col(_OK) - pl.col(_NULL)}
+    parts = []
+    for f, n in counts.items():
+        part = table.with_columns(n.cast(pl.Int64).alias(_N)).filter(pl.col(_N) > 0)
+        part = part.with_columns((pl.col(CODE).cast(pl.Int64) + 16 * f).alias(CODE))
+        if f:
+            part = part.with_columns([pl.lit(None, pl.Float64).alias(c) for c in sums])
+        parts.append(part.drop(_OK, _NULL))
+    return pl.concat(parts, how="vertical_relaxed")
 
 
 def _bucket(ff: ForeignFrame, cluster: Any, n_buckets: int, keys: Sequence[str]) -> Any:

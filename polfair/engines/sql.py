@@ -98,6 +98,8 @@ def _plan_codes(data: Any, **request: Any) -> dict[str, Any]:
     import polfair.engines.narwhals as nwe
 
     class Recording(nwe.ForeignFrame):
+        ranged_sums = False
+
         def aggregate(self, columns: Any, group: Any, aggs: Any, engine: str = "auto", stages: Any = None) -> Any:
             planned, keys, back = self.plan(columns, group, aggs)
             for stage in stages(self.eng.ns, keys) if stages else []:
@@ -188,6 +190,8 @@ def cells_from_sql(result: Any, data: Any, **request: Any) -> pl.DataFrame:
     table = result if isinstance(result, pl.DataFrame) else pl.DataFrame(result)
 
     class Replay(nwe.ForeignFrame):
+        ranged_sums = False
+
         def aggregate(self, columns: Any, group: Any, aggs: Any, engine: str = "auto", stages: Any = None) -> Any:
             return table
 

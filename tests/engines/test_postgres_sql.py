@@ -144,3 +144,14 @@ def test_sqlframe_outside_duckdb_is_refused() -> None:
     fake = type("PostgresDataFrame", (), {"__module__": "sqlframe.postgres.dataframe"})()
     with pytest.raises(pf.PolfairError, match=r"SQLFrame postgres DataFrames cannot be collected.*ibis\.postgres"):
         pf.fairness_report(fake, y_true="y", y_pred="p", protected="g")
+
+
+def test_counting_sql_holds_weights_beyond_1e63(duck_table: Any) -> None:
+    # the emitted query carries the two Σw² accumulators itself (no second query to fall back on)
+    con = duck_table._find_backend()
+    df = DF.with_columns(w=pl.Series([1e-300, 1e200, 1.0, 2.0, 1e-70, 1.0, 3.0, 1.0, 1.0]))
+    t = con.create_table("sql_extreme", df.to_arrow())
+    req = REQUESTS[1]
+    cells = pf.cells_from_sql(_run(t, pf.counting_sql(t, "duckdb", **req)), t, **req)
+    want = pf.confusion_counts(df, **req).collect()
+    assert_frame_equal(cells.sort("g"), want.sort("g"), check_dtypes=False, rel_tol=1e-9)
