@@ -684,14 +684,13 @@ def _flags_as_aggregates(ff: ForeignFrame, compiled: Mapping[str, Compiled], sel
     if ranged:
         inside = (w == 0.0) | ((w >= 2.0**-211) & (w <= 2.0**211))
         select[_W2P] = eng.ns.when(inside).then(w * w)  # (inside implies usable: NaN <= 2**211 is false)
-        select[_OUT] = eng.ns.when(inside).then(eng.ns.lit(1)).otherwise(eng.ns.lit(0))
     plain = [c for c in sums if not (ranged and c in (W2_UP, W2_DOWN))] + ([_W2P] if ranged else [])
 
     def aggs(ns: Any, plain: list[str] = plain, ranged: bool = ranged) -> list[Any]:
         ok = ns.col(_OK) == 1
         out = [ns.len().alias(_N), ns.col(_OK).sum(), ns.col(_NULL).sum(),
                *(ns.col(c).sum() if c == _W2P else ns.when(ok).then(ns.col(c)).sum().alias(c) for c in plain)]  # fmt: skip
-        return [*out, ns.col(_OUT).sum()] if ranged else out
+        return [*out, ns.col(_W2P).count().alias(_OUT)] if ranged else out  # the rows inside: w² not null
 
     table = ff.aggregate(select, group, aggs)
     if ranged and (table[_OK] - table[_OUT]).sum():  # weights beyond 1e±63 somewhere: the two accumulators, in a second query
