@@ -642,7 +642,7 @@ def foreign_code_table(
     return codes, spec
 
 
-_OK, _NULL, _W2P, _OUT = "__pf_wok", "__pf_wnull", "__pf_w2plain", "__pf_wout"
+_OK, _NULL, _W2P, _OUT, _NOTNULL = "__pf_wok", "__pf_wnan", "__pf_w2plain", "__pf_wout", "__pf_wset"
 
 
 def _split_flags(ff: ForeignFrame, ps: Any, exact_sums: bool, roles: Mapping[str, str]) -> bool:
@@ -674,8 +674,9 @@ def _flags_as_aggregates(ff: ForeignFrame, compiled: Mapping[str, Compiled], sel
     select[CODE] = outcome_code(eng, compiled["y_true"].state, pred)
     # usable: 0 <= w < inf (False for null, NaN in Polars, and NaN in PostgreSQL, where NaN > inf is false
     # but NaN < inf is too); missing: null or NaN; the rest (negative, inf) is invalid
-    select[_OK] = eng.ns.when((w >= 0.0) & (w < math.inf)).then(eng.ns.lit(1)).otherwise(eng.ns.lit(0))
-    select[_NULL] = eng.ns.when(w.is_null() | w.is_nan()).then(eng.ns.lit(1)).otherwise(eng.ns.lit(0))
+    # (counts as COUNT(expr) of a value null elsewhere: no Boolean or integer sums, one CASE per use)
+    select[_OK] = eng.ns.when((w >= 0.0) & (w < math.inf)).then(w)
+    select[_NULL] = eng.ns.when(w.is_nan()).then(eng.ns.lit(1))
 
     # Σw² where it is cheap: one plain sum of w² over the weights in [2**-211, 2**211] (or 0), whose
     # squares scaled by 4**±300 are exactly the two accumulators' terms (weight_squares); the rows
@@ -687,9 +688,13 @@ def _flags_as_aggregates(ff: ForeignFrame, compiled: Mapping[str, Compiled], sel
     plain = [c for c in sums if not (ranged and c in (W2_UP, W2_DOWN))] + ([_W2P] if ranged else [])
 
     def aggs(ns: Any, plain: list[str] = plain, ranged: bool = ranged) -> list[Any]:
-        ok = ns.col(_OK) == 1
-        out = [ns.len().alias(_N), ns.col(_OK).sum(), ns.col(_NULL).sum(),
-               *(ns.col(c).sum() if c == _W2P else ns.when(ok).then(ns.col(c)).sum().alias(c) for c in plain)]  # fmt: skip
+        def total(c: str) -> Any:
+            if c == W:
+                return ns.col(_OK).sum().alias(W)
+            return ns.col(c).sum() if c == _W2P else ns.when(~ns.col(_OK).is_null()).then(ns.col(c)).sum().alias(c)
+
+        out = [ns.len().alias(_N), ns.col(_OK).count(), ns.col(W).count().alias(_NOTNULL), ns.col(_NULL).count(),
+               *(total(c) for c in plain)]  # fmt: skip
         return [*out, ns.col(_W2P).count().alias(_OUT)] if ranged else out  # the rows inside: w² not null
 
     table = ff.aggregate(select, group, aggs)
@@ -699,6 +704,7 @@ def _flags_as_aggregates(ff: ForeignFrame, compiled: Mapping[str, Compiled], sel
         w2 = pl.col(_W2P).cast(pl.Float64)
         table = table.with_columns((w2 * 2.0 ** (2 * W2_SHIFT)).alias(W2_UP), (w2 * 2.0 ** (-2 * W2_SHIFT)).alias(W2_DOWN))
         table = table.drop(_W2P, _OUT)
+    table = table.with_columns((pl.col(_N) - pl.col(_NOTNULL) + pl.col(_NULL)).alias(_NULL)).drop(_NOTNULL)
     counts = {0: pl.col(_OK), FLAG_NULL_WEIGHT: pl.col(_NULL), FLAG_BAD_WEIGHT: pl.col(_N) - pl.col(_OK) - pl.col(_NULL)}
     parts = []
     for f, n in counts.items():
