@@ -642,7 +642,7 @@ def foreign_code_table(
     return codes, spec
 
 
-_OK, _NULL, _W2P, _OUT, _NOTNULL = "__pf_wok", "__pf_wnan", "__pf_w2plain", "__pf_wout", "__pf_wset"
+_OK, _BAD, _W2P = "__pf_wok", "__pf_wbad", "__pf_w2plain"
 
 
 def _split_flags(ff: ForeignFrame, ps: Any, exact_sums: bool, roles: Mapping[str, str]) -> bool:
@@ -675,16 +675,19 @@ def _flags_as_aggregates(ff: ForeignFrame, compiled: Mapping[str, Compiled], sel
     # usable: 0 <= w < inf (False for null, NaN in Polars, and NaN in PostgreSQL, where NaN > inf is false
     # but NaN < inf is too); missing: null or NaN; the rest (negative, inf) is invalid
     # (counts as COUNT(expr) of a value null elsewhere: no Boolean or integer sums, one CASE per use)
-    select[_OK] = eng.ns.when((w >= 0.0) & (w < math.inf)).then(w)
-    select[_NULL] = eng.ns.when(w.is_nan()).then(eng.ns.lit(1))
+    usable = (w >= 0.0) & (w < math.inf)
+    select[_OK] = eng.ns.when(usable).then(w)
+    # invalid: negative or inf (NaN < 0 and NaN = inf are false in Polars and in PostgreSQL alike)
+    select[_BAD] = eng.ns.when((w < 0.0) | (w == math.inf)).then(eng.ns.lit(1))
 
     # Σw² where it is cheap: one plain sum of w² over the weights in [2**-211, 2**211] (or 0), whose
-    # squares scaled by 4**±300 are exactly the two accumulators' terms (weight_squares); the rows
-    # beyond are counted, and only where a cell has one does the pass run again with the accumulators
+    # squares scaled by 4**±300 are exactly the two accumulators' terms (weight_squares); a usable
+    # weight beyond makes its cell's sum NaN, and only then does the pass run again with the accumulators
     ranged = W2_UP in sums and W2_DOWN in sums and ff.ranged_sums
     if ranged:
         inside = (w == 0.0) | ((w >= 2.0**-211) & (w <= 2.0**211))
-        select[_W2P] = eng.ns.when(inside).then(w * w)  # (inside implies usable: NaN <= 2**211 is false)
+        # (inside implies usable: NaN <= 2**211 is false); a usable weight outside makes the cell's sum NaN
+        select[_W2P] = eng.ns.when(inside).then(w * w).when(usable).then(eng.ns.lit(math.nan))
     plain = [c for c in sums if not (ranged and c in (W2_UP, W2_DOWN))] + ([_W2P] if ranged else [])
 
     def aggs(ns: Any, plain: list[str] = plain, ranged: bool = ranged) -> list[Any]:
@@ -693,26 +696,23 @@ def _flags_as_aggregates(ff: ForeignFrame, compiled: Mapping[str, Compiled], sel
                 return ns.col(_OK).sum().alias(W)
             return ns.col(c).sum() if c == _W2P else ns.when(~ns.col(_OK).is_null()).then(ns.col(c)).sum().alias(c)
 
-        out = [ns.len().alias(_N), ns.col(_OK).count(), ns.col(W).count().alias(_NOTNULL), ns.col(_NULL).count(),
-               *(total(c) for c in plain)]  # fmt: skip
-        return [*out, ns.col(_W2P).count().alias(_OUT)] if ranged else out  # the rows inside: w² not null
+        return [ns.len().alias(_N), ns.col(_OK).count(), ns.col(_BAD).count(), *(total(c) for c in plain)]
 
     table = ff.aggregate(select, group, aggs)
-    if ranged and (table[_OK] - table[_OUT]).sum():  # weights beyond 1e±63 somewhere: the two accumulators, in a second query
+    if ranged and table[_W2P].cast(pl.Float64).is_nan().any():  # a weight beyond 1e±63: the accumulators, again
         table = ff.aggregate(select, group, lambda ns: aggs(ns, sums, False))
     elif ranged:
         w2 = pl.col(_W2P).cast(pl.Float64)
         table = table.with_columns((w2 * 2.0 ** (2 * W2_SHIFT)).alias(W2_UP), (w2 * 2.0 ** (-2 * W2_SHIFT)).alias(W2_DOWN))
-        table = table.drop(_W2P, _OUT)
-    table = table.with_columns((pl.col(_N) - pl.col(_NOTNULL) + pl.col(_NULL)).alias(_NULL)).drop(_NOTNULL)
-    counts = {0: pl.col(_OK), FLAG_NULL_WEIGHT: pl.col(_NULL), FLAG_BAD_WEIGHT: pl.col(_N) - pl.col(_OK) - pl.col(_NULL)}
+        table = table.drop(_W2P)
+    counts = {0: pl.col(_OK), FLAG_BAD_WEIGHT: pl.col(_BAD), FLAG_NULL_WEIGHT: pl.col(_N) - pl.col(_OK) - pl.col(_BAD)}
     parts = []
     for f, n in counts.items():
         part = table.with_columns(n.cast(pl.Int64).alias(_N)).filter(pl.col(_N) > 0)
         part = part.with_columns((pl.col(CODE).cast(pl.Int64) + 16 * f).alias(CODE))
         if f:
             part = part.with_columns([pl.lit(None, pl.Float64).alias(c) for c in sums])
-        parts.append(part.drop(_OK, _NULL))
+        parts.append(part.drop(_OK, _BAD))
     return pl.concat(parts, how="vertical_relaxed")
 
 
