@@ -203,7 +203,7 @@ class ForeignFrame:
         module = type(data).__module__.split(".")[0]
         self._ibis = module == "ibis"
         self._weight: str | None = None  # the weight column's name, for the overflow message
-        self._derived = 0
+        self._stored: dict[str, str] = {}  # a derived column's display name -> its name in the database
         #: Spark TIMESTAMP (with local time zone) columns: instants, shown in the session's time zone
         self._spark_ltz: set[str] = set()
         self._spark: Any = None
@@ -250,9 +250,10 @@ class ForeignFrame:
 
         if isinstance(item, str) and not any(ch in item for ch in " ()<>=+-*/'|!"):
             return item  # a mistyped name: column() names close ones
+        column = f"pf_derived{len(self.names)}"  # its name in the database (a display name may be long)
         try:
             if isinstance(item, str):
-                name, self._source = _sql_column(self._source, item, role, self.names)
+                name, self._source = _sql_column(self._source, item, role, self.names, column)
             else:
                 getter = getattr(item, "get_name", None)
                 try:
@@ -260,7 +261,7 @@ class ForeignFrame:
                 except Exception:  # an unnamed Ibis expression
                     name = f"{role}_expr"
                 name = f"{name} ({role})" if name in self.names else name
-                self._source = self._source.mutate(**{name: item})
+                self._source = self._source.mutate(**{column: item})
             schema = nw.from_native(self._source).collect_schema()
         except PolfairError:
             raise
@@ -268,9 +269,10 @@ class ForeignFrame:
             msg = f"{role}={item!r}: the expression cannot be computed on this table: {exc}"
             raise PolfairError(msg) from exc
         self._safe[name] = f"__pf_c{len(self.names)}"
+        self._stored[name] = column
         self.names.append(name)
-        self._dtypes[name] = polars_dtype(schema[name])
-        self.nf = nw.from_native(self._source).rename(self._safe).lazy()
+        self._dtypes[name] = polars_dtype(schema[column])
+        self.nf = nw.from_native(self._source).rename({self._stored.get(n, n): s for n, s in self._safe.items()}).lazy()
         return name
 
     def string_key(self, name: str) -> Any:
@@ -407,7 +409,7 @@ class ForeignFrame:
         return native.with_columns(out)
 
 
-def _sql_column(table: Any, text: str, role: str, taken: Sequence[str]) -> tuple[str, Any]:
+def _sql_column(table: Any, text: str, role: str, taken: Sequence[str], column: str) -> tuple[str, Any]:
     """A SQL expression string (``"decile_score >= 5"``, ``"CASE ... END AS band"``) computed on an
     Ibis ``table``: its name (the ``AS`` alias, or the text) and the table with that column added.
     """
@@ -422,7 +424,7 @@ def _sql_column(table: Any, text: str, role: str, taken: Sequence[str]) -> tuple
     name = tree.alias if isinstance(tree, exp.Alias) else text
     name = f"{name} ({role})" if name in taken else name
     body = (tree.this if isinstance(tree, exp.Alias) else tree).sql(dialect="postgres")
-    quoted = '"' + name.replace('"', '""') + '"'
+    quoted = f'"{column}"'
     try:
         alias = f"pf_input{len(taken)}"
         con = table._find_backend()

@@ -155,3 +155,12 @@ def test_counting_sql_holds_weights_beyond_1e63(duck_table: Any) -> None:
     cells = pf.cells_from_sql(_run(t, pf.counting_sql(t, "duckdb", **req)), t, **req)
     want = pf.confusion_counts(df, **req).collect()
     assert_frame_equal(cells.sort("g"), want.sort("g"), check_dtypes=False, rel_tol=1e-9)
+
+
+def test_a_long_sql_expression_is_a_column_on_postgres(pg_table: Any) -> None:
+    # the expression's text (over 63 bytes) names the column in messages, not in the database
+    text = "CASE WHEN p = 1 AND y IS NOT NULL AND g <> 'zzzzzzzzzzzzzzzzzzzzzzzz' THEN 1 ELSE 0 END"
+    assert len(text.encode()) > 63
+    got = pf.confusion_counts(pg_table, y_true="y", y_pred=text, protected="g").collect()
+    want = pf.confusion_counts(DF, y_true="y", y_pred="p", protected="g").collect()
+    assert_frame_equal(got.sort("g"), want.sort("g"), check_dtypes=False)
