@@ -164,3 +164,21 @@ def test_a_long_sql_expression_is_a_column_on_postgres(pg_table: Any) -> None:
     got = pf.confusion_counts(pg_table, y_true="y", y_pred=text, protected="g").collect()
     want = pf.confusion_counts(DF, y_true="y", y_pred="p", protected="g").collect()
     assert_frame_equal(got.sort("g"), want.sort("g"), check_dtypes=False)
+
+
+def test_timestamptz_keys_are_utc_instants_whatever_the_server_zone(postgres: Any) -> None:
+    # the database's default zone is not UTC; the keys come back as the same instants, in UTC
+    admin = postgres.psycopg()
+    admin.execute("ALTER DATABASE postgres SET timezone = 'Asia/Kolkata'")
+    try:
+        admin.execute("DROP TABLE IF EXISTS tz_keys")
+        admin.execute("CREATE TABLE tz_keys AS SELECT * FROM (VALUES (1, 1, '2024-01-01 00:30:00+02'::timestamptz), "
+                      "(0, 1, '2024-01-01 00:30:00+02'::timestamptz), (1, 0, '2024-06-01 12:00:00Z'::timestamptz)) "
+                      "t(y, p, ts)")  # fmt: skip
+        got = pf.confusion_counts(postgres.ibis().table("tz_keys"), y_true="y", y_pred="p", protected="ts").collect()
+    finally:
+        admin.execute("ALTER DATABASE postgres RESET timezone")
+        admin.close()
+    assert got.schema["ts"] == pl.Datetime("us", "UTC")
+    assert [str(x) for x in got.sort("ts")["ts"]] == ["2023-12-31 22:30:00+00:00", "2024-06-01 12:00:00+00:00"]
+    assert got.sort("ts")["n"].to_list() == [2, 1]
