@@ -7,7 +7,9 @@ generates a table in SQL (``generate_series``; ``VACUUM (FREEZE, ANALYZE)``), th
 * ``bare``: ``SELECT g, r, count(*), sum(w) FROM t GROUP BY g, r`` (the floor: one scan, the keys);
 * ``report``: ``pf.fairness_report(t, y_true, y_pred, protected=[g, r], weight=w, ci=None)`` through
   Ibis (the pass in the database, the metrics in Polars);
-* ``report_unweighted``: the same without the weight.
+* ``report_unweighted``: the same without the weight;
+* ``report_folded`` (with ``--folded``): the weighted report with the weight's check folded into the
+  grouping key, as before issue 42 (the planner then expects one group per row: a serial plan).
 
 Usage: ``python bench/warehouse.py --rows 1e7 --repeats 3`` (``--workers`` sets
 ``max_parallel_workers_per_gather``; default: the server's).
@@ -32,6 +34,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=float, default=1e7)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--folded", action="store_true", help="also time the weight's check folded into the key")
     args = ap.parse_args()
     n = int(args.rows)
     server = pg_server.start()
@@ -48,7 +51,16 @@ def main() -> None:
         con.raw_sql("VACUUM (FREEZE, ANALYZE) t").close()
         made = time.perf_counter() - t0
         table = con.table("t")
-        runs: dict[str, list[float]] = {"bare": [], "report": [], "report_unweighted": []}
+        import polfair.engines.narwhals as nwe
+
+        split = nwe._split_flags
+
+        def folded() -> None:
+            nwe._split_flags = lambda *a: False  # type: ignore[assignment]
+            try:
+                pf.fairness_report(table, y_true="y", y_pred="p", protected=["g", "r"], weight="w", ci=None)
+            finally:
+                nwe._split_flags = split
 
         def bare() -> None:
             cur = con.raw_sql("SELECT g, r, count(*), sum(w) FROM t GROUP BY g, r")
@@ -62,6 +74,9 @@ def main() -> None:
             "report_unweighted": lambda: pf.fairness_report(table, y_true="y", y_pred="p", protected=["g", "r"],
                                                             ci=None),
         }  # fmt: skip
+        if args.folded:
+            cases["report_folded"] = folded
+        runs: dict[str, list[float]] = {name: [] for name in cases}
         for f in cases.values():  # warm-up
             f()
         for _ in range(args.repeats):
