@@ -644,7 +644,7 @@ def foreign_code_table(
     return codes, spec
 
 
-_OK, _BAD, _W2P = "__pf_wok", "__pf_wbad", "__pf_w2plain"
+_OK, _BAD, _W2P, _MIN, _MAX = "__pf_wok", "__pf_wbad", "__pf_w2plain", "__pf_wmin", "__pf_wmax"
 
 
 def _split_flags(ff: ForeignFrame, ps: Any, exact_sums: bool, roles: Mapping[str, str]) -> bool:
@@ -700,7 +700,20 @@ def _flags_as_aggregates(ff: ForeignFrame, compiled: Mapping[str, Compiled], sel
 
         return [ns.len().alias(_N), ns.col(_OK).count(), ns.col(_BAD).count(), *(total(c) for c in plain)]
 
-    table = ff.aggregate(select, group, aggs)
+    table = None
+    if ranged and plain == [W, _W2P]:
+        # the common case first, with one CASE per row: every weight set is usable (the cells' min >= 0,
+        # max < inf, no NaN), so the usable ones are the non-null ones; else the query with the checks
+        def fast(ns: Any) -> list[Any]:
+            return [ns.len().alias(_N), ns.col(W).count().alias(_OK), ns.col(W).sum().alias(W),
+                    ns.col(W).min().alias(_MIN), ns.col(W).max().alias(_MAX), ns.col(_W2P).sum()]  # fmt: skip
+
+        quick = ff.aggregate(select, group, fast)
+        lo, hi = quick[_MIN].cast(pl.Float64).fill_null(0.0), quick[_MAX].cast(pl.Float64).fill_null(0.0)
+        if bool((lo >= 0.0).all()) and bool((hi < math.inf).all()) and not hi.is_nan().any():
+            table = quick.drop(_MIN, _MAX).with_columns(pl.lit(0, pl.Int64).alias(_BAD))
+    if table is None:
+        table = ff.aggregate(select, group, aggs)
     if ranged and table[_W2P].cast(pl.Float64).is_nan().any():  # a weight beyond 1e±63: the accumulators, again
         table = ff.aggregate(select, group, lambda ns: aggs(ns, sums, False))
     elif ranged:
