@@ -182,3 +182,16 @@ def test_timestamptz_keys_are_utc_instants_whatever_the_server_zone(postgres: An
     assert got.schema["ts"] == pl.Datetime("us", "UTC")
     assert [str(x) for x in got.sort("ts")["ts"]] == ["2023-12-31 22:30:00+00:00", "2024-06-01 12:00:00+00:00"]
     assert got.sort("ts")["n"].to_list() == [2, 1]
+
+
+@pytest.mark.parametrize("weights", [[1.0, None, 2.0, 0.0, 1.0, None, 3.0, 1.0, 1.0],      # usable or null: one query
+                                     [1.0, None, 2.0, 0.0, 1e-70, None, 3.0, 1.0, 1.0]])  # a tiny one: w² again
+def test_null_weights_on_postgres_are_missing_rows(postgres: Any, weights: list[Any]) -> None:
+    df = DF.with_columns(w=pl.Series(weights, dtype=pl.Float64))
+    con = postgres.ibis()
+    t = con.create_table("sql_null_w", df.to_arrow(), overwrite=True)
+    req = REQUESTS[1]
+    got = pf.confusion_counts(t, **req).collect()
+    want = pf.confusion_counts(df, **req).collect()
+    assert_frame_equal(got.sort("g"), want.sort("g"), check_dtypes=False, rel_tol=1e-9)
+    assert got["n_missing"].sum() == 2
