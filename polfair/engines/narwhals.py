@@ -8,7 +8,9 @@ given the narwhals :func:`engine` instead of Polars; the engine runs one
 into Polars. The pivot to the cell table, the post-pass check and every metric then run in Polars
 exactly as for a Polars input.
 
-Column arguments must be column names here (Polars expressions cannot run in another engine).
+Column arguments must be column names here (Polars expressions cannot run in another engine); an
+Ibis table (PostgreSQL, DuckDB, ...) also takes Ibis expressions and SQL expression strings
+(:meth:`ForeignFrame.derive`), and its query runs as dialect-proof SQL (:mod:`polfair.engines.dialects`).
 Names are passed as names: the columns are renamed positionally to internal names first, so dots,
 spaces and quotes work on every engine (Spark reads ``a.b`` as a struct field otherwise), and the
 keys get their names back on the small result. Optional dependency: ``narwhals``
