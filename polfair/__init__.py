@@ -75,6 +75,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "make_bisg_lending",
     ),
     "polfair.engines.accumulator": ("FairnessAccumulator",),
+    "polfair.engines.sql": ("cells_from_sql", "counting_sql"),
     "polfair.exceptions": (
         "ColumnNotFoundError",
         "InvalidInputError",
@@ -159,6 +160,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs (a test keeps th
     from polfair.core.report.wide import to_wide
     from polfair.datasets import load_adult, load_adult_regression, load_compas, load_german_credit, make_bisg_lending
     from polfair.engines.accumulator import FairnessAccumulator
+    from polfair.engines.sql import cells_from_sql, counting_sql
     from polfair.exceptions import (
         ColumnNotFoundError,
         InvalidInputError,
@@ -203,6 +205,8 @@ __all__ = [
     "lazy_report",
     "LazyReport",
     "report_from_counts",
+    "counting_sql",
+    "cells_from_sql",
     "regression_report",
     "regression_counts",
     "ranking_report",

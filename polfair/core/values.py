@@ -413,7 +413,8 @@ def check_values_present(
 
 
 def _is_column(x: Any) -> bool:
-    return isinstance(x, (str, pl.Expr))
+    # an Ibis expression (``t.score >= 5``, ``ibis._.x``) is a column of an Ibis table (polfair.engines.narwhals)
+    return isinstance(x, (str, pl.Expr)) or type(x).__module__.split(".")[0] == "ibis"
 
 
 def _is_columns(x: Any) -> bool:

@@ -8,7 +8,9 @@ given the narwhals :func:`engine` instead of Polars; the engine runs one
 into Polars. The pivot to the cell table, the post-pass check and every metric then run in Polars
 exactly as for a Polars input.
 
-Column arguments must be column names here (Polars expressions cannot run in another engine).
+Column arguments must be column names here (Polars expressions cannot run in another engine); an
+Ibis table (PostgreSQL, DuckDB, ...) also takes Ibis expressions and SQL expression strings
+(:meth:`ForeignFrame.derive`), and its query runs as dialect-proof SQL (:mod:`polfair.engines.dialects`).
 Names are passed as names: the columns are renamed positionally to internal names first, so dots,
 spaces and quotes work on every engine (Spark reads ``a.b`` as a struct field otherwise), and the
 keys get their names back on the small result. Optional dependency: ``narwhals``
@@ -18,6 +20,7 @@ keys get their names back on the small result. Optional dependency: ``narwhals``
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -36,6 +39,7 @@ from polfair.core.contract import (
     key,
     weight_squares,
 )  # fmt: skip
+from polfair.core.contract.check import W2_SHIFT
 from polfair.core.contract.inputs import is_foreign
 from polfair.core.hashing import bucket_expr, bucket_kind, check_n_buckets
 from polfair.core.passes.counts import BUCKET, W2_DOWN, W2_UP, combine_limbs, exact_limb_columns
@@ -59,7 +63,7 @@ from polfair.core.proba import (
     proba_columns,
     proba_sums,
 )
-from polfair.exceptions import PolfairError
+from polfair.exceptions import InvalidInputError, PolfairError
 
 _W2 = "__pf_w2"  # an estimated attribute's pass: Σw² as polfair.core.proba.cells expands it
 
@@ -152,6 +156,13 @@ def polars_dtype(dtype: Any, native: str = "") -> pl.DataType:
     return pl.Object()
 
 
+def _items(x: Any) -> list[Any]:
+    """One item or a list of them (an Ibis expression is one item)."""
+    if x is None:
+        return []
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
 def _names(x: str | Sequence[str] | None, role: str) -> list[str]:
     items = [] if x is None else [x] if isinstance(x, (str, pl.Expr)) else list(x)
     for item in items:
@@ -177,9 +188,16 @@ class ForeignFrame:
         The narwhals :class:`~polfair.core.contract.Engine`.
     """
 
+    #: Whether a weighted SQL pass may sum w² plainly and run a second query where a weight is beyond
+    #: 1e±63 (:func:`_flags_as_aggregates`); ``False``: the two accumulators in the one query (the
+    #: query of :func:`polfair.counting_sql`, which must be complete in itself).
+    ranged_sums = True
+
     def __init__(self, data: Any) -> None:
         nw = _narwhals(data)
+        _refuse_sqlframe(data)
         self.eng = engine()
+        self._source = data
         original = nw.from_native(data)
         schema = original.collect_schema()
         self.names: list[str] = list(schema.names())
@@ -187,6 +205,9 @@ class ForeignFrame:
         natives = _native_types(data, self.names)
         self._dtypes = {n: polars_dtype(schema[n], natives.get(n, "")) for n in self.names}
         module = type(data).__module__.split(".")[0]
+        self._ibis = module == "ibis"
+        self._weight: str | None = None  # the weight column's name, for the overflow message
+        self._stored: dict[str, str] = {}  # a derived column's display name -> its name in the database
         #: Spark TIMESTAMP (with local time zone) columns: instants, shown in the session's time zone
         self._spark_ltz: set[str] = set()
         self._spark: Any = None
@@ -213,9 +234,53 @@ class ForeignFrame:
         ColumnNotFoundError
             No such column (close names suggested).
         """
+        name = self.derive(name, role)
         (name,) = _names(name, role)
         check_columns(pl.col(name), role, self.names)
+        if role == "weight":
+            self._weight = name
         return Column(name, self.eng.ns.col(self._safe[name]), self._dtypes[name])
+
+    def derive(self, item: Any, role: str) -> Any:
+        """An Ibis table's derived column: an Ibis expression (``t.decile_score >= 5``, ``ibis._.x + 1``)
+        or a SQL expression string (``"decile_score >= 5"``, ``"CASE ... END AS band"``) is added to
+        the table (computed in the database) and its name returned; anything else is returned as is.
+
+        Raises
+        ------
+        PolfairError
+            The SQL text does not parse, or names no column of the table (the database's message).
+        """
+        if not self._ibis or isinstance(item, pl.Expr) or (isinstance(item, str) and item in self.names):
+            return item
+        import narwhals as nw
+
+        if isinstance(item, str) and not any(ch in item for ch in " ()<>=+-*/'|!"):
+            return item  # a mistyped name: column() names close ones
+        column = f"pf_derived{len(self.names)}"  # its name in the database (a display name may be long)
+        try:
+            if isinstance(item, str):
+                name, self._source = _sql_column(self._source, item, role, self.names, column)
+            else:
+                getter = getattr(item, "get_name", None)
+                try:
+                    name = str(getter()) if getter is not None else f"{role}_expr"
+                except Exception:  # an unnamed Ibis expression
+                    name = f"{role}_expr"
+                name = f"{name} ({role})" if name in self.names else name
+                self._source = self._source.mutate(**{column: item})
+            schema = nw.from_native(self._source).collect_schema()
+        except PolfairError:
+            raise
+        except Exception as exc:
+            msg = f"{role}={item!r}: the expression cannot be computed on this table: {exc}"
+            raise PolfairError(msg) from exc
+        self._safe[name] = f"__pf_c{len(self.names)}"
+        self._stored[name] = column
+        self.names.append(name)
+        self._dtypes[name] = polars_dtype(schema[column])
+        self.nf = nw.from_native(self._source).rename({self._stored.get(n, n): s for n, s in self._safe.items()}).lazy()
+        return name
 
     def string_key(self, name: str) -> Any:
         """The Int64 key of a string column computed by the engine's own SQL
@@ -248,7 +313,27 @@ class ForeignFrame:
 
     def examples(self, c: Compiled) -> list[Any]:
         """A few offending values of a compiled role (a second query in the engine, error path only)."""
-        return fetch_examples(self.nf, self.eng.ns, c, lambda q: q.collect(backend="polars").to_native())
+        return fetch_examples(self.nf, self.eng.ns, c, self._collect)
+
+    def _collect(self, q: Any) -> pl.DataFrame:
+        """Run a (small) narwhals query in the engine and return it in Polars; an Ibis query runs as
+        dialect-proof SQL (:func:`polfair.engines.sql.typed_sql`), and a numeric overflow raised by
+        the database (PostgreSQL refuses a float sum past Float64) becomes the contract's message.
+        """
+        if self._ibis:
+            from polfair.engines.dialects import ibis_collect
+
+            try:
+                return ibis_collect(q.to_native())
+            except Exception as exc:
+                text = str(exc).lower()
+                if "out of range" in text and ("overflow" in text or "underflow" in text) and self._weight:
+                    msg = (f"weight={self._weight!r}: the weighted sum of a group overflows Float64 (each weight is "
+                           "finite, the sum is not); rescale the weights, e.g. divide them by their mean: every "
+                           "rate is unchanged")  # fmt: skip
+                    raise InvalidInputError(msg) from exc
+                raise
+        return q.collect(backend="polars").to_native()
 
     def plan(
         self, columns: Mapping[str, Any], group: Sequence[str], aggs: Callable[[Any], list[Any]]
@@ -289,7 +374,7 @@ class ForeignFrame:
             planned = planned.with_columns(**dict(stage))
         table = planned.group_by(*keys).agg(*aggs(self.eng.ns)) if keys else planned.select(*aggs(self.eng.ns))
         with self._session_in_utc() as session_tz:
-            native = table.collect(backend="polars").to_native()
+            native = self._collect(table)
         native = native.rename({k: v for k, v in back.items() if k in native.columns})
         return self._wall_time(native, session_tz)
 
@@ -329,6 +414,56 @@ class ForeignFrame:
                 x = x.dt.replace_time_zone("UTC")  # pinned session: UTC wall time
             out.append(x.dt.convert_time_zone(session_tz).dt.replace_time_zone(None).alias(c))
         return native.with_columns(out)
+
+
+def _sql_column(table: Any, text: str, role: str, taken: Sequence[str], column: str) -> tuple[str, Any]:
+    """A SQL expression string (``"decile_score >= 5"``, ``"CASE ... END AS band"``) computed on an
+    Ibis ``table``: its name (the ``AS`` alias, or the text) and the table with that column added.
+    """
+    try:
+        import sqlglot
+        from sqlglot import exp
+
+        tree = sqlglot.parse_one(text, dialect="postgres")
+    except Exception as exc:
+        msg = f"{role}={text!r} is neither a column nor a SQL expression that parses: {exc}"
+        raise PolfairError(msg) from exc
+    name = tree.alias if isinstance(tree, exp.Alias) else text
+    name = f"{name} ({role})" if name in taken else name
+    body = (tree.this if isinstance(tree, exp.Alias) else tree).sql(dialect="postgres")
+    quoted = f'"{column}"'
+    try:
+        alias = f"pf_input{len(taken)}"
+        con = table._find_backend()
+        if con.name == "duckdb":  # Ibis 12's Table.sql asks DuckDB 2 for a method it no longer has: type it here
+            import ibis
+            from ibis.backends.sql.datatypes import DuckDBType
+
+            inner = (tree.this if isinstance(tree, exp.Alias) else tree).sql(dialect="duckdb")
+            query = f"SELECT *, {inner} AS {quoted} FROM ({con.compile(table)}) AS {alias}"
+            rel = con.con.sql(query)
+            schema = ibis.schema({n: DuckDBType.from_string(str(t)) for n, t in zip(rel.columns, rel.types)})
+            return name, con.sql(query, schema=schema, dialect="duckdb")
+        return name, table.alias(alias).sql(f"SELECT *, {body} AS {quoted} FROM {alias}", dialect="postgres")
+    except Exception as exc:
+        msg = f"{role}={text!r}: the database cannot compute this expression: {exc}"
+        raise PolfairError(msg) from exc
+
+
+def _refuse_sqlframe(data: Any) -> None:
+    """Refuse SQLFrame frames other than its DuckDB and Databricks ones, naming the way that works.
+
+    They cannot be collected through narwhals (no Arrow export).
+    """
+    mod = type(data).__module__
+    if mod.split(".")[0] == "sqlframe" and not mod.startswith(("sqlframe.duckdb", "sqlframe.databricks")):
+        backend = mod.split(".")[1] if "." in mod else "this"
+        msg = (
+            f"SQLFrame {backend} DataFrames cannot be collected through narwhals (no Arrow export); pass an "
+            f"Ibis table of the same database instead, e.g. ibis.{backend}.connect(...).table('name') "
+            "(pip install 'polfair[sql]'), or a SQLFrame DuckDB DataFrame"
+        )
+        raise PolfairError(msg)
 
 
 def _native_types(data: Any, names: list[str]) -> dict[str, str]:
@@ -373,6 +508,7 @@ def foreign_code_table(
     proba_assignment: str = "weighted",
     proba_tolerance: float = DEFAULT_TOLERANCE,
     score_label: Any = None,
+    frame_class: type[ForeignFrame] | None = None,
 ) -> tuple[pl.DataFrame, Spec]:
     """Run the counting pass inside the frame's own engine; return the code table and the spec.
 
@@ -392,6 +528,9 @@ def foreign_code_table(
         The jackknife's cluster id (a name) and number of buckets, as for Polars: the ``bucket`` key
         is computed in the engine with the integers Polars computes (:func:`polfair.core.hashing.bucket_expr`);
         integer, Boolean and string ids (others raise).
+    frame_class
+        The frame adapter (default :class:`ForeignFrame`; :mod:`polfair.engines.sql` records the
+        pass's query with a subclass instead of running it).
 
     Returns
     -------
@@ -415,10 +554,12 @@ def foreign_code_table(
     """
     _narwhals(data)
     check_threshold(threshold)
-    ff = foreign_frame(data)
+    ff = foreign_frame(data) if frame_class is None else frame_class(data)
     given = {"y_true": y_true, "y_pred": y_pred, "y_score": y_score, "weight": weight}
-    roles: dict[str, str] = {r: _names(v, r)[0] for r, v in given.items() if v is not None}
-    keys, by_names = _names(protected, "protected"), _names(by, "by")
+    roles: dict[str, str] = {r: _names(ff.derive(v, r), r)[0] for r, v in given.items() if v is not None}
+    keys = [ff.derive(k, "protected") for k in _items(protected)]
+    by_names = [ff.derive(b, "by") for b in _items(by)]
+    keys, by_names = _names(keys, "protected"), _names(by_names, "by")
     ps = None if protected_proba is None else parse_protected_proba(protected_proba, proba_assignment, proba_tolerance)
     if not keys and ps is None:
         msg = "protected must name at least one column, e.g. protected=['sex']"
@@ -477,7 +618,10 @@ def foreign_code_table(
     fvs = favorable_value_columns(list(columns))  # a favorable list's per-value rows (as the Polars pass)
     select |= {c: columns[c] for c in fvs}
     sums = [*sums, *fvs]
-    native = ff.aggregate(select, [*group, CODE], lambda ns: [ns.len().alias(_N), *(ns.col(c).sum() for c in sums)])
+    if _split_flags(ff, ps, exact_sums, roles):
+        native = _flags_as_aggregates(ff, compiled, select, [*group, CODE], sums)
+    else:
+        native = ff.aggregate(select, [*group, CODE], lambda ns: [ns.len().alias(_N), *(ns.col(c).sum() for c in sums)])
     casts = {CODE: pl.UInt8, _N: pl.UInt64, W: pl.Float64, _W2: pl.Float64, W2_UP: pl.Float64, W2_DOWN: pl.Float64,
              WS: pl.Float64, W1S: pl.Float64, BUCKET: pl.UInt8}  # fmt: skip
     if ps is not None:
@@ -506,6 +650,93 @@ def foreign_code_table(
         bucket=cluster is not None,
     )
     return codes, spec
+
+
+_OK, _BAD, _W2P, _MIN, _MAX = "__pf_wok", "__pf_wbad", "__pf_w2plain", "__pf_wmin", "__pf_wmax"
+
+
+def _split_flags(ff: ForeignFrame, ps: Any, exact_sums: bool, roles: Mapping[str, str]) -> bool:
+    """Whether the pass groups only on the keys and the label/prediction states, the weight's
+    validity being counted by aggregates (:func:`_flags_as_aggregates`): SQL databases (Ibis tables),
+    a weighted pass of labels and predictions (a score's states depend on a continuous column too).
+    """
+    return ff._ibis and ps is None and not exact_sums and "weight" in roles and "y_score" not in roles
+
+
+def _flags_as_aggregates(ff: ForeignFrame, compiled: Mapping[str, Compiled], select: dict[str, Any],
+                         group: list[str], sums: list[str]) -> pl.DataFrame:  # fmt: skip
+    """The code table of a weighted pass, computed with the weight's validity as aggregates.
+
+    A database estimates the groups of a key from the columns it reads: a code that folds in the
+    weight's check reads the (continuous) weight, so PostgreSQL expects one group per row and plans
+    a serial aggregate. Here the query groups on the keys and the label/prediction code only
+    (discrete columns), counts the rows of each weight state with ``SUM(CASE ...)`` and sums the
+    weights of the valid rows only; the rows of the usual code table (code + 16·flag) are rebuilt
+    from that small result. The numbers are the same: the sums of flagged rows are never read.
+    """
+    from polfair.core.contract import outcome_code
+    from polfair.core.contract.rules import FLAG_BAD_WEIGHT, FLAG_NULL_WEIGHT
+
+    eng = ff.eng
+    pred = compiled["y_pred"].state if "y_pred" in compiled else None
+    w = compiled["weight"].value
+    select = dict(select)
+    select[CODE] = outcome_code(eng, compiled["y_true"].state, pred)
+    # usable: 0 <= w < inf (False for null, NaN in Polars, and NaN in PostgreSQL, where NaN > inf is false
+    # but NaN < inf is too); missing: null or NaN; the rest (negative, inf) is invalid
+    # (counts as COUNT(expr) of a value null elsewhere: no Boolean or integer sums, one CASE per use)
+    usable = (w >= 0.0) & (w < math.inf)
+    select[_OK] = eng.ns.when(usable).then(w)
+    # invalid: negative or inf (NaN < 0 and NaN = inf are false in Polars and in PostgreSQL alike)
+    select[_BAD] = eng.ns.when((w < 0.0) | (w == math.inf)).then(eng.ns.lit(1))
+
+    # Σw² where it is cheap: one plain sum of w² over the weights in [2**-211, 2**211] (or 0), whose
+    # squares scaled by 4**±300 are exactly the two accumulators' terms (weight_squares); a usable
+    # weight beyond makes its cell's sum NaN, and only then does the pass run again with the accumulators
+    ranged = W2_UP in sums and W2_DOWN in sums and ff.ranged_sums
+    if ranged:
+        inside = (w == 0.0) | ((w >= 2.0**-211) & (w <= 2.0**211))
+        # (inside implies usable: NaN <= 2**211 is false); a usable weight outside makes the cell's sum NaN
+        select[_W2P] = eng.ns.when(inside).then(w * w).when(usable).then(eng.ns.lit(math.nan))
+    plain = [c for c in sums if not (ranged and c in (W2_UP, W2_DOWN))] + ([_W2P] if ranged else [])
+
+    def aggs(ns: Any, plain: list[str] = plain, ranged: bool = ranged) -> list[Any]:
+        def total(c: str) -> Any:
+            if c == W:
+                return ns.col(_OK).sum().alias(W)
+            return ns.col(c).sum() if c == _W2P else ns.when(~ns.col(_OK).is_null()).then(ns.col(c)).sum().alias(c)
+
+        return [ns.len().alias(_N), ns.col(_OK).count(), ns.col(_BAD).count(), *(total(c) for c in plain)]
+
+    table = None
+    if ranged and plain == [W, _W2P]:
+        # the common case first, with one CASE per row: every weight set is usable (the cells' min >= 0,
+        # max < inf, no NaN), so the usable ones are the non-null ones; else the query with the checks
+        def fast(ns: Any) -> list[Any]:
+            return [ns.len().alias(_N), ns.col(W).count().alias(_OK), ns.col(W).sum().alias(W),
+                    ns.col(W).min().alias(_MIN), ns.col(W).max().alias(_MAX), ns.col(_W2P).sum()]  # fmt: skip
+
+        quick = ff.aggregate(select, group, fast)
+        lo, hi = quick[_MIN].cast(pl.Float64).fill_null(0.0), quick[_MAX].cast(pl.Float64).fill_null(0.0)
+        if bool((lo >= 0.0).all()) and bool((hi < math.inf).all()) and not hi.is_nan().any():
+            table = quick.drop(_MIN, _MAX).with_columns(pl.lit(0, pl.Int64).alias(_BAD))
+    if table is None:
+        table = ff.aggregate(select, group, aggs)
+    if ranged and table[_W2P].cast(pl.Float64).is_nan().any():  # a weight beyond 1e±63: the accumulators, again
+        table = ff.aggregate(select, group, lambda ns: aggs(ns, sums, False))
+    elif ranged:
+        w2 = pl.col(_W2P).cast(pl.Float64)
+        table = table.with_columns((w2 * 2.0 ** (2 * W2_SHIFT)).alias(W2_UP), (w2 * 2.0 ** (-2 * W2_SHIFT)).alias(W2_DOWN))
+        table = table.drop(_W2P)
+    counts = {0: pl.col(_OK), FLAG_BAD_WEIGHT: pl.col(_BAD), FLAG_NULL_WEIGHT: pl.col(_N) - pl.col(_OK) - pl.col(_BAD)}
+    parts = []
+    for f, n in counts.items():
+        part = table.with_columns(n.cast(pl.Int64).alias(_N)).filter(pl.col(_N) > 0)
+        part = part.with_columns((pl.col(CODE).cast(pl.Int64) + 16 * f).alias(CODE))
+        if f:
+            part = part.with_columns([pl.lit(None, pl.Float64).alias(c) for c in sums])
+        parts.append(part.drop(_OK, _BAD))
+    return pl.concat(parts, how="vertical_relaxed")
 
 
 def _bucket(ff: ForeignFrame, cluster: Any, n_buckets: int, keys: Sequence[str]) -> Any:

@@ -10,6 +10,7 @@ reads a Polars-readable input through.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -387,7 +388,27 @@ def weight_squares(w: Any) -> tuple[Any, Any]:
     True
     """
     hi, lo = w * (2.0**W2_SHIFT), w * (2.0**-W2_SHIFT)
-    return hi * hi, lo * lo
+    # SQL engines raise on a float product that overflows or underflows to 0 (PostgreSQL): the
+    # products are taken only where they are finite and nonzero, the rest is what Float64 gives
+    # (inf; 0 below the smallest subnormal). NaN weights are flagged missing, their sums unread.
+    a = w.abs()
+    up = _ns_when(w, a >= 2.0**212, math.inf, _ns_when(w, a < 2.0**-837, 0.0, hi * hi))
+    down = _ns_when(w, a >= 2.0**812, math.inf, _ns_when(w, a < 2.0**-237, 0.0, lo * lo))
+    return up, down
+
+
+def _ns_when(w: Any, cond: Any, then: float, otherwise: Any) -> Any:
+    """``when(cond).then(then).otherwise(otherwise)`` in the namespace of the expression ``w``."""
+    ns = _namespace(w)
+    return ns.when(cond).then(ns.lit(then)).otherwise(otherwise)
+
+
+def _namespace(expr: Any) -> Any:
+    if isinstance(expr, pl.Expr):
+        return pl
+    import importlib
+
+    return importlib.import_module(type(expr).__module__.split(".")[0])
 
 
 def weight_units(

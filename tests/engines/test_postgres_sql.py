@@ -1,0 +1,197 @@
+"""Issue 42: the SQL path: counting_sql for each dialect, disclosure control, expressions, refusals."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import polfair as pf
+from polfair.engines.sql import DIALECTS, check_identifiers, typed_sql
+
+ibis = pytest.importorskip("ibis")
+sqlglot = pytest.importorskip("sqlglot")
+
+DF = pl.DataFrame({
+    "y": [1, 0, 1, 1, 0, 0, 1, 0, 1], "p": [1, 1, 0, 1, 0, 1, 1, 0, 1], "g": list("aaabbbbac"),
+    "w": [1.0, 2, 0.5, 1, 3, 1, 0.25, 1, 1], "s": [0.9, 0.6, 0.2, 0.7, 0.1, 0.5, 0.8, 0.3, 0.4],
+})  # fmt: skip
+REQUESTS = [
+    {"y_true": "y", "y_pred": "p", "protected": "g"},
+    {"y_true": "y", "y_pred": "p", "protected": "g", "weight": "w"},
+    {"y_true": "y", "y_score": "s", "threshold": 0.5, "protected": "g", "weight": "w"},
+]
+
+
+@pytest.fixture(scope="module")
+def pg_table(postgres: Any) -> Any:
+    con = postgres.ibis()
+    con.create_table("sql_small", DF.to_arrow(), overwrite=True)
+    return con.table("sql_small")
+
+
+@pytest.fixture(scope="module")
+def duck_table() -> Any:
+    con = ibis.duckdb.connect()
+    return con.create_table("sql_small", DF.to_arrow())
+
+
+def _run(table: Any, query: str) -> pl.DataFrame:
+    con = table._find_backend()
+    if con.name == "duckdb":
+        return con.con.sql(query).pl()
+    cur = con.raw_sql(query)
+    rows, names = cur.fetchall(), [d.name for d in cur.description]
+    cur.close()
+    return pl.DataFrame(rows, schema=names, orient="row")
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_the_query_parses_in_each_dialect(duck_table: Any, dialect: str) -> None:
+    for req in REQUESTS:
+        query = pf.counting_sql(duck_table, dialect, **req, min_group_size=2)
+        assert sqlglot.parse_one(query, dialect=dialect).find(sqlglot.exp.Select) is not None
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "postgres"])
+def test_the_query_gives_the_pass_cell_table(engine: str, duck_table: Any, request: pytest.FixtureRequest) -> None:
+    table = duck_table if engine == "duckdb" else request.getfixturevalue("pg_table")
+    for req in REQUESTS:
+        cells = pf.cells_from_sql(_run(table, pf.counting_sql(table, engine, **req)), table, **req)
+        want = pf.confusion_counts(DF, **req).collect()
+        assert_frame_equal(cells.sort("g"), want.sort("g"), check_dtypes=False, rel_tol=1e-9)
+        report = pf.report_from_counts(cells, protected="g", ci=None)
+        assert_frame_equal(report, pf.fairness_report(DF, **req, ci=None), check_dtypes=False, rel_tol=1e-9)
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "postgres"])
+def test_small_groups_never_leave_the_database(engine: str, duck_table: Any, request: pytest.FixtureRequest) -> None:
+    table = duck_table if engine == "duckdb" else request.getfixturevalue("pg_table")
+    req = REQUESTS[1]
+    rows = _run(table, pf.counting_sql(table, engine, **req, min_group_size=2))
+    assert set(rows["g"]) == {"a", "b"}  # 'c' has one row
+    cells = pf.cells_from_sql(rows, table, **req, min_group_size=2)
+    want = pf.confusion_counts(DF.filter(pl.col("g") != "c"), **req).collect()
+    assert_frame_equal(cells.sort("g"), want.sort("g"), check_dtypes=False, rel_tol=1e-9)
+    with pytest.raises(pf.PolfairError, match="min_group_size must be an int >= 1"):
+        pf.counting_sql(table, engine, **req, min_group_size=0)
+
+
+def test_unknown_dialect_and_long_names(duck_table: Any) -> None:
+    with pytest.raises(pf.PolfairError, match=r"dialect='oracle' is not one polfair writes"):
+        pf.counting_sql(duck_table, "oracle", **REQUESTS[0])
+    check_identifiers(["g" * 63], "postgres")
+    with pytest.raises(pf.PolfairError, match="64 bytes long; postgres keeps identifiers of at most 63 bytes"):
+        check_identifiers(["g" * 64], "postgres")
+    long = ibis.duckdb.connect().create_table("t", DF.rename({"g": "é" * 32}).to_arrow())
+    with pytest.raises(pf.PolfairError, match="64 bytes long"):
+        pf.counting_sql(long, "postgres", y_true="y", y_pred="p", protected="é" * 32)
+    assert len(pf.counting_sql(long, "duckdb", y_true="y", y_pred="p", protected="é" * 32)) > 0
+
+
+def test_literals_are_typed() -> None:
+    out = typed_sql("SELECT SUM(CASE WHEN y = 1 THEN 1.0 ELSE 0.0 END) AS s, SUM(n) FROM t", "postgres")
+    assert "1.0 AS DOUBLE PRECISION" in out and "CAST(n AS DOUBLE PRECISION)" in out
+    assert "SUM(CASE" not in out
+
+
+def test_unweighted_scores_on_postgres_are_floats_not_numeric(pg_table: Any) -> None:
+    # the bare 1.0 of an unweighted score pass was NUMERIC in PostgreSQL (sums came back as Decimal)
+    from polfair.scores import score_counts
+
+    got = score_counts(pg_table, y_true="y", y_score="s", protected="g")
+    want = score_counts(DF, y_true="y", y_score="s", protected="g")
+    assert_frame_equal(got.sort(got.columns), want.sort(want.columns), check_dtypes=False, rel_tol=1e-9)
+
+
+def test_only_the_cell_table_is_fetched(pg_table: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import polfair.engines.dialects as sql
+
+    fetched: list[int] = []
+    real = sql.ibis_collect
+
+    def counting(expr: Any) -> pl.DataFrame:
+        out = real(expr)
+        fetched.append(out.height)
+        return out
+
+    monkeypatch.setattr(sql, "ibis_collect", counting)
+    pf.fairness_report(pg_table, **REQUESTS[1], ci=None)
+    assert len(fetched) == 1 and fetched[0] <= 3 * 16  # one query; per (group, outcome code) rows only
+
+
+def test_compas_with_expressions(postgres: Any) -> None:
+    compas = pf.load_compas()
+    cols = ["two_year_recid", "decile_score", "race", "sex"]
+    con = postgres.ibis()
+    small = compas.select(cols)
+    t = con.create_table("compas", small.to_arrow(), overwrite=True)
+    want = pf.fairness_report(small.with_columns((pl.col("decile_score") >= 5).alias("pred")),
+                              y_true="two_year_recid", y_pred="pred", protected=["race", "sex"], ci=None)  # fmt: skip
+    for y_pred in (t.decile_score >= 5, "decile_score >= 5"):
+        got = pf.fairness_report(t, y_true="two_year_recid", y_pred=y_pred, protected=["race", "sex"], ci=None)
+        assert_frame_equal(got.drop("group_key"), want.drop("group_key"), check_dtypes=False, rel_tol=1e-9)
+    banded = pf.fairness_report(t, y_true="two_year_recid", y_pred="decile_score >= 5",
+                                protected="CASE WHEN sex = 'Male' THEN 'm' ELSE 'f' END AS band", ci=None)  # fmt: skip
+    assert set(banded["attribute"].drop_nulls()) == {"band"}
+    with pytest.raises(pf.PolfairError, match="y_pred='decile_scor >= 5'"):
+        pf.fairness_report(t, y_true="two_year_recid", y_pred="decile_scor >= 5", protected="race", ci=None)
+
+
+def test_sqlframe_outside_duckdb_is_refused() -> None:
+    fake = type("PostgresDataFrame", (), {"__module__": "sqlframe.postgres.dataframe"})()
+    with pytest.raises(pf.PolfairError, match=r"SQLFrame postgres DataFrames cannot be collected.*ibis\.postgres"):
+        pf.fairness_report(fake, y_true="y", y_pred="p", protected="g")
+
+
+def test_counting_sql_holds_weights_beyond_1e63(duck_table: Any) -> None:
+    # the emitted query carries the two Σw² accumulators itself (no second query to fall back on)
+    con = duck_table._find_backend()
+    df = DF.with_columns(w=pl.Series([1e-300, 1e200, 1.0, 2.0, 1e-70, 1.0, 3.0, 1.0, 1.0]))
+    t = con.create_table("sql_extreme", df.to_arrow())
+    req = REQUESTS[1]
+    cells = pf.cells_from_sql(_run(t, pf.counting_sql(t, "duckdb", **req)), t, **req)
+    want = pf.confusion_counts(df, **req).collect()
+    assert_frame_equal(cells.sort("g"), want.sort("g"), check_dtypes=False, rel_tol=1e-9)
+
+
+def test_a_long_sql_expression_is_a_column_on_postgres(pg_table: Any) -> None:
+    # the expression's text (over 63 bytes) names the column in messages, not in the database
+    text = "CASE WHEN p = 1 AND y IS NOT NULL AND g <> 'zzzzzzzzzzzzzzzzzzzzzzzz' THEN 1 ELSE 0 END"
+    assert len(text.encode()) > 63
+    got = pf.confusion_counts(pg_table, y_true="y", y_pred=text, protected="g").collect()
+    want = pf.confusion_counts(DF, y_true="y", y_pred="p", protected="g").collect()
+    assert_frame_equal(got.sort("g"), want.sort("g"), check_dtypes=False)
+
+
+def test_timestamptz_keys_are_utc_instants_whatever_the_server_zone(postgres: Any) -> None:
+    # the database's default zone is not UTC; the keys come back as the same instants, in UTC
+    admin = postgres.psycopg()
+    admin.execute("ALTER DATABASE postgres SET timezone = 'Asia/Kolkata'")
+    try:
+        admin.execute("DROP TABLE IF EXISTS tz_keys")
+        admin.execute("CREATE TABLE tz_keys AS SELECT * FROM (VALUES (1, 1, '2024-01-01 00:30:00+02'::timestamptz), "
+                      "(0, 1, '2024-01-01 00:30:00+02'::timestamptz), (1, 0, '2024-06-01 12:00:00Z'::timestamptz)) "
+                      "t(y, p, ts)")  # fmt: skip
+        got = pf.confusion_counts(postgres.ibis().table("tz_keys"), y_true="y", y_pred="p", protected="ts").collect()
+    finally:
+        admin.execute("ALTER DATABASE postgres RESET timezone")
+        admin.close()
+    assert got.schema["ts"] == pl.Datetime("us", "UTC")
+    assert [str(x) for x in got.sort("ts")["ts"]] == ["2023-12-31 22:30:00+00:00", "2024-06-01 12:00:00+00:00"]
+    assert got.sort("ts")["n"].to_list() == [2, 1]
+
+
+@pytest.mark.parametrize("weights", [[1.0, None, 2.0, 0.0, 1.0, None, 3.0, 1.0, 1.0],      # usable or null: one query
+                                     [1.0, None, 2.0, 0.0, 1e-70, None, 3.0, 1.0, 1.0]])  # a tiny one: w² again
+def test_null_weights_on_postgres_are_missing_rows(postgres: Any, weights: list[Any]) -> None:
+    df = DF.with_columns(w=pl.Series(weights, dtype=pl.Float64))
+    con = postgres.ibis()
+    t = con.create_table("sql_null_w", df.to_arrow(), overwrite=True)
+    req = REQUESTS[1]
+    got = pf.confusion_counts(t, **req).collect()
+    want = pf.confusion_counts(df, **req).collect()
+    assert_frame_equal(got.sort("g"), want.sort("g"), check_dtypes=False, rel_tol=1e-9)
+    assert got["n_missing"].sum() == 2
