@@ -59,7 +59,7 @@ from polfair.core.proba import (
 )
 from polfair.exceptions import PolfairError
 
-_W2 = "__pf_w2"  # an estimated attribute's pass: Σw² as polfair.core.proba.cells expands it
+_W2 = "__pf_w2"  # an estimated attribute's pass: Σw² as polfair.core.passes.estimated expands it
 
 __all__ = ["ForeignFrame", "engine", "foreign_code_table", "foreign_frame", "is_foreign", "polars_dtype"]
 
@@ -381,7 +381,7 @@ def foreign_code_table(
         An attribute estimated from membership probabilities (column names), as in
         :func:`polfair.confusion_counts`: the pass sums the probabilities' columns
         (:func:`polfair.core.proba.proba_columns`, the same code as for Polars) and the returned code
-        table is the pass's result; :func:`polfair.core.proba.cells.expand_codes` turns it into
+        table is the pass's result; :func:`polfair.core.passes.estimated.expand_codes` turns it into
         the cells' code table (``collect_cells`` does).
     cluster, n_buckets
         The jackknife's cluster id (a name) and number of buckets, as for Polars: the ``bucket`` key

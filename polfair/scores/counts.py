@@ -54,6 +54,7 @@ from polfair.core.contract import CODE, PROBA_BAD, PROBA_NULL, PROBA_SUM, Compil
 from polfair.core.contract.inputs import is_foreign
 from polfair.core.passes.collect import check_not_empty
 from polfair.core.passes.counts import COUNTED_CODES
+from polfair.core.passes.estimated import expand_sums
 from polfair.core.passes.spec import check_key_names, check_on_missing, label_values
 from polfair.core.proba import (
     DEFAULT_TOLERANCE,
@@ -64,7 +65,6 @@ from polfair.core.proba import (
     parse_protected_proba,
     proba_columns,
 )
-from polfair.core.proba.cells import expand_sums
 from polfair.exceptions import InvalidInputError, PolarityError, PolarityWarning, PolfairError
 
 __all__ = [
