@@ -34,7 +34,7 @@ SHARED = {"exceptions", "datasets"}
 #: Documented room -> room edges (docs/design.md): the monitor's config names yardstick's groupwise
 #: metrics; mitigation builds per-group thresholds, and the NYC LL144 preset its scoring rate, on the score
 #: histograms of ``scores``; the HTML report reads the monitor's statuses; the score histogram runs
-#: on Spark/DuckDB through the engines' frame adapter (``engines.narwhals.ForeignFrame``, issue 21), and so
+#: on Spark/DuckDB through the engines' frame adapter (``engines.frame.frame_of``, issue 21; issue 38), and so
 #: does the regression pass (issue 23), the slice search (issue 33) and reweighing's fit (issue 30); the
 #: terminal summary and the HTML section of a slice search recognise its result (``slices.is_slice_table``).
 ROOM_EDGES = {
