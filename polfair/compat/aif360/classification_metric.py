@@ -1,7 +1,8 @@
 """``ClassificationMetric``: aif360 0.6.1's metrics of a classifier, on the cell table.
 
 One method per aif360 method (72), each with its formula, aif360's undefined-value convention and a
-doctest; see :mod:`polfair.compat.aif360` for how the class computes.
+doctest; see :mod:`polfair.compat.aif360` for how the class computes. A ``{{key}}`` line in a method's
+docstring is a section the methods share, written once in :mod:`polfair.compat.aif360._docs`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from polfair.compat.aif360._docs import expand_docstrings
 from polfair.compat.aif360.dataset_metric import BinaryLabelDatasetMetric
 from polfair.core import entropy
 from polfair.core._typing import IntoExpr
@@ -22,6 +24,7 @@ __all__ = ["ClassificationMetric"]
 _F = np.float64
 
 
+@expand_docstrings
 class ClassificationMetric(BinaryLabelDatasetMetric):
     """Metrics of a classifier's predictions against true labels, aif360 0.6.1-compatible.
 
@@ -119,42 +122,18 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         ``TP = Σw[y = fav, ŷ = fav]``, ``FP = Σw[y = unf, ŷ = fav]``, ``TN = Σw[y = unf, ŷ = unf]``, ``FN =
         Σw[y = fav, ŷ = unf]``.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         dict of str to numpy.float64
             Keys in aif360's order ``TP, FP, TN, FN``; all ``0.0`` for an empty group.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.binary_confusion_matrix`` (same value, same NaN/inf
-        cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> {k: float(v) for k, v in cm.binary_confusion_matrix(privileged=False).items()}
         {'TP': 1.0, 'FP': 2.0, 'TN': 0.0, 'FN': 1.0}
         """
@@ -166,42 +145,18 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         With ``s`` the score (default ``1[ŷ = fav]``): ``GTP = Σ w·s [y = fav]``, ``GFP = Σ w·s [y = unf]``,
         ``GTN = Σ w·(1−s) [y = unf]``, ``GFN = Σ w·(1−s) [y = fav]``.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         dict of str to numpy.float64
             Keys in aif360's order ``GTP, GFP, GTN, GFN``; ``0.0`` for an empty group.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.generalized_binary_confusion_matrix`` (same value, same
-        NaN/inf cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> {k: float(v) for k, v in cm.generalized_binary_confusion_matrix(privileged=True).items()}
         {'GTP': 2.0, 'GFP': 1.0, 'GTN': 1.0, 'GFN': 0.0}
         """
@@ -212,41 +167,18 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TP = Σ w [y = fav, ŷ = fav]``.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``0.0`` for an empty group.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.num_true_positives`` (same value, same NaN/inf cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.num_true_positives())
         3.0
         """
@@ -257,41 +189,18 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``FP = Σ w [y = unf, ŷ = fav]``.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``0.0`` for an empty group.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.num_false_positives`` (same value, same NaN/inf cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.num_false_positives())
         3.0
         """
@@ -302,41 +211,18 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``FN = Σ w [y = fav, ŷ = unf]``.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``0.0`` for an empty group.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.num_false_negatives`` (same value, same NaN/inf cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.num_false_negatives())
         1.0
         """
@@ -347,41 +233,18 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TN = Σ w [y = unf, ŷ = unf]``.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``0.0`` for an empty group.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.num_true_negatives`` (same value, same NaN/inf cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.num_true_negatives())
         1.0
         """
@@ -392,42 +255,18 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``GTP = Σ w·s [y = fav]`` (``s`` = score, default ``1[ŷ = fav]``).
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``0.0`` for an empty group.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.num_generalized_true_positives`` (same value, same NaN/inf
-        cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.num_generalized_true_positives())
         3.0
         """
@@ -438,42 +277,18 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``GFP = Σ w·s [y = unf]``.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``0.0`` for an empty group.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.num_generalized_false_positives`` (same value, same
-        NaN/inf cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.num_generalized_false_positives())
         3.0
         """
@@ -484,42 +299,18 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``GFN = Σ w·(1 − s) [y = fav]``.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``0.0`` for an empty group.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.num_generalized_false_negatives`` (same value, same
-        NaN/inf cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.num_generalized_false_negatives())
         1.0
         """
@@ -530,42 +321,18 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``GTN = Σ w·(1 − s) [y = unf]``.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``0.0`` for an empty group.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.num_generalized_true_negatives`` (same value, same NaN/inf
-        cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.num_generalized_true_negatives())
         1.0
         """
@@ -576,41 +343,18 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``Σ w [ŷ = fav]`` = ``TP + FP``.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``0.0`` for an empty group.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.num_pred_positives`` (same value, same NaN/inf cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.num_pred_positives(privileged=False))
         3.0
         """
@@ -621,41 +365,18 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``Σ w [ŷ = unf]`` = ``TN + FN``.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``0.0`` for an empty group.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.num_pred_negatives`` (same value, same NaN/inf cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.num_pred_negatives(privileged=False))
         1.0
         """
@@ -666,41 +387,18 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``(TP + FP) / (P + N)`` = ``num_pred_positives / num_instances``, in [0, 1].
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``nan`` (NumPy ``RuntimeWarning``) for an empty group.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.selection_rate`` (same value, same NaN/inf cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.selection_rate(privileged=True))
         0.75
         """
@@ -713,13 +411,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         GFN/P`` (unguarded); ``PPV = TP/(TP+FP), NPV = TN/(TN+FN), FDR = FP/(FP+TP), FOR = FN/(FN+TN), ACC =
         (TP+TN)/(P+N)`` (guarded).
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
@@ -728,28 +420,11 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
             Rates are fractions in [0, 1]. The first eight are ``nan`` on a zero denominator (NumPy
             ``RuntimeWarning``); the last five are ``0.0`` (silent guard, as aif360).
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.performance_measures`` (same value, same NaN/inf cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> pm = cm.performance_measures(privileged=False)
         >>> list(pm)[:4], float(pm['PPV'])
         (['TPR', 'TNR', 'FPR', 'FNR'], 0.3333333333333333)
@@ -763,41 +438,18 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TPR = TP / P``, a fraction in [0, 1].
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``nan`` when ``P = 0`` (no guard, NumPy ``RuntimeWarning``).
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.true_positive_rate`` (same value, same NaN/inf cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.true_positive_rate(privileged=False))
         0.5
         """
@@ -808,41 +460,18 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``FPR = FP / N``, a fraction in [0, 1].
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``nan`` when ``N = 0`` (no guard).
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.false_positive_rate`` (same value, same NaN/inf cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.false_positive_rate(privileged=False))
         1.0
         """
@@ -853,41 +482,18 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``FNR = FN / P``, a fraction in [0, 1].
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``nan`` when ``P = 0`` (no guard).
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.false_negative_rate`` (same value, same NaN/inf cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.false_negative_rate(privileged=False))
         0.5
         """
@@ -898,41 +504,18 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TNR = TN / N``, a fraction in [0, 1].
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``nan`` when ``N = 0`` (no guard).
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.true_negative_rate`` (same value, same NaN/inf cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.true_negative_rate(privileged=True))
         0.5
         """
@@ -943,42 +526,18 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``GTPR = GTP / P``, in [0, 1].
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``nan`` when ``P = 0`` (no guard).
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.generalized_true_positive_rate`` (same value, same NaN/inf
-        cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.generalized_true_positive_rate())
         0.75
         """
@@ -989,42 +548,18 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``GFPR = GFP / N``, in [0, 1].
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``nan`` when ``N = 0`` (no guard).
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.generalized_false_positive_rate`` (same value, same
-        NaN/inf cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.generalized_false_positive_rate())
         0.75
         """
@@ -1035,42 +570,18 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``GFNR = GFN / P``, in [0, 1].
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``nan`` when ``P = 0`` (no guard).
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.generalized_false_negative_rate`` (same value, same
-        NaN/inf cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.generalized_false_negative_rate())
         0.25
         """
@@ -1081,42 +592,18 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``GTNR = GTN / N``, in [0, 1].
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``nan`` when ``N = 0`` (no guard).
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.generalized_true_negative_rate`` (same value, same NaN/inf
-        cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.generalized_true_negative_rate())
         0.25
         """
@@ -1127,42 +614,18 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``PPV = TP / (TP + FP)`` if ``TP + FP > 0`` else ``0.0``, in [0, 1].
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``0.0`` when nothing is predicted positive (aif360's guard, not ``nan``).
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.positive_predictive_value`` (same value, same NaN/inf
-        cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.positive_predictive_value(privileged=True))
         0.6666666666666666
         """
@@ -1173,41 +636,18 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``FDR = FP / (FP + TP)`` if ``FP + TP > 0`` else ``0.0``, in [0, 1].
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``0.0`` when nothing is predicted positive (so PPV + FDR = 0 then).
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.false_discovery_rate`` (same value, same NaN/inf cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.false_discovery_rate(privileged=False))
         0.6666666666666666
         """
@@ -1218,41 +658,18 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``FOR = FN / (FN + TN)`` if ``FN + TN > 0`` else ``0.0``, in [0, 1].
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``0.0`` when nothing is predicted negative.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.false_omission_rate`` (same value, same NaN/inf cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.false_omission_rate(privileged=False))
         1.0
         """
@@ -1263,42 +680,18 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``NPV = TN / (TN + FN)`` if ``TN + FN > 0`` else ``0.0``, in [0, 1].
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``0.0`` when nothing is predicted negative.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.negative_predictive_value`` (same value, same NaN/inf
-        cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.negative_predictive_value(privileged=True))
         1.0
         """
@@ -1309,41 +702,18 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``ACC = (TP + TN) / (P + N)`` if ``P + N > 0`` else ``0.0``, in [0, 1].
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``0.0`` for an empty group (aif360's guard).
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.accuracy`` (same value, same NaN/inf cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.accuracy(privileged=True))
         0.75
         """
@@ -1354,41 +724,18 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``ERR = 1 − accuracy`` (computed exactly so, as aif360), in [0, 1].
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             **1.0 for an empty group** (accuracy is guarded to 0.0).
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.error_rate`` (same value, same NaN/inf cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.error_rate(privileged=False))
         0.75
         """
@@ -1406,28 +753,11 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``nan`` if either TPR is ``nan`` (a group without positives).
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_groups}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.true_positive_rate_difference`` (same value, same NaN/inf
-        cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.true_positive_rate_difference())
         -0.5
         """
@@ -1443,28 +773,11 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``nan`` if either FPR is ``nan``.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_groups}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.false_positive_rate_difference`` (same value, same NaN/inf
-        cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.false_positive_rate_difference())
         0.5
         """
@@ -1480,28 +793,11 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``nan`` if either FNR is ``nan``.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_groups}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.false_negative_rate_difference`` (same value, same NaN/inf
-        cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.false_negative_rate_difference())
         0.5
         """
@@ -1516,28 +812,11 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         -------
         numpy.float64
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_groups}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.false_omission_rate_difference`` (same value, same NaN/inf
-        cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.false_omission_rate_difference())
         1.0
         """
@@ -1552,28 +831,11 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         -------
         numpy.float64
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_groups}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.false_discovery_rate_difference`` (same value, same
-        NaN/inf cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(round(cm.false_discovery_rate_difference(), 6))
         0.333333
         """
@@ -1589,28 +851,11 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``inf`` if the privileged FPR is 0 (and the other is not), ``nan`` for 0/0.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_groups}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.false_positive_rate_ratio`` (same value, same NaN/inf
-        cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.false_positive_rate_ratio())
         2.0
         """
@@ -1626,28 +871,11 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``inf`` if the privileged FNR is 0 (and the other is not), ``nan`` for 0/0.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_groups}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.false_negative_rate_ratio`` (same value, same NaN/inf
-        cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.false_negative_rate_ratio())
         inf
         """
@@ -1663,28 +891,11 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``inf`` / ``nan`` on a zero privileged FOR.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_groups}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.false_omission_rate_ratio`` (same value, same NaN/inf
-        cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.false_omission_rate_ratio())
         inf
         """
@@ -1700,28 +911,11 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``inf`` / ``nan`` on a zero privileged FDR.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_groups}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.false_discovery_rate_ratio`` (same value, same NaN/inf
-        cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.false_discovery_rate_ratio())
         2.0
         """
@@ -1737,28 +931,11 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``nan`` if any of the four rates is ``nan``.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_groups}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.average_odds_difference`` (same value, same NaN/inf
-        cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.average_odds_difference())
         0.0
         """
@@ -1774,28 +951,11 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``nan`` if any of the four rates is ``nan``.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_groups}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.average_abs_odds_difference`` (same value, same NaN/inf
-        cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.average_abs_odds_difference())
         0.5
         """
@@ -1812,28 +972,11 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         -------
         numpy.float64
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_groups}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.average_predictive_value_difference`` (same value, same
-        NaN/inf cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(round(cm.average_predictive_value_difference(), 6))
         0.333333
         """
@@ -1850,28 +993,11 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
             Builtin-``max`` NaN order, as aif360: ``nan`` when ``|ΔFPR|`` is ``nan``, but ``|ΔFPR|`` when only
             ``|ΔTPR|`` is ``nan``.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_groups}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.equalized_odds_difference`` (same value, same NaN/inf
-        cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.equalized_odds_difference())
         0.5
         """
@@ -1888,28 +1014,11 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
             Builtin-``max`` NaN order: ``nan`` when ``|ΔGFPR|`` is ``nan``, else a ``nan`` ``|ΔGTPR|`` is
             ignored.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_groups}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.generalized_equalized_odds_difference`` (same value, same
-        NaN/inf cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.generalized_equalized_odds_difference())
         0.5
         """
@@ -1928,27 +1037,11 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             An empty group has ERR = 1.0.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_groups}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.error_rate_difference`` (same value, same NaN/inf cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.error_rate_difference())
         0.5
         """
@@ -1965,27 +1058,11 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
             ``inf`` when the privileged group makes no error (or, through the guard, is perfect), ``nan`` for
             0/0.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_groups}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.error_rate_ratio`` (same value, same NaN/inf cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.error_rate_ratio())
         3.0
         """
@@ -2002,13 +1079,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``inf`` when the privileged selection rate is 0, ``nan`` for 0/0.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_groups}}
 
         Notes
         -----
@@ -2016,15 +1087,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         Source: aif360 0.6.1 ``ClassificationMetric.disparate_impact`` (same value, same NaN/inf cases).
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.disparate_impact())
         1.0
         """
@@ -2040,13 +1103,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``nan`` if either selection rate is ``nan``.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_groups}}
 
         Notes
         -----
@@ -2055,15 +1112,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         Source: aif360 0.6.1 ``ClassificationMetric.statistical_parity_difference`` (same value, same NaN/inf
         cases).
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.statistical_parity_difference())
         0.0
         """
@@ -2109,15 +1158,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         Source: aif360 0.6.1 ``ClassificationMetric.generalized_entropy_index`` (same value, same NaN/inf
         cases).
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(round(cm.generalized_entropy_index(), 6))
         0.14
         """
@@ -2146,15 +1187,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         Source: aif360 0.6.1 ``ClassificationMetric.theil_index`` (same value, same NaN/inf cases).
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(round(cm.theil_index(), 6))
         0.192745
         """
@@ -2183,15 +1216,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         Source: aif360 0.6.1 ``ClassificationMetric.coefficient_of_variation`` (same value, same NaN/inf
         cases).
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(round(cm.coefficient_of_variation(), 6))
         0.52915
         """
@@ -2250,15 +1275,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         Source: aif360 0.6.1 ``ClassificationMetric.between_group_generalized_entropy_index`` (same value,
         same NaN/inf cases).
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(round(cm.between_group_generalized_entropy_index(), 6))
         0.0
         """
@@ -2287,15 +1304,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         Source: aif360 0.6.1 ``ClassificationMetric.between_group_theil_index`` (same value, same NaN/inf
         cases).
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(round(cm.between_group_theil_index(), 6))
         0.0
         """
@@ -2324,15 +1333,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         Source: aif360 0.6.1 ``ClassificationMetric.between_group_coefficient_of_variation`` (same value, same
         NaN/inf cases).
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(round(cm.between_group_coefficient_of_variation(), 6))
         0.0
         """
@@ -2367,15 +1368,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         Source: aif360 0.6.1 ``ClassificationMetric.between_all_groups_generalized_entropy_index`` (same
         value, same NaN/inf cases).
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(round(cm.between_all_groups_generalized_entropy_index(), 6))
         0.0
         """
@@ -2403,15 +1396,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         Source: aif360 0.6.1 ``ClassificationMetric.between_all_groups_theil_index`` (same value, same NaN/inf
         cases).
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(round(cm.between_all_groups_theil_index(), 6))
         0.0
         """
@@ -2438,15 +1423,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         Source: aif360 0.6.1 ``ClassificationMetric.between_all_groups_coefficient_of_variation`` (same value,
         same NaN/inf cases).
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(round(cm.between_all_groups_coefficient_of_variation(), 6))
         0.0
         """
@@ -2483,15 +1460,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         Source: aif360 0.6.1 ``ClassificationMetric.differential_fairness_bias_amplification`` (same value,
         same NaN/inf cases).
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(round(cm.differential_fairness_bias_amplification(), 6))
         0.0
         """
@@ -2510,28 +1479,11 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         -------
         numpy.float64
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_groups}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.equal_opportunity_difference`` (same value, same NaN/inf
-        cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.equal_opportunity_difference())
         -0.5
         """
@@ -2542,40 +1494,17 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TP = Σ w [y = fav, ŷ = fav]``.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.power`` (same value, same NaN/inf cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.power(privileged=True))
         2.0
         """
@@ -2586,40 +1515,17 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TP / (TP + FP)``, 0.0 without predicted positives.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.precision`` (same value, same NaN/inf cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.precision(privileged=False))
         0.3333333333333333
         """
@@ -2630,40 +1536,17 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TP / P``, ``nan`` when P = 0.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.recall`` (same value, same NaN/inf cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.recall(privileged=True))
         1.0
         """
@@ -2674,40 +1557,17 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TP / P``, ``nan`` when P = 0.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.sensitivity`` (same value, same NaN/inf cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.sensitivity())
         0.75
         """
@@ -2718,40 +1578,17 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TN / N``, ``nan`` when N = 0.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_privileged}}
 
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.specificity`` (same value, same NaN/inf cases).
+        {{notes_source}}
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.specificity())
         0.25
         """
