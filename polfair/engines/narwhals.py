@@ -36,6 +36,7 @@ from polfair.core.contract import (
     key,
     weight_squares,
 )  # fmt: skip
+from polfair.core.contract.frame import Aggs, Stages
 from polfair.core.contract.inputs import is_foreign
 from polfair.core.hashing import bucket_expr, bucket_kind, check_n_buckets
 from polfair.core.passes.counts import BUCKET, W2_DOWN, W2_UP, combine_limbs, exact_limb_columns
@@ -262,14 +263,8 @@ class ForeignFrame:
         planned = self.nf.select(**{inner[n]: e for n, e in columns.items()})
         return planned, [inner[g] for g in group], {v: k for k, v in inner.items() if v != k}
 
-    def aggregate(
-        self,
-        columns: Mapping[str, Any],
-        group: Sequence[str],
-        aggs: Callable[[Any], list[Any]],
-        engine: str = "auto",
-        stages: Callable[[Any, list[str]], list[Mapping[str, Any]]] | None = None,
-    ) -> pl.DataFrame:
+    def aggregate(self, columns: Mapping[str, Any], group: Sequence[str], aggs: Aggs, engine: str = "auto",
+                  stages: Stages | None = None) -> pl.DataFrame:  # fmt: skip
         """``select(columns).group_by(group).agg(aggs(nw))`` in the frame's engine, collected to Polars.
 
         Output names that are not polfair's internal ``__pf_*`` ones (the user's key names, which may

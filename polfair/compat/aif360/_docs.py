@@ -8,8 +8,9 @@ live objects: ``force_inspection`` in ``mkdocs.yml``) show the full text; the so
 Keys: ``{{privileged}}`` (the Parameters section of a method taking ``privileged``),
 ``{{raises_privileged}}`` and ``{{raises_groups}}`` (the Raises sections of a one-group and a
 two-group method), ``{{notes_source}}`` (a Notes section naming the aif360 method it mirrors, from
-the class and method names) and ``{{examples}}`` (the Examples heading and the shared 8-row frame
-and metric that each method's doctest then calls).
+the class and method names), ``{{examples}}`` and ``{{examples_dataset}}`` (the Examples heading and
+the shared 8-row frame and metric, a ``ClassificationMetric`` or a ``BinaryLabelDatasetMetric``, that
+each method's doctest then calls).
 """
 
 from __future__ import annotations
@@ -22,6 +23,26 @@ __all__ = ["expand_docstrings"]
 
 C = TypeVar("C", bound=type)
 
+_RAISES = "Raises\n------\n"
+_INVALID = """\
+InvalidInputError
+    On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
+    privileged and unprivileged groups overlap.
+"""
+
+
+def _examples(cls: str, var: str, columns: list[str], roles: str) -> str:
+    """The Examples heading, a doctest's shared frame (``sex`` and ``columns``) and its metric ``var``."""
+    call = f">>> {var} = {cls}("
+    lines = [
+        "Examples", "--------", ">>> import polars as pl", f">>> from polfair.compat.aif360 import {cls}",
+        '>>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],', *("..." + " " * 20 + c for c in columns),
+        f'{call}df, {roles}protected="sex",',
+        "..." + " " * (len(call) - 3) + 'unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])',
+    ]  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
 _SECTIONS = {
     "privileged": '''\
 Parameters
@@ -32,36 +53,19 @@ privileged
     ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
     metric built without groups silently means every row.
 ''',
-    "raises_privileged": '''\
-Raises
-------
+    "raises_privileged": _RAISES + '''\
 AttributeError
     ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
     given: "'privileged_groups' was not provided when this object was initialized."
-InvalidInputError
-    On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-    privileged and unprivileged groups overlap.
-''',
-    "raises_groups": '''\
-Raises
-------
+''' + _INVALID,
+    "raises_groups": _RAISES + '''\
 AttributeError
     ``privileged_groups`` or ``unprivileged_groups`` was not given.
-InvalidInputError
-    On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-    privileged and unprivileged groups overlap.
-''',
-    "examples": '''\
-Examples
---------
->>> import polars as pl
->>> from polfair.compat.aif360 import ClassificationMetric
->>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
->>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
-''',
+''' + _INVALID,
+    "examples": _examples("ClassificationMetric", "cm", [
+        '"y":   [1, 1, 0, 0, 1, 1, 0, 0],', '"p":   [1, 0, 1, 1, 1, 1, 0, 1]})'], 'y_true="y", y_pred="p", '),
+    "examples_dataset": _examples("BinaryLabelDatasetMetric", "dm", [
+        '"age": [20, 30, 40, 50, 20, 30, 40, 50],', '"y":   [1, 0, 0, 0, 1, 1, 1, 0]})'], 'y="y", '),
 }
 #: The width the written docstrings wrap at (indentation included).
 _WIDTH = 110

@@ -18,7 +18,12 @@ import polars as pl
 
 from polfair.core.contract.compile import Column, Compiled, Engine
 
-__all__ = ["Frame"]
+__all__ = ["Aggs", "Frame", "Stages"]
+
+#: A pass's aggregations: the engine's expression namespace -> the ``agg`` expressions.
+Aggs = Callable[[Any], list[Any]]
+#: ``with_columns`` steps before the ``group_by``: (namespace, the group's names) -> name -> expression.
+Stages = Callable[[Any, list[str]], list[Mapping[str, Any]]]
 
 
 @runtime_checkable
@@ -51,13 +56,7 @@ class Frame(Protocol):
         """A few offending values of a compiled role (a second query, on the error path only)."""
         ...
 
-    def aggregate(
-        self,
-        columns: Mapping[str, Any],
-        group: Sequence[str],
-        aggs: Callable[[Any], list[Any]],
-        engine: str = "auto",
-        stages: Callable[[Any, list[str]], list[Mapping[str, Any]]] | None = None,
-    ) -> pl.DataFrame:
+    def aggregate(self, columns: Mapping[str, Any], group: Sequence[str], aggs: Aggs, engine: str = "auto",
+                  stages: Stages | None = None) -> pl.DataFrame:  # fmt: skip
         """``select(columns)``, the ``stages``, ``group_by(group).agg(aggs(ns))`` in the input's engine, collected to Polars."""
         ...
