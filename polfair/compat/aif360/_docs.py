@@ -1,8 +1,9 @@
 """The sections the aif360 facade's method docstrings repeat, written once.
 
 A method's docstring names a shared section by a line holding only ``{{key}}`` (indented like the
-docstring); :func:`expand_docstrings` replaces each such line, when the module is imported, by the
-section's text at that indentation. ``help()``, the doctests and the API reference (which reads the
+docstring), or several (``{{raises_groups}} {{notes_source}} {{examples}}``: the sections a blank line
+apart); :func:`expand_docstrings` replaces each such line, when the module is imported, by the
+sections' text at that indentation. ``help()``, the doctests and the API reference (which reads the
 live objects: ``force_inspection`` in ``mkdocs.yml``) show the full text; the source holds it once.
 
 Keys: ``{{privileged}}`` (the Parameters section of a method taking ``privileged``),
@@ -69,7 +70,7 @@ AttributeError
 }
 #: The width the written docstrings wrap at (indentation included).
 _WIDTH = 110
-_PLACEHOLDER = re.compile(r"^(?P<indent>[ \t]*)\{\{(?P<key>\w+)\}\}\n", re.M)
+_PLACEHOLDER = re.compile(r"^(?P<indent>[ \t]*)(?P<keys>\{\{\w+\}\}(?: \{\{\w+\}\})*)\n", re.M)
 
 
 def _section(key: str, cls: str, name: str, indent: str) -> str:
@@ -108,4 +109,8 @@ def expand_docstrings(cls: C) -> C:
 
 
 def _expand(doc: str, cls: str, name: str) -> str:
-    return _PLACEHOLDER.sub(lambda m: _section(m["key"], cls, name, m["indent"]), doc)
+    def sections(m: re.Match[str]) -> str:  # several keys on one line: their sections, a blank line apart
+        keys = re.findall(r"\{\{(\w+)\}\}", m["keys"])
+        return "\n".join(_section(key, cls, name, m["indent"]) for key in keys)
+
+    return _PLACEHOLDER.sub(sections, doc)

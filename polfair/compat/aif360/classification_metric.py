@@ -129,11 +129,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         dict of str to numpy.float64
             Keys in aif360's order ``TP, FP, TN, FN``; all ``0.0`` for an empty group.
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> {k: float(v) for k, v in cm.binary_confusion_matrix(privileged=False).items()}
         {'TP': 1.0, 'FP': 2.0, 'TN': 0.0, 'FN': 1.0}
         """
@@ -152,11 +148,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         dict of str to numpy.float64
             Keys in aif360's order ``GTP, GFP, GTN, GFN``; ``0.0`` for an empty group.
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> {k: float(v) for k, v in cm.generalized_binary_confusion_matrix(privileged=True).items()}
         {'GTP': 2.0, 'GFP': 1.0, 'GTN': 1.0, 'GFN': 0.0}
         """
@@ -174,11 +166,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``0.0`` for an empty group.
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.num_true_positives())
         3.0
         """
@@ -196,11 +184,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``0.0`` for an empty group.
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.num_false_positives())
         3.0
         """
@@ -218,11 +202,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``0.0`` for an empty group.
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.num_false_negatives())
         1.0
         """
@@ -240,11 +220,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``0.0`` for an empty group.
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.num_true_negatives())
         1.0
         """
@@ -262,11 +238,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``0.0`` for an empty group.
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.num_generalized_true_positives())
         3.0
         """
@@ -284,11 +256,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``0.0`` for an empty group.
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.num_generalized_false_positives())
         3.0
         """
@@ -306,11 +274,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``0.0`` for an empty group.
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.num_generalized_false_negatives())
         1.0
         """
@@ -328,11 +292,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``0.0`` for an empty group.
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.num_generalized_true_negatives())
         1.0
         """
@@ -350,11 +310,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``0.0`` for an empty group.
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.num_pred_positives(privileged=False))
         3.0
         """
@@ -372,11 +328,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``0.0`` for an empty group.
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.num_pred_negatives(privileged=False))
         1.0
         """
@@ -394,11 +346,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``nan`` (NumPy ``RuntimeWarning``) for an empty group.
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.selection_rate(privileged=True))
         0.75
         """
@@ -420,11 +368,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
             Rates are fractions in [0, 1]. The first eight are ``nan`` on a zero denominator (NumPy
             ``RuntimeWarning``); the last five are ``0.0`` (silent guard, as aif360).
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> pm = cm.performance_measures(privileged=False)
         >>> list(pm)[:4], float(pm['PPV'])
         (['TPR', 'TNR', 'FPR', 'FNR'], 0.3333333333333333)
@@ -445,11 +389,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``nan`` when ``P = 0`` (no guard, NumPy ``RuntimeWarning``).
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.true_positive_rate(privileged=False))
         0.5
         """
@@ -467,11 +407,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``nan`` when ``N = 0`` (no guard).
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.false_positive_rate(privileged=False))
         1.0
         """
@@ -489,11 +425,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``nan`` when ``P = 0`` (no guard).
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.false_negative_rate(privileged=False))
         0.5
         """
@@ -511,11 +443,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``nan`` when ``N = 0`` (no guard).
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.true_negative_rate(privileged=True))
         0.5
         """
@@ -533,11 +461,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``nan`` when ``P = 0`` (no guard).
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.generalized_true_positive_rate())
         0.75
         """
@@ -555,11 +479,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``nan`` when ``N = 0`` (no guard).
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.generalized_false_positive_rate())
         0.75
         """
@@ -577,11 +497,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``nan`` when ``P = 0`` (no guard).
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.generalized_false_negative_rate())
         0.25
         """
@@ -599,11 +515,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``nan`` when ``N = 0`` (no guard).
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.generalized_true_negative_rate())
         0.25
         """
@@ -621,11 +533,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``0.0`` when nothing is predicted positive (aif360's guard, not ``nan``).
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.positive_predictive_value(privileged=True))
         0.6666666666666666
         """
@@ -643,11 +551,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``0.0`` when nothing is predicted positive (so PPV + FDR = 0 then).
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.false_discovery_rate(privileged=False))
         0.6666666666666666
         """
@@ -665,11 +569,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``0.0`` when nothing is predicted negative.
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.false_omission_rate(privileged=False))
         1.0
         """
@@ -687,11 +587,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``0.0`` when nothing is predicted negative.
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.negative_predictive_value(privileged=True))
         1.0
         """
@@ -709,11 +605,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``0.0`` for an empty group (aif360's guard).
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.accuracy(privileged=True))
         0.75
         """
@@ -731,11 +623,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             **1.0 for an empty group** (accuracy is guarded to 0.0).
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.error_rate(privileged=False))
         0.75
         """
@@ -753,11 +641,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``nan`` if either TPR is ``nan`` (a group without positives).
 
-        {{raises_groups}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(cm.true_positive_rate_difference())
         -0.5
         """
@@ -773,11 +657,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``nan`` if either FPR is ``nan``.
 
-        {{raises_groups}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(cm.false_positive_rate_difference())
         0.5
         """
@@ -793,11 +673,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``nan`` if either FNR is ``nan``.
 
-        {{raises_groups}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(cm.false_negative_rate_difference())
         0.5
         """
@@ -812,11 +688,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         -------
         numpy.float64
 
-        {{raises_groups}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(cm.false_omission_rate_difference())
         1.0
         """
@@ -831,11 +703,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         -------
         numpy.float64
 
-        {{raises_groups}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(round(cm.false_discovery_rate_difference(), 6))
         0.333333
         """
@@ -851,11 +719,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``inf`` if the privileged FPR is 0 (and the other is not), ``nan`` for 0/0.
 
-        {{raises_groups}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(cm.false_positive_rate_ratio())
         2.0
         """
@@ -871,11 +735,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``inf`` if the privileged FNR is 0 (and the other is not), ``nan`` for 0/0.
 
-        {{raises_groups}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(cm.false_negative_rate_ratio())
         inf
         """
@@ -891,11 +751,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``inf`` / ``nan`` on a zero privileged FOR.
 
-        {{raises_groups}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(cm.false_omission_rate_ratio())
         inf
         """
@@ -911,11 +767,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``inf`` / ``nan`` on a zero privileged FDR.
 
-        {{raises_groups}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(cm.false_discovery_rate_ratio())
         2.0
         """
@@ -931,11 +783,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``nan`` if any of the four rates is ``nan``.
 
-        {{raises_groups}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(cm.average_odds_difference())
         0.0
         """
@@ -951,11 +799,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``nan`` if any of the four rates is ``nan``.
 
-        {{raises_groups}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(cm.average_abs_odds_difference())
         0.5
         """
@@ -972,11 +816,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         -------
         numpy.float64
 
-        {{raises_groups}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(round(cm.average_predictive_value_difference(), 6))
         0.333333
         """
@@ -993,11 +833,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
             Builtin-``max`` NaN order, as aif360: ``nan`` when ``|ΔFPR|`` is ``nan``, but ``|ΔFPR|`` when only
             ``|ΔTPR|`` is ``nan``.
 
-        {{raises_groups}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(cm.equalized_odds_difference())
         0.5
         """
@@ -1014,11 +850,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
             Builtin-``max`` NaN order: ``nan`` when ``|ΔGFPR|`` is ``nan``, else a ``nan`` ``|ΔGTPR|`` is
             ignored.
 
-        {{raises_groups}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(cm.generalized_equalized_odds_difference())
         0.5
         """
@@ -1037,11 +869,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             An empty group has ERR = 1.0.
 
-        {{raises_groups}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(cm.error_rate_difference())
         0.5
         """
@@ -1058,11 +886,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
             ``inf`` when the privileged group makes no error (or, through the guard, is perfect), ``nan`` for
             0/0.
 
-        {{raises_groups}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(cm.error_rate_ratio())
         3.0
         """
@@ -1479,11 +1303,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         -------
         numpy.float64
 
-        {{raises_groups}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(cm.equal_opportunity_difference())
         -0.5
         """
@@ -1500,11 +1320,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         -------
         numpy.float64
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.power(privileged=True))
         2.0
         """
@@ -1521,11 +1337,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         -------
         numpy.float64
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.precision(privileged=False))
         0.3333333333333333
         """
@@ -1542,11 +1354,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         -------
         numpy.float64
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.recall(privileged=True))
         1.0
         """
@@ -1563,11 +1371,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         -------
         numpy.float64
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.sensitivity())
         0.75
         """
@@ -1584,11 +1388,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         -------
         numpy.float64
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples}}
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.specificity())
         0.25
         """

@@ -177,11 +177,7 @@ class BinaryLabelDatasetMetric(CellTableMetric):
         numpy.float64
             The sum of weights (the row count without weights); ``0.0`` for an empty group.
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples_dataset}}
+        {{raises_privileged}} {{notes_source}} {{examples_dataset}}
         >>> print(dm.num_instances(privileged=True))
         4.0
         """
@@ -199,11 +195,7 @@ class BinaryLabelDatasetMetric(CellTableMetric):
         numpy.float64
             ``0.0`` for an empty group.
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples_dataset}}
+        {{raises_privileged}} {{notes_source}} {{examples_dataset}}
         >>> print(dm.num_positives(privileged=False))
         1.0
         """
@@ -221,11 +213,7 @@ class BinaryLabelDatasetMetric(CellTableMetric):
         numpy.float64
             ``0.0`` for an empty group.
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples_dataset}}
+        {{raises_privileged}} {{notes_source}} {{examples_dataset}}
         >>> print(dm.num_negatives(privileged=False))
         3.0
         """
@@ -243,11 +231,7 @@ class BinaryLabelDatasetMetric(CellTableMetric):
         numpy.float64
             ``nan`` (with NumPy's ``RuntimeWarning``) for an empty group (0/0), as aif360.
 
-        {{raises_privileged}}
-
-        {{notes_source}}
-
-        {{examples_dataset}}
+        {{raises_privileged}} {{notes_source}} {{examples_dataset}}
         >>> print(dm.base_rate(privileged=True))
         0.75
         """
@@ -312,11 +296,7 @@ class BinaryLabelDatasetMetric(CellTableMetric):
         -------
         numpy.float64
 
-        {{raises_groups}}
-
-        {{notes_source}}
-
-        {{examples_dataset}}
+        {{raises_groups}} {{notes_source}} {{examples_dataset}}
         >>> print(dm.mean_difference())
         -0.5
         """
