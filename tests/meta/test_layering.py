@@ -13,7 +13,9 @@ Rules (documented in ``docs/design.md``, "Layout"):
   anywhere in polfair);
 * R5 third-party packages other than polars, numpy, pyarrow and scipy are imported inside functions only
   (optional extras load lazily);
-* R6 at run time, ``import polfair`` loads no optional extra, and ``import polfair.core`` loads no room.
+* R6 at run time, ``import polfair`` loads no optional extra, and ``import polfair.core`` loads no room;
+* R7 the core's subpackages and leaves are layers (:data:`CORE_LAYERS`): each imports only from the
+  layers below it (issue 38).
 """
 
 from __future__ import annotations
