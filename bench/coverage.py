@@ -15,7 +15,7 @@ Scenarios: balanced (1000/1000), small groups (10–50 rows against 200), rates 
 weighted rows (lognormal weights, Kish effective sizes), 30 intersectional groups (n 20…1000:
 spreads, homogeneity, BH, between-group GE(2) cell bootstrap), clustered rows (delete-a-group
 jackknife vs Newcombe). ``--regression``: the regression intervals (issue 23); ``--bisg``: groups
-estimated from BISG probabilities (issue 34). Not a timed benchmark; ``tests/core/test_coverage.py`` runs a fast seeded
+estimated from BISG probabilities (issue 34). Not a timed benchmark; ``tests/core/intervals/test_coverage.py`` runs a fast seeded
 slice of it.
 """
 
