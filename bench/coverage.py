@@ -17,7 +17,7 @@ spreads, homogeneity, BH, between-group GE(2) cell bootstrap), clustered rows (d
 jackknife vs Newcombe). ``--regression``: the regression intervals (issue 23); ``--bisg``: groups
 estimated from BISG probabilities (issue 34); ``--small``: groups of 5-50 rows, perfect separation,
 rare classes: rates, the score report's AUC / AP / Brier intervals, the corrected between-group
-variance (issue 39). Not a timed benchmark; ``tests/core/test_coverage.py`` runs a fast seeded
+variance (issue 39). Not a timed benchmark; ``tests/core/intervals/test_coverage.py`` runs a fast seeded
 slice of it.
 """
 

@@ -12,7 +12,7 @@ interleaved runs after one warm-up; ratios are to the floor's median of the same
 
 * ``floor``: ``group_by(sex, age_group).agg(len)`` on the same frame (reads only the observed keys);
 * ``observed race``: the ordinary weighted pass with the race recorded (a third key, Categorical);
-* ``weighted estimator``: the pass of ``protected_proba`` (``polfair.core.proba.cells.code_counts``):
+* ``weighted estimator``: the pass of ``protected_proba`` (``polfair.core.passes.estimated.code_counts``):
   one ``group_by(sex, age_group, code)`` with, per group, ``Σ w·p``, ``Σ w²·p``, ``Σ p`` (and with
   scores ``Σ w·p·s``, ``Σ w·p·(1−s)``) as extra sums, then the reshape of its small result;
 * ``argmax``: the same pass grouping by the likeliest group's index;

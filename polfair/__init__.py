@@ -65,7 +65,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "polfair.core.metrics": ("ALIASES", "DISPARITIES", "METRICS"),
     "polfair.core.report.build": ("REPORT_COLUMNS", "report_from_counts"),
     "polfair.core.report.run_metadata": ("with_run_metadata",),
-    "polfair.core.report.schema": ("SCHEMA_VERSION",),
+    "polfair.core.schema": ("SCHEMA_VERSION",),
     "polfair.core.report.wide": ("to_wide",),
     "polfair.datasets": (
         "load_adult",
@@ -156,8 +156,8 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs (a test keeps th
     from polfair.core.passes.counts import COUNT_COLUMNS, merge_counts
     from polfair.core.report.build import REPORT_COLUMNS, report_from_counts
     from polfair.core.report.run_metadata import with_run_metadata
-    from polfair.core.report.schema import SCHEMA_VERSION
     from polfair.core.report.wide import to_wide
+    from polfair.core.schema import SCHEMA_VERSION
     from polfair.datasets import load_adult, load_adult_regression, load_compas, load_german_credit, make_bisg_lending
     from polfair.engines.accumulator import FairnessAccumulator
     from polfair.engines.sql import cells_from_sql, counting_sql

@@ -29,10 +29,10 @@ from polfair.core.docstrings import shares_parameters
 from polfair.core.options import check_known, checks_keywords
 from polfair.core.passes.collect import collect_cells
 from polfair.core.passes.counts import BUCKET, COUNT_COLUMNS, cell_table, checked_polarity, pivot_codes
+from polfair.core.passes.estimated import cell_table as proba_cell_table
+from polfair.core.passes.estimated import expand_codes
 from polfair.core.passes.spec import Spec, build_spec
 from polfair.core.proba import DEFAULT_TOLERANCE, check_proba_options
-from polfair.core.proba.cells import cell_table as proba_cell_table
-from polfair.core.proba.cells import expand_codes
 from polfair.core.report.build import SEPARATOR, budget_message, budget_sets, report_batches, report_from_counts
 from polfair.core.report.run_metadata import attach_request, request_of, with_run_metadata
 from polfair.core.report.selection import SELECTABLE
@@ -156,7 +156,7 @@ def confusion_counts(
         proxies; otherwise biased by their conditional covariance, typically *understating*
         disparities). Weighted counts are the probability sums, ``tp_w2 ...`` are ``Σ w²·p_g``, and
         the row counts (``n``, ``tp_n`` ...) are the rows apportioned to the groups by their
-        probabilities (whole rows, adding up to the input's rows; :mod:`polfair.core.proba.cells`).
+        probabilities (whole rows, adding up to the input's rows; :mod:`polfair.core.passes.estimated`).
         ``"argmax"``: each row in its likeliest group (ties: the group named first), an ordinary
         cell table of the imputed attribute. **Warning**: Chen et al. show this threshold-based
         imputation is biased, generally *exaggerating* disparities, by an amount that varies

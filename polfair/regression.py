@@ -22,9 +22,6 @@ import polars as pl
 
 from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
-from polfair.core.contract import PolarsFrame
-from polfair.core.contract.inputs import is_foreign
-from polfair.core.options import checks_keywords
 from polfair.core.passes.spec import check_key_names
 from polfair.core.regression import (
     BINS_PER_OCTAVE,
@@ -37,6 +34,7 @@ from polfair.core.regression.report import report_rows
 from polfair.core.report.build import Intersections
 from polfair.core.report.reference import resolve_min_sample_size
 from polfair.core.report.run_metadata import attach_request, expr_text
+from polfair.engines.frame import frame_of
 from polfair.exceptions import PolfairError
 
 __all__ = ["RegressionAccumulator", "regression_counts", "regression_report"]
@@ -121,7 +119,7 @@ def regression_counts(
     if on_missing not in ("warn", "raise", "ignore"):
         msg = f"on_missing must be 'warn', 'raise' or 'ignore', got {on_missing!r}"
         raise PolfairError(msg)
-    frame = _frame(data)
+    frame = frame_of(data)
     by_l, prot_l = as_list(by), as_list(protected)
     check_key_names([frame.column(x, "by").name for x in by_l], [frame.column(x, "protected").name for x in prot_l],
                     also_reserved=_RESERVED)  # fmt: skip
@@ -131,16 +129,6 @@ def regression_counts(
     )  # fmt: skip
 
 
-def _frame(data: Any) -> Any:
-    """The input's frame adapter (the input contract's): Polars, or a Spark/DuckDB/... frame through narwhals."""
-    if is_foreign(data):
-        from polfair.engines.narwhals import foreign_frame
-
-        return foreign_frame(data)
-    return PolarsFrame(data)
-
-
-@checks_keywords
 def regression_report(
     data: Any,
     *,
@@ -257,7 +245,6 @@ def regression_report(
     }  # fmt: skip
     attach_request(report, {k: v for k, v in request.items() if v is not None})
     return attach_regression_cells(report, cells)  # the page's prediction distributions read it
-
 
 
 class RegressionAccumulator:

@@ -162,3 +162,60 @@ def compas() -> pl.DataFrame:
     import polfair as pf
 
     return pf.load_compas()
+
+
+# ---------------------------------------------------------------------------------------------
+# Lanes (issue 38): every test that starts the JVM (a module calling ``spark_session()``, a docs page
+# that builds a SparkSession) is marked ``spark`` and ``slow``; ``python -m pytest -m "not slow"`` is
+# the fast lane for development. Under ``-n N`` (xdist's default ``--dist load``) the Spark tests go to
+# ONE worker as one unit, so one JVM starts instead of one per worker, and a docs page's blocks (which
+# run in order, on the worker that asks first) stay on one worker; every other test is its own unit.
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _uses_spark(path: str) -> bool:
+    """Whether a test module, or a docs page, starts Spark (read once per file)."""
+    if path not in _SPARK_FILES:
+        try:
+            with open(os.path.join(_ROOT, path), encoding="utf-8") as f:
+                text = f.read()
+        except OSError:
+            text = ""
+        _SPARK_FILES[path] = "spark_session(" in text or "SparkSession.builder" in text
+    return _SPARK_FILES[path]
+
+
+_SPARK_FILES: dict[str, bool] = {}
+_DOCS_BLOCK = "tests/test_docs_run.py::test_code_block_runs["
+
+
+def _lane(nodeid: str) -> str:
+    """The unit a test is scheduled in: ``spark``, ``docs:<page>``, or the test itself."""
+    path = nodeid.split("::", 1)[0]
+    if nodeid.startswith(_DOCS_BLOCK):
+        page = nodeid[len(_DOCS_BLOCK) :].split(":", 1)[0]
+        return "spark" if _uses_spark(f"docs/{page}") else f"docs:{page}"
+    return "spark" if path.startswith("tests/") and _uses_spark(path) else nodeid
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if _lane(item.nodeid) == "spark":
+            item.add_marker(pytest.mark.spark)
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    if getattr(config.option, "dist", "load") != "load":  # an explicit --dist is the user's choice
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Lanes(LoadScopeScheduling):
+        """xdist's scope scheduling with :func:`_lane` as the scope (largest unit first)."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            return _lane(nodeid)
+
+    return Lanes(config, log)

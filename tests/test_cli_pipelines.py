@@ -10,7 +10,7 @@ import pytest
 
 import polfair as pf
 from polfair.cli import main
-from polfair.core.report.schema import RUN_METADATA_COLUMNS, SCHEMA_VERSION
+from polfair.core.schema import RUN_METADATA_COLUMNS, SCHEMA_VERSION
 
 
 @pytest.fixture(scope="module")

@@ -1,11 +1,11 @@
-"""docs/schema.md: the schema page's tables list exactly the columns of polfair.core.report.schema (the page's
+"""docs/schema.md: the schema page's tables list exactly the columns of polfair.core.schema (the page's
 python blocks, like every page's, run in tests/test_docs_run.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from polfair.core.report.schema import CELL_SCHEMA, REPORT_SCHEMA
+from polfair.core.schema import CELL_SCHEMA, REPORT_SCHEMA
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 

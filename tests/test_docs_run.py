@@ -8,7 +8,7 @@
   meant to run as ```text or ```bash. A ```text block right after the comment ``<!-- output -->``
   shows (an excerpt of) what the python block before it prints: each of its lines must be a line
   of the real output.
-* Every repository path cited in backticks (``tests/core/test_fold.py``,
+* Every repository path cited in backticks (``tests/core/passes/test_fold.py``,
   ``tests/x.py::test_name``, ``bench/results.md``, ``examples/fairness.toml`` ...) exists, and a
   cited test function is defined in its file.
 * Every relative Markdown link ``[text](page.md#anchor)`` points at a file that exists and, with
@@ -140,8 +140,8 @@ def _cited(text: str) -> Iterator[tuple[str, str | None]]:
 
 
 def test_the_path_pattern_finds_citations() -> None:
-    text = "see `tests/core/test_fold.py`, `tests/a.py::test_b` and `bench/results.md`; not `data/*.parquet`"
-    assert list(_cited(text)) == [("tests/core/test_fold.py", None), ("tests/a.py", "test_b"), ("bench/results.md", None)]
+    text = "see `tests/core/passes/test_fold.py`, `tests/a.py::test_b` and `bench/results.md`; not `data/*.parquet`"
+    assert list(_cited(text)) == [("tests/core/passes/test_fold.py", None), ("tests/a.py", "test_b"), ("bench/results.md", None)]
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: _name(p))

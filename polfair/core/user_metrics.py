@@ -31,7 +31,7 @@ import polars as pl
 
 from polfair.core.metrics import ALIASES, DISPARITIES, METRICS, Counts, rate
 from polfair.core.report.reference import best_value, eligible
-from polfair.core.report.schema import REPORT_SCHEMA
+from polfair.core.schema import REPORT_SCHEMA
 from polfair.exceptions import PolfairError
 
 __all__ = ["USER_METRIC_COLUMNS", "UserMetric", "check_row_wise", "check_user_metrics", "user_metric_parts"]

@@ -40,6 +40,7 @@ from polfair.core.contract import (
     weight_squares,
 )  # fmt: skip
 from polfair.core.contract.check import W2_SHIFT
+from polfair.core.contract.frame import Aggs, Stages
 from polfair.core.contract.inputs import is_foreign
 from polfair.core.hashing import bucket_expr, bucket_kind, check_n_buckets
 from polfair.core.passes.counts import BUCKET, W2_DOWN, W2_UP, combine_limbs, exact_limb_columns
@@ -65,7 +66,7 @@ from polfair.core.proba import (
 )
 from polfair.exceptions import InvalidInputError, PolfairError
 
-_W2 = "__pf_w2"  # an estimated attribute's pass: Σw² as polfair.core.proba.cells expands it
+_W2 = "__pf_w2"  # an estimated attribute's pass: Σw² as polfair.core.passes.estimated expands it
 
 __all__ = ["ForeignFrame", "engine", "foreign_code_table", "foreign_frame", "is_foreign", "polars_dtype"]
 
@@ -352,14 +353,8 @@ class ForeignFrame:
         planned = self.nf.select(**{inner[n]: e for n, e in columns.items()})
         return planned, [inner[g] for g in group], {v: k for k, v in inner.items() if v != k}
 
-    def aggregate(
-        self,
-        columns: Mapping[str, Any],
-        group: Sequence[str],
-        aggs: Callable[[Any], list[Any]],
-        engine: str = "auto",
-        stages: Callable[[Any, list[str]], list[Mapping[str, Any]]] | None = None,
-    ) -> pl.DataFrame:
+    def aggregate(self, columns: Mapping[str, Any], group: Sequence[str], aggs: Aggs, engine: str = "auto",
+                  stages: Stages | None = None) -> pl.DataFrame:  # fmt: skip
         """``select(columns).group_by(group).agg(aggs(nw))`` in the frame's engine, collected to Polars.
 
         Output names that are not polfair's internal ``__pf_*`` ones (the user's key names, which may
@@ -522,7 +517,7 @@ def foreign_code_table(
         An attribute estimated from membership probabilities (column names), as in
         :func:`polfair.confusion_counts`: the pass sums the probabilities' columns
         (:func:`polfair.core.proba.proba_columns`, the same code as for Polars) and the returned code
-        table is the pass's result; :func:`polfair.core.proba.cells.expand_codes` turns it into
+        table is the pass's result; :func:`polfair.core.passes.estimated.expand_codes` turns it into
         the cells' code table (``collect_cells`` does).
     cluster, n_buckets
         The jackknife's cluster id (a name) and number of buckets, as for Polars: the ``bucket`` key

@@ -54,7 +54,7 @@ from polfair.core.intervals import (
     z_value,
 )
 from polfair.core.report.build import report_from_counts
-from polfair.core.report.schema import CELL_SCHEMA, by_columns
+from polfair.core.schema import CELL_SCHEMA, by_columns
 from polfair.exceptions import PolfairError, user_stacklevel
 
 __all__ = ["DRIFT_COLUMNS", "RATE_DENOMINATORS", "NoMatchWarning", "compare_reports"]

@@ -23,8 +23,8 @@ from polfair.core.metrics import METRICS
 from polfair.core.report.build import REPORT_COLUMNS as _REPORT_COLUMNS
 from polfair.core.report.reference import resolve_min_sample_size
 from polfair.core.report.run_metadata import attach_request, request_of
-from polfair.core.report.schema import by_columns
 from polfair.core.report.status import STATUS_VALUES, check_sides, is_ratio_metric, sided_band, status_expr
+from polfair.core.schema import by_columns
 from polfair.exceptions import PolfairError, user_stacklevel
 from polfair.monitor._values import format_number
 from polfair.monitor.config import FOUR_FIFTHS, THRESHOLD_PRESETS, parse_thresholds, preset_thresholds

@@ -25,8 +25,8 @@ import polars as pl
 from polfair.core.options import check_present
 from polfair.core.proba import estimated_note
 from polfair.core.report.run_metadata import request_of
-from polfair.core.report.schema import by_columns
 from polfair.core.report.status import is_ratio_metric
+from polfair.core.schema import by_columns
 from polfair.exceptions import PolfairError
 
 __all__ = ["MARKS", "NOT_JUDGED", "favorable_statement", "summarize", "text_table", "violation_lines"]

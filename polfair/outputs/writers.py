@@ -39,7 +39,7 @@ from typing import Any
 import polars as pl
 
 from polfair.core.report.run_metadata import REQUEST_METADATA_KEY, attach_request, request_json, request_of
-from polfair.core.report.schema import REPORT_SCHEMA
+from polfair.core.schema import REPORT_SCHEMA
 from polfair.exceptions import PolfairError, SchemaMismatchError
 
 __all__ = [
@@ -764,7 +764,7 @@ def _held_periods(path: Path, report: pl.DataFrame, *, skip_runs: Sequence[Any] 
     runs in ``skip_runs`` (the report's own run ids: replaced or refused by the run-id check) do
     not count. Reads only those columns of the table's rows in the report's periods.
     """
-    from polfair.core.report.schema import by_columns
+    from polfair.core.schema import by_columns
 
     try:  # the columns before attribute, less any of the report's own (a report with its columns reordered)
         by = [c for c in by_columns(report.columns) if c not in _REPORT_NAMES]

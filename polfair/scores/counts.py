@@ -51,9 +51,9 @@ from polfair.core import contract
 from polfair.core._args import as_list, mergeable_tables
 from polfair.core._typing import IntoExpr
 from polfair.core.contract import CODE, PROBA_BAD, PROBA_NULL, PROBA_SUM, Compiled
-from polfair.core.contract.inputs import is_foreign
 from polfair.core.passes.collect import check_not_empty
 from polfair.core.passes.counts import COUNTED_CODES
+from polfair.core.passes.estimated import expand_sums
 from polfair.core.passes.spec import check_key_names, check_on_missing, label_values
 from polfair.core.proba import (
     DEFAULT_TOLERANCE,
@@ -64,7 +64,7 @@ from polfair.core.proba import (
     parse_protected_proba,
     proba_columns,
 )
-from polfair.core.proba.cells import expand_sums
+from polfair.engines.frame import frame_of
 from polfair.exceptions import InvalidInputError, PolarityError, PolarityWarning, PolfairError, user_stacklevel
 
 __all__ = [
@@ -79,17 +79,6 @@ SCORE_COUNT_COLUMNS = ("n", "weight", "score_sum", "score_sq_sum", "score_min", 
 
 _RESERVED = frozenset({"score", "label", *SCORE_COUNT_COLUMNS, "attribute", "group", "metric", "value", "threshold"})
 _S, _W, _WS, _WSS, _WW, _WD = "__pf_s", "__pf_w", "__pf_ws", "__pf_wss", "__pf_ww", "__pf_wd"
-
-
-def _frame(data: Any) -> Any:
-    """The input's frame adapter: Polars (:class:`~polfair.core.contract.PolarsFrame`) or, for a
-    Spark/DuckDB/... frame, :class:`polfair.engines.narwhals.ForeignFrame` (the same interface).
-    """
-    if is_foreign(data):
-        from polfair.engines.narwhals import foreign_frame
-
-        return foreign_frame(data)
-    return contract.PolarsFrame(data)
 
 
 def _check_bins(bins: Any, range_: tuple[float, float]) -> tuple[float, ...] | None:
@@ -154,7 +143,7 @@ def _histogram(
     rows with a missing label, score or weight, one row per cell with ``score`` and ``label`` null.
     """
     check_on_missing(on_missing)
-    frame = _frame(data)
+    frame = frame_of(data)
     eng = frame.eng
     key_cols = [(role, frame.column(x, role)) for role, items in (("by", by), ("protected", protected))
                 for x in as_list(items)]  # fmt: skip

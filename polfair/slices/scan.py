@@ -22,7 +22,6 @@ from polfair.core import contract
 from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
 from polfair.core.contract import CODE, Compiled
-from polfair.core.contract.inputs import is_foreign
 from polfair.core.intervals import check_ci, check_p_adjust
 from polfair.core.metrics import ALIASES, METRICS, Counts
 from polfair.core.options import checks_keywords, refuse_unused_threshold
@@ -30,6 +29,7 @@ from polfair.core.passes.collect import check_not_empty
 from polfair.core.passes.spec import SF, check_on_missing, check_threshold, classification_columns, label_values
 from polfair.core.report.build import group_label
 from polfair.core.report.run_metadata import attach_request
+from polfair.engines.frame import frame_of
 from polfair.exceptions import InvalidInputError, PolfairError
 from polfair.slices._lattice import Lattice
 from polfair.slices._pass import Feature, LevelPlan, Rows, Source, source_of
@@ -480,7 +480,7 @@ def slice_scan(
     check_on_missing(on_missing)
     refuse_unused_threshold("slice_scan", threshold, errors=errors, y_pred=y_pred)
     threshold = 0.5 if threshold is None else threshold
-    frame = _frame(data)
+    frame = frame_of(data)
     fcols = [frame.column(f, "features") for f in as_list(features)]
     if not fcols:
         msg = "features must name at least one column to slice on, e.g. features=['sex', 'age']"
@@ -528,14 +528,6 @@ def _text(x: Any) -> str | None:
 def _column_name(frame: Any, x: Any) -> str:
     """The display name of a column argument."""
     return x if isinstance(x, str) else frame.column(x, "errors").name
-
-
-def _frame(data: Any) -> Any:
-    if is_foreign(data):
-        from polfair.engines.narwhals import foreign_frame
-
-        return foreign_frame(data)
-    return contract.PolarsFrame(data)
 
 
 def _sorted_values(table: pl.DataFrame, dtype: pl.DataType) -> pl.DataFrame:

@@ -1,4 +1,4 @@
-"""The schema contract (polfair.core.report.schema) against real reports and cell tables."""
+"""The schema contract (polfair.core.schema) against real reports and cell tables."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 import polfair as pf
 from polfair.core.passes.counts import COUNT_COLUMNS, COUNT_DTYPES
 from polfair.core.report.run_metadata import with_run_metadata
-from polfair.core.report.schema import (
+from polfair.core.schema import (
     CELL_SCHEMA,
     REPORT_SCHEMA,
     RUN_METADATA_COLUMNS,
@@ -28,7 +28,7 @@ def _check_against_schema(report: pl.DataFrame, by: list[str]) -> None:
     known = {c.name: c for c in REPORT_SCHEMA}
     rest = report.columns[len(by):]
     unknown = [c for c in rest if c not in known]
-    assert not unknown, f"report columns missing from polfair.core.report.schema.REPORT_SCHEMA: {unknown}"
+    assert not unknown, f"report columns missing from polfair.core.schema.REPORT_SCHEMA: {unknown}"
     for c in rest:
         assert dtype_matches(report.schema[c], known[c].dtype), (c, report.schema[c], known[c].dtype)
     order = [c.name for c in REPORT_SCHEMA]

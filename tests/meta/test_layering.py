@@ -13,7 +13,9 @@ Rules (documented in ``docs/design.md``, "Layout"):
   anywhere in polfair);
 * R5 third-party packages other than polars, numpy, pyarrow and scipy are imported inside functions only
   (optional extras load lazily);
-* R6 at run time, ``import polfair`` loads no optional extra, and ``import polfair.core`` loads no room.
+* R6 at run time, ``import polfair`` loads no optional extra, and ``import polfair.core`` loads no room;
+* R7 the core's subpackages and leaves are layers (:data:`CORE_LAYERS`): each imports only from the
+  layers below it (issue 38).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ SHARED = {"exceptions", "datasets"}
 #: Documented room -> room edges (docs/design.md): the monitor's config names yardstick's groupwise
 #: metrics; mitigation builds per-group thresholds, and the NYC LL144 preset its scoring rate, on the score
 #: histograms of ``scores``; the HTML report reads the monitor's statuses; the score histogram runs
-#: on Spark/DuckDB through the engines' frame adapter (``engines.narwhals.ForeignFrame``, issue 21), and so
+#: on Spark/DuckDB through the engines' frame adapter (``engines.frame.frame_of``, issue 21; issue 38), and so
 #: does the regression pass (issue 23), the slice search (issue 33) and reweighing's fit (issue 30); the
 #: terminal summary and the HTML section of a slice search recognise its result (``slices.is_slice_table``).
 ROOM_EDGES = {
@@ -238,7 +240,7 @@ def test_public_names_are_in_all():
 #: The core's layout (issue 31): subpackages by concept and the shared leaves; a new module goes in
 #: one of these (docs/design.md, "Layout"), not beside them with a leading underscore for a package.
 CORE_PACKAGES = {"contract", "passes", "proba", "intervals", "entropy", "report", "regression"}
-CORE_LEAVES = {"__init__.py", "request.py", "metrics.py", "values.py", "user_metrics.py", "glossary.py", "clustered.py",
+CORE_LEAVES = {"__init__.py", "request.py", "schema.py", "metrics.py", "values.py", "user_metrics.py", "glossary.py", "clustered.py",
                "hashing.py", "docstrings.py", "_typing.py", "_args.py", "options.py"}  # fmt: skip
 
 
@@ -250,3 +252,52 @@ def test_the_core_is_a_set_of_named_subpackages() -> None:
         init = core / name / "__init__.py"
         doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))
         assert doc, f"core/{name}/__init__.py says what the package owns"
+
+
+#: The core's layers, bottom first (issue 38): a module of the core imports only from its own
+#: subpackage or leaf and from the layers below it, never from its layer or above (imports inside
+#: functions count). The order is the request's way down and the report's way up: the shared leaves,
+#: what each role accepts, estimated attributes' options, the request and the ONE pass (the cell
+#: table), the entropy indices, the statistics on cells, the report, the regression report on it.
+#: ``polfair.core.__init__`` (the core's re-exports) sits above them all.
+CORE_LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer) for layer in (
+    {"_typing", "docstrings", "hashing", "schema", "values", "metrics"},
+    {"_args", "glossary", "user_metrics"},
+    {"contract"},
+    {"proba"},
+    {"request", "passes"},
+    {"entropy"},
+    {"intervals"},
+    {"clustered", "report"},
+    {"regression"},
+))  # fmt: skip
+
+
+def core_unit(mod: str) -> str | None:
+    """The subpackage or leaf of a core module (``passes`` for ``polfair.core.passes.spec``), else None."""
+    parts = mod.split(".")
+    return parts[2] if parts[:2] == ["polfair", "core"] and len(parts) > 2 else None
+
+
+def core_layer_violations() -> list[str]:
+    layer_of = {unit: i for i, layer in enumerate(CORE_LAYERS) for unit in layer}
+    bad = []
+    for mod, path in modules():
+        me = core_unit(mod)
+        if me is None:
+            continue
+        for target, names, line, _ in imports(path):
+            for tgt in _resolve(target, names) if target.startswith("polfair.core.") else ():
+                them = core_unit(tgt)
+                if them is None or them == me:
+                    continue
+                if layer_of[them] >= layer_of[me]:
+                    bad.append(f"{mod}:{line} imports {tgt}: {them!r} is not below {me!r} in CORE_LAYERS")
+    return bad
+
+
+def test_the_core_subpackages_are_layers() -> None:
+    units = {p.stem for p in (PKG / "core").iterdir() if p.name not in ("__init__.py", "__pycache__")}
+    assert units == set().union(*CORE_LAYERS), "every subpackage and leaf of the core has a layer"
+    bad = core_layer_violations()
+    assert not bad, "\n".join(bad)

@@ -11,8 +11,8 @@ import pytest
 import polfair as pf
 from polfair.core.report.run_metadata import request_of
 
-# the report's counting source (tests/core/test_single_pass.py), loaded under its own name
-_spec = importlib.util.spec_from_file_location("_pf_counting", Path(__file__).resolve().parents[1] / "core" / "test_single_pass.py")
+# the report's counting source (tests/core/passes/test_single_pass.py), loaded under its own name
+_spec = importlib.util.spec_from_file_location("_pf_counting", Path(__file__).resolve().parents[1] / "core" / "passes" / "test_single_pass.py")
 assert _spec is not None and _spec.loader is not None
 _counting = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_counting)

@@ -1,7 +1,8 @@
 """``ClassificationMetric``: aif360 0.6.1's metrics of a classifier, on the cell table.
 
 One method per aif360 method (72), each with its formula, aif360's undefined-value convention and a
-doctest; see :mod:`polfair.compat.aif360` for how the class computes.
+doctest; see :mod:`polfair.compat.aif360` for how the class computes. A ``{{key}}`` line in a method's
+docstring is a section the methods share, written once in :mod:`polfair.compat.aif360._docs`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from polfair.compat.aif360._docs import expand_docstrings
 from polfair.compat.aif360.dataset_metric import BinaryLabelDatasetMetric
 from polfair.core import entropy
 from polfair.core._typing import IntoExpr
@@ -23,6 +25,7 @@ __all__ = ["ClassificationMetric"]
 _F = np.float64
 
 
+@expand_docstrings
 class ClassificationMetric(BinaryLabelDatasetMetric):
     """Metrics of a classifier's predictions against true labels, aif360 0.6.1-compatible.
 
@@ -121,42 +124,14 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         ``TP = Σw[y = fav, ŷ = fav]``, ``FP = Σw[y = unf, ŷ = fav]``, ``TN = Σw[y = unf, ŷ = unf]``, ``FN =
         Σw[y = fav, ŷ = unf]``.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         dict of str to numpy.float64
             Keys in aif360's order ``TP, FP, TN, FN``; all ``0.0`` for an empty group.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.binary_confusion_matrix`` (same value, same NaN/inf
-        cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> {k: float(v) for k, v in cm.binary_confusion_matrix(privileged=False).items()}
         {'TP': 1.0, 'FP': 2.0, 'TN': 0.0, 'FN': 1.0}
         """
@@ -168,42 +143,14 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         With ``s`` the score (default ``1[ŷ = fav]``): ``GTP = Σ w·s [y = fav]``, ``GFP = Σ w·s [y = unf]``,
         ``GTN = Σ w·(1−s) [y = unf]``, ``GFN = Σ w·(1−s) [y = fav]``.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         dict of str to numpy.float64
             Keys in aif360's order ``GTP, GFP, GTN, GFN``; ``0.0`` for an empty group.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.generalized_binary_confusion_matrix`` (same value, same
-        NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> {k: float(v) for k, v in cm.generalized_binary_confusion_matrix(privileged=True).items()}
         {'GTP': 2.0, 'GFP': 1.0, 'GTN': 1.0, 'GFN': 0.0}
         """
@@ -214,41 +161,14 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TP = Σ w [y = fav, ŷ = fav]``.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``0.0`` for an empty group.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.num_true_positives`` (same value, same NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.num_true_positives())
         3.0
         """
@@ -259,41 +179,14 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``FP = Σ w [y = unf, ŷ = fav]``.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``0.0`` for an empty group.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.num_false_positives`` (same value, same NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.num_false_positives())
         3.0
         """
@@ -304,41 +197,14 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``FN = Σ w [y = fav, ŷ = unf]``.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``0.0`` for an empty group.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.num_false_negatives`` (same value, same NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.num_false_negatives())
         1.0
         """
@@ -349,41 +215,14 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TN = Σ w [y = unf, ŷ = unf]``.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``0.0`` for an empty group.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.num_true_negatives`` (same value, same NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.num_true_negatives())
         1.0
         """
@@ -394,42 +233,14 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``GTP = Σ w·s [y = fav]`` (``s`` = score, default ``1[ŷ = fav]``).
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``0.0`` for an empty group.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.num_generalized_true_positives`` (same value, same NaN/inf
-        cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.num_generalized_true_positives())
         3.0
         """
@@ -440,42 +251,14 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``GFP = Σ w·s [y = unf]``.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``0.0`` for an empty group.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.num_generalized_false_positives`` (same value, same
-        NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.num_generalized_false_positives())
         3.0
         """
@@ -486,42 +269,14 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``GFN = Σ w·(1 − s) [y = fav]``.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``0.0`` for an empty group.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.num_generalized_false_negatives`` (same value, same
-        NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.num_generalized_false_negatives())
         1.0
         """
@@ -532,42 +287,14 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``GTN = Σ w·(1 − s) [y = unf]``.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``0.0`` for an empty group.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.num_generalized_true_negatives`` (same value, same NaN/inf
-        cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.num_generalized_true_negatives())
         1.0
         """
@@ -578,41 +305,14 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``Σ w [ŷ = fav]`` = ``TP + FP``.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``0.0`` for an empty group.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.num_pred_positives`` (same value, same NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.num_pred_positives(privileged=False))
         3.0
         """
@@ -623,41 +323,14 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``Σ w [ŷ = unf]`` = ``TN + FN``.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``0.0`` for an empty group.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.num_pred_negatives`` (same value, same NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.num_pred_negatives(privileged=False))
         1.0
         """
@@ -668,41 +341,14 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``(TP + FP) / (P + N)`` = ``num_pred_positives / num_instances``, in [0, 1].
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``nan`` (NumPy ``RuntimeWarning``) for an empty group.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.selection_rate`` (same value, same NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.selection_rate(privileged=True))
         0.75
         """
@@ -715,13 +361,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         GFN/P`` (unguarded); ``PPV = TP/(TP+FP), NPV = TN/(TN+FN), FDR = FP/(FP+TP), FOR = FN/(FN+TN), ACC =
         (TP+TN)/(P+N)`` (guarded).
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
@@ -730,28 +370,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
             Rates are fractions in [0, 1]. The first eight are ``nan`` on a zero denominator (NumPy
             ``RuntimeWarning``); the last five are ``0.0`` (silent guard, as aif360).
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.performance_measures`` (same value, same NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> pm = cm.performance_measures(privileged=False)
         >>> list(pm)[:4], float(pm['PPV'])
         (['TPR', 'TNR', 'FPR', 'FNR'], 0.3333333333333333)
@@ -765,41 +384,14 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TPR = TP / P``, a fraction in [0, 1].
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``nan`` when ``P = 0`` (no guard, NumPy ``RuntimeWarning``).
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.true_positive_rate`` (same value, same NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.true_positive_rate(privileged=False))
         0.5
         """
@@ -810,41 +402,14 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``FPR = FP / N``, a fraction in [0, 1].
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``nan`` when ``N = 0`` (no guard).
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.false_positive_rate`` (same value, same NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.false_positive_rate(privileged=False))
         1.0
         """
@@ -855,41 +420,14 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``FNR = FN / P``, a fraction in [0, 1].
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``nan`` when ``P = 0`` (no guard).
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.false_negative_rate`` (same value, same NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.false_negative_rate(privileged=False))
         0.5
         """
@@ -900,41 +438,14 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TNR = TN / N``, a fraction in [0, 1].
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``nan`` when ``N = 0`` (no guard).
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.true_negative_rate`` (same value, same NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.true_negative_rate(privileged=True))
         0.5
         """
@@ -945,42 +456,14 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``GTPR = GTP / P``, in [0, 1].
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``nan`` when ``P = 0`` (no guard).
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.generalized_true_positive_rate`` (same value, same NaN/inf
-        cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.generalized_true_positive_rate())
         0.75
         """
@@ -991,42 +474,14 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``GFPR = GFP / N``, in [0, 1].
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``nan`` when ``N = 0`` (no guard).
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.generalized_false_positive_rate`` (same value, same
-        NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.generalized_false_positive_rate())
         0.75
         """
@@ -1037,42 +492,14 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``GFNR = GFN / P``, in [0, 1].
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``nan`` when ``P = 0`` (no guard).
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.generalized_false_negative_rate`` (same value, same
-        NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.generalized_false_negative_rate())
         0.25
         """
@@ -1083,42 +510,14 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``GTNR = GTN / N``, in [0, 1].
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``nan`` when ``N = 0`` (no guard).
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.generalized_true_negative_rate`` (same value, same NaN/inf
-        cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.generalized_true_negative_rate())
         0.25
         """
@@ -1129,42 +528,14 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``PPV = TP / (TP + FP)`` if ``TP + FP > 0`` else ``0.0``, in [0, 1].
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``0.0`` when nothing is predicted positive (aif360's guard, not ``nan``).
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.positive_predictive_value`` (same value, same NaN/inf
-        cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.positive_predictive_value(privileged=True))
         0.6666666666666666
         """
@@ -1175,41 +546,14 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``FDR = FP / (FP + TP)`` if ``FP + TP > 0`` else ``0.0``, in [0, 1].
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``0.0`` when nothing is predicted positive (so PPV + FDR = 0 then).
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.false_discovery_rate`` (same value, same NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.false_discovery_rate(privileged=False))
         0.6666666666666666
         """
@@ -1220,41 +564,14 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``FOR = FN / (FN + TN)`` if ``FN + TN > 0`` else ``0.0``, in [0, 1].
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``0.0`` when nothing is predicted negative.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.false_omission_rate`` (same value, same NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.false_omission_rate(privileged=False))
         1.0
         """
@@ -1265,42 +582,14 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``NPV = TN / (TN + FN)`` if ``TN + FN > 0`` else ``0.0``, in [0, 1].
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``0.0`` when nothing is predicted negative.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.negative_predictive_value`` (same value, same NaN/inf
-        cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.negative_predictive_value(privileged=True))
         1.0
         """
@@ -1311,41 +600,14 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``ACC = (TP + TN) / (P + N)`` if ``P + N > 0`` else ``0.0``, in [0, 1].
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``0.0`` for an empty group (aif360's guard).
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.accuracy`` (same value, same NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.accuracy(privileged=True))
         0.75
         """
@@ -1356,41 +618,14 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``ERR = 1 − accuracy`` (computed exactly so, as aif360), in [0, 1].
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             **1.0 for an empty group** (accuracy is guarded to 0.0).
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.error_rate`` (same value, same NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.error_rate(privileged=False))
         0.75
         """
@@ -1408,28 +643,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``nan`` if either TPR is ``nan`` (a group without positives).
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.true_positive_rate_difference`` (same value, same NaN/inf
-        cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(cm.true_positive_rate_difference())
         -0.5
         """
@@ -1445,28 +659,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``nan`` if either FPR is ``nan``.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.false_positive_rate_difference`` (same value, same NaN/inf
-        cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(cm.false_positive_rate_difference())
         0.5
         """
@@ -1482,28 +675,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``nan`` if either FNR is ``nan``.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.false_negative_rate_difference`` (same value, same NaN/inf
-        cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(cm.false_negative_rate_difference())
         0.5
         """
@@ -1518,28 +690,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         -------
         numpy.float64
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.false_omission_rate_difference`` (same value, same NaN/inf
-        cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(cm.false_omission_rate_difference())
         1.0
         """
@@ -1554,28 +705,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         -------
         numpy.float64
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.false_discovery_rate_difference`` (same value, same
-        NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(round(cm.false_discovery_rate_difference(), 6))
         0.333333
         """
@@ -1591,28 +721,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``inf`` if the privileged FPR is 0 (and the other is not), ``nan`` for 0/0.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.false_positive_rate_ratio`` (same value, same NaN/inf
-        cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(cm.false_positive_rate_ratio())
         2.0
         """
@@ -1628,28 +737,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``inf`` if the privileged FNR is 0 (and the other is not), ``nan`` for 0/0.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.false_negative_rate_ratio`` (same value, same NaN/inf
-        cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(cm.false_negative_rate_ratio())
         inf
         """
@@ -1665,28 +753,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``inf`` / ``nan`` on a zero privileged FOR.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.false_omission_rate_ratio`` (same value, same NaN/inf
-        cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(cm.false_omission_rate_ratio())
         inf
         """
@@ -1702,28 +769,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``inf`` / ``nan`` on a zero privileged FDR.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.false_discovery_rate_ratio`` (same value, same NaN/inf
-        cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(cm.false_discovery_rate_ratio())
         2.0
         """
@@ -1739,28 +785,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``nan`` if any of the four rates is ``nan``.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.average_odds_difference`` (same value, same NaN/inf
-        cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(cm.average_odds_difference())
         0.0
         """
@@ -1776,28 +801,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``nan`` if any of the four rates is ``nan``.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.average_abs_odds_difference`` (same value, same NaN/inf
-        cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(cm.average_abs_odds_difference())
         0.5
         """
@@ -1814,28 +818,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         -------
         numpy.float64
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.average_predictive_value_difference`` (same value, same
-        NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(round(cm.average_predictive_value_difference(), 6))
         0.333333
         """
@@ -1852,28 +835,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
             Builtin-``max`` NaN order, as aif360: ``nan`` when ``|ΔFPR|`` is ``nan``, but ``|ΔFPR|`` when only
             ``|ΔTPR|`` is ``nan``.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.equalized_odds_difference`` (same value, same NaN/inf
-        cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(cm.equalized_odds_difference())
         0.5
         """
@@ -1890,28 +852,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
             Builtin-``max`` NaN order: ``nan`` when ``|ΔGFPR|`` is ``nan``, else a ``nan`` ``|ΔGTPR|`` is
             ignored.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.generalized_equalized_odds_difference`` (same value, same
-        NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(cm.generalized_equalized_odds_difference())
         0.5
         """
@@ -1930,27 +871,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             An empty group has ERR = 1.0.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.error_rate_difference`` (same value, same NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(cm.error_rate_difference())
         0.5
         """
@@ -1967,27 +888,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
             ``inf`` when the privileged group makes no error (or, through the guard, is perfect), ``nan`` for
             0/0.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.error_rate_ratio`` (same value, same NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(cm.error_rate_ratio())
         3.0
         """
@@ -2004,13 +905,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``inf`` when the privileged selection rate is 0, ``nan`` for 0/0.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_groups}}
 
         Notes
         -----
@@ -2018,15 +913,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         Source: aif360 0.6.1 ``ClassificationMetric.disparate_impact`` (same value, same NaN/inf cases).
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.disparate_impact())
         1.0
         """
@@ -2042,13 +929,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         numpy.float64
             ``nan`` if either selection rate is ``nan``.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_groups}}
 
         Notes
         -----
@@ -2057,15 +938,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         Source: aif360 0.6.1 ``ClassificationMetric.statistical_parity_difference`` (same value, same NaN/inf
         cases).
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.statistical_parity_difference())
         0.0
         """
@@ -2111,15 +984,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         Source: aif360 0.6.1 ``ClassificationMetric.generalized_entropy_index`` (same value, same NaN/inf
         cases).
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(round(cm.generalized_entropy_index(), 6))
         0.14
         """
@@ -2148,15 +1013,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         Source: aif360 0.6.1 ``ClassificationMetric.theil_index`` (same value, same NaN/inf cases).
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(round(cm.theil_index(), 6))
         0.192745
         """
@@ -2185,15 +1042,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         Source: aif360 0.6.1 ``ClassificationMetric.coefficient_of_variation`` (same value, same NaN/inf
         cases).
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(round(cm.coefficient_of_variation(), 6))
         0.52915
         """
@@ -2252,15 +1101,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         Source: aif360 0.6.1 ``ClassificationMetric.between_group_generalized_entropy_index`` (same value,
         same NaN/inf cases).
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(round(cm.between_group_generalized_entropy_index(), 6))
         0.0
         """
@@ -2289,15 +1130,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         Source: aif360 0.6.1 ``ClassificationMetric.between_group_theil_index`` (same value, same NaN/inf
         cases).
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(round(cm.between_group_theil_index(), 6))
         0.0
         """
@@ -2326,15 +1159,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         Source: aif360 0.6.1 ``ClassificationMetric.between_group_coefficient_of_variation`` (same value, same
         NaN/inf cases).
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(round(cm.between_group_coefficient_of_variation(), 6))
         0.0
         """
@@ -2369,15 +1194,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         Source: aif360 0.6.1 ``ClassificationMetric.between_all_groups_generalized_entropy_index`` (same
         value, same NaN/inf cases).
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(round(cm.between_all_groups_generalized_entropy_index(), 6))
         0.0
         """
@@ -2405,15 +1222,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         Source: aif360 0.6.1 ``ClassificationMetric.between_all_groups_theil_index`` (same value, same NaN/inf
         cases).
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(round(cm.between_all_groups_theil_index(), 6))
         0.0
         """
@@ -2440,15 +1249,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         Source: aif360 0.6.1 ``ClassificationMetric.between_all_groups_coefficient_of_variation`` (same value,
         same NaN/inf cases).
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(round(cm.between_all_groups_coefficient_of_variation(), 6))
         0.0
         """
@@ -2485,15 +1286,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         Source: aif360 0.6.1 ``ClassificationMetric.differential_fairness_bias_amplification`` (same value,
         same NaN/inf cases).
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(round(cm.differential_fairness_bias_amplification(), 6))
         0.0
         """
@@ -2512,28 +1305,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         -------
         numpy.float64
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.equal_opportunity_difference`` (same value, same NaN/inf
-        cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(cm.equal_opportunity_difference())
         -0.5
         """
@@ -2544,40 +1316,13 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TP = Σ w [y = fav, ŷ = fav]``.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.power`` (same value, same NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.power(privileged=True))
         2.0
         """
@@ -2588,40 +1333,13 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TP / (TP + FP)``, 0.0 without predicted positives.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.precision`` (same value, same NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.precision(privileged=False))
         0.3333333333333333
         """
@@ -2632,40 +1350,13 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TP / P``, ``nan`` when P = 0.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.recall`` (same value, same NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.recall(privileged=True))
         1.0
         """
@@ -2676,40 +1367,13 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TP / P``, ``nan`` when P = 0.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.sensitivity`` (same value, same NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.sensitivity())
         0.75
         """
@@ -2720,40 +1384,13 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TN / N``, ``nan`` when N = 0.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``ClassificationMetric.specificity`` (same value, same NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.specificity())
         0.25
         """

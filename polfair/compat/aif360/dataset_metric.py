@@ -10,6 +10,7 @@ import polars as pl
 
 from polfair.compat.aif360 import second_pass as individual
 from polfair.compat.aif360._base import CellTableMetric
+from polfair.compat.aif360._docs import expand_docstrings
 from polfair.core._typing import IntoExpr
 from polfair.core.metrics import METRICS
 from polfair.core.options import checks_keywords
@@ -17,6 +18,7 @@ from polfair.core.options import checks_keywords
 __all__ = ["BinaryLabelDatasetMetric"]
 
 
+@expand_docstrings
 class BinaryLabelDatasetMetric(CellTableMetric):
     """Metrics of a labelled dataset (no predictions), aif360 0.6.1-compatible.
 
@@ -116,13 +118,7 @@ class BinaryLabelDatasetMetric(CellTableMetric):
         numpy.float64
             ``nan`` if either side is ``nan``; ``inf − inf`` is ``nan``.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_groups}}
         TypeError
             ``metric_fun`` returns a dict (e.g. ``binary_confusion_matrix``).
 
@@ -132,15 +128,7 @@ class BinaryLabelDatasetMetric(CellTableMetric):
 
         Source: aif360 0.6.1 ``ClassificationMetric.difference`` (same value, same NaN/inf cases).
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.difference(cm.selection_rate))
         0.0
         """
@@ -161,13 +149,7 @@ class BinaryLabelDatasetMetric(CellTableMetric):
         numpy.float64
             ``x/0 = inf`` (x > 0), ``0/0 = nan``, with NumPy's ``RuntimeWarning``.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_groups}}
         TypeError
             ``metric_fun`` returns a dict.
 
@@ -177,15 +159,7 @@ class BinaryLabelDatasetMetric(CellTableMetric):
 
         Source: aif360 0.6.1 ``ClassificationMetric.ratio`` (same value, same NaN/inf cases).
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import ClassificationMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "y":   [1, 1, 0, 0, 1, 1, 0, 0],
-        ...                    "p":   [1, 0, 1, 1, 1, 1, 0, 1]})
-        >>> cm = ClassificationMetric(df, y_true="y", y_pred="p", protected="sex",
-        ...                           unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples}}
         >>> print(cm.ratio(cm.true_positive_rate))
         0.5
         """
@@ -198,41 +172,14 @@ class BinaryLabelDatasetMetric(CellTableMetric):
 
         ``Σ w`` over the rows of the group.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             The sum of weights (the row count without weights); ``0.0`` for an empty group.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``BinaryLabelDatasetMetric.num_instances`` (same value, same NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import BinaryLabelDatasetMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "age": [20, 30, 40, 50, 20, 30, 40, 50],
-        ...                    "y":   [1, 0, 0, 0, 1, 1, 1, 0]})
-        >>> dm = BinaryLabelDatasetMetric(df, y="y", protected="sex",
-        ...                               unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples_dataset}}
         >>> print(dm.num_instances(privileged=True))
         4.0
         """
@@ -243,41 +190,14 @@ class BinaryLabelDatasetMetric(CellTableMetric):
 
         ``P = Σ w [y = favorable_label]`` over the group.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``0.0`` for an empty group.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``BinaryLabelDatasetMetric.num_positives`` (same value, same NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import BinaryLabelDatasetMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "age": [20, 30, 40, 50, 20, 30, 40, 50],
-        ...                    "y":   [1, 0, 0, 0, 1, 1, 1, 0]})
-        >>> dm = BinaryLabelDatasetMetric(df, y="y", protected="sex",
-        ...                               unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples_dataset}}
         >>> print(dm.num_positives(privileged=False))
         1.0
         """
@@ -288,41 +208,14 @@ class BinaryLabelDatasetMetric(CellTableMetric):
 
         ``N = Σ w [y = unfavorable_label]`` over the group.
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``0.0`` for an empty group.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``BinaryLabelDatasetMetric.num_negatives`` (same value, same NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import BinaryLabelDatasetMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "age": [20, 30, 40, 50, 20, 30, 40, 50],
-        ...                    "y":   [1, 0, 0, 0, 1, 1, 1, 0]})
-        >>> dm = BinaryLabelDatasetMetric(df, y="y", protected="sex",
-        ...                               unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples_dataset}}
         >>> print(dm.num_negatives(privileged=False))
         3.0
         """
@@ -333,41 +226,14 @@ class BinaryLabelDatasetMetric(CellTableMetric):
 
         ``P / (P + N)`` = ``num_positives / num_instances``, a fraction in [0, 1].
 
-        Parameters
-        ----------
-        privileged
-            ``None``: every row; ``True``: the rows matching ``privileged_groups``; ``False``: the rows
-            matching ``unprivileged_groups``. aif360 quirk kept: another truthy/falsy value (``1``,
-            ``0``) selects the same groups but skips the "not provided" check, so ``privileged=1`` on a
-            metric built without groups silently means every row.
+        {{privileged}}
 
         Returns
         -------
         numpy.float64
             ``nan`` (with NumPy's ``RuntimeWarning``) for an empty group (0/0), as aif360.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged=True`` (``False``) but ``privileged_groups`` (``unprivileged_groups``) was not
-            given: "'privileged_groups' was not provided when this object was initialized."
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``BinaryLabelDatasetMetric.base_rate`` (same value, same NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import BinaryLabelDatasetMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "age": [20, 30, 40, 50, 20, 30, 40, 50],
-        ...                    "y":   [1, 0, 0, 0, 1, 1, 1, 0]})
-        >>> dm = BinaryLabelDatasetMetric(df, y="y", protected="sex",
-        ...                               unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_privileged}} {{notes_source}} {{examples_dataset}}
         >>> print(dm.base_rate(privileged=True))
         0.75
         """
@@ -384,13 +250,7 @@ class BinaryLabelDatasetMetric(CellTableMetric):
         numpy.float64
             ``inf`` when the privileged base rate is 0, ``nan`` for 0/0.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_groups}}
 
         Notes
         -----
@@ -398,15 +258,7 @@ class BinaryLabelDatasetMetric(CellTableMetric):
 
         Source: aif360 0.6.1 ``BinaryLabelDatasetMetric.disparate_impact`` (same value, same NaN/inf cases).
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import BinaryLabelDatasetMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "age": [20, 30, 40, 50, 20, 30, 40, 50],
-        ...                    "y":   [1, 0, 0, 0, 1, 1, 1, 0]})
-        >>> dm = BinaryLabelDatasetMetric(df, y="y", protected="sex",
-        ...                               unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples_dataset}}
         >>> print(dm.disparate_impact())
         0.3333333333333333
         """
@@ -422,13 +274,7 @@ class BinaryLabelDatasetMetric(CellTableMetric):
         numpy.float64
             ``nan`` if either base rate is ``nan``.
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
+        {{raises_groups}}
 
         Notes
         -----
@@ -437,15 +283,7 @@ class BinaryLabelDatasetMetric(CellTableMetric):
         Source: aif360 0.6.1 ``BinaryLabelDatasetMetric.statistical_parity_difference`` (same value, same
         NaN/inf cases).
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import BinaryLabelDatasetMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "age": [20, 30, 40, 50, 20, 30, 40, 50],
-        ...                    "y":   [1, 0, 0, 0, 1, 1, 1, 0]})
-        >>> dm = BinaryLabelDatasetMetric(df, y="y", protected="sex",
-        ...                               unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples_dataset}}
         >>> print(dm.statistical_parity_difference())
         -0.5
         """
@@ -460,27 +298,7 @@ class BinaryLabelDatasetMetric(CellTableMetric):
         -------
         numpy.float64
 
-        Raises
-        ------
-        AttributeError
-            ``privileged_groups`` or ``unprivileged_groups`` was not given.
-        InvalidInputError
-            On the first call, if the data are invalid (see the module notes); ``ValueError`` if the
-            privileged and unprivileged groups overlap.
-
-        Notes
-        -----
-        Source: aif360 0.6.1 ``BinaryLabelDatasetMetric.mean_difference`` (same value, same NaN/inf cases).
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import BinaryLabelDatasetMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "age": [20, 30, 40, 50, 20, 30, 40, 50],
-        ...                    "y":   [1, 0, 0, 0, 1, 1, 1, 0]})
-        >>> dm = BinaryLabelDatasetMetric(df, y="y", protected="sex",
-        ...                               unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{raises_groups}} {{notes_source}} {{examples_dataset}}
         >>> print(dm.mean_difference())
         -0.5
         """
@@ -523,15 +341,7 @@ class BinaryLabelDatasetMetric(CellTableMetric):
 
         Source: aif360 0.6.1 ``BinaryLabelDatasetMetric.consistency`` (same value, same NaN/inf cases).
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import BinaryLabelDatasetMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "age": [20, 30, 40, 50, 20, 30, 40, 50],
-        ...                    "y":   [1, 0, 0, 0, 1, 1, 1, 0]})
-        >>> dm = BinaryLabelDatasetMetric(df, y="y", protected="sex",
-        ...                               unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples_dataset}}
         >>> print(round(dm.consistency(n_neighbors=3), 6))
         0.708333
         """
@@ -575,15 +385,7 @@ class BinaryLabelDatasetMetric(CellTableMetric):
         Source: aif360 0.6.1 ``BinaryLabelDatasetMetric.smoothed_empirical_differential_fairness`` (same
         value, same NaN/inf cases).
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import BinaryLabelDatasetMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "age": [20, 30, 40, 50, 20, 30, 40, 50],
-        ...                    "y":   [1, 0, 0, 0, 1, 1, 1, 0]})
-        >>> dm = BinaryLabelDatasetMetric(df, y="y", protected="sex",
-        ...                               unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples_dataset}}
         >>> print(round(dm.smoothed_empirical_differential_fairness(), 6))
         0.847298
         """
@@ -625,15 +427,7 @@ class BinaryLabelDatasetMetric(CellTableMetric):
 
         Source: aif360 0.6.1 ``BinaryLabelDatasetMetric.rich_subgroup`` (same value, same NaN/inf cases).
 
-        Examples
-        --------
-        >>> import polars as pl
-        >>> from polfair.compat.aif360 import BinaryLabelDatasetMetric
-        >>> df = pl.DataFrame({"sex": [0, 0, 0, 0, 1, 1, 1, 1],
-        ...                    "age": [20, 30, 40, 50, 20, 30, 40, 50],
-        ...                    "y":   [1, 0, 0, 0, 1, 1, 1, 0]})
-        >>> dm = BinaryLabelDatasetMetric(df, y="y", protected="sex",
-        ...                               unprivileged_groups=[{"sex": 0}], privileged_groups=[{"sex": 1}])
+        {{examples_dataset}}
         >>> print(round(dm.rich_subgroup([1, 1, 0, 0, 1, 1, 1, 1], fairness_def='FP'), 6))
         0.0625
         """

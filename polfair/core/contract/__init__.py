@@ -51,7 +51,9 @@ API for a pass (what a new pass composes; see :func:`polfair.core.passes.spec.bu
     check_problems(code_problems(codes), roles, total=..., on_missing=...)  # the one post-pass check
 
 A pass that should run on every engine takes its input through a frame adapter with one
-interface: :class:`PolarsFrame` here, ``polfair.engines.narwhals.ForeignFrame`` for Spark/DuckDB.
+interface, the :class:`Frame` protocol (:mod:`.frame`): :class:`PolarsFrame` here,
+``polfair.engines.narwhals.ForeignFrame`` for Spark/DuckDB; ``polfair.engines.frame.frame_of(data)``
+picks one.
 ``frame.eng`` is the engine, ``frame.column(x, role)`` the checked :class:`Column` of an argument,
 ``frame.aggregate(columns, group, aggs)`` runs ``select(columns).group_by(group).agg(aggs(ns))``
 in the frame's engine and returns a Polars frame, and ``frame.examples(compiled)`` fetches example
@@ -115,6 +117,7 @@ from polfair.core.contract.compile import (
     score,
     weight,
 )
+from polfair.core.contract.frame import Frame
 from polfair.core.contract.polarity import (
     Polarity,
     cell_alarms,
@@ -165,6 +168,7 @@ __all__ = [
     "Column",
     "Compiled",
     "Engine",
+    "Frame",
     "Membership",
     "PolarsFrame",
     "Role",

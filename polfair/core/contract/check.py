@@ -25,6 +25,7 @@ from polfair.core.contract.compile import (
     Engine,
     weight,  # noqa: F401 (the doctests use it)
 )
+from polfair.core.contract.frame import Aggs, Stages
 from polfair.core.contract.inputs import to_lazyframe
 from polfair.core.contract.rules import (
     CODE,
@@ -605,14 +606,8 @@ class PolarsFrame:
         """A few offending values of a compiled role (a second query; runs only on the error path)."""
         return fetch_examples(self.lf, pl, c, lambda q: q.collect())
 
-    def aggregate(
-        self,
-        columns: Mapping[str, Any],
-        group: Sequence[str],
-        aggs: Callable[[Any], list[Any]],
-        engine: str = "auto",
-        stages: Callable[[Any, list[str]], list[Mapping[str, Any]]] | None = None,
-    ) -> pl.DataFrame:
+    def aggregate(self, columns: Mapping[str, Any], group: Sequence[str], aggs: Aggs, engine: str = "auto",
+                  stages: Stages | None = None) -> pl.DataFrame:  # fmt: skip
         """``select(columns).group_by(group).agg(aggs(pl))``, collected (the pass).
 
         ``stages(ns, group)``: ``with_columns`` steps between the select and the ``group_by``

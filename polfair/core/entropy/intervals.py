@@ -30,7 +30,7 @@ monotone map (the delta method for a square root fails at 0).
 
 The interval is deterministic (no random numbers), O(cells), and agrees with the bootstrap it
 approximates (mean and SD within a few percent of B = 20,000 replicates at the report's shapes,
-``tests/core/test_entropy_ci.py``); coverage is in ``bench/coverage.py``.
+``tests/core/entropy/test_entropy_ci.py``); coverage is in ``bench/coverage.py``.
 """
 
 from __future__ import annotations

@@ -183,7 +183,7 @@ def entropy_delta(
 
     Notes
     -----
-    Measured against the cell bootstrap with 4,000 replicates (``tests/core/test_entropy_ci.py``):
+    Measured against the cell bootstrap with 4,000 replicates (``tests/core/entropy/test_entropy_ci.py``):
     limits within 6% of the interval's width; coverage of GE(2) in ``bench/coverage.py``. At the
     report's shapes it replaces an O(cells × n_boot) computation (e.g. 100,000 cells × 200
     replicates: ~4 s) by O(cells) (~0.02 s). Source: the bootstrap it approximates

@@ -33,9 +33,9 @@ from polfair.core.passes.counts import (
     describe_code_problems,
     pivot_codes,
 )
+from polfair.core.passes.estimated import code_counts as proba_code_counts
+from polfair.core.passes.estimated import expand_codes
 from polfair.core.passes.spec import CODE, W1S, WS, Spec, W, check_on_missing, favorable_value_columns
-from polfair.core.proba.cells import code_counts as proba_code_counts
-from polfair.core.proba.cells import expand_codes
 from polfair.exceptions import InvalidInputError
 
 __all__ = ["PassOptions", "check_cardinality", "check_not_empty", "collect_cells", "collect_codes"]
@@ -155,7 +155,7 @@ def collect_codes(
     pl.DataFrame
         Keys, ``__pf_o`` (the outcome code), ``__pf_n`` and the sums of :func:`polfair.core.passes.counts.code_counts`
         (with an estimated attribute: the pass's result reshaped by
-        :func:`polfair.core.proba.cells.expand_codes` after the checks).
+        :func:`polfair.core.passes.estimated.expand_codes` after the checks).
 
     Raises
     ------

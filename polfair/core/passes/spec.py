@@ -52,7 +52,7 @@ from polfair.core.contract import (
 )
 from polfair.core.contract.inputs import to_lazyframe
 from polfair.core.proba import DEFAULT_TOLERANCE, ProbaSpec, compile_proba, parse_protected_proba, proba_columns
-from polfair.core.report.schema import CELL_SCHEMA, REPORT_SCHEMA
+from polfair.core.schema import CELL_SCHEMA, REPORT_SCHEMA
 from polfair.exceptions import PolfairError
 
 __all__ = [
@@ -86,10 +86,10 @@ FV = "__pf_fv"
 __all__ += ["FV", "SF", "favorable_value_columns"]
 __all__ += ["CODE", "EXACT_SCALE", "FLAG_BAD_SCORE", "FLAG_BAD_WEIGHT", "FLAG_NULL_SCORE", "FLAG_NULL_WEIGHT"]
 
-#: Names no key (``by`` or protected) may take: the cell table's own columns (:data:`~polfair.core.report.schema.CELL_SCHEMA`).
+#: Names no key (``by`` or protected) may take: the cell table's own columns (:data:`~polfair.core.schema.CELL_SCHEMA`).
 CELL_COLUMNS = frozenset(c.name for c in CELL_SCHEMA)
 #: Names a ``by`` key may not take: the cell table's and the report's columns
-#: (:data:`~polfair.core.report.schema.REPORT_SCHEMA`; a ``by`` key is a column of the report). A protected
+#: (:data:`~polfair.core.schema.REPORT_SCHEMA`; a ``by`` key is a column of the report). A protected
 #: attribute may take a report column's name: it reaches the report as ``attribute``/``group``
 #: labels and as a field of ``group_key``, never as a column.
 RESERVED = CELL_COLUMNS | frozenset(c.name for c in REPORT_SCHEMA)
@@ -138,7 +138,7 @@ class Spec:
     proba
         An attribute estimated from membership probabilities (``protected_proba``,
         :class:`polfair.core.proba.ProbaSpec`), the last of ``keys``; ``None`` otherwise. The pass
-        is then :func:`polfair.core.proba.cells.code_counts`: ``lf`` holds ``by`` and the observed
+        is then :func:`polfair.core.passes.estimated.code_counts`: ``lf`` holds ``by`` and the observed
         keys, the code and the probability columns of :func:`polfair.core.proba.proba_columns`.
     polarity
         How the pass reads ``y_score`` and a Boolean ``y_pred`` against ``favorable`` (the polarity

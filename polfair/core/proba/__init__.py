@@ -21,7 +21,7 @@ expression) of its probability. Two estimators:
 
 The pass does not explode rows: it groups by ``by + observed protected keys + outcome code`` as
 always and aggregates, per group ``g``, ``Σ w·p_g``, ``Σ w²·p_g`` and (with scores) ``Σ w·p_g·s``,
-``Σ w·p_g·(1−s)`` as extra columns; :mod:`polfair.core.proba.cells` reshapes that small result into
+``Σ w·p_g·(1−s)`` as extra columns; :mod:`polfair.core.passes.estimated` reshapes that small result into
 the ordinary code table of the cells ``(by, observed keys, estimated attribute)``, so the cell
 table, every metric, interval, roll-up, intersection and output are the ordinary ones. This
 module holds the request (:class:`ProbaSpec`, :func:`parse_protected_proba`) and the pass's

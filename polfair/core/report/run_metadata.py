@@ -2,7 +2,7 @@
 
 A report appended run after run to one table (a parquet directory, a warehouse table) needs to say
 which run each row came from (Great Expectations' run id, Databricks' window and model id). These
-columns are optional (:data:`polfair.core.report.schema.RUN_METADATA_COLUMNS`), last in the report, and
+columns are optional (:data:`polfair.core.schema.RUN_METADATA_COLUMNS`), last in the report, and
 on by default in the ``polfair report`` command.
 
 The *request* of a report (label, prediction or score and threshold, favorable values, privileged
@@ -25,7 +25,7 @@ from typing import Any
 
 import polars as pl
 
-from polfair.core.report.schema import REPORT_SCHEMA, RUN_METADATA_COLUMNS, SCHEMA_VERSION
+from polfair.core.schema import REPORT_SCHEMA, RUN_METADATA_COLUMNS, SCHEMA_VERSION
 from polfair.exceptions import PolfairError
 
 __all__ = [

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from polfair.core.report.schema import RUN_METADATA_COLUMNS, by_columns
+from polfair.core.schema import RUN_METADATA_COLUMNS, by_columns
 from polfair.exceptions import PolfairError
 
 __all__ = ["WIDE_SEPARATOR", "to_wide"]

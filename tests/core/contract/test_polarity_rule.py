@@ -196,6 +196,6 @@ def test_label_values_that_match_nothing_warn_once_per_report() -> None:
 
 
 def test_the_docs_page_shows_the_polarity_table() -> None:
-    page = (Path(__file__).resolve().parents[2] / "docs" / "contract.md").read_text(encoding="utf-8")
+    page = (Path(__file__).resolve().parents[3] / "docs" / "contract.md").read_text(encoding="utf-8")
     for r in polarity_table().iter_rows(named=True):
         assert f"| {r['label dtype']} | {r['without score_label']} | {r['score_label']} |" in page

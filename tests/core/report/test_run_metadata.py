@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from polfair.core.report.run_metadata import config_hash, package_version, with_run_metadata
-from polfair.core.report.schema import REPORT_SCHEMA, RUN_METADATA_COLUMNS, SCHEMA_VERSION
+from polfair.core.schema import REPORT_SCHEMA, RUN_METADATA_COLUMNS, SCHEMA_VERSION
 from polfair.exceptions import PolfairError
 
 _REP = pl.DataFrame({"attribute": ["sex", "sex"], "metric": ["selection_rate"] * 2, "value": [0.5, 0.25]})

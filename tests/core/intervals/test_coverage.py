@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-_PATH = Path(__file__).resolve().parents[2] / "bench" / "coverage.py"
+_PATH = Path(__file__).resolve().parents[3] / "bench" / "coverage.py"
 
 
 @pytest.fixture(scope="module")

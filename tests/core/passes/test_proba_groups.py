@@ -22,7 +22,7 @@ from reference import disparity_values, div, metric_values, sub
 from test_single_pass import CountingSource
 
 import polfair as pf
-from polfair.core.proba.cells import apportion, row_offset
+from polfair.core.passes.estimated import apportion, row_offset
 from polfair.datasets import BISG_GROUPS
 
 PROBA = {"race": {g: f"p_{g}" for g in BISG_GROUPS}}

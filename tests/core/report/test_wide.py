@@ -8,8 +8,8 @@ from conftest import Case, audit_cases
 from hypothesis import HealthCheck, given, settings
 
 import polfair as pf
-from polfair.core.report.schema import RUN_METADATA_COLUMNS, by_columns
 from polfair.core.report.wide import to_wide
+from polfair.core.schema import RUN_METADATA_COLUMNS, by_columns
 from polfair.exceptions import PolfairError
 
 _COMPAS = {"y_true": "two_year_recid", "y_pred": pl.col("decile_score") >= 5, "protected": ["race", "sex"]}

@@ -1,4 +1,4 @@
-"""The one pass of an estimated attribute, and the reshape of its small result into ordinary cells.
+"""The pass of an estimated attribute (a stage of the one pass), and the reshape of its small result into ordinary cells.
 
 :mod:`polfair.core.proba` explains the estimators. Here:
 
@@ -358,7 +358,7 @@ def cell_table(data: Any, **request: Any) -> pl.LazyFrame:
     """
     spec = build_spec(data, **request)
     if spec.proba is None:  # pragma: no cover - the callers pass protected_proba
-        msg = "cell_table of polfair.core.proba.cells needs protected_proba="
+        msg = "cell_table of polfair.core.passes.estimated needs protected_proba="
         raise ValueError(msg)
     return pivot_codes(expand_codes(checked_polarity(code_counts(spec), spec), spec), spec)
 
