@@ -354,7 +354,7 @@ def fairness_report(
         reads the four-fifths rule; ``false_negative_rate_ratio`` only ratios above 1.25.
     min_sample_size
         Input rows a group needs for a verdict and to be a comparison group: the small-group
-        policy (:mod:`polfair.core.report.reference`; ``docs/status.md``). ``None`` (default): the
+        policy (:mod:`polfair.core.reference`; ``docs/status.md``). ``None`` (default): the
         config's, else 30 rows; ``0``: no minimum. A judged row whose group or reference has fewer
         rows gets ``status="insufficient_data"``, never ok/violation; ``reference="largest"`` and
         ``"best"`` choose among the groups that meet it; a named ``privileged`` group below it warns

@@ -25,7 +25,7 @@ import polars as pl
 
 from polfair.core.contract.inputs import to_lazyframe
 from polfair.core.options import close_names
-from polfair.core.report.reference import DEFAULT_MIN_SAMPLE_SIZE
+from polfair.core.reference import DEFAULT_MIN_SAMPLE_SIZE
 from polfair.core.report.run_metadata import attach_request, request_of
 from polfair.core.report.status import THRESHOLD_PRESETS
 from polfair.core.report.wide import to_wide
@@ -43,7 +43,7 @@ from polfair.outputs.writers import (
 __all__ = ["EXIT_CODES_HELP", "check_output_path", "flag_message", "main", "parse_protected_proba_flag", "summarize"]
 
 #: The demo's policy: the four-fifths band on the headline ratios, groups of at least 30 rows (the
-#: small-group policy's default, polfair.core.report.reference).
+#: small-group policy's default, polfair.core.reference).
 DEMO_THRESHOLDS = {m: [0.8, 1.25] for m in ("disparate_impact", "false_positive_rate_ratio", "false_negative_rate_ratio")}
 DEMO_MIN_SAMPLE_SIZE = DEFAULT_MIN_SAMPLE_SIZE
 

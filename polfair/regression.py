@@ -23,6 +23,7 @@ import polars as pl
 from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
 from polfair.core.passes.spec import check_key_names
+from polfair.core.reference import resolve_min_sample_size
 from polfair.core.regression import (
     BINS_PER_OCTAVE,
     REGRESSION_CELL_COLUMNS,
@@ -32,7 +33,6 @@ from polfair.core.regression import (
 )
 from polfair.core.regression.report import report_rows
 from polfair.core.report.build import Intersections
-from polfair.core.report.reference import resolve_min_sample_size
 from polfair.core.report.run_metadata import attach_request, expr_text
 from polfair.engines.frame import frame_of
 from polfair.exceptions import PolfairError

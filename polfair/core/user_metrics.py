@@ -30,7 +30,7 @@ from typing import Any
 import polars as pl
 
 from polfair.core.metrics import ALIASES, DISPARITIES, METRICS, Counts, rate
-from polfair.core.report.reference import best_value, eligible
+from polfair.core.reference import best_value, eligible
 from polfair.core.schema import REPORT_SCHEMA
 from polfair.exceptions import PolfairError
 
@@ -216,7 +216,7 @@ def user_metric_parts(
     """The group, attribute and population parts of the user metrics (laid out with the report's rows).
 
     ``reference="best"`` picks among the groups with at least ``min_sample_size`` rows, as the
-    built-in metrics (:mod:`polfair.core.report.reference`).
+    built-in metrics (:mod:`polfair.core.reference`).
 
     ``groups``/``pop``/``ref`` are the report's group table (sums, labels, privileged flags and
     modes), population table and reference table; ``columns`` names the report's working columns

@@ -19,7 +19,7 @@ from typing import Any
 import polars as pl
 
 from polfair.compat import yardstick as groupwise
-from polfair.core.report.reference import check_min_sample_size
+from polfair.core.reference import check_min_sample_size
 from polfair.core.report.selection import select_metrics
 from polfair.core.report.status import FOUR_FIFTHS, THRESHOLD_PRESETS
 from polfair.exceptions import PolfairError
@@ -391,7 +391,7 @@ class FairnessConfig:
     min_sample_size
         Int >= 0 or ``None``: rows a group needs before a threshold is judged and to be a
         comparison group (``None``: the default, 30 rows; ``0``: no minimum;
-        :mod:`polfair.core.report.reference`).
+        :mod:`polfair.core.reference`).
     max_sample_size
         Positive int or ``None``: above it, the report runs on a seeded sample of this many rows.
     seed

@@ -19,7 +19,7 @@ from polfair.compat import yardstick as groupwise
 from polfair.core._args import check_columns
 from polfair.core.contract.inputs import is_foreign, to_lazyframe
 from polfair.core.passes.counts import merge_counts
-from polfair.core.report.reference import check_min_sample_size, resolve_min_sample_size
+from polfair.core.reference import check_min_sample_size, resolve_min_sample_size
 from polfair.core.report.run_metadata import expr_text, package_version
 from polfair.core.report.status import check_sides
 from polfair.core.values import absent_values_message

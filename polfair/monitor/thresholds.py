@@ -20,8 +20,8 @@ from typing import Any
 import polars as pl
 
 from polfair.core.metrics import METRICS
+from polfair.core.reference import resolve_min_sample_size
 from polfair.core.report.build import REPORT_COLUMNS as _REPORT_COLUMNS
-from polfair.core.report.reference import resolve_min_sample_size
 from polfair.core.report.run_metadata import attach_request, request_of
 from polfair.core.report.status import STATUS_VALUES, check_sides, is_ratio_metric, sided_band, status_expr
 from polfair.core.schema import by_columns
@@ -69,7 +69,7 @@ def apply_thresholds(
         [0.8, 1.25] on ``disparate_impact`` and (with predictions) the FPR and FNR ratios.
     min_sample_size
         Int >= 0 or ``None`` (default: the small-group policy's 30 rows,
-        :data:`polfair.core.report.reference.DEFAULT_MIN_SAMPLE_SIZE`; ``0``: no minimum). A
+        :data:`polfair.core.reference.DEFAULT_MIN_SAMPLE_SIZE`; ``0``: no minimum). A
         checked row whose group has fewer than this many input rows (``n``), or whose reference
         group does (comparisons), or, for an attribute-level row, whose smallest group does, gets
         ``"insufficient_data"``.

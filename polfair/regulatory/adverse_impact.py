@@ -45,8 +45,8 @@ from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
 from polfair.core.options import checks_keywords, refuse_unused
 from polfair.core.proba import DEFAULT_TOLERANCE, estimated_note, parse_protected_proba
+from polfair.core.reference import resolve_min_sample_size
 from polfair.core.report.build import attribute_sets, group_label
-from polfair.core.report.reference import resolve_min_sample_size
 from polfair.core.report.run_metadata import attach_request
 from polfair.exceptions import PolfairError
 from polfair.regulatory.statistics import (
@@ -120,7 +120,7 @@ def _rows_for_set(
             reason = _UNKNOWN
         elif exclude_below is not None and N and r["n"] < exclude_below * N:
             reason = _SMALL.format(exclude_below)
-        elif min_size and r["n"] < min_size:  # the small-group policy (polfair.core.report.reference)
+        elif min_size and r["n"] < min_size:  # the small-group policy (polfair.core.reference)
             reason = _TOO_SMALL.format(min_size)
         rows.append({"group": r["group"], "n": r["n"], "selected": r["selected"], "selection_rate": rate,
                      "excluded": reason is not None, "excluded_reason": reason})  # fmt: skip

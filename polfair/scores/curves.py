@@ -41,8 +41,8 @@ from polfair.core._typing import IntoExpr
 from polfair.core.options import checks_keywords
 from polfair.core.passes.counts import check_counted
 from polfair.core.proba import DEFAULT_TOLERANCE
+from polfair.core.reference import largest_reference, resolve_min_sample_size, warn_small_reference
 from polfair.core.report.build import attribute_sets, group_label, value_label, warn_absent_privileged
-from polfair.core.report.reference import largest_reference, resolve_min_sample_size, warn_small_reference
 from polfair.core.values import coerce_values
 from polfair.exceptions import InvalidInputError, PolfairError
 from polfair.scores._uncertainty import SCORE_CI_FLOATS, auc_variance_expr, score_intervals
@@ -518,7 +518,7 @@ def reference_groups(
 ) -> pl.DataFrame:
     """The reference group of every (``by`` value, attribute set): privileged if given, else the largest.
 
-    The choice and the small-group policy are :mod:`polfair.core.report.reference`'s (one
+    The choice and the small-group policy are :mod:`polfair.core.reference`'s (one
     implementation for every report): the largest group is the largest among the groups with at
     least ``min_sample_size`` input rows; a privileged group below it warns.
 

@@ -23,7 +23,7 @@ import pytest
 
 import polfair as pf
 from polfair.cli import main
-from polfair.core.report.reference import DEFAULT_MIN_SAMPLE_SIZE, resolve_min_sample_size
+from polfair.core.reference import DEFAULT_MIN_SAMPLE_SIZE, resolve_min_sample_size
 from polfair.exceptions import PolfairError, ReferenceWarning
 from polfair.monitor import alerts, apply_thresholds
 from polfair.regulatory import adverse_impact
@@ -123,7 +123,7 @@ def test_a_named_small_reference_warns_and_judges_nothing() -> None:
 
 
 def test_largest_reference_skips_groups_below_the_minimum() -> None:
-    from polfair.core.report.reference import largest_reference
+    from polfair.core.reference import largest_reference
 
     g = pl.DataFrame({"a": [0, 0, 0], "i": [0, 1, 2], "w": [500.0, 20.0, 40.0], "n": [5, 20, 40]})  # weighted rows
     assert largest_reference(g, ["a"], order="i", min_sample_size=30).collect()["i"].to_list() == [2]

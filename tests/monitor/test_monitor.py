@@ -16,7 +16,7 @@ from polars.testing import assert_frame_equal
 import polfair as pf
 from polfair.cli import main as cli_main
 from polfair.core.metrics import METRICS
-from polfair.core.report.reference import DEFAULT_MIN_SAMPLE_SIZE
+from polfair.core.reference import DEFAULT_MIN_SAMPLE_SIZE
 from polfair.exceptions import ColumnNotFoundError, PolfairError
 from polfair.monitor import (
     OTHER,

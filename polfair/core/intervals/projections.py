@@ -246,7 +246,7 @@ def best_reference_stats(p: np.ndarray, n: np.ndarray, seg: Segments, ci: float,
     """Per family (segment): the Šidák critical value over its defined groups and the best group's
     simultaneous Wilson limits ``(z, best_u, best_l)`` (max, or min when lower is better).
     ``eligible`` (bool per row): the best is taken among these rows where a family has any (the
-    small-group policy, :mod:`polfair.core.report.reference`); ``None``: among all rows.
+    small-group policy, :mod:`polfair.core.reference`); ``None``: among all rows.
 
     Examples
     --------

@@ -56,13 +56,16 @@ from polfair.core.schema import CELL_SCHEMA, REPORT_SCHEMA
 from polfair.exceptions import PolfairError
 
 __all__ = [
+    "FV",
     "IntoExpr",
+    "SF",
     "Spec",
     "build_spec",
     "check_key_names",
     "check_on_missing",
     "check_threshold",
     "classification_columns",
+    "favorable_value_columns",
     "fold_layout",
     "fold_values",
     "label_values",
@@ -83,7 +86,6 @@ SF = "__pf_sf"
 #: value): summed in the pass, so a misspelled value inside the list is named after it, as ``privileged``'s.
 FV = "__pf_fv"
 
-__all__ += ["FV", "SF", "favorable_value_columns"]
 __all__ += ["CODE", "EXACT_SCALE", "FLAG_BAD_SCORE", "FLAG_BAD_WEIGHT", "FLAG_NULL_SCORE", "FLAG_NULL_WEIGHT"]
 
 #: Names no key (``by`` or protected) may take: the cell table's own columns (:data:`~polfair.core.schema.CELL_SCHEMA`).

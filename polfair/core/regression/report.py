@@ -18,6 +18,7 @@ import polars as pl
 from polfair.core import intervals as iv
 from polfair.core._args import as_list
 from polfair.core.passes.counts import check_counted
+from polfair.core.reference import largest_reference, resolve_min_sample_size, warn_small_reference
 from polfair.core.regression.moments import combine, common_units
 from polfair.core.regression.passes import (
     REGRESSION_CELL_COLUMNS,
@@ -55,7 +56,6 @@ from polfair.core.report.build import (
     value_label,
     warn_absent_privileged,
 )
-from polfair.core.report.reference import largest_reference, resolve_min_sample_size, warn_small_reference
 from polfair.core.values import coerce_values, match_values
 from polfair.exceptions import InvalidInputError, PolfairError
 
@@ -110,7 +110,7 @@ def regression_report_from_cells(
         ``"bh"`` (default), ``"by"``, ``"holm"`` or ``None`` (``p_value_adjusted`` = ``p_value``):
         ``p_value_adjusted`` within each (``by`` value, metric) family of group rows and of attribute rows.
     min_sample_size
-        Input rows a group needs to be the comparison group (:mod:`polfair.core.report.reference`):
+        Input rows a group needs to be the comparison group (:mod:`polfair.core.reference`):
         the largest group is chosen among those that meet it; a privileged group below it warns.
         ``None``: 30 rows; ``0``: no minimum.
 
@@ -353,7 +353,7 @@ class _Context:
             warn_small_reference(named, label="__pf_label", size="n", min_sample_size=self.min_n,
                                  stacklevel=self.stacklevel + 2)  # fmt: skip
         largest = groups.filter(pl.col(_MODE) == "largest")
-        if largest.height:  # the largest group meeting the minimum (polfair.core.report.reference)
+        if largest.height:  # the largest group meeting the minimum (polfair.core.reference)
             first = largest_reference(largest, sk, order=_SG, weight="w", size="n", min_sample_size=self.min_n)
             lg = largest.join(first.collect().select(_SG), on=_SG, how="semi").select(
                 *sk, *REGRESSION_CELL_COLUMNS, pl.concat_list(_SG).alias("__pf_members"),

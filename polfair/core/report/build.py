@@ -95,14 +95,14 @@ from polfair.core.intervals.common import Segments
 from polfair.core.intervals.spreads import segments_of
 from polfair.core.metrics import METRICS, Disparity, group_metrics
 from polfair.core.passes.counts import COUNT_COLUMNS, WEIGHT_EXP, check_cell_table, check_counted
-from polfair.core.report.intervals import CI_CATS, CI_FLOATS, CiOptions, GroupContext, adjust_p_values, best_statistics
-from polfair.core.report.reference import (
+from polfair.core.reference import (
     best_value,
     eligible,
     largest_reference,
     resolve_min_sample_size,
     warn_small_reference,
 )
+from polfair.core.report.intervals import CI_CATS, CI_FLOATS, CiOptions, GroupContext, adjust_p_values, best_statistics
 from polfair.core.report.rows import (
     ATTR_METRICS,
     BENEFIT_VAR,
@@ -470,7 +470,7 @@ def report_from_counts(
         set warns with :class:`~polfair.exceptions.ReportSizeWarning`), as in
         :func:`polfair.fairness_report`.
     min_sample_size
-        Input rows a group needs to be a comparison group (:mod:`polfair.core.report.reference`):
+        Input rows a group needs to be a comparison group (:mod:`polfair.core.reference`):
         ``reference="largest"`` and ``"best"`` choose among the groups that meet it, a named
         ``privileged`` group below it warns. ``None`` (default): 30 rows; ``0``: no minimum.
 
@@ -916,7 +916,7 @@ def _reference(
 ) -> pl.DataFrame:
     """One row per (by group, attribute set): ``<metric>__ref`` values and ``<name>__refname``
     (Categorical) for every metric and named disparity. Only the branches of the ``modes`` in use are built.
-    The choice among groups (largest, best) and the small-group policy: :mod:`polfair.core.report.reference`.
+    The choice among groups (largest, best) and the small-group policy: :mod:`polfair.core.reference`.
     """
 
     def of(m: str) -> pl.LazyFrame:

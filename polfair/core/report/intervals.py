@@ -63,7 +63,7 @@ class CiOptions:
     n_boot: int = 200
     seed: int = 0
     p_adjust: str | None = "bh"
-    #: Input rows a group needs to be the "best" reference (:mod:`polfair.core.report.reference`).
+    #: Input rows a group needs to be the "best" reference (:mod:`polfair.core.reference`).
     min_sample_size: int = 0
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import polars as pl
 
-from polfair.core.report.reference import resolve_min_sample_size
+from polfair.core.reference import resolve_min_sample_size
 from polfair.core.report.run_metadata import attach_request, request_of
 from polfair.core.report.status import is_ratio_metric
 from polfair.monitor.thresholds import FOUR_FIFTHS as _FOUR_FIFTHS
