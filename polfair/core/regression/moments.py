@@ -24,6 +24,15 @@ is in the data's units; null when they are all 0: any unit holds the cell); scal
 two is exact. :data:`UNITS` gives each column's
 degree in the weights and in the values; tables on other units are rescaled exactly before they
 are merged (:func:`rescale`).
+
+**Compensated means.** Each mean is a double-double ``mean_q + mean_q_lo``: ``mean_q`` is the
+weighted mean as computed, ``mean_q_lo = Σw(q − mean_q)/W`` the weighted mean of its residuals (in
+the same query; ``q − mean_q`` is exact near the mean, Sterbenz). A mean at a large level
+(1e12 ± 1: an ulp of 1.2e-4) keeps the digits its rounding to the level loses: the centred terms
+are about ``mean_q + mean_q_lo``, and every difference of means (the merges' ``d``, the reports'
+differences and Welch tests) is taken as ``(hi_a − hi_b) + (lo_a − lo_b)``. A merge stores its
+combined mean as an exact two-sum. Tables without the ``*_lo`` columns (written before issue 40)
+read ``lo = 0`` (:func:`with_lo`).
 """
 
 from __future__ import annotations
@@ -44,10 +53,13 @@ __all__ = [
     "about",
     "central",
     "combine",
+    "LO_COLUMNS",
     "common_units",
     "complement",
     "rescale",
+    "two_sum",
     "unit_exponent",
+    "with_lo",
 ]
 
 #: The quantities of a row: name -> (its mean column, its centred moment columns of order 2, 3, ...).
@@ -58,6 +70,10 @@ QUANTITIES: dict[str, tuple[str, tuple[str, ...]]] = {
     "ae": ("mean_ae", ("m2_ae",)),
     "e2": ("mean_e2", ("m2_e2",)),
 }
+#: The compensation of each mean (the low part of a double-double mean): mean column -> its ``*_lo`` column.
+LO: dict[str, str] = {mean: f"{mean}_lo" for mean, _ in QUANTITIES.values()}
+#: The compensation columns of the regression cell table (additive: a table without them reads 0).
+LO_COLUMNS = tuple(LO.values())
 #: The co-moments: column -> (quantity a, quantity b, power of b): Σw(a − ā)(b − b̄)^k.
 COMOMENTS: dict[str, tuple[str, str, int]] = {"c_yp": ("y", "p", 1), "c_e2y": ("e2", "y", 1), "c_e2y2": ("e2", "y", 2)}
 #: The moment columns of the regression cell table, in order.
@@ -106,6 +122,30 @@ def unit_exponent(ns: Any, largest: Any) -> Any:
 
 # ----------------------------------------------------------------------------------------------
 # the algebra: written once for numpy arrays and Polars expressions (only + − × ÷ are used)
+
+
+def two_sum(a: Any, b: Any) -> tuple[Any, Any]:
+    """Knuth's TwoSum: ``s = fl(a + b)`` and the exact rounding error ``e`` (``a + b = s + e`` exactly).
+
+    Examples
+    --------
+    >>> s, e = two_sum(1e12, 1e-5)
+    >>> s, e == 1e-5 - (s - 1e12)
+    (1000000000000.0, True)
+    """
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def with_lo(table: Any) -> Any:
+    """The table (eager or lazy) with every compensation column (:data:`LO_COLUMNS`): 0.0 where absent.
+
+    A cell table of an earlier polfair (without ``*_lo``) reads as exact means rounded to Float64.
+    """
+    names = table.collect_schema().names() if isinstance(table, pl.LazyFrame) else table.columns
+    absent = [c for c in LO_COLUMNS if c not in names]
+    return table.with_columns([pl.lit(0.0, pl.Float64).alias(c) for c in absent]) if absent else table
 
 
 def about(m: Mapping[str, Any], d: Mapping[str, Any], W: Any) -> dict[str, Any]:
@@ -213,6 +253,7 @@ def common_units(cells: pl.DataFrame) -> tuple[pl.DataFrame, int, int]:
     >>> table["w"].to_list(), we, ye
     ([0.25, 1.0], 2, 0)
     """
+    cells = with_lo(cells)
     if cells.height == 0:
         return cells, 0, 0
     we, ye = int(cells["w_exp"].max() or 0), int(cells["y_exp"].max() or 0)  # type: ignore[arg-type]
@@ -261,7 +302,7 @@ def combine(cells: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
     (4.0, 38.0)
     """
     keys = list(keys)
-    t = cells.with_columns(_over(pl.col("w_exp").max(), keys).alias("__pf_we"),
+    t = with_lo(cells).with_columns(_over(pl.col("w_exp").max(), keys).alias("__pf_we"),
                            _over(pl.col("y_exp").max(), keys).alias("__pf_ye"))  # fmt: skip
     t = t.with_columns(rescale(pl.col("__pf_we"), pl.col("__pf_ye")))
     W = _over(pl.col("w").sum(), keys)
@@ -270,7 +311,8 @@ def combine(cells: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
         for q, (mean, _) in QUANTITIES.items()
     }  # fmt: skip
     t = t.with_columns([c.alias(f"__pf_c_{q}") for q, c in centre.items()])
-    d = {q: pl.col(mean) - pl.col(f"__pf_c_{q}") for q, (mean, _) in QUANTITIES.items()}
+    # the compensated difference of means: (hi − c) is exact near the centre (Sterbenz), lo adds the digits
+    d = {q: (pl.col(mean) - pl.col(f"__pf_c_{q}")) + pl.col(LO[mean]) for q, (mean, _) in QUANTITIES.items()}
     raw = about({c: pl.col(c) for c in MOMENT_COLUMNS}, d, pl.col("w"))
     sums = [*_ADDED, "w", "w2", *raw]
     t = t.with_columns([e.alias(f"__pf_s_{k}") for k, e in raw.items()])
@@ -283,13 +325,16 @@ def combine(cells: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
     del sums
     Wg = pl.col("w")
     dd, cm = central({k: pl.col(f"__pf_s_{k}") for k in raw}, Wg, _ratio_expr)
-    means = [(pl.col(f"__pf_c_{q}") + dd[q]).alias(mean) for q, (mean, _) in QUANTITIES.items()]
+    means = []
+    for q, (mean, _) in QUANTITIES.items():  # the combined mean c + dd as an exact double-double
+        hi, lo = two_sum(pl.col(f"__pf_c_{q}"), dd[q])
+        means += [hi.alias(mean), lo.alias(LO[mean])]
     g = g.with_columns(*means, *[e.alias(c) for c, e in cm.items()])
     return g.select(*keys, *_ordered(g.columns))
 
 
 def _ordered(columns: Sequence[str]) -> list[str]:
-    return [c for c in CELL_COLUMNS if c in columns]
+    return [c for c in (*CELL_COLUMNS, *LO_COLUMNS) if c in columns]
 
 
 def complement(whole: Mapping[str, np.ndarray], part: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -311,7 +356,9 @@ def complement(whole: Mapping[str, np.ndarray], part: Mapping[str, np.ndarray]) 
     (3.5, 0.5)
     """
     W = whole["w"] - part["w"]
-    d = {q: part[mean] - whole[mean] for q, (mean, _) in QUANTITIES.items()}
+    zero = np.zeros_like(W)
+    lo_w, lo_p = ({m: t.get(m, zero) for m in LO_COLUMNS} for t in (whole, part))
+    d = {q: (part[mean] - whole[mean]) + (lo_p[LO[mean]] - lo_w[LO[mean]]) for q, (mean, _) in QUANTITIES.items()}
     sp = about(part, d, part["w"])
     sw = about(whole, {q: np.zeros_like(W) for q in QUANTITIES}, whole["w"])
     rest = {k: sw[k] - sp[k] for k in sp}
@@ -322,6 +369,8 @@ def complement(whole: Mapping[str, np.ndarray], part: Mapping[str, np.ndarray]) 
 
     dd, cm = central(rest, W, ratio)
     out = {"w": W, "w2": whole["w2"] - part["w2"], **cm}
-    out |= {mean: whole[mean] + dd[q] for q, (mean, _) in QUANTITIES.items()}
+    for q, (mean, _) in QUANTITIES.items():  # whole's mean + dd, compensated
+        hi, err = two_sum(whole[mean], dd[q])
+        out[mean], out[LO[mean]] = hi, err + lo_w[LO[mean]]
     out |= {"y_min": np.full_like(W, -np.inf), "y_max": np.full_like(W, np.inf)}
     return out

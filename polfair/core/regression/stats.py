@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from polfair.core.regression.moments import MOMENT_COLUMNS, complement
+from polfair.core.regression.moments import LO, LO_COLUMNS, MOMENT_COLUMNS, complement
 from polfair.core.regression.passes import (
     regression_cells,  # noqa: F401 (the doctests use it)
     roll_up,  # noqa: F401 (the doctests use it)
@@ -35,7 +35,9 @@ __all__ = [
     "ks_batch",
     "ks_from_histograms",
     "ks_p_value",
+    "mean_difference",
     "mean_interval",
+    "mean_parts",
     "metric_values",
     "r2_parts",
     "safe_div",
@@ -126,8 +128,38 @@ def group_moments(frame: pl.DataFrame) -> Moments:
     >>> float(mean_interval(m, "mean_outcome")[0][0])
     2.0
     """
-    cols = ["w", "w2", *MOMENT_COLUMNS, "y_min", "y_max"]
-    return Moments({c: frame[c].cast(_F64).to_numpy().astype(np.float64, copy=True) for c in cols})
+    cols = ["w", "w2", *MOMENT_COLUMNS, "y_min", "y_max", *LO_COLUMNS]
+    zero = pl.Series(np.zeros(frame.height))  # a table without the compensations (an earlier polfair): lo = 0
+    return Moments({c: (frame[c] if c in frame.columns else zero).cast(_F64).to_numpy().astype(np.float64, copy=True)
+                    for c in cols})  # fmt: skip
+
+
+def mean_parts(m: Moments, metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """The double-double mean ``(hi, lo)`` of one of the five means (lo 0 where the moments have none).
+
+    A difference of two means is ``(hi_a − hi_b) + (lo_a − lo_b)`` (:func:`mean_difference`): at a
+    level far above the spread (1e12 ± 1) each mean rounded to Float64 has lost the digits the
+    difference needs.
+    """
+    mean = MEAN_MOMENTS[metric][0]
+    hi = m[mean]
+    return hi, m.sums.get(LO[mean], np.zeros_like(hi))
+
+
+def mean_difference(a: Moments, b: Moments, metric: str) -> np.ndarray:
+    """``mean_a − mean_b`` of one of the five means, from their double-double parts (NaN where undefined).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a = Moments({"w": np.ones(1), "mean_y": np.array([1e12]), "mean_y_lo": np.array([3e-5])})
+    >>> b = Moments({"w": np.ones(1), "mean_y": np.array([1e12]), "mean_y_lo": np.array([1e-5])})
+    >>> round(float(mean_difference(a, b, "mean_outcome")[0]), 12), float((1e12 + 3e-5) - (1e12 + 1e-5))
+    (2e-05, 0.0)
+    """
+    (ha, la), (hb, lb) = mean_parts(a, metric), mean_parts(b, metric)
+    with np.errstate(invalid="ignore"):
+        return np.where((a["w"] > 0) & (b["w"] > 0), (ha - hb) + (la - lb), np.nan)
 
 
 def safe_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -152,8 +184,9 @@ def metric_values(m: Moments) -> dict[str, np.ndarray]:
     """
     W = m["w"]
     out = {"num_instances": W.copy()}
-    for name, (mean, _) in MEAN_MOMENTS.items():
-        out[name] = np.where(W > 0, m[mean], np.nan)
+    for name in MEAN_MOMENTS:
+        hi, lo = mean_parts(m, name)
+        out[name] = np.where(W > 0, hi + lo, np.nan)
     out["root_mean_squared_error"] = np.sqrt(out["mean_squared_error"])
     sst = _sst(m)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -194,7 +227,8 @@ def mean_interval(m: Moments, metric: str) -> tuple[np.ndarray, np.ndarray, np.n
     df = neff - 1.0
     with np.errstate(divide="ignore", invalid="ignore"):
         v = np.where(df > 0, var_w / np.where(df > 0, df, 1.0), np.nan)
-    return np.where(W > 0, m[mean], np.nan), v, np.where(df > 0, df, np.nan)
+    hi, lo = mean_parts(m, metric)
+    return np.where(W > 0, hi + lo, np.nan), v, np.where(df > 0, df, np.nan)
 
 
 def r2_parts(m: Moments) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -205,7 +239,7 @@ def r2_parts(m: Moments) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """
     W, neff = m["w"], m.neff
     r2 = metric_values(m)["r2_score"]
-    A = np.where(W > 0, m["mean_e2"], np.nan)
+    A = metric_values(m)["mean_squared_error"]
     B = safe_div(m["m2_y"], W)
     var_a = safe_div(m["m2_e2"], W)
     var_b = safe_div(m["m4_y"], W) - B * B
@@ -265,14 +299,21 @@ def t_quantile(ci: float, df: np.ndarray) -> np.ndarray:
 
 
 def welch_test(
-    m1: np.ndarray, v1: np.ndarray, df1: np.ndarray, m2: np.ndarray, v2: np.ndarray, df2: np.ndarray
+    m1: np.ndarray,
+    v1: np.ndarray,
+    df1: np.ndarray,
+    m2: np.ndarray,
+    v2: np.ndarray,
+    df2: np.ndarray,
+    diff: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Welch's t for ``m1 − m2``: difference, its squared standard error, Welch–Satterthwaite ν, p-value.
 
     ``ν = (v1 + v2)² / (v1²/ν1 + v2²/ν2)``, two-sided ``p = 2·t.sf(|d|/√(v1+v2), ν)``
     (:mod:`scipy.stats`). Unweighted (``v = s²/n``, ``ν = n − 1``) this is
     ``scipy.stats.ttest_ind(a, b, equal_var=False)``. NaN where a variance or ν is undefined or
-    both variances are 0.
+    both variances are 0. ``diff``: ``m1 − m2`` computed more exactly by the caller (the
+    compensated difference of two means, :func:`mean_difference`); default ``m1 − m2``.
 
     Examples
     --------
@@ -282,7 +323,7 @@ def welch_test(
     >>> round(float(nu[0]), 3), round(float(p[0]), 4)
     (18.106, 0.2129)
     """
-    d, v = m1 - m2, v1 + v2
+    d, v = (m1 - m2) if diff is None else diff, v1 + v2
     with np.errstate(divide="ignore", invalid="ignore"):
         nu = v * v / (v1 * v1 / df1 + v2 * v2 / df2)
         nu = np.where(v > 0, nu, np.nan)
