@@ -310,25 +310,34 @@ def combine(cells: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
         q: pl.when(W > 0).then(_over((pl.col("w") / W * pl.col(mean)).sum(), keys)).otherwise(_over(pl.col(mean).mean(), keys))
         for q, (mean, _) in QUANTITIES.items()
     }  # fmt: skip
-    t = t.with_columns([c.alias(f"__pf_c_{q}") for q, c in centre.items()])
+    # the combined compensation: the weighted mean of the parts' lo (as the centre: one part keeps its lo)
+    low = {
+        q: pl.when(W > 0).then(_over((pl.col("w") / W * pl.col(LO[mean])).sum(), keys))
+        .otherwise(_over(pl.col(LO[mean]).mean(), keys))
+        for q, (mean, _) in QUANTITIES.items()
+    }  # fmt: skip
+    t = t.with_columns([c.alias(f"__pf_c_{q}") for q, c in centre.items()] + [c.alias(f"__pf_l_{q}") for q, c in low.items()])
     # the compensated difference of means: (hi − c) is exact near the centre (Sterbenz), lo adds the digits
-    d = {q: (pl.col(mean) - pl.col(f"__pf_c_{q}")) + pl.col(LO[mean]) for q, (mean, _) in QUANTITIES.items()}
+    hd = {q: pl.col(mean) - pl.col(f"__pf_c_{q}") for q, (mean, _) in QUANTITIES.items()}
+    d = {q: hd[q] + pl.col(LO[mean]) for q, (mean, _) in QUANTITIES.items()}
     raw = about({c: pl.col(c) for c in MOMENT_COLUMNS}, d, pl.col("w"))
-    sums = [*_ADDED, "w", "w2", *raw]
-    t = t.with_columns([e.alias(f"__pf_s_{k}") for k, e in raw.items()])
+    t = t.with_columns([e.alias(f"__pf_s_{k}") for k, e in raw.items()] +
+                       [(pl.col("w") * hd[q]).alias(f"__pf_h_{q}") for q in QUANTITIES])  # fmt: skip
     aggs = [
         *[pl.col(c).sum() for c in (*_ADDED, "w", "w2")], *[pl.col(f"__pf_s_{k}").sum().alias(f"__pf_s_{k}") for k in raw],
+        *[pl.col(f"__pf_h_{q}").sum() for q in QUANTITIES], *[pl.col(f"__pf_l_{q}").first() for q in QUANTITIES],
         *[pl.col(f"__pf_c_{q}").first() for q in QUANTITIES], pl.col("__pf_we").first().alias("w_exp"),
         pl.col("__pf_ye").first().alias("y_exp"), *[pl.col(c).min() for c in _MIN], *[pl.col(c).max() for c in _MAX],
     ]  # fmt: skip
     g = t.group_by(keys, maintain_order=True).agg(aggs) if keys else t.select(aggs)
-    del sums
     Wg = pl.col("w")
-    dd, cm = central({k: pl.col(f"__pf_s_{k}") for k in raw}, Wg, _ratio_expr)
+    _, cm = central({k: pl.col(f"__pf_s_{k}") for k in raw}, Wg, _ratio_expr)
     means = []
-    for q, (mean, _) in QUANTITIES.items():  # the combined mean c + dd as an exact double-double
-        hi, lo = two_sum(pl.col(f"__pf_c_{q}"), dd[q])
-        means += [hi.alias(mean), lo.alias(LO[mean])]
+    for q, (mean, _) in QUANTITIES.items():
+        # the combined mean: c + Σw(hi − c)/W (the parts' rounded means, as before the compensations: a table
+        # of one part keeps its mean bitwise), its rounding error and the parts' lo, a double-double
+        hi, err = two_sum(pl.col(f"__pf_c_{q}"), _ratio_expr(pl.col(f"__pf_h_{q}"), Wg))
+        means += [hi.alias(mean), (err + pl.col(f"__pf_l_{q}")).alias(LO[mean])]
     g = g.with_columns(*means, *[e.alias(c) for c, e in cm.items()])
     return g.select(*keys, *_ordered(g.columns))
 
@@ -358,7 +367,9 @@ def complement(whole: Mapping[str, np.ndarray], part: Mapping[str, np.ndarray]) 
     W = whole["w"] - part["w"]
     zero = np.zeros_like(W)
     lo_w, lo_p = ({m: t.get(m, zero) for m in LO_COLUMNS} for t in (whole, part))
-    d = {q: (part[mean] - whole[mean]) + (lo_p[LO[mean]] - lo_w[LO[mean]]) for q, (mean, _) in QUANTITIES.items()}
+    hd = {q: part[mean] - whole[mean] for q, (mean, _) in QUANTITIES.items()}
+    ld = {q: lo_p[LO[mean]] - lo_w[LO[mean]] for q, (mean, _) in QUANTITIES.items()}
+    d = {q: hd[q] + ld[q] for q in QUANTITIES}
     sp = about(part, d, part["w"])
     sw = about(whole, {q: np.zeros_like(W) for q in QUANTITIES}, whole["w"])
     rest = {k: sw[k] - sp[k] for k in sp}
@@ -367,10 +378,10 @@ def complement(whole: Mapping[str, np.ndarray], part: Mapping[str, np.ndarray]) 
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(b > 0, a / np.where(b > 0, b, 1.0), 0.0)
 
-    dd, cm = central(rest, W, ratio)
+    _, cm = central(rest, W, ratio)
     out = {"w": W, "w2": whole["w2"] - part["w2"], **cm}
-    for q, (mean, _) in QUANTITIES.items():  # whole's mean + dd, compensated
-        hi, err = two_sum(whole[mean], dd[q])
-        out[mean], out[LO[mean]] = hi, err + lo_w[LO[mean]]
+    for q, (mean, _) in QUANTITIES.items():  # W_r·mean_r = W·mean − W_p·mean_p: whole's hi − W_p·hd/W_r, then the lo
+        hi, err = two_sum(whole[mean], ratio(-(part["w"] * hd[q]), W))
+        out[mean], out[LO[mean]] = hi, err + (lo_w[LO[mean]] - ratio(part["w"] * ld[q], W))
     out |= {"y_min": np.full_like(W, -np.inf), "y_max": np.full_like(W, np.inf)}
     return out

@@ -37,6 +37,7 @@ from polfair.core.regression.stats import (
     ks_p_value,
     mean_difference,
     mean_interval,
+    mean_parts,
     metric_values,
     r2_parts,
     safe_div,
@@ -652,8 +653,10 @@ class _Context:
         out = []
         for name in ESTIMATED_METRICS:
             x = vals[name]
+            # the additive means' differences from their double-double parts (the log-scale ones are ratios)
+            lo = mean_parts(mg, name)[1] if name in MEAN_MOMENTS and name not in LOG_T_METRICS else None
             res = attribute_spread(
-                x, codes, k_sets, labels, ivs.get(name), self.ci, name, self.weighted, ivs.get("mean_squared_error")
+                x, codes, k_sets, labels, ivs.get(name), self.ci, name, self.weighted, ivs.get("mean_squared_error"), lo
             )
             out.append(self._long(ent, name, res["spread"]))
             out.append(self._long(ent, f"{name}_group_max", res["max"]))

@@ -184,9 +184,8 @@ def metric_values(m: Moments) -> dict[str, np.ndarray]:
     """
     W = m["w"]
     out = {"num_instances": W.copy()}
-    for name in MEAN_MOMENTS:
-        hi, lo = mean_parts(m, name)
-        out[name] = np.where(W > 0, hi + lo, np.nan)
+    for name, (mean, _) in MEAN_MOMENTS.items():  # the rounded mean (hi; hi + lo differs by an ulp at most)
+        out[name] = np.where(W > 0, m[mean], np.nan)
     out["root_mean_squared_error"] = np.sqrt(out["mean_squared_error"])
     sst = _sst(m)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -227,8 +226,7 @@ def mean_interval(m: Moments, metric: str) -> tuple[np.ndarray, np.ndarray, np.n
     df = neff - 1.0
     with np.errstate(divide="ignore", invalid="ignore"):
         v = np.where(df > 0, var_w / np.where(df > 0, df, 1.0), np.nan)
-    hi, lo = mean_parts(m, metric)
-    return np.where(W > 0, hi + lo, np.nan), v, np.where(df > 0, df, np.nan)
+    return np.where(W > 0, m[mean], np.nan), v, np.where(df > 0, df, np.nan)
 
 
 def r2_parts(m: Moments) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -239,7 +237,7 @@ def r2_parts(m: Moments) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """
     W, neff = m["w"], m.neff
     r2 = metric_values(m)["r2_score"]
-    A = metric_values(m)["mean_squared_error"]
+    A = np.where(W > 0, m["mean_e2"], np.nan)
     B = safe_div(m["m2_y"], W)
     var_a = safe_div(m["m2_e2"], W)
     var_b = safe_div(m["m4_y"], W) - B * B
@@ -463,8 +461,13 @@ def attribute_spread(
     name: str,
     weighted: bool,
     mse: dict[str, np.ndarray] | None = None,
+    lo: np.ndarray | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Spread (max − min, min ÷ max), group max and min of one metric per attribute set, with intervals.
+
+    ``lo``: the compensations of ``x`` (a mean's double-double low parts, :func:`mean_parts`): the
+    differences (the spread, its interval, the tests) are then taken about the set's first group,
+    ``(x − x_0) + lo``, so a level far above the spread (1e12 ± 1) keeps its digits.
 
     Per set the groups where the metric is defined enter; ``n_groups`` counts them and
     ``excluded_groups`` names the others. Intervals: Šidák-simultaneous group intervals at level
@@ -494,27 +497,33 @@ def attribute_spread(
             continue
         v = x[ok]
         mx["value"][s], mn["value"][s] = v.max(), v.min()
+        # the differences about the set's first group, compensated (an exact copy of x without lo)
+        off = x[ok[0]] if lo is not None else 0.0
+        rel = (x - off) + lo if lo is not None else x
+        dr = d if d is None or lo is None else {**d, "est": (d["est"] - off) + lo}
         if k >= 2:
-            spread["difference"][s] = v.max() - v.min()
+            spread["difference"][s] = rel[ok].max() - rel[ok].min()
             spread["ratio"][s] = v.min() / v.max() if v.max() > 0 and v.min() >= 0 else math.nan
         if ci is None or d is None:
             continue
-        lo, hi = value_limits(name, d["est"][ok], d["var"][ok], d["df"][ok], ci ** (1.0 / k))
-        if np.all(np.isfinite(lo)) and np.all(np.isfinite(hi)):
-            mx["value_lo"][s], mx["value_hi"][s] = lo.max(), hi.max()
-            mn["value_lo"][s], mn["value_hi"][s] = lo.min(), hi.min()
+        assert dr is not None
+        lo_, hi = value_limits(name, d["est"][ok], d["var"][ok], d["df"][ok], ci ** (1.0 / k))
+        rlo, rhi = value_limits(name, dr["est"][ok], dr["var"][ok], dr["df"][ok], ci ** (1.0 / k)) if lo is not None else (lo_, hi)
+        if np.all(np.isfinite(lo_)) and np.all(np.isfinite(hi)):
+            mx["value_lo"][s], mx["value_hi"][s] = lo_.max(), hi.max()
+            mn["value_lo"][s], mn["value_hi"][s] = lo_.min(), hi.min()
             if k >= 3:
-                spread["difference_lo"][s] = max(0.0, lo.max() - hi.min())
-                spread["difference_hi"][s] = hi.max() - lo.min()
-                if lo.min() > 0:
-                    spread["ratio_lo"][s] = lo.min() / hi.max()
-                    spread["ratio_hi"][s] = min(1.0, hi.min() / lo.max())
+                spread["difference_lo"][s] = max(0.0, rlo.max() - rhi.min())
+                spread["difference_hi"][s] = rhi.max() - rlo.min()
+                if lo_.min() > 0:
+                    spread["ratio_lo"][s] = lo_.min() / hi.max()
+                    spread["ratio_hi"][s] = min(1.0, hi.min() / lo_.max())
         if k == 2:  # the pair: the interval of (larger − smaller), through |·|
-            a, b = ok[np.argmax(x[ok])], ok[np.argmin(x[ok])]
+            a, b = ok[np.argmax(rel[ok])], ok[np.argmin(rel[ok])]
             if a == b:
                 b = ok[1] if ok[0] == a else ok[0]
-            dif, vd, nu, _ = welch_test(d["est"][[a]], d["var"][[a]], d["df"][[a]], d["est"][[b]], d["var"][[b]],
-                                        d["df"][[b]])  # fmt: skip
+            dif, vd, nu, _ = welch_test(dr["est"][[a]], dr["var"][[a]], dr["df"][[a]], dr["est"][[b]], dr["var"][[b]],
+                                        dr["df"][[b]])  # fmt: skip
             q = float(np.ravel(scipy_stats().norm.ppf(0.5 + ci / 2.0) if name == "r2_score" else t_quantile(ci, nu))[0])
             lo2, hi2 = float(dif[0] - q * math.sqrt(vd[0])), float(dif[0] + q * math.sqrt(vd[0]))
             if math.isfinite(lo2) and math.isfinite(hi2):
@@ -524,7 +533,7 @@ def attribute_spread(
             if name == "r2_score":
                 spread["p_value"][s] = _cochran_q(d["est"][ok], d["var"][ok])
             else:  # RMSE: the test of equal MSE
-                t = mse if name == "root_mean_squared_error" and mse is not None else d
+                t = mse if name == "root_mean_squared_error" and mse is not None else dr
                 spread["p_value"][s] = welch_anova(t["est"][ok], t["var"][ok], t["df"][ok])[3]
     res: dict[str, dict[str, Any]] = {"spread": {**spread, "excluded_groups": excluded}, "max": mx, "min": mn}
     if ci is not None:
