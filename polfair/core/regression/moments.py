@@ -30,8 +30,10 @@ weighted mean as computed, ``mean_q_lo = Σw(q − mean_q)/W`` the weighted mean
 the same query; ``q − mean_q`` is exact near the mean, Sterbenz). A mean at a large level
 (1e12 ± 1: an ulp of 1.2e-4) keeps the digits its rounding to the level loses: the centred terms
 are about ``mean_q + mean_q_lo``, and every difference of means (the merges' ``d``, the reports'
-differences and Welch tests) is taken as ``(hi_a − hi_b) + (lo_a − lo_b)``. A merge stores its
-combined mean as an exact two-sum. Tables without the ``*_lo`` columns (written before issue 40)
+differences and Welch tests) is taken as ``(hi_a − hi_b) + (lo_a − lo_b)``. A merge's mean is
+``c + Σw(hi − c)/W`` (the centre ``c`` the parts' weighted mean: the rounded means as before the
+compensations, so one part merged alone keeps its mean bitwise) stored as an exact two-sum, whose
+error joins the parts' weighted ``lo``. Tables without the ``*_lo`` columns (written before issue 40)
 read ``lo = 0`` (:func:`with_lo`).
 """
 
