@@ -27,10 +27,12 @@ from polfair.core.reference import resolve_min_sample_size
 from polfair.core.regression import (
     BINS_PER_OCTAVE,
     REGRESSION_CELL_COLUMNS,
+    REGRESSION_LO_COLUMNS,
     attach_regression_cells,
     merge_regression_cells,
     regression_pass,
 )
+from polfair.core.regression.moments import with_lo
 from polfair.core.regression.report import report_rows
 from polfair.core.report.build import Intersections
 from polfair.core.report.run_metadata import attach_request, expr_text
@@ -42,7 +44,7 @@ __all__ = ["RegressionAccumulator", "regression_counts", "regression_report"]
 OnMissing = Literal["warn", "raise", "ignore"]
 #: No key may take these names: the regression cell table's own columns, and two working columns of its
 #: report ("attribute", "group_key"); ``by`` keys not the report's columns either (``check_key_names``).
-_RESERVED = ("bin", *REGRESSION_CELL_COLUMNS, "attribute", "group_key")
+_RESERVED = ("bin", *REGRESSION_CELL_COLUMNS, *REGRESSION_LO_COLUMNS, "attribute", "group_key")
 
 
 def regression_counts(
@@ -359,5 +361,5 @@ class RegressionAccumulator:
                    "docs/schema.md, version 4)") if "sum_y" in state.columns else ""  # fmt: skip
             msg = f"load_state: not a regression cell table (missing columns {missing}){old}"
             raise PolfairError(msg)
-        self._cells = state
+        self._cells = with_lo(state)  # a state saved before issue 40 (no compensations): lo = 0
         return self

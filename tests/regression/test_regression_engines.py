@@ -73,6 +73,29 @@ def test_duckdb_invalid_values_raise_as_polars(column, value, match):
             pf.regression_report(data, **KW, on_missing="ignore")
 
 
+def _level_frame() -> pl.DataFrame:
+    """Multiples of 1/8 below 64 plus 1e12 (exact in Float64): only the level changes (issue 40)."""
+    rng = np.random.default_rng(11)
+    y = np.round(rng.normal(8.0, 3.0, 240) * 8) / 8
+    return pl.DataFrame({"g": rng.choice(["a", "b", "c"], 240), "y": y, "p": y + np.round(rng.normal(0, 1, 240) * 8) / 8,
+                         "w": rng.choice([0.25, 1.0, 3.0], 240)})  # fmt: skip
+
+
+def _level_free(report_of) -> None:  # noqa: ANN001
+    """r², the differences of means and their Welch p at a 1e12 level equal Polars' at level 0."""
+    df = _level_frame()
+    kw = dict(y_true="y", y_pred="p", protected="g", weight="w")
+    got = report_of(df.with_columns(pl.col("y") + 1e12, pl.col("p") + 1e12), kw)
+    want = pf.regression_report(df, **kw)
+    for metric, cols in (("r2_score", ["value", "difference", "p_value"]), ("mean_outcome", ["difference", "p_value"])):
+        a, b = (t.filter(pl.col("metric").cast(pl.String) == metric).select(cols) for t in (got, want))
+        assert_frame_equal(a, b, check_exact=False, rel_tol=1e-10, abs_tol=1e-13)
+
+
+def test_duckdb_report_at_a_1e12_level_equals_polars_at_0():
+    _level_free(lambda df, kw: pf.regression_report(duckdb.from_arrow(df.to_arrow()), **kw))
+
+
 @pytest.fixture(scope="module")
 def spark():
     pytest.importorskip("pyspark")
@@ -86,6 +109,7 @@ def test_spark_report_equals_polars(spark):
     df = _frame(300)
     sdf = spark.createDataFrame(df.to_arrow())
     _same(pf.regression_report(sdf, **KW, on_missing="ignore"), pf.regression_report(df, **KW, on_missing="ignore"))
+    _level_free(lambda d, kw: pf.regression_report(spark.createDataFrame(d.to_arrow()), **kw))  # issue 40
 
 
 def test_spark_invalid_values_raise(spark):

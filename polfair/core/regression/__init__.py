@@ -27,6 +27,10 @@ column                 dtype    meaning (``w`` weight, ``y`` outcome, ``ŷ`` pre
 ``p_min``, ``p_max``   Float64  the smallest and largest prediction in the cell and bin
 ``y_min``, ``y_max``   Float64  the smallest and largest outcome of the rows with a positive
                                 weight (a constant outcome, whose r² is undefined, exactly)
+``mean_y_lo`` ...      Float64  each mean's compensation (added in issue 40): ``mean_y_lo, mean_p_lo,
+                                mean_e_lo, mean_ae_lo, mean_e2_lo``, the weighted mean of the
+                                residuals about the mean (the mean is ``mean_q + mean_q_lo``, a
+                                double-double; a table without them reads 0)
 =====================  =======  ====================================================================
 
 **Moments that cannot cancel.** Raw sums of squares lose every digit when the mean is large
@@ -84,6 +88,7 @@ algebra (:mod:`polfair.core.regression.passes`), the statistics on group moments
 
 from __future__ import annotations
 
+from polfair.core.regression.moments import LO_COLUMNS as REGRESSION_LO_COLUMNS
 from polfair.core.regression.moments import MOMENT_COLUMNS as REGRESSION_MOMENT_COLUMNS
 from polfair.core.regression.moments import common_units
 from polfair.core.regression.passes import (
@@ -121,6 +126,7 @@ __all__ = [
     "REGRESSION_CELL_COLUMNS",
     "REGRESSION_METRICS",
     "REGRESSION_COUNT_COLUMNS",
+    "REGRESSION_LO_COLUMNS",
     "REGRESSION_MOMENT_COLUMNS",
     "Moments",
     "attach_regression_cells",

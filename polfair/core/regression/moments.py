@@ -24,6 +24,17 @@ is in the data's units; null when they are all 0: any unit holds the cell); scal
 two is exact. :data:`UNITS` gives each column's
 degree in the weights and in the values; tables on other units are rescaled exactly before they
 are merged (:func:`rescale`).
+
+**Compensated means.** Each mean is a double-double ``mean_q + mean_q_lo``: ``mean_q`` is the
+weighted mean as computed, ``mean_q_lo = Σw(q − mean_q)/W`` the weighted mean of its residuals (in
+the same query; ``q − mean_q`` is exact near the mean, Sterbenz). A mean at a large level
+(1e12 ± 1: an ulp of 1.2e-4) keeps the digits its rounding to the level loses: the centred terms
+are about ``mean_q + mean_q_lo``, and every difference of means (the merges' ``d``, the reports'
+differences and Welch tests) is taken as ``(hi_a − hi_b) + (lo_a − lo_b)``. A merge's mean is
+``c + Σw(hi − c)/W`` (the centre ``c`` the parts' weighted mean: the rounded means as before the
+compensations, so one part merged alone keeps its mean bitwise) stored as an exact two-sum, whose
+error joins the parts' weighted ``lo``. Tables without the ``*_lo`` columns (written before issue 40)
+read ``lo = 0`` (:func:`with_lo`).
 """
 
 from __future__ import annotations
@@ -44,10 +55,13 @@ __all__ = [
     "about",
     "central",
     "combine",
+    "LO_COLUMNS",
     "common_units",
     "complement",
     "rescale",
+    "two_sum",
     "unit_exponent",
+    "with_lo",
 ]
 
 #: The quantities of a row: name -> (its mean column, its centred moment columns of order 2, 3, ...).
@@ -58,6 +72,10 @@ QUANTITIES: dict[str, tuple[str, tuple[str, ...]]] = {
     "ae": ("mean_ae", ("m2_ae",)),
     "e2": ("mean_e2", ("m2_e2",)),
 }
+#: The compensation of each mean (the low part of a double-double mean): mean column -> its ``*_lo`` column.
+LO: dict[str, str] = {mean: f"{mean}_lo" for mean, _ in QUANTITIES.values()}
+#: The compensation columns of the regression cell table (additive: a table without them reads 0).
+LO_COLUMNS = tuple(LO.values())
 #: The co-moments: column -> (quantity a, quantity b, power of b): Σw(a − ā)(b − b̄)^k.
 COMOMENTS: dict[str, tuple[str, str, int]] = {"c_yp": ("y", "p", 1), "c_e2y": ("e2", "y", 1), "c_e2y2": ("e2", "y", 2)}
 #: The moment columns of the regression cell table, in order.
@@ -106,6 +124,30 @@ def unit_exponent(ns: Any, largest: Any) -> Any:
 
 # ----------------------------------------------------------------------------------------------
 # the algebra: written once for numpy arrays and Polars expressions (only + − × ÷ are used)
+
+
+def two_sum(a: Any, b: Any) -> tuple[Any, Any]:
+    """Knuth's TwoSum: ``s = fl(a + b)`` and the exact rounding error ``e`` (``a + b = s + e`` exactly).
+
+    Examples
+    --------
+    >>> s, e = two_sum(1e12, 1e-5)
+    >>> s, e == 1e-5 - (s - 1e12)
+    (1000000000000.0, True)
+    """
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def with_lo(table: Any) -> Any:
+    """The table (eager or lazy) with every compensation column (:data:`LO_COLUMNS`): 0.0 where absent.
+
+    A cell table of an earlier polfair (without ``*_lo``) reads as exact means rounded to Float64.
+    """
+    names = table.collect_schema().names() if isinstance(table, pl.LazyFrame) else table.columns
+    absent = [c for c in LO_COLUMNS if c not in names]
+    return table.with_columns([pl.lit(0.0, pl.Float64).alias(c) for c in absent]) if absent else table
 
 
 def about(m: Mapping[str, Any], d: Mapping[str, Any], W: Any) -> dict[str, Any]:
@@ -213,6 +255,7 @@ def common_units(cells: pl.DataFrame) -> tuple[pl.DataFrame, int, int]:
     >>> table["w"].to_list(), we, ye
     ([0.25, 1.0], 2, 0)
     """
+    cells = with_lo(cells)
     if cells.height == 0:
         return cells, 0, 0
     we, ye = int(cells["w_exp"].max() or 0), int(cells["y_exp"].max() or 0)  # type: ignore[arg-type]
@@ -261,7 +304,7 @@ def combine(cells: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
     (4.0, 38.0)
     """
     keys = list(keys)
-    t = cells.with_columns(_over(pl.col("w_exp").max(), keys).alias("__pf_we"),
+    t = with_lo(cells).with_columns(_over(pl.col("w_exp").max(), keys).alias("__pf_we"),
                            _over(pl.col("y_exp").max(), keys).alias("__pf_ye"))  # fmt: skip
     t = t.with_columns(rescale(pl.col("__pf_we"), pl.col("__pf_ye")))
     W = _over(pl.col("w").sum(), keys)
@@ -269,27 +312,40 @@ def combine(cells: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
         q: pl.when(W > 0).then(_over((pl.col("w") / W * pl.col(mean)).sum(), keys)).otherwise(_over(pl.col(mean).mean(), keys))
         for q, (mean, _) in QUANTITIES.items()
     }  # fmt: skip
-    t = t.with_columns([c.alias(f"__pf_c_{q}") for q, c in centre.items()])
-    d = {q: pl.col(mean) - pl.col(f"__pf_c_{q}") for q, (mean, _) in QUANTITIES.items()}
+    # the combined compensation: the weighted mean of the parts' lo (as the centre: one part keeps its lo)
+    low = {
+        q: pl.when(W > 0).then(_over((pl.col("w") / W * pl.col(LO[mean])).sum(), keys))
+        .otherwise(_over(pl.col(LO[mean]).mean(), keys))
+        for q, (mean, _) in QUANTITIES.items()
+    }  # fmt: skip
+    t = t.with_columns([c.alias(f"__pf_c_{q}") for q, c in centre.items()] + [c.alias(f"__pf_l_{q}") for q, c in low.items()])
+    # the compensated difference of means: (hi − c) is exact near the centre (Sterbenz), lo adds the digits
+    hd = {q: pl.col(mean) - pl.col(f"__pf_c_{q}") for q, (mean, _) in QUANTITIES.items()}
+    d = {q: hd[q] + pl.col(LO[mean]) for q, (mean, _) in QUANTITIES.items()}
     raw = about({c: pl.col(c) for c in MOMENT_COLUMNS}, d, pl.col("w"))
-    sums = [*_ADDED, "w", "w2", *raw]
-    t = t.with_columns([e.alias(f"__pf_s_{k}") for k, e in raw.items()])
+    t = t.with_columns([e.alias(f"__pf_s_{k}") for k, e in raw.items()] +
+                       [(pl.col("w") * hd[q]).alias(f"__pf_h_{q}") for q in QUANTITIES])  # fmt: skip
     aggs = [
         *[pl.col(c).sum() for c in (*_ADDED, "w", "w2")], *[pl.col(f"__pf_s_{k}").sum().alias(f"__pf_s_{k}") for k in raw],
+        *[pl.col(f"__pf_h_{q}").sum() for q in QUANTITIES], *[pl.col(f"__pf_l_{q}").first() for q in QUANTITIES],
         *[pl.col(f"__pf_c_{q}").first() for q in QUANTITIES], pl.col("__pf_we").first().alias("w_exp"),
         pl.col("__pf_ye").first().alias("y_exp"), *[pl.col(c).min() for c in _MIN], *[pl.col(c).max() for c in _MAX],
     ]  # fmt: skip
     g = t.group_by(keys, maintain_order=True).agg(aggs) if keys else t.select(aggs)
-    del sums
     Wg = pl.col("w")
-    dd, cm = central({k: pl.col(f"__pf_s_{k}") for k in raw}, Wg, _ratio_expr)
-    means = [(pl.col(f"__pf_c_{q}") + dd[q]).alias(mean) for q, (mean, _) in QUANTITIES.items()]
+    _, cm = central({k: pl.col(f"__pf_s_{k}") for k in raw}, Wg, _ratio_expr)
+    means = []
+    for q, (mean, _) in QUANTITIES.items():
+        # the combined mean: c + Σw(hi − c)/W (the parts' rounded means, as before the compensations: a table
+        # of one part keeps its mean bitwise), its rounding error and the parts' lo, a double-double
+        hi, err = two_sum(pl.col(f"__pf_c_{q}"), _ratio_expr(pl.col(f"__pf_h_{q}"), Wg))
+        means += [hi.alias(mean), (err + pl.col(f"__pf_l_{q}")).alias(LO[mean])]
     g = g.with_columns(*means, *[e.alias(c) for c, e in cm.items()])
     return g.select(*keys, *_ordered(g.columns))
 
 
 def _ordered(columns: Sequence[str]) -> list[str]:
-    return [c for c in CELL_COLUMNS if c in columns]
+    return [c for c in (*CELL_COLUMNS, *LO_COLUMNS) if c in columns]
 
 
 def complement(whole: Mapping[str, np.ndarray], part: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -311,7 +367,11 @@ def complement(whole: Mapping[str, np.ndarray], part: Mapping[str, np.ndarray]) 
     (3.5, 0.5)
     """
     W = whole["w"] - part["w"]
-    d = {q: part[mean] - whole[mean] for q, (mean, _) in QUANTITIES.items()}
+    zero = np.zeros_like(W)
+    lo_w, lo_p = ({m: t.get(m, zero) for m in LO_COLUMNS} for t in (whole, part))
+    hd = {q: part[mean] - whole[mean] for q, (mean, _) in QUANTITIES.items()}
+    ld = {q: lo_p[LO[mean]] - lo_w[LO[mean]] for q, (mean, _) in QUANTITIES.items()}
+    d = {q: hd[q] + ld[q] for q in QUANTITIES}
     sp = about(part, d, part["w"])
     sw = about(whole, {q: np.zeros_like(W) for q in QUANTITIES}, whole["w"])
     rest = {k: sw[k] - sp[k] for k in sp}
@@ -320,8 +380,10 @@ def complement(whole: Mapping[str, np.ndarray], part: Mapping[str, np.ndarray]) 
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(b > 0, a / np.where(b > 0, b, 1.0), 0.0)
 
-    dd, cm = central(rest, W, ratio)
+    _, cm = central(rest, W, ratio)
     out = {"w": W, "w2": whole["w2"] - part["w2"], **cm}
-    out |= {mean: whole[mean] + dd[q] for q, (mean, _) in QUANTITIES.items()}
+    for q, (mean, _) in QUANTITIES.items():  # W_r·mean_r = W·mean − W_p·mean_p: whole's hi − W_p·hd/W_r, then the lo
+        hi, err = two_sum(whole[mean], ratio(-(part["w"] * hd[q]), W))
+        out[mean], out[LO[mean]] = hi, err + (lo_w[LO[mean]] - ratio(part["w"] * ld[q], W))
     out |= {"y_min": np.full_like(W, -np.inf), "y_max": np.full_like(W, np.inf)}
     return out

@@ -21,11 +21,14 @@ from polfair.core._args import mergeable_tables
 from polfair.core.passes.collect import check_cardinality, check_not_empty
 from polfair.core.regression.moments import (
     CELL_COLUMNS,
+    LO,
+    LO_COLUMNS,
     MOMENT_COLUMNS,
     QUANTITIES,
     combine,
     common_units,
     unit_exponent,
+    with_lo,
 )
 from polfair.exceptions import InvalidInputError, PolfairError
 
@@ -134,7 +137,8 @@ def regression_cells(
     Returns
     -------
     pl.DataFrame
-        ``*keys``, ``bin``, then :data:`REGRESSION_CELL_COLUMNS`, sorted by the keys and ``bin``.
+        ``*keys``, ``bin``, then :data:`REGRESSION_CELL_COLUMNS` and the means' compensations
+        (:data:`~polfair.core.regression.moments.LO_COLUMNS`), sorted by the keys and ``bin``.
 
     Examples
     --------
@@ -175,7 +179,8 @@ def _stages(ns: Any, part: list[str]) -> list[dict[str, Any]]:
 
     1. the cell's units (:func:`~polfair.core.regression.moments.unit_exponent` of its largest
        weight and largest absolute outcome or prediction); 2. the scaled weight and values;
-    3. the errors; 4. the cell's weighted means; 5. each row's terms of the centred moments.
+    3. the errors; 4. the cell's weighted means; 5. their compensations (the weighted means of the
+    residuals); 6. each row's terms of the centred moments (about the compensated means).
     """
     c = ns.col
     two = ns.lit(2.0)
@@ -191,7 +196,14 @@ def _stages(ns: Any, part: list[str]) -> list[dict[str, Any]]:
         f"{v}_c": ns.when(W > 0.0).then((c("__pf_w") * c(v)).sum().over(*part) / W).otherwise(c(v).mean().over(*part))
         for v in _Q.values()
     }  # fmt: skip
-    d = {q: c(v) - c(f"{v}_c") for q, v in _Q.items()}
+    # the compensation of each mean: the weighted mean of the residuals about it (v − mean is exact near
+    # the mean, Sterbenz), so a mean at a large level (1e12 ± 1) keeps its digits (moments.LO)
+    r = {v: c(v) - c(f"{v}_c") for v in _Q.values()}
+    lows = {
+        f"{v}_lo": ns.when(W > 0.0).then((c("__pf_w") * r[v]).sum().over(*part) / W).otherwise(r[v].mean().over(*part))
+        for v in _Q.values()
+    }  # fmt: skip
+    d = {q: (c(v) - c(f"{v}_c")) - c(f"{v}_lo") for q, v in _Q.items()}
     w, dy = c("__pf_w"), d["y"]
     terms = {
         "__pf_w2": w * w, "__pf_m2_y": w * dy * dy, "__pf_m3_y": w * dy * dy * dy, "__pf_m4_y": w * (dy * dy) * (dy * dy),
@@ -199,13 +211,15 @@ def _stages(ns: Any, part: list[str]) -> list[dict[str, Any]]:
         "__pf_m2_ae": w * d["ae"] * d["ae"], "__pf_m2_e2": w * d["e2"] * d["e2"], "__pf_c_e2y": w * d["e2"] * dy,
         "__pf_c_e2y2": w * d["e2"] * dy * dy,
     }  # fmt: skip
-    return [units, scaled, errors, means, terms]
+    return [units, scaled, errors, means, lows, terms]
 
 
 #: Output column -> the pass's column it sums.
 _SUMS = {"w": "__pf_w", "w2": "__pf_w2", **{m: f"__pf_{m}" for m in MOMENT_COLUMNS if not m.startswith("mean_")}}
 #: Output column -> the pass's column of the cell's mean (constant over a cell: its max).
 _MEANS = {mean: f"{_Q[q]}_c" for q, (mean, _) in QUANTITIES.items()}
+#: Output column -> the pass's column of the compensation of the cell's mean (constant over a cell).
+_LOS = {LO[mean]: f"{_Q[q]}_lo" for q, (mean, _) in QUANTITIES.items()}
 
 
 def regression_pass(
@@ -263,7 +277,8 @@ def regression_pass(
     -------
     pl.DataFrame
         ``*by``, ``*protected``, ``bin`` (Int64; null for the row holding the missing and
-        invalid rows of a key), then :data:`REGRESSION_CELL_COLUMNS`, sorted by keys and ``bin``.
+        invalid rows of a key), then :data:`REGRESSION_CELL_COLUMNS` and the means' compensations
+        (:data:`~polfair.core.regression.moments.LO_COLUMNS`), sorted by keys and ``bin``.
 
     Raises
     ------
@@ -315,7 +330,7 @@ def regression_pass(
     def aggs(ns: Any) -> list[Any]:
         return [
             ns.len().alias("__pf_n"), *[ns.col(src).sum().alias(out) for out, src in _SUMS.items()],
-            *[ns.col(src).max().alias(out) for out, src in _MEANS.items()],
+            *[ns.col(src).max().alias(out) for out, src in (_MEANS | _LOS).items()],
             ns.col("__pf_we").max().alias("w_exp"), ns.col("__pf_ye").max().alias("y_exp"),
             ns.col("__pf_pv").min().alias("p_min"), ns.col("__pf_pv").max().alias("p_max"),
             ns.col("__pf_yv").min().alias("y_min"), ns.col("__pf_yv").max().alias("y_max"),
@@ -334,7 +349,7 @@ def regression_pass(
     o = pl.col(ct.CODE)
     a, b, fl = o % 4, (o // 4) % 4, o // 16
     invalid = (a == ct.INVALID) | (b == ct.INVALID) | (((fl // ct.FLAG_BAD_WEIGHT) % 2) == 1)
-    floats = [*_SUMS, *_MEANS, "p_min", "p_max", "y_min", "y_max"]
+    floats = [*_SUMS, *_MEANS, "p_min", "p_max", "y_min", "y_max", *_LOS]
     counted = out.filter(o == 0).select(
         *names, pl.col("bin").cast(pl.Int64), pl.col("__pf_n").alias("n"), pl.lit(0, pl.Int64).alias("n_missing"),
         pl.lit(0, pl.Int64).alias("n_invalid"), *[pl.col(c).cast(_F64) for c in floats],
@@ -352,12 +367,12 @@ def regression_pass(
         .select(
             *names, pl.lit(None, pl.Int64).alias("bin"), pl.lit(0, pl.Int64).alias("n"),
             pl.col("n_missing").cast(pl.Int64), pl.col("n_invalid").cast(pl.Int64),
-            *[pl.lit(0.0 if c in _SUMS or c in _MEANS else None, _F64).alias(c) for c in floats],
+            *[pl.lit(0.0 if c in _SUMS or c in _MEANS or c in _LOS else None, _F64).alias(c) for c in floats],
             pl.lit(None, pl.Int32).alias("w_exp"), pl.lit(None, pl.Int32).alias("y_exp"),
         )  # fmt: skip
     )
     both = pl.concat([counted, left], how="vertical_relaxed") if names else pl.concat([counted, left])
-    return both.select(*names, "bin", *REGRESSION_CELL_COLUMNS).sort([*names, "bin"], nulls_last=False)
+    return both.select(*names, "bin", *REGRESSION_CELL_COLUMNS, *LO_COLUMNS).sort([*names, "bin"], nulls_last=False)
 
 
 def _check_overflow(counted: pl.DataFrame, roles: dict[str, Any]) -> None:
@@ -425,10 +440,12 @@ def merge_regression_cells(tables: Sequence[pl.DataFrame | pl.LazyFrame]) -> pl.
     >>> merged.select("g", "bin", "n", "mean_e2").equals(whole.select("g", "bin", "n", "mean_e2"))
     True
     """
+    # a table of an earlier polfair (no *_lo columns): lo = 0
+    tables = [with_lo(t) if isinstance(t, (pl.DataFrame, pl.LazyFrame)) else t for t in tables]
     frames = mergeable_tables(tables, merge="merge_regression_cells", what="a regression cell table",
                               required=REGRESSION_CELL_COLUMNS, same_order=False)  # fmt: skip
     cols = frames[0].columns
-    keys = [c for c in cols if c not in REGRESSION_CELL_COLUMNS]
+    keys = [c for c in cols if c not in REGRESSION_CELL_COLUMNS and c not in LO_COLUMNS]
     both = pl.concat([f.select(cols) for f in frames], how="vertical_relaxed")
     return combine(both, keys).select(cols).sort(keys, nulls_last=False)
 

@@ -19,7 +19,7 @@ from polfair.core import intervals as iv
 from polfair.core._args import as_list
 from polfair.core.passes.counts import check_counted
 from polfair.core.reference import largest_reference, resolve_min_sample_size, warn_small_reference
-from polfair.core.regression.moments import combine, common_units
+from polfair.core.regression.moments import LO_COLUMNS, combine, common_units
 from polfair.core.regression.passes import (
     REGRESSION_CELL_COLUMNS,
     check_regression_cells,
@@ -36,7 +36,9 @@ from polfair.core.regression.stats import (
     group_moments,
     ks_batch,
     ks_p_value,
+    mean_difference,
     mean_interval,
+    mean_parts,
     metric_values,
     r2_parts,
     safe_div,
@@ -62,6 +64,8 @@ from polfair.exceptions import InvalidInputError, PolfairError
 __all__ = ["attach_regression_cells", "regression_cells_of", "regression_report_from_cells", "report_rows"]
 
 _F64 = pl.Float64
+#: The cell table's value columns the report carries: the schema's and the means' compensations.
+_CELL = (*REGRESSION_CELL_COLUMNS, *LO_COLUMNS)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -149,7 +153,7 @@ def regression_report_from_cells(
     >>> cells = regression_cells(df.lazy(), y_true="y", y_pred="p", keys=["g"])
     >>> rep = regression_report_from_cells(cells, protected="g", privileged={"g": "a"})
     >>> rep.filter(group="b", metric="mean_absolute_error").select("value", "difference").row(0)
-    (0.5, 0.16666666666666669)
+    (0.5, 0.16666666666666666)
     """
     return report_rows(cells, protected=protected, by=by, privileged=privileged, reference=reference,
                        intersections=intersections, ci=ci, p_adjust=p_adjust, stacklevel=5,
@@ -295,7 +299,7 @@ class _Context:
                 combine(self.table, [*ib, *attrs]).sort([*ib, *attrs], nulls_last=False)
                 .select(*ib, *attrs, pl.lit(ai, pl.Int64).alias(_SA), pl.lit(SEPARATOR.join(attrs)).alias("attribute"),
                         group_label(list(attrs)).alias(_GL), key.alias(GROUP_KEY), is_priv.alias(_PRIV),
-                        pl.lit(mode).alias(_MODE), *REGRESSION_CELL_COLUMNS)
+                        pl.lit(mode).alias(_MODE), *_CELL)
             )  # fmt: skip
             frames.append(g)
         groups = pl.concat(frames, how="diagonal_relaxed").with_row_index(_SG).with_columns(pl.col(_SG).cast(pl.Int64))
@@ -344,7 +348,7 @@ class _Context:
             }  # fmt: skip
             chosen = priv.filter(pl.col(_PRIV))
             p = (
-                combine(chosen.select(*sk, *REGRESSION_CELL_COLUMNS), sk)
+                combine(chosen.select(*sk, *_CELL), sk)
                 .join(chosen.group_by(sk).agg(pl.col(_SG).alias("__pf_members")), on=sk, nulls_equal=True)
                 .with_columns(pl.col(_SA).replace_strict(labels, default=None, return_dtype=pl.String).alias("__pf_label"))
             )  # fmt: skip
@@ -356,7 +360,7 @@ class _Context:
         if largest.height:  # the largest group meeting the minimum (polfair.core.reference)
             first = largest_reference(largest, sk, order=_SG, weight="w", size="n", min_sample_size=self.min_n)
             lg = largest.join(first.collect().select(_SG), on=_SG, how="semi").select(
-                *sk, *REGRESSION_CELL_COLUMNS, pl.concat_list(_SG).alias("__pf_members"),
+                *sk, *_CELL, pl.concat_list(_SG).alias("__pf_members"),
                 pl.col(_GL).alias("__pf_label"),
             )  # fmt: skip
             frames.append(lg)
@@ -481,14 +485,21 @@ class _Context:
         done: dict[str, dict[str, Any]] = {}
         for name in REGRESSION_METRICS:
             v, r = vg[name], vr[name]
-            diff = v - r
+            exact = None  # the difference of two means from their double-double parts (a 1e12 level keeps its digits)
+            if name in MEAN_MOMENTS:
+                diff = np.where(np.isfinite(v) & np.isfinite(r), mean_difference(mg, mref, name), v - r)
+                if self.ci is not None:
+                    rest = mean_difference(mg, mcomp, name) if overall.any() else diff
+                    exact = np.where(overall, rest, diff)
+            else:
+                diff = v - r
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 ratio = np.where(r != 0, v / np.where(r != 0, r, 1.0), np.nan)
             cols: dict[str, Any] = {"value": v, "difference": diff, "ratio": ratio,
                                     "reference_group": list(labels)}  # fmt: skip
             if self.ci is not None and name in ig:
                 cols |= self._comparison(name, ig[name], ir[name], ic[name] if ic else None, overall, own, f, ci,
-                                         meth[name], v, r)  # fmt: skip
+                                         meth[name], v, r, exact)  # fmt: skip
                 if name == "root_mean_squared_error":  # RMSE_g / RMSE_r = √(MSE_g / MSE_r); equal RMSE <=> equal MSE
                     mse = done["mean_squared_error"]
                     cols["ratio_lo"], cols["ratio_hi"] = np.sqrt(mse["ratio_lo"]), np.sqrt(mse["ratio_hi"])
@@ -516,14 +527,17 @@ class _Context:
         methods: tuple[str, str | None],
         v: np.ndarray,
         ref: np.ndarray,
+        exact: np.ndarray | None = None,
     ) -> dict[str, Any]:
-        """Intervals of the value, the difference and the ratio, and the test, of one metric."""
+        """Intervals of the value, the difference and the ratio, and the test, of one metric
+        (``exact``: the compensated difference to the comparison partner, for the five means).
+        """
         h = len(v)
         cols: dict[str, Any] = {"value_lo": g["lo"], "value_hi": g["hi"], "n_eff": g["n_eff"]}
         # the comparison partner: the reference, or the rest of the population under "overall"
         other = {k: np.where(overall, c[k], r[k]) if c is not None else r[k] for k in ("est", "var", "df")}
         scale = np.where(overall, 1.0 - f, 1.0)
-        d, vd, nu, p = welch_test(g["est"], g["var"], g["df"], other["est"], other["var"], other["df"])
+        d, vd, nu, p = welch_test(g["est"], g["var"], g["df"], other["est"], other["var"], other["df"], exact)
         if name == "r2_score":  # the delta method: normal
             with np.errstate(invalid="ignore", divide="ignore"):
                 p = np.where(vd > 0, 2.0 * scipy_stats().norm.sf(np.abs(d) / np.sqrt(vd)), np.nan)
@@ -639,8 +653,10 @@ class _Context:
         out = []
         for name in ESTIMATED_METRICS:
             x = vals[name]
+            # the additive means' differences from their double-double parts (the log-scale ones are ratios)
+            lo = mean_parts(mg, name)[1] if name in MEAN_MOMENTS and name not in LOG_T_METRICS else None
             res = attribute_spread(
-                x, codes, k_sets, labels, ivs.get(name), self.ci, name, self.weighted, ivs.get("mean_squared_error")
+                x, codes, k_sets, labels, ivs.get(name), self.ci, name, self.weighted, ivs.get("mean_squared_error"), lo
             )
             out.append(self._long(ent, name, res["spread"]))
             out.append(self._long(ent, f"{name}_group_max", res["max"]))

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from polfair.core.regression.moments import MOMENT_COLUMNS, complement
+from polfair.core.regression.moments import LO, LO_COLUMNS, MOMENT_COLUMNS, complement
 from polfair.core.regression.passes import (
     regression_cells,  # noqa: F401 (the doctests use it)
     roll_up,  # noqa: F401 (the doctests use it)
@@ -35,7 +35,9 @@ __all__ = [
     "ks_batch",
     "ks_from_histograms",
     "ks_p_value",
+    "mean_difference",
     "mean_interval",
+    "mean_parts",
     "metric_values",
     "r2_parts",
     "safe_div",
@@ -126,8 +128,38 @@ def group_moments(frame: pl.DataFrame) -> Moments:
     >>> float(mean_interval(m, "mean_outcome")[0][0])
     2.0
     """
-    cols = ["w", "w2", *MOMENT_COLUMNS, "y_min", "y_max"]
-    return Moments({c: frame[c].cast(_F64).to_numpy().astype(np.float64, copy=True) for c in cols})
+    cols = ["w", "w2", *MOMENT_COLUMNS, "y_min", "y_max", *LO_COLUMNS]
+    zero = pl.Series(np.zeros(frame.height))  # a table without the compensations (an earlier polfair): lo = 0
+    return Moments({c: (frame[c] if c in frame.columns else zero).cast(_F64).to_numpy().astype(np.float64, copy=True)
+                    for c in cols})  # fmt: skip
+
+
+def mean_parts(m: Moments, metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """The double-double mean ``(hi, lo)`` of one of the five means (lo 0 where the moments have none).
+
+    A difference of two means is ``(hi_a − hi_b) + (lo_a − lo_b)`` (:func:`mean_difference`): at a
+    level far above the spread (1e12 ± 1) each mean rounded to Float64 has lost the digits the
+    difference needs.
+    """
+    mean = MEAN_MOMENTS[metric][0]
+    hi = m[mean]
+    return hi, m.sums.get(LO[mean], np.zeros_like(hi))
+
+
+def mean_difference(a: Moments, b: Moments, metric: str) -> np.ndarray:
+    """``mean_a − mean_b`` of one of the five means, from their double-double parts (NaN where undefined).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a = Moments({"w": np.ones(1), "mean_y": np.array([1e12]), "mean_y_lo": np.array([3e-5])})
+    >>> b = Moments({"w": np.ones(1), "mean_y": np.array([1e12]), "mean_y_lo": np.array([1e-5])})
+    >>> round(float(mean_difference(a, b, "mean_outcome")[0]), 12), float((1e12 + 3e-5) - (1e12 + 1e-5))
+    (2e-05, 0.0)
+    """
+    (ha, la), (hb, lb) = mean_parts(a, metric), mean_parts(b, metric)
+    with np.errstate(invalid="ignore"):
+        return np.where((a["w"] > 0) & (b["w"] > 0), (ha - hb) + (la - lb), np.nan)
 
 
 def safe_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -152,7 +184,7 @@ def metric_values(m: Moments) -> dict[str, np.ndarray]:
     """
     W = m["w"]
     out = {"num_instances": W.copy()}
-    for name, (mean, _) in MEAN_MOMENTS.items():
+    for name, (mean, _) in MEAN_MOMENTS.items():  # the rounded mean (hi; hi + lo differs by an ulp at most)
         out[name] = np.where(W > 0, m[mean], np.nan)
     out["root_mean_squared_error"] = np.sqrt(out["mean_squared_error"])
     sst = _sst(m)
@@ -265,14 +297,21 @@ def t_quantile(ci: float, df: np.ndarray) -> np.ndarray:
 
 
 def welch_test(
-    m1: np.ndarray, v1: np.ndarray, df1: np.ndarray, m2: np.ndarray, v2: np.ndarray, df2: np.ndarray
+    m1: np.ndarray,
+    v1: np.ndarray,
+    df1: np.ndarray,
+    m2: np.ndarray,
+    v2: np.ndarray,
+    df2: np.ndarray,
+    diff: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Welch's t for ``m1 − m2``: difference, its squared standard error, Welch–Satterthwaite ν, p-value.
 
     ``ν = (v1 + v2)² / (v1²/ν1 + v2²/ν2)``, two-sided ``p = 2·t.sf(|d|/√(v1+v2), ν)``
     (:mod:`scipy.stats`). Unweighted (``v = s²/n``, ``ν = n − 1``) this is
     ``scipy.stats.ttest_ind(a, b, equal_var=False)``. NaN where a variance or ν is undefined or
-    both variances are 0.
+    both variances are 0. ``diff``: ``m1 − m2`` computed more exactly by the caller (the
+    compensated difference of two means, :func:`mean_difference`); default ``m1 − m2``.
 
     Examples
     --------
@@ -282,7 +321,7 @@ def welch_test(
     >>> round(float(nu[0]), 3), round(float(p[0]), 4)
     (18.106, 0.2129)
     """
-    d, v = m1 - m2, v1 + v2
+    d, v = (m1 - m2) if diff is None else diff, v1 + v2
     with np.errstate(divide="ignore", invalid="ignore"):
         nu = v * v / (v1 * v1 / df1 + v2 * v2 / df2)
         nu = np.where(v > 0, nu, np.nan)
@@ -422,8 +461,13 @@ def attribute_spread(
     name: str,
     weighted: bool,
     mse: dict[str, np.ndarray] | None = None,
+    lo: np.ndarray | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Spread (max − min, min ÷ max), group max and min of one metric per attribute set, with intervals.
+
+    ``lo``: the compensations of ``x`` (a mean's double-double low parts, :func:`mean_parts`): the
+    differences (the spread, its interval, the tests) are then taken about the set's first group,
+    ``(x − x_0) + lo``, so a level far above the spread (1e12 ± 1) keeps its digits.
 
     Per set the groups where the metric is defined enter; ``n_groups`` counts them and
     ``excluded_groups`` names the others. Intervals: Šidák-simultaneous group intervals at level
@@ -453,27 +497,33 @@ def attribute_spread(
             continue
         v = x[ok]
         mx["value"][s], mn["value"][s] = v.max(), v.min()
+        # the differences about the set's first group, compensated (an exact copy of x without lo)
+        off = x[ok[0]] if lo is not None else 0.0
+        rel = (x - off) + lo if lo is not None else x
+        dr = d if d is None or lo is None else {**d, "est": (d["est"] - off) + lo}
         if k >= 2:
-            spread["difference"][s] = v.max() - v.min()
+            spread["difference"][s] = rel[ok].max() - rel[ok].min()
             spread["ratio"][s] = v.min() / v.max() if v.max() > 0 and v.min() >= 0 else math.nan
         if ci is None or d is None:
             continue
-        lo, hi = value_limits(name, d["est"][ok], d["var"][ok], d["df"][ok], ci ** (1.0 / k))
-        if np.all(np.isfinite(lo)) and np.all(np.isfinite(hi)):
-            mx["value_lo"][s], mx["value_hi"][s] = lo.max(), hi.max()
-            mn["value_lo"][s], mn["value_hi"][s] = lo.min(), hi.min()
+        assert dr is not None
+        lo_, hi = value_limits(name, d["est"][ok], d["var"][ok], d["df"][ok], ci ** (1.0 / k))
+        rlo, rhi = value_limits(name, dr["est"][ok], dr["var"][ok], dr["df"][ok], ci ** (1.0 / k)) if lo is not None else (lo_, hi)
+        if np.all(np.isfinite(lo_)) and np.all(np.isfinite(hi)):
+            mx["value_lo"][s], mx["value_hi"][s] = lo_.max(), hi.max()
+            mn["value_lo"][s], mn["value_hi"][s] = lo_.min(), hi.min()
             if k >= 3:
-                spread["difference_lo"][s] = max(0.0, lo.max() - hi.min())
-                spread["difference_hi"][s] = hi.max() - lo.min()
-                if lo.min() > 0:
-                    spread["ratio_lo"][s] = lo.min() / hi.max()
-                    spread["ratio_hi"][s] = min(1.0, hi.min() / lo.max())
+                spread["difference_lo"][s] = max(0.0, rlo.max() - rhi.min())
+                spread["difference_hi"][s] = rhi.max() - rlo.min()
+                if lo_.min() > 0:
+                    spread["ratio_lo"][s] = lo_.min() / hi.max()
+                    spread["ratio_hi"][s] = min(1.0, hi.min() / lo_.max())
         if k == 2:  # the pair: the interval of (larger − smaller), through |·|
-            a, b = ok[np.argmax(x[ok])], ok[np.argmin(x[ok])]
+            a, b = ok[np.argmax(rel[ok])], ok[np.argmin(rel[ok])]
             if a == b:
                 b = ok[1] if ok[0] == a else ok[0]
-            dif, vd, nu, _ = welch_test(d["est"][[a]], d["var"][[a]], d["df"][[a]], d["est"][[b]], d["var"][[b]],
-                                        d["df"][[b]])  # fmt: skip
+            dif, vd, nu, _ = welch_test(dr["est"][[a]], dr["var"][[a]], dr["df"][[a]], dr["est"][[b]], dr["var"][[b]],
+                                        dr["df"][[b]])  # fmt: skip
             q = float(np.ravel(scipy_stats().norm.ppf(0.5 + ci / 2.0) if name == "r2_score" else t_quantile(ci, nu))[0])
             lo2, hi2 = float(dif[0] - q * math.sqrt(vd[0])), float(dif[0] + q * math.sqrt(vd[0]))
             if math.isfinite(lo2) and math.isfinite(hi2):
@@ -483,7 +533,7 @@ def attribute_spread(
             if name == "r2_score":
                 spread["p_value"][s] = _cochran_q(d["est"][ok], d["var"][ok])
             else:  # RMSE: the test of equal MSE
-                t = mse if name == "root_mean_squared_error" and mse is not None else d
+                t = mse if name == "root_mean_squared_error" and mse is not None else dr
                 spread["p_value"][s] = welch_anova(t["est"][ok], t["var"][ok], t["df"][ok])[3]
     res: dict[str, dict[str, Any]] = {"spread": {**spread, "excluded_groups": excluded}, "max": mx, "min": mn}
     if ci is not None:
