@@ -82,6 +82,46 @@ def test_a_selection_computes_only_what_it_needs(monkeypatch):
     assert len(built["rates"]) > 20 and len(built["disparities"]) > 10
 
 
+@pytest.mark.parametrize(
+    ("selection", "edf", "ge"),
+    [
+        (["selection_rate", "false_positive_rate"], False, False),
+        (["disparate_impact", "theil_index"], False, True),
+        (["between_group_generalized_entropy_index"], False, True),
+        (["differential_fairness_bias_amplification"], True, False),
+        (["smoothed_empirical_differential_fairness", "accuracy"], True, False),
+        (None, True, True),
+    ],
+)
+def test_a_selection_skips_the_entropy_indices_and_edf_it_does_not_show(monkeypatch, selection, edf, ge):
+    # counted where they are built: EDF's log rates (point values, both row kinds), its interval
+    # inputs, the individuals' entropy family and the per-cell benefit variance of the entropy intervals
+    calls = {"edf": 0, "edf_ci": 0, "ge": 0, "bvar": 0}
+    from polfair.core.report import build, intervals
+
+    def counting(module, name, key):
+        original = getattr(module, name)
+
+        def wrapper(*a, **k):
+            calls[key] += 1
+            return original(*a, **k)
+
+        monkeypatch.setattr(module, name, wrapper)
+
+    counting(rows.entropy, "edf_log_rates", "edf")
+    counting(intervals, "_edf_inputs", "edf_ci")
+    counting(rows, "_entropy_family", "ge")
+    counting(build, "benefit_variance", "bvar")
+    rows._index_inputs.cache_clear()  # its expressions are cached: built again under the counter
+    kw = report_shapes.SHAPES["weighted_scores_by"]
+    got = pf.fairness_report(report_shapes.frame(), **kw, metrics=selection)
+    rows._index_inputs.cache_clear()
+    assert got.height > 0
+    assert (calls["edf"] > 0) == (edf or ge)  # the index inputs hold both: built when either is shown
+    assert (calls["edf_ci"] > 0) == edf
+    assert (calls["ge"] > 0) == ge and (calls["bvar"] > 0) == ge
+
+
 def test_selection_names_are_checked():
     with pytest.raises(PolfairError, match="did you mean 'selection_rate'"):
         pf.fairness_report(report_shapes.frame(), **report_shapes.SHAPES["basic"], metrics=["selection_rte"])

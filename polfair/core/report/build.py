@@ -117,6 +117,7 @@ from polfair.core.report.rows import (
     attribute_rows,
     disparity_list,
     group_part,
+    index_needs,
     metric_list,
     population_part,
     take,
@@ -681,12 +682,14 @@ class _Prepared:
         self.selection = selection
         self.disparities = disparity_list(has_predictions) if selection is None else selection.disparities
         self.attribute_metrics = metric_names if selection is None else selection.attribute_metrics
+        # EDF and the entropy indices: computed only when shown (a selection without them skips them)
+        self.indices = index_needs(None if selection is None else selection.shown)
         sets = attribute_sets(keys, intersections)
         sk = [*ib, SORT_A]  # the key of one (by group, attribute set)
 
         opts = _ci_options(lf, ci, ci_method, n_boot, seed, p_adjust, weighted, self.min_n)
         extra: tuple[str, ...] = ()
-        if opts is not None and has_predictions:  # the entropy intervals' per-cell benefit variance, rolled up too
+        if opts is not None and has_predictions and self.indices[1]:  # the entropy intervals' per-cell benefit variance
             extra = (BENEFIT_VAR,)
             counts = lf.select("tp_n", "fp_n", "tn_n", "fn_n").collect(**_SMALL).to_numpy().astype(np.int64)
             lf = lf.with_columns(pl.Series(BENEFIT_VAR, benefit_variance(counts)))
@@ -715,11 +718,12 @@ class _Prepared:
 
     def population_part(self) -> Part:
         return self._shown(population_part(self.lf, self.pop, self.keys, self.ib, self.has_predictions,
-                                           self.metric_names, self.alpha, self.concentration, self.opts))  # fmt: skip
+                                           self.metric_names, self.alpha, self.concentration, self.opts,
+                                           self.indices))  # fmt: skip
 
     def attribute_part(self) -> Part:
         return self._shown(attribute_part(self.groups, self.pop, self.sk, self.ib, self.has_predictions, self.alpha,
-                                          self.concentration, self.opts, self.attribute_metrics))  # fmt: skip
+                                          self.concentration, self.opts, self.attribute_metrics, self.indices))  # fmt: skip
 
     def group_part(self, groups: pl.DataFrame, batch: tuple[Segments, GroupContext] | None = None) -> Part:
         return self._shown(group_part(groups, self.ref, self.sk, self.ib, self.has_predictions, self.opts, self.pop,
