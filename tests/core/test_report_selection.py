@@ -90,13 +90,15 @@ def test_a_selection_computes_only_what_it_needs(monkeypatch):
         (["between_group_generalized_entropy_index"], False, True),
         (["differential_fairness_bias_amplification"], True, False),
         (["smoothed_empirical_differential_fairness", "accuracy"], True, False),
+        (["between_group_variance_selection_rate"], False, False),
+        (["between_group_variance_base_rate", "base_rate"], False, False),
         (None, True, True),
     ],
 )
 def test_a_selection_skips_the_entropy_indices_and_edf_it_does_not_show(monkeypatch, selection, edf, ge):
     # counted where they are built: EDF's log rates (point values, both row kinds), its interval
     # inputs, the individuals' entropy family and the per-cell benefit variance of the entropy intervals
-    calls = {"edf": 0, "edf_ci": 0, "ge": 0, "bvar": 0}
+    calls = {"edf": 0, "edf_ci": 0, "ge": 0, "bvar": 0, "variance": 0}
     from polfair.core.report import build, intervals
 
     def counting(module, name, key):
@@ -112,6 +114,7 @@ def test_a_selection_skips_the_entropy_indices_and_edf_it_does_not_show(monkeypa
     counting(intervals, "_edf_inputs", "edf_ci")
     counting(rows, "_entropy_family", "ge")
     counting(build, "benefit_variance", "bvar")
+    counting(rows, "between_group_variance", "variance")  # the corrected variances: only those shown
     rows._index_inputs.cache_clear()  # its expressions are cached: built again under the counter
     kw = report_shapes.SHAPES["weighted_scores_by"]
     got = pf.fairness_report(report_shapes.frame(), **kw, metrics=selection)
@@ -120,6 +123,10 @@ def test_a_selection_skips_the_entropy_indices_and_edf_it_does_not_show(monkeypa
     assert (calls["edf"] > 0) == (edf or ge)  # the index inputs hold both: built when either is shown
     assert (calls["edf_ci"] > 0) == edf
     assert (calls["ge"] > 0) == ge and (calls["bvar"] > 0) == ge
+    variances = 2 if selection is None else sum(m.startswith("between_group_variance_") for m in selection)
+    assert calls["variance"] == variances
+    if selection is not None:
+        assert set(got["metric"].cast(pl.String)) == set(selection)
 
 
 def test_selection_names_are_checked():

@@ -723,7 +723,8 @@ class _Prepared:
 
     def attribute_part(self) -> Part:
         return self._shown(attribute_part(self.groups, self.pop, self.sk, self.ib, self.has_predictions, self.alpha,
-                                          self.concentration, self.opts, self.attribute_metrics, self.indices))  # fmt: skip
+                                          self.concentration, self.opts, self.attribute_metrics, self.indices,
+                                          None if self.selection is None else self.selection.shown))  # fmt: skip
 
     def group_part(self, groups: pl.DataFrame, batch: tuple[Segments, GroupContext] | None = None) -> Part:
         return self._shown(group_part(groups, self.ref, self.sk, self.ib, self.has_predictions, self.opts, self.pop,

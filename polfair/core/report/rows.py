@@ -521,19 +521,22 @@ def attribute_part(
     ci: CiOptions | None = None,
     metric_names: Sequence[str] | None = None,
     indices: tuple[bool, bool] = (True, True),
+    shown: Collection[str] | None = None,
 ) -> Part:
     """Attribute rows: every metric's spread over the groups; fairlearn's named disparities;
     the between-group entropy indices and EDF. One aggregation over the group table.
     ``metric_names``: the group metrics whose spreads are computed (default: every one of the report;
     with predictions they include the selection rate, TPR and FPR, which fairlearn's disparities read).
-    ``indices``: whether EDF and the entropy indices are computed (:func:`index_needs`; default both).
+    ``indices``: whether EDF and the entropy indices are computed (:func:`index_needs`; default both);
+    ``shown``: the names a metric selection shows (``None``: every one), which leaves out the
+    between-group variances it does not show.
     """
     metric_names = list(metric_list(has_predictions) if metric_names is None else metric_names)
     want_edf, want_ge = indices
     aggs, finish, index_names = _index_aggs(has_predictions, alpha, "between_group_", want_edf, want_ge)
     any_index = bool(index_names)
     spread, extra = _attribute_aggs(has_predictions, tuple(metric_names))
-    variances = {v: m for v, m in VARIANCE_OF.items() if m in metric_names}
+    variances = {v: m for v, m in VARIANCE_OF.items() if m in metric_names and (shown is None or v in shown)}
     sizes = {m: rate_inputs(m).n for m in variances.values()}
     idx = [*sk, "attribute"]
     index_k = [pl.col(_CNT).count().cast(pl.Float64).alias("__pf_ix_k"),
