@@ -115,6 +115,15 @@ def test_a_selection_skips_the_entropy_indices_and_edf_it_does_not_show(monkeypa
     counting(rows, "_entropy_family", "ge")
     counting(build, "benefit_variance", "bvar")
     counting(rows, "between_group_variance", "variance")  # the corrected variances: only those shown
+    group_columns: list[str] = []
+    original_groups = build._groups
+
+    def groups_spy(*a, **k):
+        out = original_groups(*a, **k)
+        group_columns[:] = out[0].columns
+        return out
+
+    monkeypatch.setattr(build, "_groups", groups_spy)
     rows._index_inputs.cache_clear()  # its expressions are cached: built again under the counter
     kw = report_shapes.SHAPES["weighted_scores_by"]
     got = pf.fairness_report(report_shapes.frame(), **kw, metrics=selection)
@@ -127,6 +136,9 @@ def test_a_selection_skips_the_entropy_indices_and_edf_it_does_not_show(monkeypa
     assert calls["variance"] == variances
     if selection is not None:
         assert set(got["metric"].cast(pl.String)) == set(selection)
+    # the group table holds the group metrics the selection needs only
+    assert ("accuracy" in group_columns) == (selection is None or "accuracy" in selection)
+    assert ("true_negative_rate" in group_columns) == (selection is None)
 
 
 def test_selection_names_are_checked():

@@ -80,7 +80,7 @@ import functools
 import itertools
 import json
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any, Literal, cast
 
 import numpy as np
@@ -697,7 +697,9 @@ class _Prepared:
         pop = _rollup(lf, ib).with_columns(group_metrics(has_predictions)).collect(**_SMALL)
         typed = {a: coerce_values(privileged[a], schema[a], option="privileged", column=a) for a in privileged}
         warn_absent_privileged(lf, schema, typed)
-        groups, modes = _groups(lf, keys, ib, sets, schema, typed, reference, has_predictions, extra)
+        # a selection (without user metrics, which may read any metric) computes its group metrics only
+        only = None if selection is None or self.user else {*metric_names, *self.attribute_metrics}
+        groups, modes = _groups(lf, keys, ib, sets, schema, typed, reference, has_predictions, extra, only)
         _warn_size(groups.height, pop.height, len(sets), has_predictions)
         ref = _reference(groups.lazy(), pop.lazy(), sk, ib, metric_names, modes, self.disparities, self.min_n)
         self.by, self.ib, self.sk, self.lf, self.pop, self.groups, self.ref = by, ib, sk, lf, pop, groups, ref
@@ -873,11 +875,15 @@ def _groups(
     reference: Reference | None,
     has_predictions: bool,
     extra: Sequence[str] = (),
+    only: Collection[str] | None = None,
 ) -> tuple[pl.DataFrame, set[str]]:
     """Every group of every attribute set (and by value): sums, metrics, labels and typed keys.
     ``typed``: the privileged values in their columns' dtypes (:func:`coerce_values`); ``extra``: more
-    columns of ``lf`` to sum per group.
+    columns of ``lf`` to sum per group; ``only``: the group metrics computed (``None``: every one).
     """
+    metric_exprs = group_metrics(has_predictions)
+    if only is not None:
+        metric_exprs = [e for e in metric_exprs if e.meta.output_name() in only]
     frames = []
     modes: set[str] = set()
     for ai, attrs in enumerate(sets):
@@ -903,7 +909,7 @@ def _groups(
         )
     groups = (
         pl.concat(frames).with_row_index(SORT_G).with_columns(pl.col(SORT_G).cast(pl.Int64))
-        .with_columns(group_metrics(has_predictions)).collect(**_SMALL).rechunk()
+        .with_columns(metric_exprs).collect(**_SMALL).rechunk()
     )  # fmt: skip
     return groups, modes
 
