@@ -82,6 +82,65 @@ def test_a_selection_computes_only_what_it_needs(monkeypatch):
     assert len(built["rates"]) > 20 and len(built["disparities"]) > 10
 
 
+@pytest.mark.parametrize(
+    ("selection", "edf", "ge"),
+    [
+        (["selection_rate", "false_positive_rate"], False, False),
+        (["disparate_impact", "theil_index"], False, True),
+        (["between_group_generalized_entropy_index"], False, True),
+        (["differential_fairness_bias_amplification"], True, False),
+        (["smoothed_empirical_differential_fairness", "accuracy"], True, False),
+        (["between_group_variance_selection_rate"], False, False),
+        (["between_group_variance_base_rate", "base_rate"], False, False),
+        (None, True, True),
+    ],
+)
+def test_a_selection_skips_the_entropy_indices_and_edf_it_does_not_show(monkeypatch, selection, edf, ge):
+    # counted where they are built: EDF's log rates (point values, both row kinds), its interval
+    # inputs, the individuals' entropy family and the per-cell benefit variance of the entropy intervals
+    calls = {"edf": 0, "edf_ci": 0, "ge": 0, "bvar": 0, "variance": 0}
+    from polfair.core.report import build, intervals
+
+    def counting(module, name, key):
+        original = getattr(module, name)
+
+        def wrapper(*a, **k):
+            calls[key] += 1
+            return original(*a, **k)
+
+        monkeypatch.setattr(module, name, wrapper)
+
+    counting(rows.entropy, "edf_log_rates", "edf")
+    counting(intervals, "_edf_inputs", "edf_ci")
+    counting(rows, "_entropy_family", "ge")
+    counting(build, "benefit_variance", "bvar")
+    counting(rows, "between_group_variance", "variance")  # the corrected variances: only those shown
+    group_columns: list[str] = []
+    original_groups = build._groups
+
+    def groups_spy(*a, **k):
+        out = original_groups(*a, **k)
+        group_columns[:] = out[0].columns
+        return out
+
+    monkeypatch.setattr(build, "_groups", groups_spy)
+    rows._index_inputs.cache_clear()  # its expressions are cached: built again under the counter
+    kw = report_shapes.SHAPES["weighted_scores_by"]
+    got = pf.fairness_report(report_shapes.frame(), **kw, metrics=selection)
+    rows._index_inputs.cache_clear()
+    assert got.height > 0
+    assert (calls["edf"] > 0) == (edf or ge)  # the index inputs hold both: built when either is shown
+    assert (calls["edf_ci"] > 0) == edf
+    assert (calls["ge"] > 0) == ge and (calls["bvar"] > 0) == ge
+    variances = 2 if selection is None else sum(m.startswith("between_group_variance_") for m in selection)
+    assert calls["variance"] == variances
+    if selection is not None:
+        assert set(got["metric"].cast(pl.String)) == set(selection)
+    # the group table holds the group metrics the selection needs only
+    assert ("accuracy" in group_columns) == (selection is None or "accuracy" in selection)
+    assert ("true_negative_rate" in group_columns) == (selection is None)
+
+
 def test_selection_names_are_checked():
     with pytest.raises(PolfairError, match="did you mean 'selection_rate'"):
         pf.fairness_report(report_shapes.frame(), **report_shapes.SHAPES["basic"], metrics=["selection_rte"])

@@ -80,7 +80,7 @@ import functools
 import itertools
 import json
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any, Literal, cast
 
 import numpy as np
@@ -117,6 +117,7 @@ from polfair.core.report.rows import (
     attribute_rows,
     disparity_list,
     group_part,
+    index_needs,
     metric_list,
     population_part,
     take,
@@ -681,12 +682,14 @@ class _Prepared:
         self.selection = selection
         self.disparities = disparity_list(has_predictions) if selection is None else selection.disparities
         self.attribute_metrics = metric_names if selection is None else selection.attribute_metrics
+        # EDF and the entropy indices: computed only when shown (a selection without them skips them)
+        self.indices = index_needs(None if selection is None else selection.shown)
         sets = attribute_sets(keys, intersections)
         sk = [*ib, SORT_A]  # the key of one (by group, attribute set)
 
         opts = _ci_options(lf, ci, ci_method, n_boot, seed, p_adjust, weighted, self.min_n)
         extra: tuple[str, ...] = ()
-        if opts is not None and has_predictions:  # the entropy intervals' per-cell benefit variance, rolled up too
+        if opts is not None and has_predictions and self.indices[1]:  # the entropy intervals' per-cell benefit variance
             extra = (BENEFIT_VAR,)
             counts = lf.select("tp_n", "fp_n", "tn_n", "fn_n").collect(**_SMALL).to_numpy().astype(np.int64)
             lf = lf.with_columns(pl.Series(BENEFIT_VAR, benefit_variance(counts)))
@@ -694,7 +697,9 @@ class _Prepared:
         pop = _rollup(lf, ib).with_columns(group_metrics(has_predictions)).collect(**_SMALL)
         typed = {a: coerce_values(privileged[a], schema[a], option="privileged", column=a) for a in privileged}
         warn_absent_privileged(lf, schema, typed)
-        groups, modes = _groups(lf, keys, ib, sets, schema, typed, reference, has_predictions, extra)
+        # a selection (without user metrics, which may read any metric) computes its group metrics only
+        only = None if selection is None or self.user else {*metric_names, *self.attribute_metrics}
+        groups, modes = _groups(lf, keys, ib, sets, schema, typed, reference, has_predictions, extra, only)
         _warn_size(groups.height, pop.height, len(sets), has_predictions)
         ref = _reference(groups.lazy(), pop.lazy(), sk, ib, metric_names, modes, self.disparities, self.min_n)
         self.by, self.ib, self.sk, self.lf, self.pop, self.groups, self.ref = by, ib, sk, lf, pop, groups, ref
@@ -715,11 +720,13 @@ class _Prepared:
 
     def population_part(self) -> Part:
         return self._shown(population_part(self.lf, self.pop, self.keys, self.ib, self.has_predictions,
-                                           self.metric_names, self.alpha, self.concentration, self.opts))  # fmt: skip
+                                           self.metric_names, self.alpha, self.concentration, self.opts,
+                                           self.indices))  # fmt: skip
 
     def attribute_part(self) -> Part:
         return self._shown(attribute_part(self.groups, self.pop, self.sk, self.ib, self.has_predictions, self.alpha,
-                                          self.concentration, self.opts, self.attribute_metrics))  # fmt: skip
+                                          self.concentration, self.opts, self.attribute_metrics, self.indices,
+                                          None if self.selection is None else self.selection.shown))  # fmt: skip
 
     def group_part(self, groups: pl.DataFrame, batch: tuple[Segments, GroupContext] | None = None) -> Part:
         return self._shown(group_part(groups, self.ref, self.sk, self.ib, self.has_predictions, self.opts, self.pop,
@@ -868,11 +875,15 @@ def _groups(
     reference: Reference | None,
     has_predictions: bool,
     extra: Sequence[str] = (),
+    only: Collection[str] | None = None,
 ) -> tuple[pl.DataFrame, set[str]]:
     """Every group of every attribute set (and by value): sums, metrics, labels and typed keys.
     ``typed``: the privileged values in their columns' dtypes (:func:`coerce_values`); ``extra``: more
-    columns of ``lf`` to sum per group.
+    columns of ``lf`` to sum per group; ``only``: the group metrics computed (``None``: every one).
     """
+    metric_exprs = group_metrics(has_predictions)
+    if only is not None:
+        metric_exprs = [e for e in metric_exprs if e.meta.output_name() in only]
     frames = []
     modes: set[str] = set()
     for ai, attrs in enumerate(sets):
@@ -898,7 +909,7 @@ def _groups(
         )
     groups = (
         pl.concat(frames).with_row_index(SORT_G).with_columns(pl.col(SORT_G).cast(pl.Int64))
-        .with_columns(group_metrics(has_predictions)).collect(**_SMALL).rechunk()
+        .with_columns(metric_exprs).collect(**_SMALL).rechunk()
     )  # fmt: skip
     return groups, modes
 

@@ -587,8 +587,9 @@ def attribute_intervals(
     *,
     opts: CiOptions,
     has_predictions: bool,
+    edf: bool = True,
 ) -> IntervalColumns:
-    """The attribute rows' interval columns.
+    """The attribute rows' interval columns (``edf=False``: without EDF's, for a report that leaves EDF out).
 
     One (group × block) matrix per kind of block: every rate's spread (and TPR and FPR again at the
     equalized-odds level, two spreads holding jointly), and EDF of labels and predictions; every
@@ -608,6 +609,7 @@ def attribute_intervals(
     h = wide.height
     out = IntervalColumns(h)
     rates = _rates(metric_names)
+    edf_names = _edf_names(has_predictions) if edf else []
     tested = [m for m in rates if not _generalized(m)]
     if segs.count != h:  # every attribute row has group rows
         msg = f"attribute_intervals: {segs.count} families, expected {h}"
@@ -618,7 +620,7 @@ def attribute_intervals(
     p_all, n_all = rc.matrix(rates), rc.sizes(rates)
     # whether each attribute row's spreads, disparities and EDF are defined (their null rules), in one select
     flags = [f"{m}__d" for m in rates] + (["selection_rate__r", "equalized_odds_difference", "equalized_odds_ratio"]
-                                          if has_predictions else []) + [name for _, name in _edf_names(has_predictions)]
+                                          if has_predictions else []) + [name for _, name in edf_names]
     defined_all = dict(zip(flags, ~np.isnan(_Columns(wide).matrix(flags).T)))
     p = p_all[:, [rates.index(m) for m in spread_rates]]
     n = n_all[:, [rates.index(m) for m in spread_rates]]
@@ -673,16 +675,16 @@ def attribute_intervals(
             out.put("p_value", name, _where(ok, tests["equalized_odds"][0]))
             out.put("test", name, _codes(ok, tests["equalized_odds"][1]))
             out.put("ci_method", name, _codes(ok, projection))
-    # EDF of each attribute set: its groups are the cells of the projection
-    edf_p, edf_n = _edf_inputs(rc, has_predictions, opts.weighted)
-    e_n = edf_p.shape[1]
-    edf = ivsp.edf_limits(edf_p.T.ravel(), np.tile(edf_n, e_n), Segments((np.arange(e_n)[:, None] * h + segs.codes[None, :])
-                          .ravel(), e_n * h), opts.ci)  # fmt: skip
-    for j, (_, name) in enumerate(_edf_names(has_predictions)):
-        ok = defined_all[name]
-        out.put("value_lo", name, _where(ok, edf["lo"][j * h : (j + 1) * h]))
-        out.put("value_hi", name, _where(ok, edf["hi"][j * h : (j + 1) * h]))
-        out.put("ci_method", name, _codes(ok, projection))
+    if edf_names:  # EDF of each attribute set: its groups are the cells of the projection
+        edf_p, edf_n = _edf_inputs(rc, has_predictions, opts.weighted)
+        e_n = edf_p.shape[1]
+        lims = ivsp.edf_limits(edf_p.T.ravel(), np.tile(edf_n, e_n),
+                               Segments((np.arange(e_n)[:, None] * h + segs.codes[None, :]).ravel(), e_n * h), opts.ci)  # fmt: skip
+        for j, (_, name) in enumerate(edf_names):
+            ok = defined_all[name]
+            out.put("value_lo", name, _where(ok, lims["lo"][j * h : (j + 1) * h]))
+            out.put("value_hi", name, _where(ok, lims["hi"][j * h : (j + 1) * h]))
+            out.put("ci_method", name, _codes(ok, projection))
     out.adjust(by_rows, opts.p_adjust)
     return out
 
@@ -699,8 +701,10 @@ def population_intervals(
     *,
     opts: CiOptions,
     has_predictions: bool,
+    edf: bool = True,
 ) -> IntervalColumns:
-    """The population rows' interval columns (one row per ``by`` value).
+    """The population rows' interval columns (one row per ``by`` value; ``edf=False``: without EDF's
+    and bias amplification's).
 
     Every rate's Wilson limits (``n_eff`` its Kish size; ``ci_method`` ``bound`` for generalized
     rates, else the score method); the EDF projection limits over the full intersection's ``cells``
@@ -727,6 +731,8 @@ def population_intervals(
     if segs.count != h:  # every by value has cells
         msg = f"population_intervals: {segs.count} by values in the cells, expected {h}"
         raise AssertionError(msg)
+    if not edf:
+        return out
     edf_p, edf_n = _edf_inputs(cells, has_predictions, opts.weighted)
     half = 1.0 - (1.0 - opts.ci) / 2.0
     # every (EDF, level) of every by value at once: segment (EDF, level, by value), its level per segment

@@ -17,7 +17,7 @@ An underscore module: internal, not public API.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -48,7 +48,7 @@ from polfair.core.report.intervals import (
 __all__ = [
     "ATTR_METRICS", "BENEFIT_VAR", "GROUP_COL", "GROUP_KEY", "NO_CODE", "POP_METRICS", "SORT_A", "SORT_G", "Part",
     "assemble", "attribute_part", "attribute_rows", "categorical_codes", "disparity_list", "group_part", "metric_list",
-    "ordered", "population_part", "take",
+    "index_needs", "ordered", "population_part", "take",
 ]  # fmt: skip
 
 #: The sentinel code of a null categorical cell inside :func:`assemble`.
@@ -295,6 +295,26 @@ POP_METRICS = (
 )  # fmt: skip
 
 
+#: The names that need EDF's computation (on attribute and population rows).
+_EDF_NEEDS = frozenset({"smoothed_empirical_differential_fairness", "smoothed_empirical_differential_fairness_predictions",
+                        "differential_fairness_bias_amplification"})  # fmt: skip
+#: The names that need the entropy family's computation (GE(α), Theil, CV; between groups, between all
+#: groups, of all individuals).
+_GE_NEEDS = frozenset(n for n in (*ATTR_METRICS, *POP_METRICS) if n.endswith(("entropy_index", "theil_index",
+                                                                              "coefficient_of_variation")))  # fmt: skip
+
+
+def index_needs(shown: Collection[str] | None) -> tuple[bool, bool]:
+    """Whether a report showing ``shown`` (``None``: every metric) needs EDF and the entropy indices.
+
+    >>> index_needs(None), index_needs(["selection_rate", "theil_index"])
+    ((True, True), (False, True))
+    """
+    if shown is None:
+        return True, True
+    return bool(_EDF_NEEDS.intersection(shown)), bool(_GE_NEEDS.intersection(shown))
+
+
 def _metric_order() -> dict[str, int]:
     names = ["n_missing", *METRICS, *DISPARITIES, *POP_METRICS, *ATTR_METRICS]
     out: dict[str, int] = {}
@@ -500,23 +520,31 @@ def attribute_part(
     concentration: float,
     ci: CiOptions | None = None,
     metric_names: Sequence[str] | None = None,
+    indices: tuple[bool, bool] = (True, True),
+    shown: Collection[str] | None = None,
 ) -> Part:
     """Attribute rows: every metric's spread over the groups; fairlearn's named disparities;
     the between-group entropy indices and EDF. One aggregation over the group table.
     ``metric_names``: the group metrics whose spreads are computed (default: every one of the report;
     with predictions they include the selection rate, TPR and FPR, which fairlearn's disparities read).
+    ``indices``: whether EDF and the entropy indices are computed (:func:`index_needs`; default both);
+    ``shown``: the names a metric selection shows (``None``: every one), which leaves out the
+    between-group variances it does not show.
     """
     metric_names = list(metric_list(has_predictions) if metric_names is None else metric_names)
-    aggs, finish, index_names = _index_aggs(has_predictions, alpha, "between_group_")
+    want_edf, want_ge = indices
+    aggs, finish, index_names = _index_aggs(has_predictions, alpha, "between_group_", want_edf, want_ge)
+    any_index = bool(index_names)
     spread, extra = _attribute_aggs(has_predictions, tuple(metric_names))
-    variances = {v: m for v, m in VARIANCE_OF.items() if m in metric_names}
+    variances = {v: m for v, m in VARIANCE_OF.items() if m in metric_names and (shown is None or v in shown)}
     sizes = {m: rate_inputs(m).n for m in variances.values()}
     idx = [*sk, "attribute"]
+    index_k = [pl.col(_CNT).count().cast(pl.Float64).alias("__pf_ix_k"),
+               _excluded(pl.col(_CNT).is_not_null(), "no counted rows").alias("__pf_ix_x")] if any_index else []
     wide = (
-        groups.lazy().with_columns(*_index_inputs(concentration))
+        groups.lazy().with_columns(*(_index_inputs(concentration) if any_index else ()))
         .group_by(idx, maintain_order=True)
-        .agg(*spread, *extra, *aggs, pl.col(_CNT).count().cast(pl.Float64).alias("__pf_ix_k"),
-             _excluded(pl.col(_CNT).is_not_null(), "no counted rows").alias("__pf_ix_x"),
+        .agg(*spread, *extra, *aggs, *index_k,
              *[_excluded(pl.col(m).is_not_null() & (sizes[m] > 1), pl.when(pl.col(m).is_null()).then(pl.lit(_why(m)))
                          .otherwise(pl.lit("fewer than 2 rows"))).alias(f"{v}__x") for v, m in variances.items()])
         .with_columns(finish).with_columns(_between_rule(index_names))
@@ -576,10 +604,10 @@ def attribute_part(
         wide = wide.hstack([part.floats["value"].get_column(n) for n in values if n not in have])
         rows = groups
         part.intervals = attribute_intervals(rows, wide, segs, _by_rows(wide, ib, pop.height), metric_names, opts=ci,
-                                             has_predictions=has_predictions)  # fmt: skip
+                                             has_predictions=has_predictions, edf=want_edf)  # fmt: skip
         for v, res in var_ci.items():
             variance_columns(part.intervals, v, res)
-        if has_predictions:  # between-group GE(α), Theil, CV: analytic moments of the cell bootstrap
+        if has_predictions and want_ge:  # between-group GE(α), Theil, CV: analytic moments of the cell bootstrap
             g_n, g_x = _benefit_sums(groups)
             keep = g_n > 0  # groups with counted rows
             g_var, g_seg, z = groups[BENEFIT_VAR].to_numpy()[keep], segs.codes[keep], z_value(ci.ci)
@@ -603,24 +631,33 @@ def population_part(
     alpha: float,
     concentration: float,
     ci: CiOptions | None = None,
+    indices: tuple[bool, bool] = (True, True),
 ) -> Part:
-    """Population rows: every metric of everyone, and the population-level indices."""
+    """Population rows: every metric of everyone, and the population-level indices.
+    ``indices``: whether EDF (and bias amplification) and the entropy indices are computed
+    (:func:`index_needs`; default both).
+    """
     # the cell table is already the full intersection (one row per by + all keys)
-    aggs, finish, names = _index_aggs(has_predictions, alpha, "between_all_groups_")
-    vals = (
-        cells.with_columns(_index_inputs(concentration)).group_by(ib, maintain_order=True)
-        .agg(*aggs, pl.col(_CNT).count().cast(pl.Float64).alias("__pf_ix_k"))
-        .with_columns(finish).with_columns(_between_rule(names))
-        .select(*ib, *names, "__pf_ix_k")
-    )  # fmt: skip
+    want_edf, want_ge = indices
+    aggs, finish, names = _index_aggs(has_predictions, alpha, "between_all_groups_", want_edf, want_ge)
     between = [n for n in names if "differential" not in n]
-    if has_predictions:
-        benefits = entropy.benefit_of_individuals(pop.lazy(), ib, summed=True)  # pop: one row per by group
-        ind, ind_names = _entropy_family(benefits, ib, alpha)
-        vals = vals.join(ind, on=ib, how="full", coalesce=True, nulls_equal=True)
-        names = [*ind_names, *names, "differential_fairness_bias_amplification"]
-    wide = pop.lazy().join(vals, on=ib, how="left", nulls_equal=True, maintain_order="left")
-    if has_predictions:
+    wide = pop.lazy()
+    if names:
+        vals = (
+            cells.with_columns(_index_inputs(concentration)).group_by(ib, maintain_order=True)
+            .agg(*aggs, pl.col(_CNT).count().cast(pl.Float64).alias("__pf_ix_k"))
+            .with_columns(finish).with_columns(_between_rule(names))
+            .select(*ib, *names, "__pf_ix_k")
+        )  # fmt: skip
+        if has_predictions and want_ge:
+            benefits = entropy.benefit_of_individuals(pop.lazy(), ib, summed=True)  # pop: one row per by group
+            ind, ind_names = _entropy_family(benefits, ib, alpha)
+            vals = vals.join(ind, on=ib, how="full", coalesce=True, nulls_equal=True)
+            names = [*ind_names, *names]
+        if has_predictions and want_edf:
+            names = [*names, "differential_fairness_bias_amplification"]
+        wide = wide.join(vals, on=ib, how="left", nulls_equal=True, maintain_order="left")
+    if has_predictions and want_edf:
         wide = wide.with_columns(
             differential_fairness_bias_amplification=pl.col("smoothed_empirical_differential_fairness_predictions")
             - pl.col("smoothed_empirical_differential_fairness")
@@ -640,8 +677,8 @@ def population_part(
         cells_df = cells.collect()
         segs = _by_rows(cells_df, ib, wide_df.height)
         part.intervals = population_intervals(cells_df, wide_df, segs, metric_names, opts=ci,
-                                              has_predictions=has_predictions)  # fmt: skip
-        if has_predictions:  # entropy indices: between all groups (the cells) and of all individuals
+                                              has_predictions=has_predictions, edf=want_edf)  # fmt: skip
+        if has_predictions and want_ge:  # entropy indices: between all groups (the cells) and of all individuals
             z = z_value(ci.ci)
             counts = cells_df[["tp_n", "fp_n", "tn_n", "fn_n"]].to_numpy().astype(np.float64)
             n, x = counts.sum(axis=1), counts[:, 0] + counts[:, 2] + 2.0 * counts[:, 1]  # rows, TP + TN + 2 FP
@@ -679,20 +716,23 @@ def _index_inputs(concentration: float) -> tuple[pl.Expr, ...]:
     return tuple(pl.when(cnt > 0).then(e).alias(name) for e, name in zip(exprs, (_B, _CNT, *_LOGS)))
 
 
-@functools.lru_cache(maxsize=16)  # expressions are immutable: built once per (predictions, α, prefix)
-def _index_aggs(has_predictions: bool, alpha: float, prefix: str) -> tuple[list[pl.Expr], list[pl.Expr], list[str]]:
+@functools.lru_cache(maxsize=32)  # expressions are immutable: built once per (predictions, α, prefix, wanted)
+def _index_aggs(has_predictions: bool, alpha: float, prefix: str, want_edf: bool = True, want_ge: bool = True
+                ) -> tuple[list[pl.Expr], list[pl.Expr], list[str]]:  # fmt: skip
     """The between-group entropy indices and EDF over :func:`_index_inputs` columns: plain
-    aggregations, the expressions that finish them on the aggregated rows, and the output names.
+    aggregations, the expressions that finish them on the aggregated rows, and the output names
+    (``want_edf`` / ``want_ge``: EDF / the entropy family left out when ``False``).
     """
     b, cnt = pl.col(_B), pl.col(_CNT)
     edf = "smoothed_empirical_differential_fairness"
     aggs, finish, names = [], [], []
-    for logs, name in ((_LOGS[:2], edf), (_LOGS[2:], f"{edf}_predictions"))[: 2 if has_predictions else 1]:
+    edfs = ((_LOGS[:2], edf), (_LOGS[2:], f"{edf}_predictions"))[: 2 if has_predictions else 1] if want_edf else ()
+    for logs, name in edfs:
         parts = [f"{name}__{i}" for i in range(5)]
         aggs += [e.alias(p) for e, p in zip(entropy.edf_parts(pl.col(logs[0]), pl.col(logs[1])), parts)]
         finish.append(entropy.edf_from_parts(*(pl.col(p) for p in parts)).alias(name))
         names.append(name)
-    if not has_predictions:
+    if not has_predictions or not want_ge:
         return aggs, finish, names
     alphas, ge_finish, ge_names = _entropy_family_parts(alpha, prefix)
     aggs += [entropy.ge_agg_with_nan(a, b, cnt).alias(g) for g, a in alphas.items()]
