@@ -18,6 +18,7 @@ import polars as pl
 from polfair.core import intervals as iv
 from polfair.core.intervals import jackknife_intervals
 from polfair.core.report.build import GROUP_KEY, SEPARATOR, Intersections, attribute_sets, group_label
+from polfair.core.report.reference import largest_reference, warn_small_reference
 from polfair.core.values import coerce_values
 from polfair.exceptions import InvalidInputError, PolfairError
 from polfair.ranking.cells import RANK, RELEVANCE_KEY
@@ -334,15 +335,21 @@ def references(
     qsets: list[tuple[str, ...]],
     privileged: Mapping[str, Any],
     schema: Mapping[str, pl.DataType],
+    min_sample_size: int = 0,
 ) -> pl.DataFrame:
     """The reference group of each (by, attribute set): the privileged group where every attribute of the set
-    has privileged values, else the largest (items for item groups, queries for query groups).
+    has privileged values, else the largest (items for item groups, queries for query groups) among the groups
+    with at least ``min_sample_size`` input rows (the small-group policy of
+    :mod:`polfair.core.report.reference`: when none has, the largest of all); a named group below the
+    minimum warns (:class:`~polfair.exceptions.ReferenceWarning`).
     """
     size = table.filter(pl.col("kind").is_in(["g", "c"])).group_by([*by, "set", "group"]).agg(
-        pl.when(pl.col("kind").first() == "g").then(pl.col("s_rows").sum()).otherwise(pl.col("s_nq").sum()).alias("__pf_size")
+        pl.when(pl.col("kind").first() == "g").then(pl.col("s_rows").sum()).otherwise(pl.col("s_nq").sum()).alias("__pf_size"),
+        pl.col("s_rows").sum().alias("__pf_rows"),
     )  # fmt: skip
     typed = {a: coerce_values(v, schema[a], option="privileged", column=a) for a, v in privileged.items()}
     out = []
+    named = []
     for si, attrs in enumerate([*sets, *qsets]):
         part = size.filter(pl.col("set") == si)
         if privileged and all(a in typed for a in attrs):
@@ -351,15 +358,19 @@ def references(
                 frame = pl.DataFrame({a: pl.Series([v[0]], dtype=schema[a]) for a, v in zip(attrs, vals)})
                 label = frame.select(group_label(list(attrs))).item()
                 part = part.filter(pl.col("group") == label)
+                named.append(part.select("group", "__pf_rows"))
             else:
                 msg = f"privileged: give one value per attribute for ranking reports (got {dict(zip(attrs, vals))})"
                 raise PolfairError(msg)
-        ordered = part.sort([*by, "__pf_size", "group"], descending=[False] * len(by) + [True, False])
-        if by:
-            best = ordered.group_by(by, maintain_order=True).agg(pl.col("group").first().alias("__pf_ref"))
-        else:
-            best = ordered.head(1).select(pl.col("group").alias("__pf_ref"))
-        out.append(best.with_columns(pl.lit(si, pl.Int64).alias("set")))
+        # ties of size: the first group label (the order of the sorted labels)
+        part = part.sort([*by, "group"]).with_row_index("__pf_o")
+        best = largest_reference(part, by, order="__pf_o", weight="__pf_size", size="__pf_rows",
+                                 min_sample_size=min_sample_size).collect()  # fmt: skip
+        best = best.join(part.select(*by, "__pf_o", "group"), on=[*by, "__pf_o"], nulls_equal=True)
+        out.append(best.select(*by, pl.col("group").alias("__pf_ref"), pl.lit(si, pl.Int64).alias("set")))
+    if named:
+        warn_small_reference(pl.concat(named), label="group", size="__pf_rows", min_sample_size=min_sample_size,
+                             stacklevel=6)  # fmt: skip
     return pl.concat(out, how="vertical_relaxed") if out else pl.DataFrame({"set": [], "__pf_ref": []})
 
 
@@ -380,6 +391,7 @@ def ranking_rows(
     ci: float | None,
     p_adjust: Any,
     n_buckets: int,
+    min_sample_size: int = 0,
 ) -> tuple[pl.DataFrame, dict[str, int]]:
     """The long report of a ranking cell table, and the queries left out of AWRF/NDKL per attribute set."""
     by, prot, qprot = list(names["by"]), list(names["protected"]), list(names["query_protected"])
@@ -397,7 +409,7 @@ def ranking_rows(
                                  ndcg=ndcg, n_buckets=n_buckets)  # fmt: skip
     metrics = [m for m in RANKING_METRICS if (m != "exposure_per_relevance" or relevance) and (m != "top_k_share" or k is not None)
                and (m != "ndcg_at_k" or ndcg)]  # fmt: skip
-    refs = references(table, by, sets, qsets, privileged, schema)
+    refs = references(table, by, sets, qsets, privileged, schema, min_sample_size)
     rep = "__pf_rep"
 
     def statistic(t: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
