@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from polfair.core import intervals as iv
@@ -152,6 +153,57 @@ def _ndkl(w: pl.LazyFrame, blocks: pl.LazyFrame, qk: list[str], attrs: list[str]
     return per_i.group_by(qk).agg(((z * pl.col("__pf_kl")).sum() / z.sum()).alias("__pf_ndkl"))
 
 
+#: The dense NDKL (:func:`_ndkl_dense`) holds queries × (max top-k length + 2) × groups floats per array; above
+#: this many cells the Polars plan of :func:`_ndkl` runs instead (bounded memory for every k).
+NDKL_DENSE_CELLS = 2_000_000
+
+
+def _ndkl_dense(w: pl.LazyFrame, blocks: pl.DataFrame, qk: list[str], attrs: list[str], qt: pl.DataFrame) -> pl.LazyFrame | None:
+    """NDKL per (by, query) of one attribute set as :func:`_ndkl`, on a dense queries × positions × groups array.
+
+    The expected count of group g at each position of a tie block of m items at rank r is n_g / m (random
+    tie-breaking): a difference array (+n_g/m at r, −n_g/m after the block's last position within L), summed
+    twice along the positions, gives the expected top-i counts C_g(i); then
+    NDKL = Σ_{i ≤ L} v(i) Σ_g P ln(P / Q) / Σ_{i ≤ L} v(i), P = C_g(i) / i, Q = n_g / n_q. ``None`` when the array
+    would exceed :data:`NDKL_DENSE_CELLS` cells.
+    """
+    g = list(attrs)
+    nq, lmax = qt.height, int(qt["L"].max() or 0)  # type: ignore[arg-type]
+    qi = qt.select(qk).with_row_index("__pf_qi").lazy()
+    wa = w.group_by([*qk, RANK, *g]).agg(pl.col("n").sum())
+    gi = wa.select(g).unique().with_row_index("__pf_gi")
+    x = (wa.join(qi, on=qk, nulls_equal=True).join(gi, on=g, nulls_equal=True)
+         .join(blocks.lazy().select(*qk, RANK, "__pf_m"), on=[*qk, RANK], how="left", nulls_equal=True)
+         .join(qt.lazy().select(*qk, "L", "n_q"), on=qk, nulls_equal=True)
+         .select("__pf_qi", "__pf_gi", RANK, "__pf_m", "n", "L", "n_q").collect())  # fmt: skip
+    ng = int(x.select(pl.col("__pf_gi").max().fill_null(0).cast(pl.Int64)).item()) + 1
+    if nq * (lmax + 2) * ng > NDKL_DENSE_CELLS:
+        return None
+    q_idx, g_idx = x["__pf_qi"].to_numpy().astype(np.int64), x["__pf_gi"].to_numpy().astype(np.int64)
+    n = x["n"].to_numpy().astype(np.float64)
+    share = np.zeros((nq, ng))
+    np.add.at(share, (q_idx, g_idx), n)
+    share /= qt["n_q"].to_numpy().astype(np.float64)[:, None]
+    top = (x[RANK] <= x["L"]).to_numpy()
+    q_idx, g_idx, n = q_idx[top], g_idx[top], n[top]
+    r = x[RANK].to_numpy()[top].astype(np.int64)
+    m = x["__pf_m"].to_numpy()[top].astype(np.float64)
+    end = np.minimum(r + m.astype(np.int64) - 1, x["L"].to_numpy()[top].astype(np.int64))
+    d = np.zeros((nq, lmax + 2, ng))
+    np.add.at(d, (q_idx, r, g_idx), n / m)
+    np.add.at(d, (q_idx, end + 1, g_idx), -n / m)
+    cum = np.cumsum(np.cumsum(d, axis=1), axis=1)[:, 1 : lmax + 1, :]
+    i = np.arange(1, lmax + 1, dtype=np.float64)
+    P = cum / i[None, :, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kl = np.where(P > 0, P * np.log(P / share[:, None, :]), 0.0).sum(axis=2)
+    L = qt["L"].to_numpy().astype(np.int64)
+    z = np.where(np.arange(1, lmax + 1)[None, :] <= L[:, None], 1.0 / np.log2(1.0 + i)[None, :], 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = (z * kl).sum(axis=1) / z.sum(axis=1)
+    return qt.select(qk).with_columns(pl.Series("__pf_ndkl", out, dtype=F64)).lazy()
+
+
 def _ndcg(cells: pl.LazyFrame, w: pl.LazyFrame, qk: list[str], qt: pl.LazyFrame) -> pl.LazyFrame:
     """nDCG@k per (by, query): linear gains, log discount, expected DCG over random tie-breaks, ideal
     from every item of the query; 0 when the query has no relevant item.
@@ -200,7 +252,8 @@ def unit_table(
     blocks = _blocks(cells, qk, k, position_weight, p)
     _check_competition(blocks, qk, query, k)
     # from here one lazy plan, collected once (Polars shares and parallelises its parts)
-    qt = _queries(cells, qk, names["query_protected"], k).with_columns(_bucket(query, n_buckets)).lazy()
+    qt_eager = _queries(cells, qk, names["query_protected"], k).with_columns(_bucket(query, n_buckets))
+    qt = qt_eager.lazy()
     cells_l, blocks_l = cells.lazy(), blocks.lazy()
     w = cells_l.join(blocks_l.select(*qk, RANK, "__pf_w", "__pf_wl", "__pf_f"), on=[*qk, RANK], how="left", nulls_equal=True)
     w = w.with_columns(pl.col("__pf_w", "__pf_wl", "__pf_f").fill_null(0.0))
@@ -231,7 +284,9 @@ def unit_table(
         att = (gq.with_columns((pl.col("__pf_e") / pl.col("n")).alias("__pf_a"))
                .group_by([*qk, "W", _B]).agg(pl.len().alias("__pf_ng"), pl.col("__pf_a").min().alias("__pf_lo"),
                                              pl.col("__pf_a").max().alias("__pf_hi")))  # fmt: skip
-        nd = _ndkl(w.group_by([*qk, RANK, *a]).agg(pl.col("n").sum()), blocks_l, qk, a, qt)
+        nd = _ndkl_dense(w, blocks, qk, a, qt_eager)
+        if nd is None:
+            nd = _ndkl(w.group_by([*qk, RANK, *a]).agg(pl.col("n").sum()), blocks_l, qk, a, qt)
         att = att.join(nd, on=qk, how="left", nulls_equal=True)
         multi = pl.col("__pf_ng") >= 2
         has_a = multi & (pl.col("__pf_hi") > 0)

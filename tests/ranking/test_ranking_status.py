@@ -64,3 +64,21 @@ def test_apply_thresholds_judges_ranking_rows_with_the_reports_minimum() -> None
     assert white["value_lo"].item() > 0.5 and white["status"].item() == "violation"
     awrf = out.filter(pl.col("metric") == "awrf")
     assert awrf["status"].item() in {"ok", "violation", "inconclusive", "insufficient_data"}
+
+
+def test_dense_and_polars_ndkl_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The dense NDKL and the Polars plan it replaces below NDKL_DENSE_CELLS give the same values (ties, a by column,
+    intersections, queries with one group)."""
+    from polfair.ranking import report as rr
+
+    adult = pf.load_adult().head(2000).with_columns(pl.int_range(pl.len()).alias("i"))
+    df = adult.with_columns((pl.col("i") // 25).alias("q"), (pl.col("i") // 1000).alias("day")).with_columns(
+        (pl.col("hours_per_week") // 10).rank("min", descending=True).over("q").cast(pl.Int64).alias("r"))
+    for k in (3, None):
+        kw = dict(query="q", rank="r", protected=["sex", "race"], k=k, by="day", ci=None)
+        dense = pf.ranking_report(df, **kw).filter(pl.col("metric") == "ndkl")
+        monkeypatch.setattr(rr, "NDKL_DENSE_CELLS", 0)
+        plan = pf.ranking_report(df, **kw).filter(pl.col("metric") == "ndkl")
+        monkeypatch.undo()
+        assert dense.height == plan.height > 0
+        assert (dense["value"] - plan["value"]).abs().max() < 1e-12
