@@ -61,36 +61,46 @@ def position_weight_expr(pos: pl.Expr, kind: str = "log", p: float = 0.5, k: int
     return w if k is None else pl.when(pos <= k).then(w).otherwise(0.0)
 
 
-def _blocks(cells: pl.DataFrame, qk: list[str], k: int | None, kind: str, p: float) -> pl.DataFrame:
-    """Per (by, query, rank ≤ k) tie block: its size m, the mean weight of the positions it spans
-    (report weights and DCG's log weights, cut at k) and the fraction of it within the top k.
-    """
+def _blocks(cells: pl.DataFrame, qk: list[str], k: int | None) -> pl.DataFrame:
+    """Per (by, query, rank ≤ k) tie block: its size m (items sharing the rank)."""
     b = cells.group_by([*qk, RANK]).agg(pl.col("n").sum().alias("__pf_m"))
-    if k is not None:
-        b = b.filter(pl.col(RANK) <= k)
-    end = pl.col(RANK) + pl.col("__pf_m") - 1
-    if k is not None:
-        end = pl.min_horizontal(end, pl.lit(k))
-    pos = pl.col("__pf_pos")
-    x = b.with_columns(pl.int_ranges(pl.col(RANK), end + 1).alias("__pf_pos")).explode("__pf_pos")
-    x = x.with_columns(position_weight_expr(pos, kind, p).alias("__pf_v"),
-                       position_weight_expr(pos, "log").alias("__pf_vl"))  # fmt: skip
-    return x.group_by([*qk, RANK]).agg(
-        pl.col("__pf_m").first(),
-        (pl.col("__pf_v").sum() / pl.col("__pf_m").first()).alias("__pf_w"),
-        (pl.col("__pf_vl").sum() / pl.col("__pf_m").first()).alias("__pf_wl"),
-        (pl.len() / pl.col("__pf_m").first()).alias("__pf_f"),
+    return b if k is None else b.filter(pl.col(RANK) <= k)
+
+
+def _block_weights(blocks: pl.DataFrame, k: int | None, kind: str, p: float) -> pl.DataFrame:
+    """The blocks with the mean weight of the positions each spans (report weights ``__pf_w`` and DCG's log
+    weights ``__pf_wl``, cut at k) and the fraction of it within the top k (``__pf_f``).
+
+    Untied blocks (m = 1) read the weight of their rank; a tie of m items at rank r reads
+    (V(e) − V(r − 1)) / m from the cumulative weights V of positions 1 … max rank (e = the tie's last
+    position within k): no row per position. Called after :func:`_check_competition`, so the ranks are
+    bounded by the query's rows.
+    """
+    r = blocks[RANK].to_numpy().astype(np.int64)
+    m = blocks["__pf_m"].to_numpy().astype(np.int64)
+    end = r + m - 1 if k is None else np.minimum(r + m - 1, k)
+    top = int(end.max()) if len(end) else 0
+    pos = pl.select(pl.int_range(1, top + 1, dtype=pl.Int64).alias("x"))
+    out = {}
+    for name, kd in (("__pf_w", kind), ("__pf_wl", "log")):
+        v = pos.select(position_weight_expr(pl.col("x"), kd, p)).to_series().to_numpy()
+        cum = np.concatenate([[0.0], np.cumsum(v)])
+        tied = (cum[end] - cum[r - 1]) / m
+        out[name] = np.where(m == 1, v[r - 1], tied)
+    return blocks.with_columns(
+        pl.Series("__pf_w", out["__pf_w"], dtype=F64), pl.Series("__pf_wl", out["__pf_wl"], dtype=F64),
+        pl.Series("__pf_f", (end - r + 1) / m, dtype=F64),
     )
 
 
 def _check_competition(blocks: pl.DataFrame, qk: list[str], query: str, k: int | None) -> None:
     """Ranks are competition ranks (1, 2, 2, 4) within each query (checked up to k)."""
-    s = blocks.sort([*qk, RANK]).with_columns(
-        pl.col(RANK).shift(1).over(qk).alias("__pf_prev"), pl.col("__pf_m").shift(1).over(qk).alias("__pf_pm")
-    )
+    s = blocks.sort([*qk, RANK])
+    first = pl.any_horizontal([pl.col(c).ne_missing(pl.col(c).shift(1)) for c in qk]).fill_null(True)
+    s = s.with_columns(first.alias("__pf_first"), pl.col(RANK).shift(1).alias("__pf_prev"), pl.col("__pf_m").shift(1).alias("__pf_pm"))
     bad = s.filter(
-        (pl.col("__pf_prev").is_null() & (pl.col(RANK) != 1))
-        | (pl.col("__pf_prev").is_not_null() & (pl.col(RANK) != pl.col("__pf_prev") + pl.col("__pf_pm")))
+        (pl.col("__pf_first") & (pl.col(RANK) != 1))
+        | (~pl.col("__pf_first") & (pl.col(RANK) != pl.col("__pf_prev") + pl.col("__pf_pm")))
     )
     if bad.height:
         qs = bad[query].unique(maintain_order=True).head(3).to_list()
@@ -249,8 +259,9 @@ def unit_table(
     """
     by, query = names["by"], names["query"][0]
     qk = [*by, query]
-    blocks = _blocks(cells, qk, k, position_weight, p)
+    blocks = _blocks(cells, qk, k)
     _check_competition(blocks, qk, query, k)
+    blocks = _block_weights(blocks, k, position_weight, p)
     # from here one lazy plan, collected once (Polars shares and parallelises its parts)
     qt_eager = _queries(cells, qk, names["query_protected"], k).with_columns(_bucket(query, n_buckets))
     qt = qt_eager.lazy()
