@@ -269,6 +269,7 @@ def unit_table(
     w = cells_l.join(blocks_l.select(*qk, RANK, "__pf_w", "__pf_wl", "__pf_f"), on=[*qk, RANK], how="left", nulls_equal=True)
     w = w.with_columns(pl.col("__pf_w", "__pf_wl", "__pf_f").fill_null(0.0))
     w = w.with_columns((pl.col("n") * pl.col("__pf_w")).alias("__pf_e"), (pl.col("n") * pl.col("__pf_f")).alias("__pf_t"))
+    w = w.collect().lazy()  # read by the main plan and by the dense NDKL: computed once
     e_q = w.group_by(qk).agg(pl.col("__pf_e").sum().alias("__pf_eq"))
     qt = qt.join(e_q, on=qk, nulls_equal=True)
     Wc = pl.col("W")
