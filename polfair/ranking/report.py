@@ -168,7 +168,7 @@ def _ndkl(w: pl.LazyFrame, blocks: pl.LazyFrame, qk: list[str], attrs: list[str]
 NDKL_DENSE_CELLS = 2_000_000
 
 
-def _ndkl_dense(w: pl.LazyFrame, blocks: pl.DataFrame, qk: list[str], attrs: list[str], qt: pl.DataFrame) -> pl.LazyFrame | None:
+def _ndkl_dense(w: pl.LazyFrame, qk: list[str], attrs: list[str], qt: pl.DataFrame) -> pl.LazyFrame | None:
     """NDKL per (by, query) of one attribute set as :func:`_ndkl`, on a dense queries × positions × groups array.
 
     The expected count of group g at each position of a tie block of m items at rank r is n_g / m (random
@@ -179,13 +179,11 @@ def _ndkl_dense(w: pl.LazyFrame, blocks: pl.DataFrame, qk: list[str], attrs: lis
     """
     g = list(attrs)
     nq, lmax = qt.height, int(qt["L"].max() or 0)  # type: ignore[arg-type]
-    qi = qt.select(qk).with_row_index("__pf_qi").lazy()
-    wa = w.group_by([*qk, RANK, *g]).agg(pl.col("n").sum())
+    qi = qt.lazy().select(*qk, "L").with_row_index("__pf_qi")
+    wa = w.group_by([*qk, RANK, *g]).agg(pl.col("n").sum(), pl.col("__pf_m").first())
     gi = wa.select(g).unique().with_row_index("__pf_gi")
     x = (wa.join(qi, on=qk, nulls_equal=True).join(gi, on=g, nulls_equal=True)
-         .join(blocks.lazy().select(*qk, RANK, "__pf_m"), on=[*qk, RANK], how="left", nulls_equal=True)
-         .join(qt.lazy().select(*qk, "L", "n_q"), on=qk, nulls_equal=True)
-         .select("__pf_qi", "__pf_gi", RANK, "__pf_m", "n", "L", "n_q").collect())  # fmt: skip
+         .select("__pf_qi", "__pf_gi", RANK, "__pf_m", "n", "L").collect())  # fmt: skip
     ng = int(x.select(pl.col("__pf_gi").max().fill_null(0).cast(pl.Int64)).item()) + 1
     if nq * (lmax + 2) * ng > NDKL_DENSE_CELLS:
         return None
@@ -266,7 +264,8 @@ def unit_table(
     qt_eager = _queries(cells, qk, names["query_protected"], k).with_columns(_bucket(query, n_buckets))
     qt = qt_eager.lazy()
     cells_l, blocks_l = cells.lazy(), blocks.lazy()
-    w = cells_l.join(blocks_l.select(*qk, RANK, "__pf_w", "__pf_wl", "__pf_f"), on=[*qk, RANK], how="left", nulls_equal=True)
+    w = cells_l.join(blocks_l.select(*qk, RANK, "__pf_m", "__pf_w", "__pf_wl", "__pf_f"), on=[*qk, RANK], how="left",
+                     nulls_equal=True)  # fmt: skip
     w = w.with_columns(pl.col("__pf_w", "__pf_wl", "__pf_f").fill_null(0.0))
     w = w.with_columns((pl.col("n") * pl.col("__pf_w")).alias("__pf_e"), (pl.col("n") * pl.col("__pf_f")).alias("__pf_t"))
     w = w.collect().lazy()  # read by the main plan and by the dense NDKL: computed once
@@ -296,7 +295,7 @@ def unit_table(
         att = (gq.with_columns((pl.col("__pf_e") / pl.col("n")).alias("__pf_a"))
                .group_by([*qk, "W", _B]).agg(pl.len().alias("__pf_ng"), pl.col("__pf_a").min().alias("__pf_lo"),
                                              pl.col("__pf_a").max().alias("__pf_hi")))  # fmt: skip
-        nd = _ndkl_dense(w, blocks, qk, a, qt_eager)
+        nd = _ndkl_dense(w, qk, a, qt_eager)
         if nd is None:
             nd = _ndkl(w.group_by([*qk, RANK, *a]).agg(pl.col("n").sum()), blocks_l, qk, a, qt)
         att = att.join(nd, on=qk, how="left", nulls_equal=True)
