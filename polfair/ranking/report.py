@@ -268,7 +268,10 @@ def unit_table(
                      nulls_equal=True)  # fmt: skip
     w = w.with_columns(pl.col("__pf_w", "__pf_wl", "__pf_f").fill_null(0.0))
     w = w.with_columns((pl.col("n") * pl.col("__pf_w")).alias("__pf_e"), (pl.col("n") * pl.col("__pf_f")).alias("__pf_t"))
-    w = w.collect().lazy()  # read by the main plan and by the dense NDKL: computed once
+    # read by the main plan and by the dense NDKL: computed once, keeping only the columns they read
+    w = w.drop("__pf_w", "__pf_f", *([] if ndcg and qsets else ["__pf_wl"])).collect().lazy()
+    blocks_l = blocks.select(*qk, RANK, "__pf_m").lazy()  # the fallback NDKL reads the tie sizes only
+    del blocks
     e_q = w.group_by(qk).agg(pl.col("__pf_e").sum().alias("__pf_eq"))
     qt = qt.join(e_q, on=qk, nulls_equal=True)
     Wc = pl.col("W")
