@@ -82,3 +82,17 @@ def test_dense_and_polars_ndkl_agree(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.undo()
         assert dense.height == plan.height > 0
         assert (dense["value"] - plan["value"]).abs().max() < 1e-12
+
+
+def test_the_summary_shows_the_statuses_apply_thresholds_gave() -> None:
+    adult = pf.load_adult().head(3000).with_columns(pl.int_range(pl.len()).alias("i"))
+    df = adult.with_columns((pl.col("i") // 30).alias("q")).with_columns(
+        pl.col("hours_per_week").rank("min", descending=True).over("q").cast(pl.Int64).alias("r"))
+    rep = pf.ranking_report(df, query="q", rank="r", protected="sex", k=10)
+    assert "status" not in pf.summarize(rep)
+    judged = apply_thresholds(rep, {"exposure_share": [0.0, 0.5], "awrf": {"min": 0.99}})
+    text = pf.summarize(judged)
+    male = judged.filter(pl.col("group") == "Male", pl.col("metric") == "exposure_share")["status"].item()
+    awrf = judged.filter(pl.col("metric") == "awrf")["status"].item()
+    assert "status" in text and male != "ok" and f"exposure_share: {male}" in text
+    assert "AWRF" in text and f"({awrf})" in text
