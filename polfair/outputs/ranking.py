@@ -46,7 +46,8 @@ def _iv(row: dict[str, Any] | None, stat: str = "value", digits: int = 3) -> str
 
 def _status(part: list[dict[str, Any]]) -> str:
     """The statuses :func:`polfair.monitor.apply_thresholds` gave these rows (read, never decided here): ``ok``
-    when every judged row is ok, else ``metric: status`` of the others; ``–`` when none is judged."""
+    when every judged row is ok, else ``metric: status`` of the others; ``–`` when none is judged.
+    """
     judged = [r for r in part if r.get("status") is not None]
     if not judged:
         return "–"
