@@ -189,17 +189,16 @@ def _ndkl_dense(w: pl.LazyFrame, qk: list[str], attrs: list[str], qt: pl.DataFra
         return None
     q_idx, g_idx = x["__pf_qi"].to_numpy().astype(np.int64), x["__pf_gi"].to_numpy().astype(np.int64)
     n = x["n"].to_numpy().astype(np.float64)
-    share = np.zeros((nq, ng))
-    np.add.at(share, (q_idx, g_idx), n)
+    share = np.bincount(q_idx * ng + g_idx, weights=n, minlength=nq * ng).reshape(nq, ng)
     share /= qt["n_q"].to_numpy().astype(np.float64)[:, None]
     top = (x[RANK] <= x["L"]).to_numpy()
     q_idx, g_idx, n = q_idx[top], g_idx[top], n[top]
     r = x[RANK].to_numpy()[top].astype(np.int64)
     m = x["__pf_m"].to_numpy()[top].astype(np.float64)
     end = np.minimum(r + m.astype(np.int64) - 1, x["L"].to_numpy()[top].astype(np.int64))
-    d = np.zeros((nq, lmax + 2, ng))
-    np.add.at(d, (q_idx, r, g_idx), n / m)
-    np.add.at(d, (q_idx, end + 1, g_idx), -n / m)
+    size, base = nq * (lmax + 2) * ng, q_idx * (lmax + 2)
+    d = (np.bincount((base + r) * ng + g_idx, weights=n / m, minlength=size)
+         - np.bincount((base + end + 1) * ng + g_idx, weights=n / m, minlength=size)).reshape(nq, lmax + 2, ng)  # fmt: skip
     cum = np.cumsum(np.cumsum(d, axis=1), axis=1)[:, 1 : lmax + 1, :]
     i = np.arange(1, lmax + 1, dtype=np.float64)
     P = cum / i[None, :, None]
