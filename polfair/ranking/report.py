@@ -189,7 +189,7 @@ def _ndkl_dense(w: pl.LazyFrame, qk: list[str], attrs: list[str], qt: pl.DataFra
         return None
     q_idx, g_idx = x["__pf_qi"].to_numpy().astype(np.int64), x["__pf_gi"].to_numpy().astype(np.int64)
     n = x["n"].to_numpy().astype(np.float64)
-    share = np.bincount(q_idx * ng + g_idx, weights=n, minlength=nq * ng).reshape(nq, ng)
+    share: np.ndarray = np.bincount(q_idx * ng + g_idx, weights=n, minlength=nq * ng).reshape(nq, ng)
     share = share / qt["n_q"].to_numpy().astype(np.float64)[:, None]
     top = (x[RANK] <= x["L"]).to_numpy()
     q_idx, g_idx, n = q_idx[top], g_idx[top], n[top]
