@@ -438,7 +438,7 @@ def references(
         out.append(best.select(*by, pl.col("group").alias("__pf_ref"), pl.lit(si, pl.Int64).alias("set")))
     if named:
         warn_small_reference(pl.concat(named), label="group", size="__pf_rows", min_sample_size=min_sample_size,
-                             stacklevel=6)  # fmt: skip
+                             stacklevel=5)  # fmt: skip
     return pl.concat(out, how="vertical_relaxed") if out else pl.DataFrame({"set": [], "__pf_ref": []})
 
 
