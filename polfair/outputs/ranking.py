@@ -17,7 +17,7 @@ import polars as pl
 
 from polfair.outputs.summary import text_table
 
-__all__ = ["is_ranking_report", "summarize_ranking"]
+__all__ = ["is_ranking_report", "status_text", "summarize_ranking"]
 
 
 def is_ranking_report(report: pl.DataFrame) -> bool:
@@ -44,9 +44,14 @@ def _iv(row: dict[str, Any] | None, stat: str = "value", digits: int = 3) -> str
     return text
 
 
-def _status(part: list[dict[str, Any]]) -> str:
+def status_text(part: list[dict[str, Any]]) -> str:
     """The statuses :func:`polfair.monitor.apply_thresholds` gave these rows (read, never decided here): ``ok``
     when every judged row is ok, else ``metric: status`` of the others; ``–`` when none is judged.
+
+    Examples
+    --------
+    >>> status_text([{"metric": "awrf", "status": "violation"}, {"metric": "ndkl", "status": None}])
+    'awrf: violation'
     """
     judged = [r for r in part if r.get("status") is not None]
     if not judged:
@@ -105,7 +110,7 @@ def summarize_ranking(report: pl.DataFrame, *, max_groups: int = 12, **_: Any) -
             body.append([str(g), f"{int(wide[(g, 'exposure')]['n']):,}", _num(wide.get((g, "item_share"), {}).get("value")),
                          _iv(wide.get((g, "exposure_share"))), _num(wide.get((g, "exposure"), {}).get("value")),
                          _iv(wide.get((g, "exposure")), "ratio", 2), _num(wide.get((g, "top_k_share"), {}).get("value"))]
-                        + ([_status([r for (gg, _), r in wide.items() if gg == g])] if judged else []))  # fmt: skip
+                        + ([status_text([r for (gg, _), r in wide.items() if gg == g])] if judged else []))  # fmt: skip
         lines += text_table(["group", "items", "item share", "exposure share [interval]", "exposure", "ratio [interval]",
                              "top-k share", *(["status"] if judged else [])], body)  # fmt: skip
         if groups.len() > max_groups:

@@ -96,3 +96,16 @@ def test_the_summary_shows_the_statuses_apply_thresholds_gave() -> None:
     awrf = judged.filter(pl.col("metric") == "awrf")["status"].item()
     assert "status" in text and male != "ok" and f"exposure_share: {male}" in text
     assert "AWRF" in text and f"({awrf})" in text
+
+
+def test_the_html_page_shows_the_statuses_apply_thresholds_gave() -> None:
+    adult = pf.load_adult().head(3000).with_columns(pl.int_range(pl.len()).alias("i"))
+    df = adult.with_columns((pl.col("i") // 30).alias("q")).with_columns(
+        pl.col("hours_per_week").rank("min", descending=True).over("q").cast(pl.Int64).alias("r"))
+    rep = pf.ranking_report(df, query="q", rank="r", protected="race", k=10)
+    assert "status (apply_thresholds)" not in pf.to_html(rep)
+    judged = apply_thresholds(rep, {"exposure_share": [0.0, 0.5], "awrf": {"min": 0.99}})
+    page = pf.to_html(judged)
+    assert "status (apply_thresholds)" in page
+    assert "exposure_share: violation" in page and "exposure_share: insufficient_data" in page
+    assert "(insufficient_data)" in page  # AWRF: its smallest group has fewer than 30 rows
