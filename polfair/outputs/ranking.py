@@ -4,7 +4,8 @@
 Plain text from the long report alone, at most 100 characters wide: per attribute set, a table of
 the groups (items, item share, exposure share with its interval, exposure per item and its ratio to
 the reference group with its interval, top-k share), then AWRF and NDKL, and the nDCG@k of each
-group of queries.
+group of queries. A report judged by :func:`polfair.monitor.apply_thresholds` shows each group's
+statuses as that function decided them (``status`` column; this module judges nothing).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import polars as pl
 
 from polfair.outputs.summary import text_table
 
-__all__ = ["is_ranking_report", "summarize_ranking"]
+__all__ = ["is_ranking_report", "status_text", "summarize_ranking"]
 
 
 def is_ranking_report(report: pl.DataFrame) -> bool:
@@ -41,6 +42,22 @@ def _iv(row: dict[str, Any] | None, stat: str = "value", digits: int = 3) -> str
     if lo is not None and hi is not None:
         text += f" [{_num(lo, digits)}, {_num(hi, digits)}]"
     return text
+
+
+def status_text(part: list[dict[str, Any]]) -> str:
+    """The statuses :func:`polfair.monitor.apply_thresholds` gave these rows (read, never decided here): ``ok``
+    when every judged row is ok, else ``metric: status`` of the others; ``–`` when none is judged.
+
+    Examples
+    --------
+    >>> status_text([{"metric": "awrf", "status": "violation"}, {"metric": "ndkl", "status": None}])
+    'awrf: violation'
+    """
+    judged = [r for r in part if r.get("status") is not None]
+    if not judged:
+        return "–"
+    bad = [f"{r['metric']}: {r['status']}" for r in judged if r["status"] != "ok"]
+    return "; ".join(bad) if bad else "ok"
 
 
 def summarize_ranking(report: pl.DataFrame, *, max_groups: int = 12, **_: Any) -> str:
@@ -88,15 +105,18 @@ def summarize_ranking(report: pl.DataFrame, *, max_groups: int = 12, **_: Any) -
             continue
         lines += ["", f"== {attr}: who is seen (reference group: {ref})"]
         body = []
+        judged = "status" in part.columns
         for g in groups.head(max_groups):
             body.append([str(g), f"{int(wide[(g, 'exposure')]['n']):,}", _num(wide.get((g, "item_share"), {}).get("value")),
                          _iv(wide.get((g, "exposure_share"))), _num(wide.get((g, "exposure"), {}).get("value")),
-                         _iv(wide.get((g, "exposure")), "ratio", 2), _num(wide.get((g, "top_k_share"), {}).get("value"))])  # fmt: skip
+                         _iv(wide.get((g, "exposure")), "ratio", 2), _num(wide.get((g, "top_k_share"), {}).get("value"))]
+                        + ([status_text([r for (gg, _), r in wide.items() if gg == g])] if judged else []))  # fmt: skip
         lines += text_table(["group", "items", "item share", "exposure share [interval]", "exposure", "ratio [interval]",
-                             "top-k share"], body)  # fmt: skip
+                             "top-k share", *(["status"] if judged else [])], body)  # fmt: skip
         if groups.len() > max_groups:
             lines.append(f"... and {groups.len() - max_groups:,} more groups")
-        extra = [f"{m.upper()} {_iv(wide.get((None, m)))}" for m in ("awrf", "ndkl") if (None, m) in wide]
+        extra = [f"{m.upper()} {_iv(wide.get((None, m)))}" + (f" ({wide[(None, m)]['status']})" if wide[(None, m)].get("status")
+                 else "") for m in ("awrf", "ndkl") if (None, m) in wide]  # fmt: skip
         if extra:
             lines.append("  " + "; ".join(extra))
     lines += ["", "exposure = mean position weight per item (1/log2(1 + rank) by default); a fair share of exposure",

@@ -16,6 +16,7 @@ import polars as pl
 
 from polfair.core._args import as_list
 from polfair.core.report.build import Intersections, check_protected_names
+from polfair.core.report.reference import resolve_min_sample_size
 from polfair.core.report.run_metadata import attach_request, expr_text
 from polfair.exceptions import PolfairError
 from polfair.ranking.cells import RANKING_CELL_COLUMNS, ranking_pass
@@ -98,6 +99,7 @@ def ranking_report(
     ci: float | None = 0.95,
     p_adjust: Literal["bh", "by", "holm"] | None = "bh",
     n_buckets: int = 20,
+    min_sample_size: int | None = None,
     engine: Literal["auto", "in-memory", "streaming"] = "auto",
 ) -> pl.DataFrame:
     r"""Audit rankings for group fairness of exposure, in one pass: who is *seen*, against who is ranked and who is relevant.
@@ -177,6 +179,14 @@ def ranking_report(
         ``"bh"`` (default), ``"by"``, ``"holm"`` or ``None``, within each (``by`` value, metric).
     n_buckets
         Buckets of queries (a hash of the query id) for the jackknife (default 20).
+    min_sample_size
+        Input rows a group needs to be the comparison group and to get a verdict: the small-group
+        policy of every report (:mod:`polfair.core.report.reference`, ``docs/status.md``).
+        ``None`` (default): 30 rows; ``0``: no minimum. The largest group is chosen among the
+        groups that meet it (the largest of all when none does); a ``privileged`` group below it
+        warns (:class:`~polfair.exceptions.ReferenceWarning`). Recorded in the request, where
+        :func:`polfair.monitor.apply_thresholds` reads it: a thresholded row whose group or
+        reference has fewer rows is ``insufficient_data``.
     engine
         Polars engine of the pass (``"streaming"`` for larger-than-memory files).
 
@@ -215,6 +225,7 @@ def ranking_report(
     0.7827
     """
     _check_options(k, position_weight, p, n_buckets)
+    min_n = resolve_min_sample_size(min_sample_size)
     prot, qprot = as_list(protected), as_list(query_protected)
     if not prot and not qprot:
         raise PolfairError("ranking_report needs protected= (item attributes) or query_protected= (query attributes)")
@@ -227,6 +238,7 @@ def ranking_report(
     report, left_out = ranking_rows(
         cells, names, schema=dict(cells.schema), k=k, position_weight=position_weight, p=p, relevance=relevance is not None,
         privileged=privileged, intersections=intersections, ci=ci, p_adjust=p_adjust, n_buckets=n_buckets,
+        min_sample_size=min_n,
     )  # fmt: skip
     request = {
         "task": "ranking", "query": expr_text(query), "rank": expr_text(rank), "protected": expr_text(prot) or None,
@@ -235,6 +247,6 @@ def ranking_report(
         "p": p if position_weight == "geometric" else None, "privileged": expr_text(dict(privileged)) if privileged else None,
         "intersections": intersections if isinstance(intersections, (int, str)) else expr_text(intersections),
         "ci": ci, "p_adjust": p_adjust if ci is not None else None, "n_buckets": n_buckets if ci is not None else None,
-        "queries_left_out": left_out or None,
+        "queries_left_out": left_out or None, "min_sample_size": min_n,
     }  # fmt: skip
     return attach_request(report, {k_: v for k_, v in request.items() if v is not None})

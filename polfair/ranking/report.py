@@ -13,11 +13,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from polfair.core import intervals as iv
 from polfair.core.intervals import jackknife_intervals
 from polfair.core.report.build import GROUP_KEY, SEPARATOR, Intersections, attribute_sets, group_label
+from polfair.core.report.reference import largest_reference, warn_small_reference
 from polfair.core.values import coerce_values
 from polfair.exceptions import InvalidInputError, PolfairError
 from polfair.ranking.cells import RANK, RELEVANCE_KEY
@@ -59,36 +61,46 @@ def position_weight_expr(pos: pl.Expr, kind: str = "log", p: float = 0.5, k: int
     return w if k is None else pl.when(pos <= k).then(w).otherwise(0.0)
 
 
-def _blocks(cells: pl.DataFrame, qk: list[str], k: int | None, kind: str, p: float) -> pl.DataFrame:
-    """Per (by, query, rank ≤ k) tie block: its size m, the mean weight of the positions it spans
-    (report weights and DCG's log weights, cut at k) and the fraction of it within the top k.
-    """
+def _blocks(cells: pl.DataFrame, qk: list[str], k: int | None) -> pl.DataFrame:
+    """Per (by, query, rank ≤ k) tie block: its size m (items sharing the rank)."""
     b = cells.group_by([*qk, RANK]).agg(pl.col("n").sum().alias("__pf_m"))
-    if k is not None:
-        b = b.filter(pl.col(RANK) <= k)
-    end = pl.col(RANK) + pl.col("__pf_m") - 1
-    if k is not None:
-        end = pl.min_horizontal(end, pl.lit(k))
-    pos = pl.col("__pf_pos")
-    x = b.with_columns(pl.int_ranges(pl.col(RANK), end + 1).alias("__pf_pos")).explode("__pf_pos")
-    x = x.with_columns(position_weight_expr(pos, kind, p).alias("__pf_v"),
-                       position_weight_expr(pos, "log").alias("__pf_vl"))  # fmt: skip
-    return x.group_by([*qk, RANK]).agg(
-        pl.col("__pf_m").first(),
-        (pl.col("__pf_v").sum() / pl.col("__pf_m").first()).alias("__pf_w"),
-        (pl.col("__pf_vl").sum() / pl.col("__pf_m").first()).alias("__pf_wl"),
-        (pl.len() / pl.col("__pf_m").first()).alias("__pf_f"),
+    return b if k is None else b.filter(pl.col(RANK) <= k)
+
+
+def _block_weights(blocks: pl.DataFrame, k: int | None, kind: str, p: float) -> pl.DataFrame:
+    """The blocks with the mean weight of the positions each spans (report weights ``__pf_w`` and DCG's log
+    weights ``__pf_wl``, cut at k) and the fraction of it within the top k (``__pf_f``).
+
+    Untied blocks (m = 1) read the weight of their rank; a tie of m items at rank r reads
+    (V(e) − V(r − 1)) / m from the cumulative weights V of positions 1 … max rank (e = the tie's last
+    position within k): no row per position. Called after :func:`_check_competition`, so the ranks are
+    bounded by the query's rows.
+    """
+    r = blocks[RANK].to_numpy().astype(np.int64)
+    m = blocks["__pf_m"].to_numpy().astype(np.int64)
+    end = r + m - 1 if k is None else np.minimum(r + m - 1, k)
+    top = int(end.max()) if len(end) else 0
+    pos = pl.select(pl.int_range(1, top + 1, dtype=pl.Int64).alias("x"))
+    out = {}
+    for name, kd in (("__pf_w", kind), ("__pf_wl", "log")):
+        v = pos.select(position_weight_expr(pl.col("x"), kd, p)).to_series().to_numpy()
+        cum = np.concatenate([[0.0], np.cumsum(v)])
+        tied = (cum[end] - cum[r - 1]) / m
+        out[name] = np.where(m == 1, v[r - 1], tied)
+    return blocks.with_columns(
+        pl.Series("__pf_w", out["__pf_w"], dtype=F64), pl.Series("__pf_wl", out["__pf_wl"], dtype=F64),
+        pl.Series("__pf_f", (end - r + 1) / m, dtype=F64),
     )
 
 
 def _check_competition(blocks: pl.DataFrame, qk: list[str], query: str, k: int | None) -> None:
     """Ranks are competition ranks (1, 2, 2, 4) within each query (checked up to k)."""
-    s = blocks.sort([*qk, RANK]).with_columns(
-        pl.col(RANK).shift(1).over(qk).alias("__pf_prev"), pl.col("__pf_m").shift(1).over(qk).alias("__pf_pm")
-    )
+    s = blocks.sort([*qk, RANK])
+    first = pl.any_horizontal([pl.col(c).ne_missing(pl.col(c).shift(1)) for c in qk]).fill_null(True)
+    s = s.with_columns(first.alias("__pf_first"), pl.col(RANK).shift(1).alias("__pf_prev"), pl.col("__pf_m").shift(1).alias("__pf_pm"))
     bad = s.filter(
-        (pl.col("__pf_prev").is_null() & (pl.col(RANK) != 1))
-        | (pl.col("__pf_prev").is_not_null() & (pl.col(RANK) != pl.col("__pf_prev") + pl.col("__pf_pm")))
+        (pl.col("__pf_first") & (pl.col(RANK) != 1))
+        | (~pl.col("__pf_first") & (pl.col(RANK) != pl.col("__pf_prev") + pl.col("__pf_pm")))
     )
     if bad.height:
         qs = bad[query].unique(maintain_order=True).head(3).to_list()
@@ -151,6 +163,54 @@ def _ndkl(w: pl.LazyFrame, blocks: pl.LazyFrame, qk: list[str], attrs: list[str]
     return per_i.group_by(qk).agg(((z * pl.col("__pf_kl")).sum() / z.sum()).alias("__pf_ndkl"))
 
 
+#: The dense NDKL (:func:`_ndkl_dense`) holds queries × (max top-k length + 2) × groups floats per array; above
+#: this many cells the Polars plan of :func:`_ndkl` runs instead (bounded memory for every k).
+NDKL_DENSE_CELLS = 2_000_000
+
+
+def _ndkl_dense(w: pl.LazyFrame, qk: list[str], attrs: list[str], qt: pl.DataFrame) -> pl.LazyFrame | None:
+    """NDKL per (by, query) of one attribute set as :func:`_ndkl`, on a dense queries × positions × groups array.
+
+    The expected count of group g at each position of a tie block of m items at rank r is n_g / m (random
+    tie-breaking): a difference array (+n_g/m at r, −n_g/m after the block's last position within L), summed
+    twice along the positions, gives the expected top-i counts C_g(i); then
+    NDKL = Σ_{i ≤ L} v(i) Σ_g P ln(P / Q) / Σ_{i ≤ L} v(i), P = C_g(i) / i, Q = n_g / n_q. ``None`` when the array
+    would exceed :data:`NDKL_DENSE_CELLS` cells.
+    """
+    g = list(attrs)
+    nq, lmax = qt.height, int(qt["L"].max() or 0)  # type: ignore[arg-type]
+    qi = qt.lazy().select(*qk, "L").with_row_index("__pf_qi")
+    wa = w.group_by([*qk, RANK, *g]).agg(pl.col("n").sum(), pl.col("__pf_m").first())
+    gi = wa.select(g).unique().with_row_index("__pf_gi")
+    x = (wa.join(qi, on=qk, nulls_equal=True).join(gi, on=g, nulls_equal=True)
+         .select("__pf_qi", "__pf_gi", RANK, "__pf_m", "n", "L").collect())  # fmt: skip
+    ng = int(x.select(pl.col("__pf_gi").max().fill_null(0).cast(pl.Int64)).item()) + 1
+    if nq * (lmax + 2) * ng > NDKL_DENSE_CELLS:
+        return None
+    q_idx, g_idx = x["__pf_qi"].to_numpy().astype(np.int64), x["__pf_gi"].to_numpy().astype(np.int64)
+    n = x["n"].to_numpy().astype(np.float64)
+    share: np.ndarray = np.bincount(q_idx * ng + g_idx, weights=n, minlength=nq * ng).reshape(nq, ng)
+    share = share / qt["n_q"].to_numpy().astype(np.float64)[:, None]
+    top = (x[RANK] <= x["L"]).to_numpy()
+    q_idx, g_idx, n = q_idx[top], g_idx[top], n[top]
+    r = x[RANK].to_numpy()[top].astype(np.int64)
+    m = x["__pf_m"].to_numpy()[top].astype(np.float64)
+    end = np.minimum(r + m.astype(np.int64) - 1, x["L"].to_numpy()[top].astype(np.int64))
+    size, base = nq * (lmax + 2) * ng, q_idx * (lmax + 2)
+    d = (np.bincount((base + r) * ng + g_idx, weights=n / m, minlength=size)
+         - np.bincount((base + end + 1) * ng + g_idx, weights=n / m, minlength=size)).reshape(nq, lmax + 2, ng)  # fmt: skip
+    cum = np.cumsum(np.cumsum(d, axis=1), axis=1)[:, 1 : lmax + 1, :]
+    i = np.arange(1, lmax + 1, dtype=np.float64)
+    P = cum / i[None, :, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kl = np.where(P > 0, P * np.log(P / share[:, None, :]), 0.0).sum(axis=2)
+    L = qt["L"].to_numpy().astype(np.int64)
+    z = np.where(np.arange(1, lmax + 1)[None, :] <= L[:, None], 1.0 / np.log2(1.0 + i)[None, :], 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = (z * kl).sum(axis=1) / z.sum(axis=1)
+    return qt.select(qk).with_columns(pl.Series("__pf_ndkl", out, dtype=F64)).lazy()
+
+
 def _ndcg(cells: pl.LazyFrame, w: pl.LazyFrame, qk: list[str], qt: pl.LazyFrame) -> pl.LazyFrame:
     """nDCG@k per (by, query): linear gains, log discount, expected DCG over random tie-breaks, ideal
     from every item of the query; 0 when the query has no relevant item.
@@ -196,14 +256,21 @@ def unit_table(
     """
     by, query = names["by"], names["query"][0]
     qk = [*by, query]
-    blocks = _blocks(cells, qk, k, position_weight, p)
+    blocks = _blocks(cells, qk, k)
     _check_competition(blocks, qk, query, k)
+    blocks = _block_weights(blocks, k, position_weight, p)
     # from here one lazy plan, collected once (Polars shares and parallelises its parts)
-    qt = _queries(cells, qk, names["query_protected"], k).with_columns(_bucket(query, n_buckets)).lazy()
+    qt_eager = _queries(cells, qk, names["query_protected"], k).with_columns(_bucket(query, n_buckets))
+    qt = qt_eager.lazy()
     cells_l, blocks_l = cells.lazy(), blocks.lazy()
-    w = cells_l.join(blocks_l.select(*qk, RANK, "__pf_w", "__pf_wl", "__pf_f"), on=[*qk, RANK], how="left", nulls_equal=True)
+    w = cells_l.join(blocks_l.select(*qk, RANK, "__pf_m", "__pf_w", "__pf_wl", "__pf_f"), on=[*qk, RANK], how="left",
+                     nulls_equal=True)  # fmt: skip
     w = w.with_columns(pl.col("__pf_w", "__pf_wl", "__pf_f").fill_null(0.0))
     w = w.with_columns((pl.col("n") * pl.col("__pf_w")).alias("__pf_e"), (pl.col("n") * pl.col("__pf_f")).alias("__pf_t"))
+    # read by the main plan and by the dense NDKL: computed once, keeping only the columns they read
+    w = w.drop("__pf_w", "__pf_f", *([] if ndcg and qsets else ["__pf_wl"])).collect().lazy()
+    blocks_l = blocks.select(*qk, RANK, "__pf_m").lazy()  # the fallback NDKL reads the tie sizes only
+    del blocks
     e_q = w.group_by(qk).agg(pl.col("__pf_e").sum().alias("__pf_eq"))
     qt = qt.join(e_q, on=qk, nulls_equal=True)
     Wc = pl.col("W")
@@ -230,7 +297,9 @@ def unit_table(
         att = (gq.with_columns((pl.col("__pf_e") / pl.col("n")).alias("__pf_a"))
                .group_by([*qk, "W", _B]).agg(pl.len().alias("__pf_ng"), pl.col("__pf_a").min().alias("__pf_lo"),
                                              pl.col("__pf_a").max().alias("__pf_hi")))  # fmt: skip
-        nd = _ndkl(w.group_by([*qk, RANK, *a]).agg(pl.col("n").sum()), blocks_l, qk, a, qt)
+        nd = _ndkl_dense(w, qk, a, qt_eager)
+        if nd is None:
+            nd = _ndkl(w.group_by([*qk, RANK, *a]).agg(pl.col("n").sum()), blocks_l, qk, a, qt)
         att = att.join(nd, on=qk, how="left", nulls_equal=True)
         multi = pl.col("__pf_ng") >= 2
         has_a = multi & (pl.col("__pf_hi") > 0)
@@ -334,15 +403,21 @@ def references(
     qsets: list[tuple[str, ...]],
     privileged: Mapping[str, Any],
     schema: Mapping[str, pl.DataType],
+    min_sample_size: int = 0,
 ) -> pl.DataFrame:
     """The reference group of each (by, attribute set): the privileged group where every attribute of the set
-    has privileged values, else the largest (items for item groups, queries for query groups).
+    has privileged values, else the largest (items for item groups, queries for query groups) among the groups
+    with at least ``min_sample_size`` input rows (the small-group policy of
+    :mod:`polfair.core.report.reference`: when none has, the largest of all); a named group below the
+    minimum warns (:class:`~polfair.exceptions.ReferenceWarning`).
     """
     size = table.filter(pl.col("kind").is_in(["g", "c"])).group_by([*by, "set", "group"]).agg(
-        pl.when(pl.col("kind").first() == "g").then(pl.col("s_rows").sum()).otherwise(pl.col("s_nq").sum()).alias("__pf_size")
+        pl.when(pl.col("kind").first() == "g").then(pl.col("s_rows").sum()).otherwise(pl.col("s_nq").sum()).alias("__pf_size"),
+        pl.col("s_rows").sum().alias("__pf_rows"),
     )  # fmt: skip
     typed = {a: coerce_values(v, schema[a], option="privileged", column=a) for a, v in privileged.items()}
     out = []
+    named = []
     for si, attrs in enumerate([*sets, *qsets]):
         part = size.filter(pl.col("set") == si)
         if privileged and all(a in typed for a in attrs):
@@ -351,15 +426,19 @@ def references(
                 frame = pl.DataFrame({a: pl.Series([v[0]], dtype=schema[a]) for a, v in zip(attrs, vals)})
                 label = frame.select(group_label(list(attrs))).item()
                 part = part.filter(pl.col("group") == label)
+                named.append(part.select("group", "__pf_rows"))
             else:
                 msg = f"privileged: give one value per attribute for ranking reports (got {dict(zip(attrs, vals))})"
                 raise PolfairError(msg)
-        ordered = part.sort([*by, "__pf_size", "group"], descending=[False] * len(by) + [True, False])
-        if by:
-            best = ordered.group_by(by, maintain_order=True).agg(pl.col("group").first().alias("__pf_ref"))
-        else:
-            best = ordered.head(1).select(pl.col("group").alias("__pf_ref"))
-        out.append(best.with_columns(pl.lit(si, pl.Int64).alias("set")))
+        # ties of size: the first group label (the order of the sorted labels)
+        part = part.sort([*by, "group"]).with_row_index("__pf_o")
+        best = largest_reference(part, by, order="__pf_o", weight="__pf_size", size="__pf_rows",
+                                 min_sample_size=min_sample_size).collect()  # fmt: skip
+        best = best.join(part.select(*by, "__pf_o", "group"), on=[*by, "__pf_o"], nulls_equal=True)
+        out.append(best.select(*by, pl.col("group").alias("__pf_ref"), pl.lit(si, pl.Int64).alias("set")))
+    if named:
+        warn_small_reference(pl.concat(named), label="group", size="__pf_rows", min_sample_size=min_sample_size,
+                             stacklevel=5)  # fmt: skip
     return pl.concat(out, how="vertical_relaxed") if out else pl.DataFrame({"set": [], "__pf_ref": []})
 
 
@@ -380,6 +459,7 @@ def ranking_rows(
     ci: float | None,
     p_adjust: Any,
     n_buckets: int,
+    min_sample_size: int = 0,
 ) -> tuple[pl.DataFrame, dict[str, int]]:
     """The long report of a ranking cell table, and the queries left out of AWRF/NDKL per attribute set."""
     by, prot, qprot = list(names["by"]), list(names["protected"]), list(names["query_protected"])
@@ -397,7 +477,7 @@ def ranking_rows(
                                  ndcg=ndcg, n_buckets=n_buckets)  # fmt: skip
     metrics = [m for m in RANKING_METRICS if (m != "exposure_per_relevance" or relevance) and (m != "top_k_share" or k is not None)
                and (m != "ndcg_at_k" or ndcg)]  # fmt: skip
-    refs = references(table, by, sets, qsets, privileged, schema)
+    refs = references(table, by, sets, qsets, privileged, schema, min_sample_size)
     rep = "__pf_rep"
 
     def statistic(t: pl.DataFrame, keys: list[str]) -> pl.DataFrame:

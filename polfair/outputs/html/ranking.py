@@ -3,7 +3,8 @@
 Per attribute set: a chart of each group's exposure share (with its interval) against its item
 share (the fair share of attention if every item deserved the same), then a table of the group
 rows (items, shares, exposure and its ratio to the reference group with intervals, top-k share,
-nDCG@k for groups of queries) and the attribute's AWRF and NDKL. Every value from the report is
+nDCG@k for groups of queries) and the attribute's AWRF and NDKL; a report judged by
+:func:`polfair.monitor.apply_thresholds` also shows its statuses. Every value from the report is
 escaped; the SVG is built by polfair from escaped text; no external ``src``/``href``.
 """
 
@@ -15,6 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import polars as pl
+
+from polfair.outputs.ranking import status_text
 
 __all__ = ["is_ranking_report", "render_ranking", "share_svg"]
 
@@ -100,11 +103,12 @@ def render_ranking(report: Any, *, title: str, provenance: Mapping[str, Any], ge
     if snap:
         body.append(f'<p class="pf-sub">for {_e(snap)}</p>')
     keys = ("source", "query", "rank", "protected", "query_protected", "relevance", "k", "position_weight", "weight", "ci",
-            "queries_left_out")  # fmt: skip
+            "queries_left_out", "min_sample_size")  # fmt: skip
     prov = [(k, provenance.get(k)) for k in keys if provenance.get(k) is not None]
     if prov:
         body.append("<table class='pf-prov'>" + "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in prov)
                     + "</table>")  # fmt: skip
+    judged = "status" in rep.columns  # a report judged by apply_thresholds: its statuses are shown, never decided here
     sets = rep.filter(pl.col("attribute").is_not_null()).group_by("attribute", maintain_order=True)
     for i, ((attr,), part) in enumerate(sets):
         wide = {(r["group"], r["metric"]): r for r in part.iter_rows(named=True)}
@@ -134,14 +138,17 @@ def render_ranking(report: Any, *, title: str, provenance: Mapping[str, Any], ge
             f"<td class='pf-num'>{_iv(wide.get((g, 'exposure_share')))}</td>"
             f"<td class='pf-num'>{_iv(wide.get((g, 'exposure')))}</td>"
             f"<td class='pf-num'>{_iv(wide.get((g, 'exposure')), 'ratio', 2)}</td>"
-            f"<td class='pf-num'>{_f((wide.get((g, 'top_k_share')) or {}).get('value'))}</td></tr>"
+            f"<td class='pf-num'>{_f((wide.get((g, 'top_k_share')) or {}).get('value'))}</td>"
+            + (f"<td>{_e(status_text([r for (gg, _), r in wide.items() if gg == g]))}</td>" if judged else "") + "</tr>"
             for g in names
         )  # fmt: skip
         body.append("<table><tr><th>group</th><th class='pf-num'>items</th><th class='pf-num'>item share</th>"
                     "<th class='pf-num'>exposure share [interval]</th><th class='pf-num'>exposure per item</th>"
-                    "<th class='pf-num'>ratio to reference</th><th class='pf-num'>top-k share</th></tr>"
-                    f"{rows}</table>")  # fmt: skip
-        extra = [f"{m.upper()} {_iv(wide.get((None, m)))}" for m in ("awrf", "ndkl") if (None, m) in wide]
+                    "<th class='pf-num'>ratio to reference</th><th class='pf-num'>top-k share</th>"
+                    + ("<th>status (apply_thresholds)</th>" if judged else "") + f"</tr>{rows}</table>")  # fmt: skip
+        extra = [f"{m.upper()} {_iv(wide.get((None, m)))}"
+                 + (f" ({_e(wide[(None, m)]['status'])})" if wide[(None, m)].get("status") else "")
+                 for m in ("awrf", "ndkl") if (None, m) in wide]  # fmt: skip
         if extra:
             body.append("<p>" + "; ".join(extra) + " (AWRF 1: equal attention per item in every query; NDKL 0: every "
                         "top i has the query's group shares)</p>")  # fmt: skip

@@ -1,0 +1,111 @@
+"""ranking_report and the report skeleton's small-group policy and statuses (issue 43): the reference is chosen
+among the groups that meet ``min_sample_size`` (polfair.core.report.reference), a named reference below it warns,
+and the monitor's ``apply_thresholds`` judges ranking rows with the one status rule, reading the report's minimum."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+import polfair as pf
+from polfair.core.report.run_metadata import request_of
+from polfair.exceptions import ReferenceWarning
+from polfair.monitor import apply_thresholds
+
+
+def queries() -> pl.DataFrame:
+    """Query group "few" has the most queries (4, of 2 items: 8 rows); "many" 3 queries of 10 items (30 rows).
+    Items: group "s" is 1 item in each of 3 queries (3 rows, all at the top), "t" the rest."""
+    rows = []
+    for q in range(4):
+        rows += [{"q": q, "r": r, "u": "few", "g": "t", "rel": float(r == 1)} for r in (1, 2)]
+    for q in range(4, 7):
+        rows += [{"q": q, "r": r, "u": "many", "g": "s" if r == 1 else "t", "rel": float(r <= 2)} for r in range(1, 11)]
+    return pl.DataFrame(rows)
+
+
+def ref(rep: pl.DataFrame, attribute: str) -> str:
+    return rep.filter(pl.col("attribute") == attribute, pl.col("group").is_not_null())["reference_group"].unique().item()
+
+
+def test_the_largest_query_group_below_the_minimum_is_no_reference() -> None:
+    df = queries()
+    kw = dict(query="q", rank="r", protected="g", query_protected="u", relevance="rel", k=5, ci=None)
+    # "few" has the most queries but 8 rows: below the default 30 it is not the comparison group
+    assert ref(pf.ranking_report(df, **kw), "u") == "many"
+    assert ref(pf.ranking_report(df, min_sample_size=0, **kw), "u") == "few"
+    # no group meets the minimum: the largest of all
+    assert ref(pf.ranking_report(df, min_sample_size=100, **kw), "u") == "few"
+    assert request_of(pf.ranking_report(df, **kw))["min_sample_size"] == 30
+
+
+def test_a_named_reference_below_the_minimum_warns() -> None:
+    df = queries()
+    with pytest.warns(ReferenceWarning, match="'s' has 3 input rows"):
+        rep = pf.ranking_report(df, query="q", rank="r", protected="g", k=5, ci=None, privileged={"g": "s"})
+    assert ref(rep, "g") == "s"
+    with pytest.raises(pf.PolfairError, match="min_sample_size"):
+        pf.ranking_report(df, query="q", rank="r", protected="g", min_sample_size=-1)
+
+
+def test_apply_thresholds_judges_ranking_rows_with_the_reports_minimum() -> None:
+    adult = pf.load_adult().head(3000).with_columns(pl.int_range(pl.len()).alias("i"))
+    df = adult.with_columns((pl.col("i") // 30).alias("q")).with_columns(
+        pl.col("hours_per_week").rank("min", descending=True).over("q").cast(pl.Int64).alias("r"))
+    rep = pf.ranking_report(df, query="q", rank="r", protected="race", k=10, min_sample_size=100)
+    out = apply_thresholds(rep, {"exposure_share": [0.0, 0.5], "awrf": {"min": 0.5}})
+    groups = out.filter(pl.col("metric") == "exposure_share", pl.col("group").is_not_null())
+    small = groups.filter(pl.col("n") < 100)
+    assert small.height and (small["status"] == "insufficient_data").all()
+    big = groups.filter(pl.col("n") >= 100)
+    assert set(big["status"].to_list()) <= {"ok", "violation", "inconclusive"}
+    # the majority group's share is above 0.5 and its whole interval too: a violation
+    white = groups.filter(pl.col("group") == "White")
+    assert white["value_lo"].item() > 0.5 and white["status"].item() == "violation"
+    awrf = out.filter(pl.col("metric") == "awrf")
+    assert awrf["status"].item() in {"ok", "violation", "inconclusive", "insufficient_data"}
+
+
+def test_dense_and_polars_ndkl_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The dense NDKL and the Polars plan it replaces below NDKL_DENSE_CELLS give the same values (ties, a by column,
+    intersections, queries with one group)."""
+    from polfair.ranking import report as rr
+
+    adult = pf.load_adult().head(2000).with_columns(pl.int_range(pl.len()).alias("i"))
+    df = adult.with_columns((pl.col("i") // 25).alias("q"), (pl.col("i") // 1000).alias("day")).with_columns(
+        (pl.col("hours_per_week") // 10).rank("min", descending=True).over("q").cast(pl.Int64).alias("r"))
+    for k in (3, None):
+        kw = dict(query="q", rank="r", protected=["sex", "race"], k=k, by="day", ci=None)
+        dense = pf.ranking_report(df, **kw).filter(pl.col("metric") == "ndkl")
+        monkeypatch.setattr(rr, "NDKL_DENSE_CELLS", 0)
+        plan = pf.ranking_report(df, **kw).filter(pl.col("metric") == "ndkl")
+        monkeypatch.undo()
+        assert dense.height == plan.height > 0
+        assert (dense["value"] - plan["value"]).abs().max() < 1e-12
+
+
+def test_the_summary_shows_the_statuses_apply_thresholds_gave() -> None:
+    adult = pf.load_adult().head(3000).with_columns(pl.int_range(pl.len()).alias("i"))
+    df = adult.with_columns((pl.col("i") // 30).alias("q")).with_columns(
+        pl.col("hours_per_week").rank("min", descending=True).over("q").cast(pl.Int64).alias("r"))
+    rep = pf.ranking_report(df, query="q", rank="r", protected="sex", k=10)
+    assert "status" not in pf.summarize(rep)
+    judged = apply_thresholds(rep, {"exposure_share": [0.0, 0.5], "awrf": {"min": 0.99}})
+    text = pf.summarize(judged)
+    male = judged.filter(pl.col("group") == "Male", pl.col("metric") == "exposure_share")["status"].item()
+    awrf = judged.filter(pl.col("metric") == "awrf")["status"].item()
+    assert "status" in text and male != "ok" and f"exposure_share: {male}" in text
+    assert "AWRF" in text and f"({awrf})" in text
+
+
+def test_the_html_page_shows_the_statuses_apply_thresholds_gave() -> None:
+    adult = pf.load_adult().head(3000).with_columns(pl.int_range(pl.len()).alias("i"))
+    df = adult.with_columns((pl.col("i") // 30).alias("q")).with_columns(
+        pl.col("hours_per_week").rank("min", descending=True).over("q").cast(pl.Int64).alias("r"))
+    rep = pf.ranking_report(df, query="q", rank="r", protected="race", k=10)
+    assert "status (apply_thresholds)" not in pf.to_html(rep)
+    judged = apply_thresholds(rep, {"exposure_share": [0.0, 0.5], "awrf": {"min": 0.99}})
+    page = pf.to_html(judged)
+    assert "status (apply_thresholds)" in page
+    assert "exposure_share: violation" in page and "exposure_share: insufficient_data" in page
+    assert "(insufficient_data)" in page  # AWRF: its smallest group has fewer than 30 rows
