@@ -19,10 +19,9 @@ from typing import Any
 
 import polars as pl
 
-from polfair.core.contract import PolarsFrame
-from polfair.core.contract.inputs import is_foreign
 from polfair.core.passes.collect import check_not_empty
 from polfair.core.passes.spec import check_key_names
+from polfair.engines.frame import frame_of
 from polfair.exceptions import InvalidInputError
 
 __all__ = ["RANK", "RANKING_CELL_COLUMNS", "RELEVANCE_KEY", "ranking_pass"]
@@ -34,15 +33,6 @@ RELEVANCE_KEY = "__pf_relkey"
 #: The sums of a cell: rows, summed relevance (with ``relevance``), the query weight's min/max (with
 #: ``weight``; it must be constant within a query).
 RANKING_CELL_COLUMNS = ("n", "rel", "qw_min", "qw_max")
-
-
-def _frame(data: Any) -> Any:
-    """The input's frame adapter: Polars, or a Spark/DuckDB/... frame through narwhals."""
-    if is_foreign(data):
-        from polfair.engines.narwhals import foreign_frame
-
-        return foreign_frame(data)
-    return PolarsFrame(data)
 
 
 def _is_int(dtype: pl.DataType) -> bool:
@@ -82,7 +72,7 @@ def ranking_pass(
     PolfairError
         A key name given twice or reserved; no rows.
     """
-    frame = _frame(data)
+    frame = frame_of(data)
     ns = frame.eng.ns
     cq = frame.column(query, "query")
     cr = frame.column(rank, "rank")
