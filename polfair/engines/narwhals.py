@@ -619,7 +619,9 @@ def foreign_code_table(
     select |= {c: columns[c] for c in fvs}
     sums = [*sums, *fvs]
     if _split_flags(ff, ps, exact_sums, roles):
-        native = _flags_as_aggregates(ff, compiled, select, [*group, CODE], sums)
+        labels: dict[str, Column] = {r: ff.column(roles[r], r) for r in ("y_true", "y_pred") if r in roles}
+        relabel = _relabel(labels, fav, unfav, threshold, score_label)
+        native = _flags_as_aggregates(ff, compiled, select, [*group, CODE], sums, relabel)
     else:
         native = ff.aggregate(select, [*group, CODE], lambda ns: [ns.len().alias(_N), *(ns.col(c).sum() for c in sums)])
     casts = {CODE: pl.UInt8, _N: pl.UInt64, W: pl.Float64, _W2: pl.Float64, W2_UP: pl.Float64, W2_DOWN: pl.Float64,
@@ -652,7 +654,7 @@ def foreign_code_table(
     return codes, spec
 
 
-_OK, _BAD, _W2P, _MIN, _MAX = "__pf_wok", "__pf_wbad", "__pf_w2plain", "__pf_wmin", "__pf_wmax"
+_OK, _BAD, _W2P, _MIN = "__pf_wok", "__pf_wbad", "__pf_w2plain", "__pf_wmin"
 
 
 def _split_flags(ff: ForeignFrame, ps: Any, exact_sums: bool, roles: Mapping[str, str]) -> bool:
@@ -664,7 +666,8 @@ def _split_flags(ff: ForeignFrame, ps: Any, exact_sums: bool, roles: Mapping[str
 
 
 def _flags_as_aggregates(ff: ForeignFrame, compiled: Mapping[str, Compiled], select: dict[str, Any],
-                         group: list[str], sums: list[str]) -> pl.DataFrame:  # fmt: skip
+                         group: list[str], sums: list[str],
+                         relabel: _Relabel | None = None) -> pl.DataFrame:  # fmt: skip
     """The code table of a weighted pass, computed with the weight's validity as aggregates.
 
     A database estimates the groups of a key from the columns it reads: a code that folds in the
@@ -673,6 +676,9 @@ def _flags_as_aggregates(ff: ForeignFrame, compiled: Mapping[str, Compiled], sel
     (discrete columns), counts the rows of each weight state with ``SUM(CASE ...)`` and sums the
     weights of the valid rows only; the rows of the usual code table (code + 16·flag) are rebuilt
     from that small result. The numbers are the same: the sums of flagged rows are never read.
+
+    The common case runs first (:func:`_common_case`: no per-row ``CASE``); this checked query
+    only where it cannot answer.
     """
     from polfair.core.contract import outcome_code
     from polfair.core.contract.rules import FLAG_BAD_WEIGHT, FLAG_NULL_WEIGHT
@@ -710,16 +716,7 @@ def _flags_as_aggregates(ff: ForeignFrame, compiled: Mapping[str, Compiled], sel
 
     table = None
     if ranged and plain == [W, _W2P]:
-        # the common case first, with one CASE per row: every weight set is usable (the cells' min >= 0,
-        # max < inf, no NaN), so the usable ones are the non-null ones; else the query with the checks
-        def fast(ns: Any) -> list[Any]:
-            return [ns.len().alias(_N), ns.col(W).count().alias(_OK), ns.col(W).sum().alias(W),
-                    ns.col(W).min().alias(_MIN), ns.col(W).max().alias(_MAX), ns.col(_W2P).sum()]  # fmt: skip
-
-        quick = ff.aggregate(select, group, fast)
-        lo, hi = quick[_MIN].cast(pl.Float64).fill_null(0.0), quick[_MAX].cast(pl.Float64).fill_null(0.0)
-        if bool((lo >= 0.0).all()) and bool((hi < math.inf).all()) and not hi.is_nan().any():
-            table = quick.drop(_MIN, _MAX).with_columns(pl.lit(0, pl.Int64).alias(_BAD))
+        table = _common_case(ff, select, group, relabel)
     if table is None:
         table = ff.aggregate(select, group, aggs)
     if ranged and table[_W2P].cast(pl.Float64).is_nan().any():  # a weight beyond 1e±63: the accumulators, again
@@ -737,6 +734,86 @@ def _flags_as_aggregates(ff: ForeignFrame, compiled: Mapping[str, Compiled], sel
             part = part.with_columns([pl.lit(None, pl.Float64).alias(c) for c in sums])
         parts.append(part.drop(_OK, _BAD))
     return pl.concat(parts, how="vertical_relaxed")
+
+
+_RAW = "__pf_raw_"  # the raw label/prediction values of the common-case query, by role
+_W2SQ = "__pf_w2sq"
+_RAW_KINDS = (pl.Boolean, pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64)
+
+
+_Relabel = tuple[dict[str, Any], Callable[[pl.DataFrame], pl.DataFrame]]
+
+
+def _relabel(labels: Mapping[str, Column], fav: Any, unfav: Any, threshold: float,
+             score_label: Any) -> _Relabel | None:  # fmt: skip
+    """Where the label and the prediction are integer or Boolean columns: their engine expressions
+    (named ``__pf_raw_<role>``) and a function that turns the
+    common-case result grouped on their raw values into one with the
+    outcome code, the contract compiled on Polars for the same columns
+    (:func:`polfair.core.passes.spec.classification_columns`, :func:`polfair.core.contract.outcome_code`):
+    the very code the database would have computed per row. ``None`` otherwise (a string or float
+    label keeps the code in the query).
+    """
+    if "y_pred" not in labels or not all(isinstance(c.dtype, _RAW_KINDS) for c in labels.values()):
+        return None
+    from polfair.core.contract import POLARS, outcome_code
+
+    cols = {r: Column(c.name, pl.col(_RAW + r).cast(c.dtype), c.dtype) for r, c in labels.items()}
+    compiled, _, _ = classification_columns(POLARS, cols, fav, unfav, threshold=threshold, score_label=score_label)
+    code = outcome_code(POLARS, compiled["y_true"].state, compiled["y_pred"].state).cast(pl.Int64).alias(CODE)
+
+    def coded(table: pl.DataFrame) -> pl.DataFrame:
+        return table.with_columns(code).drop([_RAW + r for r in labels])
+
+    return {_RAW + r: c.expr for r, c in labels.items()}, coded
+
+
+def _common_case(ff: ForeignFrame, select: Mapping[str, Any], group: list[str],
+                 relabel: _Relabel | None) -> pl.DataFrame | None:  # fmt: skip
+    """The weighted code table from one query with no per-row ``CASE``, or ``None`` where it cannot
+    answer (then the checked query of :func:`_flags_as_aggregates` runs).
+
+    Per group: ``COUNT(*)``, ``COUNT(w)``, ``SUM(w)``, ``MIN(w)`` and ``SUM(w * w)``. Every weight set
+    is usable when the cells' ``MIN(w) >= 0`` and ``SUM(w)`` is finite (a NaN or infinite weight makes
+    the sum NaN or infinite; a finite sum past Float64 is the database's error): the usable weights
+    are the non-null ones. Σw² is the one plain sum the Polars pass takes
+    (:func:`polfair.core.passes.collect._one_square_holds` decides where it holds; PostgreSQL refuses a
+    square past Float64's range: then the checked query runs too). With :func:`_relabel`, the query
+    groups on the raw label and prediction values instead of the outcome code (no ``CASE`` per row:
+    the code is computed on the small result, as the contract computes it).
+    """
+    from polfair.core.passes.collect import _ONE_SQUARE_MIN
+
+    select = dict(select)
+    weight = select[W]
+    select[_W2SQ] = weight * weight
+    keys = [g for g in group if g != CODE]
+    if relabel is not None:
+        raw, recode = relabel
+        select.pop(CODE)
+        select |= raw
+        by = [*keys, *raw]
+    else:
+        by = group
+
+    def aggs(ns: Any) -> list[Any]:
+        return [ns.len().alias(_N), ns.col(W).count().alias(_OK), ns.col(W).sum().alias(W),
+                ns.col(W).min().alias(_MIN), ns.col(_W2SQ).sum().alias(_W2P)]  # fmt: skip
+
+    try:
+        quick = ff.aggregate({k: v for k, v in select.items() if k in (*by, W, _W2SQ)}, by, aggs)
+    except Exception:  # a square beyond Float64 (PostgreSQL: "value out of range"): the checked query
+        return None
+    lo = quick[_MIN].cast(pl.Float64).fill_null(0.0)
+    sw, w2 = quick[W].cast(pl.Float64), quick[_W2P].cast(pl.Float64)
+    if not (bool((lo >= 0.0).all()) and not lo.is_nan().any() and bool(sw.is_finite().all())):
+        return None
+    if not bool(((w2.is_finite() & (w2 >= _ONE_SQUARE_MIN)) | (sw == 0.0)).all()):
+        return None
+    if relabel is not None:
+        nums = [pl.col(c).cast(pl.Float64 if c in (W, _W2P) else pl.Int64).sum() for c in (_N, _OK, W, _W2P)]
+        quick = recode(quick).group_by(group, maintain_order=True).agg(nums)
+    return quick.drop(_MIN, strict=False).with_columns(pl.lit(0, pl.Int64).alias(_BAD))
 
 
 def _bucket(ff: ForeignFrame, cluster: Any, n_buckets: int, keys: Sequence[str]) -> Any:

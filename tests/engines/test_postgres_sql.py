@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import polars as pl
@@ -195,3 +196,60 @@ def test_null_weights_on_postgres_are_missing_rows(postgres: Any, weights: list[
     want = pf.confusion_counts(df, **req).collect()
     assert_frame_equal(got.sort("g"), want.sort("g"), check_dtypes=False, rel_tol=1e-9)
     assert got["n_missing"].sum() == 2
+
+
+def _spy_queries(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    import polfair.engines.dialects as sql
+
+    seen: list[str] = []
+    real = sql.ibis_collect
+
+    def spy(expr: Any) -> pl.DataFrame:
+        con = expr._find_backend()
+        seen.append(sql.typed_tree(con.compiler.to_sqlglot(expr)).sql(dialect=con.dialect))
+        return real(expr)
+
+    monkeypatch.setattr(sql, "ibis_collect", spy)
+    return seen
+
+
+def test_the_weighted_common_case_is_one_query_without_case(pg_table: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # integer label and prediction, usable weights: grouped on their raw values, no CASE per row
+    seen = _spy_queries(monkeypatch)
+    got = pf.confusion_counts(pg_table, **REQUESTS[1]).collect()
+    want = pf.confusion_counts(DF, **REQUESTS[1]).collect()
+    assert_frame_equal(got.sort("g"), want.sort("g"), check_dtypes=False, rel_tol=1e-9)
+    assert len(seen) == 1 and "CASE" not in seen[0].upper()
+    assert '"t0"."y" AS' in seen[0] and '"t0"."p" AS' in seen[0]
+
+
+@pytest.mark.parametrize(
+    ("column", "values"),
+    [("w", [1.0, 2.0, 1e200, 0.0, 1.0, 1.0, 3.0, 1.0, 1.0]),     # w² past Float64: PostgreSQL refuses it, rerun
+     ("w", [1.0, 2.0, 1e-200, 0.0, 1.0, 1.0, 3.0, 1.0, 1.0]),    # w² underflows to 0: refused too, rerun
+     ("w", [1.0, 2.0, 0.5, 1.0, 3.0, 1.0, 0.25, 1.0, 1e-160]),   # group c's Σw² subnormal: the accumulators
+     ("w", [1.0, -2.0, 1.0, float("nan"), 1.0, None, 3.0, float("inf"), 1.0]),  # invalid weights: the checked query
+     ("y", [1, 0, 2, 1, None, 0, 1, 0, 1]),                      # an invalid and a null label in the raw groups
+     ("p", [True, False, None, True, False, True, True, False, True])],  # a Boolean prediction
+)  # fmt: skip
+def test_the_common_case_falls_back_or_agrees(postgres: Any, column: str, values: list[Any]) -> None:
+    df = DF.with_columns(pl.Series(column, values))
+    con = postgres.ibis()
+    t = con.create_table("sql_common_case", df.to_arrow(), overwrite=True)
+    req = REQUESTS[1]
+
+    def outcome(data: Any) -> Any:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                out: Any = pf.fairness_report(data, **req, ci=None, min_sample_size=0)
+            except Exception as exc:  # the same error as Polars's, or the same report
+                out = f"{type(exc).__name__}: {exc}"
+        return out, sorted({f"{type(w.message).__name__}: {w.message}" for w in caught})
+
+    (got, got_warned), (want, want_warned) = outcome(t), outcome(df)
+    assert got_warned == want_warned
+    if isinstance(want, str):
+        assert got == want
+    else:
+        assert_frame_equal(got, want, check_dtypes=False, rel_tol=1e-9)
