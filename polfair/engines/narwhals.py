@@ -618,7 +618,13 @@ def foreign_code_table(
     fvs = favorable_value_columns(list(columns))  # a favorable list's per-value rows (as the Polars pass)
     select |= {c: columns[c] for c in fvs}
     sums = [*sums, *fvs]
-    if _split_flags(ff, ps, exact_sums, roles):
+    scored = None
+    if ff._ibis and ps is None and not exact_sums and "y_score" in roles and "y_pred" not in roles and not fvs:
+        role_cols = {r: ff.column(n, r) for r, n in roles.items()}
+        scored = _score_common_case(ff, compiled, role_cols, select, group, sums, (fav, unfav, threshold, score_label))
+    if scored is not None:
+        native = scored
+    elif _split_flags(ff, ps, exact_sums, roles):
         labels: dict[str, Column] = {r: ff.column(roles[r], r) for r in ("y_true", "y_pred") if r in roles}
         relabel = _relabel(labels, fav, unfav, threshold, score_label)
         native = _flags_as_aggregates(ff, compiled, select, [*group, CODE], sums, relabel)
@@ -814,6 +820,95 @@ def _common_case(ff: ForeignFrame, select: Mapping[str, Any], group: list[str],
         nums = [pl.col(c).cast(pl.Float64 if c in (W, _W2P) else pl.Int64).sum() for c in (_N, _OK, W, _W2P)]
         quick = recode(quick).group_by(group, maintain_order=True).agg(nums)
     return quick.drop(_MIN, strict=False).with_columns(pl.lit(0, pl.Int64).alias(_BAD))
+
+
+_SHI, _SN, _SMIN, _SMAX, _WMAX = "__pf_shi", "__pf_sn", "__pf_smin", "__pf_smax", "__pf_wmax"
+
+
+def _score_common_case(ff: ForeignFrame, compiled: Mapping[str, Compiled], cols: Mapping[str, Column],
+                       select: Mapping[str, Any], group: list[str], sums: list[str],
+                       request: tuple[Any, Any, float, Any]) -> pl.DataFrame | None:  # fmt: skip
+    """A score pass's code table from one query whose key reads no continuous column, or ``None``
+    (then the pass groups on the code as before).
+
+    A code that reads the score (its state, its range check) makes PostgreSQL expect one group per
+    row (a serial plan). Here the query groups on the keys, the raw integer/Boolean label and the
+    Boolean ``state == 1`` of the compiled score (a Boolean expression counts as 2 values), with
+    ``COUNT``, ``MIN`` and ``MAX`` of the score (and of the weight) and the pass's sums. Per group, the
+    contract compiled on Polars gives the outcome code of its smallest and of its largest score
+    (and weight): the score's and the weight's rules are intervals (``[0, 1]``, ``>= threshold``,
+    ``[0, inf)``), so where both codes agree and carry no flag, and no score or weight is null, every
+    row of the group has that code (the Boolean split is only a hint: where it cut otherwise than the
+    contract, the codes differ and the usual query runs). Anywhere else: ``None``.
+    """
+    from polfair.core.contract import POLARS
+    from polfair.core.passes.collect import _ONE_SQUARE_MIN
+
+    y, sc = cols["y_true"], cols["y_score"]
+    wc = cols.get("weight")
+    if not isinstance(y.dtype, _RAW_KINDS):
+        return None
+    weighted = wc is not None and W in select
+    ranged = weighted and W2_UP in sums and W2_DOWN in sums
+    if weighted and not ranged:
+        return None
+    other = [c for c in sums if c not in (W, W2_UP, W2_DOWN, WS, W1S)]
+    if other:
+        return None
+    keys = list(group)
+    sel: dict[str, Any] = {k: select[k] for k in keys}
+    sel[_RAW + "y_true"] = y.expr
+    # the partition is a hint (the codes of each part's extremes decide, below): score >= threshold
+    sel[_SHI] = compiled["y_score"].value >= float(request[2])
+    sel[_SN] = sc.expr
+    plain = [c for c in (WS, W1S) if c in sums]
+    sel |= {c: select[c] for c in plain}
+    if weighted:
+        sel[W] = select[W]
+        sel[_W2SQ] = select[W] * select[W]
+    by = [*keys, _RAW + "y_true", _SHI]
+
+    def aggs(ns: Any) -> list[Any]:
+        out = [ns.len().alias(_N), ns.col(_SN).count().alias(_OK), ns.col(_SN).min().alias(_SMIN),
+               ns.col(_SN).max().alias(_SMAX), *(ns.col(c).sum().alias(c) for c in plain)]  # fmt: skip
+        if weighted:
+            out += [ns.col(W).count().alias(_BAD), ns.col(W).min().alias(_MIN), ns.col(W).max().alias(_WMAX),
+                    ns.col(W).sum().alias(W), ns.col(_W2SQ).sum().alias(_W2P)]  # fmt: skip
+        return out
+
+    try:
+        quick = ff.aggregate(sel, by, aggs)
+    except Exception:  # a square beyond Float64 (PostgreSQL: "value out of range"): the usual query
+        return None
+    fav, unfav, threshold, score_label = request
+
+    def code(s_col: str, w_col: str) -> pl.Expr:
+        c = {"y_true": Column(y.name, pl.col(_RAW + "y_true").cast(y.dtype), y.dtype),
+             "y_score": Column(sc.name, pl.col(s_col).cast(sc.dtype), sc.dtype)}  # fmt: skip
+        if weighted and wc is not None:
+            c["weight"] = Column(wc.name, pl.col(w_col).cast(wc.dtype), wc.dtype)
+        _, columns, _ = classification_columns(POLARS, c, fav, unfav, threshold=threshold, score_label=score_label)
+        return columns[CODE].cast(pl.Int64)
+
+    lo, hi = code(_SMIN, _MIN), code(_SMAX, _WMAX)
+    full = pl.col(_OK) == pl.col(_N)
+    if weighted:
+        full = full & (pl.col(_BAD) == pl.col(_N))
+    checked = quick.with_columns(lo.alias("__pf_lo"), hi.alias("__pf_hi"))
+    ok = checked.select(((pl.col("__pf_lo") == pl.col("__pf_hi")) & (pl.col("__pf_lo") < 16) & full).all()).item()
+    if not ok:
+        return None
+    nums = [pl.col(_N).cast(pl.Int64).sum(), *(pl.col(c).cast(pl.Float64).sum() for c in plain)]
+    if weighted:
+        nums += [pl.col(W).cast(pl.Float64).sum(), pl.col(_W2P).cast(pl.Float64).sum()]
+    table = checked.with_columns(pl.col("__pf_lo").alias(CODE)).group_by([*keys, CODE], maintain_order=True).agg(nums)
+    if weighted:
+        sw, w2 = table[W], table[_W2P]
+        if not bool(((w2.is_finite() & (w2 >= _ONE_SQUARE_MIN)) | (sw == 0.0)).all()):
+            return None
+        a = pl.col(_W2P)
+        table = table.with_columns((a * 4.0**W2_SHIFT).alias(W2_UP), (a * 4.0**-W2_SHIFT).alias(W2_DOWN))
+    return table.select([*keys, CODE, _N, *(c for c in sums)])
 
 
 def _bucket(ff: ForeignFrame, cluster: Any, n_buckets: int, keys: Sequence[str]) -> Any:

@@ -237,7 +237,10 @@ def test_the_common_case_falls_back_or_agrees(postgres: Any, column: str, values
     con = postgres.ibis()
     t = con.create_table("sql_common_case", df.to_arrow(), overwrite=True)
     req = REQUESTS[1]
+    _same_outcome(t, df, req)
 
+
+def _same_outcome(table: Any, df: pl.DataFrame, req: dict[str, Any]) -> None:
     def outcome(data: Any) -> Any:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -247,9 +250,46 @@ def test_the_common_case_falls_back_or_agrees(postgres: Any, column: str, values
                 out = f"{type(exc).__name__}: {exc}"
         return out, sorted({f"{type(w.message).__name__}: {w.message}" for w in caught})
 
-    (got, got_warned), (want, want_warned) = outcome(t), outcome(df)
+    (got, got_warned), (want, want_warned) = outcome(table), outcome(df)
     assert got_warned == want_warned
     if isinstance(want, str):
         assert got == want
     else:
         assert_frame_equal(got, want, check_dtypes=False, rel_tol=1e-9)
+
+
+@pytest.mark.parametrize("weighted", [True, False])
+def test_a_score_pass_groups_on_no_continuous_column(pg_table: Any, weighted: bool,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    # the key: the group, the raw label and the Boolean score >= threshold (PostgreSQL counts 2 values)
+    seen = _spy_queries(monkeypatch)
+    req = dict(REQUESTS[2]) if weighted else {k: v for k, v in REQUESTS[2].items() if k != "weight"}
+    got = pf.confusion_counts(pg_table, **req).collect()
+    want = pf.confusion_counts(DF, **req).collect()
+    assert_frame_equal(got.sort("g"), want.sort("g"), check_dtypes=False, rel_tol=1e-9)
+    assert len(seen) == 1
+    tree = sqlglot.parse_one(seen[0], dialect="postgres")
+    grouped = tree.find(sqlglot.exp.Group)
+    assert grouped is not None and len(grouped.expressions) == 3  # g, y, score >= threshold
+    assert '"__pf_o"' not in seen[0]  # no outcome code per row
+
+
+@pytest.mark.parametrize(
+    ("column", "values", "extra"),
+    [("s", [0.9, 0.6, float("nan"), 0.7, 0.1, 0.5, 0.8, 0.3, 0.4], {}),   # a NaN score: the usual query
+     ("s", [0.9, 0.6, 1.5, 0.7, 0.1, 0.5, 0.8, 0.3, 0.4], {}),            # a score beyond [0, 1]
+     ("s", [0.9, None, 0.2, 0.7, 0.1, 0.5, 0.8, 0.3, 0.4], {}),           # a null score
+     ("s", [0.5, 0.6, 0.2, 0.7, 0.1, 0.5, 0.8, 0.3, 0.5], {}),            # scores at the threshold
+     ("w", [1.0, None, 0.5, 1, 3, 1, 0.25, 1, 1], {}),                    # a null weight
+     ("w", [1.0, 1e200, 0.5, 1, 3, 1, 0.25, 1, 1], {}),                   # a square past Float64
+     ("y", [1, 0, 2, 1, None, 0, 1, 0, 1], {}),                           # invalid and null labels
+     ("y", [1, 0, 1, 1, 0, 0, 1, 0, 1], {"score_label": 0}),              # a score of the unfavorable label
+     ("y", [1, 0, 1, 1, 0, 0, 1, 0, 1], {"threshold": 0.35}),
+     ("y", [1, 0, 1, 1, 0, 0, 1, 0, 1], {"weight": None})],
+)  # fmt: skip
+def test_the_score_common_case_falls_back_or_agrees(postgres: Any, column: str, values: list[Any],
+                                                    extra: dict[str, Any]) -> None:  # fmt: skip
+    df = DF.with_columns(pl.Series(column, values))
+    t = postgres.ibis().create_table("sql_score_case", df.to_arrow(), overwrite=True)
+    req = {k: v for k, v in {**REQUESTS[2], **extra}.items() if v is not None}
+    _same_outcome(t, df, req)
