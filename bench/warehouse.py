@@ -12,6 +12,9 @@ generates a table in SQL (``generate_series``; ``VACUUM (FREEZE, ANALYZE)``), th
   grouping key, as before issue 42 (the planner then expects one group per row: a serial plan);
 * ``report_checked`` (with ``--checked``): the weighted report without its common case (the query
   with the weight's checks as ``CASE`` aggregates, which runs where a weight is invalid);
+* ``report_scores`` and ``report_scores_folded`` (with ``--scores``): the weighted report of a score
+  (``y_score``, threshold 0.5), and the same with the score's checks folded into the grouping key
+  (the code per row, as before: a serial plan);
 * ``report_before`` (with ``--before FILE``): the weighted report with ``_flags_as_aggregates`` taken
   from another version of ``polfair/engines/narwhals.py`` (e.g. ``git show REV:polfair/engines/narwhals.py``),
   to compare two versions on the same server and table.
@@ -43,6 +46,7 @@ def main() -> None:
     ap.add_argument("--folded", action="store_true", help="also time the weight's check folded into the key")
     ap.add_argument("--checked", action="store_true", help="also time the weighted report without its common case")
     ap.add_argument("--before", metavar="FILE", help="also time _flags_as_aggregates of this narwhals.py")
+    ap.add_argument("--scores", action="store_true", help="also time a score's weighted report (and folded)")
     args = ap.parse_args()
     n = int(args.rows)
     server = pg_server.start()
@@ -54,14 +58,22 @@ def main() -> None:
         con.raw_sql(
             "CREATE TABLE t AS SELECT (random() < 0.4)::int AS y, (random() < 0.45)::int AS p, "
             "(ARRAY['f','m'])[1 + (i % 2)] AS g, (ARRAY['a','b','c','d'])[1 + (i % 4)] AS r, "
-            f"0.5 + random() AS w FROM generate_series(1, {n}) AS i"
+            f"0.5 + random() AS w, random() AS s FROM generate_series(1, {n}) AS i"
         ).close()
         con.raw_sql("VACUUM (FREEZE, ANALYZE) t").close()
         made = time.perf_counter() - t0
         table = con.table("t")
         import polfair.engines.narwhals as nwe
 
-        split, common, flags = nwe._split_flags, nwe._common_case, nwe._flags_as_aggregates
+        split, common, flags, scored = nwe._split_flags, nwe._common_case, nwe._flags_as_aggregates, nwe._score_common_case
+        scores = {"y_true": "y", "y_score": "s", "protected": ["g", "r"], "weight": "w", "ci": None}
+
+        def scores_folded() -> None:
+            nwe._score_common_case = lambda *a: None  # type: ignore[assignment]
+            try:
+                pf.fairness_report(table, **scores)
+            finally:
+                nwe._score_common_case = scored
         weighted = {"y_true": "y", "y_pred": "p", "protected": ["g", "r"], "weight": "w", "ci": None}
 
         def checked() -> None:
@@ -104,6 +116,9 @@ def main() -> None:
             cases["report_folded"] = folded
         if args.checked:
             cases["report_checked"] = checked
+        if args.scores:
+            cases["report_scores"] = lambda: pf.fairness_report(table, **scores)
+            cases["report_scores_folded"] = scores_folded
         if args.before:
             import importlib.util
 
