@@ -293,3 +293,18 @@ def test_the_score_common_case_falls_back_or_agrees(postgres: Any, column: str, 
     t = postgres.ibis().create_table("sql_score_case", df.to_arrow(), overwrite=True)
     req = {k: v for k, v in {**REQUESTS[2], **extra}.items() if v is not None}
     _same_outcome(t, df, req)
+
+
+@pytest.mark.parametrize(
+    ("column", "values"),
+    [("w", [1.0, 2, 1e200, 1, 3, 1, 0.25, 1, 1]), ("w", [1.0, 2, 1e-200, 1, 3, 1, 0.25, 1, 1e-160]),
+     ("w", [1.0, -2, float("nan"), 1, 3, None, 0.25, 1, float("inf")]),
+     ("s", [0.9, float("nan"), 1.5, None, 0.1, 0.5, 0.8, 0.3, 0.4]), ("y", [1, 0, 2, None, 0, 0, 1, 0, 1]),
+     ("w", [1.0, 2, 0.5, 1, 3, 1, 0.25, 1, 1])],
+)  # fmt: skip
+@pytest.mark.parametrize("i", [1, 2])
+def test_the_common_cases_on_ibis_duckdb(column: str, values: list[Any], i: int) -> None:
+    df = DF.with_columns(pl.Series(column, values))
+    t = ibis.duckdb.connect().create_table("common", df.to_arrow())
+    _same_outcome(t, df, REQUESTS[i])
+    _same_outcome(t, df, {k: v for k, v in REQUESTS[i].items() if k != "weight"})
