@@ -742,6 +742,10 @@ def _flags_as_aggregates(ff: ForeignFrame, compiled: Mapping[str, Compiled], sel
     return pl.concat(parts, how="vertical_relaxed")
 
 
+#: The Polars pass's one-square rule (``polfair.core.passes.collect``, private there): a one-accumulator
+#: Σw² at least this large (or of no weight) holds Σw² to Float64's precision. The same number; to be
+#: imported once the core exports the rule.
+_ONE_SQUARE_MIN = 2.0**-958
 _RAW = "__pf_raw_"  # the raw label/prediction values of the common-case query, by role
 _W2SQ = "__pf_w2sq"
 _RAW_KINDS = (pl.Boolean, pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64)
@@ -788,8 +792,6 @@ def _common_case(ff: ForeignFrame, select: Mapping[str, Any], group: list[str],
     groups on the raw label and prediction values instead of the outcome code (no ``CASE`` per row:
     the code is computed on the small result, as the contract computes it).
     """
-    from polfair.core.passes.collect import _ONE_SQUARE_MIN
-
     select = dict(select)
     weight = select[W]
     select[_W2SQ] = weight * weight
@@ -842,8 +844,6 @@ def _score_common_case(ff: ForeignFrame, compiled: Mapping[str, Compiled], cols:
     contract, the codes differ and the usual query runs). Anywhere else: ``None``.
     """
     from polfair.core.contract import POLARS
-    from polfair.core.passes.collect import _ONE_SQUARE_MIN
-
     y, sc = cols["y_true"], cols["y_score"]
     wc = cols.get("weight")
     if not isinstance(y.dtype, _RAW_KINDS):

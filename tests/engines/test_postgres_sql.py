@@ -308,3 +308,11 @@ def test_the_common_cases_on_ibis_duckdb(column: str, values: list[Any], i: int)
     t = ibis.duckdb.connect().create_table("common", df.to_arrow())
     _same_outcome(t, df, REQUESTS[i])
     _same_outcome(t, df, {k: v for k, v in REQUESTS[i].items() if k != "weight"})
+
+
+def test_the_sql_common_case_reads_the_polars_one_square_rule() -> None:
+    # engines/narwhals.py holds the number the core keeps private; they must not drift apart
+    from polfair.core.passes import collect
+    from polfair.engines import narwhals
+
+    assert narwhals._ONE_SQUARE_MIN == collect._ONE_SQUARE_MIN
