@@ -9,10 +9,18 @@ generates a table in SQL (``generate_series``; ``VACUUM (FREEZE, ANALYZE)``), th
   Ibis (the pass in the database, the metrics in Polars);
 * ``report_unweighted``: the same without the weight;
 * ``report_folded`` (with ``--folded``): the weighted report with the weight's check folded into the
-  grouping key, as before issue 42 (the planner then expects one group per row: a serial plan).
+  grouping key, as before issue 42 (the planner then expects one group per row: a serial plan);
+* ``report_checked`` (with ``--checked``): the weighted report without its common case (the query
+  with the weight's checks as ``CASE`` aggregates, which runs where a weight is invalid);
+* ``report_scores`` and ``report_scores_folded`` (with ``--scores``): the weighted report of a score
+  (``y_score``, threshold 0.5), and the same with the score's checks folded into the grouping key
+  (the code per row, as before: a serial plan);
+* ``report_before`` (with ``--before FILE``): the weighted report with ``_flags_as_aggregates`` taken
+  from another version of ``polfair/engines/narwhals.py`` (e.g. ``git show REV:polfair/engines/narwhals.py``),
+  to compare two versions on the same server and table.
 
-Usage: ``python bench/warehouse.py --rows 1e7 --repeats 3`` (``--workers`` sets
-``max_parallel_workers_per_gather``; default: the server's).
+Usage: ``python bench/warehouse.py --rows 1e7 --repeats 3 [--checked] [--before FILE]`` (the
+server's ``max_parallel_workers_per_gather``, shown).
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "engines"))
 
@@ -35,6 +44,9 @@ def main() -> None:
     ap.add_argument("--rows", type=float, default=1e7)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--folded", action="store_true", help="also time the weight's check folded into the key")
+    ap.add_argument("--checked", action="store_true", help="also time the weighted report without its common case")
+    ap.add_argument("--before", metavar="FILE", help="also time _flags_as_aggregates of this narwhals.py")
+    ap.add_argument("--scores", action="store_true", help="also time a score's weighted report (and folded)")
     args = ap.parse_args()
     n = int(args.rows)
     server = pg_server.start()
@@ -46,14 +58,40 @@ def main() -> None:
         con.raw_sql(
             "CREATE TABLE t AS SELECT (random() < 0.4)::int AS y, (random() < 0.45)::int AS p, "
             "(ARRAY['f','m'])[1 + (i % 2)] AS g, (ARRAY['a','b','c','d'])[1 + (i % 4)] AS r, "
-            f"0.5 + random() AS w FROM generate_series(1, {n}) AS i"
+            f"0.5 + random() AS w, random() AS s FROM generate_series(1, {n}) AS i"
         ).close()
         con.raw_sql("VACUUM (FREEZE, ANALYZE) t").close()
         made = time.perf_counter() - t0
         table = con.table("t")
         import polfair.engines.narwhals as nwe
 
-        split = nwe._split_flags
+        split, common, flags, scored = nwe._split_flags, nwe._common_case, nwe._flags_as_aggregates, nwe._score_common_case
+        scores = {"y_true": "y", "y_score": "s", "protected": ["g", "r"], "weight": "w", "ci": None}
+
+        def scores_folded() -> None:
+            nwe._score_common_case = lambda *a: None  # type: ignore[assignment]
+            try:
+                pf.fairness_report(table, **scores)
+            finally:
+                nwe._score_common_case = scored
+        weighted = {"y_true": "y", "y_pred": "p", "protected": ["g", "r"], "weight": "w", "ci": None}
+
+        def checked() -> None:
+            nwe._common_case = lambda *a: None  # type: ignore[assignment]
+            try:
+                pf.fairness_report(table, **weighted)
+            finally:
+                nwe._common_case = common
+
+        def old_flags(ff: Any, c: Any, s: Any, g: Any, sums: Any, relabel: Any = None) -> Any:
+            return old._flags_as_aggregates(ff, c, s, g, sums)
+
+        def before() -> None:
+            nwe._flags_as_aggregates = old_flags  # type: ignore[assignment]
+            try:
+                pf.fairness_report(table, **weighted)
+            finally:
+                nwe._flags_as_aggregates = flags
 
         def folded() -> None:
             nwe._split_flags = lambda *a: False  # type: ignore[assignment]
@@ -76,6 +114,19 @@ def main() -> None:
         }  # fmt: skip
         if args.folded:
             cases["report_folded"] = folded
+        if args.checked:
+            cases["report_checked"] = checked
+        if args.scores:
+            cases["report_scores"] = lambda: pf.fairness_report(table, **scores)
+            cases["report_scores_folded"] = scores_folded
+        if args.before:
+            import importlib.util
+
+            spec = importlib.util.spec_from_file_location("pf_narwhals_before", args.before)
+            assert spec is not None and spec.loader is not None
+            old = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(old)
+            cases["report_before"] = before
         runs: dict[str, list[float]] = {name: [] for name in cases}
         for f in cases.values():  # warm-up
             f()

@@ -184,6 +184,12 @@ def _parser() -> argparse.ArgumentParser:
                      "and engine (weights 0 or in [2**-16, 2**40)); default: Float64 sums")
     rep.add_argument("--out", help="output file (.parquet/.csv/.json/.ndjson); default: print a summary")
     rep.add_argument("--html", metavar="PATH", help="also write the report as one self-contained HTML page")
+    rep.add_argument("--explain", action="store_true",
+                     help="print the one counting query (SQL, for --dialect) instead of running the audit: the file's "
+                          "schema only is read (the table is named after the file); run it in the warehouse and feed "
+                          "the result to pf.cells_from_sql / pf.report_from_counts (docs/warehouse.md)")
+    rep.add_argument("--dialect", choices=list(_dialects()), default="postgres",
+                     help="the SQL dialect of --explain (default postgres)")
     rep.add_argument("--adverse-impact", choices=["eeoc", "nyc_ll144"],
                      help="also run the adverse-impact battery (EEOC four-fifths, z, Fisher, shortfall; or NYC "
                      "LL144: with --y-score, the scoring rate above the median) and print it; with --html, the page "
@@ -435,6 +441,10 @@ def _run_report(args: argparse.Namespace) -> int:
     _check_extras(args)
     run_id = args.run_id or uuid.uuid4().hex
     _check_append(args, run_id)
+    if getattr(args, "explain", False):
+        return _explain(args)
+    if "dialect" in getattr(args, "_given", set()):
+        raise PolfairError("--dialect is the SQL dialect of --explain: add --explain, or drop --dialect")
     if getattr(args, "task", "classification") == "regression":
         return _run_regression_report(args, run_id)
     lf = to_lazyframe(args.path)
@@ -559,6 +569,67 @@ fit on the training split (age, education, occupation, ...; pf.load_adult_regres
 = mean(ŷ − y): positive = the group's hours are over-predicted. Intervals: Student t / Welch from
 the one pass's moments (docs/regression.md); KS: Kolmogorov-Smirnov distance of the group's
 predictions to the reference group's."""
+
+
+def _dialects() -> tuple[str, ...]:
+    from polfair.engines.sql import DIALECTS
+
+    return DIALECTS
+
+
+#: The report flags --explain takes (the counting pass's); any other given is refused by name.
+_EXPLAIN_FLAGS = {"y_true", "y_pred", "y_score", "threshold", "protected", "favorable", "unfavorable", "score_label",
+                  "weight", "by", "min_group_size", "cluster", "exact_sums", "task", "dialect", "explain", "path",
+                  "command", "on_missing", "run_metadata", "log_format", "shape", "progress"}  # fmt: skip
+
+
+def _explain(args: argparse.Namespace) -> int:
+    """``polfair report --explain``: print :func:`polfair.counting_sql` for the file's schema and ``--dialect``."""
+    if getattr(args, "task", "classification") != "classification":
+        raise PolfairError("--explain writes the classification pass's query; drop --task regression")
+    given = sorted(f for f in getattr(args, "_given", set()) if f not in _EXPLAIN_FLAGS)
+    if given:
+        shown = ", ".join("--" + f.replace("_", "-") for f in given)
+        raise PolfairError(f"--explain prints the counting query only; {shown} would need the audit: drop them")
+    try:
+        import ibis
+        from ibis.expr.schema import Schema
+    except ImportError as exc:
+        raise ImportError("--explain needs Ibis and sqlglot: pip install 'polfair[sql]'") from exc
+    from polfair.engines.sql import counting_sql
+
+    schema = to_lazyframe(args.path).collect_schema()
+    for flag, texts in (("--y-true", [args.y_true]), ("--y-pred", [args.y_pred]), ("--y-score", [args.y_score]),
+                        ("--weight", [args.weight]), ("--protected", args.protected), ("--by", args.by),
+                        ("--cluster", [args.cluster])):  # fmt: skip
+        for text in texts:
+            if text is not None and text not in schema:
+                close = close_names(text, schema.names())
+                hint = f"; did you mean {close}?" if close else ""
+                raise PolfairError(f"{flag} {text!r}: --explain takes column names of the file{hint} (an expression "
+                                   "can be a column of a view in the warehouse)")  # fmt: skip
+    if not args.y_true:
+        raise PolfairError("--y-true is required")
+    label = schema.get(args.y_true)
+    request: dict[str, Any] = {"y_true": args.y_true, "y_pred": args.y_pred, "y_score": args.y_score,
+                               "protected": list(args.protected), "weight": args.weight, "by": args.by or None}
+    if args.threshold is not None:
+        request["threshold"] = args.threshold
+    if args.favorable:
+        request["favorable"] = [_coerce(v, label) for v in args.favorable]
+    if args.unfavorable:
+        request["unfavorable"] = [_coerce(v, label) for v in args.unfavorable]
+    if args.score_label is not None:
+        request["score_label"] = _coerce(args.score_label, label)
+    for flag in ("min_group_size", "cluster"):
+        if getattr(args, flag, None) is not None:
+            request[flag] = getattr(args, flag)
+    if getattr(args, "exact_sums", False):
+        request["exact_sums"] = True
+    name = Path(args.path.rstrip("/")).name.split(".")[0] or "input"
+    table = ibis.table(Schema.from_polars(schema), name=name)
+    print(counting_sql(table, args.dialect, **{k: v for k, v in request.items() if v is not None}))
+    return 0
 
 
 def _run_regression_report(args: argparse.Namespace, run_id: str) -> int:

@@ -613,8 +613,16 @@ def foreign_code_table(
     fvs = favorable_value_columns(list(columns))  # a favorable list's per-value rows (as the Polars pass)
     select |= {c: columns[c] for c in fvs}
     sums = [*sums, *fvs]
-    if _split_flags(ff, ps, exact_sums, roles):
-        native = _flags_as_aggregates(ff, compiled, select, [*group, CODE], sums)
+    scored = None
+    if ff._ibis and ps is None and not exact_sums and "y_score" in roles and "y_pred" not in roles and not fvs:
+        role_cols = {r: ff.column(n, r) for r, n in roles.items()}
+        scored = _score_common_case(ff, compiled, role_cols, select, group, sums, (fav, unfav, threshold, score_label))
+    if scored is not None:
+        native = scored
+    elif _split_flags(ff, ps, exact_sums, roles):
+        labels: dict[str, Column] = {r: ff.column(roles[r], r) for r in ("y_true", "y_pred") if r in roles}
+        relabel = _relabel(labels, fav, unfav, threshold, score_label)
+        native = _flags_as_aggregates(ff, compiled, select, [*group, CODE], sums, relabel)
     else:
         native = ff.aggregate(select, [*group, CODE], lambda ns: [ns.len().alias(_N), *(ns.col(c).sum() for c in sums)])
     casts = {CODE: pl.UInt8, _N: pl.UInt64, W: pl.Float64, _W2: pl.Float64, W2_UP: pl.Float64, W2_DOWN: pl.Float64,
@@ -647,7 +655,7 @@ def foreign_code_table(
     return codes, spec
 
 
-_OK, _BAD, _W2P, _MIN, _MAX = "__pf_wok", "__pf_wbad", "__pf_w2plain", "__pf_wmin", "__pf_wmax"
+_OK, _BAD, _W2P, _MIN = "__pf_wok", "__pf_wbad", "__pf_w2plain", "__pf_wmin"
 
 
 def _split_flags(ff: ForeignFrame, ps: Any, exact_sums: bool, roles: Mapping[str, str]) -> bool:
@@ -659,7 +667,8 @@ def _split_flags(ff: ForeignFrame, ps: Any, exact_sums: bool, roles: Mapping[str
 
 
 def _flags_as_aggregates(ff: ForeignFrame, compiled: Mapping[str, Compiled], select: dict[str, Any],
-                         group: list[str], sums: list[str]) -> pl.DataFrame:  # fmt: skip
+                         group: list[str], sums: list[str],
+                         relabel: _Relabel | None = None) -> pl.DataFrame:  # fmt: skip
     """The code table of a weighted pass, computed with the weight's validity as aggregates.
 
     A database estimates the groups of a key from the columns it reads: a code that folds in the
@@ -668,6 +677,9 @@ def _flags_as_aggregates(ff: ForeignFrame, compiled: Mapping[str, Compiled], sel
     (discrete columns), counts the rows of each weight state with ``SUM(CASE ...)`` and sums the
     weights of the valid rows only; the rows of the usual code table (code + 16·flag) are rebuilt
     from that small result. The numbers are the same: the sums of flagged rows are never read.
+
+    The common case runs first (:func:`_common_case`: no per-row ``CASE``); this checked query
+    only where it cannot answer.
     """
     from polfair.core.contract import outcome_code
     from polfair.core.contract.rules import FLAG_BAD_WEIGHT, FLAG_NULL_WEIGHT
@@ -705,16 +717,7 @@ def _flags_as_aggregates(ff: ForeignFrame, compiled: Mapping[str, Compiled], sel
 
     table = None
     if ranged and plain == [W, _W2P]:
-        # the common case first, with one CASE per row: every weight set is usable (the cells' min >= 0,
-        # max < inf, no NaN), so the usable ones are the non-null ones; else the query with the checks
-        def fast(ns: Any) -> list[Any]:
-            return [ns.len().alias(_N), ns.col(W).count().alias(_OK), ns.col(W).sum().alias(W),
-                    ns.col(W).min().alias(_MIN), ns.col(W).max().alias(_MAX), ns.col(_W2P).sum()]  # fmt: skip
-
-        quick = ff.aggregate(select, group, fast)
-        lo, hi = quick[_MIN].cast(pl.Float64).fill_null(0.0), quick[_MAX].cast(pl.Float64).fill_null(0.0)
-        if bool((lo >= 0.0).all()) and bool((hi < math.inf).all()) and not hi.is_nan().any():
-            table = quick.drop(_MIN, _MAX).with_columns(pl.lit(0, pl.Int64).alias(_BAD))
+        table = _common_case(ff, select, group, relabel)
     if table is None:
         table = ff.aggregate(select, group, aggs)
     if ranged and table[_W2P].cast(pl.Float64).is_nan().any():  # a weight beyond 1e±63: the accumulators, again
@@ -732,6 +735,175 @@ def _flags_as_aggregates(ff: ForeignFrame, compiled: Mapping[str, Compiled], sel
             part = part.with_columns([pl.lit(None, pl.Float64).alias(c) for c in sums])
         parts.append(part.drop(_OK, _BAD))
     return pl.concat(parts, how="vertical_relaxed")
+
+
+#: The Polars pass's one-square rule (``polfair.core.passes.collect``, private there): a one-accumulator
+#: Σw² at least this large (or of no weight) holds Σw² to Float64's precision. The same number; to be
+#: imported once the core exports the rule.
+_ONE_SQUARE_MIN = 2.0**-958
+_RAW = "__pf_raw_"  # the raw label/prediction values of the common-case query, by role
+_W2SQ = "__pf_w2sq"
+_RAW_KINDS = (pl.Boolean, pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64)
+
+
+_Relabel = tuple[dict[str, Any], Callable[[pl.DataFrame], pl.DataFrame]]
+
+
+def _relabel(labels: Mapping[str, Column], fav: Any, unfav: Any, threshold: float,
+             score_label: Any) -> _Relabel | None:  # fmt: skip
+    """Where the label and the prediction are integer or Boolean columns: their engine expressions
+    (named ``__pf_raw_<role>``) and a function that turns the
+    common-case result grouped on their raw values into one with the
+    outcome code, the contract compiled on Polars for the same columns
+    (:func:`polfair.core.passes.spec.classification_columns`, :func:`polfair.core.contract.outcome_code`):
+    the very code the database would have computed per row. ``None`` otherwise (a string or float
+    label keeps the code in the query).
+    """
+    if "y_pred" not in labels or not all(isinstance(c.dtype, _RAW_KINDS) for c in labels.values()):
+        return None
+    from polfair.core.contract import POLARS, outcome_code
+
+    cols = {r: Column(c.name, pl.col(_RAW + r).cast(c.dtype), c.dtype) for r, c in labels.items()}
+    compiled, _, _ = classification_columns(POLARS, cols, fav, unfav, threshold=threshold, score_label=score_label)
+    code = outcome_code(POLARS, compiled["y_true"].state, compiled["y_pred"].state).cast(pl.Int64).alias(CODE)
+
+    def coded(table: pl.DataFrame) -> pl.DataFrame:
+        return table.with_columns(code).drop([_RAW + r for r in labels])
+
+    return {_RAW + r: c.expr for r, c in labels.items()}, coded
+
+
+def _common_case(ff: ForeignFrame, select: Mapping[str, Any], group: list[str],
+                 relabel: _Relabel | None) -> pl.DataFrame | None:  # fmt: skip
+    """The weighted code table from one query with no per-row ``CASE``, or ``None`` where it cannot
+    answer (then the checked query of :func:`_flags_as_aggregates` runs).
+
+    Per group: ``COUNT(*)``, ``COUNT(w)``, ``SUM(w)``, ``MIN(w)`` and ``SUM(w * w)``. Every weight set
+    is usable when the cells' ``MIN(w) >= 0`` and ``SUM(w)`` is finite (a NaN or infinite weight makes
+    the sum NaN or infinite; a finite sum past Float64 is the database's error): the usable weights
+    are the non-null ones. Σw² is the one plain sum the Polars pass takes
+    (:func:`polfair.core.passes.collect._one_square_holds` decides where it holds; PostgreSQL refuses a
+    square past Float64's range: then the checked query runs too). With :func:`_relabel`, the query
+    groups on the raw label and prediction values instead of the outcome code (no ``CASE`` per row:
+    the code is computed on the small result, as the contract computes it).
+    """
+    select = dict(select)
+    weight = select[W]
+    select[_W2SQ] = weight * weight
+    keys = [g for g in group if g != CODE]
+    if relabel is not None:
+        raw, recode = relabel
+        select.pop(CODE)
+        select |= raw
+        by = [*keys, *raw]
+    else:
+        by = group
+
+    def aggs(ns: Any) -> list[Any]:
+        return [ns.len().alias(_N), ns.col(W).count().alias(_OK), ns.col(W).sum().alias(W),
+                ns.col(W).min().alias(_MIN), ns.col(_W2SQ).sum().alias(_W2P)]  # fmt: skip
+
+    try:
+        quick = ff.aggregate({k: v for k, v in select.items() if k in (*by, W, _W2SQ)}, by, aggs)
+    except Exception:  # a square beyond Float64 (PostgreSQL: "value out of range"): the checked query
+        return None
+    lo = quick[_MIN].cast(pl.Float64).fill_null(0.0)
+    sw, w2 = quick[W].cast(pl.Float64), quick[_W2P].cast(pl.Float64)
+    if not (bool((lo >= 0.0).all()) and not lo.is_nan().any() and bool(sw.is_finite().all())):
+        return None
+    if not bool(((w2.is_finite() & (w2 >= _ONE_SQUARE_MIN)) | (sw == 0.0)).all()):
+        return None
+    if relabel is not None:
+        nums = [pl.col(c).cast(pl.Float64 if c in (W, _W2P) else pl.Int64).sum() for c in (_N, _OK, W, _W2P)]
+        quick = recode(quick).group_by(group, maintain_order=True).agg(nums)
+    return quick.drop(_MIN, strict=False).with_columns(pl.lit(0, pl.Int64).alias(_BAD))
+
+
+_SHI, _SN, _SMIN, _SMAX, _WMAX = "__pf_shi", "__pf_sn", "__pf_smin", "__pf_smax", "__pf_wmax"
+
+
+def _score_common_case(ff: ForeignFrame, compiled: Mapping[str, Compiled], cols: Mapping[str, Column],
+                       select: Mapping[str, Any], group: list[str], sums: list[str],
+                       request: tuple[Any, Any, float, Any]) -> pl.DataFrame | None:  # fmt: skip
+    """A score pass's code table from one query whose key reads no continuous column, or ``None``
+    (then the pass groups on the code as before).
+
+    A code that reads the score (its state, its range check) makes PostgreSQL expect one group per
+    row (a serial plan). Here the query groups on the keys, the raw integer/Boolean label and the
+    Boolean ``state == 1`` of the compiled score (a Boolean expression counts as 2 values), with
+    ``COUNT``, ``MIN`` and ``MAX`` of the score (and of the weight) and the pass's sums. Per group, the
+    contract compiled on Polars gives the outcome code of its smallest and of its largest score
+    (and weight): the score's and the weight's rules are intervals (``[0, 1]``, ``>= threshold``,
+    ``[0, inf)``), so where both codes agree and carry no flag, and no score or weight is null, every
+    row of the group has that code (the Boolean split is only a hint: where it cut otherwise than the
+    contract, the codes differ and the usual query runs). Anywhere else: ``None``.
+    """
+    from polfair.core.contract import POLARS
+    y, sc = cols["y_true"], cols["y_score"]
+    wc = cols.get("weight")
+    if not isinstance(y.dtype, _RAW_KINDS):
+        return None
+    weighted = wc is not None and W in select
+    ranged = weighted and W2_UP in sums and W2_DOWN in sums
+    if weighted and not ranged:
+        return None
+    other = [c for c in sums if c not in (W, W2_UP, W2_DOWN, WS, W1S)]
+    if other:
+        return None
+    keys = list(group)
+    sel: dict[str, Any] = {k: select[k] for k in keys}
+    sel[_RAW + "y_true"] = y.expr
+    # the partition is a hint (the codes of each part's extremes decide, below): score >= threshold
+    sel[_SHI] = compiled["y_score"].value >= float(request[2])
+    sel[_SN] = sc.expr
+    plain = [c for c in (WS, W1S) if c in sums]
+    sel |= {c: select[c] for c in plain}
+    if weighted:
+        sel[W] = select[W]
+        sel[_W2SQ] = select[W] * select[W]
+    by = [*keys, _RAW + "y_true", _SHI]
+
+    def aggs(ns: Any) -> list[Any]:
+        out = [ns.len().alias(_N), ns.col(_SN).count().alias(_OK), ns.col(_SN).min().alias(_SMIN),
+               ns.col(_SN).max().alias(_SMAX), *(ns.col(c).sum().alias(c) for c in plain)]  # fmt: skip
+        if weighted:
+            out += [ns.col(W).count().alias(_BAD), ns.col(W).min().alias(_MIN), ns.col(W).max().alias(_WMAX),
+                    ns.col(W).sum().alias(W), ns.col(_W2SQ).sum().alias(_W2P)]  # fmt: skip
+        return out
+
+    try:
+        quick = ff.aggregate(sel, by, aggs)
+    except Exception:  # a square beyond Float64 (PostgreSQL: "value out of range"): the usual query
+        return None
+    fav, unfav, threshold, score_label = request
+
+    def code(s_col: str, w_col: str) -> pl.Expr:
+        c = {"y_true": Column(y.name, pl.col(_RAW + "y_true").cast(y.dtype), y.dtype),
+             "y_score": Column(sc.name, pl.col(s_col).cast(sc.dtype), sc.dtype)}  # fmt: skip
+        if weighted and wc is not None:
+            c["weight"] = Column(wc.name, pl.col(w_col).cast(wc.dtype), wc.dtype)
+        _, columns, _ = classification_columns(POLARS, c, fav, unfav, threshold=threshold, score_label=score_label)
+        return columns[CODE].cast(pl.Int64)
+
+    lo, hi = code(_SMIN, _MIN), code(_SMAX, _WMAX)
+    full = pl.col(_OK) == pl.col(_N)
+    if weighted:
+        full = full & (pl.col(_BAD) == pl.col(_N))
+    checked = quick.with_columns(lo.alias("__pf_lo"), hi.alias("__pf_hi"))
+    ok = checked.select(((pl.col("__pf_lo") == pl.col("__pf_hi")) & (pl.col("__pf_lo") < 16) & full).all()).item()
+    if not ok:
+        return None
+    nums = [pl.col(_N).cast(pl.Int64).sum(), *(pl.col(c).cast(pl.Float64).sum() for c in plain)]
+    if weighted:
+        nums += [pl.col(W).cast(pl.Float64).sum(), pl.col(_W2P).cast(pl.Float64).sum()]
+    table = checked.with_columns(pl.col("__pf_lo").alias(CODE)).group_by([*keys, CODE], maintain_order=True).agg(nums)
+    if weighted:
+        sw, w2 = table[W], table[_W2P]
+        if not bool(((w2.is_finite() & (w2 >= _ONE_SQUARE_MIN)) | (sw == 0.0)).all()):
+            return None
+        a = pl.col(_W2P)
+        table = table.with_columns((a * 4.0**W2_SHIFT).alias(W2_UP), (a * 4.0**-W2_SHIFT).alias(W2_DOWN))
+    return table.select([*keys, CODE, _N, *(c for c in sums)])
 
 
 def _bucket(ff: ForeignFrame, cluster: Any, n_buckets: int, keys: Sequence[str]) -> Any:

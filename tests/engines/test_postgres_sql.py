@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import polars as pl
@@ -195,3 +196,123 @@ def test_null_weights_on_postgres_are_missing_rows(postgres: Any, weights: list[
     want = pf.confusion_counts(df, **req).collect()
     assert_frame_equal(got.sort("g"), want.sort("g"), check_dtypes=False, rel_tol=1e-9)
     assert got["n_missing"].sum() == 2
+
+
+def _spy_queries(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    import polfair.engines.dialects as sql
+
+    seen: list[str] = []
+    real = sql.ibis_collect
+
+    def spy(expr: Any) -> pl.DataFrame:
+        con = expr._find_backend()
+        seen.append(sql.typed_tree(con.compiler.to_sqlglot(expr)).sql(dialect=con.dialect))
+        return real(expr)
+
+    monkeypatch.setattr(sql, "ibis_collect", spy)
+    return seen
+
+
+def test_the_weighted_common_case_is_one_query_without_case(pg_table: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # integer label and prediction, usable weights: grouped on their raw values, no CASE per row
+    seen = _spy_queries(monkeypatch)
+    got = pf.confusion_counts(pg_table, **REQUESTS[1]).collect()
+    want = pf.confusion_counts(DF, **REQUESTS[1]).collect()
+    assert_frame_equal(got.sort("g"), want.sort("g"), check_dtypes=False, rel_tol=1e-9)
+    assert len(seen) == 1 and "CASE" not in seen[0].upper()
+    assert '"t0"."y" AS' in seen[0] and '"t0"."p" AS' in seen[0]
+
+
+@pytest.mark.parametrize(
+    ("column", "values"),
+    [("w", [1.0, 2.0, 1e200, 0.0, 1.0, 1.0, 3.0, 1.0, 1.0]),     # w² past Float64: PostgreSQL refuses it, rerun
+     ("w", [1.0, 2.0, 1e-200, 0.0, 1.0, 1.0, 3.0, 1.0, 1.0]),    # w² underflows to 0: refused too, rerun
+     ("w", [1.0, 2.0, 0.5, 1.0, 3.0, 1.0, 0.25, 1.0, 1e-160]),   # group c's Σw² subnormal: the accumulators
+     ("w", [1.0, -2.0, 1.0, float("nan"), 1.0, None, 3.0, float("inf"), 1.0]),  # invalid weights: the checked query
+     ("y", [1, 0, 2, 1, None, 0, 1, 0, 1]),                      # an invalid and a null label in the raw groups
+     ("p", [True, False, None, True, False, True, True, False, True])],  # a Boolean prediction
+)  # fmt: skip
+def test_the_common_case_falls_back_or_agrees(postgres: Any, column: str, values: list[Any]) -> None:
+    df = DF.with_columns(pl.Series(column, values))
+    con = postgres.ibis()
+    t = con.create_table("sql_common_case", df.to_arrow(), overwrite=True)
+    req = REQUESTS[1]
+    _same_outcome(t, df, req)
+
+
+def _same_outcome(table: Any, df: pl.DataFrame, req: dict[str, Any]) -> None:
+    def outcome(data: Any) -> Any:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                out: Any = pf.fairness_report(data, **req, ci=None, min_sample_size=0)
+            except Exception as exc:  # the same error as Polars's, or the same report
+                out = f"{type(exc).__name__}: {exc}"
+        return out, sorted({f"{type(w.message).__name__}: {w.message}" for w in caught})
+
+    (got, got_warned), (want, want_warned) = outcome(table), outcome(df)
+    assert got_warned == want_warned
+    if isinstance(want, str):
+        assert got == want
+    else:
+        assert_frame_equal(got, want, check_dtypes=False, rel_tol=1e-9)
+
+
+@pytest.mark.parametrize("weighted", [True, False])
+def test_a_score_pass_groups_on_no_continuous_column(pg_table: Any, weighted: bool,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    # the key: the group, the raw label and the Boolean score >= threshold (PostgreSQL counts 2 values)
+    seen = _spy_queries(monkeypatch)
+    req = dict(REQUESTS[2]) if weighted else {k: v for k, v in REQUESTS[2].items() if k != "weight"}
+    got = pf.confusion_counts(pg_table, **req).collect()
+    want = pf.confusion_counts(DF, **req).collect()
+    assert_frame_equal(got.sort("g"), want.sort("g"), check_dtypes=False, rel_tol=1e-9)
+    assert len(seen) == 1
+    tree = sqlglot.parse_one(seen[0], dialect="postgres")
+    grouped = tree.find(sqlglot.exp.Group)
+    assert grouped is not None and len(grouped.expressions) == 3  # g, y, score >= threshold
+    assert '"__pf_o"' not in seen[0]  # no outcome code per row
+
+
+@pytest.mark.parametrize(
+    ("column", "values", "extra"),
+    [("s", [0.9, 0.6, float("nan"), 0.7, 0.1, 0.5, 0.8, 0.3, 0.4], {}),   # a NaN score: the usual query
+     ("s", [0.9, 0.6, 1.5, 0.7, 0.1, 0.5, 0.8, 0.3, 0.4], {}),            # a score beyond [0, 1]
+     ("s", [0.9, None, 0.2, 0.7, 0.1, 0.5, 0.8, 0.3, 0.4], {}),           # a null score
+     ("s", [0.5, 0.6, 0.2, 0.7, 0.1, 0.5, 0.8, 0.3, 0.5], {}),            # scores at the threshold
+     ("w", [1.0, None, 0.5, 1, 3, 1, 0.25, 1, 1], {}),                    # a null weight
+     ("w", [1.0, 1e200, 0.5, 1, 3, 1, 0.25, 1, 1], {}),                   # a square past Float64
+     ("y", [1, 0, 2, 1, None, 0, 1, 0, 1], {}),                           # invalid and null labels
+     ("y", [1, 0, 1, 1, 0, 0, 1, 0, 1], {"score_label": 0}),              # a score of the unfavorable label
+     ("y", [1, 0, 1, 1, 0, 0, 1, 0, 1], {"threshold": 0.35}),
+     ("y", [1, 0, 1, 1, 0, 0, 1, 0, 1], {"weight": None})],
+)  # fmt: skip
+def test_the_score_common_case_falls_back_or_agrees(postgres: Any, column: str, values: list[Any],
+                                                    extra: dict[str, Any]) -> None:  # fmt: skip
+    df = DF.with_columns(pl.Series(column, values))
+    t = postgres.ibis().create_table("sql_score_case", df.to_arrow(), overwrite=True)
+    req = {k: v for k, v in {**REQUESTS[2], **extra}.items() if v is not None}
+    _same_outcome(t, df, req)
+
+
+@pytest.mark.parametrize(
+    ("column", "values"),
+    [("w", [1.0, 2, 1e200, 1, 3, 1, 0.25, 1, 1]), ("w", [1.0, 2, 1e-200, 1, 3, 1, 0.25, 1, 1e-160]),
+     ("w", [1.0, -2, float("nan"), 1, 3, None, 0.25, 1, float("inf")]),
+     ("s", [0.9, float("nan"), 1.5, None, 0.1, 0.5, 0.8, 0.3, 0.4]), ("y", [1, 0, 2, None, 0, 0, 1, 0, 1]),
+     ("w", [1.0, 2, 0.5, 1, 3, 1, 0.25, 1, 1])],
+)  # fmt: skip
+@pytest.mark.parametrize("i", [1, 2])
+def test_the_common_cases_on_ibis_duckdb(column: str, values: list[Any], i: int) -> None:
+    df = DF.with_columns(pl.Series(column, values))
+    t = ibis.duckdb.connect().create_table("common", df.to_arrow())
+    _same_outcome(t, df, REQUESTS[i])
+    _same_outcome(t, df, {k: v for k, v in REQUESTS[i].items() if k != "weight"})
+
+
+def test_the_sql_common_case_reads_the_polars_one_square_rule() -> None:
+    # engines/narwhals.py holds the number the core keeps private; they must not drift apart
+    from polfair.core.passes import collect
+    from polfair.engines import narwhals
+
+    assert narwhals._ONE_SQUARE_MIN == collect._ONE_SQUARE_MIN
