@@ -48,7 +48,7 @@ __all__ = [
 #: of centred moments (``mean_*``, ``m2_*`` ..., ``w_exp``, ``y_exp`` instead of sums about a
 #: shift), ``score_report``'s ``n`` counting every row and its ``n_missing`` rows, Σw² columns null
 #: (with a warning) where Float64 cannot hold them (see ``docs/schema.md``).
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 class Column(NamedTuple):

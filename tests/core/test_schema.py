@@ -40,10 +40,11 @@ def _check_against_schema(report: pl.DataFrame, by: list[str]) -> None:
             assert report[c].null_count() == 0, c
 
 
-def test_schema_version_is_4() -> None:
+def test_schema_version_is_5() -> None:
     # 3: the harm column, the interval status rule; 4: a config attribute's rows in neither group are
-    # "(neither group)", was "other"; regression cells of centred moments, score n/n_missing (docs/schema.md)
-    assert SCHEMA_VERSION == 4
+    # "(neither group)", was "other"; regression cells of centred moments, score n/n_missing; 5: the 30-row
+    # minimum for verdicts, noise-corrected variance rows, the intersection budget, compensated regression means
+    assert SCHEMA_VERSION == 5
     assert all(1 <= c.since <= SCHEMA_VERSION for c in (*REPORT_SCHEMA, *CELL_SCHEMA))
     names = [c.name for c in REPORT_SCHEMA]
     assert len(names) == len(set(names))
