@@ -22,6 +22,7 @@ import polars as pl
 
 from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
+from polfair.core.options import checks_keywords
 from polfair.core.passes.spec import check_key_names
 from polfair.core.reference import resolve_min_sample_size
 from polfair.core.regression import (
@@ -131,6 +132,7 @@ def regression_counts(
     )  # fmt: skip
 
 
+@checks_keywords
 def regression_report(
     data: Any,
     *,

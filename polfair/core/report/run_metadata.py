@@ -153,7 +153,7 @@ def with_run_metadata(
     >>> rep = pl.DataFrame({"attribute": ["sex"], "metric": ["selection_rate"], "value": [0.5]})
     >>> out = with_run_metadata(rep, run_id="r1", run_at=dt.datetime(2026, 1, 1), config={"y_true": "y"})
     >>> out.select("run_id", "run_at", "schema_version").row(0)
-    ('r1', datetime.datetime(2026, 1, 1, 0, 0, tzinfo=zoneinfo.ZoneInfo(key='UTC')), 4)
+    ('r1', datetime.datetime(2026, 1, 1, 0, 0, tzinfo=zoneinfo.ZoneInfo(key='UTC')), 5)
     """
     if run_id is not None and not isinstance(run_id, str):
         msg = f"run_id must be a string, got {type(run_id).__name__} {run_id!r}"
