@@ -15,7 +15,7 @@ from typing import Any
 
 import polars as pl
 
-from polfair.outputs.summary import text_table
+from polfair.outputs.summary import interval_text, text_table
 
 __all__ = ["is_ranking_report", "status_text", "summarize_ranking"]
 
@@ -39,8 +39,8 @@ def _iv(row: dict[str, Any] | None, stat: str = "value", digits: int = 3) -> str
         return "–"
     text = _num(row[stat], digits)
     lo, hi = row.get(f"{stat}_lo"), row.get(f"{stat}_hi")
-    if lo is not None and hi is not None:
-        text += f" [{_num(lo, digits)}, {_num(hi, digits)}]"
+    if lo is not None:  # an open upper limit is written as every output writes it ([lo, inf))
+        text += " " + interval_text(lo, hi, digits)
     return text
 
 

@@ -115,11 +115,20 @@ def _cell(value: Any, lo: Any, hi: Any, status: Any, digits: int) -> str:
     return text + MARKS.get(status or "", "")
 
 
-def _interval(lo: Any, hi: Any, digits: int) -> str:
+def interval_text(lo: Any, hi: Any, digits: int) -> str:
     """``[lo, hi]``; ``[lo, inf)`` when the upper limit is unbounded (null with a lower limit: EDF's
-    projection), as the page writes it (``polfair.outputs.html._view.bounded``).
+    projection), as the page writes it (``polfair.outputs.html._view.bounded``); every terminal
+    output (the report's, the ranking report's) writes intervals with it.
+
+    Examples
+    --------
+    >>> interval_text(0.005949, None, 6), interval_text(0.1, 0.2, 3)
+    ('[0.005949, inf)', '[0.100, 0.200]')
     """
     return f"[{_num(lo, digits)}, inf)" if hi is None else f"[{_num(lo, digits)}, {_num(hi, digits)}]"
+
+
+_interval = interval_text
 
 
 def _label(v: Any) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 import polars as pl
 
 from polfair.outputs.ranking import status_text
+from polfair.outputs.summary import interval_text
 
 __all__ = ["is_ranking_report", "render_ranking", "share_svg"]
 
@@ -46,8 +47,8 @@ def _iv(row: Mapping[str, Any] | None, stat: str = "value", digits: int = 3) -> 
         return "–"
     text = _f(row[stat], digits)
     lo, hi = row.get(f"{stat}_lo"), row.get(f"{stat}_hi")
-    if lo is not None and hi is not None:
-        text += f' <span class="pf-ci">[{_f(lo, digits)}, {_f(hi, digits)}]</span>'
+    if lo is not None:  # an open upper limit reads [lo, inf), as on the report's page
+        text += f' <span class="pf-ci">{html.escape(interval_text(lo, hi, digits))}</span>'
     return text
 
 
