@@ -29,7 +29,7 @@ from polfair.core.report.status import is_ratio_metric
 from polfair.core.schema import by_columns
 from polfair.exceptions import PolfairError
 
-__all__ = ["MARKS", "NOT_JUDGED", "favorable_statement", "summarize", "text_table", "violation_lines"]
+__all__ = ["MARKS", "NOT_JUDGED", "favorable_statement", "interval_text", "summarize", "text_table", "violation_lines"]
 
 #: Page width of the summary (characters).
 WIDTH = 100
