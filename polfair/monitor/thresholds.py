@@ -165,7 +165,7 @@ def apply_thresholds(
     table = table.with_columns(lo.alias("__pf_lo"), hi.alias("__pf_hi"), pl.col("metric").cast(report.schema["metric"]))
     out = out.join(table, on="metric", how="left", maintain_order="left")
     out = _join_sample_sizes(out, report)
-    eligible = _eligible(groups)
+    eligible = _eligible(groups, report.columns)
     out = out.sort("__pf_row").with_columns(
         pl.when(eligible).then(_threshold_text()).alias("threshold"), _status(report, eligible, min_n).alias("status")
     )
@@ -233,9 +233,16 @@ def _join_sample_sizes(out: pl.DataFrame, report: pl.DataFrame) -> pl.DataFrame:
     return out.join(smallest, on=keys, how="left", nulls_equal=True, maintain_order="left")
 
 
-def _eligible(groups: Mapping[str, Sequence[str]] | None) -> pl.Expr:
+def _eligible(groups: Mapping[str, Sequence[str]] | None, columns: Sequence[str] = ()) -> pl.Expr:
     """Rows a threshold applies to: a band exists, not a per-group metric's attribute row, a judged group."""
-    per_group_metric = pl.col("metric").is_in([*METRICS, "n_missing"])
+    # a per-group metric's attribute row holds its spread (value null by design): the core's metrics by
+    # name; another room's (a ranking report's exposure, ...) by what the rows say: its attribute row has no
+    # value while the same metric has group rows in the set
+    keys = [*by_columns(list(columns)), "attribute", "metric"]
+    has_groups = pl.col("group").is_not_null().any().over(keys)
+    per_group_metric = pl.col("metric").is_in([*METRICS, "n_missing"]) | (
+        ~pl.col("metric").is_in([*METRICS, "n_missing"]) & pl.col("value").is_null() & has_groups
+    )
     eligible = pl.col("__pf_lo").is_not_null() & ~(_IS_ATTR & per_group_metric)
     if groups:
         judged = pl.lit(False)

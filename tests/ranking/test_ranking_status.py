@@ -64,6 +64,11 @@ def test_apply_thresholds_judges_ranking_rows_with_the_reports_minimum() -> None
     assert white["value_lo"].item() > 0.5 and white["status"].item() == "violation"
     awrf = out.filter(pl.col("metric") == "awrf")
     assert awrf["status"].item() in {"ok", "violation", "inconclusive", "insufficient_data"}
+    # the attribute row of a per-group ranking metric holds its spread (value null): not judged, as the
+    # core's per-group metrics' attribute rows (was insufficient_data)
+    spread = out.filter(pl.col("metric") == "exposure_share", pl.col("group").is_null())
+    assert spread.height and spread["value"].is_null().all()
+    assert spread["status"].is_null().all() and spread["threshold"].is_null().all()
 
 
 def test_dense_and_polars_ndkl_agree(monkeypatch: pytest.MonkeyPatch) -> None:
