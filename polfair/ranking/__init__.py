@@ -15,8 +15,8 @@ from typing import Any, Literal
 import polars as pl
 
 from polfair.core._args import as_list
+from polfair.core.reference import resolve_min_sample_size
 from polfair.core.report.build import Intersections, check_protected_names
-from polfair.core.report.reference import resolve_min_sample_size
 from polfair.core.report.run_metadata import attach_request, expr_text
 from polfair.exceptions import PolfairError
 from polfair.ranking.cells import RANKING_CELL_COLUMNS, ranking_pass
@@ -181,7 +181,7 @@ def ranking_report(
         Buckets of queries (a hash of the query id) for the jackknife (default 20).
     min_sample_size
         Input rows a group needs to be the comparison group and to get a verdict: the small-group
-        policy of every report (:mod:`polfair.core.report.reference`, ``docs/status.md``).
+        policy of every report (:mod:`polfair.core.reference`, ``docs/status.md``).
         ``None`` (default): 30 rows; ``0``: no minimum. The largest group is chosen among the
         groups that meet it (the largest of all when none does); a ``privileged`` group below it
         warns (:class:`~polfair.exceptions.ReferenceWarning`). Recorded in the request, where

@@ -18,8 +18,8 @@ import polars as pl
 
 from polfair.core import intervals as iv
 from polfair.core.intervals import jackknife_intervals
+from polfair.core.reference import largest_reference, warn_small_reference
 from polfair.core.report.build import GROUP_KEY, SEPARATOR, Intersections, attribute_sets, group_label
-from polfair.core.report.reference import largest_reference, warn_small_reference
 from polfair.core.values import coerce_values
 from polfair.exceptions import InvalidInputError, PolfairError
 from polfair.ranking.cells import RANK, RELEVANCE_KEY
@@ -408,7 +408,7 @@ def references(
     """The reference group of each (by, attribute set): the privileged group where every attribute of the set
     has privileged values, else the largest (items for item groups, queries for query groups) among the groups
     with at least ``min_sample_size`` input rows (the small-group policy of
-    :mod:`polfair.core.report.reference`: when none has, the largest of all); a named group below the
+    :mod:`polfair.core.reference`: when none has, the largest of all); a named group below the
     minimum warns (:class:`~polfair.exceptions.ReferenceWarning`).
     """
     size = table.filter(pl.col("kind").is_in(["g", "c"])).group_by([*by, "set", "group"]).agg(

@@ -1,5 +1,5 @@
 """ranking_report and the report skeleton's small-group policy and statuses (issue 43): the reference is chosen
-among the groups that meet ``min_sample_size`` (polfair.core.report.reference), a named reference below it warns,
+among the groups that meet ``min_sample_size`` (polfair.core.reference), a named reference below it warns,
 and the monitor's ``apply_thresholds`` judges ranking rows with the one status rule, reading the report's minimum."""
 
 from __future__ import annotations

@@ -10,7 +10,6 @@ leaves (run metadata, wide form) load without the statistics.
 
 import sys as _sys
 
-from polfair.core import reference, schema
+from polfair.core import schema
 
 _sys.modules[__name__ + ".schema"] = schema
-_sys.modules[__name__ + ".reference"] = reference  # the small-group policy's path while issue 39 was built
