@@ -43,6 +43,7 @@ from polfair.core.contract.check import W2_SHIFT
 from polfair.core.contract.frame import Aggs, Stages
 from polfair.core.contract.inputs import is_foreign
 from polfair.core.hashing import bucket_expr, bucket_kind, check_n_buckets
+from polfair.core.passes.collect import ONE_SQUARE_MIN
 from polfair.core.passes.counts import BUCKET, W2_DOWN, W2_UP, combine_limbs, exact_limb_columns
 from polfair.core.passes.spec import (
     SF,
@@ -737,10 +738,6 @@ def _flags_as_aggregates(ff: ForeignFrame, compiled: Mapping[str, Compiled], sel
     return pl.concat(parts, how="vertical_relaxed")
 
 
-#: The Polars pass's one-square rule (``polfair.core.passes.collect``, private there): a one-accumulator
-#: Σw² at least this large (or of no weight) holds Σw² to Float64's precision. The same number; to be
-#: imported once the core exports the rule.
-_ONE_SQUARE_MIN = 2.0**-958
 _RAW = "__pf_raw_"  # the raw label/prediction values of the common-case query, by role
 _W2SQ = "__pf_w2sq"
 _RAW_KINDS = (pl.Boolean, pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64)
@@ -811,7 +808,7 @@ def _common_case(ff: ForeignFrame, select: Mapping[str, Any], group: list[str],
     sw, w2 = quick[W].cast(pl.Float64), quick[_W2P].cast(pl.Float64)
     if not (bool((lo >= 0.0).all()) and not lo.is_nan().any() and bool(sw.is_finite().all())):
         return None
-    if not bool(((w2.is_finite() & (w2 >= _ONE_SQUARE_MIN)) | (sw == 0.0)).all()):
+    if not bool(((w2.is_finite() & (w2 >= ONE_SQUARE_MIN)) | (sw == 0.0)).all()):
         return None
     if relabel is not None:
         nums = [pl.col(c).cast(pl.Float64 if c in (W, _W2P) else pl.Int64).sum() for c in (_N, _OK, W, _W2P)]
@@ -899,7 +896,7 @@ def _score_common_case(ff: ForeignFrame, compiled: Mapping[str, Compiled], cols:
     table = checked.with_columns(pl.col("__pf_lo").alias(CODE)).group_by([*keys, CODE], maintain_order=True).agg(nums)
     if weighted:
         sw, w2 = table[W], table[_W2P]
-        if not bool(((w2.is_finite() & (w2 >= _ONE_SQUARE_MIN)) | (sw == 0.0)).all()):
+        if not bool(((w2.is_finite() & (w2 >= ONE_SQUARE_MIN)) | (sw == 0.0)).all()):
             return None
         a = pl.col(_W2P)
         table = table.with_columns((a * 4.0**W2_SHIFT).alias(W2_UP), (a * 4.0**-W2_SHIFT).alias(W2_DOWN))

@@ -38,7 +38,7 @@ from polfair.core.passes.estimated import expand_codes
 from polfair.core.passes.spec import CODE, W1S, WS, Spec, W, check_on_missing, favorable_value_columns
 from polfair.exceptions import InvalidInputError
 
-__all__ = ["PassOptions", "check_cardinality", "check_not_empty", "collect_cells", "collect_codes"]
+__all__ = ["ONE_SQUARE_MIN", "PassOptions", "check_cardinality", "check_not_empty", "collect_cells", "collect_codes"]
 
 
 def check_not_empty(total: int) -> None:
@@ -236,7 +236,7 @@ def _room_for_groups(engine: str) -> Iterator[None]:
 
 #: A one-accumulator Σw² at least this large (or of no weight) holds Σw² to Float64's precision: even
 #: 2**32 subnormal terms (weights below about 1e-154) lose less than 2**-80 of it.
-_ONE_SQUARE_MIN = 2.0**-958
+ONE_SQUARE_MIN = 2.0**-958
 
 
 def _one_square_holds(codes: pl.DataFrame) -> pl.DataFrame | None:
@@ -246,12 +246,12 @@ def _one_square_holds(codes: pl.DataFrame) -> pl.DataFrame | None:
 
     Scaling by a power of two is exact and rounding is scale-free for normal numbers, so the two
     accumulators' sums are ``4^±300`` times the one's, bit for bit, wherever every term is normal;
-    the check keeps every row whose Σw² is finite and at least :data:`_ONE_SQUARE_MIN` (or whose
+    the check keeps every row whose Σw² is finite and at least :data:`ONE_SQUARE_MIN` (or whose
     Σw is 0): there the "up" form (finite below about 4e127) or the "down" form (normal above
     about 2e-127) is exact, and the report reads that one.
     """
     a, w = pl.col(W2_ONE), pl.col(W)
-    ok = codes.select(((a.is_finite() & (a >= _ONE_SQUARE_MIN)) | (w == 0) | w.is_null()).all()).item()
+    ok = codes.select(((a.is_finite() & (a >= ONE_SQUARE_MIN)) | (w == 0) | w.is_null()).all()).item()
     if not ok:
         return None
     at = codes.columns.index(W2_ONE)
