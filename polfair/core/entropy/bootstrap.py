@@ -25,7 +25,7 @@ slower); the same law.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -311,16 +311,12 @@ def _individual_replicates(
 def entropy_bootstrap(
     cells: pl.DataFrame | pl.LazyFrame,
     *,
-    protected: Sequence[str],
-    by: Sequence[str] = (),
-    sets: Sequence[Sequence[str]] | None = None,
-    alpha: float = 2.0,
-    ci: float = 0.95,
     n_boot: int = 200,
     seed: int = 0,
     quantile: Callable[[float], float],
     generator: Callable[[int, Any], np.random.Generator],
     sampler: Sampler | None = None,
+    **rows: Any,  # entropy_intervals' keywords (protected, by, sets, alpha, ci), passed on as given
 ) -> pl.DataFrame:
     """:func:`polfair.core.intervals.entropy_bootstrap` (see there), for a valid ``ci`` and ``n_boot``.
 
@@ -341,8 +337,7 @@ def entropy_bootstrap(
     from polfair.core.entropy.intervals import entropy_intervals
 
     limits = bootstrap_limits(n_boot=n_boot, seed=seed, quantile=quantile, generator=generator, sampler=sampler)
-    out = entropy_intervals(cells, protected=protected, by=by, sets=sets, alpha=alpha, ci=ci, limits=limits,
-                            method="bootstrap_bc")  # fmt: skip
+    out = entropy_intervals(cells, limits=limits, method="bootstrap_bc", **rows)
     return out.drop("ci_method")
 
 
