@@ -19,6 +19,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 import polfair.namespace  # noqa: F401  (registers the ``df.fair`` / ``lf.fair`` namespaces; light)
+from polfair import exceptions
 
 #: Where each public name lives (module -> names); loaded on first attribute access.
 _EXPORTS: dict[str, tuple[str, ...]] = {
@@ -76,19 +77,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "polfair.engines.accumulator": ("FairnessAccumulator",),
     "polfair.engines.sql": ("cells_from_sql", "counting_sql"),
-    "polfair.exceptions": (
-        "ColumnNotFoundError",
-        "InvalidInputError",
-        "MissingValuesWarning",
-        "PolarityError",
-        "PolarityWarning",
-        "PolfairError",
-        "ReferenceWarning",
-        "ReportSizeWarning",
-        "SchemaMismatchError",
-        "UnknownOptionError",
-        "WeightRangeWarning",
-    ),
+    # every public exception and warning (the module is light: it imports os and sys)
+    "polfair.exceptions": tuple(sorted(n for n in exceptions.__all__ if n != "user_stacklevel")),
     "polfair.mitigation": ("group_thresholds", "reweighing"),
     "polfair.monitor": ("FairnessConfig", "alerts", "apply_thresholds", "compare_reports"),
     "polfair.monitor.disclosure": ("suppress_small_groups",),
