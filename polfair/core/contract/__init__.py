@@ -82,6 +82,7 @@ and the post-pass check with the Polars frame adapter (:mod:`polfair.core.contra
 
 from __future__ import annotations
 
+from polfair.core.contract import rules
 from polfair.core.contract.check import (
     PROBA_BAD,
     PROBA_NULL,
@@ -127,43 +128,17 @@ from polfair.core.contract.polarity import (
     polarity_alarms,
     polarity_table,
 )
-from polfair.core.contract.rules import (
-    CODE,
-    EXACT_SCALE,
-    FLAG_BAD_SCORE,
-    FLAG_BAD_WEIGHT,
-    FLAG_NULL_SCORE,
-    FLAG_NULL_WEIGHT,
-    INVALID,
-    KINDS,  # noqa: F401 (public, as before the split; not in __all__)
-    MAX_EXACT_WEIGHT,
-    MIN_EXACT_WEIGHT,
-    MISSING,
-    ROLES,
-    Role,
-    contract_table,
-    dtype_kind,
-)
+from polfair.core.contract.rules import *  # noqa: F403  (the rules' public names: rules.__all__)
 
 __all__ = [
-    "CODE",
-    "EXACT_SCALE",
-    "FLAG_BAD_SCORE",
-    "FLAG_BAD_WEIGHT",
-    "FLAG_NULL_SCORE",
-    "FLAG_NULL_WEIGHT",
-    "INVALID",
-    "MAX_EXACT_WEIGHT",
+    *(n for n in rules.__all__ if n != "KINDS"),  # KINDS: importable, as before the split; not in __all__
     "MEMBERSHIP_OK",
     "MEMBERSHIP_SUM",
-    "MIN_EXACT_WEIGHT",
-    "MISSING",
     "POLARS",
     "PROBA_BAD",
     "PROBA_NULL",
     "PROBA_SUM",
     "Polarity",
-    "ROLES",
     "W2_SHIFT",
     "Column",
     "Compiled",
@@ -171,7 +146,6 @@ __all__ = [
     "Frame",
     "Membership",
     "PolarsFrame",
-    "Role",
     "cell_alarms",
     "check_dtype",
     "check_finite_sums",
@@ -179,9 +153,7 @@ __all__ = [
     "check_problems",
     "code_problems",
     "compile_labels",
-    "contract_table",
     "decision_reading",
-    "dtype_kind",
     "fetch_examples",
     "key",
     "label",
