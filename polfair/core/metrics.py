@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, replace
+from typing import Any, Literal
 
 import polars as pl
 
@@ -40,6 +40,16 @@ __all__ = [
     "label_disparities",
     "rate",
 ]
+
+
+def _sum(a: str, b: str, doc: str) -> Any:
+    """A property of :class:`Counts`: the sum ``a + b`` of two of its counts (``doc``: its docstring)."""
+
+    def get(self: Counts) -> pl.Expr:
+        return getattr(self, a) + getattr(self, b)
+
+    get.__doc__ = doc
+    return property(get, doc=doc)
 
 
 class Counts:
@@ -67,30 +77,11 @@ class Counts:
         return self._get(name)
 
     # derived totals (weighted)
-    @property
-    def positives(self) -> pl.Expr:
-        """P = TP + FN: the (weighted) rows with the favorable label."""
-        return self.tp + self.fn
-
-    @property
-    def negatives(self) -> pl.Expr:
-        """N = FP + TN: the (weighted) rows with the unfavorable label."""
-        return self.fp + self.tn
-
-    @property
-    def pred_positives(self) -> pl.Expr:
-        """TP + FP: the (weighted) rows predicted favorable."""
-        return self.tp + self.fp
-
-    @property
-    def pred_negatives(self) -> pl.Expr:
-        """TN + FN: the (weighted) rows predicted unfavorable."""
-        return self.tn + self.fn
-
-    @property
-    def total(self) -> pl.Expr:
-        """P + N: every counted (weighted) row."""
-        return self.positives + self.negatives
+    positives = _sum("tp", "fn", "P = TP + FN: the (weighted) rows with the favorable label.")
+    negatives = _sum("fp", "tn", "N = FP + TN: the (weighted) rows with the unfavorable label.")
+    pred_positives = _sum("tp", "fp", "TP + FP: the (weighted) rows predicted favorable.")
+    pred_negatives = _sum("tn", "fn", "TN + FN: the (weighted) rows predicted unfavorable.")
+    total = _sum("positives", "negatives", "P + N: every counted (weighted) row.")
 
 
 Needs = Literal["labels", "predictions"]
@@ -229,19 +220,33 @@ _METRIC_LIST: list[Metric] = [
     _rate("accuracy", lambda c: c.tp + c.tn, lambda c: c.total, "predictions", True, "(TP + TN) / (P + N)", "lower"),
     # error_rate = 1 - accuracy, computed as aif360 does (so the last bits agree); see group_metrics
     _rate("error_rate", lambda c: c.fp + c.fn, lambda c: c.total, "predictions", False, "1 - accuracy", "higher"),
-    _count("num_generalized_true_positives", lambda c: c.gtp, "predictions", "GTP = Σ w·s [y = fav]"),
-    _count("num_generalized_false_positives", lambda c: c.gfp, "predictions", "GFP = Σ w·s [y = unf]"),
-    _count("num_generalized_true_negatives", lambda c: c.gtn, "predictions", "GTN = Σ w·(1-s) [y = unf]"),
-    _count("num_generalized_false_negatives", lambda c: c.gfn, "predictions", "GFN = Σ w·(1-s) [y = fav]"),
-    _rate("generalized_true_positive_rate", lambda c: c.gtp, lambda c: c.positives, "predictions", True,
-          "GTP / P", "lower"),
-    _rate("generalized_true_negative_rate", lambda c: c.gtn, lambda c: c.negatives, "predictions", True,
-          "GTN / N", "higher"),
-    _rate("generalized_false_positive_rate", lambda c: c.gfp, lambda c: c.negatives, "predictions", False,
-          "GFP / N", "lower"),
-    _rate("generalized_false_negative_rate", lambda c: c.gfn, lambda c: c.positives, "predictions", False,
-          "GFN / P", "higher"),
 ]  # fmt: skip
+
+#: aif360's generalized (score-based) counts, ``s`` the score: count -> (its name, a row's weight, the label).
+_GENERALIZED = {
+    "tp": ("true_positives", "w·s", "fav"),
+    "fp": ("false_positives", "w·s", "unf"),
+    "tn": ("true_negatives", "w·(1-s)", "unf"),
+    "fn": ("false_negatives", "w·(1-s)", "fav"),
+}
+
+
+def _generalized(k: str) -> Callable[[Counts], pl.Expr]:
+    """Counts -> the score-weighted sum of count ``k`` (``gtp`` for ``tp``)."""
+    return lambda c: getattr(c, f"g{k}")
+
+
+_METRIC_LIST += [
+    _count(f"num_generalized_{name}", _generalized(k), "predictions", f"G{k.upper()} = Σ {w} [y = {y}]")
+    for k, (name, w, y) in _GENERALIZED.items()
+]
+# the generalized rates: a basic rate with its count's score-weighted sum (same denominator, direction, harm)
+_METRIC_LIST += [
+    replace(m, name=f"generalized_{m.name}", numerator=_generalized(k), description=f"G{m.description}")
+    for k in ("tp", "tn", "fp", "fn")
+    for m in _METRIC_LIST
+    if m.name == f"{_GENERALIZED[k][0][:-1]}_rate"
+]
 
 #: alias -> canonical metric name (the alias computes exactly the canonical metric).
 ALIASES: dict[str, str] = {
