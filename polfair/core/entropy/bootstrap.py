@@ -316,7 +316,7 @@ def entropy_bootstrap(
     quantile: Callable[[float], float],
     generator: Callable[[int, Any], np.random.Generator],
     sampler: Sampler | None = None,
-    **rows: Any,  # entropy_intervals' keywords (protected, by, sets, alpha, ci), passed on as given
+    **rows: Any,  # the fields of entropy.intervals.IndexRows (protected, by, sets, alpha, ci)
 ) -> pl.DataFrame:
     """:func:`polfair.core.intervals.entropy_bootstrap` (see there), for a valid ``ci`` and ``n_boot``.
 
@@ -334,10 +334,10 @@ def entropy_bootstrap(
     >>> entropy_bootstrap(cells, protected=["g"], n_boot=50, quantile=z_value, generator=seeded_generator).height
     9
     """
-    from polfair.core.entropy.intervals import entropy_intervals
+    from polfair.core.entropy.intervals import IndexRows, entropy_intervals
 
     limits = bootstrap_limits(n_boot=n_boot, seed=seed, quantile=quantile, generator=generator, sampler=sampler)
-    out = entropy_intervals(cells, limits=limits, method="bootstrap_bc", **rows)
+    out = entropy_intervals(cells, IndexRows(**rows), limits=limits, method="bootstrap_bc")
     return out.drop("ci_method")
 
 

@@ -43,7 +43,7 @@ import numpy as np
 import polars as pl
 
 __all__ = [
-    "CellBlocks", "Grouping", "Limits", "benefit_variance", "between_limits", "delta_limits", "entropy_intervals",
+    "CellBlocks", "Grouping", "IndexRows", "Limits", "benefit_variance", "between_limits", "delta_limits", "entropy_intervals",
     "individual_limits",
 ]  # fmt: skip
 
@@ -92,16 +92,23 @@ class CellBlocks(NamedTuple):
 Limits = Callable[[CellBlocks, np.ndarray, float], tuple[np.ndarray, np.ndarray, np.ndarray]]
 
 
+class IndexRows(NamedTuple):
+    """Which entropy-index rows of a cell table: ``protected``, ``by``, ``sets``, ``alpha``, ``ci``.
+
+    As the parameters of :func:`polfair.core.intervals.entropy_delta` (and ``entropy_bootstrap``):
+    the protected-attribute and ``by`` columns, the attribute sets of the between-group rows
+    (``None``: every non-empty subset), the index's α and the level.
+    """
+
+    protected: Sequence[str]
+    by: Sequence[str] = ()
+    sets: Sequence[Sequence[str]] | None = None
+    alpha: float = 2.0
+    ci: float = 0.95
+
+
 def entropy_intervals(
-    cells: pl.DataFrame | pl.LazyFrame,
-    *,
-    protected: Sequence[str],
-    by: Sequence[str] = (),
-    sets: Sequence[Sequence[str]] | None = None,
-    alpha: float = 2.0,
-    ci: float = 0.95,
-    limits: Limits,
-    method: str,
+    cells: pl.DataFrame | pl.LazyFrame, rows: IndexRows, *, limits: Limits, method: str
 ) -> pl.DataFrame:
     """The entropy-index rows of a cell table with the limits of ``limits`` (see the module notes).
 
@@ -110,8 +117,8 @@ def entropy_intervals(
     cells
         A cell table (unweighted confusion counts ``tp_n, fp_n, tn_n, fn_n``; other columns than
         ``by`` and ``protected`` are summed away).
-    protected, by, sets, alpha, ci
-        As for :func:`polfair.core.intervals.entropy_delta`.
+    rows
+        Which rows (:class:`IndexRows`: ``protected``, ``by``, ``sets``, ``alpha``, ``ci``).
     limits
         The method.
     method
@@ -126,11 +133,12 @@ def entropy_intervals(
     Examples
     --------
     >>> cells = pl.DataFrame({"g": ["a", "b"], "tp_n": [30, 10], "fp_n": [10, 20], "tn_n": [50, 60], "fn_n": [10, 10]})
-    >>> entropy_intervals(cells, protected=["g"], limits=delta_limits, method="delta_bc").height
+    >>> entropy_intervals(cells, IndexRows(protected=["g"]), limits=delta_limits, method="delta_bc").height
     9
     """
     from polfair.core import entropy
 
+    protected, by, sets, alpha, ci = rows
     keys, by = list(protected), list(by)
     attr_sets: list[tuple[str, ...]] = [tuple(s) for s in sets] if sets is not None else [
         s for k in range(1, len(keys) + 1) for s in itertools.combinations(keys, k)
@@ -190,7 +198,9 @@ def entropy_intervals(
     sums = base.with_columns(pl.lit(0, pl.Int64).alias("__pf_blk"), pl.Series("__pf_seg", seg)).group_by(
         idx, maintain_order=True
     ).agg([pl.col(c).sum() for c in _CONFUSION_N])  # fmt: skip
-    individuals = entropy.generalized_entropy_indices(entropy.benefit_of_individuals(sums, idx, summed=True), names, idx)
+    individuals = entropy.generalized_entropy_indices(
+        entropy.benefit_of_individuals(sums, idx, summed=True), names, idx
+    )
     wide = pl.concat([between, individuals.with_columns(pl.lit(len(groupings), pl.Int64).alias("__pf_blk"))])
     clamped = {k: pl.col(k).fill_nan(None).clip(lower_bound=0.0) for k in names}
     wide = wide.sort(idx).select(clamped["ge"], clamped["theil"], (2.0 * clamped["ge2"]).sqrt().alias("cv"))

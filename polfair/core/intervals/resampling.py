@@ -201,10 +201,8 @@ def entropy_delta(
     from polfair.core.entropy import intervals as _entropy_ci
 
     level = check_ci(ci, required=True)
-    return _entropy_ci.entropy_intervals(
-        cells, protected=protected, by=by, sets=sets, alpha=alpha, ci=level, limits=_entropy_ci.delta_limits,
-        method="delta_bc",
-    )  # fmt: skip
+    rows = _entropy_ci.IndexRows(protected, by, sets, alpha, level)
+    return _entropy_ci.entropy_intervals(cells, rows, limits=_entropy_ci.delta_limits, method="delta_bc")
 
 
 def ge_replicates(benefits: pl.DataFrame, alphas: dict[str, float], by: Sequence[str]) -> pl.DataFrame:
