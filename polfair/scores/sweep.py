@@ -146,35 +146,28 @@ def sweep_counts(
         pl.col("pos_score").sum().alias("gtp"),
         pl.col("neg_score").sum().alias("gfp"),
     )
-    # suffix sums: Σ over scores >= this cell's score
-    suffix = (
-        gh.sort([_GID, "score"], descending=[False, True])
-        .select(
-            _GID,
-            "score",
-            pl.col("pos").cum_sum().over(_GID).alias("tp"),
-            pl.col("neg").cum_sum().over(_GID).alias("fp"),
-            *[pl.col(f"{a}_{x}").cum_sum().over(_GID).alias(f"{b}_{y}") for a, b in (("pos", "tp"), ("neg", "fp"))
-              for x, y in (("n", "n"), ("w2", "w2"))],
-        )
-        .sort("score")
-    )
+
+    def cumulative(descending: bool, pos: str, neg: str) -> pl.DataFrame:
+        """Running sums of each group's positives as ``pos`` and negatives as ``neg`` (and their row
+        counts and Σw²), over its scores in ``descending`` (or ascending) order, sorted by score.
+        """
+        return (
+            gh.sort([_GID, "score"], descending=[False, descending])
+            .select(
+                _GID,
+                "score",
+                *[pl.col(f"{a}{x}").cum_sum().over(_GID).alias(f"{b}{x}") for a, b in (("pos", pos), ("neg", neg))
+                  for x in ("", "_n", "_w2")],
+            )
+            .sort("score")
+        )  # fmt: skip
+
+    suffix = cumulative(True, "tp", "fp")  # suffix sums: Σ over scores >= this cell's score
     left = (totals.join(T, on=by_n, how="inner", nulls_equal=True) if by_n else totals.join(T, how="cross")).sort(
         "threshold"
     )
     # prefix sums: Σ over scores < this cell's score, so TN and FN are sums too (no N - FP residue)
-    prefix = (
-        gh.sort([_GID, "score"])
-        .select(
-            _GID,
-            "score",
-            pl.col("pos").cum_sum().over(_GID).alias("fn"),
-            pl.col("neg").cum_sum().over(_GID).alias("tn"),
-            *[pl.col(f"{a}_{x}").cum_sum().over(_GID).alias(f"{b}_{y}") for a, b in (("pos", "fn"), ("neg", "tn"))
-              for x, y in (("n", "n"), ("w2", "w2"))],
-        )
-        .sort("score")
-    )
+    prefix = cumulative(False, "fn", "tn")
     joined = left.join_asof(
         suffix, left_on="threshold", right_on="score", by=_GID, strategy="forward", check_sortedness=False
     ).join_asof(
