@@ -117,24 +117,18 @@ def _rates(frame: pl.DataFrame, metric: str, positive_target: Any, y_col: str) -
     return out
 
 
+def _undefined(fn: str, why: str) -> float:
+    """Warn (at the scorer's caller) that the score of ``fn`` is undefined because ``why``; NaN."""
+    warnings.warn(f"{fn}: {why}; the score is undefined, returning NaN", RuntimeWarning, stacklevel=4)
+    return float("nan")
+
+
 def _min_ratio(r1: float | None, r0: float | None, column: Any, what: str, fn: str) -> float:
     if r1 is None or r0 is None:
         empty = [str(z) for z, r in ((1, r1), (0, r0)) if r is None]
-        warnings.warn(
-            f"{fn}: no samples{what} for {column} == {' and '.join(empty)}; the score is undefined, "
-            "returning NaN",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-        return float("nan")
+        return _undefined(fn, f"no samples{what} for {column} == {' and '.join(empty)}")
     if r1 == 0.0 and r0 == 0.0:
-        warnings.warn(
-            f"{fn}: the rate is 0 for both {column} == 1 and {column} == 0 (0/0); the score is undefined, "
-            "returning NaN",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-        return float("nan")
+        return _undefined(fn, f"the rate is 0 for both {column} == 1 and {column} == 0 (0/0)")
     if r1 == 0.0 or r0 == 0.0:
         return 0.0
     return float(min(r1 / r0, r0 / r1))
