@@ -8,7 +8,9 @@ live objects: ``force_inspection`` in ``mkdocs.yml``) show the full text; the so
 
 Keys: ``{{privileged}}`` (the Parameters section of a method taking ``privileged``),
 ``{{raises_privileged}}`` and ``{{raises_groups}}`` (the Raises sections of a one-group and a
-two-group method), ``{{notes_source}}`` (a Notes section naming the aif360 method it mirrors, from
+two-group method), ``{{returns_float}}`` (the Returns heading of a ``numpy.float64``, its
+description, if any, on the next lines) and ``{{returns_zero}}`` (that of a count: ``0.0`` for an
+empty group), ``{{notes_source}}`` (a Notes section naming the aif360 method it mirrors, from
 the class and method names), ``{{examples}}`` and ``{{examples_dataset}}`` (the Examples heading and
 the shared 8-row frame and metric, a ``ClassificationMetric`` or a ``BinaryLabelDatasetMetric``, that
 each method's doctest then calls).
@@ -44,7 +46,10 @@ def _examples(cls: str, var: str, columns: list[str], roles: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+_FLOAT = "Returns\n-------\nnumpy.float64\n"
 _SECTIONS = {
+    "returns_float": _FLOAT,
+    "returns_zero": _FLOAT + "    ``0.0`` for an empty group.\n",
     "privileged": '''\
 Parameters
 ----------

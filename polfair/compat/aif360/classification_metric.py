@@ -161,14 +161,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TP = Σ w [y = fav, ŷ = fav]``.
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
-            ``0.0`` for an empty group.
-
-        {{raises_privileged}} {{notes_source}} {{examples}}
+        {{privileged}} {{returns_zero}} {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.num_true_positives())
         3.0
         """
@@ -179,14 +172,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``FP = Σ w [y = unf, ŷ = fav]``.
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
-            ``0.0`` for an empty group.
-
-        {{raises_privileged}} {{notes_source}} {{examples}}
+        {{privileged}} {{returns_zero}} {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.num_false_positives())
         3.0
         """
@@ -197,14 +183,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``FN = Σ w [y = fav, ŷ = unf]``.
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
-            ``0.0`` for an empty group.
-
-        {{raises_privileged}} {{notes_source}} {{examples}}
+        {{privileged}} {{returns_zero}} {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.num_false_negatives())
         1.0
         """
@@ -215,14 +194,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TN = Σ w [y = unf, ŷ = unf]``.
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
-            ``0.0`` for an empty group.
-
-        {{raises_privileged}} {{notes_source}} {{examples}}
+        {{privileged}} {{returns_zero}} {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.num_true_negatives())
         1.0
         """
@@ -233,14 +205,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``GTP = Σ w·s [y = fav]`` (``s`` = score, default ``1[ŷ = fav]``).
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
-            ``0.0`` for an empty group.
-
-        {{raises_privileged}} {{notes_source}} {{examples}}
+        {{privileged}} {{returns_zero}} {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.num_generalized_true_positives())
         3.0
         """
@@ -251,14 +216,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``GFP = Σ w·s [y = unf]``.
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
-            ``0.0`` for an empty group.
-
-        {{raises_privileged}} {{notes_source}} {{examples}}
+        {{privileged}} {{returns_zero}} {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.num_generalized_false_positives())
         3.0
         """
@@ -269,14 +227,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``GFN = Σ w·(1 − s) [y = fav]``.
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
-            ``0.0`` for an empty group.
-
-        {{raises_privileged}} {{notes_source}} {{examples}}
+        {{privileged}} {{returns_zero}} {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.num_generalized_false_negatives())
         1.0
         """
@@ -287,14 +238,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``GTN = Σ w·(1 − s) [y = unf]``.
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
-            ``0.0`` for an empty group.
-
-        {{raises_privileged}} {{notes_source}} {{examples}}
+        {{privileged}} {{returns_zero}} {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.num_generalized_true_negatives())
         1.0
         """
@@ -305,14 +249,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``Σ w [ŷ = fav]`` = ``TP + FP``.
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
-            ``0.0`` for an empty group.
-
-        {{raises_privileged}} {{notes_source}} {{examples}}
+        {{privileged}} {{returns_zero}} {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.num_pred_positives(privileged=False))
         3.0
         """
@@ -323,14 +260,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``Σ w [ŷ = unf]`` = ``TN + FN``.
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
-            ``0.0`` for an empty group.
-
-        {{raises_privileged}} {{notes_source}} {{examples}}
+        {{privileged}} {{returns_zero}} {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.num_pred_negatives(privileged=False))
         1.0
         """
@@ -341,11 +271,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``(TP + FP) / (P + N)`` = ``num_pred_positives / num_instances``, in [0, 1].
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
+        {{privileged}} {{returns_float}}
             ``nan`` (NumPy ``RuntimeWarning``) for an empty group.
 
         {{raises_privileged}} {{notes_source}} {{examples}}
@@ -384,11 +310,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TPR = TP / P``, a fraction in [0, 1].
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
+        {{privileged}} {{returns_float}}
             ``nan`` when ``P = 0`` (no guard, NumPy ``RuntimeWarning``).
 
         {{raises_privileged}} {{notes_source}} {{examples}}
@@ -402,11 +324,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``FPR = FP / N``, a fraction in [0, 1].
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
+        {{privileged}} {{returns_float}}
             ``nan`` when ``N = 0`` (no guard).
 
         {{raises_privileged}} {{notes_source}} {{examples}}
@@ -420,11 +338,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``FNR = FN / P``, a fraction in [0, 1].
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
+        {{privileged}} {{returns_float}}
             ``nan`` when ``P = 0`` (no guard).
 
         {{raises_privileged}} {{notes_source}} {{examples}}
@@ -438,11 +352,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TNR = TN / N``, a fraction in [0, 1].
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
+        {{privileged}} {{returns_float}}
             ``nan`` when ``N = 0`` (no guard).
 
         {{raises_privileged}} {{notes_source}} {{examples}}
@@ -456,11 +366,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``GTPR = GTP / P``, in [0, 1].
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
+        {{privileged}} {{returns_float}}
             ``nan`` when ``P = 0`` (no guard).
 
         {{raises_privileged}} {{notes_source}} {{examples}}
@@ -474,11 +380,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``GFPR = GFP / N``, in [0, 1].
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
+        {{privileged}} {{returns_float}}
             ``nan`` when ``N = 0`` (no guard).
 
         {{raises_privileged}} {{notes_source}} {{examples}}
@@ -492,11 +394,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``GFNR = GFN / P``, in [0, 1].
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
+        {{privileged}} {{returns_float}}
             ``nan`` when ``P = 0`` (no guard).
 
         {{raises_privileged}} {{notes_source}} {{examples}}
@@ -510,11 +408,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``GTNR = GTN / N``, in [0, 1].
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
+        {{privileged}} {{returns_float}}
             ``nan`` when ``N = 0`` (no guard).
 
         {{raises_privileged}} {{notes_source}} {{examples}}
@@ -528,11 +422,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``PPV = TP / (TP + FP)`` if ``TP + FP > 0`` else ``0.0``, in [0, 1].
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
+        {{privileged}} {{returns_float}}
             ``0.0`` when nothing is predicted positive (aif360's guard, not ``nan``).
 
         {{raises_privileged}} {{notes_source}} {{examples}}
@@ -546,11 +436,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``FDR = FP / (FP + TP)`` if ``FP + TP > 0`` else ``0.0``, in [0, 1].
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
+        {{privileged}} {{returns_float}}
             ``0.0`` when nothing is predicted positive (so PPV + FDR = 0 then).
 
         {{raises_privileged}} {{notes_source}} {{examples}}
@@ -564,11 +450,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``FOR = FN / (FN + TN)`` if ``FN + TN > 0`` else ``0.0``, in [0, 1].
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
+        {{privileged}} {{returns_float}}
             ``0.0`` when nothing is predicted negative.
 
         {{raises_privileged}} {{notes_source}} {{examples}}
@@ -582,11 +464,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``NPV = TN / (TN + FN)`` if ``TN + FN > 0`` else ``0.0``, in [0, 1].
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
+        {{privileged}} {{returns_float}}
             ``0.0`` when nothing is predicted negative.
 
         {{raises_privileged}} {{notes_source}} {{examples}}
@@ -600,11 +478,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``ACC = (TP + TN) / (P + N)`` if ``P + N > 0`` else ``0.0``, in [0, 1].
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
+        {{privileged}} {{returns_float}}
             ``0.0`` for an empty group (aif360's guard).
 
         {{raises_privileged}} {{notes_source}} {{examples}}
@@ -618,11 +492,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``ERR = 1 − accuracy`` (computed exactly so, as aif360), in [0, 1].
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
+        {{privileged}} {{returns_float}}
             **1.0 for an empty group** (accuracy is guarded to 0.0).
 
         {{raises_privileged}} {{notes_source}} {{examples}}
@@ -638,9 +508,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TPR(unprivileged) − TPR(privileged)``; 0 is parity.
 
-        Returns
-        -------
-        numpy.float64
+        {{returns_float}}
             ``nan`` if either TPR is ``nan`` (a group without positives).
 
         {{raises_groups}} {{notes_source}} {{examples}}
@@ -654,9 +522,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``FPR(unprivileged) − FPR(privileged)``.
 
-        Returns
-        -------
-        numpy.float64
+        {{returns_float}}
             ``nan`` if either FPR is ``nan``.
 
         {{raises_groups}} {{notes_source}} {{examples}}
@@ -670,9 +536,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``FNR(unprivileged) − FNR(privileged)``.
 
-        Returns
-        -------
-        numpy.float64
+        {{returns_float}}
             ``nan`` if either FNR is ``nan``.
 
         {{raises_groups}} {{notes_source}} {{examples}}
@@ -686,11 +550,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``FOR(unprivileged) − FOR(privileged)`` (guarded FOR: 0.0 without predicted negatives).
 
-        Returns
-        -------
-        numpy.float64
-
-        {{raises_groups}} {{notes_source}} {{examples}}
+        {{returns_float}} {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(cm.false_omission_rate_difference())
         1.0
         """
@@ -701,11 +561,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``FDR(unprivileged) − FDR(privileged)`` (guarded FDR: 0.0 without predicted positives).
 
-        Returns
-        -------
-        numpy.float64
-
-        {{raises_groups}} {{notes_source}} {{examples}}
+        {{returns_float}} {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(round(cm.false_discovery_rate_difference(), 6))
         0.333333
         """
@@ -716,9 +572,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``FPR(unprivileged) / FPR(privileged)``.
 
-        Returns
-        -------
-        numpy.float64
+        {{returns_float}}
             ``inf`` if the privileged FPR is 0 (and the other is not), ``nan`` for 0/0.
 
         {{raises_groups}} {{notes_source}} {{examples}}
@@ -732,9 +586,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``FNR(unprivileged) / FNR(privileged)``.
 
-        Returns
-        -------
-        numpy.float64
+        {{returns_float}}
             ``inf`` if the privileged FNR is 0 (and the other is not), ``nan`` for 0/0.
 
         {{raises_groups}} {{notes_source}} {{examples}}
@@ -748,9 +600,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``FOR(unprivileged) / FOR(privileged)`` (guarded FORs).
 
-        Returns
-        -------
-        numpy.float64
+        {{returns_float}}
             ``inf`` / ``nan`` on a zero privileged FOR.
 
         {{raises_groups}} {{notes_source}} {{examples}}
@@ -764,9 +614,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``FDR(unprivileged) / FDR(privileged)`` (guarded FDRs).
 
-        Returns
-        -------
-        numpy.float64
+        {{returns_float}}
             ``inf`` / ``nan`` on a zero privileged FDR.
 
         {{raises_groups}} {{notes_source}} {{examples}}
@@ -780,9 +628,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``0.5 · (ΔFPR + ΔTPR)`` with ``Δ = unprivileged − privileged``.
 
-        Returns
-        -------
-        numpy.float64
+        {{returns_float}}
             ``nan`` if any of the four rates is ``nan``.
 
         {{raises_groups}} {{notes_source}} {{examples}}
@@ -796,9 +642,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``0.5 · (|ΔFPR| + |ΔTPR|)``.
 
-        Returns
-        -------
-        numpy.float64
+        {{returns_float}}
             ``nan`` if any of the four rates is ``nan``.
 
         {{raises_groups}} {{notes_source}} {{examples}}
@@ -814,11 +658,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         ``0.5 · (ΔPPV + ΔFOR)``: aif360 averages PPV and the false **omission** rate (not NPV), so this is
         ``0.5 · (ΔPPV − ΔNPV)`` when both are defined; guarded zeros feed in.
 
-        Returns
-        -------
-        numpy.float64
-
-        {{raises_groups}} {{notes_source}} {{examples}}
+        {{returns_float}} {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(round(cm.average_predictive_value_difference(), 6))
         0.333333
         """
@@ -829,9 +669,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``max(|ΔFPR|, |ΔTPR|)`` with Python's builtin ``max``.
 
-        Returns
-        -------
-        numpy.float64
+        {{returns_float}}
             Builtin-``max`` NaN order, as aif360: ``nan`` when ``|ΔFPR|`` is ``nan``, but ``|ΔFPR|`` when only
             ``|ΔTPR|`` is ``nan``.
 
@@ -846,9 +684,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``max(|ΔGFPR|, |ΔGTPR|)`` with Python's builtin ``max``.
 
-        Returns
-        -------
-        numpy.float64
+        {{returns_float}}
             Builtin-``max`` NaN order: ``nan`` when ``|ΔGFPR|`` is ``nan``, else a ``nan`` ``|ΔGTPR|`` is
             ignored.
 
@@ -866,9 +702,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``ERR(unprivileged) − ERR(privileged)`` with ``ERR = 1 − ACC``.
 
-        Returns
-        -------
-        numpy.float64
+        {{returns_float}}
             An empty group has ERR = 1.0.
 
         {{raises_groups}} {{notes_source}} {{examples}}
@@ -882,9 +716,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``ERR(unprivileged) / ERR(privileged)``.
 
-        Returns
-        -------
-        numpy.float64
+        {{returns_float}}
             ``inf`` when the privileged group makes no error (or, through the guard, is perfect), ``nan`` for
             0/0.
 
@@ -900,9 +732,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         ``selection_rate(unprivileged) / selection_rate(privileged)``; 1 is parity, < 1 disadvantages the
         unprivileged group.
 
-        Returns
-        -------
-        numpy.float64
+        {{returns_float}}
             ``inf`` when the privileged selection rate is 0, ``nan`` for 0/0.
 
         {{raises_groups}}
@@ -924,9 +754,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``selection_rate(unprivileged) − selection_rate(privileged)``, in [−1, 1].
 
-        Returns
-        -------
-        numpy.float64
+        {{returns_float}}
             ``nan`` if either selection rate is ``nan``.
 
         {{raises_groups}}
@@ -962,9 +790,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         alpha
             The index's parameter (2: half the squared coefficient of variation; 1: Theil).
 
-        Returns
-        -------
-        numpy.float64
+        {{returns_float}}
             ``inf`` for α = 0 (or α < 0) whenever a false negative exists; ``nan`` if every row is a false
             negative (μ = 0).
 
@@ -997,9 +823,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``mean((b/μ) ln(b/μ))`` computed as aif360's ``mean(ln((b/μ)^b) / μ)``; b = 0 terms are 0.
 
-        Returns
-        -------
-        numpy.float64
+        {{returns_float}}
             ≥ 0; ``nan`` if every row is a false negative.
 
         Raises
@@ -1025,9 +849,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         ``sqrt(2 · generalized_entropy_index(alpha=2))`` (aif360 ≥ 0.4.0; before 2022 it was
         ``2·sqrt(GE(2))``).
 
-        Returns
-        -------
-        numpy.float64
+        {{returns_float}}
             ≥ 0; ``nan`` if every row is a false negative.
 
         Raises
@@ -1081,9 +903,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         alpha
             The index's parameter.
 
-        Returns
-        -------
-        numpy.float64
+        {{returns_float}}
             ≥ 0; ``inf`` for α = 0 when some row is in neither group or a group mean is 0.
 
         Raises
@@ -1112,9 +932,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         GE(1) of the group-mean benefit vector (rows in neither group: b = 0).
 
-        Returns
-        -------
-        numpy.float64
+        {{returns_float}}
 
         Raises
         ------
@@ -1141,9 +959,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``sqrt(2 · GE(2))`` of the group-mean benefit vector.
 
-        Returns
-        -------
-        numpy.float64
+        {{returns_float}}
 
         Raises
         ------
@@ -1176,9 +992,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         alpha
             The index's parameter.
 
-        Returns
-        -------
-        numpy.float64
+        {{returns_float}}
             ≥ 0.
 
         Raises
@@ -1206,9 +1020,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         GE(1) of the cell-mean benefit vector.
 
-        Returns
-        -------
-        numpy.float64
+        {{returns_float}}
 
         Raises
         ------
@@ -1233,9 +1045,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``sqrt(2 · between_all_groups_generalized_entropy_index(alpha=2))``.
 
-        Returns
-        -------
-        numpy.float64
+        {{returns_float}}
 
         Raises
         ------
@@ -1267,9 +1077,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         concentration
             Dirichlet smoothing ≥ 0.
 
-        Returns
-        -------
-        numpy.float64
+        {{returns_float}}
             ``inf − inf = nan`` at concentration 0 with pure cells.
 
         Raises
@@ -1301,11 +1109,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TPR(unprivileged) − TPR(privileged)``.
 
-        Returns
-        -------
-        numpy.float64
-
-        {{raises_groups}} {{notes_source}} {{examples}}
+        {{returns_float}} {{raises_groups}} {{notes_source}} {{examples}}
         >>> print(cm.equal_opportunity_difference())
         -0.5
         """
@@ -1316,11 +1120,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TP = Σ w [y = fav, ŷ = fav]``.
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
+        {{privileged}} {{returns_float}}
 
         {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.power(privileged=True))
@@ -1333,11 +1133,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TP / (TP + FP)``, 0.0 without predicted positives.
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
+        {{privileged}} {{returns_float}}
 
         {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.precision(privileged=False))
@@ -1350,11 +1146,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TP / P``, ``nan`` when P = 0.
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
+        {{privileged}} {{returns_float}}
 
         {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.recall(privileged=True))
@@ -1367,11 +1159,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TP / P``, ``nan`` when P = 0.
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
+        {{privileged}} {{returns_float}}
 
         {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.sensitivity())
@@ -1384,11 +1172,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TN / N``, ``nan`` when N = 0.
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
+        {{privileged}} {{returns_float}}
 
         {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.specificity())

@@ -113,9 +113,7 @@ class BinaryLabelDatasetMetric(CellTableMetric):
         metric_fun
             A bound method of this object taking ``privileged=`` and returning a scalar.
 
-        Returns
-        -------
-        numpy.float64
+        {{returns_float}}
             ``nan`` if either side is ``nan``; ``inf − inf`` is ``nan``.
 
         {{raises_groups}}
@@ -144,9 +142,7 @@ class BinaryLabelDatasetMetric(CellTableMetric):
         metric_fun
             A bound method of this object taking ``privileged=`` and returning a scalar.
 
-        Returns
-        -------
-        numpy.float64
+        {{returns_float}}
             ``x/0 = inf`` (x > 0), ``0/0 = nan``, with NumPy's ``RuntimeWarning``.
 
         {{raises_groups}}
@@ -172,11 +168,7 @@ class BinaryLabelDatasetMetric(CellTableMetric):
 
         ``Σ w`` over the rows of the group.
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
+        {{privileged}} {{returns_float}}
             The sum of weights (the row count without weights); ``0.0`` for an empty group.
 
         {{raises_privileged}} {{notes_source}} {{examples_dataset}}
@@ -190,14 +182,7 @@ class BinaryLabelDatasetMetric(CellTableMetric):
 
         ``P = Σ w [y = favorable_label]`` over the group.
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
-            ``0.0`` for an empty group.
-
-        {{raises_privileged}} {{notes_source}} {{examples_dataset}}
+        {{privileged}} {{returns_zero}} {{raises_privileged}} {{notes_source}} {{examples_dataset}}
         >>> print(dm.num_positives(privileged=False))
         1.0
         """
@@ -208,14 +193,7 @@ class BinaryLabelDatasetMetric(CellTableMetric):
 
         ``N = Σ w [y = unfavorable_label]`` over the group.
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
-            ``0.0`` for an empty group.
-
-        {{raises_privileged}} {{notes_source}} {{examples_dataset}}
+        {{privileged}} {{returns_zero}} {{raises_privileged}} {{notes_source}} {{examples_dataset}}
         >>> print(dm.num_negatives(privileged=False))
         3.0
         """
@@ -226,11 +204,7 @@ class BinaryLabelDatasetMetric(CellTableMetric):
 
         ``P / (P + N)`` = ``num_positives / num_instances``, a fraction in [0, 1].
 
-        {{privileged}}
-
-        Returns
-        -------
-        numpy.float64
+        {{privileged}} {{returns_float}}
             ``nan`` (with NumPy's ``RuntimeWarning``) for an empty group (0/0), as aif360.
 
         {{raises_privileged}} {{notes_source}} {{examples_dataset}}
@@ -245,9 +219,7 @@ class BinaryLabelDatasetMetric(CellTableMetric):
         ``base_rate(privileged=False) / base_rate(privileged=True)``; 1 is parity, < 1 disadvantages the
         unprivileged group.
 
-        Returns
-        -------
-        numpy.float64
+        {{returns_float}}
             ``inf`` when the privileged base rate is 0, ``nan`` for 0/0.
 
         {{raises_groups}}
@@ -269,9 +241,7 @@ class BinaryLabelDatasetMetric(CellTableMetric):
 
         ``base_rate(privileged=False) − base_rate(privileged=True)``, in [−1, 1]; 0 is parity.
 
-        Returns
-        -------
-        numpy.float64
+        {{returns_float}}
             ``nan`` if either base rate is ``nan``.
 
         {{raises_groups}}
@@ -294,11 +264,7 @@ class BinaryLabelDatasetMetric(CellTableMetric):
 
         ``self.statistical_parity_difference()``.
 
-        Returns
-        -------
-        numpy.float64
-
-        {{raises_groups}} {{notes_source}} {{examples_dataset}}
+        {{returns_float}} {{raises_groups}} {{notes_source}} {{examples_dataset}}
         >>> print(dm.mean_difference())
         -0.5
         """
@@ -363,9 +329,7 @@ class BinaryLabelDatasetMetric(CellTableMetric):
         concentration
             Smoothing ``c`` ≥ 0.
 
-        Returns
-        -------
-        numpy.float64
+        {{returns_float}}
             ``inf`` or ``nan`` at concentration 0 with a pure cell (log 0), with Python's builtin-``max`` NaN
             order: ``nan`` if the first pair's term is ``nan``, else ``nan`` terms are skipped.
 
