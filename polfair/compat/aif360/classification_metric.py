@@ -1120,9 +1120,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TP = Σ w [y = fav, ŷ = fav]``.
 
-        {{privileged}} {{returns_float}}
-
-        {{raises_privileged}} {{notes_source}} {{examples}}
+        {{privileged}} {{returns_float}} {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.power(privileged=True))
         2.0
         """
@@ -1133,9 +1131,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TP / (TP + FP)``, 0.0 without predicted positives.
 
-        {{privileged}} {{returns_float}}
-
-        {{raises_privileged}} {{notes_source}} {{examples}}
+        {{privileged}} {{returns_float}} {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.precision(privileged=False))
         0.3333333333333333
         """
@@ -1146,9 +1142,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TP / P``, ``nan`` when P = 0.
 
-        {{privileged}} {{returns_float}}
-
-        {{raises_privileged}} {{notes_source}} {{examples}}
+        {{privileged}} {{returns_float}} {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.recall(privileged=True))
         1.0
         """
@@ -1159,9 +1153,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TP / P``, ``nan`` when P = 0.
 
-        {{privileged}} {{returns_float}}
-
-        {{raises_privileged}} {{notes_source}} {{examples}}
+        {{privileged}} {{returns_float}} {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.sensitivity())
         0.75
         """
@@ -1172,9 +1164,7 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
         ``TN / N``, ``nan`` when N = 0.
 
-        {{privileged}} {{returns_float}}
-
-        {{raises_privileged}} {{notes_source}} {{examples}}
+        {{privileged}} {{returns_float}} {{raises_privileged}} {{notes_source}} {{examples}}
         >>> print(cm.specificity())
         0.25
         """
