@@ -352,7 +352,7 @@ def regression_pass(frame: Any, request: PassRequest, *, bins_per_octave: int = 
         extra = [ct.PROBA_NULL, ct.PROBA_BAD, ct.PROBA_SUM]
         columns |= {k: checks[k] for k in extra}
         for g, (a, q) in zip(groups, zip(*group_shares(eng, ps, w if weight is not None else None))):
-            usable = ok & q.is_not_null()
+            usable = ok & ~q.is_null()
             columns |= {f"__pf_w0{g}": ns.when(usable).then(a).otherwise(zero), f"__pf_q{g}": q,
                         f"__pf_pv{g}": ns.when(q > 0.0).then(p), f"__pf_yv{g}": ns.when(usable & (a > 0.0)).then(y)}  # fmt: skip
             extra.append(f"__pf_q{g}")
