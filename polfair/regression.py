@@ -16,6 +16,7 @@ their column arguments are names.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Literal
 
 import polars as pl
@@ -36,7 +37,7 @@ from polfair.core.regression import (
 )
 from polfair.core.regression.moments import with_lo
 from polfair.core.regression.passes import RESERVED_KEYS
-from polfair.core.regression.report import report_rows
+from polfair.core.regression.report import ReportOptions, report_rows
 from polfair.core.report.build import Intersections
 from polfair.core.report.run_metadata import attach_request, expr_text
 from polfair.engines.frame import frame_of
@@ -258,10 +259,9 @@ def regression_report(
     if not keys:
         msg = "regression_report needs at least one protected attribute (protected=...)"
         raise PolfairError(msg)
-    report = report_rows(
-        cells, protected=keys, by=by_n, privileged=privileged, reference=reference, intersections=intersections,
-        ci=ci, p_adjust=p_adjust, min_sample_size=min_sample_size,
-    )  # fmt: skip
+    options = ReportOptions.of(protected=keys, by=by_n, privileged=privileged, reference=reference,
+                               intersections=intersections, ci=ci, p_adjust=p_adjust, min_sample_size=min_sample_size)
+    report = report_rows(cells, options)
     request = {
         "task": "regression", "y_true": expr_text(y_true), "y_pred": expr_text(y_pred),
         "protected": expr_text(as_list(protected)), "weight": expr_text(weight), "by": expr_text(as_list(by)) or None,
@@ -341,8 +341,8 @@ class RegressionAccumulator:
             "protected_proba": protected_proba, "proba_assignment": proba_assignment,
             "proba_tolerance": proba_tolerance,
         }  # fmt: skip
-        self._report: dict[str, Any] = {"privileged": privileged, "reference": reference, "intersections": intersections,
-                        "ci": ci, "p_adjust": p_adjust}  # fmt: skip
+        self._report = ReportOptions.of(privileged=privileged, reference=reference, intersections=intersections, ci=ci,
+                                        p_adjust=p_adjust)  # fmt: skip
         self._n_by = len(as_list(by))
         self._cells: pl.DataFrame | None = None
 
@@ -377,7 +377,7 @@ class RegressionAccumulator:
             raise PolfairError("RegressionAccumulator.compute: no rows yet (call update with a batch first)")
         cols = self._cells.columns
         by, keys = cols[: self._n_by], cols[self._n_by : cols.index("bin")]
-        report = report_rows(self._cells, protected=keys, by=by, **self._report)
+        report = report_rows(self._cells, replace(self._report, protected=tuple(keys), by=tuple(by)))
         return attach_regression_cells(report, self._cells)
 
     @property
