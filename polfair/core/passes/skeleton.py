@@ -27,7 +27,7 @@ here once:
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import polars as pl
@@ -201,8 +201,6 @@ def estimated_stage(frame: Any, request: PassRequest, names: Sequence[str], comp
 
 def problem_columns(eng: Any, ps: ProbaSpec) -> dict[str, Any]:
     """The per-row problem counts of an estimated attribute (summed by the pass) and, argmax, its group index."""
-    from dataclasses import replace
-
     return proba_columns(eng, replace(ps, assignment="argmax"), None, None)
 
 
