@@ -153,7 +153,7 @@ def regression_report(
     *,
     y_true: IntoExpr,
     y_pred: IntoExpr,
-    protected: IntoExpr | Sequence[IntoExpr],
+    protected: IntoExpr | Sequence[IntoExpr] | None = None,
     weight: IntoExpr | None = None,
     by: IntoExpr | Sequence[IntoExpr] | None = None,
     privileged: Mapping[str, Any] | None = None,
@@ -257,7 +257,7 @@ def regression_report(
     n_by = len(as_list(by))
     by_n, keys = cells.columns[:n_by], cells.columns[n_by : cells.columns.index("bin")]
     if not keys:
-        msg = "regression_report needs at least one protected attribute (protected=...)"
+        msg = "regression_report needs at least one protected attribute (protected=..., or protected_proba=...)"
         raise PolfairError(msg)
     options = ReportOptions.of(protected=keys, by=by_n, privileged=privileged, reference=reference,
                                intersections=intersections, ci=ci, p_adjust=p_adjust, min_sample_size=min_sample_size)
@@ -320,7 +320,7 @@ class RegressionAccumulator:
         *,
         y_true: IntoExpr,
         y_pred: IntoExpr,
-        protected: IntoExpr | Sequence[IntoExpr],
+        protected: IntoExpr | Sequence[IntoExpr] | None = None,
         weight: IntoExpr | None = None,
         by: IntoExpr | Sequence[IntoExpr] | None = None,
         privileged: Mapping[str, Any] | None = None,

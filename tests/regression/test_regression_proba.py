@@ -145,3 +145,14 @@ def test_duckdb_runs_the_same_stage() -> None:
     assert (j["n"] == j["n_r"]).all()
     for col in ("value", "difference", "value_lo", "p_value"):
         assert _max_diff(j, col) < 1e-9, col
+
+
+def test_protected_may_be_omitted_with_an_estimated_attribute() -> None:
+    df = _data(500)
+    alone = pf.regression_report(df, y_true="y", y_pred="p", protected_proba=PP)
+    assert alone["attribute"].drop_nulls().unique().to_list() == ["race"]
+    with_sex = pf.regression_report(df, y_true="y", y_pred="p", protected="sex", protected_proba=PP)
+    j = _joined(alone, with_sex.filter(pl.col("attribute").is_null() | (pl.col("attribute") == "race")))
+    assert _max_diff(j, "value") < 1e-12
+    with pytest.raises(pf.PolfairError, match="protected_proba"):
+        pf.regression_report(df, y_true="y", y_pred="p")
