@@ -595,16 +595,8 @@ class FairnessAccumulator:
         path
             A parquet file.
         **options
-            The keywords of :class:`FairnessAccumulator`.
-
-        Returns
-        -------
-        FairnessAccumulator
-
-        Raises
-        ------
-        PolfairError
-            The file's keys do not match ``options``.
+            As :meth:`from_state` (which returns the accumulator, and raises
+            :class:`~polfair.exceptions.PolfairError` when the file's keys do not match ``options``).
 
         Examples
         --------

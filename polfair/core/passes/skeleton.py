@@ -124,6 +124,20 @@ class PassRequest:
                             options.get("proba_tolerance", DEFAULT_TOLERANCE))  # fmt: skip
         return cls(**options)
 
+    @classmethod
+    def of_request(cls, request: Any, **overrides: Any) -> PassRequest:
+        """The pass's part of a door's request object (any object with these fields by name, e.g.
+        :class:`polfair.core.request.AuditRequest`), with ``overrides``.
+
+        Examples
+        --------
+        >>> from polfair.core.request import AuditRequest
+        >>> PassRequest.of_request(AuditRequest(y_true="y", protected="g"), engine="auto").protected
+        ('g',)
+        """
+        fields = {f: getattr(request, f) for f in cls.__dataclass_fields__ if hasattr(request, f)}
+        return cls.of(**(fields | overrides))
+
 
 def key_columns(frame: Any, request: PassRequest) -> list[tuple[str, Column]]:
     """The checked key columns of a pass: ``(role, column)`` for the ``by`` keys, then the protected ones."""

@@ -197,6 +197,14 @@ class ReportOptions:
         options["privileged"] = dict(options.get("privileged") or {})
         return cls(**options)
 
+    @classmethod
+    def of_request(cls, request: Any, **overrides: Any) -> ReportOptions:
+        """The report's part of a door's request object (any object with these fields by name, e.g.
+        :class:`polfair.core.request.AuditRequest`), with ``overrides``.
+        """
+        fields = {f: getattr(request, f) for f in cls.__dataclass_fields__ if hasattr(request, f)}
+        return cls.of(**(fields | overrides))
+
 
 def report_rows(cells: pl.DataFrame | pl.LazyFrame, options: ReportOptions, *, stacklevel: int = 4) -> pl.DataFrame:
     """:func:`regression_report_from_cells`, for the doors that call it for their user

@@ -53,3 +53,16 @@ def test_check_rows_is_the_one_no_rows_error_and_counts_every_row() -> None:
     assert check_rows(empty, {}, count="n", on_missing="warn", examples=None, excluded_from="", stacklevel=2,
                       not_empty=False) == 0  # fmt: skip
     assert [c.name for c in feature_columns(PolarsFrame(_df()), ["a", "b"], example="column")] == ["a", "b"]
+
+
+def test_the_options_objects_are_parts_of_the_request() -> None:
+    from polfair.core.regression.report import ReportOptions
+    from polfair.core.request import AuditRequest
+
+    req = AuditRequest(y_true="y", y_pred="p", protected=["g", "h"], by="m", weight="w", ci=0.9, p_adjust="holm",
+                       protected_proba={"r": {"a": "pa", "b": None}}, min_sample_size=5)  # fmt: skip
+    p = PassRequest.of_request(req, engine="auto")
+    assert (p.y_true, p.protected, p.by, p.weight, p.engine) == ("y", ("g", "h"), ("m",), "w", "auto")
+    assert p.protected_proba == {"r": {"a": "pa", "b": None}}
+    r = ReportOptions.of_request(req)
+    assert (r.protected, r.by, r.ci, r.p_adjust, r.min_sample_size, r.privileged) == (("g", "h"), ("m",), 0.9, "holm", 5, {})
