@@ -54,3 +54,13 @@ def test_proba_options_without_protected_proba_are_refused() -> None:
         FairnessAccumulator(y_true="y", y_pred="p", protected="sex", proba_assignment="argmax")
     with pytest.raises(pf.PolfairError, match="protected"):
         FairnessAccumulator(y_true="y", y_pred="p")
+
+
+def test_state_round_trip_and_merge_keep_the_estimated_attribute(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    df = _data()
+    kw = dict(y_true="y", y_pred="p", protected="sex", protected_proba=PP)
+    acc = FairnessAccumulator(**kw).update(df.head(1500)).update(df.tail(1500))
+    acc.save(tmp_path / "s.parquet")
+    assert FairnessAccumulator.load(tmp_path / "s.parquet", **kw).compute().equals(acc.compute())
+    merged = FairnessAccumulator(**kw).update(df.head(1500)).merge(FairnessAccumulator(**kw).update(df.tail(1500)))
+    assert merged.state().equals(acc.state())
