@@ -16,6 +16,7 @@ their column arguments are names.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Literal
 
 import polars as pl
@@ -23,18 +24,20 @@ import polars as pl
 from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
 from polfair.core.options import checks_keywords
+from polfair.core.passes.skeleton import PassRequest
 from polfair.core.passes.spec import check_key_names
+from polfair.core.proba import DEFAULT_TOLERANCE
 from polfair.core.reference import resolve_min_sample_size
 from polfair.core.regression import (
     BINS_PER_OCTAVE,
     REGRESSION_CELL_COLUMNS,
-    REGRESSION_LO_COLUMNS,
     attach_regression_cells,
     merge_regression_cells,
     regression_pass,
 )
 from polfair.core.regression.moments import with_lo
-from polfair.core.regression.report import report_rows
+from polfair.core.regression.passes import RESERVED_KEYS
+from polfair.core.regression.report import ReportOptions, report_rows
 from polfair.core.report.build import Intersections
 from polfair.core.report.run_metadata import attach_request, expr_text
 from polfair.engines.frame import frame_of
@@ -43,9 +46,6 @@ from polfair.exceptions import PolfairError
 __all__ = ["RegressionAccumulator", "regression_counts", "regression_report"]
 
 OnMissing = Literal["warn", "raise", "ignore"]
-#: No key may take these names: the regression cell table's own columns, and two working columns of its
-#: report ("attribute", "group_key"); ``by`` keys not the report's columns either (``check_key_names``).
-_RESERVED = ("bin", *REGRESSION_CELL_COLUMNS, *REGRESSION_LO_COLUMNS, "attribute", "group_key")
 
 
 def regression_counts(
@@ -60,6 +60,9 @@ def regression_counts(
     on_missing: OnMissing = "warn",
     allow_many_groups: bool = False,
     engine: Literal["auto", "in-memory", "streaming"] = "auto",
+    protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None = None,
+    proba_assignment: Literal["weighted", "argmax"] = "weighted",
+    proba_tolerance: float = DEFAULT_TOLERANCE,
 ) -> pl.DataFrame:
     """The regression cell table of the rows: ONE ``group_by(by + protected + bin)``.
 
@@ -87,11 +90,21 @@ def regression_counts(
         :func:`polfair.fairness_report`).
     engine
         Polars engine of the pass.
+    protected_proba, proba_assignment, proba_tolerance
+        A protected attribute estimated from proxies (BISG probabilities), as in
+        :func:`polfair.fairness_report`: ``{attribute: {group: probability column, ...}}`` (one
+        group may map to ``None``: the remainder). ``"weighted"`` (default): each group's moments
+        are taken with the weights ``w·p_g`` (the weighted estimator: the report of the rows
+        expanded into one row per group weighted by its probability), its ``w2`` is ``Σ w²·p_g``
+        and ``n`` the rows apportioned to it; ``"argmax"``: each row in its likeliest group. Rows
+        whose probabilities are missing are its null group's ``n_missing``; probabilities outside
+        [0, 1] or not summing to 1 (within ``proba_tolerance``) are an error. Its key comes after
+        ``protected``.
 
     Returns
     -------
     pl.DataFrame
-        ``*by``, ``*protected``, ``bin``, then
+        ``*by``, ``*protected`` [, the estimated attribute], ``bin``, then
         :data:`~polfair.core.regression.REGRESSION_CELL_COLUMNS` (the table's schema:
         :mod:`polfair.core.regression`). Tables of partitions merge with
         :func:`~polfair.core.regression.merge_regression_cells`.
@@ -125,11 +138,13 @@ def regression_counts(
     frame = frame_of(data)
     by_l, prot_l = as_list(by), as_list(protected)
     check_key_names([frame.column(x, "by").name for x in by_l], [frame.column(x, "protected").name for x in prot_l],
-                    also_reserved=_RESERVED)  # fmt: skip
-    return regression_pass(
-        frame, y_true=y_true, y_pred=y_pred, protected=prot_l, by=by_l, weight=weight,
-        bins_per_octave=bins_per_octave, on_missing=on_missing, allow_many_groups=allow_many_groups, engine=engine,
+                    also_reserved=RESERVED_KEYS)  # fmt: skip
+    request = PassRequest.of(
+        y_true=y_true, y_pred=y_pred, protected=prot_l, by=by_l, weight=weight, on_missing=on_missing,
+        allow_many_groups=allow_many_groups, engine=engine, protected_proba=protected_proba,
+        proba_assignment=proba_assignment, proba_tolerance=proba_tolerance,
     )  # fmt: skip
+    return regression_pass(frame, request, bins_per_octave=bins_per_octave)
 
 
 @checks_keywords
@@ -138,7 +153,7 @@ def regression_report(
     *,
     y_true: IntoExpr,
     y_pred: IntoExpr,
-    protected: IntoExpr | Sequence[IntoExpr],
+    protected: IntoExpr | Sequence[IntoExpr] | None = None,
     weight: IntoExpr | None = None,
     by: IntoExpr | Sequence[IntoExpr] | None = None,
     privileged: Mapping[str, Any] | None = None,
@@ -151,6 +166,9 @@ def regression_report(
     allow_many_groups: bool = False,
     engine: Literal["auto", "in-memory", "streaming"] = "auto",
     min_sample_size: int | None = None,
+    protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None = None,
+    proba_assignment: Literal["weighted", "argmax"] = "weighted",
+    proba_tolerance: float = DEFAULT_TOLERANCE,
 ) -> pl.DataFrame:
     """Audit a regression model for group fairness, in one pass: errors, bias, calibration in the
     large and prediction distributions by group, with intervals and tests.
@@ -167,6 +185,11 @@ def regression_report(
     ----------
     data, y_true, y_pred, protected, weight, by, bins_per_octave, on_missing, allow_many_groups, engine
         As :func:`regression_counts`.
+    protected_proba, proba_assignment, proba_tolerance
+        An attribute estimated from proxies, as :func:`regression_counts`: its groups' metrics are
+        the weighted estimator (equal to the report of the rows expanded into one row per group,
+        weighted by its probability; the intervals use ``Σ w²·p_g`` for the effective sizes, as
+        :func:`polfair.fairness_report`).
     privileged
         ``{attribute: value or values}``: the reference group of every attribute set whose
         attributes all have privileged values (else the largest group by weight).
@@ -229,16 +252,16 @@ def regression_report(
     cells = regression_counts(
         data, y_true=y_true, y_pred=y_pred, protected=protected, weight=weight, by=by,
         bins_per_octave=bins_per_octave, on_missing=on_missing, allow_many_groups=allow_many_groups, engine=engine,
+        protected_proba=protected_proba, proba_assignment=proba_assignment, proba_tolerance=proba_tolerance,
     )  # fmt: skip
     n_by = len(as_list(by))
     by_n, keys = cells.columns[:n_by], cells.columns[n_by : cells.columns.index("bin")]
     if not keys:
-        msg = "regression_report needs at least one protected attribute (protected=...)"
+        msg = "regression_report needs at least one protected attribute (protected=..., or protected_proba=...)"
         raise PolfairError(msg)
-    report = report_rows(
-        cells, protected=keys, by=by_n, privileged=privileged, reference=reference, intersections=intersections,
-        ci=ci, p_adjust=p_adjust, min_sample_size=min_sample_size,
-    )  # fmt: skip
+    options = ReportOptions.of(protected=keys, by=by_n, privileged=privileged, reference=reference,
+                               intersections=intersections, ci=ci, p_adjust=p_adjust, min_sample_size=min_sample_size)
+    report = report_rows(cells, options)
     request = {
         "task": "regression", "y_true": expr_text(y_true), "y_pred": expr_text(y_pred),
         "protected": expr_text(as_list(protected)), "weight": expr_text(weight), "by": expr_text(as_list(by)) or None,
@@ -265,6 +288,8 @@ class RegressionAccumulator:
     ----------
     y_true, y_pred, protected, weight, by, bins_per_octave, on_missing, allow_many_groups
         As :func:`regression_counts`; how to read each batch.
+    protected_proba, proba_assignment, proba_tolerance
+        An attribute estimated from proxies, as :func:`regression_counts` (its key after ``protected``).
     privileged, reference, intersections, ci, p_adjust
         As :func:`regression_report`; used by :meth:`compute`.
 
@@ -295,7 +320,7 @@ class RegressionAccumulator:
         *,
         y_true: IntoExpr,
         y_pred: IntoExpr,
-        protected: IntoExpr | Sequence[IntoExpr],
+        protected: IntoExpr | Sequence[IntoExpr] | None = None,
         weight: IntoExpr | None = None,
         by: IntoExpr | Sequence[IntoExpr] | None = None,
         privileged: Mapping[str, Any] | None = None,
@@ -306,13 +331,18 @@ class RegressionAccumulator:
         bins_per_octave: int = BINS_PER_OCTAVE,
         on_missing: OnMissing = "warn",
         allow_many_groups: bool = False,
+        protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None = None,
+        proba_assignment: Literal["weighted", "argmax"] = "weighted",
+        proba_tolerance: float = DEFAULT_TOLERANCE,
     ) -> None:
         self._read: dict[str, Any] = {
             "y_true": y_true, "y_pred": y_pred, "protected": protected, "weight": weight, "by": by,
             "bins_per_octave": bins_per_octave, "on_missing": on_missing, "allow_many_groups": allow_many_groups,
+            "protected_proba": protected_proba, "proba_assignment": proba_assignment,
+            "proba_tolerance": proba_tolerance,
         }  # fmt: skip
-        self._report: dict[str, Any] = {"privileged": privileged, "reference": reference, "intersections": intersections,
-                        "ci": ci, "p_adjust": p_adjust}  # fmt: skip
+        self._report = ReportOptions.of(privileged=privileged, reference=reference, intersections=intersections, ci=ci,
+                                        p_adjust=p_adjust)  # fmt: skip
         self._n_by = len(as_list(by))
         self._cells: pl.DataFrame | None = None
 
@@ -347,7 +377,7 @@ class RegressionAccumulator:
             raise PolfairError("RegressionAccumulator.compute: no rows yet (call update with a batch first)")
         cols = self._cells.columns
         by, keys = cols[: self._n_by], cols[self._n_by : cols.index("bin")]
-        report = report_rows(self._cells, protected=keys, by=by, **self._report)
+        report = report_rows(self._cells, replace(self._report, protected=tuple(keys), by=tuple(by)))
         return attach_regression_cells(report, self._cells)
 
     @property

@@ -28,6 +28,7 @@ from polfair.core.options import checks_keywords, refuse_unused_threshold
 from polfair.core.passes.collect import collect_cells, collect_codes
 from polfair.core.passes.counts import COUNT_DTYPES, W2_COLUMNS, check_cell_table, merge_counts, pivot_codes
 from polfair.core.passes.spec import CODE, Spec, build_spec, protected_exprs
+from polfair.core.proba import DEFAULT_TOLERANCE, check_proba_options, parse_protected_proba
 from polfair.core.report.build import check_reference, report_from_counts
 from polfair.exceptions import InvalidInputError, PolarityWarning, PolfairError, ReferenceWarning, user_stacklevel
 
@@ -86,6 +87,12 @@ class FairnessAccumulator:
         :func:`polfair.confusion_counts`: the state then has a ``bucket`` key.
     engine
         Polars engine for each batch's pass (default ``"streaming"``).
+    protected_proba, proba_assignment, proba_tolerance
+        A protected attribute estimated from proxies, as in :func:`polfair.fairness_report`
+        (``protected`` may then be omitted): its key is the last of :attr:`protected`; every batch
+        adds its groups' probability-weighted sums, so :meth:`compute` gives the weighted
+        estimator of all the rows (the row counts ``n`` are apportioned batch by batch, so they may
+        differ from one pass's by a row or so per batch and cell). Not with ``exact_sums=True``.
     exact_sums
         ``False`` (default): weighted sums are Float64 (merged batch by batch: equal to one pass
         over all the rows up to summation order, about 1e-13 relative). ``True``: the accumulator
@@ -138,7 +145,7 @@ class FairnessAccumulator:
         y_pred: IntoExpr | None = None,
         y_score: IntoExpr | None = None,
         threshold: float | None = None,
-        protected: IntoExpr | Sequence[IntoExpr],
+        protected: IntoExpr | Sequence[IntoExpr] | None = None,
         favorable: Any = 1,
         unfavorable: Any = None,
         score_label: Any = None,
@@ -158,8 +165,12 @@ class FairnessAccumulator:
         seed: int = 0,
         p_adjust: str | None = "bh",
         exact_sums: bool = False,
+        protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None = None,
+        proba_assignment: str = "weighted",
+        proba_tolerance: float = DEFAULT_TOLERANCE,
     ) -> None:
         refuse_unused_threshold("FairnessAccumulator", threshold, y_pred=y_pred)
+        check_proba_options(protected_proba, proba_assignment, proba_tolerance)
         self._read = dict(
             y_true=y_true, y_pred=y_pred, y_score=y_score, threshold=0.5 if threshold is None else threshold,
             protected=protected,
@@ -168,6 +179,11 @@ class FairnessAccumulator:
         )  # fmt: skip
         if cluster is not None:
             self._read |= {"cluster": cluster, "n_buckets": n_buckets}
+        estimated: tuple[str, ...] = ()
+        if protected_proba is not None:  # the estimated attribute: a stage of each batch's pass, its key last
+            self._read |= {"protected_proba": protected_proba, "proba_assignment": proba_assignment,
+                           "proba_tolerance": proba_tolerance}  # fmt: skip
+            estimated = (parse_protected_proba(protected_proba, proba_assignment, proba_tolerance).attribute,)
         self._bucket: tuple[str, ...] = ("bucket",) if cluster is not None else ()
         self._report = dict(privileged=dict(privileged or {}), reference=reference, intersections=intersections,
                             alpha=alpha, concentration=concentration, ci=ci, n_boot=n_boot, seed=seed,
@@ -175,8 +191,8 @@ class FairnessAccumulator:
         check_reference(reference)
         self._on_missing = on_missing
         self._engine = engine
-        keys = protected_exprs(protected)
-        self.protected: tuple[str, ...] = tuple(output_name(e, "protected") for e in keys)
+        keys = protected_exprs(as_list(protected)) if not estimated or as_list(protected) else []
+        self.protected: tuple[str, ...] = (*(output_name(e, "protected") for e in keys), *estimated)
         self.by: tuple[str, ...] = tuple(output_name(as_expr(b, "by"), "by") for b in as_list(by))
         self.has_predictions: bool = y_pred is not None or y_score is not None
         self._cells: pl.DataFrame | None = None
@@ -579,16 +595,8 @@ class FairnessAccumulator:
         path
             A parquet file.
         **options
-            The keywords of :class:`FairnessAccumulator`.
-
-        Returns
-        -------
-        FairnessAccumulator
-
-        Raises
-        ------
-        PolfairError
-            The file's keys do not match ``options``.
+            As :meth:`from_state` (which returns the accumulator, and raises
+            :class:`~polfair.exceptions.PolfairError` when the file's keys do not match ``options``).
 
         Examples
         --------

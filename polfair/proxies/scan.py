@@ -40,12 +40,12 @@ import numpy as np
 import polars as pl
 
 from polfair.core import contract
-from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
 from polfair.core.contract import CODE, MISSING, POLARS, Compiled
 from polfair.core.options import checks_keywords
 from polfair.core.passes.collect import check_not_empty
 from polfair.core.passes.counts import COUNT_COLUMNS, COUNT_DTYPES, check_counted
+from polfair.core.passes.skeleton import check_rows, feature_columns
 from polfair.core.passes.spec import label_values
 from polfair.core.report.build import group_label, report_from_counts
 from polfair.exceptions import PolfairError
@@ -123,14 +123,8 @@ def proxy_counts(
     """
     frame = contract.PolarsFrame(data)
     pcol = frame.column(protected, "protected")
-    fcols = [frame.column(f, "features") for f in as_list(features)]
-    if not fcols:
-        msg = "features must name at least one candidate proxy column, e.g. features=['zip', 'occupation']"
-        raise PolfairError(msg)
+    fcols = feature_columns(frame, features, example="candidate proxy column, e.g. features=['zip', 'occupation']")
     fnames = [c.name for c in fcols]
-    if len(set(fnames)) != len(fnames):
-        msg = f"features are given twice: {fnames}"
-        raise PolfairError(msg)
     numeric = {c.name: c.dtype.is_numeric() for c in fcols}
     # the input contract (docs/contract.md): labels/decisions matched in their dtype, null/NaN missing;
     # weights finite and >= 0, null/NaN missing; keys normalised (NaN in a Float key is null)
@@ -166,10 +160,9 @@ def proxy_counts(
         )  # fmt: skip
         .collect()
     )
-    first = out.filter(pl.col("feature") == fnames[0])  # each input row once
-    contract.check_problems(contract.code_problems(first, "n"), compiled, total=int(first["n"].sum() or 0), on_missing=on_missing,
-                   examples=frame.examples, excluded_from="left out of the proxy report's rates (a missing "
-                   "weight: of the counts too)", stacklevel=3)  # fmt: skip
+    check_rows(out.filter(pl.col("feature") == fnames[0]), compiled, count="n", on_missing=on_missing,  # each row once
+               examples=frame.examples, excluded_from="left out of the proxy report's rates (a missing weight: of "
+               "the counts too)", stacklevel=3, not_empty=False)  # fmt: skip
     o = pl.col(CODE).cast(pl.Int32)
     out = out.filter(o // 16 == 0)  # a missing weight: the row has no weight to count
     contract.check_finite_sums(out, ["w", "w2"], compiled.get("weight"))
@@ -397,6 +390,11 @@ def proxy_report_from_counts(
     return rep.with_columns(pl.when(pl.col("attribute").is_not_null()).then(pl.col("feature")).alias("attribute"))
 
 
+def _rows(c: pl.DataFrame) -> int:
+    """The input rows of a :func:`proxy_counts` table (each row is in every feature's counts)."""
+    return int(c.filter(pl.col("feature") == c["feature"].first())["n"].sum() or 0) if c.height else 0
+
+
 def proxy_report(
     data: Any,
     *,
@@ -433,7 +431,7 @@ def proxy_report(
     """
     c = proxy_counts(data, protected=protected, features=features, y_true=y_true, y_pred=y_pred,
                      favorable=favorable, weight=weight, score_label=score_label, on_missing=on_missing)  # fmt: skip
-    check_not_empty(int(c.filter(pl.col("feature") == c["feature"].first())["n"].sum() or 0) if c.height else 0)
+    check_not_empty(_rows(c))
     return proxy_report_from_counts(c, numeric_bins=numeric_bins, max_levels=max_levels, **report_options)
 
 
@@ -515,14 +513,13 @@ def proxy_scan(
     """
     c = proxy_counts(data, protected=protected, features=features, y_true=y_true, y_pred=y_pred,
                      favorable=favorable, weight=weight, score_label=score_label, on_missing=on_missing)  # fmt: skip
-    check_not_empty(int(c.filter(pl.col("feature") == c["feature"].first())["n"].sum() or 0) if c.height else 0)
+    check_not_empty(_rows(c))
     scan = proxy_scan_from_counts(c, measure=measure, numeric_bins=numeric_bins, max_levels=max_levels,
                                   min_support=min_support)  # fmt: skip
     if y_true is None:
         return scan
     if c["label"].null_count() == c.height:  # labels given, every one missing: the reports' one error
-        first = c.filter(pl.col("feature") == c["feature"].first())
-        check_counted(int(first["n"].sum() or 0), int(first["n"].sum() or 0), what="label or prediction")
+        check_counted(_rows(c), _rows(c), what="label or prediction")
     rep = proxy_report_from_counts(c, numeric_bins=numeric_bins, max_levels=max_levels)
     rate = "selection_rate" if y_pred is not None else "base_rate"
     att = rep.filter(pl.col("group").is_null(), pl.col("attribute").is_not_null())

@@ -42,27 +42,29 @@ import itertools
 import math
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any, Literal
 
 import polars as pl
 
 from polfair.core import contract
-from polfair.core._args import as_list, mergeable_tables
+from polfair.core._args import mergeable_tables
 from polfair.core._typing import IntoExpr
-from polfair.core.contract import CODE, PROBA_BAD, PROBA_NULL, PROBA_SUM, Compiled
-from polfair.core.passes.collect import check_not_empty
+from polfair.core.contract import CODE, PROBA_BAD, PROBA_NULL, PROBA_SUM
 from polfair.core.passes.counts import COUNTED_CODES
 from polfair.core.passes.estimated import expand_sums
+from polfair.core.passes.skeleton import (
+    PassRequest,
+    aggregate,
+    check_rows,
+    estimated_stage,
+    key_columns,
+    problem_columns,
+)
 from polfair.core.passes.spec import check_key_names, check_on_missing, label_values
 from polfair.core.proba import (
     DEFAULT_TOLERANCE,
     GROUP_INDEX,
-    check_proba_options,
-    compile_proba,
     group_weights,
-    parse_protected_proba,
-    proba_columns,
 )
 from polfair.engines.frame import frame_of
 from polfair.exceptions import InvalidInputError, PolarityError, PolarityWarning, PolfairError, user_stacklevel
@@ -115,48 +117,35 @@ def _bin_expr(ns: Any, s: Any, edges: tuple[float, ...] | None) -> Any:
 
 
 def _histogram(
-    data: Any,
-    *,
-    y_true: IntoExpr | None,
-    y_score: IntoExpr | None,
-    y_pred: IntoExpr | None = None,
-    protected: IntoExpr | Sequence[IntoExpr] | None,
-    favorable: Any,
-    weight_: IntoExpr | None,
-    by: IntoExpr | Sequence[IntoExpr] | None,
-    edges: tuple[float, ...] | None,
-    engine: str,
-    on_missing: str,
-    proba: Mapping[str, Any] | None = None,
-    score_label: Any = None,
-    with_missing: bool = False,
+    data: Any, request: PassRequest, *, edges: tuple[float, ...] | None, with_missing: bool = False,
     relative: bool = False,
-) -> tuple[pl.DataFrame, list[str], contract.Polarity | None]:
-    """The ONE ``group_by`` of a score histogram, written once for every engine (the frame adapter).
+) -> tuple[pl.DataFrame, list[str], contract.Polarity | None]:  # fmt: skip
+    """The ONE ``group_by`` of a score histogram: the pass skeleton (:mod:`polfair.core.passes.skeleton`)
+    with the histogram's aggregations, written once for every engine.
 
-    With ``y_pred`` (a decision, :func:`decision_counts`) the histogram's score is 1.0 for a
-    favorable decision and 0.0 for an unfavorable one. ``proba``: the ``protected_proba``,
-    ``proba_assignment`` and ``proba_tolerance`` keywords of an attribute estimated from proxies
-    (:mod:`polfair.core.proba`): its groups' sums are extra columns of the same pass, reshaped after it.
+    With ``request.y_pred`` (a decision, :func:`decision_counts`) the histogram's score is 1.0 for a
+    favorable decision and 0.0 for an unfavorable one. An attribute estimated from proxies
+    (``request.protected_proba``, :mod:`polfair.core.proba`) is a stage of the pass: its groups'
+    sums are extra columns of the same pass, reshaped after it.
     With labels and a score, warns (:class:`~polfair.exceptions.PolarityWarning`) when the score's
     mean is clearly lower on favorable labels than on unfavorable ones. ``with_missing``: also the
     rows with a missing label, score or weight, one row per cell with ``score`` and ``label`` null.
     """
-    check_on_missing(on_missing)
+    check_on_missing(request.on_missing)
     frame = frame_of(data)
     eng = frame.eng
-    key_cols = [(role, frame.column(x, role)) for role, items in (("by", by), ("protected", protected))
-                for x in as_list(items)]  # fmt: skip
+    key_cols = key_columns(frame, request)
     names = [c.name for _, c in key_cols]
     check_key_names([c.name for r, c in key_cols if r == "by"], [c.name for r, c in key_cols if r != "by"],
                     also_reserved=sorted(_RESERVED))  # fmt: skip
-    fav, _ = label_values(favorable, None)
+    fav, _ = label_values(request.favorable, None)
+    y_true, y_pred = request.y_true, request.y_pred
     truth_col = frame.column(y_true, "y_true") if y_true is not None else None
     pred_col = frame.column(y_pred, "y_pred") if y_pred is not None else None
-    score_col = frame.column(y_score, "y_score") if y_pred is None else None
+    score_col = frame.column(request.y_score, "y_score") if y_pred is None else None
     # the polarity rule (docs/contract.md#polarity): what the score / a Boolean decision is about
     compiled, pol = contract.compile_labels(
-        eng, y_true=truth_col, y_pred=pred_col, favorable=fav, unfavorable=None, score_label=score_label,
+        eng, y_true=truth_col, y_pred=pred_col, favorable=fav, unfavorable=None, score_label=request.score_label,
         score=score_col.name if score_col is not None and truth_col is not None else None,
     )  # fmt: skip
     if pol is not None and not pol.score_favorable and "y_score" in pol.reads:
@@ -173,8 +162,9 @@ def _histogram(
         flags.append(compiled["y_score"].state)
         s = compiled["y_score"].value
     w = eng.lit(1.0)
-    if weight_ is not None:
-        compiled["weight"] = contract.weight(eng, frame.column(weight_, "weight"))
+    weighted = request.weight is not None
+    if weighted:
+        compiled["weight"] = contract.weight(eng, frame.column(request.weight, "weight"))
         flags.append(compiled["weight"].state)
         w = compiled["weight"].value
     columns: dict[str, Any] = {c.name: contract.key(eng, c, role=role) for role, c in key_cols}
@@ -182,7 +172,8 @@ def _histogram(
     columns |= {"score": _bin_expr(eng.ns, s, edges), CODE: contract.outcome_code(eng, truth, pred, flags), _S: s, _W: w,
                 _WS: w * s, _WSS: w * s * s, _WW: up, _WD: down}  # fmt: skip
     group = [*names, "score", CODE]
-    ps, extra = _estimated(frame, proba, names, compiled, columns, group, weight_ is not None, s)
+    ps = estimated_stage(frame, request, names, compiled, weighted=weighted, has_scores=True, reserved=_RESERVED)
+    extra = _estimated(eng, ps, columns, group, len(names), weighted, s)
 
     def aggs(ns: Any) -> list[Any]:
         return [ns.len().alias("n"), ns.col(_W).sum().alias("weight"), ns.col(_WS).sum().alias("score_sum"),
@@ -190,12 +181,9 @@ def _histogram(
                 ns.col(_S).max().alias("score_max"), ns.col(_WW).sum().alias(_WW), ns.col(_WD).sum().alias(_WD),
                 *(ns.col(c).sum() for c in extra)]  # fmt: skip
 
-    out = frame.aggregate(columns, group, aggs, engine)
-    out = out.with_columns(pl.col("n").cast(pl.Int64), pl.col(CODE).cast(pl.Int32))
-    total = int(out["n"].sum() or 0)
-    check_not_empty(total)
-    contract.check_problems(contract.code_problems(out, "n"), compiled, total=total, on_missing=on_missing,
-                   examples=frame.examples, excluded_from="left out of the score histogram", stacklevel=5)  # fmt: skip
+    out = aggregate(frame, columns, group, aggs, count="n", engine=request.engine)
+    check_rows(out, compiled, count="n", on_missing=request.on_missing, examples=frame.examples,
+               excluded_from="left out of the score histogram", stacklevel=5)  # fmt: skip
     missing = out.filter(~pl.col(CODE).is_in(COUNTED_CODES)).group_by(names).agg(pl.col("n").sum())
     out = out.filter(pl.col(CODE).is_in(COUNTED_CODES))
     contract.check_finite_sums(out, ["weight", "score_sum", "score_sq_sum"], compiled.get("weight"))
@@ -248,28 +236,21 @@ _GROUP_SHARE = "__pf_h{}_q"
 _GROUP_W2 = ("__pf_h{}_wwu", "__pf_h{}_wwd")
 
 
-def _estimated(frame: Any, proba: Mapping[str, Any] | None, names: list[str], compiled: dict[str, Compiled],
-               columns: dict[str, Any], group: list[str], weighted: bool, s: Any) -> tuple[Any, list[str]]:  # fmt: skip
-    """Add an estimated attribute's columns to the pass (``columns``, ``group``, ``compiled``, in place).
+def _estimated(eng: Any, ps: Any, columns: dict[str, Any], group: list[str], n_keys: int, weighted: bool,
+               s: Any) -> list[str]:  # fmt: skip
+    """The histogram's columns of an estimated attribute (``columns``, ``group``, in place): its problem
+    counts, and per group Σw·p, Σw·p·s, Σw·p·s², Σw²·p and Σp (argmax: the likeliest group's index, a key).
 
-    Returns the compiled :class:`~polfair.core.proba.ProbaSpec` (``None`` without one) and the extra
-    columns the pass sums.
+    Returns the extra columns the pass sums (none without an estimated attribute).
     """
-    if not proba or proba.get("protected_proba") is None:
-        return None, []
-    ps = parse_protected_proba(proba["protected_proba"], proba.get("proba_assignment", "weighted"),
-                               proba.get("proba_tolerance", DEFAULT_TOLERANCE))  # fmt: skip
-    check_key_names([], [*names, ps.attribute], also_reserved=sorted(_RESERVED))
-    cols = [frame.column(e, "protected_proba") for e in ps.exprs]
-    ps = compile_proba(frame.eng, ps, cols, weighted=weighted, has_scores=True)
-    assert ps.membership is not None
-    compiled |= ps.membership.checks
-    checks = proba_columns(frame.eng, replace(ps, assignment="argmax"), None, None)  # the problem counts (and argmax)
+    if ps is None:
+        return []
+    checks = problem_columns(eng, ps)  # the problem counts (and argmax)
     extra = [PROBA_NULL, PROBA_BAD, PROBA_SUM]
     if ps.assignment == "argmax":
         columns |= checks
-        group.insert(len(names), GROUP_INDEX)
-        return ps, extra
+        group.insert(n_keys, GROUP_INDEX)
+        return extra
     columns |= {c: checks[c] for c in extra}
     w = columns[_W] if weighted else None
     hi, lo = 2.0**contract.W2_SHIFT, 2.0**-contract.W2_SHIFT
@@ -281,7 +262,7 @@ def _estimated(frame: Any, proba: Mapping[str, Any] | None, names: list[str], co
                     _GROUP_W2[1].format(i): down, _GROUP_SHARE.format(i): q}  # fmt: skip
     sums = [t for k, t in _GROUP_SUMS.items() if k != "weight_sq_sum"]
     extra += [t.format(i) for t in (*sums, *_GROUP_W2, _GROUP_SHARE) for i in range(len(ps.labels))]
-    return ps, extra
+    return extra
 
 
 def _group_units(out: pl.DataFrame, ps: Any, k: int) -> pl.DataFrame:
@@ -450,11 +431,11 @@ def score_counts(
     6172
     """
     edges = _check_bins(bins, range)
-    check_proba_options(protected_proba, proba_assignment, proba_tolerance)
-    proba = {"protected_proba": protected_proba, "proba_assignment": proba_assignment, "proba_tolerance": proba_tolerance}
-    out, keys, _ = _histogram(data, y_true=y_true, y_score=y_score, protected=protected, favorable=favorable,
-                              weight_=weight, by=by, edges=edges, engine=engine, on_missing=on_missing, proba=proba,
-                              score_label=score_label, with_missing=with_missing, relative=relative)  # fmt: skip
+    request = PassRequest.of(y_true=y_true, y_score=y_score, protected=protected, favorable=favorable, weight=weight,
+                             by=by, engine=engine, on_missing=on_missing, protected_proba=protected_proba,
+                             proba_assignment=proba_assignment, proba_tolerance=proba_tolerance,
+                             score_label=score_label)  # fmt: skip
+    out, keys, _ = _histogram(data, request, edges=edges, with_missing=with_missing, relative=relative)
     return _finish(out, keys, edges)
 
 
@@ -507,11 +488,10 @@ def decision_counts(
     >>> decision_counts(df, y_pred="hired", favorable="yes", protected="sex").select("sex", "score", "n").rows()
     [('f', 0.0, 1), ('f', 1.0, 1), ('m', 1.0, 1)]
     """
-    check_proba_options(protected_proba, proba_assignment, proba_tolerance)
-    proba = {"protected_proba": protected_proba, "proba_assignment": proba_assignment, "proba_tolerance": proba_tolerance}
-    out, keys, _ = _histogram(data, y_true=None, y_score=None, y_pred=y_pred, protected=protected,
-                              favorable=favorable, weight_=None, by=by, edges=None, engine="auto", on_missing=on_missing,
-                              proba=proba, score_label=score_label, with_missing=with_missing)  # fmt: skip
+    request = PassRequest.of(y_pred=y_pred, protected=protected, favorable=favorable, by=by, on_missing=on_missing,
+                             protected_proba=protected_proba, proba_assignment=proba_assignment,
+                             proba_tolerance=proba_tolerance, score_label=score_label)  # fmt: skip
+    out, keys, _ = _histogram(data, request, edges=None, with_missing=with_missing)
     return _finish(out, keys, None)
 
 

@@ -19,13 +19,12 @@ import numpy as np
 import polars as pl
 
 from polfair.core import contract
-from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
 from polfair.core.contract import CODE, Compiled
 from polfair.core.intervals import check_ci, check_p_adjust
 from polfair.core.metrics import ALIASES, METRICS, Counts
 from polfair.core.options import checks_keywords, refuse_unused_threshold
-from polfair.core.passes.collect import check_not_empty
+from polfair.core.passes.skeleton import check_rows, feature_columns
 from polfair.core.passes.spec import SF, check_on_missing, check_threshold, classification_columns, label_values
 from polfair.core.report.build import group_label
 from polfair.core.report.run_metadata import attach_request
@@ -481,20 +480,9 @@ def slice_scan(
     refuse_unused_threshold("slice_scan", threshold, errors=errors, y_pred=y_pred)
     threshold = 0.5 if threshold is None else threshold
     frame = frame_of(data)
-    fcols = [frame.column(f, "features") for f in as_list(features)]
-    if not fcols:
-        msg = "features must name at least one column to slice on, e.g. features=['sex', 'age']"
-        raise PolfairError(msg)
+    fcols = feature_columns(frame, features, example="column to slice on, e.g. features=['sex', 'age']",
+                            reserved=SLICE_COLUMNS)  # fmt: skip
     names = [c.name for c in fcols]
-    if len(set(names)) != len(names):
-        msg = f"features are given twice: {names}"
-        raise PolfairError(msg)
-    clash = [n for n in names if n in SLICE_COLUMNS]
-    if clash:
-        msg = f"features {clash} are named like columns of the result ({', '.join(SLICE_COLUMNS)}): rename them"
-        raise PolfairError(msg)
-    for c in fcols:
-        contract.check_dtype("features", c)
     per = _bins_for(bins, names)
     rows, what = _rows(frame, errors=errors, y_true=y_true, y_pred=y_pred, y_score=y_score, threshold=threshold,
                        metric=metric, favorable=favorable, unfavorable=unfavorable, weight=weight,
@@ -544,10 +532,8 @@ def _search(
     tables, codes = source.level1()
     for i, q in later.items():
         tables[i] = _bin_level1(tables[i], feats[i], q)
-    total_rows = int(codes["n"].sum() or 0)
-    check_not_empty(total_rows)
-    contract.check_problems(contract.code_problems(codes, "n"), rows.compiled, total=total_rows, on_missing=on_missing,
-                            examples=frame.examples, excluded_from="left out of the slice search", stacklevel=4)  # fmt: skip
+    check_rows(codes, rows.compiled, count="n", on_missing=on_missing, examples=frame.examples,
+               excluded_from="left out of the slice search", stacklevel=4)  # fmt: skip
     weighted = rows.w is not None
     stat_cols = ("n", "s", "e", "d", "e2", "w2", "m")
     level1: dict[str, list[np.ndarray]] = {c: [] for c in stat_cols}

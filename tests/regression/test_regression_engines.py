@@ -110,6 +110,11 @@ def test_spark_report_equals_polars(spark):
     sdf = spark.createDataFrame(df.to_arrow())
     _same(pf.regression_report(sdf, **KW, on_missing="ignore"), pf.regression_report(df, **KW, on_missing="ignore"))
     _level_free(lambda d, kw: pf.regression_report(spark.createDataFrame(d.to_arrow()), **kw))  # issue 40
+    # an estimated attribute (issue 38): a stage of the same pass, on Spark too (missing probabilities included)
+    pa = np.random.default_rng(9).uniform(0, 1, df.height)
+    df = df.with_columns(pa=pl.when(pl.int_range(pl.len()) % 37 == 0).then(None).otherwise(pl.Series(pa)))
+    est = dict(KW, protected=["g"], protected_proba={"race": {"a": "pa", "b": None}}, on_missing="ignore")
+    _same(pf.regression_report(spark.createDataFrame(df.to_arrow()), **est), pf.regression_report(df, **est))
 
 
 def test_spark_invalid_values_raise(spark):

@@ -19,7 +19,7 @@ import polars as pl
 
 from polfair.core._args import SMALL_COLLECT as _SMALL
 from polfair.core._typing import OnMissing
-from polfair.core.contract import check_finite_sums, check_problems, weight_units
+from polfair.core.contract import check_finite_sums, weight_units
 from polfair.core.contract.check import W2_SHIFT
 from polfair.core.contract.inputs import source_name
 from polfair.core.passes.counts import (
@@ -28,41 +28,17 @@ from polfair.core.passes.counts import (
     W2_ONE,
     W2_UP,
     WEIGHT_EXP,
-    check_counted,
     code_counts,
     describe_code_problems,
     pivot_codes,
 )
 from polfair.core.passes.estimated import code_counts as proba_code_counts
 from polfair.core.passes.estimated import expand_codes
+from polfair.core.passes.skeleton import check_cardinality, check_not_empty, check_rows
 from polfair.core.passes.spec import CODE, W1S, WS, Spec, W, check_on_missing, favorable_value_columns
 from polfair.exceptions import InvalidInputError
 
 __all__ = ["ONE_SQUARE_MIN", "PassOptions", "check_cardinality", "check_not_empty", "collect_cells", "collect_codes"]
-
-
-def check_not_empty(total: int) -> None:
-    """Raise when a pass saw no rows: the one "nothing to audit" error of every counting pass.
-
-    Parameters
-    ----------
-    total
-        Rows the pass counted (valid, missing and invalid together).
-
-    Raises
-    ------
-    InvalidInputError
-        ``total == 0``.
-
-    Examples
-    --------
-    >>> check_not_empty(3)
-    >>> check_not_empty(0)
-    Traceback (most recent call last):
-    ...
-    polfair.exceptions.InvalidInputError: the input has no rows: there is nothing to audit (check filters applied before the report)
-    """
-    check_counted(total)
 
 
 class PassOptions(TypedDict, total=False):
@@ -181,22 +157,15 @@ def collect_codes(
     check_on_missing(on_missing)
     if codes is None:
         codes = _run_pass(spec, engine)
-    total = int(codes["__pf_n"].sum() or 0)
-    check_not_empty(total)
-    if not allow_many_groups:
-        check_cardinality([*spec.by, *spec.keys], codes, total)
-    check_problems(describe_code_problems(codes), spec.compiled, total=total, on_missing=on_missing,
-                   examples=spec.examples, stacklevel=5, check_values=check_values)  # fmt: skip
+    check_rows(codes, spec.compiled, count="__pf_n", on_missing=on_missing, examples=spec.examples,
+               excluded_from="counted in n_missing and excluded from all rates", stacklevel=5, check_values=check_values,
+               keys=None if allow_many_groups else [*spec.by, *spec.keys], problems=describe_code_problems(codes))  # fmt: skip
     if check_values:  # (a batch of an accumulator may lack a value that the whole data holds)
         _check_favorable_values(spec, codes)
     if spec.proba is not None:  # an estimated attribute: the ordinary code table of its cells
         codes = expand_codes(codes.lazy(), spec).collect(**_SMALL)
     _check_overflow(spec, codes)
     return codes
-
-
-#: A key with more distinct values than this, that are also more than half the rows, is an error.
-MANY_GROUPS = 1000
 
 
 #: Polars' streaming group-by pre-aggregates each thread's groups in a "hot" table that grows to at
@@ -283,47 +252,6 @@ def _run_pass(spec: Spec, engine: str) -> pl.DataFrame:
             "is attached as the cause"
         )
         raise InvalidInputError(msg) from exc
-
-
-def check_cardinality(keys: list[str], codes: pl.DataFrame, total: int) -> None:
-    """The many-groups guard: raise when a key has more than :data:`MANY_GROUPS` distinct values
-    that are also more than half of the ``total`` rows (a continuous column, an id), whatever its
-    dtype: a Float key with a few values (0.0/1.0) is a group column like an integer one.
-
-    Parameters
-    ----------
-    keys
-        The key columns of ``codes`` (``by`` and protected).
-    codes
-        A pass's result grouped by the keys (any table with one row per observed key combination
-        at least).
-    total
-        Rows the pass read.
-
-    Raises
-    ------
-    InvalidInputError
-        Naming the column, its distinct values, and the fix (bin it, or ``allow_many_groups=True``).
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> check_cardinality(["g"], pl.DataFrame({"g": [0.0, 1.0]}), 10)
-    """
-    if 2 * codes.height <= total:  # no key can have more distinct values than the code table has rows
-        return
-    for k in keys:
-        if k not in codes.columns:
-            continue
-        distinct = codes.get_column(k).n_unique()
-        if distinct > MANY_GROUPS and 2 * distinct > total:
-            msg = (
-                f"protected/by column {k!r} has {distinct} distinct values in {total} rows: one group "
-                "per value is almost surely a mistake (an id, score or weight column?). Bin it, e.g. "
-                f"pl.col({k!r}).bin_intervals([...], labels=[...]) or pl.when(...).then(...), or pass "
-                "allow_many_groups=True to audit every value"
-            )
-            raise InvalidInputError(msg)
 
 
 def _check_overflow(spec: Spec, codes: pl.DataFrame) -> None:

@@ -272,7 +272,8 @@ def expand_codes(codes: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
 
 
 def expand_sums(
-    table: pl.DataFrame, ps: ProbaSpec, *, keep: Sequence[str], count: str, sums: Mapping[str, str], share: str
+    table: pl.DataFrame, ps: ProbaSpec, *, keep: Sequence[str], count: str, sums: Mapping[str, str], share: str,
+    values: Mapping[str, str] | None = None,
 ) -> pl.DataFrame:
     """A pass's result with per-group sum columns, one row per (row, group): the reshape of
     :func:`expand_codes` for other passes (the score histograms), whose unusable rows are left out.
@@ -293,12 +294,15 @@ def expand_sums(
         Output column -> the name template of its per-group columns (``"__pf_h{}_w"``).
     share
         The name template of each group's ``Σ p`` (the apportioning shares).
+    values
+        Output column -> the name template of per-group columns copied as they are (a group's mean,
+        minimum, unit: not sums, so neither filled with 0 nor read to drop a row).
 
     Returns
     -------
     pl.DataFrame
-        ``keep``, the estimated attribute (Enum of its labels), ``count`` (Int64), the ``sums``;
-        rows without rows or weight dropped.
+        ``keep``, the estimated attribute (Enum of its labels), ``count`` (Int64), the ``sums``, the
+        ``values``; rows without rows or weight dropped.
 
     Examples
     --------
@@ -312,7 +316,8 @@ def expand_sums(
     k = len(ps.labels)
     bad = [pl.col(c).fill_null(0).cast(pl.Int64) for c in (PROBA_NULL, PROBA_BAD, PROBA_SUM)]
     items = [pl.struct(pl.lit(i, pl.UInt8).alias(_GI), pl.col(share.format(i)).alias(_SHARE),
-                       *[pl.col(t.format(i)).alias(c) for c, t in sums.items()]) for i in range(k)]  # fmt: skip
+                       *[pl.col(t.format(i)).alias(c) for c, t in {**sums, **(values or {})}.items()])
+             for i in range(k)]  # fmt: skip
     nonzero = pl.col(count) > 0
     for c in sums:
         nonzero = nonzero | (pl.col(c) != 0.0)
@@ -325,7 +330,7 @@ def expand_sums(
         .with_columns(apportion(pl.col(count), pl.col(_SHARE), _R, row_offset(pl.col(_R))),
                       *[pl.col(c).fill_null(0.0) for c in sums])
         .filter(nonzero)
-        .select(*keep, label.alias(ps.attribute), count, *sums)
+        .select(*keep, label.alias(ps.attribute), count, *sums, *(values or {}))
         .collect(**SMALL_COLLECT)
     )  # fmt: skip
 

@@ -18,7 +18,16 @@ import polars as pl
 
 from polfair.core import contract as ct
 from polfair.core._args import mergeable_tables
-from polfair.core.passes.collect import check_cardinality, check_not_empty
+from polfair.core.passes.estimated import expand_sums
+from polfair.core.passes.skeleton import (
+    PassRequest,
+    aggregate,
+    check_rows,
+    estimated_stage,
+    group_shares,
+    key_columns,
+    problem_columns,
+)
 from polfair.core.regression.moments import (
     CELL_COLUMNS,
     LO,
@@ -34,6 +43,7 @@ from polfair.exceptions import InvalidInputError, PolfairError
 
 __all__ = [
     "BINS_PER_OCTAVE",
+    "RESERVED_KEYS",
     "REGRESSION_CELL_COLUMNS",
     "REGRESSION_COUNT_COLUMNS",
     "bin_edges",
@@ -59,6 +69,10 @@ REGRESSION_CELL_COLUMNS = CELL_COLUMNS
 
 
 _F64 = pl.Float64
+#: No key may take these names: the regression cell table's own columns, and two working columns of its
+#: report ("attribute", "group_key"); ``by`` keys not the report's columns either (``check_key_names``).
+RESERVED_KEYS = ("bin", *CELL_COLUMNS, *LO_COLUMNS, "attribute", "group_key")
+_RESERVED = RESERVED_KEYS
 
 
 # ----------------------------------------------------------------------------------------------
@@ -148,10 +162,9 @@ def regression_cells(
     >>> cells.group_by("g").agg(pl.col("n", "n_missing").sum()).sort("g").rows()
     [('a', 2, 0), ('b', 0, 1)]
     """
-    return regression_pass(
-        ct.PolarsFrame(frame), y_true=y_true, y_pred=y_pred, protected=list(keys), weight=weight,
-        bins_per_octave=bins_per_octave, check=False, on_missing="ignore", allow_many_groups=True, engine=engine,
-    )  # fmt: skip
+    request = PassRequest.of(y_true=y_true, y_pred=y_pred, protected=list(keys), weight=weight, check=False,
+                             on_missing="ignore", allow_many_groups=True, engine=engine)  # fmt: skip
+    return regression_pass(ct.PolarsFrame(frame), request, bins_per_octave=bins_per_octave)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -174,43 +187,56 @@ def _bin_of(eng: Any, p: Any, ok: Any, bins_per_octave: int) -> Any:
 _Q = {"y": "__pf_y", "p": "__pf_p", "e": "__pf_e", "ae": "__pf_ae", "e2": "__pf_e2"}
 
 
-def _stages(ns: Any, part: list[str]) -> list[dict[str, Any]]:
+def _stages(ns: Any, part: list[str], groups: Sequence[str] = ("",)) -> list[dict[str, Any]]:
     """The window stages of the pass (each a ``with_columns``), over the cell ``part``.
 
     1. the cell's units (:func:`~polfair.core.regression.moments.unit_exponent` of its largest
        weight and largest absolute outcome or prediction); 2. the scaled weight and values;
     3. the errors; 4. the cell's weighted means; 5. their compensations (the weighted means of the
     residuals); 6. each row's terms of the centred moments (about the compensated means).
+
+    ``groups``: the suffixes of the weights the moments are taken with (``""``: the row's weight;
+    an estimated attribute: ``"_g0"``, ``"_g1"``, ...: each group's share ``w·p_g`` of it, whose
+    Σw² term is ``w²·p_g``, as the classification cells hold, :mod:`polfair.core.passes.estimated`).
     """
     c = ns.col
     two = ns.lit(2.0)
     largest = ns.max_horizontal(c("__pf_y0").abs(), c("__pf_p0").abs())
-    units = {"__pf_we": unit_exponent(ns, c("__pf_w0").max().over(*part)),
-             "__pf_ye": unit_exponent(ns, largest.max().over(*part))}  # fmt: skip
-    fw, fy = two ** (c("__pf_we").fill_null(0.0) * -1.0), two ** (c("__pf_ye").fill_null(0.0) * -1.0)
-    scaled = {"__pf_w": c("__pf_w0") * fw, "__pf_y": c("__pf_y0") * fy, "__pf_p": c("__pf_p0") * fy}
+    units = {f"__pf_we{g}": unit_exponent(ns, c(f"__pf_w0{g}").max().over(*part)) for g in groups}
+    units["__pf_ye"] = unit_exponent(ns, largest.max().over(*part))
+    fy = two ** (c("__pf_ye").fill_null(0.0) * -1.0)
+    fw = {g: two ** (c(f"__pf_we{g}").fill_null(0.0) * -1.0) for g in groups}
+    scaled = {**{f"__pf_w{g}": c(f"__pf_w0{g}") * fw[g] for g in groups}, "__pf_y": c("__pf_y0") * fy,
+              "__pf_p": c("__pf_p0") * fy}  # fmt: skip
     e = c("__pf_p") - c("__pf_y")
     errors = {"__pf_e": e, "__pf_ae": e.abs(), "__pf_e2": e * e}
-    W = c("__pf_w").sum().over(*part)
-    means = {
-        f"{v}_c": ns.when(W > 0.0).then((c("__pf_w") * c(v)).sum().over(*part) / W).otherwise(c(v).mean().over(*part))
-        for v in _Q.values()
-    }  # fmt: skip
-    # the compensation of each mean: the weighted mean of the residuals about it (v − mean is exact near
-    # the mean, Sterbenz), so a mean at a large level (1e12 ± 1) keeps its digits (moments.LO)
-    r = {v: c(v) - c(f"{v}_c") for v in _Q.values()}
-    lows = {
-        f"{v}_lo": ns.when(W > 0.0).then((c("__pf_w") * r[v]).sum().over(*part) / W).otherwise(r[v].mean().over(*part))
-        for v in _Q.values()
-    }  # fmt: skip
-    d = {q: (c(v) - c(f"{v}_c")) - c(f"{v}_lo") for q, v in _Q.items()}
-    w, dy = c("__pf_w"), d["y"]
-    terms = {
-        "__pf_w2": w * w, "__pf_m2_y": w * dy * dy, "__pf_m3_y": w * dy * dy * dy, "__pf_m4_y": w * (dy * dy) * (dy * dy),
-        "__pf_m2_p": w * d["p"] * d["p"], "__pf_c_yp": w * dy * d["p"], "__pf_m2_e": w * d["e"] * d["e"],
-        "__pf_m2_ae": w * d["ae"] * d["ae"], "__pf_m2_e2": w * d["e2"] * d["e2"], "__pf_c_e2y": w * d["e2"] * dy,
-        "__pf_c_e2y2": w * d["e2"] * dy * dy,
-    }  # fmt: skip
+    means: dict[str, Any] = {}
+    lows: dict[str, Any] = {}
+    terms: dict[str, Any] = {}
+    for g in groups:
+        w = c(f"__pf_w{g}")
+        W = w.sum().over(*part)
+        means |= {
+            f"{v}_c{g}": ns.when(W > 0.0).then((w * c(v)).sum().over(*part) / W).otherwise(c(v).mean().over(*part))
+            for v in _Q.values()
+        }  # fmt: skip
+        # the compensation of each mean: the weighted mean of the residuals about it (v − mean is exact near
+        # the mean, Sterbenz), so a mean at a large level (1e12 ± 1) keeps its digits (moments.LO)
+        r = {v: c(v) - c(f"{v}_c{g}") for v in _Q.values()}
+        lows |= {
+            f"{v}_lo{g}": ns.when(W > 0.0).then((w * r[v]).sum().over(*part) / W).otherwise(r[v].mean().over(*part))
+            for v in _Q.values()
+        }  # fmt: skip
+        d = {q: (c(v) - c(f"{v}_c{g}")) - c(f"{v}_lo{g}") for q, v in _Q.items()}
+        dy = d["y"]
+        w2 = w * w if not g else w * (c("__pf_w0") * fw[g])  # Σw²·p_g: the group's share of Σw²
+        terms |= {
+            f"__pf_w2{g}": w2, f"__pf_m2_y{g}": w * dy * dy, f"__pf_m3_y{g}": w * dy * dy * dy,
+            f"__pf_m4_y{g}": w * (dy * dy) * (dy * dy), f"__pf_m2_p{g}": w * d["p"] * d["p"],
+            f"__pf_c_yp{g}": w * dy * d["p"], f"__pf_m2_e{g}": w * d["e"] * d["e"],
+            f"__pf_m2_ae{g}": w * d["ae"] * d["ae"], f"__pf_m2_e2{g}": w * d["e2"] * d["e2"],
+            f"__pf_c_e2y{g}": w * d["e2"] * dy, f"__pf_c_e2y2{g}": w * d["e2"] * dy * dy,
+        }  # fmt: skip
     return [units, scaled, errors, means, lows, terms]
 
 
@@ -220,24 +246,15 @@ _SUMS = {"w": "__pf_w", "w2": "__pf_w2", **{m: f"__pf_{m}" for m in MOMENT_COLUM
 _MEANS = {mean: f"{_Q[q]}_c" for q, (mean, _) in QUANTITIES.items()}
 #: Output column -> the pass's column of the compensation of the cell's mean (constant over a cell).
 _LOS = {LO[mean]: f"{_Q[q]}_lo" for q, (mean, _) in QUANTITIES.items()}
+#: Output column -> (the pass's column, its aggregation) of the ranges and the weight's unit.
+_RANGES = {"w_exp": ("__pf_we", "max"), "p_min": ("__pf_pv", "min"), "p_max": ("__pf_pv", "max"),
+           "y_min": ("__pf_yv", "min"), "y_max": ("__pf_yv", "max")}  # fmt: skip
 
 
-def regression_pass(
-    frame: Any,
-    *,
-    y_true: Any,
-    y_pred: Any,
-    protected: Sequence[Any] = (),
-    by: Sequence[Any] = (),
-    weight: Any = None,
-    bins_per_octave: int = BINS_PER_OCTAVE,
-    on_missing: str = "warn",
-    check: bool = True,
-    allow_many_groups: bool = False,
-    engine: str = "auto",
-) -> pl.DataFrame:
+def regression_pass(frame: Any, request: PassRequest, *, bins_per_octave: int = BINS_PER_OCTAVE) -> pl.DataFrame:
     """The regression cell table of any input, in ONE ``group_by(by + protected + bin + code)`` of its engine.
 
+    The pass skeleton (:mod:`polfair.core.passes.skeleton`) with the regression's aggregations.
     The input contract (:mod:`polfair.core.contract`) compiles the roles: ``y_true`` and ``y_pred``
     are numeric outcomes (:func:`~polfair.core.contract.numeric`: null and NaN missing, ±inf
     invalid), ``weight`` a weight (null/NaN missing, negative or ±inf invalid), the ``by`` and
@@ -252,40 +269,40 @@ def regression_pass(
     summed (:mod:`polfair.core.regression.moments`): the input is read once, and the moments
     depend on the order of the rows only through rounding.
 
+    An estimated attribute (``request.protected_proba``, :mod:`polfair.core.proba`) is a stage of
+    the same pass: each group's moments are taken with the weights ``w·p_g`` (argmax: ``w`` in the
+    likeliest group), its Σw² is ``Σ w²·p_g``, and the small result is reshaped into one cell per
+    group (:func:`polfair.core.passes.estimated.expand_sums`: rows apportioned to the groups); rows
+    whose probabilities are missing are the attribute's null group (``n_missing``), invalid ones
+    raise (or with ``check=False`` are counted in its ``n_invalid``). Its key comes after
+    ``protected``. Every metric is then the weighted estimator, equal to the report of the rows
+    expanded into one row per group weighted by its probability.
+
     Parameters
     ----------
     frame
-        A frame adapter (``eng``, ``column(x, role)``, ``aggregate(columns, group, aggs, engine,
-        stages)``, ``examples(compiled)``).
-    y_true, y_pred, weight
-        Column arguments (names; Polars also takes named expressions).
-    protected, by
-        Key column arguments, in order.
+        A :class:`~polfair.core.contract.Frame`.
+    request
+        The roles (``y_true``, ``y_pred``, ``weight``), the keys (``by``, ``protected``), the
+        policy (``on_missing``; ``check=False``: no post-pass check, invalid rows only counted in
+        ``n_invalid``; ``allow_many_groups``; ``engine``) and the estimated attribute.
     bins_per_octave
         Resolution of the prediction histogram (:func:`prediction_bin`).
-    on_missing
-        ``"warn"``, ``"raise"`` or ``"ignore"`` (the contract's post-pass check).
-    check
-        ``False``: no post-pass check: invalid rows are only counted in ``n_invalid``
-        (:func:`regression_cells`).
-    allow_many_groups
-        Skip the cardinality check of the keys (:func:`polfair.core.passes.collect.check_cardinality`).
-    engine
-        Polars engine of the pass (Polars input only).
 
     Returns
     -------
     pl.DataFrame
-        ``*by``, ``*protected``, ``bin`` (Int64; null for the row holding the missing and
-        invalid rows of a key), then :data:`REGRESSION_CELL_COLUMNS` and the means' compensations
-        (:data:`~polfair.core.regression.moments.LO_COLUMNS`), sorted by keys and ``bin``.
+        ``*by``, ``*protected`` [, the estimated attribute], ``bin`` (Int64; null for the row
+        holding the missing and invalid rows of a key), then :data:`REGRESSION_CELL_COLUMNS` and
+        the means' compensations (:data:`~polfair.core.regression.moments.LO_COLUMNS`), sorted by
+        keys and ``bin``.
 
     Raises
     ------
     InvalidInputError
         No input row; the contract's errors (a non-numeric role, infinite values, negative weights, missing
-        values under ``on_missing="raise"``, too many groups), naming the column, the count and
-        example values; squared errors whose mean overflows Float64 (naming ``y_true`` and
+        values under ``on_missing="raise"``, too many groups, invalid probabilities), naming the column,
+        the count and example values; squared errors whose mean overflows Float64 (naming ``y_true`` and
         ``y_pred``); a sum of weights that overflows Float64 (naming the weight).
     PolfairError
         ``bins_per_octave`` is not an int >= 1.
@@ -295,7 +312,7 @@ def regression_pass(
     >>> import polars as pl
     >>> from polfair.core.contract import PolarsFrame
     >>> df = pl.DataFrame({"y": [1.0, 2.0, 4.0], "p": [1.5, 2.0, 3.0], "g": ["a", "a", "b"]})
-    >>> cells = regression_pass(PolarsFrame(df), y_true="y", y_pred="p", protected=["g"])
+    >>> cells = regression_pass(PolarsFrame(df), PassRequest.of(y_true="y", y_pred="p", protected=["g"]))
     >>> roll_up(cells, ["g"]).select("g", "n", "mean_e").rows()
     [('a', 2, 0.25), ('b', 1, -1.0)]
     """
@@ -304,15 +321,17 @@ def regression_pass(
         raise PolfairError(msg)
     eng = frame.eng
     ns = eng.ns
+    weight = request.weight
     roles: dict[str, Any] = {
-        "y_true": ct.numeric(eng, frame.column(y_true, "y_true"), role="y_true"),
-        "y_pred": ct.numeric(eng, frame.column(y_pred, "y_pred"), role="y_pred"),
+        "y_true": ct.numeric(eng, frame.column(request.y_true, "y_true"), role="y_true"),
+        "y_pred": ct.numeric(eng, frame.column(request.y_pred, "y_pred"), role="y_pred"),
     }
     if weight is not None:
         roles["weight"] = ct.weight(eng, frame.column(weight, "weight"))
-    key_cols = [(role, frame.column(x, role)) for role, items in (("by", by), ("protected", protected))
-                for x in items]  # fmt: skip
+    key_cols = key_columns(frame, request)
     names = [c.name for _, c in key_cols]
+    ps = estimated_stage(frame, request, names, roles, weighted=weight is not None, has_scores=False,
+                         reserved=_RESERVED)  # fmt: skip
     y, p = roles["y_true"].value, roles["y_pred"].value
     w = roles["weight"].value if weight is not None else eng.lit(1.0)
     flags = [roles["weight"].state] if weight is not None else []
@@ -326,26 +345,52 @@ def regression_pass(
         "__pf_w0": ns.when(ok).then(w).otherwise(zero), "__pf_y0": ns.when(ok).then(y).otherwise(zero),
         "__pf_p0": ns.when(ok).then(p).otherwise(zero), "__pf_pv": p, "__pf_yv": ns.when(ok & (w > 0.0)).then(y),
     }  # fmt: skip
+    groups, extra = [""], []
+    if ps is not None:  # the estimated groups: each one's weights, problem counts and shares (summed)
+        groups = [f"_g{i}" for i in range(len(ps.labels))]
+        checks = problem_columns(eng, ps)
+        extra = [ct.PROBA_NULL, ct.PROBA_BAD, ct.PROBA_SUM]
+        columns |= {k: checks[k] for k in extra}
+        for g, (a, q) in zip(groups, zip(*group_shares(eng, ps, w if weight is not None else None))):
+            usable = ok & ~q.is_null()
+            columns |= {f"__pf_w0{g}": ns.when(usable).then(a).otherwise(zero), f"__pf_q{g}": q,
+                        f"__pf_pv{g}": ns.when(q > 0.0).then(p), f"__pf_yv{g}": ns.when(usable & (a > 0.0)).then(y)}  # fmt: skip
+            extra.append(f"__pf_q{g}")
 
     def aggs(ns: Any) -> list[Any]:
         return [
-            ns.len().alias("__pf_n"), *[ns.col(src).sum().alias(out) for out, src in _SUMS.items()],
-            *[ns.col(src).max().alias(out) for out, src in (_MEANS | _LOS).items()],
-            ns.col("__pf_we").max().alias("w_exp"), ns.col("__pf_ye").max().alias("y_exp"),
-            ns.col("__pf_pv").min().alias("p_min"), ns.col("__pf_pv").max().alias("p_max"),
-            ns.col("__pf_yv").min().alias("y_min"), ns.col("__pf_yv").max().alias("y_max"),
+            ns.len().alias("__pf_n"), *[ns.col(f"{src}{g}").sum().alias(f"{out}{g}")
+                                        for g in groups for out, src in _SUMS.items()],
+            *[ns.col(f"{src}{g}").max().alias(f"{out}{g}")
+              for g in groups for out, src in (_MEANS | _LOS).items()],
+            *[getattr(ns.col(f"{src}{g}"), how)().alias(f"{out}{g}")
+              for g in groups for out, (src, how) in _RANGES.items()],
+            ns.col("__pf_ye").max().alias("y_exp"), *[ns.col(c).sum().alias(c) for c in extra],
         ]  # fmt: skip
 
-    out = frame.aggregate(columns, [*names, "bin", ct.CODE], aggs, engine, stages=_stages)
-    out = out.with_columns(pl.col("__pf_n").cast(pl.Int64), pl.col(ct.CODE).cast(pl.Int32))
-    total = int(out["__pf_n"].sum() or 0)
-    problems = ct.code_problems(out)
-    if check:
-        check_not_empty(total)
-        ct.check_problems(problems, roles, total=total, on_missing=on_missing, examples=frame.examples,
-                          excluded_from="counted in n_missing and left out of every metric", stacklevel=5)  # fmt: skip
-    if not allow_many_groups:
-        check_cardinality(names, out, total)
+    out = aggregate(frame, columns, [*names, "bin", ct.CODE], aggs, count="__pf_n", engine=request.engine,
+                    stages=lambda ns, part: _stages(ns, part, groups))  # fmt: skip
+    check_rows(out, roles, count="__pf_n", on_missing=request.on_missing, examples=frame.examples,
+               excluded_from="counted in n_missing and left out of every metric", stacklevel=5, check=request.check,
+               keys=None if request.allow_many_groups else names)  # fmt: skip
+    unusable = None
+    if ps is not None:  # one cell per (row of the result, group); rows without usable probabilities: its null group
+        unusable = out.group_by(names).agg(pl.col(ct.PROBA_NULL).sum().alias("n_missing"),
+                                           (pl.col(ct.PROBA_BAD) + pl.col(ct.PROBA_SUM)).sum().alias("n_invalid"))  # fmt: skip
+        sums = {c: f"{c}_g{{}}" for c in _SUMS}
+        values = {c: f"{c}_g{{}}" for c in (*_MEANS, *_LOS, *_RANGES)}
+        out = expand_sums(out, ps, keep=[*names, "bin", ct.CODE, "y_exp"], count="__pf_n", sums=sums,
+                          share="__pf_q_g{}", values=values)  # fmt: skip
+        names = [*names, ps.attribute]
+    return _cells(out, names, roles, check=request.check, unusable=unusable)
+
+
+def _cells(out: pl.DataFrame, names: list[str], roles: dict[str, Any], *, check: bool,
+           unusable: pl.DataFrame | None) -> pl.DataFrame:  # fmt: skip
+    """The cell table of the pass's result: the counted cells, then one row per key of its missing
+    and invalid rows (``bin`` null); ``unusable``: an estimated attribute's rows without usable
+    probabilities, per observed key (its null group).
+    """
     o = pl.col(ct.CODE)
     a, b, fl = o % 4, (o // 4) % 4, o // 16
     invalid = (a == ct.INVALID) | (b == ct.INVALID) | (((fl // ct.FLAG_BAD_WEIGHT) % 2) == 1)
@@ -357,20 +402,20 @@ def regression_pass(
     )  # fmt: skip
     if check:
         _check_overflow(counted, roles)
-    left = (
-        out.filter(o != 0)
-        .group_by(names)
-        .agg(
-            pl.col("__pf_n").filter(~invalid).sum().alias("n_missing"),
-            pl.col("__pf_n").filter(invalid).sum().alias("n_invalid"),
-        )  # fmt: skip
-        .select(
-            *names, pl.lit(None, pl.Int64).alias("bin"), pl.lit(0, pl.Int64).alias("n"),
-            pl.col("n_missing").cast(pl.Int64), pl.col("n_invalid").cast(pl.Int64),
-            *[pl.lit(0.0 if c in _SUMS or c in _MEANS or c in _LOS else None, _F64).alias(c) for c in floats],
-            pl.lit(None, pl.Int32).alias("w_exp"), pl.lit(None, pl.Int32).alias("y_exp"),
-        )  # fmt: skip
-    )
+    left = out.filter(o != 0).group_by(names).agg(
+        pl.col("__pf_n").filter(~invalid).sum().alias("n_missing"),
+        pl.col("__pf_n").filter(invalid).sum().alias("n_invalid"),
+    )  # fmt: skip
+    if unusable is not None:
+        nulls = unusable.filter((pl.col("n_missing") + pl.col("n_invalid")) > 0)
+        left = pl.concat([left, nulls.with_columns(pl.lit(None, out.schema[names[-1]]).alias(names[-1])).select(left.columns)],
+                         how="vertical_relaxed")  # fmt: skip
+    left = left.select(
+        *names, pl.lit(None, pl.Int64).alias("bin"), pl.lit(0, pl.Int64).alias("n"),
+        pl.col("n_missing").cast(pl.Int64), pl.col("n_invalid").cast(pl.Int64),
+        *[pl.lit(0.0 if c in _SUMS or c in _MEANS or c in _LOS else None, _F64).alias(c) for c in floats],
+        pl.lit(None, pl.Int32).alias("w_exp"), pl.lit(None, pl.Int32).alias("y_exp"),
+    )  # fmt: skip
     both = pl.concat([counted, left], how="vertical_relaxed") if names else pl.concat([counted, left])
     return both.select(*names, "bin", *REGRESSION_CELL_COLUMNS, *LO_COLUMNS).sort([*names, "bin"], nulls_last=False)
 

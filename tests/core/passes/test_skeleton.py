@@ -1,0 +1,68 @@
+"""The one pass skeleton (issue 38): the steps every room's pass shares are written once."""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+import pytest
+
+import polfair as pf
+from polfair.core.contract import CODE, PolarsFrame
+from polfair.core.passes.skeleton import PassRequest, check_rows, feature_columns
+from polfair.proxies import proxy_scan
+
+
+def _df() -> pl.DataFrame:
+    return pl.DataFrame({"a": ["x", "y"] * 30, "b": [1, 2, 3] * 20, "y": [0, 1] * 30, "l": [[1], [2]] * 30,
+                         "err": [0, 1, 1] * 20})  # fmt: skip
+
+
+def _doors(features: object) -> dict[str, object]:
+    """The rooms that read a ``features`` role, each called with ``features``."""
+    return {
+        "slice_scan": lambda: pf.slice_scan(_df(), features=features, errors="err"),
+        "proxy_scan": lambda: proxy_scan(_df(), protected="a", features=features),
+    }
+
+
+@pytest.mark.parametrize("features, match", [(["b", "b"], r"features are given twice: \['b', 'b'\]"),
+                                             ([], "features must name at least one"),
+                                             (["l"], "features")])  # fmt: skip
+def test_the_features_role_is_checked_once_for_every_room(features: list[str], match: str) -> None:
+    messages = []
+    for door in _doors(features).values():
+        with pytest.raises((pf.PolfairError, pf.InvalidInputError), match=match) as err:
+            door()  # type: ignore[operator]
+        messages.append(re.sub(r"at least one .*", "at least one (the room's example)", str(err.value)))
+    assert len(set(messages)) == 1, messages
+
+
+def test_pass_request_refuses_unknown_and_unused_options() -> None:
+    with pytest.raises(TypeError, match="protectd"):
+        PassRequest.of(protectd="g")
+    with pytest.raises(pf.PolfairError, match="proba_tolerance"):
+        PassRequest.of(protected="g", proba_tolerance=0.01)
+    assert PassRequest.of(by="m", protected=["g", "h"]).by == ("m",)
+
+
+def test_check_rows_is_the_one_no_rows_error_and_counts_every_row() -> None:
+    empty = pl.DataFrame({CODE: pl.Series([], dtype=pl.Int32), "n": pl.Series([], dtype=pl.Int64)})
+    with pytest.raises(pf.InvalidInputError, match="the input has no rows"):
+        check_rows(empty, {}, count="n", on_missing="warn", examples=None, excluded_from="", stacklevel=2)
+    assert check_rows(empty, {}, count="n", on_missing="warn", examples=None, excluded_from="", stacklevel=2,
+                      not_empty=False) == 0  # fmt: skip
+    assert [c.name for c in feature_columns(PolarsFrame(_df()), ["a", "b"], example="column")] == ["a", "b"]
+
+
+def test_the_options_objects_are_parts_of_the_request() -> None:
+    from polfair.core.regression.report import ReportOptions
+    from polfair.core.request import AuditRequest
+
+    req = AuditRequest(y_true="y", y_pred="p", protected=["g", "h"], by="m", weight="w", ci=0.9, p_adjust="holm",
+                       protected_proba={"r": {"a": "pa", "b": None}}, min_sample_size=5)  # fmt: skip
+    p = PassRequest.of_request(req, engine="auto")
+    assert (p.y_true, p.protected, p.by, p.weight, p.engine) == ("y", ("g", "h"), ("m",), "w", "auto")
+    assert p.protected_proba == {"r": {"a": "pa", "b": None}}
+    r = ReportOptions.of_request(req)
+    assert (r.protected, r.by, r.ci, r.p_adjust, r.min_sample_size, r.privileged) == (("g", "h"), ("m",), 0.9, "holm", 5, {})
