@@ -545,7 +545,7 @@ def fairness_report(
 
 
 def run_request(data: Any, request: AuditRequest, *, shape: str = "long",
-                run_metadata: bool | Mapping[str, Any] = True) -> tuple[pl.DataFrame, AuditRequest]:  # fmt: skip
+                run_metadata: bool | Mapping[str, Any] = False) -> tuple[pl.DataFrame, AuditRequest]:  # fmt: skip
     """:func:`fairness_report` of a request built at a door (:func:`audit_request`): the report and the request in effect.
 
     The CLI builds one request and hands it to every section it prints: the report (here) and the
@@ -624,7 +624,7 @@ def fairness_report_batches(data: Any, *, batch_rows: int = 250_000, **kwargs: A
 
 
 def run_request_batches(data: Any, request: AuditRequest, *, batch_rows: int = 250_000, shape: str = "long",
-                        run_metadata: bool | Mapping[str, Any] = True) -> Iterator[pl.DataFrame]:  # fmt: skip
+                        run_metadata: bool | Mapping[str, Any] = False) -> Iterator[pl.DataFrame]:  # fmt: skip
     """:func:`fairness_report_batches` of a request built at a door (:func:`audit_request`)."""
     whole_metadata = run_metadata
     if run_metadata is not False:  # one run_id and run_at for every batch
