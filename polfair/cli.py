@@ -26,7 +26,7 @@ import polars as pl
 from polfair.core.contract.inputs import to_lazyframe
 from polfair.core.options import close_names
 from polfair.core.reference import DEFAULT_MIN_SAMPLE_SIZE
-from polfair.core.report.run_metadata import attach_request, request_of
+from polfair.core.report.run_metadata import attach_request, render_request, request_of
 from polfair.core.report.status import THRESHOLD_PRESETS
 from polfair.core.report.wide import to_wide
 from polfair.exceptions import PolfairError
@@ -358,14 +358,13 @@ def _run_demo(args: argparse.Namespace) -> int:
         min_sample_size=DEMO_MIN_SAMPLE_SIZE,
         min_group_size=args.min_group_size,
     )
-    request = request_of(report) or {}
-    request.update(y_true="two_year_recid (0 = no re-arrest within two years: the favorable outcome)",
-                   y_pred="decile_score >= 5 (COMPAS medium or high risk: predicted recidivism)",
-                   source="pf.load_compas() (ProPublica, Broward County 2013-14; ProPublica's filter)",
-                   favorable_meaning="no recidivism within two years (two_year_recid = 0); predicted favorable = "
-                   "COMPAS low risk (decile_score < 5). ProPublica's false positives (rated medium/high risk, did "
-                   "not reoffend) are this report's false negatives, and its false negatives are false positives.")  # fmt: skip
-    attach_request(report, request)
+    attach_request(report, _as_written(
+        report, y_true="two_year_recid (0 = no re-arrest within two years: the favorable outcome)",
+        y_pred="decile_score >= 5 (COMPAS medium or high risk: predicted recidivism)",
+        source="pf.load_compas() (ProPublica, Broward County 2013-14; ProPublica's filter)",
+        favorable_meaning="no recidivism within two years (two_year_recid = 0); predicted favorable = "
+        "COMPAS low risk (decile_score < 5). ProPublica's false positives (rated medium/high risk, did "
+        "not reoffend) are this report's false negatives, and its false negatives are false positives."))  # fmt: skip
     print(DEMO_INTRO.format(rows=df.height, min_n=DEMO_MIN_SAMPLE_SIZE))
     print(summarize(report, attributes=["race", "sex", "age_band"]))
     _print_violations(report)
@@ -519,7 +518,7 @@ def _run_report(args: argparse.Namespace) -> int:
         def write() -> int:
             batches = run_request_batches(lf, request, run_metadata=run_metadata)
             first = next(batches)
-            provenance = _as_written(request_of(first), args)  # as below: the request as the user wrote it
+            provenance = _as_written(first, y_pred=args.y_pred, protected=args.protected, source=args.path)  # as below
             return write_report_batches(itertools.chain([first], batches), args.out, provenance)
 
         rows = cast(int, _logged_pass(write, args, lf, log))
@@ -535,7 +534,8 @@ def _run_report(args: argparse.Namespace) -> int:
         return report
 
     report = cast(pl.DataFrame, _logged_pass(whole_report, args, lf, log))
-    provenance = _as_written(request_of(report), args)
+    # the request as the user wrote it (SQL text, not the parsed expressions), with the input
+    provenance = _as_written(report, y_pred=args.y_pred, protected=args.protected, source=args.path)
     attach_request(report, provenance)
     violations = _violations(report, args)
     table = to_wide(report) if args.shape == "wide" else report
@@ -557,10 +557,11 @@ def _run_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _as_written(provenance: dict[str, Any] | None, args: argparse.Namespace) -> dict[str, Any]:
-    """A report's provenance with the request as the user wrote it (SQL text, not the parsed expressions) and the input."""
-    return {**(provenance or {}), **{k: v for k, v in (("y_pred", args.y_pred), ("protected", args.protected or None),
-                                                        ("source", args.path)) if v}}  # fmt: skip
+def _as_written(report: pl.DataFrame, **written: Any) -> dict[str, Any]:
+    """A report's provenance with what the user wrote (SQL text, not the parsed expressions; the input; a demo's
+    meanings; empty values left out), rendered by the one renderer (:func:`render_request`).
+    """
+    return render_request({**(request_of(report) or {}), **{k: v for k, v in written.items() if v}})
 
 
 #: Flags of ``polfair report`` that only a classification report takes (with their default values).
@@ -686,10 +687,8 @@ def _run_regression_report(args: argparse.Namespace, run_id: str) -> int:
     log.event("start", command="report", task="regression", path=args.path, run_id=run_id,
               options={k: v for k, v in kwargs.items() if v is not None})  # fmt: skip
     report = _logged_pass(lambda: regression_report(lf, **kwargs), args, lf, log)
-    request = request_of(report) or {}
-    request.update({k: v for k, v in (("y_true", args.y_true), ("y_pred", args.y_pred),
-                                      ("protected", args.protected), ("weight", args.weight),
-                                      ("source", args.path)) if v})  # fmt: skip
+    request = _as_written(report, y_true=args.y_true, y_pred=args.y_pred, protected=args.protected, weight=args.weight,
+                          source=args.path)  # fmt: skip
     attach_request(report, request)
     table = report
     if args.run_metadata:
@@ -721,12 +720,10 @@ def _run_regression_demo(args: argparse.Namespace) -> int:
         regression_report, y_true="hours_per_week", y_pred="predicted_hours", protected=["sex", "race", age_band],
         privileged={"sex": "Male", "race": "White", "age_band": "25-45"}, intersections=2,
     )  # fmt: skip
-    request = request_of(report) or {}
-    request.update(source="pf.load_adult_regression() (UCI Adult, CC BY 4.0; OLS prediction of hours_per_week)",
-                   y_true="hours_per_week (usual weekly working hours)",
-                   y_pred="predicted_hours (least squares on the training split)",
-                   protected=["sex", "race", "age_band (<25, 25-45, >45 from age)"])  # fmt: skip
-    attach_request(report, request)
+    attach_request(report, _as_written(
+        report, source="pf.load_adult_regression() (UCI Adult, CC BY 4.0; OLS prediction of hours_per_week)",
+        y_true="hours_per_week (usual weekly working hours)", y_pred="predicted_hours (least squares on the training split)",
+        protected=["sex", "race", "age_band (<25, 25-45, >45 from age)"]))  # fmt: skip
     print(REGRESSION_DEMO_INTRO.format(rows=df.height))
     print()
     print(summarize_regression(report, attributes=["sex", "race", "age_band"]))
