@@ -50,7 +50,16 @@ from polfair.engines.narwhals import foreign_code_table
 from polfair.exceptions import PolarityWarning, PolfairError, ReportSizeWarning, user_stacklevel
 from polfair.monitor.plan import ReportPlan, plan_report
 
-__all__ = ["LazyReport", "confusion_counts", "fairness_report", "fairness_report_batches", "lazy_report"]
+__all__ = [
+    "LazyReport",
+    "audit_request",
+    "confusion_counts",
+    "fairness_report",
+    "fairness_report_batches",
+    "lazy_report",
+    "run_request",
+    "run_request_batches",
+]
 
 
 def confusion_counts(
