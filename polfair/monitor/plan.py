@@ -58,11 +58,16 @@ class ReportPlan:
     metrics: tuple[groupwise.GroupwiseMetric, ...] = ()
     #: The monitored groups a config judges (attribute -> labels), or None.
     groups: Mapping[str, list[str]] | None = None
-    #: The config (when one was given) and where it came from.
+    #: The config (when one was given), loaded.
     config: FairnessConfig | None = None
-    config_source: str | None = None
     #: Column keys the config gave as SQL text (shown as written in the request).
     texts: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def config_source(self) -> str | None:
+        """Where the config came from: its path, or None (given as an object or a mapping)."""
+        config = self.asked.config
+        return str(config) if isinstance(config, (str, Path)) else None
 
     @property
     def bands(self) -> dict[str, tuple[float, float]] | None:
@@ -329,7 +334,6 @@ def plan_report(data: Any, request: AuditRequest) -> ReportPlan:
         **{k: stats[k] for k in STATISTICS_KEYWORDS if k != "exact_sums"},
     )  # fmt: skip
     return ReportPlan(asked=r, request=run, data=d.data, metrics=tuple(d.metrics), groups=d.groups, config=cfg,
-                      config_source=str(r.config) if isinstance(r.config, (str, Path)) else None,
                       texts=d.texts)  # fmt: skip
 
 

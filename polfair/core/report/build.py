@@ -96,6 +96,7 @@ from polfair.core.intervals.common import Segments
 from polfair.core.intervals.spreads import segments_of
 from polfair.core.metrics import METRICS, Disparity, group_metrics
 from polfair.core.passes.counts import COUNT_COLUMNS, WEIGHT_EXP, check_cell_table, check_counted
+from polfair.core.passes.spec import Spec
 from polfair.core.reference import (
     best_value,
     eligible,
@@ -673,7 +674,7 @@ class ReportOptions:
     min_sample_size: int | None = None
 
     @classmethod
-    def of(cls, request: AuditRequest, spec: Any, *, intersections: Intersections,
+    def of(cls, request: AuditRequest, spec: Spec, *, intersections: Intersections,
            select: Sequence[str] | None) -> ReportOptions:  # fmt: skip
         """The options of a request in effect (config merged) over the pass's ``spec`` (its keys, by,
         roles), with the ``intersections`` the budget kept and the metric ``select``-ion to compute.
