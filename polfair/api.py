@@ -1,10 +1,13 @@
 """The front doors: :func:`fairness_report` and :func:`confusion_counts` (thin orchestrators).
 
-``fairness_report`` = monitor plan (config, monitored groups, sampling; :mod:`polfair.monitor`) ->
-spec (:mod:`polfair.core.passes.spec`) -> ONE pass (in Polars, or in Spark/DuckDB via
-:mod:`polfair.engines.narwhals`) -> the core report (:func:`polfair.core.report.build.report_from_counts`) ->
+``fairness_report`` builds ONE request (:func:`audit_request`, :class:`~polfair.core.request.AuditRequest`)
+-> the monitor merges the config into it once (:func:`polfair.monitor.plan.plan_report`) -> the request
+in effect is the spec's input (:mod:`polfair.core.passes.spec`) -> ONE pass (in Polars, or in
+Spark/DuckDB via :mod:`polfair.engines.narwhals`) -> the core report of the same request
+(:class:`~polfair.core.report.build.ReportOptions`, :func:`polfair.core.report.build.report_of`) ->
 optional monitor annotations (thresholds, statuses, groupwise rows). The core knows nothing of the
-monitor or of foreign engines; this module is where they meet.
+monitor or of foreign engines; this module is where they meet. The CLI builds the request once and
+hands it to :func:`run_request` / :func:`run_request_batches` and to its other sections.
 """
 
 from __future__ import annotations
