@@ -1,10 +1,13 @@
 """The front doors: :func:`fairness_report` and :func:`confusion_counts` (thin orchestrators).
 
-``fairness_report`` = monitor plan (config, monitored groups, sampling; :mod:`polfair.monitor`) ->
-spec (:mod:`polfair.core.passes.spec`) -> ONE pass (in Polars, or in Spark/DuckDB via
-:mod:`polfair.engines.narwhals`) -> the core report (:func:`polfair.core.report.build.report_from_counts`) ->
+``fairness_report`` builds ONE request (:func:`audit_request`, :class:`~polfair.core.request.AuditRequest`)
+-> the monitor merges the config into it once (:func:`polfair.monitor.plan.plan_report`) -> the request
+in effect is the spec's input (:mod:`polfair.core.passes.spec`) -> ONE pass (in Polars, or in
+Spark/DuckDB via :mod:`polfair.engines.narwhals`) -> the core report of the same request
+(:class:`~polfair.core.report.build.ReportOptions`, :func:`polfair.core.report.build.report_of`) ->
 optional monitor annotations (thresholds, statuses, groupwise rows). The core knows nothing of the
-monitor or of foreign engines; this module is where they meet.
+monitor or of foreign engines; this module is where they meet. The CLI builds the request once and
+hands it to :func:`run_request` / :func:`run_request_batches` and to its other sections.
 """
 
 from __future__ import annotations
@@ -33,7 +36,14 @@ from polfair.core.passes.estimated import cell_table as proba_cell_table
 from polfair.core.passes.estimated import expand_codes
 from polfair.core.passes.spec import Spec, build_spec
 from polfair.core.proba import DEFAULT_TOLERANCE, check_proba_options
-from polfair.core.report.build import SEPARATOR, budget_message, budget_sets, report_batches, report_from_counts
+from polfair.core.report.build import (
+    SEPARATOR,
+    ReportOptions,
+    budget_message,
+    budget_sets,
+    report_batches_of,
+    report_of,
+)
 from polfair.core.report.run_metadata import attach_request, request_of, with_run_metadata
 from polfair.core.report.selection import SELECTABLE
 from polfair.core.report.wide import to_wide
@@ -41,9 +51,18 @@ from polfair.core.request import AuditRequest
 from polfair.core.values import check_option_types
 from polfair.engines.narwhals import foreign_code_table
 from polfair.exceptions import PolarityWarning, PolfairError, ReportSizeWarning, user_stacklevel
-from polfair.monitor.plan import plan_report, significance_as_level
+from polfair.monitor.plan import ReportPlan, plan_report
 
-__all__ = ["LazyReport", "confusion_counts", "fairness_report", "fairness_report_batches", "lazy_report"]
+__all__ = [
+    "LazyReport",
+    "audit_request",
+    "confusion_counts",
+    "fairness_report",
+    "fairness_report_batches",
+    "lazy_report",
+    "run_request",
+    "run_request_batches",
+]
 
 
 def confusion_counts(
@@ -533,21 +552,40 @@ def fairness_report(
     │ m     ┆ 0.666667 ┆ m               ┆ 0.0        ┆ 1.0   │
     └───────┴──────────┴─────────────────┴────────────┴───────┘
     """
-    request = _request({k: v for k, v in locals().items() if k not in ("data", "shape", "run_metadata")})
+    request = audit_request(**{k: v for k, v in locals().items() if k not in ("data", "shape", "run_metadata")})
+    return run_request(data, request, shape=shape, run_metadata=run_metadata)[0]
+
+
+def run_request(data: Any, request: AuditRequest, *, shape: str = "long",
+                run_metadata: bool | Mapping[str, Any] = False) -> tuple[pl.DataFrame, AuditRequest]:  # fmt: skip
+    """:func:`fairness_report` of a request built at a door (:func:`audit_request`): the report and the request in effect.
+
+    The CLI builds one request and hands it to every section it prints: the report (here) and the
+    adverse-impact battery, which reads the request in effect (the config merged: its minimum size).
+
+    Returns
+    -------
+    (pl.DataFrame, AuditRequest)
+        :func:`fairness_report`'s report, and ``request`` with its config merged (:func:`polfair.monitor.plan.plan_report`).
+    """
     _check_shape(shape, run_metadata)
     prep = _prepare(data, request)
-    run = prep.run
-    report = report_from_counts(prep.cells, by=prep.spec.by, **run.statistics(), **prep.common)
+    return _finish(prep, shape, run_metadata), prep.plan.request
+
+
+def _finish(prep: _Prepared, shape: str, run_metadata: Any) -> pl.DataFrame:
+    """The report of a prepared request: the core report, cluster-robust intervals, the monitor, the stamp."""
+    run, options = prep.plan.request, prep.options
+    report = report_of(prep.cells, options)
     if prep.bucketed is not None and run.ci is not None:  # cluster-robust intervals on the group rows
         report = jackknife_report_intervals(
-            report, prep.bucketed, lambda table, keys: report_from_counts(table, by=keys, **prep.common),
+            report, prep.bucketed, lambda table, keys: report_of(table, options.replicate(keys)),
             by=list(prep.spec.by), ci=run.ci, p_adjust_method=run.p_adjust,
         )  # fmt: skip
     report = prep.plan.finish(report)
     if prep.hidden:  # metrics a selection did not name, computed for the groupwise metrics that read them
         report = report.filter(~pl.col("metric").cast(pl.String).is_in(prep.hidden))
-    return attach_request(_shape_and_stamp(report, shape, run_metadata, prep.hashed), prep.provenance)
-
+    return attach_request(_shape_and_stamp(report, shape, run_metadata, prep.plan.hashed()), prep.provenance)
 
 def fairness_report_batches(data: Any, *, batch_rows: int = 250_000, **kwargs: Any) -> Iterator[pl.DataFrame]:
     """:func:`fairness_report`'s long report in consecutive batches, each built as it is yielded (bounded memory).
@@ -593,70 +631,66 @@ def fairness_report_batches(data: Any, *, batch_rows: int = 250_000, **kwargs: A
     bound.apply_defaults()
     args = dict(bound.arguments)
     data, shape, run_metadata = args.pop("data"), args.pop("shape"), args.pop("run_metadata")
+    yield from run_request_batches(data, audit_request(**args), batch_rows=batch_rows, shape=shape,
+                                   run_metadata=run_metadata)  # fmt: skip
+
+
+def run_request_batches(data: Any, request: AuditRequest, *, batch_rows: int = 250_000, shape: str = "long",
+                        run_metadata: bool | Mapping[str, Any] = False) -> Iterator[pl.DataFrame]:  # fmt: skip
+    """:func:`fairness_report_batches` of a request built at a door (:func:`audit_request`)."""
+    whole_metadata = run_metadata
     if run_metadata is not False:  # one run_id and run_at for every batch
         fixed = dict(run_metadata) if isinstance(run_metadata, Mapping) else {}
         fixed.setdefault("run_id", uuid.uuid4().hex)
         fixed.setdefault("run_at", dt.datetime.now(dt.UTC))
         run_metadata = fixed
-    request = _request(args)
     _check_shape(shape, run_metadata)
     prep = _prepare(data, request)
-    plan = prep.plan
+    plan, run = prep.plan, prep.plan.request
     # a config's monitored groups are checked (and warned about) on the whole report
-    whole = (shape != "long" or (prep.bucketed is not None and prep.run.ci is not None) or plan.metrics
-             or plan.thresholds is not None or plan.statistics.get("min_group_size") is not None
+    whole = (shape != "long" or (prep.bucketed is not None and run.ci is not None) or plan.metrics
+             or plan.bands is not None or run.min_group_size is not None
              or (plan.config is not None and bool(plan.config.monitored)))  # fmt: skip
     if whole:
-        yield fairness_report(data, **kwargs)
+        yield _finish(prep, shape, whole_metadata)
         return
-    for batch in report_batches(prep.cells, by=prep.spec.by, batch_rows=batch_rows, **prep.run.statistics(),
-                                **prep.common):  # fmt: skip
-        yield attach_request(_shape_and_stamp(plan.finish(batch), shape, run_metadata, prep.hashed), prep.provenance)
+    for batch in report_batches_of(prep.cells, prep.options, batch_rows):
+        yield attach_request(_shape_and_stamp(plan.finish(batch), shape, run_metadata, plan.hashed()), prep.provenance)
 
 
-def _request(options: dict[str, Any]) -> AuditRequest:
-    """The request of a door's keywords: ``metrics=`` as a selection, its old form moved to ``user_metrics=``."""
-    options = dict(options)
+def audit_request(**options: Any) -> AuditRequest:
+    """The request of :func:`fairness_report`'s keywords (checked: :meth:`AuditRequest.of`); ``metrics=`` as a
+    selection, its old form (groupwise metrics, user metrics) moved to ``user_metrics=``.
+    """
     options["metrics"], options["user_metrics"] = split_metrics(options.get("metrics"), options.get("user_metrics"))
     return AuditRequest.of(**options)
 
 
 class _Prepared(NamedTuple):
-    plan: Any
-    spec: Any
+    #: The monitor's view: the request in effect (``plan.request``), the door's (``plan.asked``), the rows.
+    plan: ReportPlan
+    spec: Spec
     cells: pl.DataFrame
     bucketed: pl.DataFrame | None
-    #: The request in effect (config merged): what every stage after the pass reads.
-    run: AuditRequest
-    #: The core report's layout arguments (:func:`polfair.core.report.build.report_from_counts`).
-    common: dict[str, Any]
+    #: What the core report builder reads (:meth:`polfair.core.report.build.ReportOptions.of`).
+    options: ReportOptions
     #: The report's provenance (:func:`polfair.core.report.run_metadata.attach_request`), JSON-able.
     provenance: dict[str, Any]
-    #: The options the run metadata's config hash reads (:meth:`AuditRequest.hashed`).
-    hashed: dict[str, Any]
     #: Metrics computed for groupwise metrics but not selected (``metrics=``): dropped after them.
     hidden: list[str]
 
 
 def _prepare(data: Any, request: AuditRequest) -> _Prepared:
-    """Resolve the monitoring plan (the config) into the request and run the pass: the cell table and the report's arguments."""
-    r = request
-    plan = plan_report(
-        data, config=r.config, y_true=r.y_true, y_pred=r.y_pred, y_score=r.y_score, weight=r.weight, by=r.by,
-        protected=r.protected, favorable=r.favorable, privileged=r.privileged, intersections=r.intersections,
-        thresholds=r.thresholds, min_sample_size=r.min_sample_size, max_sample_size=r.max_sample_size,
-        metrics=r.groupwise_metrics, statistics=r.given_statistics(), band=r.band, selected=r.metrics,
-        estimated=r.protected_proba is not None, threshold=r.threshold, score_label=r.score_label,
-    )  # fmt: skip
-    stats = significance_as_level({**AuditRequest.statistics_defaults(), **plan.statistics}, plan.statistics)
-    run = r.resolved(plan, stats)  # every option in effect, read by name from here on
+    """Merge the config into the request (:func:`plan_report`) and run the pass: the cell table and the report's options."""
+    plan = plan_report(data, request)
+    run = plan.request  # every option in effect, read by name from here on
     spec: Spec
     if is_foreign(plan.data):  # Spark, DuckDB, ...: the pass runs in that engine, the rest here
-        codes, spec = foreign_code_table(plan.data, **run.pass_keywords())
+        codes, spec = foreign_code_table(plan.data, run)
         cells = collect_cells(spec, on_missing=run.on_missing, engine=run.engine, codes=codes,
                               allow_many_groups=run.allow_many_groups, relative=True)  # fmt: skip
     else:
-        spec = build_spec(plan.data, **run.pass_keywords(), allow_many_groups=run.allow_many_groups)
+        spec = build_spec(plan.data, run)
         cells = collect_cells(spec, on_missing=run.on_missing, engine=run.engine, allow_many_groups=run.allow_many_groups,
                               relative=True)  # weights beyond 1e±150: a power-of-two unit, the counts scaled back
     cells = plan.group_cells(cells)  # a config's monitored/reference values: checked, then labelled
@@ -674,14 +708,8 @@ def _prepare(data: Any, request: AuditRequest) -> _Prepared:
     if select is not None:  # groupwise metrics read their metrics' group rows: computed, then dropped
         hidden = list(dict.fromkeys(m for gm in plan.metrics for m in gm.metrics if m not in select))
         select = [*select, *hidden]
-    common: dict[str, Any] = dict(
-        protected=spec.keys, has_predictions=spec.has_predictions, privileged=run.privileged,
-        reference=run.reference, intersections=intersections, alpha=run.alpha,
-        concentration=run.concentration, weighted=spec.weighted, metrics=run.custom_metrics, select=select,
-        max_intersection_groups=run.max_intersection_groups, min_sample_size=plan.min_sample_size,
-    )  # fmt: skip
-    provenance = plan.request(threshold=run.threshold, unfavorable=run.unfavorable, reference=run.reference,
-                              stats=stats, config=run.config)  # fmt: skip
+    options = ReportOptions.of(run, spec, intersections=intersections, select=select)
+    provenance = plan.provenance()
     if spec.proba is not None:  # the provenance says which groups are estimated, and how
         provenance["protected_proba"] = spec.proba.describe()
     if alarms:
@@ -690,7 +718,7 @@ def _prepare(data: Any, request: AuditRequest) -> _Prepared:
         provenance["intersections_skipped"] = skipped
     if run.metrics is not None:
         provenance["selected_metrics"] = list(run.metrics)
-    return _Prepared(plan, spec, cells, bucketed, run, common, provenance, r.hashed(threshold=run.threshold), hidden)
+    return _Prepared(plan, spec, cells, bucketed, options, provenance, hidden)
 
 
 def _sum_buckets(cells: pl.DataFrame) -> pl.DataFrame:
@@ -917,5 +945,5 @@ def lazy_report(data: Any, **options: Any) -> LazyReport:
     >>> rep.filter(pl.col("group") == "b")["value"].item()
     0.5
     """
-    _request({k: v for k, v in options.items() if k not in ("shape", "run_metadata")})  # checked now, not at collect
+    audit_request(**{k: v for k, v in options.items() if k not in ("shape", "run_metadata")})  # checked now, not at collect
     return LazyReport(data, dict(options))

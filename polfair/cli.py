@@ -19,14 +19,14 @@ import uuid
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn, cast
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import polars as pl
 
 from polfair.core.contract.inputs import to_lazyframe
 from polfair.core.options import close_names
 from polfair.core.reference import DEFAULT_MIN_SAMPLE_SIZE
-from polfair.core.report.run_metadata import attach_request, request_of
+from polfair.core.report.run_metadata import attach_request, render_request, request_of
 from polfair.core.report.status import THRESHOLD_PRESETS
 from polfair.core.report.wide import to_wide
 from polfair.exceptions import PolfairError
@@ -39,6 +39,9 @@ from polfair.outputs.writers import (
     table_run_files,
     write_report,
 )
+
+if TYPE_CHECKING:
+    from polfair.core.request import AuditRequest
 
 __all__ = ["EXIT_CODES_HELP", "check_output_path", "flag_message", "main", "parse_protected_proba_flag", "summarize"]
 
@@ -355,14 +358,13 @@ def _run_demo(args: argparse.Namespace) -> int:
         min_sample_size=DEMO_MIN_SAMPLE_SIZE,
         min_group_size=args.min_group_size,
     )
-    request = request_of(report) or {}
-    request.update(y_true="two_year_recid (0 = no re-arrest within two years: the favorable outcome)",
-                   y_pred="decile_score >= 5 (COMPAS medium or high risk: predicted recidivism)",
-                   source="pf.load_compas() (ProPublica, Broward County 2013-14; ProPublica's filter)",
-                   favorable_meaning="no recidivism within two years (two_year_recid = 0); predicted favorable = "
-                   "COMPAS low risk (decile_score < 5). ProPublica's false positives (rated medium/high risk, did "
-                   "not reoffend) are this report's false negatives, and its false negatives are false positives.")  # fmt: skip
-    attach_request(report, request)
+    attach_request(report, _as_written(
+        report, y_true="two_year_recid (0 = no re-arrest within two years: the favorable outcome)",
+        y_pred="decile_score >= 5 (COMPAS medium or high risk: predicted recidivism)",
+        source="pf.load_compas() (ProPublica, Broward County 2013-14; ProPublica's filter)",
+        favorable_meaning="no recidivism within two years (two_year_recid = 0); predicted favorable = "
+        "COMPAS low risk (decile_score < 5). ProPublica's false positives (rated medium/high risk, did "
+        "not reoffend) are this report's false negatives, and its false negatives are false positives."))  # fmt: skip
     print(DEMO_INTRO.format(rows=df.height, min_n=DEMO_MIN_SAMPLE_SIZE))
     print(summarize(report, attributes=["race", "sex", "age_band"]))
     _print_violations(report)
@@ -492,10 +494,13 @@ def _run_report(args: argparse.Namespace) -> int:
             raise PolfairError("--ci and --no-ci contradict each other: give one")
         kwargs["ci"] = None
     log = _event_log(args)
-    if args.run_metadata:
-        kwargs["run_metadata"] = {"run_id": run_id}
+    run_metadata: bool | dict[str, Any] = {"run_id": run_id} if args.run_metadata else False
     log.event("start", command="report", path=args.path, run_id=run_id,
-              options={k: v for k, v in kwargs.items() if v is not None and k != "run_metadata"})  # fmt: skip
+              options={k: v for k, v in kwargs.items() if v is not None})  # fmt: skip
+    from polfair.api import audit_request, run_request, run_request_batches
+
+    # one request, built (and checked) once, handed to every section: the report, its batches, the battery
+    request = audit_request(**kwargs)
     # outputs that read the whole report at once (the page, an append, a config's groups, the violations)
     whole = bool(args.html or args.append or args.config or args.thresholds or args.fail_on_violation
                  or args.adverse_impact or args.adverse_impact_out)  # fmt: skip
@@ -503,45 +508,43 @@ def _run_report(args: argparse.Namespace) -> int:
     stream = bool(args.out) and not (whole or args.shape == "wide" or args.min_group_size is not None)
     # the summary alone: folded over the same batches (the rows of the groups it shows, not the report)
     if not (args.out or whole):
-        from polfair.api import fairness_report_batches
-
-        text = _logged_pass(lambda: summarize(fairness_report_batches(lf, **kwargs)), args, lf, log)
+        text = _logged_pass(lambda: summarize(run_request_batches(lf, request, run_metadata=run_metadata)), args, lf, log)
         print(text)
         log.event("done", exit_code=0)
         return 0
     if stream:
-        from polfair.api import fairness_report_batches
         from polfair.outputs.stream import write_report_batches
 
         def write() -> int:
-            batches = fairness_report_batches(lf, **kwargs)
+            batches = run_request_batches(lf, request, run_metadata=run_metadata)
             first = next(batches)
-            request = request_of(first) or {}  # as below: the request as the user wrote it
-            request.update({k: v for k, v in (("y_pred", args.y_pred), ("protected", args.protected or None),
-                                              ("source", args.path)) if v})  # fmt: skip
-            return write_report_batches(itertools.chain([first], batches), args.out, request)
+            provenance = _as_written(first, y_pred=args.y_pred, protected=args.protected, source=args.path)  # as below
+            return write_report_batches(itertools.chain([first], batches), args.out, provenance)
 
         rows = cast(int, _logged_pass(write, args, lf, log))
         print(f"wrote {rows} report rows to {args.out}")
         log.event("report_written", path=args.out, rows=rows, mode="write")
         log.event("done", exit_code=0)
         return 0
-    from polfair.api import fairness_report  # the engine (scipy) loads with the first pass, not at --help
+    ran: list[AuditRequest] = []  # the request in effect (its config merged): the battery's minimum
 
-    report = _logged_pass(lambda: fairness_report(lf, **kwargs), args, lf, log)
+    def whole_report() -> pl.DataFrame:
+        report, run = run_request(lf, request, run_metadata=run_metadata)
+        ran.append(run)
+        return report
+
+    report = cast(pl.DataFrame, _logged_pass(whole_report, args, lf, log))
     # the request as the user wrote it (SQL text, not the parsed expressions), with the input
-    request = request_of(report) or {}
-    request.update({k: v for k, v in (("y_pred", args.y_pred), ("protected", args.protected or None),
-                                      ("source", args.path)) if v})  # fmt: skip
-    attach_request(report, request)
+    provenance = _as_written(report, y_pred=args.y_pred, protected=args.protected, source=args.path)
+    attach_request(report, provenance)
     violations = _violations(report, args)
     table = to_wide(report) if args.shape == "wide" else report
-    attach_request(table, request)
+    attach_request(table, provenance)
     # the adverse-impact battery (its own pass) before any output is written: its table is a section of --html
-    adverse = _adverse_impact_table(lf, args, kwargs) if args.adverse_impact or args.adverse_impact_out else None
+    adverse = _adverse_impact_table(lf, args, request, ran[0]) if args.adverse_impact or args.adverse_impact_out else None
     _write_outputs(report, table, args, log, f"Fairness report: {Path(args.path).name}", summarize, adverse)
     if adverse is not None:
-        _show_adverse_impact(adverse, args, kwargs)
+        _show_adverse_impact(adverse, args)
     if violations is not None:
         log.event("violations", level="warning" if violations.height else "info", count=violations.height,
                   violations=violations.head(100).with_columns(pl.selectors.categorical().cast(pl.String))
@@ -552,6 +555,13 @@ def _run_report(args: argparse.Namespace) -> int:
             return 1
     log.event("done", exit_code=0)
     return 0
+
+
+def _as_written(report: pl.DataFrame, **written: Any) -> dict[str, Any]:
+    """A report's provenance with what the user wrote (SQL text, not the parsed expressions; the input; a demo's
+    meanings; empty values left out), rendered by the one renderer (:func:`render_request`).
+    """
+    return render_request({**(request_of(report) or {}), **{k: v for k, v in written.items() if v}})
 
 
 #: Flags of ``polfair report`` that only a classification report takes (with their default values).
@@ -677,10 +687,8 @@ def _run_regression_report(args: argparse.Namespace, run_id: str) -> int:
     log.event("start", command="report", task="regression", path=args.path, run_id=run_id,
               options={k: v for k, v in kwargs.items() if v is not None})  # fmt: skip
     report = _logged_pass(lambda: regression_report(lf, **kwargs), args, lf, log)
-    request = request_of(report) or {}
-    request.update({k: v for k, v in (("y_true", args.y_true), ("y_pred", args.y_pred),
-                                      ("protected", args.protected), ("weight", args.weight),
-                                      ("source", args.path)) if v})  # fmt: skip
+    request = _as_written(report, y_true=args.y_true, y_pred=args.y_pred, protected=args.protected, weight=args.weight,
+                          source=args.path)  # fmt: skip
     attach_request(report, request)
     table = report
     if args.run_metadata:
@@ -712,12 +720,10 @@ def _run_regression_demo(args: argparse.Namespace) -> int:
         regression_report, y_true="hours_per_week", y_pred="predicted_hours", protected=["sex", "race", age_band],
         privileged={"sex": "Male", "race": "White", "age_band": "25-45"}, intersections=2,
     )  # fmt: skip
-    request = request_of(report) or {}
-    request.update(source="pf.load_adult_regression() (UCI Adult, CC BY 4.0; OLS prediction of hours_per_week)",
-                   y_true="hours_per_week (usual weekly working hours)",
-                   y_pred="predicted_hours (least squares on the training split)",
-                   protected=["sex", "race", "age_band (<25, 25-45, >45 from age)"])  # fmt: skip
-    attach_request(report, request)
+    attach_request(report, _as_written(
+        report, source="pf.load_adult_regression() (UCI Adult, CC BY 4.0; OLS prediction of hours_per_week)",
+        y_true="hours_per_week (usual weekly working hours)", y_pred="predicted_hours (least squares on the training split)",
+        protected=["sex", "race", "age_band (<25, 25-45, >45 from age)"]))  # fmt: skip
     print(REGRESSION_DEMO_INTRO.format(rows=df.height))
     print()
     print(summarize_regression(report, attributes=["sex", "race", "age_band"]))
@@ -809,49 +815,37 @@ def _sets(texts: Sequence[str] | None) -> list[list[str]] | None:
     return [[part.strip() for part in re.split(r"[&,]", t) if part.strip()] for t in texts]
 
 
-def _battery_min_size(args: argparse.Namespace, kwargs: dict[str, Any]) -> int | None:
-    """The small-group policy of the battery: --adverse-impact-min-size, else the run's --min-sample-size
-    (or its config's min_sample_size), else the default (one policy for every section, docs/status.md).
+def _adverse_impact_table(lf: pl.LazyFrame, args: argparse.Namespace, request: AuditRequest,
+                          run: AuditRequest) -> pl.DataFrame:  # fmt: skip
+    """``--adverse-impact PRESET``: the adverse-impact table (its own pass) of the report's request.
+
+    ``request`` is the request as the command built it (the roles as given), ``run`` the same request in
+    effect after the report merged its config: the battery's minimum is the report's (``--min-sample-size``
+    or the config's ``min_sample_size``) unless ``--adverse-impact-min-size`` says otherwise (one policy
+    for every section, docs/status.md).
     """
-    if args.adverse_impact_min_size is not None:
-        return int(args.adverse_impact_min_size)
-    if args.min_sample_size is not None:
-        return int(args.min_sample_size)
-    config = kwargs.get("config")
-    if config is not None:
-        from polfair.monitor import FairnessConfig
-
-        is_json = str(config).lower().endswith(".json")
-        cfg = FairnessConfig.from_json(config) if is_json else FairnessConfig.from_toml(config)
-        return cfg.min_sample_size
-    return None
-
-
-def _adverse_impact_table(lf: pl.LazyFrame, args: argparse.Namespace, kwargs: dict[str, Any]) -> pl.DataFrame:
-    """``--adverse-impact PRESET``: the adverse-impact table (its own pass)."""
     from polfair.regulatory import adverse_impact
 
     preset = args.adverse_impact or "eeoc"
-    use_score = kwargs["y_pred"] is None and preset == "nyc_ll144"
-    if kwargs["y_pred"] is None and not use_score:
+    use_score = request.y_pred is None and preset == "nyc_ll144"
+    if request.y_pred is None and not use_score:
         msg = "--adverse-impact eeoc needs --y-pred (the selection decision); NYC LL144 also takes --y-score"
         raise PolfairError(msg)
     sets = _sets(args.adverse_impact_sets)
-    proba = {k: kwargs[k] for k in ("protected_proba", "proba_assignment", "proba_tolerance") if k in kwargs}
-    # one request for every section: the report's --min-sample-size is the battery's minimum too, unless
-    # --adverse-impact-min-size says otherwise (_battery_min_size); the scoring rate (--y-score) reads no favorable label
+    minimum = args.adverse_impact_min_size if args.adverse_impact_min_size is not None else run.min_sample_size
+    # the scoring rate (--y-score) reads no favorable label
     table = adverse_impact(
-        lf, y_pred=None if use_score else kwargs["y_pred"], y_score=args.y_score if use_score else None,
-        protected=kwargs["protected"] or [], preset=cast(Any, preset), by=kwargs["by"],
-        favorable=None if use_score else kwargs["favorable"], score_label=None if use_score else kwargs["score_label"],
-        intersections=sets if sets is not None else args.intersections,
-        min_sample_size=_battery_min_size(args, kwargs),
-        **proba,
+        lf, y_pred=None if use_score else request.y_pred, y_score=request.y_score if use_score else None,
+        protected=request.protected or [], preset=cast(Any, preset), by=request.by,
+        favorable=None if use_score else request.favorable, score_label=None if use_score else request.score_label,
+        intersections=sets if sets is not None else request.intersections,
+        min_sample_size=None if minimum is None else int(minimum), protected_proba=request.protected_proba,
+        proba_assignment=request.proba_assignment, proba_tolerance=request.proba_tolerance,
     )  # fmt: skip
     return table
 
 
-def _show_adverse_impact(table: pl.DataFrame, args: argparse.Namespace, kwargs: dict[str, Any]) -> None:
+def _show_adverse_impact(table: pl.DataFrame, args: argparse.Namespace) -> None:
     """The adverse-impact table written (``--adverse-impact-out``) or printed."""
     preset = args.adverse_impact or "eeoc"
     caveat = (request_of(table) or {}).get("caveat")

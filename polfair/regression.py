@@ -26,8 +26,7 @@ from polfair.core._typing import IntoExpr
 from polfair.core.options import checks_keywords
 from polfair.core.passes.skeleton import PassRequest
 from polfair.core.passes.spec import check_key_names
-from polfair.core.proba import DEFAULT_TOLERANCE
-from polfair.core.reference import resolve_min_sample_size
+from polfair.core.proba import DEFAULT_TOLERANCE, parse_protected_proba
 from polfair.core.regression import (
     BINS_PER_OCTAVE,
     REGRESSION_CELL_COLUMNS,
@@ -39,7 +38,7 @@ from polfair.core.regression.moments import with_lo
 from polfair.core.regression.passes import RESERVED_KEYS
 from polfair.core.regression.report import ReportOptions, report_rows
 from polfair.core.report.build import Intersections
-from polfair.core.report.run_metadata import attach_request, expr_text
+from polfair.core.report.run_metadata import attach_request, render_request
 from polfair.engines.frame import frame_of
 from polfair.exceptions import PolfairError
 
@@ -262,15 +261,15 @@ def regression_report(
     options = ReportOptions.of(protected=keys, by=by_n, privileged=privileged, reference=reference,
                                intersections=intersections, ci=ci, p_adjust=p_adjust, min_sample_size=min_sample_size)
     report = report_rows(cells, options)
-    request = {
-        "task": "regression", "y_true": expr_text(y_true), "y_pred": expr_text(y_pred),
-        "protected": expr_text(as_list(protected)), "weight": expr_text(weight), "by": expr_text(as_list(by)) or None,
-        "privileged": expr_text(dict(privileged)) if privileged else None, "reference": reference,
-        "intersections": intersections if isinstance(intersections, (int, str)) else expr_text(intersections),
-        "ci": ci, "p_adjust": p_adjust if ci is not None else None, "bins_per_octave": bins_per_octave,
-        "min_sample_size": resolve_min_sample_size(min_sample_size),
+    fields = {
+        "y_true": y_true, "y_pred": y_pred, "protected": as_list(protected) or None, "weight": weight,
+        "by": as_list(by) or None, "privileged": dict(privileged) if privileged else None, "reference": reference,
+        "intersections": intersections, "ci": ci, "p_adjust": p_adjust, "bins_per_octave": bins_per_octave,
+        "min_sample_size": min_sample_size,
+        "protected_proba": None if protected_proba is None
+        else parse_protected_proba(protected_proba, proba_assignment, proba_tolerance).describe(),
     }  # fmt: skip
-    attach_request(report, {k: v for k, v in request.items() if v is not None})
+    attach_request(report, render_request(fields, task="regression"))
     return attach_regression_cells(report, cells)  # the page's prediction distributions read it
 
 

@@ -1,13 +1,16 @@
 """The request of an audit: one typed, frozen object built once from a call's keywords.
 
-:func:`polfair.fairness_report` (and :func:`polfair.fairness_report_batches`) turn their keywords
-into an :class:`AuditRequest` at the door; the config is merged into it once
-(:meth:`AuditRequest.resolved`, after :func:`polfair.monitor.plan.plan_report`), and from there every
-stage reads an option by its name (``request.weight``, ``request.ci``), not from a dict of strings:
-the pass (:meth:`AuditRequest.pass_keywords` names exactly what :func:`polfair.core.passes.spec.build_spec`
-takes), the statistics (:meth:`AuditRequest.statistics`) and the run metadata's config hash
-(:meth:`AuditRequest.hashed`). The CLI passes its keywords to ``fairness_report``, which builds the
-request at its door (:meth:`AuditRequest.of`), so a mistyped option fails before any data is read.
+:func:`polfair.fairness_report` (and :func:`polfair.fairness_report_batches`, the CLI) turn their
+keywords into an :class:`AuditRequest` at the door (:meth:`AuditRequest.of`: a mistyped option fails
+before any data is read). The config is merged into it once, by one :func:`dataclasses.replace`
+(:func:`polfair.monitor.plan.plan_report`, which returns the request in effect inside a
+:class:`~polfair.monitor.plan.ReportPlan`), and from there every stage reads an option by its name
+(``request.weight``, ``request.ci``), never from a dict of strings: the pass takes the request
+itself (it is a :class:`~polfair.core.passes.spec.PassOptions`: :func:`~polfair.core.passes.spec.build_spec`,
+:func:`polfair.engines.narwhals.foreign_code_table`), the report builder reads it
+(:meth:`polfair.core.report.build.ReportOptions.of`), the monitor reads its thresholds, minimum
+sizes and monitored groups, and the provenance (:func:`polfair.core.report.run_metadata.render_request`)
+and the config hash (:meth:`AuditRequest.hashed`) are rendered from it.
 
 The fields are ``fairness_report``'s keywords with its defaults (a test keeps the two equal).
 """
@@ -20,10 +23,10 @@ from typing import Any, Literal
 
 import polars as pl
 
-from polfair.core._typing import IntoExpr, OnMissing, Reference
+from polfair.core._typing import OnMissing, Reference
 from polfair.core.options import refuse_unused_threshold
-from polfair.core.passes.spec import check_threshold
-from polfair.core.proba import DEFAULT_TOLERANCE, check_proba_options
+from polfair.core.passes.spec import PassOptions, check_threshold
+from polfair.core.proba import check_proba_options
 from polfair.core.values import check_option_types
 from polfair.exceptions import PolfairError
 
@@ -36,37 +39,29 @@ STATISTICS_KEYWORDS = ("ci", "n_boot", "seed", "cluster", "n_buckets", "p_adjust
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class AuditRequest:
+class AuditRequest(PassOptions):
     """The options of one audit (``fairness_report``'s keywords), validated once, read by name.
 
     Frozen: a stage that resolves an option (the config's values, the statistics in effect) makes a
-    new request with :func:`dataclasses.replace` (:meth:`resolved`), so the request a report says it
+    new request with :func:`dataclasses.replace` (:func:`polfair.monitor.plan.plan_report`), so the request a report says it
     answers (its provenance and config hash) is the one that ran. ``eq=False``: options may be Polars
     expressions, which do not compare to booleans.
 
     Examples
     --------
     >>> r = AuditRequest.of(y_true="y", y_pred="p", protected="g", weight="w")
-    >>> r.weight, r.ci, r.pass_keywords()["weight"]
-    ('w', 0.95, 'w')
+    >>> r.weight, r.ci, isinstance(r, PassOptions)  # the pass reads the request itself
+    ('w', 0.95, True)
     >>> AuditRequest.of(significance=2.0)
     Traceback (most recent call last):
     ...
     polfair.exceptions.PolfairError: significance must be a level in (0, 1) such as 0.05, or None; got 2.0
     """
 
-    y_true: IntoExpr | None = None
-    y_pred: IntoExpr | None = None
-    y_score: IntoExpr | None = None
+    # the pass's fields (roles, labels, keys, sums) are :class:`PassOptions`'s; these are the report's
     threshold: float | None = None
-    protected: IntoExpr | Sequence[IntoExpr] | None = None
-    favorable: Any = 1
-    unfavorable: Any = None
-    score_label: Any = None
     privileged: Mapping[str, Any] | None = None
     reference: Reference | None = None
-    weight: IntoExpr | None = None
-    by: IntoExpr | Sequence[IntoExpr] | None = None
     intersections: int | Literal["all"] | Sequence[Sequence[str]] | None = None
     alpha: float = 2.0
     concentration: float = 1.0
@@ -79,21 +74,14 @@ class AuditRequest:
     metrics: Sequence[str] | None = None
     user_metrics: Sequence[Any] | Mapping[str, Any] | None = None
     max_intersection_groups: int = 1000
-    allow_many_groups: bool = False
     ci: float | None = 0.95
     ci_method: Literal["auto"] = "auto"
     n_boot: int = 200
     seed: int = 0
     p_adjust: Literal["bh", "by", "holm"] | None = "bh"
-    cluster: IntoExpr | None = None
-    n_buckets: int = 20
     significance: float | None = None
     min_group_size: int | None = None
-    exact_sums: bool = False
     band: Literal["both", "harm"] | None = None
-    protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None = None
-    proba_assignment: Literal["weighted", "argmax"] = "weighted"
-    proba_tolerance: float = DEFAULT_TOLERANCE
 
     @classmethod
     def of(cls, **options: Any) -> AuditRequest:
@@ -152,40 +140,6 @@ class AuditRequest:
             if not (v is default or (not isinstance(v, pl.Expr) and v == default)):
                 out[k] = v
         return out
-
-    def resolved(self, plan: Any, stats: Mapping[str, Any]) -> AuditRequest:
-        """The request with the config merged (``plan``: a :class:`polfair.monitor.plan.ReportPlan`) and
-        the statistics in effect (``stats``: defaults, config, keywords).
-        """
-        return dataclasses.replace(
-            self, y_true=plan.y_true, y_pred=plan.y_pred, y_score=plan.y_score, threshold=plan.threshold,
-            protected=plan.protected, favorable=plan.favorable, weight=plan.weight, by=plan.by,
-            score_label=plan.score_label, privileged=plan.privileged, intersections=plan.intersections,
-            metrics=plan.selected,
-            ci=stats["ci"], n_boot=stats["n_boot"], seed=stats["seed"], p_adjust=stats["p_adjust"],
-            cluster=stats["cluster"], n_buckets=stats["n_buckets"], min_group_size=stats["min_group_size"],
-            exact_sums=bool(stats["exact_sums"]),
-        )  # fmt: skip
-
-    def pass_keywords(self) -> dict[str, Any]:
-        """What the one pass takes (:func:`polfair.core.passes.spec.build_spec`,
-        :func:`polfair.engines.narwhals.foreign_code_table`), by name.
-        """
-        out = dict(y_true=self.y_true, y_pred=self.y_pred, y_score=self.y_score, threshold=self.threshold,
-                   protected=self.protected, favorable=self.favorable, unfavorable=self.unfavorable,
-                   weight=self.weight, by=self.by, score_label=self.score_label,
-                   exact_sums=self.exact_sums)  # fmt: skip
-        if self.protected_proba is not None:
-            out |= {"protected_proba": self.protected_proba, "proba_assignment": self.proba_assignment,
-                    "proba_tolerance": self.proba_tolerance}  # fmt: skip
-        if self.cluster is not None:
-            out |= {"cluster": self.cluster, "n_buckets": self.n_buckets}
-        return out
-
-    def statistics(self) -> dict[str, Any]:
-        """The interval keywords of :func:`polfair.core.report.build.report_from_counts`."""
-        return {"ci": self.ci, "ci_method": self.ci_method, "n_boot": self.n_boot, "seed": self.seed,
-                "p_adjust": self.p_adjust}  # fmt: skip
 
     def hashed(self, threshold: float | None = None) -> dict[str, Any]:
         """The options as the run metadata's config hash reads them (:func:`polfair.core.report.run_metadata.config_hash`).

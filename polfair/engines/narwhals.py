@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
@@ -49,6 +49,7 @@ from polfair.core.passes.spec import (
     SF,
     W1S,
     WS,
+    PassOptions,
     Spec,
     W,
     check_key_names,
@@ -58,7 +59,6 @@ from polfair.core.passes.spec import (
     label_values,
 )
 from polfair.core.proba import (
-    DEFAULT_TOLERANCE,
     GROUP_INDEX,
     compile_proba,
     parse_protected_proba,
@@ -486,25 +486,7 @@ def foreign_frame(data: Any) -> ForeignFrame:
 
 
 def foreign_code_table(
-    data: Any,
-    *,
-    y_true: str,
-    y_pred: str | None = None,
-    y_score: str | None = None,
-    threshold: float = 0.5,
-    protected: str | Sequence[str],
-    favorable: Any = 1,
-    unfavorable: Any = None,
-    weight: str | None = None,
-    by: str | Sequence[str] | None = None,
-    cluster: str | None = None,
-    n_buckets: int = 20,
-    exact_sums: bool = False,
-    protected_proba: Mapping[str, Mapping[str, str | None]] | None = None,
-    proba_assignment: str = "weighted",
-    proba_tolerance: float = DEFAULT_TOLERANCE,
-    score_label: Any = None,
-    frame_class: type[ForeignFrame] | None = None,
+    data: Any, options: PassOptions | None = None, /, *, frame_class: type[ForeignFrame] | None = None, **keywords: Any,
 ) -> tuple[pl.DataFrame, Spec]:
     """Run the counting pass inside the frame's own engine; return the code table and the spec.
 
@@ -512,8 +494,11 @@ def foreign_code_table(
     ----------
     data
         A PySpark DataFrame, DuckDB relation, or another frame narwhals supports lazily.
+    options
+        The request (:class:`~polfair.core.passes.spec.PassOptions`, or the
+        :class:`~polfair.core.request.AuditRequest` a door built); without it, ``keywords`` are its fields.
     y_true, y_pred, y_score, threshold, protected, favorable, unfavorable, weight, by, exact_sums, score_label
-        As in :func:`polfair.confusion_counts`, but column names only.
+        (Fields of ``options``.) As in :func:`polfair.confusion_counts`, but column names only.
     protected_proba, proba_assignment, proba_tolerance
         An attribute estimated from membership probabilities (column names), as in
         :func:`polfair.confusion_counts`: the pass sums the probabilities' columns
@@ -548,6 +533,9 @@ def foreign_code_table(
     >>> rel = duckdb.sql("select * from (values (1, 1, 'a'), (0, 1, 'b')) t(y, p, g)")  # doctest: +SKIP
     >>> codes, spec = foreign_code_table(rel, y_true="y", y_pred="p", protected="g")  # doctest: +SKIP
     """
+    o = options if options is not None else PassOptions(**keywords)
+    y_true, y_pred, y_score, weight, protected, by = o.y_true, o.y_pred, o.y_score, o.weight, o.protected, o.by
+    threshold, cluster, exact_sums, score_label = cast(float, o.threshold), o.cluster, o.exact_sums, o.score_label
     _narwhals(data)
     check_threshold(threshold)
     ff = foreign_frame(data) if frame_class is None else frame_class(data)
@@ -556,7 +544,8 @@ def foreign_code_table(
     keys = [ff.derive(k, "protected") for k in _items(protected)]
     by_names = [ff.derive(b, "by") for b in _items(by)]
     keys, by_names = _names(keys, "protected"), _names(by_names, "by")
-    ps = None if protected_proba is None else parse_protected_proba(protected_proba, proba_assignment, proba_tolerance)
+    ps = None if o.protected_proba is None else parse_protected_proba(o.protected_proba, o.proba_assignment,
+                                                                      o.proba_tolerance)  # fmt: skip
     if not keys and ps is None:
         msg = "protected must name at least one column, e.g. protected=['sex']"
         raise PolfairError(msg)
@@ -569,7 +558,7 @@ def foreign_code_table(
     if ps is not None and exact_sums:
         msg = "exact_sums=True is not available with protected_proba; use the default Float64 sums"
         raise PolfairError(msg)
-    fav, unfav = label_values(favorable, unfavorable)
+    fav, unfav = label_values(o.favorable, o.unfavorable)
     eng = ff.eng
     compiled, columns, pol = classification_columns(eng, {r: ff.column(n, r) for r, n in roles.items()}, fav, unfav,
                                                     threshold=threshold, exact=exact_sums,
@@ -578,7 +567,7 @@ def foreign_code_table(
     select: dict[str, Any] = {g: key(eng, ff.column(g, "by" if g in by_names else "protected"),
                                      role="by" if g in by_names else "protected") for g in group}  # fmt: skip
     if cluster is not None:  # the jackknife bucket, computed in the engine (the Polars integers: core.hashing)
-        select[BUCKET] = _bucket(ff, cluster, n_buckets, [*by_names, *keys])
+        select[BUCKET] = _bucket(ff, cluster, o.n_buckets, [*by_names, *keys])
         group.append(BUCKET)
     select[CODE] = columns[CODE]
     weighted = weight is not None

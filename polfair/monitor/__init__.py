@@ -32,9 +32,9 @@ Semantics follow IBM Watson OpenScale's fairness monitor (see ``docs/monitoring.
 Modules: :mod:`~polfair.monitor.config` (``FairnessConfig``, ``GroupSpec``, ``parse_thresholds``),
 :mod:`~polfair.monitor.thresholds` (``apply_thresholds``, ``alerts``, ``default_verdict``,
 ``format_threshold``, ``STATUS_VALUES``), :mod:`~polfair.monitor.sampling` (``sample_rows``) and
-:mod:`~polfair.monitor.plan` (``plan_report``, ``ReportPlan``: what ``fairness_report`` runs before and
-after the core report) and :mod:`~polfair.monitor.drift` (``compare_reports``: changes between runs or
-periods, with two-sample tests).
+:mod:`~polfair.monitor.plan` (``plan_report``, ``ReportPlan``: the config merged once into
+``fairness_report``'s request, and what the monitor adds before and after the core report) and
+:mod:`~polfair.monitor.drift` (``compare_reports``: changes between runs or periods, with two-sample tests).
 """
 
 from polfair.monitor.config import OTHER, FairnessConfig, GroupSpec, parse_thresholds

@@ -1,17 +1,22 @@
-"""``fairness_report``'s monitoring keywords and config resolved into plain report arguments.
+"""The monitor's view of a request: ``fairness_report``'s config merged into its request, once.
 
-:func:`plan_report` runs before the counting pass (config, monitored groups, sampling);
-:meth:`ReportPlan.finish` runs after the core report (groupwise rows, thresholds). The core report
-knows nothing of either: :mod:`polfair.api` calls them around it.
+:func:`plan_report` runs before the counting pass: it merges the config (columns, favorable,
+thresholds, minimum sizes, statistics, monitored groups) into the door's
+:class:`~polfair.core.request.AuditRequest` by one :func:`dataclasses.replace`, and samples the rows;
+:class:`ReportPlan` (immutable) holds that request and what the monitor adds to it (groupwise
+metrics, monitored groups, the config's source). :meth:`ReportPlan.finish` runs after the core report
+(groupwise rows, thresholds). The core report knows nothing of either: :mod:`polfair.api` calls them
+around it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
@@ -19,9 +24,10 @@ from polfair.compat import yardstick as groupwise
 from polfair.core._args import check_columns
 from polfair.core.contract.inputs import is_foreign, to_lazyframe
 from polfair.core.passes.counts import merge_counts
-from polfair.core.reference import check_min_sample_size, resolve_min_sample_size
-from polfair.core.report.run_metadata import expr_text, package_version
+from polfair.core.reference import check_min_sample_size
+from polfair.core.report.run_metadata import render_request
 from polfair.core.report.status import check_sides
+from polfair.core.request import STATISTICS_KEYWORDS, AuditRequest
 from polfair.core.values import absent_values_message
 from polfair.exceptions import PolfairError, ReferenceWarning, user_stacklevel
 from polfair.monitor._values import check_size, column_or_sql, is_number
@@ -33,49 +39,49 @@ from polfair.monitor.thresholds import apply_thresholds, format_threshold
 __all__ = ["ReportPlan", "plan_report", "significance_as_level"]
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class ReportPlan:
-    """What ``fairness_report`` runs once the monitoring options are resolved (internal)."""
+    """The monitor's view of one request (immutable): the request in effect and what the monitor adds.
 
+    No option is copied here: every option is read from :attr:`request` (the config merged, the
+    statistics in effect: ``request.thresholds`` holds the parsed bands, ``request.min_sample_size``
+    and ``request.band`` the values in effect), the config hash from :attr:`asked`.
+    """
+
+    #: The request as the door built it (the run metadata's config hash reads it: :meth:`hashed`).
+    asked: AuditRequest
+    #: The request in effect: what the pass, the report builder, the monitor and the provenance read.
+    request: AuditRequest
+    #: The rows the pass reads (sampled to ``max_sample_size``; lazy with a config's monitored groups).
     data: Any
-    y_true: Any
-    y_pred: Any
-    y_score: Any
-    weight: Any
-    by: Any
-    protected: Any
-    favorable: Any
-    privileged: dict[str, Any] | None
-    intersections: Any
-    metrics: list[groupwise.GroupwiseMetric]
-    thresholds: dict[str, tuple[float, float]] | None
-    min_sample_size: int | None
-    groups: dict[str, list[str]] | None
-    #: Statistics options (``[statistics]`` of the config, then explicit keywords): ci, n_boot, seed,
-    #: cluster, n_buckets, p_adjust for the report; significance and min_group_size for :meth:`finish`.
-    statistics: dict[str, Any] = field(default_factory=dict)
-    #: Which sides of each band are judged (``"both"`` or ``"harm"``).
-    band: str = "both"
-    #: The config (when one was given) and where it came from.
+    #: The groupwise metrics (yardstick's): the door's ``metrics``/``user_metrics`` list, then the config's.
+    metrics: tuple[groupwise.GroupwiseMetric, ...] = ()
+    #: The monitored groups a config judges (attribute -> labels), or None.
+    groups: Mapping[str, list[str]] | None = None
+    #: The config (when one was given), loaded.
     config: FairnessConfig | None = None
-    config_source: str | None = None
-    max_sample_size: int | None = None
     #: Column keys the config gave as SQL text (shown as written in the request).
-    texts: dict[str, Any] = field(default_factory=dict)
-    #: The score threshold in effect: the keyword, else the config's ``threshold``, else 0.5.
-    threshold: float = 0.5
-    #: The label the score is the probability of (``fairness_report``'s or the config's ``score_label``).
-    score_label: Any = None
-    #: The metric selection (``fairness_report``'s ``metrics=``, else the config's ``metrics``); None: every metric.
-    selected: list[str] | None = None
+    texts: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def config_source(self) -> str | None:
+        """Where the config came from: its path, or None (given as an object or a mapping)."""
+        config = self.asked.config
+        return str(config) if isinstance(config, (str, Path)) else None
+
+    @property
+    def bands(self) -> dict[str, tuple[float, float]] | None:
+        """The thresholds in effect (metric -> band), or None."""
+        return cast("dict[str, tuple[float, float]] | None", self.request.thresholds)
 
     def finish(self, report: pl.DataFrame) -> pl.DataFrame:
         """Add the groupwise rows, ``threshold``/``status`` when thresholds are set, then drop small groups."""
-        report = groupwise.add_groupwise_rows(report, self.metrics)
-        if self.thresholds is not None:
-            report = apply_thresholds(report, self.thresholds, self.min_sample_size, groups=self.groups,
-                                      band=self.band)  # fmt: skip
-        return suppress_small_groups(report, self.statistics.get("min_group_size"))
+        r = self.request
+        report = groupwise.add_groupwise_rows(report, list(self.metrics))
+        if self.bands is not None:
+            report = apply_thresholds(report, self.bands, r.min_sample_size, groups=dict(self.groups or {}) or None,
+                                      band=cast(str, r.band))  # fmt: skip
+        return suppress_small_groups(report, r.min_group_size)
 
     def group_cells(self, cells: pl.DataFrame) -> pl.DataFrame:
         """A config's monitored/reference attributes in the cell table: check each value and range, then label.
@@ -122,37 +128,33 @@ class ReportPlan:
         except Exception:  # pragma: no cover - the values are a courtesy; the warning stands
             return []
 
-    def request(self, *, threshold: Any, unfavorable: Any, reference: Any, stats: Mapping[str, Any],
-                config: Any) -> dict[str, Any]:  # fmt: skip
-        """The effective request of the report (after the config was merged), JSON-able: its provenance."""
-        cfg = self.config
+    def hashed(self) -> dict[str, Any]:
+        """The options the run metadata's config hash reads: the door's, with the threshold in effect."""
+        return self.asked.hashed(threshold=self.request.threshold)
+
+    def provenance(self) -> dict[str, Any]:
+        """The request in effect, JSON-able: the report's provenance (:func:`render_request`)."""
+        r, cfg = self.request, self.config
         names = [p if isinstance(p, str) else p.meta.output_name() if isinstance(p, pl.Expr) else str(p)
-                 for p in self.protected]  # fmt: skip
-        out: dict[str, Any] = {
-            "polfair_version": package_version(),
-            "y_true": expr_text(self.y_true), "y_pred": expr_text(self.y_pred), "y_score": expr_text(self.y_score),
-            "threshold": threshold if self.y_score is not None and self.y_pred is None else None,
-            "favorable": expr_text(self.favorable if isinstance(self.favorable, (list, tuple)) else [self.favorable]),
-            "unfavorable": expr_text(unfavorable), "score_label": expr_text(self.score_label),
-            "weight": expr_text(self.weight),
-            "by": expr_text([self.by] if isinstance(self.by, (str, pl.Expr)) else self.by),
-            "protected": names, "privileged": expr_text(self.privileged), "reference": reference,
-            "intersections": self.intersections if not isinstance(self.intersections, (list, tuple)) else [
-                list(s) for s in self.intersections],
-            "thresholds": None if self.thresholds is None else {m: format_threshold(*b) for m, b in self.thresholds.items()},
-            "band": self.band if self.thresholds else None, "min_sample_size": resolve_min_sample_size(self.min_sample_size),
-            "max_sample_size": self.max_sample_size,
-            "ci": stats.get("ci"), "p_adjust": stats.get("p_adjust") if stats.get("ci") is not None else None,
-            "cluster": expr_text(stats.get("cluster")), "min_group_size": stats.get("min_group_size"),
-            "metrics": [m.name for m in self.metrics] or None,
+                 for p in cast("list[Any]", r.protected)]  # fmt: skip
+        bands = self.bands
+        fields: dict[str, Any] = {
+            "y_true": r.y_true, "y_pred": r.y_pred, "y_score": r.y_score, "threshold": r.threshold,
+            "favorable": r.favorable if isinstance(r.favorable, (list, tuple)) else [r.favorable],
+            "unfavorable": r.unfavorable, "score_label": r.score_label, "weight": r.weight, "by": r.by,
+            "protected": names, "privileged": r.privileged, "reference": r.reference, "intersections": r.intersections,
+            "thresholds": None if bands is None else {m: format_threshold(*b) for m, b in bands.items()},
+            "band": r.band if bands else None, "min_sample_size": r.min_sample_size,
+            "max_sample_size": r.max_sample_size, "ci": r.ci, "p_adjust": r.p_adjust, "cluster": r.cluster,
+            "min_group_size": r.min_group_size, "metrics": [m.name for m in self.metrics] or None,
         }  # fmt: skip
         if cfg is not None and cfg.monitored:
-            out["monitored"] = {a: g.label for a, g in cfg.monitored.items()}
-            out["reference_groups"] = {a: g.label for a, g in cfg.reference.items()}
-        if config is not None:
-            out["config"] = self.config_source or type(config).__name__
-        out.update(self.texts)  # the config's SQL text, as written
-        return {k: v for k, v in out.items() if v is not None}
+            fields["monitored"] = {a: g.label for a, g in cfg.monitored.items()}
+            fields["reference_groups"] = {a: g.label for a, g in cfg.reference.items()}
+        if self.asked.config is not None:
+            fields["config"] = self.config_source or type(self.asked.config).__name__
+        fields.update(self.texts)  # the config's SQL text, as written
+        return render_request(fields, version=True)
 
 
 def significance_as_level(stats: dict[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
@@ -214,46 +216,51 @@ def _pick(name: str, given: Any, configured: Any) -> Any:
     return given
 
 
-def plan_report(
-    data: Any,
-    *,
-    config: FairnessConfig | str | Path | Mapping[str, Any] | None,
-    y_true: Any,
-    y_pred: Any,
-    y_score: Any,
-    weight: Any,
-    by: Any,
-    protected: Any,
-    favorable: Any,
-    privileged: Mapping[str, Any] | None,
-    intersections: Any,
-    thresholds: Mapping[str, Any] | str | None,
-    min_sample_size: int | None,
-    max_sample_size: int | None,
-    metrics: Any,
-    statistics: Mapping[str, Any] | None = None,
-    band: str | None = None,
-    estimated: bool = False,
-    threshold: float | None = None,
-    score_label: Any = None,
-    selected: Any = None,
-) -> ReportPlan:
-    """Resolve ``fairness_report``'s monitoring keywords and config into plain report arguments.
+@dataclass
+class _Draft:
+    """The options a config may change, while :func:`plan_report` merges it (private; frozen into the request)."""
 
-    ``config`` may be a :class:`FairnessConfig`, a mapping, or a path to a ``.toml``/``.json``
+    data: Any
+    y_true: Any
+    y_pred: Any
+    y_score: Any
+    weight: Any
+    by: Any
+    protected: list[Any]
+    favorable: Any
+    score_label: Any
+    privileged: dict[str, Any]
+    intersections: Any
+    thresholds: dict[str, tuple[float, float]] | None
+    min_sample_size: int | None
+    statistics: dict[str, Any]
+    metrics: list[groupwise.GroupwiseMetric]
+    selected: list[str] | None
+    groups: dict[str, list[str]] | None = None
+    texts: dict[str, Any] = field(default_factory=dict)
+
+
+def plan_report(data: Any, request: AuditRequest) -> ReportPlan:
+    """Merge ``request``'s config into it (once) and sample the rows: the request in effect.
+
+    ``request.config`` may be a :class:`FairnessConfig`, a mapping, or a path to a ``.toml``/``.json``
     file. Explicit keywords win over the config where both can be told apart (``thresholds`` are
     merged, keywords first); contradictory column names or ``favorable`` values are errors.
     With a config, ``intersections`` defaults to 1 (OpenScale monitors each attribute alone).
-    ``statistics`` holds the statistics keywords the caller gave explicitly (``ci``, ``n_boot``,
-    ``seed``, ``cluster``, ``n_buckets``, ``p_adjust``, ``significance``, ``min_group_size``); they
-    win over the config's ``[statistics]`` table, merged into ``plan.statistics``. Column keys of
-    the config (``y_true``, ``y_pred``, ``y_score``, ``weight``, ``by``) are column names or SQL
-    expressions, as the command line's flags (``y_pred = "decile_score >= 5"``). ``band``:
-    ``"both"`` or ``"harm"`` (default: the config's, else ``"both"``). ``estimated``: the report
-    has an attribute estimated from proxies (``protected_proba``), so ``protected`` may be empty.
-    ``threshold``: the score threshold (default: the config's ``threshold``, else 0.5).
-    ``selected``: the metric selection (``fairness_report``'s ``metrics=``; default: the config's
-    ``metrics``, else every metric).
+    The statistics keywords given explicitly (:meth:`AuditRequest.given_statistics`) win over the
+    config's ``[statistics]`` table; a deprecated ``significance`` sets ``ci``
+    (:func:`significance_as_level`). Column keys of the config (``y_true``, ``y_pred``, ``y_score``,
+    ``weight``, ``by``) are column names or SQL expressions, as the command line's flags
+    (``y_pred = "decile_score >= 5"``). ``band``: ``"both"`` or ``"harm"`` (default: the config's, else
+    ``"both"``). With ``protected_proba`` (an attribute estimated from proxies) ``protected`` may be
+    empty. ``threshold``: the score threshold (default: the config's ``threshold``, else 0.5).
+    ``metrics``: the metric selection (default: the config's ``metrics``, else every metric).
+
+    Returns
+    -------
+    ReportPlan
+        ``plan.request``: the request in effect (``thresholds`` as parsed bands, ``min_sample_size``,
+        ``band``, ``max_sample_size`` and the statistics in effect); ``plan.asked``: ``request``.
 
     Raises
     ------
@@ -265,65 +272,69 @@ def plan_report(
     --------
     >>> import polars as pl
     >>> df = pl.DataFrame({"y": [1, 0], "age": [20, 40]})
-    >>> plan = plan_report(df, config={"monitored": {"age": [18, 25]}, "reference": {"age": [26, 99]}},
-    ...     y_true="y", y_pred=None, y_score=None, weight=None, by=None, protected=None, favorable=1,
-    ...     privileged=None, intersections=None, thresholds=None, min_sample_size=None,
-    ...     max_sample_size=None, metrics=None)
-    >>> plan.privileged, plan.intersections
+    >>> cfg = {"monitored": {"age": [18, 25]}, "reference": {"age": [26, 99]}}
+    >>> plan = plan_report(df, AuditRequest.of(y_true="y", config=cfg))
+    >>> plan.request.privileged, plan.request.intersections
     ({'age': '[26, 99]'}, 1)
     """
-    cfg = _load_config(config)
+    r = request
+    cfg = _load_config(r.config)
+    thresholds = r.thresholds
     preset = thresholds if isinstance(thresholds, str) else None  # a named policy: resolved below
     bands = None if thresholds is None or isinstance(thresholds, str) else parse_thresholds(thresholds)
-    min_sample_size = check_min_sample_size(min_sample_size)
-    max_sample_size = check_size(max_sample_size, "max_sample_size")
-    gms = groupwise.resolve(metrics)
-    protected_list = (
-        [] if protected is None else [protected] if isinstance(protected, (str, pl.Expr)) else list(protected)
-    )
-    plan = ReportPlan(
-        data=data, y_true=y_true, y_pred=y_pred, y_score=y_score, weight=weight, by=by,
-        protected=protected_list, favorable=favorable, privileged=dict(privileged or {}),
-        intersections=intersections, metrics=gms, thresholds=bands,
-        min_sample_size=min_sample_size, groups=None,
-        statistics=dict(statistics or {}), config=cfg,
-        config_source=str(config) if isinstance(config, (str, Path)) else None, score_label=score_label,
-        selected=None if selected is None else list(selected),
+    min_sample_size = check_min_sample_size(r.min_sample_size)
+    max_sample_size = check_size(r.max_sample_size, "max_sample_size")
+    gms = groupwise.resolve(r.groupwise_metrics)
+    protected = r.protected
+    d = _Draft(
+        data=data, y_true=r.y_true, y_pred=r.y_pred, y_score=r.y_score, weight=r.weight, by=r.by,
+        protected=[] if protected is None else [protected] if isinstance(protected, (str, pl.Expr)) else list(protected),
+        favorable=r.favorable, score_label=r.score_label, privileged=dict(r.privileged or {}),
+        intersections=r.intersections, thresholds=bands, min_sample_size=min_sample_size,
+        statistics=r.given_statistics(), metrics=gms,
+        selected=None if r.metrics is None else list(r.metrics),
     )  # fmt: skip
     seed = 0
-    sides = band if band is not None else (cfg.band if cfg is not None else "both")
+    sides = r.band if r.band is not None else (cfg.band if cfg is not None else "both")
     try:
-        plan.band = check_sides(sides)
+        band = check_sides(sides)
     except ValueError as exc:
         raise PolfairError(str(exc)) from None
-    plan.threshold = threshold if threshold is not None else (
+    threshold = r.threshold if r.threshold is not None else (
         cfg.threshold if cfg is not None and cfg.threshold is not None else 0.5)
     if cfg is not None:
-        _merge_keywords(plan, cfg)
-        _config_expressions(plan, cfg)
+        _merge_keywords(d, cfg)
+        _config_expressions(d, cfg)
         max_sample_size = max_sample_size if max_sample_size is not None else cfg.max_sample_size
         seed = cfg.seed
         if cfg.monitored:
-            _monitored_groups(plan, cfg)
+            _monitored_groups(d, cfg)
     if preset is not None:  # keywords win over the config's bands
-        named = preset_thresholds(preset, has_predictions=plan.y_pred is not None or plan.y_score is not None)
-        plan.thresholds = {**(plan.thresholds or {}), **named}
-    if plan.y_true is None:
+        named = preset_thresholds(preset, has_predictions=d.y_pred is not None or d.y_score is not None)
+        d.thresholds = {**(d.thresholds or {}), **named}
+    if d.y_true is None:
         msg = "y_true is required: name the label column (y_true='label'), or set y_true in the config"
         raise PolfairError(msg)
-    if not plan.protected and not estimated:
+    if not d.protected and r.protected_proba is None:
         msg = (
             "protected is required: protected= must name at least one column or expression, e.g. "
             "protected=['sex'] (with a config, its monitored/reference groups can supply them)"
         )
         raise PolfairError(msg)
     if max_sample_size is not None:
-        plan.data = sample_rows(plan.data, max_sample_size, seed)
-        plan.max_sample_size = max_sample_size
-    if plan.thresholds is None and plan.min_sample_size is not None:
-        plan.thresholds = {}
-    plan.privileged = plan.privileged or None
-    return plan
+        d.data = sample_rows(d.data, max_sample_size, seed)
+    if d.thresholds is None and d.min_sample_size is not None:
+        d.thresholds = {}
+    stats = significance_as_level({**AuditRequest.statistics_defaults(), **d.statistics}, d.statistics)
+    run = dataclasses.replace(  # the config merged, once: every option in effect, read by name from here on
+        r, y_true=d.y_true, y_pred=d.y_pred, y_score=d.y_score, threshold=threshold, protected=d.protected,
+        favorable=d.favorable, weight=d.weight, by=d.by, score_label=d.score_label, privileged=d.privileged or None,
+        intersections=d.intersections, metrics=d.selected, thresholds=d.thresholds, min_sample_size=d.min_sample_size,
+        max_sample_size=max_sample_size, band=band, exact_sums=bool(stats["exact_sums"]),
+        **{k: stats[k] for k in STATISTICS_KEYWORDS if k != "exact_sums"},
+    )  # fmt: skip
+    return ReportPlan(asked=r, request=run, data=d.data, metrics=tuple(d.metrics), groups=d.groups, config=cfg,
+                      texts=d.texts)  # fmt: skip
 
 
 def _load_config(config: FairnessConfig | str | Path | Mapping[str, Any] | None) -> FairnessConfig | None:
@@ -339,7 +350,7 @@ def _load_config(config: FairnessConfig | str | Path | Mapping[str, Any] | None)
     raise PolfairError(msg)
 
 
-def _merge_keywords(plan: ReportPlan, cfg: FairnessConfig) -> None:
+def _merge_keywords(plan: _Draft, cfg: FairnessConfig) -> None:
     """Fill the plan's unset keywords from the config; raise on contradictions (keywords win otherwise)."""
     plan.y_true = _pick("y_true", plan.y_true, cfg.y_true)
     plan.y_pred = _pick("y_pred", plan.y_pred, cfg.y_pred)
@@ -372,7 +383,7 @@ def _merge_keywords(plan: ReportPlan, cfg: FairnessConfig) -> None:
         plan.selected = list(cfg.metrics)
 
 
-def _config_expressions(plan: ReportPlan, cfg: FairnessConfig) -> None:
+def _config_expressions(plan: _Draft, cfg: FairnessConfig) -> None:
     """Column keys the config supplied that are not columns become SQL expressions (as the CLI's flags)."""
     keys = [k for k in ("y_true", "y_pred", "y_score", "weight") if isinstance(getattr(cfg, k), str)
             and getattr(plan, k) == getattr(cfg, k)]  # fmt: skip
@@ -389,7 +400,7 @@ def _config_expressions(plan: ReportPlan, cfg: FairnessConfig) -> None:
         plan.by = [b if b in names else column_or_sql(b, names, "config: by =") for b in cfg.by]
 
 
-def _monitored_groups(plan: ReportPlan, cfg: FairnessConfig) -> None:
+def _monitored_groups(plan: _Draft, cfg: FairnessConfig) -> None:
     """Replace the config's attributes by their monitored/reference/other keys; judge the monitored groups."""
     lf = to_lazyframe(plan.data)
     schema = lf.collect_schema()

@@ -40,6 +40,7 @@ from polfair.core._args import as_list, as_values
 from polfair.core._typing import IntoExpr
 from polfair.core.options import checks_keywords
 from polfair.core.passes.counts import check_counted
+from polfair.core.passes.spec import PassOptions
 from polfair.core.proba import DEFAULT_TOLERANCE
 from polfair.core.reference import largest_reference, resolve_min_sample_size, warn_small_reference
 from polfair.core.report.build import attribute_sets, group_label, value_label, warn_absent_privileged
@@ -251,7 +252,9 @@ def roc_curve(
     >>> r.filter(attribute="race", group="Caucasian").select("threshold", "fpr", "tpr").head(2).rows()
     [(inf, 0.0, 0.0), (10.0, 0.0117096018735363, 0.04257907542579075)]
     """
-    hist, by_n = _histogram(data, y_true, y_score, protected, favorable, weight, by, bins, score_label)
+    roles = PassOptions(y_true=y_true, y_score=y_score, protected=protected, favorable=favorable, weight=weight, by=by,
+                        score_label=score_label)  # fmt: skip
+    hist, by_n = _histogram(data, roles, bins)
     c = _cumulative(group_histograms(hist, by=by_n, intersections=intersections), by_n)
     start = (
         c.group_by(_GID, maintain_order=True)
@@ -303,7 +306,9 @@ def precision_recall_curve(
     >>> pr.filter(attribute="sex", group="Male").select("threshold", "precision").head(1).rows()
     [(10.0, 0.816793893129771)]
     """
-    hist, by_n = _histogram(data, y_true, y_score, protected, favorable, weight, by, bins, score_label)
+    roles = PassOptions(y_true=y_true, y_score=y_score, protected=protected, favorable=favorable, weight=weight, by=by,
+                        score_label=score_label)  # fmt: skip
+    hist, by_n = _histogram(data, roles, bins)
     c = _cumulative(group_histograms(hist, by=by_n, intersections=intersections), by_n)
     den = pl.col("tp") + pl.col("fp")
     return c.select(
@@ -390,7 +395,9 @@ def reliability_curve(
     >>> first.select(pl.col("mean_predicted", "fraction_positive").round(4)).row(0)
     (0.1, 0.2116)
     """
-    hist, by_n = _histogram(data, y_true, y_score, protected, favorable, weight, by, bins, score_label)
+    roles = PassOptions(y_true=y_true, y_score=y_score, protected=protected, favorable=favorable, weight=weight, by=by,
+                        score_label=score_label)  # fmt: skip
+    hist, by_n = _histogram(data, roles, bins)
     if (
         _check_calibration_bins(calibration_bins)
         and hist.height
@@ -421,12 +428,10 @@ def _check_calibration_bins(n: Any) -> bool:
     return True
 
 
-def _histogram(
-    data: Any, y_true: Any, y_score: Any, protected: Any, favorable: Any, weight: Any, by: Any, bins: Any,
-    score_label: Any = None,
-) -> tuple[pl.DataFrame, list[str]]:
-    """Rows -> histogram, or a histogram as is (when ``y_score`` is None)."""
-    if y_score is None:
+def _histogram(data: Any, roles: PassOptions, bins: Any) -> tuple[pl.DataFrame, list[str]]:
+    """Rows -> histogram of the request's roles (``roles``), or a histogram as is (when ``y_score`` is None)."""
+    by = roles.by
+    if roles.y_score is None:
         h = data.collect() if isinstance(data, pl.LazyFrame) else data
         if not isinstance(h, pl.DataFrame):
             msg = "give y_score= (and y_true=, protected=) for rows, or pass a score_counts table"
@@ -435,8 +440,8 @@ def _histogram(
         _keys_of(h, by_n)
         return h, by_n
     h = score_counts(  # the curves are free of the weights' scale: weights beyond 1e±150 in a power-of-two unit
-        data, y_true=y_true, y_score=y_score, protected=protected, favorable=favorable, weight=weight, by=by, bins=bins,
-        score_label=score_label, relative=True,
+        data, y_true=roles.y_true, y_score=roles.y_score, protected=roles.protected, favorable=roles.favorable,
+        weight=roles.weight, by=by, bins=bins, score_label=roles.score_label, relative=True,
     )  # fmt: skip
     by_n = [c for c in h.columns[: len(as_list(by))]]
     return h, by_n

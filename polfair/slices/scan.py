@@ -13,7 +13,7 @@ frame or a parquet/CSV path (streamed), and in Spark or DuckDB (one query per le
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import polars as pl
@@ -25,9 +25,16 @@ from polfair.core.intervals import check_ci, check_p_adjust
 from polfair.core.metrics import ALIASES, METRICS, Counts
 from polfair.core.options import checks_keywords, refuse_unused_threshold
 from polfair.core.passes.skeleton import check_rows, feature_columns
-from polfair.core.passes.spec import SF, check_on_missing, check_threshold, classification_columns, label_values
+from polfair.core.passes.spec import (
+    SF,
+    PassOptions,
+    check_on_missing,
+    check_threshold,
+    classification_columns,
+    label_values,
+)
 from polfair.core.report.build import group_label
-from polfair.core.report.run_metadata import attach_request
+from polfair.core.report.run_metadata import attach_request, render_request
 from polfair.engines.frame import frame_of
 from polfair.exceptions import InvalidInputError, PolfairError
 from polfair.slices._lattice import Lattice
@@ -148,10 +155,10 @@ def _metric(metric: Any) -> str:
     return name
 
 
-def _rows(
-    frame: Any, *, errors: Any, y_true: Any, y_pred: Any, y_score: Any, threshold: float, metric: str,
-    favorable: Any, unfavorable: Any, weight: Any, score_label: Any = None,
-) -> tuple[Rows, str]:  # fmt: skip
+def _rows(frame: Any, roles: PassOptions, *, errors: Any, metric: str) -> tuple[Rows, str]:
+    """The per-row error of the search: ``errors`` itself, or ``metric`` of the request's roles (``roles``)."""
+    y_true, y_pred, y_score, weight = roles.y_true, roles.y_pred, roles.y_score, roles.weight
+    threshold = cast(float, roles.threshold)
     eng = frame.eng
     if errors is not None:
         given = [r for r, v in (("y_true", y_true), ("y_pred", y_pred), ("y_score", y_score)) if v is not None]
@@ -184,7 +191,7 @@ def _rows(
         msg = f"metric={metric!r} is a rate of scores: pass y_score="
         raise PolfairError(msg)
     check_threshold(threshold)
-    fav, unfav = label_values(favorable, unfavorable)
+    fav, unfav = label_values(roles.favorable, roles.unfavorable)
     cols = {"y_true": frame.column(y_true, "y_true")}
     if y_pred is not None:
         cols["y_pred"] = frame.column(y_pred, "y_pred")
@@ -192,7 +199,8 @@ def _rows(
         cols["y_score"] = frame.column(y_score, "y_score")
     if weight is not None:
         cols["weight"] = frame.column(weight, "weight")
-    compiled, columns, _ = classification_columns(eng, cols, fav, unfav, threshold=threshold, score_label=score_label)
+    compiled, columns, _ = classification_columns(eng, cols, fav, unfav, threshold=threshold,
+                                                  score_label=roles.score_label)  # fmt: skip
     code = columns[CODE]
     a, b = code % eng.small(4), (code // eng.small(4)) % eng.small(4)
     s = columns.get(SF)  # the favorable label's probability (the polarity rule: 1 - y_score for an unfavorable score_label)
@@ -484,33 +492,26 @@ def slice_scan(
                             reserved=SLICE_COLUMNS)  # fmt: skip
     names = [c.name for c in fcols]
     per = _bins_for(bins, names)
-    rows, what = _rows(frame, errors=errors, y_true=y_true, y_pred=y_pred, y_score=y_score, threshold=threshold,
-                       metric=metric, favorable=favorable, unfavorable=unfavorable, weight=weight,
-                       score_label=score_label)  # fmt: skip
+    roles = PassOptions(y_true=y_true, y_pred=y_pred, y_score=y_score, threshold=threshold, favorable=favorable,
+                        unfavorable=unfavorable, score_label=score_label, weight=weight)  # fmt: skip
+    rows, what = _rows(frame, roles, errors=errors, metric=metric)
     feats = [Feature(c.name, c) for c in fcols]
     source = source_of(frame, rows, feats)
     later = _set_bins(source, feats, per)
-    request: dict[str, Any] = {"task": "slices", "features": names, "alpha": alpha, "k": k, "max_level": max_level,
+    request: dict[str, Any] = {"features": names, "alpha": alpha, "k": k, "max_level": max_level,
                                "min_support": min_support, "ci": ci, "p_adjust": p_adjust}  # fmt: skip
     if errors is not None:
         request["errors"] = _column_name(frame, errors)
     else:
-        request |= {"metric": what, "y_true": _text(y_true), "y_pred": _text(y_pred), "y_score": _text(y_score),
-                    "threshold": threshold if y_pred is None and y_score is not None else None,
+        request |= {"metric": what, "y_true": y_true, "y_pred": y_pred, "y_score": y_score, "threshold": threshold,
                     "favorable": favorable}  # fmt: skip
-    if weight is not None:
-        request["weight"] = _text(weight)
+    request["weight"] = weight
     result, facts = _search(source, frame, feats, rows, alpha=float(alpha), k=k, max_level=max_level,
                             min_support=min_support, ci=ci, p_adjust=p_adjust, on_missing=on_missing,
                             later=later)  # fmt: skip
     request["bins"] = {f.name: f.edges for f in feats if f.edges is not None} or None
     request |= facts | {"scans": source.scans}
-    return attach_request(result, {k_: v for k_, v in request.items() if v is not None})
-
-
-def _text(x: Any) -> str | None:
-    """A column argument as text (a name, or a Polars expression's text)."""
-    return None if x is None else x if isinstance(x, str) else str(x)
+    return attach_request(result, render_request(request, task="slices", p_values_need_ci=False))
 
 
 def _column_name(frame: Any, x: Any) -> str:

@@ -73,18 +73,18 @@ def test_write_report_batches_checks_extension_and_schema(tmp_path: Path) -> Non
 @pytest.mark.parametrize("ext", [".parquet", ".csv"])
 def test_cli_out_writes_the_report_in_batches(tmp_path: Path, data: pl.DataFrame, ext: str,
                                              monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
-    # the CLI's --out goes through fairness_report_batches (counted here) and writes the whole report
+    # the CLI's --out goes through the request's batches (run_request_batches, counted here) and writes the whole report
     import polfair.api as api
 
     calls: list[int] = []
-    real = api.fairness_report_batches
+    real = api.run_request_batches
 
     def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
         calls.append(1)
         kwargs["batch_rows"] = 100
         yield from real(*args, **kwargs)
 
-    monkeypatch.setattr(api, "fairness_report_batches", spy)
+    monkeypatch.setattr(api, "run_request_batches", spy)
     src, out = tmp_path / "in.parquet", tmp_path / f"out{ext}"
     data.write_parquet(src)
     assert main(["report", str(src), "--y-true", "y", "--y-pred", "p", "--protected", "g", "s", "--by", "d",

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, cast
 
 import polars as pl
 
@@ -58,6 +58,7 @@ from polfair.exceptions import PolfairError
 __all__ = [
     "FV",
     "IntoExpr",
+    "PassOptions",
     "SF",
     "Spec",
     "build_spec",
@@ -87,6 +88,40 @@ SF = "__pf_sf"
 FV = "__pf_fv"
 
 __all__ += ["CODE", "EXACT_SCALE", "FLAG_BAD_SCORE", "FLAG_BAD_WEIGHT", "FLAG_NULL_SCORE", "FLAG_NULL_WEIGHT"]
+
+@dataclass(frozen=True, eq=False)
+class PassOptions:
+    """What the one counting pass reads of a request: the roles, labels, keys and sums (typed, frozen).
+
+    :class:`polfair.core.request.AuditRequest` is one (it adds the report's options), so the request a
+    door builds travels into :func:`build_spec` and :func:`polfair.engines.narwhals.foreign_code_table`
+    as it is, never exploded into keywords. The defaults are :func:`polfair.confusion_counts`'s.
+    ``eq=False``: options may be Polars expressions, which do not compare to booleans.
+
+    Examples
+    --------
+    >>> PassOptions(y_true="y", protected="g").threshold
+    0.5
+    """
+
+    y_true: IntoExpr | None = None
+    y_pred: IntoExpr | None = None
+    y_score: IntoExpr | None = None
+    threshold: float | None = 0.5
+    protected: IntoExpr | Sequence[IntoExpr] | None = None
+    favorable: Any = 1
+    unfavorable: Any = None
+    score_label: Any = None
+    weight: IntoExpr | None = None
+    by: IntoExpr | Sequence[IntoExpr] | None = None
+    cluster: IntoExpr | None = None
+    n_buckets: int = 20
+    exact_sums: bool = False
+    allow_many_groups: bool = False
+    protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None = None
+    proba_assignment: Literal["weighted", "argmax"] = "weighted"
+    proba_tolerance: float = DEFAULT_TOLERANCE
+
 
 #: Names no key (``by`` or protected) may take: the cell table's own columns (:data:`~polfair.core.schema.CELL_SCHEMA`).
 CELL_COLUMNS = frozenset(c.name for c in CELL_SCHEMA)
@@ -413,30 +448,12 @@ def favorable_value_columns(names: Sequence[str]) -> list[str]:
     return [n for n in names if n.startswith(FV)]
 
 
-def build_spec(
-    data: Any,
-    *,
-    y_true: IntoExpr,
-    y_pred: IntoExpr | None = None,
-    y_score: IntoExpr | None = None,
-    threshold: float = 0.5,
-    protected: IntoExpr | Sequence[IntoExpr] | None = None,
-    favorable: Any = 1,
-    unfavorable: Any = None,
-    weight: IntoExpr | None = None,
-    by: IntoExpr | Sequence[IntoExpr] | None = None,
-    allow_many_groups: bool = False,
-    cluster: IntoExpr | None = None,
-    n_buckets: int = 20,
-    exact_sums: bool = False,
-    protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None = None,
-    proba_assignment: str = "weighted",
-    proba_tolerance: float = DEFAULT_TOLERANCE,
-    score_label: Any = None,
-) -> Spec:
+def build_spec(data: Any, options: PassOptions | None = None, /, **keywords: Any) -> Spec:
     """Validate a report request and build the normalised lazy frame (stage 1).
 
-    Parameters are those of :func:`polfair.confusion_counts`; see there. ``protected_proba``,
+    ``options`` is the request (:class:`PassOptions`, or the :class:`~polfair.core.request.AuditRequest`
+    a door built); without it, ``keywords`` are :class:`PassOptions`'s fields (those of
+    :func:`polfair.confusion_counts`; see there). ``protected_proba``,
     ``proba_assignment`` and ``proba_tolerance`` add an attribute estimated from membership
     probabilities (:mod:`polfair.core.proba`; ``protected`` may then be empty). ``allow_many_groups`` is
     accepted for symmetry (the many-groups guard runs after the pass, in
@@ -468,19 +485,22 @@ def build_spec(
     >>> build_spec(df, y_true="y", y_pred="p", protected="g").keys
     ('g',)
     """
-    del allow_many_groups  # a cardinality guard, applied to the pass's result
+    o = options if options is not None else PassOptions(**keywords)  # the guard allow_many_groups runs after the pass
+    y_true, y_pred, y_score, weight, protected, by = o.y_true, o.y_pred, o.y_score, o.weight, o.protected, o.by
+    threshold, cluster, exact_sums = cast(float, o.threshold), o.cluster, o.exact_sums
     source = to_lazyframe(data)
     names = source.collect_schema().names()
     check_threshold(threshold)
 
-    roles: dict[str, pl.Expr] = {"y_true": as_expr(y_true, "y_true")}
+    roles: dict[str, pl.Expr] = {"y_true": as_expr(cast("IntoExpr", y_true), "y_true")}
     if y_pred is not None:
         roles["y_pred"] = as_expr(y_pred, "y_pred")
     if y_score is not None:
         roles["y_score"] = as_expr(y_score, "y_score")
     if weight is not None:
         roles["weight"] = as_expr(weight, "weight")
-    ps = None if protected_proba is None else parse_protected_proba(protected_proba, proba_assignment, proba_tolerance)
+    ps = None if o.protected_proba is None else parse_protected_proba(o.protected_proba, o.proba_assignment,
+                                                                      o.proba_tolerance)  # fmt: skip
     key_exprs = protected_exprs(protected if protected is not None else []) if ps is None or as_list(protected) else []
     by_exprs = [as_expr(b, "by") for b in as_list(by)]
     for role, e in roles.items():
@@ -511,7 +531,7 @@ def build_spec(
 
     probe = _schema_of(source, dict(roles))
     cols = {r: Column(output_name(e, r), e, probe[r]) for r, e in roles.items()}
-    fav, unfav = label_values(favorable, unfavorable)
+    fav, unfav = label_values(o.favorable, o.unfavorable)
     key_schema = _schema_of(source, {f"__pf_key{i}": e for i, e in enumerate([*by_exprs, *key_exprs])})
     key_cols = [
         key(POLARS, Column(n, e, dt), role=role).alias(n)
@@ -521,7 +541,7 @@ def build_spec(
         )
     ]
     compiled, columns, pol = classification_columns(POLARS, cols, fav, unfav, threshold=threshold, exact=exact_sums,
-                                                    score_label=score_label)  # fmt: skip
+                                                    score_label=o.score_label)  # fmt: skip
 
     sf = columns.pop(SF, None)  # the favorable label's probability (the polarity rule's reading of y_score)
     out = [*key_cols, columns.pop(CODE).alias(CODE)]
@@ -534,7 +554,7 @@ def build_spec(
             msg = f"cluster={output_name(ce, 'cluster')!r} is also a by/protected column; pass the cluster id (e.g. a user id)"
             raise PolfairError(msg)
         kind = bucket_kind(_schema_of(source, {"c": ce})["c"])
-        out.append(bucket_of(ce, n_buckets, kind=kind).alias("bucket"))
+        out.append(bucket_of(ce, o.n_buckets, kind=kind).alias("bucket"))
     fold = fold_layout(source, [*by_exprs, *key_exprs], in_memory=isinstance(data, pl.DataFrame))
     weighted = "weight" in roles
     if ps is not None:  # an estimated attribute: its probability columns (polfair.core.proba)

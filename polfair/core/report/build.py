@@ -76,6 +76,7 @@ value, one column per metric), then the long rows are laid out once
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import json
@@ -95,6 +96,7 @@ from polfair.core.intervals.common import Segments
 from polfair.core.intervals.spreads import segments_of
 from polfair.core.metrics import METRICS, Disparity, group_metrics
 from polfair.core.passes.counts import COUNT_COLUMNS, WEIGHT_EXP, check_cell_table, check_counted
+from polfair.core.passes.spec import Spec
 from polfair.core.reference import (
     best_value,
     eligible,
@@ -124,6 +126,7 @@ from polfair.core.report.rows import (
 )
 from polfair.core.report.selection import restrict, select_metrics
 from polfair.core.report.status import with_harm
+from polfair.core.request import AuditRequest
 from polfair.core.user_metrics import check_user_metrics, user_metric_parts
 from polfair.core.values import absent_values_message, coerce_values, match_values
 from polfair.exceptions import PolfairError, ReferenceWarning, ReportSizeWarning, user_stacklevel
@@ -141,8 +144,11 @@ __all__ = [
     "check_reference",
     "group_label",
     "parse_group_label",
+    "ReportOptions",
     "report_batches",
+    "report_batches_of",
     "report_from_counts",
+    "report_of",
     "value_label",
     "warn_absent_privileged",
 ]
@@ -510,11 +516,12 @@ def report_from_counts(
     # All attribute sets are rolled up into ONE small table keyed by a set index (grouping sets), so
     # metrics, references, spreads, entropy and EDF are computed once over it, not once per set;
     # the long rows are then laid out once (polfair.core.report.rows.assemble).
-    prep = _prepare(cells, protected, by, has_predictions, privileged, reference, intersections, alpha, concentration,
-                    ci, ci_method, n_boot, seed, p_adjust, weighted, metrics, select, max_intersection_groups,
-                    min_sample_size)  # fmt: skip
-    parts = [prep.population_part(), prep.attribute_part(), prep.group_part(prep.groups), *prep.user_parts()]
-    return prep.finish(assemble(parts, prep.sort_keys, prep.entity_columns, prep.floats, prep.cats))
+    return report_of(cells, ReportOptions(
+        protected=protected, by=by, has_predictions=has_predictions, privileged=privileged, reference=reference,
+        intersections=intersections, alpha=alpha, concentration=concentration, ci=ci, ci_method=ci_method,
+        n_boot=n_boot, seed=seed, p_adjust=p_adjust, weighted=weighted, metrics=metrics, select=select,
+        max_intersection_groups=max_intersection_groups, min_sample_size=min_sample_size,
+    ))  # fmt: skip
 
 
 def report_batches(
@@ -579,12 +586,21 @@ def report_batches(
     >>> len(parts) > 1 and pl.concat(parts).equals(pf.report_from_counts(cells, protected=["g"]))
     True
     """
+    return report_batches_of(cells, ReportOptions(
+        protected=protected, by=by, has_predictions=has_predictions, privileged=privileged, reference=reference,
+        intersections=intersections, alpha=alpha, concentration=concentration, ci=ci, ci_method=ci_method,
+        n_boot=n_boot, seed=seed, p_adjust=p_adjust, weighted=weighted, metrics=metrics, select=select,
+        max_intersection_groups=max_intersection_groups, min_sample_size=min_sample_size,
+    ), batch_rows)  # fmt: skip
+
+
+def report_batches_of(cells: pl.DataFrame | pl.LazyFrame, options: ReportOptions,
+                      batch_rows: int = 250_000) -> Iterator[pl.DataFrame]:  # fmt: skip
+    """:func:`report_batches` of typed options (what :func:`polfair.fairness_report_batches` calls)."""
     if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
         msg = f"batch_rows must be a positive int, got {batch_rows!r}"
         raise PolfairError(msg)
-    prep = _prepare(cells, protected, by, has_predictions, privileged, reference, intersections, alpha, concentration,
-                    ci, ci_method, n_boot, seed, p_adjust, weighted, metrics, select, max_intersection_groups,
-                    min_sample_size)  # fmt: skip
+    prep = _prepare(cells, options)
     if prep.user:  # user metrics lay out their own rows of every entity: one batch
         parts = [prep.population_part(), prep.attribute_part(), prep.group_part(prep.groups), *prep.user_parts()]
         yield prep.finish(assemble(parts, prep.sort_keys, prep.entity_columns, prep.floats, prep.cats))
@@ -630,16 +646,70 @@ def report_batches(
         yield prep.finish(assemble(parts, keys, prep.entity_columns, prep.floats, prep.cats))
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
+class ReportOptions:
+    """What the report builder reads (:func:`report_from_counts`'s keywords, typed and frozen).
+
+    The public doors keep their flat keywords and build one; :func:`polfair.fairness_report` builds it
+    from its request (:meth:`of`), so the report reads the options the pass ran with.
+    """
+
+    protected: str | Sequence[str]
+    by: str | Sequence[str] | None = ()
+    has_predictions: bool = True
+    privileged: Mapping[str, Any] | None = None
+    reference: Reference | None = None
+    intersections: Intersections = None
+    alpha: float = 2.0
+    concentration: float = 1.0
+    ci: float | None = 0.95
+    ci_method: Literal["auto"] = "auto"
+    n_boot: int = 200
+    seed: int = 0
+    p_adjust: Literal["bh", "by", "holm"] | None = "bh"
+    weighted: bool | None = None
+    metrics: Mapping[str, Any] | None = None
+    select: Sequence[str] | None = None
+    max_intersection_groups: int = MAX_INTERSECTION_GROUPS
+    min_sample_size: int | None = None
+
+    @classmethod
+    def of(cls, request: AuditRequest, spec: Spec, *, intersections: Intersections,
+           select: Sequence[str] | None) -> ReportOptions:  # fmt: skip
+        """The options of a request in effect (config merged) over the pass's ``spec`` (its keys, by,
+        roles), with the ``intersections`` the budget kept and the metric ``select``-ion to compute.
+        """
+        r = request
+        return cls(protected=spec.keys, by=spec.by, has_predictions=spec.has_predictions, privileged=r.privileged,
+                   reference=r.reference, intersections=intersections, alpha=r.alpha, concentration=r.concentration,
+                   ci=r.ci, ci_method=r.ci_method, n_boot=r.n_boot, seed=r.seed, p_adjust=r.p_adjust,
+                   weighted=spec.weighted, metrics=r.custom_metrics, select=select,
+                   max_intersection_groups=r.max_intersection_groups, min_sample_size=r.min_sample_size)  # fmt: skip
+
+    def replicate(self, by: Sequence[str]) -> ReportOptions:
+        """The options of a replicate report (the jackknife's): other ``by`` keys, default intervals."""
+        defaults: dict[str, Any] = {f.name: f.default for f in dataclasses.fields(self) if f.name in _STATISTICS}
+        return dataclasses.replace(self, by=by, **defaults)
+
+
+#: The interval options of :class:`ReportOptions` (those a replicate report takes at their default).
+_STATISTICS = ("ci", "ci_method", "n_boot", "seed", "p_adjust")
+
+
+def report_of(cells: pl.DataFrame | pl.LazyFrame, options: ReportOptions) -> pl.DataFrame:
+    """:func:`report_from_counts` of typed options (what :func:`polfair.fairness_report` calls)."""
+    prep = _prepare(cells, options)
+    parts = [prep.population_part(), prep.attribute_part(), prep.group_part(prep.groups), *prep.user_parts()]
+    return prep.finish(assemble(parts, prep.sort_keys, prep.entity_columns, prep.floats, prep.cats))
+
+
 class _Prepared:
     """Everything :func:`report_from_counts` and :func:`report_batches` compute before the row kinds."""
 
-    def __init__(self, cells: pl.DataFrame | pl.LazyFrame, protected: Any, by: Any, has_predictions: bool,
-                 privileged: Mapping[str, Any] | None, reference: Reference | None, intersections: Intersections,
-                 alpha: float, concentration: float, ci: Any, ci_method: Any, n_boot: Any, seed: Any, p_adjust: Any,
-                 weighted: bool | None, metrics: Mapping[str, Any] | None = None,
-                 select: Sequence[str] | None = None, budget: int = MAX_INTERSECTION_GROUPS,
-                 min_sample_size: int | None = None) -> None:  # fmt: skip
-        keys, by = cast("list[str]", as_list(protected)), cast("list[str]", as_list(by))  # a name, a list, None
+    def __init__(self, cells: pl.DataFrame | pl.LazyFrame, o: ReportOptions) -> None:
+        has_predictions, privileged, reference, intersections = o.has_predictions, o.privileged, o.reference, o.intersections
+        alpha, concentration, metrics, budget = o.alpha, o.concentration, o.metrics, o.max_intersection_groups
+        keys, by = cast("list[str]", as_list(o.protected)), cast("list[str]", as_list(o.by))  # a name, a list, None
         # a table of collect_cells(relative=True): weights in units of 2**w_exp (extreme weights; every
         # statistic but the counts is free of that unit: the counts are scaled back in finish())
         self.w_exp = 0
@@ -650,11 +720,11 @@ class _Prepared:
         check_cell_table(cells, keys=[*by, *keys], what="cells")
         intersections, skipped = budget_sets(cells, keys, intersections, budget)
         if skipped:
-            warnings.warn(budget_message(skipped, budget), ReportSizeWarning, stacklevel=4)
+            warnings.warn(budget_message(skipped, budget), ReportSizeWarning, stacklevel=user_stacklevel())
         self.user = check_user_metrics(metrics, [*ATTR_METRICS, *POP_METRICS], by)
         check_reference(reference)
         check_protected_names(keys)
-        self.min_n = resolve_min_sample_size(min_sample_size)
+        self.min_n = resolve_min_sample_size(o.min_sample_size)
         if concentration < 0:
             msg = f"concentration must be non-negative, got {concentration!r}"
             raise PolfairError(msg)
@@ -675,7 +745,7 @@ class _Prepared:
         lf = lf.collect(**_SMALL).rechunk().lazy()
         rows = lf.select(pl.col("n").sum(), pl.col("n_missing").sum()).collect(**_SMALL).row(0)
         check_counted(int(rows[0] or 0), int(rows[1] or 0))  # no rows, or every row missing: one clear error
-        selection = select_metrics(select, has_predictions)
+        selection = select_metrics(o.select, has_predictions)
         metric_names = metric_list(has_predictions) if selection is None else selection.group_metrics
         if selection is not None and self.user and "num_instances" not in metric_names:  # user rows name the reference
             metric_names = [m for m in metric_list(has_predictions) if m in {*metric_names, "num_instances"}]
@@ -687,7 +757,7 @@ class _Prepared:
         sets = attribute_sets(keys, intersections)
         sk = [*ib, SORT_A]  # the key of one (by group, attribute set)
 
-        opts = _ci_options(lf, ci, ci_method, n_boot, seed, p_adjust, weighted, self.min_n)
+        opts = _ci_options(lf, o.ci, o.ci_method, o.n_boot, o.seed, o.p_adjust, o.weighted, self.min_n)
         extra: tuple[str, ...] = ()
         if opts is not None and has_predictions and self.indices[1]:  # the entropy intervals' per-cell benefit variance
             extra = (BENEFIT_VAR,)
@@ -944,7 +1014,8 @@ def _reference(
             .with_columns([pl.when(pl.col("__pf_has")).then(pl.col(m)).alias(m) for m in metric_names])
         )
         named = priv.filter(pl.col("__pf_has")).select(pl.col(_PLABEL).fill_null(pl.col("attribute")), "n")
-        warn_small_reference(named.collect(**_SMALL), label=_PLABEL, size="n", min_sample_size=min_n, stacklevel=7)
+        warn_small_reference(named.collect(**_SMALL), label=_PLABEL, size="n", min_sample_size=min_n,
+                             stacklevel=user_stacklevel() + 1)  # fmt: skip
         parts.append(_named(priv, sk, metric_names, pl.when(pl.col(_PLABEL).is_not_null()).then(pl.col(_PLABEL))))
     if "overall" in modes:
         overall = of("overall").select(*sk).unique().join(pop, on=ib, how="left", nulls_equal=True)
@@ -973,7 +1044,7 @@ def _reference(
                 f"reference='best': in {nobody} attribute set(s) no group has the minimum sample size ({min_n} "
                 "rows), so the best group is chosen among groups below it and every comparison is insufficient_data"
             )
-            warnings.warn(msg, ReferenceWarning, stacklevel=6)
+            warnings.warn(msg, ReferenceWarning, stacklevel=user_stacklevel())
         parts.append(best.drop("__pf_nobody"))
     ref = parts[0] if len(parts) == 1 else pl.concat(parts, how="diagonal_relaxed")
 

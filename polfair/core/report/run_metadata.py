@@ -25,6 +25,7 @@ from typing import Any
 
 import polars as pl
 
+from polfair.core.reference import resolve_min_sample_size
 from polfair.core.schema import REPORT_SCHEMA, RUN_METADATA_COLUMNS, SCHEMA_VERSION
 from polfair.exceptions import PolfairError
 
@@ -34,6 +35,7 @@ __all__ = [
     "config_hash",
     "expr_text",
     "package_version",
+    "render_request",
     "request_json",
     "request_of",
     "with_run_metadata",
@@ -201,6 +203,59 @@ def expr_text(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {str(k): expr_text(v) for k, v in value.items()}
     return value
+
+
+def render_request(
+    fields: Mapping[str, Any], *, task: str | None = None, version: bool = False, p_values_need_ci: bool = True,
+) -> dict[str, Any]:
+    """A report's provenance (its request, JSON-able), rendered by one rule per option for every door.
+
+    Every door (:func:`polfair.fairness_report`, :func:`polfair.slice_scan`, :func:`polfair.regression_report`,
+    the ranking report, the CLI) hands the options it ran with, by name; this is the one place that
+    writes them: expressions as text (:func:`expr_text`), one ``protected``/``by`` name as a list,
+    ``threshold`` only where a score is read without ``y_pred``, ``p_adjust`` only with intervals
+    (unless ``p_values_need_ci=False``: a door whose p-values come without ``ci``),
+    ``min_sample_size`` as the minimum in effect (:func:`polfair.core.reference.resolve_min_sample_size`),
+    and options that are ``None`` left out.
+
+    Parameters
+    ----------
+    fields
+        Option name -> the value in effect (after a config was merged).
+    task
+        The report's task (``"slices"``, ``"regression"``, ...), written first; ``None``: no ``task`` key
+        (a classification report).
+    version
+        Add ``polfair_version`` (:func:`package_version`).
+    p_values_need_ci
+        Whether the door's p-values exist only with intervals (``p_adjust`` dropped when ``ci`` is None).
+
+    Returns
+    -------
+    dict
+        The provenance, for :func:`attach_request`.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> render_request({"y_true": "y", "y_pred": pl.col("s") >= 5, "threshold": 0.5, "by": "month", "ci": None,
+    ...                 "p_adjust": "bh", "weight": None}, task="demo")
+    {'task': 'demo', 'y_true': 'y', 'y_pred': '(s) >= (5)', 'by': ['month']}
+    """
+    out = dict(fields)
+    if "threshold" in out and not (out.get("y_score") is not None and out.get("y_pred") is None):
+        out["threshold"] = None  # a threshold reads a score; with y_pred it is not used
+    if p_values_need_ci and "p_adjust" in out and out.get("ci") is None:
+        out["p_adjust"] = None
+    if "min_sample_size" in out:
+        out["min_sample_size"] = resolve_min_sample_size(out["min_sample_size"])
+    for k in ("protected", "by"):
+        if isinstance(out.get(k), (str, pl.Expr)):
+            out[k] = [out[k]]
+    head: dict[str, Any] = {} if task is None else {"task": task}
+    if version:
+        head["polfair_version"] = package_version()
+    return {k: expr_text(v) for k, v in {**head, **out}.items() if v is not None}
 
 
 def request_json(request: Mapping[str, Any]) -> str:

@@ -24,6 +24,7 @@ from test_single_pass import CountingSource
 import polfair as pf
 from polfair.core.passes.estimated import apportion, row_offset
 from polfair.datasets import BISG_GROUPS
+from polfair.scores import score_counts
 
 PROBA = {"race": {g: f"p_{g}" for g in BISG_GROUPS}}
 PRIVILEGED = {"race": "white", "sex": "male"}
@@ -258,7 +259,7 @@ def test_apportioned_single_rows_do_not_all_go_to_the_likeliest_group() -> None:
     got = long.with_columns(apportion(pl.col("n"), pl.col("s"), "r", row_offset(pl.col("r"))).alias("k"))
     totals = got.with_columns(g=pl.int_range(pl.len()) % 3).group_by("g").agg(pl.col("k").sum()).sort("g")["k"]
     assert all(abs(a - b) <= 2 for a, b in zip(totals.to_list(), [7000, 2000, 1000]))  # golden-ratio offsets
-    h = pf.scores.score_counts(_book(4_000), y_true="repaid", y_score="score", protected=None, protected_proba=PROBA)
+    h = score_counts(_book(4_000), y_true="repaid", y_score="score", protected=None, protected_proba=PROBA)
     expected = _book(4_000).select(pl.col(f"p_{g}").sum() for g in BISG_GROUPS).row(0)
     got_n = [h.filter(race=g)["n"].sum() for g in BISG_GROUPS]
     assert all(abs(a - b) < 3 * math.sqrt(b) + 2 for a, b in zip(got_n, expected)), (got_n, expected)
