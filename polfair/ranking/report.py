@@ -10,7 +10,7 @@ Definitions: ``docs/ranking.md``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -61,51 +61,39 @@ def position_weight_expr(pos: pl.Expr, kind: str = "log", p: float = 0.5, k: int
     return w if k is None else pl.when(pos <= k).then(w).otherwise(0.0)
 
 
-def _blocks(cells: pl.DataFrame, qk: list[str], k: int | None) -> pl.DataFrame:
-    """Per (by, query, rank ≤ k) tie block: its size m (items sharing the rank)."""
-    b = cells.group_by([*qk, RANK]).agg(pl.col("n").sum().alias("__pf_m"))
-    return b if k is None else b.filter(pl.col(RANK) <= k)
-
-
-def _block_weights(blocks: pl.DataFrame, k: int | None, kind: str, p: float) -> pl.DataFrame:
-    """The blocks with the mean weight of the positions each spans (report weights ``__pf_w`` and DCG's log
-    weights ``__pf_wl``, cut at k) and the fraction of it within the top k (``__pf_f``).
-
-    Untied blocks (m = 1) read the weight of their rank; a tie of m items at rank r reads
-    (V(e) − V(r − 1)) / m from the cumulative weights V of positions 1 … max rank (e = the tie's last
-    position within k): no row per position. Called after :func:`_check_competition`, so the ranks are
-    bounded by the query's rows.
+def _codes(cells: pl.DataFrame, qk: list[str], keys: list[str]) -> tuple[pl.DataFrame, pl.DataFrame, np.ndarray, np.ndarray]:
+    """The distinct queries (``qk``) and groups (``keys``) of the cell table, each in the order of its codes, and
+    every cell's query and group code: two small ``unique`` and one plan of two joins (no sort).
     """
-    r = blocks[RANK].to_numpy().astype(np.int64)
-    m = blocks["__pf_m"].to_numpy().astype(np.int64)
-    end = r + m - 1 if k is None else np.minimum(r + m - 1, k)
-    top = int(end.max()) if len(end) else 0
-    pos = pl.select(pl.int_range(1, top + 1, dtype=pl.Int64).alias("x"))
-    out = {}
-    for name, kd in (("__pf_w", kind), ("__pf_wl", "log")):
-        v = pos.select(position_weight_expr(pl.col("x"), kd, p)).to_series().to_numpy()
-        cum = np.concatenate([[0.0], np.cumsum(v)])
-        tied = (cum[end] - cum[r - 1]) / m
-        out[name] = np.where(m == 1, v[r - 1], tied)
-    return blocks.with_columns(
-        pl.Series("__pf_w", out["__pf_w"], dtype=F64), pl.Series("__pf_wl", out["__pf_wl"], dtype=F64),
-        pl.Series("__pf_f", (end - r + 1) / m, dtype=F64),
-    )
+    uq = cells.select(qk).unique().with_row_index("__pf_qi")
+    ug = cells.select(keys).unique().with_row_index("__pf_gi")
+    ix = (cells.lazy().select(*qk, *keys)
+          .join(uq.lazy(), on=qk, how="left", maintain_order="left", nulls_equal=True)
+          .join(ug.lazy(), on=keys, how="left", maintain_order="left", nulls_equal=True)
+          .select("__pf_qi", "__pf_gi").collect())  # fmt: skip
+    return (uq.drop("__pf_qi"), ug.drop("__pf_gi"), ix["__pf_qi"].to_numpy().astype(np.int64),
+            ix["__pf_gi"].to_numpy().astype(np.int64))  # fmt: skip
 
 
-def _check_competition(blocks: pl.DataFrame, qk: list[str], query: str, k: int | None) -> None:
-    """Ranks are competition ranks (1, 2, 2, 4) within each query (checked up to k)."""
-    s = blocks.sort([*qk, RANK])
-    first = pl.any_horizontal([pl.col(c).ne_missing(pl.col(c).shift(1)) for c in qk]).fill_null(True)
-    s = s.with_columns(first.alias("__pf_first"), pl.col(RANK).shift(1).alias("__pf_prev"), pl.col("__pf_m").shift(1).alias("__pf_pm"))
-    bad = s.filter(
-        (pl.col("__pf_first") & (pl.col(RANK) != 1))
-        | (~pl.col("__pf_first") & (pl.col(RANK) != pl.col("__pf_prev") + pl.col("__pf_pm")))
-    )
-    if bad.height:
-        qs = bad[query].unique(maintain_order=True).head(3).to_list()
+def _recode(frame: pl.DataFrame, cols: list[str]) -> tuple[np.ndarray, pl.DataFrame]:
+    """The code of each row of a small ``frame`` among its distinct ``cols`` values, and those values in code order."""
+    u = frame.select(cols).unique().with_row_index("__pf_c")
+    c = frame.select(cols).join(u, on=cols, how="left", maintain_order="left", nulls_equal=True)["__pf_c"]
+    return c.to_numpy().astype(np.int64), u.drop("__pf_c")
+
+
+def _check_competition(bq: np.ndarray, br: np.ndarray, bm: np.ndarray, uq: pl.DataFrame, query: str, k: int | None) -> None:
+    """Ranks are competition ranks (1, 2, 2, 4) within each query (checked up to k): the tie blocks (query code
+    ``bq``, rank ``br``, size ``bm``, sorted by query then rank) have each rank r = 1 + the items ranked before it.
+    """
+    ahead = np.cumsum(bm) - bm
+    first = np.r_[True, bq[1:] != bq[:-1]]
+    ahead = ahead - np.maximum.accumulate(np.where(first, ahead, 0))
+    bad = (ahead != br - 1) if k is None else (br <= k) & (ahead != br - 1)
+    if bad.any():
+        qs = np.unique(bq[bad])
         msg = (
-            f"rank: the ranks of {bad.select(qk).n_unique():,} queries (e.g. {query} = {qs}) are not competition "
+            f"rank: the ranks of {len(qs):,} queries (e.g. {query} = {uq[qs[:3]][query].to_list()}) are not competition "
             f"ranks 1, 2, 2, 4, ...{' (up to k)' if k is not None else ''}: a query's ranks start at 1 and a tie of m "
             "items at rank r is followed by rank r + m (a by= column must not split a query). Rank within each query with "
             "pl.col(score).rank('min', descending=True).over(query) (dense ranks 1, 2, 2, 3 are not accepted)"
@@ -113,25 +101,30 @@ def _check_competition(blocks: pl.DataFrame, qk: list[str], query: str, k: int |
         raise InvalidInputError(msg)
 
 
-def _queries(cells: pl.DataFrame, qk: list[str], qprot: list[str], k: int | None) -> pl.DataFrame:
-    """Per (by, query): rows, the query weight, the top-k length L = min(k, n_q), checked."""
-    weighted = "qw_min" in cells.columns
-    aggs = [pl.col("n").sum().alias("n_q"), (pl.col("qw_min").min() if weighted else pl.lit(1.0)).alias("W"),
-            (pl.col("qw_max").max() if weighted else pl.lit(1.0)).alias("__pf_wmax")]  # fmt: skip
-    aggs += [pl.col(c).n_unique().alias(f"__pf_u{i}") for i, c in enumerate(qprot)]
-    q = cells.group_by(qk).agg(aggs)
-    if q.filter(pl.col("W") != pl.col("__pf_wmax")).height:
-        msg = "weight: the weight is a query weight and must be the same on every row of a query; found queries with several"
-        raise InvalidInputError(msg)
-    for i, c in enumerate(qprot):
-        if q.filter(pl.col(f"__pf_u{i}") > 1).height:
-            msg = (
-                f"query_protected={c!r} is a property of the query but takes several values within "
-                f"{q.filter(pl.col(f'__pf_u{i}') > 1).height:,} queries; give it in protected= if it describes items"
-            )
-            raise InvalidInputError(msg)
-    L = pl.col("n_q") if k is None else pl.min_horizontal(pl.col("n_q"), pl.lit(k))
-    return q.select(*qk, "n_q", "W", L.cast(pl.Int64).alias("L"))
+def _block_weights(br: np.ndarray, bm: np.ndarray, k: int | None, kinds: Sequence[str], p: float) -> list[np.ndarray]:
+    """Per tie block (rank ``br``, size ``bm``): the mean weight of the positions it spans for each of ``kinds``
+    (cut at k), then the fraction of it within the top k.
+
+    Untied blocks (m = 1) read the weight of their rank; a tie of m items at rank r reads
+    (V(e) − V(r − 1)) / m from the cumulative weights V of positions 1 … max rank (e = the tie's last
+    position within k): no row per position. Called after :func:`_check_competition`, so the ranks are
+    bounded by the query's rows; blocks beyond k (the pooled rank k + 1) get 0.
+    """
+    inside = br <= k if k is not None else np.ones(len(br), dtype=bool)
+    r, m = br[inside], bm[inside]
+    end = r + m - 1 if k is None else np.minimum(r + m - 1, k)
+    top = int(end.max()) if len(end) else 0
+    pos = pl.select(pl.int_range(1, top + 1, dtype=pl.Int64).alias("x"))
+    out = []
+    for kd in kinds:
+        v = pos.select(position_weight_expr(pl.col("x"), kd, p)).to_series().to_numpy()
+        cum = np.concatenate([[0.0], np.cumsum(v)])
+        full = np.zeros(len(br))
+        full[inside] = np.where(m == 1, v[r - 1], (cum[end] - cum[r - 1]) / m)
+        out.append(full)
+    f = np.zeros(len(br))
+    f[inside] = (end - r + 1) / m
+    return [*out, f]
 
 
 def _ndkl(w: pl.LazyFrame, blocks: pl.LazyFrame, qk: list[str], attrs: list[str], qt: pl.LazyFrame) -> pl.LazyFrame:
@@ -168,47 +161,40 @@ def _ndkl(w: pl.LazyFrame, blocks: pl.LazyFrame, qk: list[str], attrs: list[str]
 NDKL_DENSE_CELLS = 2_000_000
 
 
-def _ndkl_dense(w: pl.LazyFrame, qk: list[str], attrs: list[str], qt: pl.DataFrame) -> pl.LazyFrame | None:
-    """NDKL per (by, query) of one attribute set as :func:`_ndkl`, on a dense queries × positions × groups array.
+def _ndkl_dense(qi: np.ndarray, r: np.ndarray, n: np.ndarray, m: np.ndarray, gc: np.ndarray, ng: int, L: np.ndarray,
+                share: np.ndarray) -> np.ndarray | None:
+    """NDKL per query of one attribute set as :func:`_ndkl`, on a dense queries × positions × groups array.
 
-    The expected count of group g at each position of a tie block of m items at rank r is n_g / m (random
-    tie-breaking): a difference array (+n_g/m at r, −n_g/m after the block's last position within L), summed
-    twice along the positions, gives the expected top-i counts C_g(i); then
+    The cells (query code ``qi``, rank ``r``, rows ``n``, the size ``m`` of their tie block, group code ``gc`` among
+    ``ng``); ``L`` the top-k length and ``share`` (queries × groups) the group shares of each query. The expected
+    count of group g at each position of a tie block of m items at rank r is n_g / m (random tie-breaking): a
+    difference array (+n_g/m at r, −n_g/m after the block's last position within L), summed twice along the
+    positions, gives the expected top-i counts C_g(i); then
     NDKL = Σ_{i ≤ L} v(i) Σ_g P ln(P / Q) / Σ_{i ≤ L} v(i), P = C_g(i) / i, Q = n_g / n_q. ``None`` when the array
     would exceed :data:`NDKL_DENSE_CELLS` cells.
     """
-    g = list(attrs)
-    nq, lmax = qt.height, int(qt["L"].max() or 0)  # type: ignore[arg-type]
-    qi = qt.lazy().select(*qk, "L").with_row_index("__pf_qi")
-    wa = w.group_by([*qk, RANK, *g]).agg(pl.col("n").sum(), pl.col("__pf_m").first())
-    gi = wa.select(g).unique().with_row_index("__pf_gi")
-    x = (wa.join(qi, on=qk, nulls_equal=True).join(gi, on=g, nulls_equal=True)
-         .select("__pf_qi", "__pf_gi", RANK, "__pf_m", "n", "L").collect())  # fmt: skip
-    ng = int(x.select(pl.col("__pf_gi").max().fill_null(0).cast(pl.Int64)).item()) + 1
+    nq, lmax = len(L), int(L.max()) if len(L) else 0
     if nq * (lmax + 2) * ng > NDKL_DENSE_CELLS:
         return None
-    q_idx, g_idx = x["__pf_qi"].to_numpy().astype(np.int64), x["__pf_gi"].to_numpy().astype(np.int64)
-    n = x["n"].to_numpy().astype(np.float64)
-    share: np.ndarray = np.bincount(q_idx * ng + g_idx, weights=n, minlength=nq * ng).reshape(nq, ng)
-    share = share / qt["n_q"].to_numpy().astype(np.float64)[:, None]
-    top = (x[RANK] <= x["L"]).to_numpy()
-    q_idx, g_idx, n = q_idx[top], g_idx[top], n[top]
-    r = x[RANK].to_numpy()[top].astype(np.int64)
-    m = x["__pf_m"].to_numpy()[top].astype(np.float64)
-    end = np.minimum(r + m.astype(np.int64) - 1, x["L"].to_numpy()[top].astype(np.int64))
-    size, base = nq * (lmax + 2) * ng, q_idx * (lmax + 2)
-    d = (np.bincount((base + r) * ng + g_idx, weights=n / m, minlength=size)
-         - np.bincount((base + end + 1) * ng + g_idx, weights=n / m, minlength=size)).reshape(nq, lmax + 2, ng)  # fmt: skip
-    cum = np.cumsum(np.cumsum(d, axis=1), axis=1)[:, 1 : lmax + 1, :]
+    top = r <= L[qi]
+    q_idx, g_idx, w, r = qi[top], gc[top], n[top] / m[top], r[top]
+    end = np.minimum(r + m[top] - 1, L[q_idx])
+    # positions are the first axis: the cumulative sums along them run over contiguous slices
+    size = (lmax + 2) * nq * ng
+    d = (np.bincount((r * nq + q_idx) * ng + g_idx, weights=w, minlength=size)
+         - np.bincount(((end + 1) * nq + q_idx) * ng + g_idx, weights=w, minlength=size)).reshape(lmax + 2, nq, ng)  # fmt: skip
+    for _ in range(2):  # cumulated twice along the positions (a loop over them: contiguous slices)
+        for j in range(1, lmax + 2):
+            d[j] += d[j - 1]
+    cum = d[1 : lmax + 1]
     i = np.arange(1, lmax + 1, dtype=np.float64)
-    P = cum / i[None, :, None]
+    P = cum / i[:, None, None]
+    # 0·ln 0 = 0 (a group absent from the query, or a rounding residue P ≤ 0, counts 0)
+    kl = (np.maximum(P, 0.0) * np.log(np.maximum(P, 1e-300) / np.where(share > 0, share, 1.0)[None, :, :])).sum(axis=2)
+    z = np.where(np.arange(1, lmax + 1)[:, None] <= L[None, :], 1.0 / np.log2(1.0 + i)[:, None], 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        kl = np.where(P > 0, P * np.log(P / share[:, None, :]), 0.0).sum(axis=2)
-    L = qt["L"].to_numpy().astype(np.int64)
-    z = np.where(np.arange(1, lmax + 1)[None, :] <= L[:, None], 1.0 / np.log2(1.0 + i)[None, :], 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = (z * kl).sum(axis=1) / z.sum(axis=1)
-    return qt.select(qk).with_columns(pl.Series("__pf_ndkl", out, dtype=F64)).lazy()
+        out: np.ndarray = (z * kl).sum(axis=0) / z.sum(axis=0)
+    return out
 
 
 def _ndcg(cells: pl.LazyFrame, w: pl.LazyFrame, qk: list[str], qt: pl.LazyFrame) -> pl.LazyFrame:
@@ -239,6 +225,43 @@ def _zeros(frame: pl.LazyFrame) -> pl.LazyFrame:
     return frame.with_columns([pl.lit(0.0).alias(c) for c in _SUMS if c not in names])
 
 
+#: (query, group) pairs are summed on a dense queries × groups array up to this many cells, else on the sorted
+#: distinct pairs.
+DENSE_PAIRS = 4_000_000
+
+
+def _unit_frame(ub: pl.DataFrame | None, n_buckets: int, unit: np.ndarray, kind: str, si: int, group: pl.Series | None,
+                sums: Mapping[str, np.ndarray]) -> pl.DataFrame:
+    """Rows of the sums table: ``unit`` = by code × n_buckets + bucket."""
+    n = len(unit)
+    cols = [pl.Series(_B, unit % n_buckets, dtype=pl.Int64), pl.Series("kind", [kind] * n, dtype=pl.String),
+            pl.Series("set", np.full(n, si), dtype=pl.Int64),
+            group.alias("group") if group is not None else pl.Series("group", [None] * n, dtype=pl.String)]  # fmt: skip
+    cols += [pl.Series(c, sums[c], dtype=F64) if c in sums else pl.Series(c, np.zeros(n), dtype=F64) for c in _SUMS]
+    frame = pl.DataFrame(cols)
+    return frame if ub is None else pl.concat([ub[unit // n_buckets], frame], how="horizontal")
+
+
+def _sum_by(idx: np.ndarray, size: int, **weights: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The non-empty ``idx`` values and the sum of each weight over them, with ``s_nq`` the count."""
+    cnt = np.bincount(idx, minlength=size)
+    keep = np.flatnonzero(cnt)
+    out = {c: np.bincount(idx, weights=w, minlength=size)[keep] for c, w in weights.items()}
+    out["s_nq"] = cnt[keep].astype(np.float64)
+    return keep, out
+
+
+def _pairs(key: np.ndarray, size: int) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]:
+    """The distinct values of ``key`` (in ``0 … size − 1``), sorted, and a function summing a weight over each: a
+    dense ``np.bincount`` up to :data:`DENSE_PAIRS`, else on the inverse of ``np.unique``.
+    """
+    if size <= DENSE_PAIRS:
+        pres = np.flatnonzero(np.bincount(key, minlength=size))
+        return pres, lambda x: np.bincount(key, weights=x, minlength=size)[pres]
+    pres, inv = np.unique(key, return_inverse=True)
+    return pres, lambda x: np.bincount(inv, weights=x, minlength=len(pres))
+
+
 def unit_table(
     cells: pl.DataFrame,
     names: Mapping[str, list[str]],
@@ -253,88 +276,126 @@ def unit_table(
 ) -> tuple[pl.DataFrame, dict[str, int]]:
     """The sums per (by, bucket of queries, kind, attribute set, group): what every value and
     replicate of the report is a function of. Also: queries left out of AWRF/NDKL per attribute.
+
+    The cells get a query code and a group code (joins with their distinct values), are sorted by (query,
+    rank) once, and every tie block, weight, per-query and per-(query, group) quantity is a segment sum or
+    a scatter (``np.bincount``) on those codes; only nDCG's ideal ordering and the large-table NDKL run as
+    Polars plans.
     """
     by, query = names["by"], names["query"][0]
     qk = [*by, query]
-    blocks = _blocks(cells, qk, k)
-    _check_competition(blocks, qk, query, k)
-    blocks = _block_weights(blocks, k, position_weight, p)
-    # from here one lazy plan, collected once (Polars shares and parallelises its parts)
-    qt_eager = _queries(cells, qk, names["query_protected"], k).with_columns(_bucket(query, n_buckets))
-    qt = qt_eager.lazy()
-    cells_l, blocks_l = cells.lazy(), blocks.lazy()
-    w = cells_l.join(blocks_l.select(*qk, RANK, "__pf_m", "__pf_w", "__pf_wl", "__pf_f"), on=[*qk, RANK], how="left",
-                     nulls_equal=True)  # fmt: skip
-    w = w.with_columns(pl.col("__pf_w", "__pf_wl", "__pf_f").fill_null(0.0))
-    w = w.with_columns((pl.col("n") * pl.col("__pf_w")).alias("__pf_e"), (pl.col("n") * pl.col("__pf_f")).alias("__pf_t"))
-    # read by the main plan and by the dense NDKL: computed once, keeping only the columns they read
-    w = w.drop("__pf_w", "__pf_f", *([] if ndcg and qsets else ["__pf_wl"])).collect().lazy()
-    blocks_l = blocks.select(*qk, RANK, "__pf_m").lazy()  # the fallback NDKL reads the tie sizes only
-    del blocks
-    e_q = w.group_by(qk).agg(pl.col("__pf_e").sum().alias("__pf_eq"))
-    qt = qt.join(e_q, on=qk, nulls_equal=True)
-    Wc = pl.col("W")
-    parts: list[pl.LazyFrame] = [
-        qt.group_by([*by, _B]).agg(
-            (Wc * pl.col("__pf_eq")).sum().alias("s_e"), (Wc * pl.col("n_q")).sum().alias("s_n"),
-            (Wc * pl.col("L")).sum().alias("s_t"), pl.col("n_q").sum().cast(F64).alias("s_rows"),
-            pl.len().cast(F64).alias("s_nq"),
-        ).with_columns(pl.lit("t").alias("kind"), pl.lit(-1, pl.Int64).alias("set"), pl.lit(None, pl.String).alias("group"))
-    ]  # fmt: skip
+    qprot = list(names["query_protected"])
+    keys = [*names["protected"], *qprot]
+    uq, ug, qi, gi = _codes(cells, qk, keys)
+    nq = uq.height
+    r = cells[RANK].to_numpy().astype(np.int64)
+    rmax = int(r.max())
+    if nq * (rmax + 1) < 2**62:
+        order = np.argsort(qi * (rmax + 1) + r)
+    else:  # pragma: no cover - ranks beyond 2^62 / queries: the competition check rejects them below
+        order = np.lexsort((r, qi))
+    qi, r, gi = qi[order], r[order], gi[order]
+    n = cells["n"].to_numpy().astype(np.int64)[order]
+    new = np.r_[True, (qi[1:] != qi[:-1]) | (r[1:] != r[:-1])]
+    bs = np.flatnonzero(new)  # the first cell of each (query, rank) tie block
+    bid = np.cumsum(new) - 1  # each cell's block
+    bq, br, bm = qi[bs], r[bs], np.add.reduceat(n, bs)
+    _check_competition(bq, br, bm, uq, query, k)
+    qs = np.flatnonzero(np.r_[True, qi[1:] != qi[:-1]])  # the first cell of each query: codes 0 … nq − 1 in order
+    n_q = np.add.reduceat(n, qs)
+    if "qw_min" in cells.columns:
+        W = np.minimum.reduceat(cells["qw_min"].to_numpy()[order], qs)
+        if (W != np.maximum.reduceat(cells["qw_max"].to_numpy()[order], qs)).any():
+            msg = "weight: the weight is a query weight and must be the same on every row of a query; found queries with several"
+            raise InvalidInputError(msg)
+    else:
+        W = np.ones(nq)
+    for c in qprot:
+        code = _recode(ug, [c])[0][gi]
+        several = int((np.minimum.reduceat(code, qs) != np.maximum.reduceat(code, qs)).sum())
+        if several:
+            msg = (
+                f"query_protected={c!r} is a property of the query but takes several values within "
+                f"{several:,} queries; give it in protected= if it describes items"
+            )
+            raise InvalidInputError(msg)
+    L = n_q if k is None else np.minimum(n_q, k)
+    with_ndcg = bool(ndcg and qsets)
+    bw = _block_weights(br, bm, k, (position_weight, "log") if with_ndcg else (position_weight,), p)
+    e, t = n * bw[0][bid], n * bw[-1][bid]
+    e_q = np.add.reduceat(e, qs)
+    bucket = uq.select(_bucket(query, n_buckets))[_B].to_numpy().astype(np.int64)
+    ub = None
+    byc = np.zeros(nq, dtype=np.int64)
+    if by:
+        byc, ub = _recode(uq, by)
+    unit = byc * n_buckets + bucket
+    nu = (ub.height if ub is not None else 1) * n_buckets
+    keep, s = _sum_by(unit, nu, s_e=W * e_q, s_n=W * n_q, s_t=W * L, s_rows=n_q.astype(np.float64))
+    parts: list[pl.DataFrame | pl.LazyFrame] = [_unit_frame(ub, n_buckets, keep, "t", -1, None, s)]
+    rel = cells["rel"].to_numpy().astype(np.float64)[order] if "rel" in cells.columns else None
     left_out: dict[str, int] = {}
     for si, attrs in enumerate(sets):
-        a = list(attrs)
-        rel = pl.col("rel").sum() if "rel" in cells.columns else pl.lit(0.0).alias("rel")
-        gq = w.group_by([*qk, *a]).agg(pl.col("__pf_e").sum(), pl.col("n").sum(), pl.col("__pf_t").sum(), rel)
-        gq = gq.with_columns(group_label(a).alias("__pf_g")).join(qt.select(*qk, "W", _B), on=qk, nulls_equal=True)
-        parts.append(
-            gq.group_by([*by, _B, "__pf_g"]).agg(
-                (Wc * pl.col("__pf_e")).sum().alias("s_e"), (Wc * pl.col("n")).sum().alias("s_n"),
-                (Wc * pl.col("__pf_t")).sum().alias("s_t"), (Wc * pl.col("rel")).sum().alias("s_r"),
-                pl.col("n").sum().cast(F64).alias("s_rows"), pl.len().cast(F64).alias("s_nq"),
-            ).rename({"__pf_g": "group"}).with_columns(pl.lit("g").alias("kind"), pl.lit(si, pl.Int64).alias("set"))
-        )  # fmt: skip
-        att = (gq.with_columns((pl.col("__pf_e") / pl.col("n")).alias("__pf_a"))
-               .group_by([*qk, "W", _B]).agg(pl.len().alias("__pf_ng"), pl.col("__pf_a").min().alias("__pf_lo"),
-                                             pl.col("__pf_a").max().alias("__pf_hi")))  # fmt: skip
-        nd = _ndkl_dense(w, qk, a, qt_eager)
+        gmap, us = _recode(ug, list(attrs))
+        labels = us.select(group_label(list(attrs)).alias("group"))["group"]
+        ng = us.height
+        gc = gmap[gi]
+        pk = qi * ng + gc
+        pres, psum = _pairs(pk, nq * ng)
+        pq, pg = pres // ng, pres % ng
+        pe, pn, pt = psum(e), psum(n.astype(np.float64)), psum(t)
+        Wp = W[pq]
+        gkey = unit[pq] * ng + pg
+        keep, s = _sum_by(gkey, nu * ng, s_e=Wp * pe, s_n=Wp * pn, s_t=Wp * pt, s_rows=pn,
+                          **({"s_r": Wp * psum(rel)} if rel is not None else {}))  # fmt: skip
+        parts.append(_unit_frame(ub, n_buckets, keep // ng, "g", si, labels[keep % ng], s))
+        # AWRF: per query, min ÷ max over its groups of the mean attention per item
+        ps = np.flatnonzero(np.r_[True, pq[1:] != pq[:-1]])
+        a = pe / pn
+        lo, hi = np.minimum.reduceat(a, ps), np.maximum.reduceat(a, ps)
+        multi = np.diff(np.r_[ps, len(pq)]) >= 2
+        has_a = multi & (hi > 0)
+        awrf = np.where(has_a, lo / np.where(has_a, hi, 1.0), np.nan)
+        share = np.zeros(nq * ng)
+        share[pres] = pn
+        nd = _ndkl_dense(qi, r, n, bm[bid], gc, ng, L, share.reshape(nq, ng) / n_q[:, None])
         if nd is None:
-            nd = _ndkl(w.group_by([*qk, RANK, *a]).agg(pl.col("n").sum()), blocks_l, qk, a, qt)
-        att = att.join(nd, on=qk, how="left", nulls_equal=True)
-        multi = pl.col("__pf_ng") >= 2
-        has_a = multi & (pl.col("__pf_hi") > 0)
-        att = att.with_columns(
-            pl.when(has_a).then(pl.col("__pf_lo") / pl.col("__pf_hi")).alias("__pf_awrf"),
-            pl.when(multi).then(pl.col("__pf_ndkl").fill_null(0.0)).alias("__pf_ndkl"),
-        )
-        parts.append(
-            att.group_by([*by, _B]).agg(
-                (Wc * pl.col("__pf_awrf")).sum().alias("s_a"), Wc.filter(pl.col("__pf_awrf").is_not_null()).sum().alias("c_a"),
-                (Wc * pl.col("__pf_ndkl")).sum().alias("s_k"), Wc.filter(pl.col("__pf_ndkl").is_not_null()).sum().alias("c_k"),
-                pl.col("__pf_awrf").is_not_null().sum().cast(F64).alias("s_nq"), (~multi).sum().cast(F64).alias("s_lo"),
-            ).with_columns(pl.lit("a").alias("kind"), pl.lit(si, pl.Int64).alias("set"), pl.lit(None, pl.String).alias("group"))
-        )  # fmt: skip
-    if qsets and ndcg:
-        nq = _ndcg(cells_l, w, qk, qt).join(qt.select(*qk, "W", "n_q", _B), on=qk, nulls_equal=True)
-        qvals = cells_l.group_by(qk).agg([pl.col(c).first() for c in names["query_protected"]])
-        nq = nq.join(qvals, on=qk, nulls_equal=True)
-        for qi, attrs in enumerate(qsets):
+            wa = cells.lazy().group_by([*qk, RANK, *attrs]).agg(pl.col("n").sum())
+            blocks = pl.concat([uq[bq], pl.DataFrame({RANK: br, "__pf_m": bm})], how="horizontal")
+            qlen = pl.concat([uq, pl.DataFrame({"L": L, "n_q": n_q})], how="horizontal")
+            res = _ndkl(wa, blocks.lazy(), qk, list(attrs), qlen.lazy())
+            nd = (uq.lazy().join(res, on=qk, how="left", maintain_order="left", nulls_equal=True)
+                  .select(pl.col("__pf_ndkl").fill_null(0.0)).collect().to_series().to_numpy())  # fmt: skip
+        ndkl = np.where(multi, nd, np.nan)
+        ok_a, ok_k = ~np.isnan(awrf), ~np.isnan(ndkl)
+        keep, s = _sum_by(unit, nu, s_a=np.where(ok_a, W * awrf, 0.0), c_a=np.where(ok_a, W, 0.0),
+                          s_k=np.where(ok_k, W * ndkl, 0.0), c_k=np.where(ok_k, W, 0.0), s_lo=(~multi).astype(np.float64),
+                          s_nqa=ok_a.astype(np.float64))  # fmt: skip
+        s["s_nq"] = s.pop("s_nqa")
+        parts.append(_unit_frame(ub, n_buckets, keep, "a", si, None, s))
+        left_out[SEPARATOR.join(attrs)] = int((~multi).sum())
+    if with_ndcg:
+        cs = cells[order].with_columns(pl.Series("__pf_wl", bw[1][bid], dtype=F64)).lazy()
+        qt = pl.concat([uq, pl.DataFrame({"L": L, "W": W, "n_q": n_q, _B: bucket})], how="horizontal").lazy()
+        Wc = pl.col("W")
+        nq_ = _ndcg(cells.lazy(), cs, qk, qt).join(qt.select(*qk, "W", "n_q", _B), on=qk, nulls_equal=True)
+        qvals = cells.lazy().group_by(qk).agg([pl.col(c).first() for c in qprot])
+        nq_ = nq_.join(qvals, on=qk, nulls_equal=True)
+        for qj, attrs in enumerate(qsets):
             parts.append(
-                nq.with_columns(group_label(list(attrs)).alias("group")).group_by([*by, _B, "group"]).agg(
+                nq_.with_columns(group_label(list(attrs)).alias("group")).group_by([*by, _B, "group"]).agg(
                     (Wc * pl.col("__pf_ndcg")).sum().alias("s_g"), Wc.sum().alias("c_g"),
                     pl.col("n_q").sum().cast(F64).alias("s_rows"), pl.len().cast(F64).alias("s_nq"),
-                ).with_columns(pl.lit("c").alias("kind"), pl.lit(len(sets) + qi, pl.Int64).alias("set"))
+                ).with_columns(pl.lit("c").alias("kind"), pl.lit(len(sets) + qj, pl.Int64).alias("set"))
             )  # fmt: skip
         parts.append(
-            nq.group_by([*by, _B]).agg((Wc * pl.col("__pf_ndcg")).sum().alias("s_g"), Wc.sum().alias("c_g"),
-                                       pl.col("n_q").sum().cast(F64).alias("s_rows"), pl.len().cast(F64).alias("s_nq"))
+            nq_.group_by([*by, _B]).agg((Wc * pl.col("__pf_ndcg")).sum().alias("s_g"), Wc.sum().alias("c_g"),
+                                        pl.col("n_q").sum().cast(F64).alias("s_rows"), pl.len().cast(F64).alias("s_nq"))
             .with_columns(pl.lit("p").alias("kind"), pl.lit(-1, pl.Int64).alias("set"), pl.lit(None, pl.String).alias("group"))
         )  # fmt: skip
     cols = [*by, _B, "kind", "set", "group", *_SUMS]
-    plan = pl.concat([_zeros(x).select(cols) for x in parts], how="vertical_relaxed")
+    plan = pl.concat([_zeros(x.lazy()).select(cols) for x in parts], how="vertical_relaxed")
     table = plan.with_columns([pl.col(c).cast(F64).fill_null(0.0) for c in _SUMS]).collect()
-    for si, attrs in enumerate(sets):
-        left_out[SEPARATOR.join(attrs)] = int(table.filter(pl.col("kind") == "a", pl.col("set") == si)["s_lo"].sum())
     return table, left_out
 
 
