@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import polars as pl
+from scipy.special import xlogy
 
 from polfair.core import intervals as iv
 from polfair.core.intervals import jackknife_intervals
@@ -181,16 +182,21 @@ def _ndkl_dense(qi: np.ndarray, r: np.ndarray, n: np.ndarray, m: np.ndarray, gc:
     end = np.minimum(r + m[top] - 1, L[q_idx])
     # positions are the first axis: the cumulative sums along them run over contiguous slices
     size = (lmax + 2) * nq * ng
-    d = (np.bincount((r * nq + q_idx) * ng + g_idx, weights=w, minlength=size)
-         - np.bincount(((end + 1) * nq + q_idx) * ng + g_idx, weights=w, minlength=size)).reshape(lmax + 2, nq, ng)  # fmt: skip
+    # in place where it can be: fresh arrays of this size cost page faults
+    d = np.bincount((r * nq + q_idx) * ng + g_idx, weights=w, minlength=size)
+    d -= np.bincount(((end + 1) * nq + q_idx) * ng + g_idx, weights=w, minlength=size)
+    d = d.reshape(lmax + 2, nq, ng)
     for _ in range(2):  # cumulated twice along the positions (a loop over them: contiguous slices)
         for j in range(1, lmax + 2):
             d[j] += d[j - 1]
-    cum = d[1 : lmax + 1]
     i = np.arange(1, lmax + 1, dtype=np.float64)
-    P = cum / i[:, None, None]
-    # 0·ln 0 = 0 (a group absent from the query, or a rounding residue P ≤ 0, counts 0)
-    kl = (np.maximum(P, 0.0) * np.log(np.maximum(P, 1e-300) / np.where(share > 0, share, 1.0)[None, :, :])).sum(axis=2)
+    P = d[1 : lmax + 1]
+    P /= i[:, None, None]
+    np.maximum(P, 0.0, out=P)  # a rounding residue P < 0 counts 0
+    # Σ_g P ln(P / Q) = Σ_g P ln P − Σ_g P ln Q, with 0·ln 0 = 0 (a group absent from the query has P = Q = 0)
+    lnq = np.log(np.where(share > 0, share, 1.0))
+    kl = -(P * lnq[None, :, :]).sum(axis=2)
+    kl += xlogy(P, P, out=P).sum(axis=2)
     z = np.where(np.arange(1, lmax + 1)[:, None] <= L[None, :], 1.0 / np.log2(1.0 + i)[:, None], 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         out: np.ndarray = (z * kl).sum(axis=0) / z.sum(axis=0)
