@@ -114,14 +114,15 @@ def ranking_pass(
         keys.append(RELEVANCE_KEY)
 
     def aggs(ns: Any) -> list[Any]:
+        # a value's check is one count of the rows >= 0 (a null or negative one is not counted) with the sum (NaN or
+        # +inf makes it non-finite): two aggregations, not a min, max and null count per cell
         out = [ns.len().alias("n")]
         if rel is not None:
-            out += [ns.col("__pf_rel").sum().alias("rel"), ns.col("__pf_rel").is_null().cast(ns.Int64).sum().alias("n_rel_missing"),
-                    ns.col("__pf_rel").min().alias("__pf_rel_min"), ns.col("__pf_rel").max().alias("__pf_rel_max")]  # fmt: skip
+            out += [ns.col("__pf_rel").sum().alias("rel"), (ns.col("__pf_rel") >= 0).cast(ns.Int64).sum().alias("__pf_rel_ok")]
         if "weight" in numeric:
             out += [ns.col("__pf_qw").sum().alias("qw"), ns.col("__pf_qw").min().alias("qw_min"),
                     ns.col("__pf_qw").max().alias("qw_max"),
-                    ns.col("__pf_qw").is_null().cast(ns.Int64).sum().alias("__pf_qw_null")]  # fmt: skip
+                    (ns.col("__pf_qw") >= 0).cast(ns.Int64).sum().alias("__pf_qw_ok")]  # fmt: skip
         return out
 
     table = frame.aggregate(columns, keys, aggs, engine=engine)
@@ -148,21 +149,20 @@ def _checked(table: pl.DataFrame, query: str, numeric: dict[str, Any]) -> pl.Dat
         msg = f"query={query!r}: {nrows:,} rows have a null query id; every ranked row belongs to one query"
         raise InvalidInputError(msg)
     for role, col in numeric.items():
-        lo, hi, nulls = (("__pf_rel_min", "__pf_rel_max", "n_rel_missing") if role == "relevance"
-                         else ("qw_min", "qw_max", "__pf_qw_null"))  # fmt: skip
-        n_null = int(table[nulls].sum())
-        mn, mx = table[lo].min(), table[hi].max()
-        total = table["rel" if role == "relevance" else "qw"].cast(pl.Float64)
-        if total.is_nan().any():
-            mn = float("nan")
-        if n_null or mn is None or mx is None or not (float(mn) >= 0.0 and float(mx) < float("inf")):  # type: ignore[arg-type]
+        total, ok = ("rel", "__pf_rel_ok") if role == "relevance" else ("qw", "__pf_qw_ok")
+        bad = int((table["n"] - table[ok].fill_null(0)).sum())
+        sums = table[total].cast(pl.Float64)
+        non_finite = bool((sums.is_nan() | sums.is_infinite()).any())
+        if bad or non_finite:
+            found = [f"{bad:,} null or negative rows"] if bad else []
+            found += ["NaN or infinite values"] if non_finite else []
             msg = (
-                f"{role}={col.name!r}: every row needs a finite, non-negative value; found {n_null:,} null "
-                f"rows and values from {mn!r} to {mx!r} (NaN counts as invalid): fill, clip or drop those rows"
+                f"{role}={col.name!r}: every row needs a finite, non-negative value; found {' and '.join(found)}: "
+                "fill, clip or drop those rows"
             )
             raise InvalidInputError(msg)
     # columns that carry nothing (no relevance, no weight) are not kept: the cell table stays small
-    drop = [c for c in ("__pf_rel_min", "__pf_rel_max", "__pf_qw_null", "n_rel_missing", "qw") if c in table.columns]
+    drop = [c for c in ("__pf_rel_ok", "__pf_qw_ok", "qw") if c in table.columns]
     out = table.drop(drop).with_columns(pl.col("n").cast(pl.Int64))
     if "relevance" in numeric:
         out = out.with_columns(pl.col("rel").cast(pl.Float64))

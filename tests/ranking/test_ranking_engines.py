@@ -63,3 +63,16 @@ def test_spark_report_equals_polars() -> None:
     df = _frame()
     got = pf.ranking_report(spark.createDataFrame(df.to_pandas()), **KW)
     _same(got, pf.ranking_report(df, **KW))
+
+
+@pytest.mark.parametrize("role", ["rel", "w"])
+@pytest.mark.parametrize("bad", [None, -1.0, float("nan"), float("inf"), -float("inf")])
+def test_every_bad_relevance_or_weight_value_raises_in_polars_and_duckdb(role: str, bad: float | None) -> None:
+    """The pass checks a value with two sums (rows >= 0, the sum): a null, negative, NaN or infinite value in one row
+    of a query is an error in every engine (for the weight: in every row of the query, which stays constant)."""
+    df = _frame()
+    row = pl.col("q") == 3 if role == "w" else pl.int_range(pl.len()) == 5
+    df = df.with_columns(pl.when(row).then(pl.lit(bad, pl.Float64)).otherwise(pl.col(role)).alias(role))
+    for data in (df, duckdb.from_arrow(df.to_arrow())):
+        with pytest.raises(pf.InvalidInputError, match="finite, non-negative"):
+            pf.ranking_report(data, **KW)
