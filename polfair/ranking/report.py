@@ -183,14 +183,14 @@ def _ndkl_dense(qi: np.ndarray, r: np.ndarray, n: np.ndarray, m: np.ndarray, gc:
     # positions are the first axis: the cumulative sums along them run over contiguous slices
     size = (lmax + 2) * nq * ng
     # in place where it can be: fresh arrays of this size cost page faults
-    d = np.bincount((r * nq + q_idx) * ng + g_idx, weights=w, minlength=size)
+    d: np.ndarray = np.bincount((r * nq + q_idx) * ng + g_idx, weights=w, minlength=size)
     d -= np.bincount(((end + 1) * nq + q_idx) * ng + g_idx, weights=w, minlength=size)
     d = d.reshape(lmax + 2, nq, ng)
     for _ in range(2):  # cumulated twice along the positions (a loop over them: contiguous slices)
         for j in range(1, lmax + 2):
             d[j] += d[j - 1]
     i = np.arange(1, lmax + 1, dtype=np.float64)
-    P = d[1 : lmax + 1]
+    P: np.ndarray = d[1 : lmax + 1]
     P /= i[:, None, None]
     np.maximum(P, 0.0, out=P)  # a rounding residue P < 0 counts 0
     # Σ_g P ln(P / Q) = Σ_g P ln P − Σ_g P ln Q, with 0·ln 0 = 0 (a group absent from the query has P = Q = 0)
