@@ -400,8 +400,10 @@ def unit_table(
             .with_columns(pl.lit("p").alias("kind"), pl.lit(-1, pl.Int64).alias("set"), pl.lit(None, pl.String).alias("group"))
         )  # fmt: skip
     cols = [*by, _B, "kind", "set", "group", *_SUMS]
-    plan = pl.concat([_zeros(x.lazy()).select(cols) for x in parts], how="vertical_relaxed")
-    table = plan.with_columns([pl.col(c).cast(F64).fill_null(0.0) for c in _SUMS]).collect()
+    lazy = [i for i, x in enumerate(parts) if isinstance(x, pl.LazyFrame)]
+    for i, x in zip(lazy, pl.collect_all([_zeros(parts[i].lazy()) for i in lazy])):  # nDCG's parts
+        parts[i] = x.with_columns([pl.col(c).cast(F64).fill_null(0.0) for c in _SUMS])
+    table = pl.concat([x.select(cols) for x in parts if isinstance(x, pl.DataFrame)], how="vertical_relaxed")
     return table, left_out
 
 
