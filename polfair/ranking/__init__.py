@@ -100,6 +100,7 @@ def ranking_report(
     p_adjust: Literal["bh", "by", "holm"] | None = "bh",
     n_buckets: int = 20,
     min_sample_size: int | None = None,
+    thresholds: Mapping[str, Any] | None = None,
     engine: Literal["auto", "in-memory", "streaming"] = "auto",
 ) -> pl.DataFrame:
     r"""Audit rankings for group fairness of exposure, in one pass: who is *seen*, against who is ranked and who is relevant.
@@ -187,6 +188,13 @@ def ranking_report(
         warns (:class:`~polfair.exceptions.ReferenceWarning`). Recorded in the request, where
         :func:`polfair.monitor.apply_thresholds` reads it: a thresholded row whose group or
         reference has fewer rows is ``insufficient_data``.
+    thresholds
+        Optional ``{metric: [lo, hi] or {"min": lo, "max": hi}}`` (inclusive bands) on the report's
+        metrics, e.g. ``{"exposure_share": [0.2, 0.5], "awrf": {"min": 0.8}}``: the report gets
+        ``threshold`` and ``status`` columns, judged by the one status rule of every polfair report
+        (:func:`polfair.monitor.apply_thresholds` on this report, with its ``min_sample_size``;
+        ``docs/status.md``): group rows of a threshold's metric and the ``awrf`` / ``ndkl`` rows
+        (the spread rows of per-group metrics have no value and no status). Recorded in the request.
     engine
         Polars engine of the pass (``"streaming"`` for larger-than-memory files).
 
@@ -196,7 +204,8 @@ def ranking_report(
         ``*by, attribute, group, metric, value, reference_group, difference, ratio, n`` (``n``:
         the group's rows, or all rows), with ``ci`` ``value_lo … p_value_adjusted, n_eff``
         (``n_eff``: the number of queries) and ``ci_method, test``, then ``n_groups``,
-        ``excluded_groups``, ``group_key``. Population rows have null ``attribute``.
+        ``excluded_groups``, ``group_key``, then with ``thresholds`` ``threshold`` (String) and
+        ``status`` (String). Population rows have null ``attribute``.
 
     Raises
     ------
@@ -207,7 +216,8 @@ def ranking_report(
         query; a null/NaN/negative/infinite relevance or weight; a weight or ``query_protected``
         value that changes within a query.
     PolfairError
-        Bad options; neither ``protected`` nor ``query_protected``.
+        Bad options; neither ``protected`` nor ``query_protected``; a threshold on a metric the
+        report does not have (with the close names), or a band that is not ``lo <= hi``.
 
     Notes
     -----
@@ -249,4 +259,14 @@ def ranking_report(
         "ci": ci, "p_adjust": p_adjust if ci is not None else None, "n_buckets": n_buckets if ci is not None else None,
         "queries_left_out": left_out or None, "min_sample_size": min_n,
     }  # fmt: skip
-    return attach_request(report, {k_: v for k_, v in request.items() if v is not None})
+    if thresholds is None:
+        return attach_request(report, {k_: v for k_, v in request.items() if v is not None})
+    # judged as every report is: the monitor's apply_thresholds, the one reading of a threshold (the documented
+    # layering edge ranking -> monitor); the status itself is polfair.core.report.status's rule
+    from polfair.monitor import apply_thresholds
+    from polfair.monitor.config import parse_thresholds
+    from polfair.monitor.thresholds import format_threshold
+
+    request["thresholds"] = {m: format_threshold(*b) for m, b in parse_thresholds(thresholds).items()}
+    report = attach_request(report, {k_: v for k_, v in request.items() if v is not None})
+    return apply_thresholds(report, thresholds, min_n)

@@ -114,3 +114,26 @@ def test_the_html_page_shows_the_statuses_apply_thresholds_gave() -> None:
     assert "status (apply_thresholds)" in page
     assert "exposure_share: violation" in page and "exposure_share: insufficient_data" in page
     assert "(insufficient_data)" in page  # AWRF: its smallest group has fewer than 30 rows
+
+
+def test_thresholds_on_ranking_report_give_apply_thresholds_statuses() -> None:
+    """``ranking_report(thresholds=)`` is the report judged by ``apply_thresholds`` with the report's minimum: the same
+    threshold and status on every row, for a band, a one-sided band and the minimum; the bands are in the request."""
+    adult = pf.load_adult().head(3000).with_columns(pl.int_range(pl.len()).alias("i"))
+    df = adult.with_columns((pl.col("i") // 30).alias("q")).with_columns(
+        pl.col("hours_per_week").rank("min", descending=True).over("q").cast(pl.Int64).alias("r"))
+    bands = {"exposure_share": [0.0, 0.5], "awrf": {"min": 0.9}, "exposure": [0.3, 0.5]}
+    for msz in (None, 100):
+        kw = dict(query="q", rank="r", protected=["race", "sex"], k=10, min_sample_size=msz)
+        judged = pf.ranking_report(df, thresholds=bands, **kw)
+        want = apply_thresholds(pf.ranking_report(df, **kw), bands)
+        assert judged.columns == want.columns and judged.columns[-2:] == ["threshold", "status"]
+        assert judged.select("attribute", "group", "metric", "threshold", "status").equals(
+            want.select("attribute", "group", "metric", "threshold", "status"))
+        assert {"ok", "violation"} <= set(judged["status"].drop_nulls().to_list())
+        if msz == 100:
+            assert "insufficient_data" in judged["status"].to_list()
+    assert request_of(judged)["thresholds"] == {"exposure_share": "[0, 0.5]", "awrf": "[0.9, inf]", "exposure": "[0.3, 0.5]"}
+    assert "status" not in pf.ranking_report(df, query="q", rank="r", protected="race", k=10).columns
+    with pytest.raises(pf.PolfairError, match="ndcg_at_k"):
+        pf.ranking_report(df, query="q", rank="r", protected="race", k=10, thresholds={"ndcg_at_k": [0.5, 1]})
