@@ -62,18 +62,40 @@ def position_weight_expr(pos: pl.Expr, kind: str = "log", p: float = 0.5, k: int
     return w if k is None else pl.when(pos <= k).then(w).otherwise(0.0)
 
 
-def _codes(cells: pl.DataFrame, qk: list[str], keys: list[str]) -> tuple[pl.DataFrame, pl.DataFrame, np.ndarray, np.ndarray]:
-    """The distinct queries (``qk``) and groups (``keys``) of the cell table, each in the order of its codes, and
-    every cell's query and group code: two small ``unique`` and one plan of two joins (no sort).
+def _sorted_codes(cells: pl.DataFrame, qk: list[str], keys: list[str]) -> tuple[np.ndarray, pl.DataFrame, pl.DataFrame,
+                                                                                  np.ndarray, np.ndarray]:
+    """The cells' order by (query, rank), the distinct queries (``qk``) in code order, the distinct groups (``keys``)
+    in code order, and each sorted cell's query and group code.
+
+    Group codes: a join with the distinct groups. Query codes: with one integer query column, from the sort by the
+    query's value itself (the codes count the distinct values along it: no join); else a join with the distinct
+    queries, then the sort by code. No multi-column sort.
     """
-    uq = cells.select(qk).unique().with_row_index("__pf_qi")
     ug = cells.select(keys).unique().with_row_index("__pf_gi")
+    r = cells[RANK].to_numpy().astype(np.int64)
+    rmax = int(r.max())
+    q = cells[qk[0]]
+    if len(qk) == 1 and q.dtype in (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32):
+        lo, hi = int(q.min()), int(q.max())  # type: ignore[arg-type]
+        if (hi - lo + 1) * (rmax + 1) < 2**62:
+            gi = (cells.lazy().select(keys).join(ug.lazy(), on=keys, how="left", maintain_order="left", nulls_equal=True)
+                  .select("__pf_gi").collect().to_series().to_numpy().astype(np.int64))  # fmt: skip
+            order = np.argsort((q.to_numpy().astype(np.int64) - lo) * (rmax + 1) + r)
+            qv = q.to_numpy()[order]
+            first = np.r_[True, qv[1:] != qv[:-1]]
+            uq = q.gather(order[first]).to_frame()
+            return order, uq, ug.drop("__pf_gi"), np.cumsum(first) - 1, gi[order]
+    uq = cells.select(qk).unique().with_row_index("__pf_qi")
     ix = (cells.lazy().select(*qk, *keys)
           .join(uq.lazy(), on=qk, how="left", maintain_order="left", nulls_equal=True)
           .join(ug.lazy(), on=keys, how="left", maintain_order="left", nulls_equal=True)
           .select("__pf_qi", "__pf_gi").collect())  # fmt: skip
-    return (uq.drop("__pf_qi"), ug.drop("__pf_gi"), ix["__pf_qi"].to_numpy().astype(np.int64),
-            ix["__pf_gi"].to_numpy().astype(np.int64))  # fmt: skip
+    qi, gi = ix["__pf_qi"].to_numpy().astype(np.int64), ix["__pf_gi"].to_numpy().astype(np.int64)
+    if uq.height * (rmax + 1) < 2**62:
+        order = np.argsort(qi * (rmax + 1) + r)
+    else:  # pragma: no cover - ranks beyond 2^62 / queries: the competition check rejects them
+        order = np.lexsort((r, qi))
+    return order, uq.drop("__pf_qi"), ug.drop("__pf_gi"), qi[order], gi[order]
 
 
 def _recode(frame: pl.DataFrame, cols: list[str]) -> tuple[np.ndarray, pl.DataFrame]:
@@ -162,41 +184,44 @@ def _ndkl(w: pl.LazyFrame, blocks: pl.LazyFrame, qk: list[str], attrs: list[str]
 NDKL_DENSE_CELLS = 2_000_000
 
 
-def _ndkl_dense(qi: np.ndarray, r: np.ndarray, n: np.ndarray, m: np.ndarray, gc: np.ndarray, ng: int, L: np.ndarray,
+def _ndkl_dense(pk: np.ndarray, r: np.ndarray, stop: np.ndarray, w: np.ndarray, ng: int, L: np.ndarray,
                 share: np.ndarray) -> np.ndarray | None:
-    """NDKL per query of one attribute set as :func:`_ndkl`, on a dense queries × positions × groups array.
+    """NDKL per query of one attribute set as :func:`_ndkl`, on a dense positions × queries × groups array.
 
-    The cells (query code ``qi``, rank ``r``, rows ``n``, the size ``m`` of their tie block, group code ``gc`` among
-    ``ng``); ``L`` the top-k length and ``share`` (queries × groups) the group shares of each query. The expected
-    count of group g at each position of a tie block of m items at rank r is n_g / m (random tie-breaking): a
-    difference array (+n_g/m at r, −n_g/m after the block's last position within L), summed twice along the
-    positions, gives the expected top-i counts C_g(i); then
+    The cells: ``pk`` = query code × ``ng`` + group code, rank ``r``, ``stop`` = the position after their tie
+    block's last one within the top k, ``w`` = rows ÷ the tie block's size (0 beyond k); ``L`` the top-k length
+    and ``share`` (queries × groups) the group shares of each query. The expected count of group g at each
+    position of a tie block of m items at rank r is n_g / m (random tie-breaking): a difference array (+n_g/m at
+    r, −n_g/m at ``stop``), summed twice along the positions, gives the expected top-i counts C_g(i); then
     NDKL = Σ_{i ≤ L} v(i) Σ_g P ln(P / Q) / Σ_{i ≤ L} v(i), P = C_g(i) / i, Q = n_g / n_q. ``None`` when the array
     would exceed :data:`NDKL_DENSE_CELLS` cells.
     """
     nq, lmax = len(L), int(L.max()) if len(L) else 0
-    if nq * (lmax + 2) * ng > NDKL_DENSE_CELLS:
+    S = nq * ng
+    size = (lmax + 2) * S
+    if size > NDKL_DENSE_CELLS:
         return None
-    top = r <= L[qi]
-    q_idx, g_idx, w, r = qi[top], gc[top], n[top] / m[top], r[top]
-    end = np.minimum(r + m[top] - 1, L[q_idx])
-    # positions are the first axis: the cumulative sums along them run over contiguous slices
-    size = (lmax + 2) * nq * ng
     # in place where it can be: fresh arrays of this size cost page faults
-    d: np.ndarray = np.bincount((r * nq + q_idx) * ng + g_idx, weights=w, minlength=size)
-    d -= np.bincount(((end + 1) * nq + q_idx) * ng + g_idx, weights=w, minlength=size)
-    d = d.reshape(lmax + 2, nq, ng)
-    for _ in range(2):  # cumulated twice along the positions (a loop over them: contiguous slices)
+    idx = r * S
+    idx += pk
+    d: np.ndarray = np.bincount(idx, weights=w, minlength=size)
+    np.multiply(stop, S, out=idx)
+    idx += pk
+    d -= np.bincount(idx, weights=w, minlength=size)
+    del idx
+    d = d.reshape(lmax + 2, nq, ng)  # positions first: the cumulative sums run over contiguous slices
+    for _ in range(2):
         for j in range(1, lmax + 2):
             d[j] += d[j - 1]
     i = np.arange(1, lmax + 1, dtype=np.float64)
     P: np.ndarray = d[1 : lmax + 1]
     P /= i[:, None, None]
     np.maximum(P, 0.0, out=P)  # a rounding residue P < 0 counts 0
-    # Σ_g P ln(P / Q) = Σ_g P ln P − Σ_g P ln Q, with 0·ln 0 = 0 (a group absent from the query has P = Q = 0)
-    lnq = np.log(np.where(share > 0, share, 1.0))
-    kl = -(P * lnq[None, :, :]).sum(axis=2)
-    kl += xlogy(P, P, out=P).sum(axis=2)
+    # Σ_g P ln(P / Q) = Σ_g (P ln P − P ln Q), with 0·ln 0 = 0 (a group absent from the query has P = Q = 0)
+    t = P * np.log(np.where(share > 0, share, 1.0))[None, :, :]
+    xlogy(P, P, out=P)
+    P -= t
+    kl = P.sum(axis=2)
     z = np.where(np.arange(1, lmax + 1)[:, None] <= L[None, :], 1.0 / np.log2(1.0 + i)[:, None], 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         out: np.ndarray = (z * kl).sum(axis=0) / z.sum(axis=0)
@@ -292,15 +317,9 @@ def unit_table(
     qk = [*by, query]
     qprot = list(names["query_protected"])
     keys = [*names["protected"], *qprot]
-    uq, ug, qi, gi = _codes(cells, qk, keys)
+    order, uq, ug, qi, gi = _sorted_codes(cells, qk, keys)
     nq = uq.height
-    r = cells[RANK].to_numpy().astype(np.int64)
-    rmax = int(r.max())
-    if nq * (rmax + 1) < 2**62:
-        order = np.argsort(qi * (rmax + 1) + r)
-    else:  # pragma: no cover - ranks beyond 2^62 / queries: the competition check rejects them below
-        order = np.lexsort((r, qi))
-    qi, r, gi = qi[order], r[order], gi[order]
+    r = cells[RANK].to_numpy().astype(np.int64)[order]
     n = cells["n"].to_numpy().astype(np.int64)[order]
     new = np.r_[True, (qi[1:] != qi[:-1]) | (r[1:] != r[:-1])]
     bs = np.flatnonzero(new)  # the first cell of each (query, rank) tie block
@@ -329,6 +348,15 @@ def unit_table(
     with_ndcg = bool(ndcg and qsets)
     bw = _block_weights(br, bm, k, (position_weight, "log") if with_ndcg else (position_weight,), p)
     e, t = n * bw[0][bid], n * bw[-1][bid]
+    # NDKL's cells (the same for every attribute set): rows ÷ tie size within the top k (0 beyond), and the position
+    # after each tie block's last one within it (r + m − 1 <= n_q: the ranks are competition ranks)
+    m_c = bm[bid]
+    w_top = n / m_c
+    stop = r + m_c
+    if k is not None:
+        w_top[r > k] = 0.0
+        np.minimum(stop, k + 1, out=stop)
+    del m_c
     e_q = np.add.reduceat(e, qs)
     bucket = uq.select(_bucket(query, n_buckets))[_B].to_numpy().astype(np.int64)
     ub = None
@@ -364,7 +392,7 @@ def unit_table(
         awrf = np.where(has_a, lo / np.where(has_a, hi, 1.0), np.nan)
         share = np.zeros(nq * ng)
         share[pres] = pn
-        nd = _ndkl_dense(qi, r, n, bm[bid], gc, ng, L, share.reshape(nq, ng) / n_q[:, None])
+        nd = _ndkl_dense(pk, r, stop, w_top, ng, L, share.reshape(nq, ng) / n_q[:, None])
         if nd is None:
             wa = cells.lazy().group_by([*qk, RANK, *attrs]).agg(pl.col("n").sum())
             blocks = pl.concat([uq[bq], pl.DataFrame({RANK: br, "__pf_m": bm})], how="horizontal")

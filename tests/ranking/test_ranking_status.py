@@ -137,3 +137,21 @@ def test_thresholds_on_ranking_report_give_apply_thresholds_statuses() -> None:
     assert "status" not in pf.ranking_report(df, query="q", rank="r", protected="race", k=10).columns
     with pytest.raises(pf.PolfairError, match="ndcg_at_k"):
         pf.ranking_report(df, query="q", rank="r", protected="race", k=10, thresholds={"ndcg_at_k": [0.5, 1]})
+
+
+def test_query_codes_from_the_sort_or_the_join_give_the_same_report() -> None:
+    """An integer query column is coded from the sort by its value; any other (strings, a by column) by a join with
+    the distinct queries: the same values either way, and the same intervals when the buckets are the same."""
+    adult = pf.load_adult().head(2000).with_columns(pl.int_range(pl.len()).alias("i"))
+    df = adult.with_columns((pl.col("i") // 25 * 7 - 300).alias("q"), pl.lit(1).alias("one")).with_columns(
+        pl.col("hours_per_week").rank("min", descending=True).over("q").cast(pl.Int64).alias("r"))
+    kw = dict(rank="r", protected=["sex", "race"], k=5)
+    ints = pf.ranking_report(df, query="q", ci=None, **kw)
+    strs = pf.ranking_report(df.with_columns(pl.col("q").cast(pl.String)), query="q", ci=None, **kw)
+    assert ints.select("metric", "group").equals(strs.select("metric", "group"))
+    assert (ints["value"] - strs["value"]).abs().max() < 1e-12 and ints["value"].null_count() == strs["value"].null_count()
+    # the same query ids, with a constant by column (the join path): the same buckets, so the same intervals
+    a = pf.ranking_report(df, query="q", **kw)
+    b = pf.ranking_report(df, query="q", by="one", **kw).drop("one")
+    for c in ("value", "value_lo", "value_hi", "difference_lo", "p_value"):
+        assert ((a[c] - b[c]).abs().max() or 0.0) < 1e-12, c
