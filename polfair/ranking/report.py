@@ -304,9 +304,10 @@ def unit_table(
     p: float,
     ndcg: bool,
     n_buckets: int,
-) -> tuple[pl.DataFrame, dict[str, int]]:
+) -> tuple[pl.DataFrame, dict[str, int], pl.DataFrame]:
     """The sums per (by, bucket of queries, kind, attribute set, group): what every value and
-    replicate of the report is a function of. Also: queries left out of AWRF/NDKL per attribute.
+    replicate of the report is a function of. Also: queries left out of AWRF/NDKL per attribute,
+    and the distinct groups (every protected and query_protected column).
 
     The cells get a query code and a group code (joins with their distinct values), are sorted by (query,
     rank) once, and every tie block, weight, per-query and per-(query, group) quantity is a segment sum or
@@ -432,7 +433,7 @@ def unit_table(
     for i, x in zip(lazy, pl.collect_all([_zeros(parts[i].lazy()) for i in lazy])):  # nDCG's parts
         parts[i] = x.with_columns([pl.col(c).cast(F64).fill_null(0.0) for c in _SUMS])
     table = pl.concat([x.select(cols) for x in parts if isinstance(x, pl.DataFrame)], how="vertical_relaxed")
-    return table, left_out
+    return table, left_out, ug
 
 
 def _div(a: pl.Expr, b: pl.Expr) -> pl.Expr:
@@ -452,20 +453,26 @@ def values(table: pl.DataFrame, keys: list[str], refs: pl.DataFrame, by: list[st
         "top_k_share": _div(pl.col("s_t"), pl.col("t_t")),
     }  # fmt: skip
     group_metrics = [m for m in defs if m in metrics]
-    long = [g.select(*keys, "set", "group", pl.lit(m).alias("metric"), defs[m].cast(F64).alias("v")) for m in group_metrics]
+    # one select of every group metric, then one unpivot to long rows (fewer small-frame operations)
+    long = [g.select(*keys, "set", "group", *[defs[m].cast(F64).alias(m) for m in group_metrics])
+            .unpivot(group_metrics, index=[*keys, "set", "group"], variable_name="metric", value_name="v")
+            ] if group_metrics else []  # fmt: skip
     c = table.filter(pl.col("kind") == "c")
     if c.height and "ndcg_at_k" in metrics:
         long.append(c.select(*keys, "set", "group", pl.lit("ndcg_at_k").alias("metric"), _div(pl.col("s_g"), pl.col("c_g")).alias("v")))
     frames: list[pl.DataFrame] = []
     if long:
-        gl = pl.concat(long)
+        gl = pl.concat(long) if len(long) > 1 else long[0]
         ref = gl.join(refs, on=[*by, "set"], how="inner", nulls_equal=True).filter(pl.col("group") == pl.col("__pf_ref"))
         gl = gl.join(ref.select(*keys, "set", "metric", pl.col("v").alias("__pf_rv")), on=[*keys, "set", "metric"],
                      how="left", nulls_equal=True)  # fmt: skip
         diff = pl.col("v") - pl.col("__pf_rv")
         logr = pl.when((pl.col("v") > 0) & (pl.col("__pf_rv") > 0)).then((pl.col("v") / pl.col("__pf_rv")).log())
-        frames += [gl.select(*keys, "set", "group", "metric", pl.lit(s).alias("stat"), e.alias("value"))
-                   for s, e in (("value", pl.col("v")), ("difference", diff), ("ratio", logr))]  # fmt: skip
+        frames.append(gl.select(*keys, "set", "group", "metric", pl.col("v").alias("__pf_value"), diff.alias("__pf_difference"),
+                                logr.alias("__pf_ratio"))
+                      .unpivot(["__pf_value", "__pf_difference", "__pf_ratio"], index=[*keys, "set", "group", "metric"],
+                               variable_name="stat", value_name="value")
+                      .with_columns(pl.col("stat").str.strip_prefix("__pf_")))  # fmt: skip
         spread = gl.group_by([*keys, "set", "metric"]).agg(
             (pl.col("v").max() - pl.col("v").min()).alias("__pf_d"),
             pl.when(pl.col("v").min() > 0).then((pl.col("v").min() / pl.col("v").max()).log()).alias("__pf_r"),
@@ -570,7 +577,7 @@ def ranking_rows(
     sets = attribute_sets(prot, intersections) if prot else []
     qsets = attribute_sets(qprot, intersections) if qprot else []
     ndcg = bool(qsets) and relevance
-    table, left_out = unit_table(cells, names, sets=sets, qsets=qsets, k=k, position_weight=position_weight, p=p,
+    table, left_out, groups = unit_table(cells, names, sets=sets, qsets=qsets, k=k, position_weight=position_weight, p=p,
                                  ndcg=ndcg, n_buckets=n_buckets)  # fmt: skip
     metrics = [m for m in RANKING_METRICS if (m != "exposure_per_relevance" or relevance) and (m != "top_k_share" or k is not None)
                and (m != "ndcg_at_k" or ndcg)]  # fmt: skip
@@ -646,7 +653,7 @@ def ranking_rows(
                                .then(pl.lit("jackknife_t")).alias("ci_method"),
                                pl.when(pl.col("p_value").is_not_null()).then(pl.lit("jackknife_t")).alias("test"))  # fmt: skip
     keys = [*prot, *qprot]
-    gk = _group_keys(cells, all_sets, keys)
+    gk = _group_keys(groups, all_sets, keys)
     out = out.join(gk, on=["set", "group"], how="left", nulls_equal=True)
     out = out.sort([*by, "set", pl.col("group").is_not_null(), "group", pl.col("metric").replace_strict(_ORDER, return_dtype=pl.Int64)],
                    nulls_last=False)  # fmt: skip
@@ -662,12 +669,14 @@ def ranking_rows(
     return report, left_out
 
 
-def _group_keys(cells: pl.DataFrame, sets: list[tuple[str, ...]], keys: list[str]) -> pl.DataFrame:
-    """(set, group label) -> the group's key struct (null for the attributes not in the set)."""
+def _group_keys(groups: pl.DataFrame, sets: list[tuple[str, ...]], keys: list[str]) -> pl.DataFrame:
+    """(set, group label) -> the group's key struct (null for the attributes not in the set), from the distinct
+    ``groups`` (or any frame with the ``keys`` columns).
+    """
     frames = [
-        cells.select(list(attrs)).unique().select(
+        groups.select(list(attrs)).unique().select(
             pl.lit(si, pl.Int64).alias("set"), group_label(list(attrs)).alias("group"),
-            pl.struct([pl.col(c) if c in attrs else pl.lit(None, cells.schema[c]).alias(c) for c in keys]).alias(GROUP_KEY),
+            pl.struct([pl.col(c) if c in attrs else pl.lit(None, groups.schema[c]).alias(c) for c in keys]).alias(GROUP_KEY),
         )
         for si, attrs in enumerate(sets)
     ]  # fmt: skip
