@@ -150,57 +150,45 @@ def _block_weights(br: np.ndarray, bm: np.ndarray, k: int | None, kinds: Sequenc
     return [*out, f]
 
 
-def _ndkl(w: pl.LazyFrame, blocks: pl.LazyFrame, qk: list[str], attrs: list[str], qt: pl.LazyFrame) -> pl.LazyFrame:
-    """NDKL per (by, query) of one attribute set (queries with ≥ 2 groups), expected top-i shares under ties."""
-    g = list(attrs)  # the attribute columns themselves (no labels needed here)
-    x = w.join(blocks.select(*qk, RANK, "__pf_m"), on=[*qk, RANK], how="inner", nulls_equal=True)
-    x = x.join(qt.select(*qk, "L"), on=qk, nulls_equal=True).filter(pl.col(RANK) <= pl.col("L"))
-    end = pl.min_horizontal(pl.col(RANK) + pl.col("__pf_m") - 1, pl.col("L"))
-    inc = (
-        x.with_columns(pl.int_ranges(pl.col(RANK), end + 1).alias("__pf_i")).explode("__pf_i")
-        .group_by([*qk, *g, "__pf_i"]).agg((pl.col("n") / pl.col("__pf_m")).sum().alias("__pf_c"))
-    )  # fmt: skip
-    # the expected count of each group in the top i is constant between two increments: each increment
-    # row stands for the positions up to the next one (no grid of every (query, group, position) to join)
-    share = w.group_by([*qk, *g]).agg(pl.col("n").sum().alias("__pf_ng"))
-    inc = inc.sort([*qk, *g, "__pf_i"]).with_columns(
-        pl.col("__pf_c").cum_sum().over([*qk, *g]).alias("__pf_cum"),
-        pl.col("__pf_i").shift(-1).over([*qk, *g]).alias("__pf_next"),
-    )
-    inc = inc.join(qt.select(*qk, "L", "n_q"), on=qk, nulls_equal=True).join(share, on=[*qk, *g], nulls_equal=True)
-    stop = pl.when(pl.col("__pf_next").is_null()).then(pl.col("L") + 1).otherwise(pl.col("__pf_next"))
-    grid = inc.with_columns(pl.int_ranges(pl.col("__pf_i"), stop).alias("__pf_ii")).explode("__pf_ii")
-    grid = grid.drop("__pf_i").rename({"__pf_ii": "__pf_i"})
-    P = pl.col("__pf_cum") / pl.col("__pf_i")
-    Q = pl.col("__pf_ng") / pl.col("n_q")
-    grid = grid.with_columns(pl.when(P > 0).then(P * (P / Q).log()).otherwise(0.0).alias("__pf_kl"))
-    per_i = grid.group_by([*qk, "__pf_i"]).agg(pl.col("__pf_kl").sum())
-    z = position_weight_expr(pl.col("__pf_i"), "log")
-    return per_i.group_by(qk).agg(((z * pl.col("__pf_kl")).sum() / z.sum()).alias("__pf_ndkl"))
-
-
-#: The dense NDKL (:func:`_ndkl_dense`) holds queries × (max top-k length + 2) × groups floats per array; above
-#: this many cells the Polars plan of :func:`_ndkl` runs instead (bounded memory for every k).
+#: The dense NDKL (:func:`_ndkl_dense`) holds positions × queries × groups floats per array: it runs on chunks of
+#: consecutive queries of at most this many cells (about 24 bytes a cell at the peak: bounded memory for every
+#: number of queries; one query is never split).
 NDKL_DENSE_CELLS = 2_000_000
 
 
+def _ndkl(pk: np.ndarray, r: np.ndarray, stop: np.ndarray, w: np.ndarray, ng: int, L: np.ndarray, share: np.ndarray,
+          qs: np.ndarray) -> np.ndarray:
+    """NDKL per query of one attribute set: :func:`_ndkl_dense` on chunks of consecutive queries (the cells are sorted
+    by query; ``qs`` is each query's first cell).
+    """
+    nq = len(L)
+    out = np.empty(nq)
+    if not nq:
+        return out
+    step = max(1, NDKL_DENSE_CELLS // ((int(L.max()) + 2) * ng))
+    bounds = np.r_[qs, len(pk)]
+    for q0 in range(0, nq, step):
+        q1 = min(nq, q0 + step)
+        a, b = bounds[q0], bounds[q1]
+        out[q0:q1] = _ndkl_dense(pk[a:b] - q0 * ng, r[a:b], stop[a:b], w[a:b], ng, L[q0:q1], share[q0:q1])
+    return out
+
+
 def _ndkl_dense(pk: np.ndarray, r: np.ndarray, stop: np.ndarray, w: np.ndarray, ng: int, L: np.ndarray,
-                share: np.ndarray) -> np.ndarray | None:
-    """NDKL per query of one attribute set as :func:`_ndkl`, on a dense positions × queries × groups array.
+                share: np.ndarray) -> np.ndarray:
+    """NDKL per query of one attribute set, on a dense positions × queries × groups array.
 
     The cells: ``pk`` = query code × ``ng`` + group code, rank ``r``, ``stop`` = the position after their tie
     block's last one within the top k, ``w`` = rows ÷ the tie block's size (0 beyond k); ``L`` the top-k length
     and ``share`` (queries × groups) the group shares of each query. The expected count of group g at each
     position of a tie block of m items at rank r is n_g / m (random tie-breaking): a difference array (+n_g/m at
     r, −n_g/m at ``stop``), summed twice along the positions, gives the expected top-i counts C_g(i); then
-    NDKL = Σ_{i ≤ L} v(i) Σ_g P ln(P / Q) / Σ_{i ≤ L} v(i), P = C_g(i) / i, Q = n_g / n_q. ``None`` when the array
-    would exceed :data:`NDKL_DENSE_CELLS` cells.
+    NDKL = Σ_{i ≤ L} v(i) Σ_g P ln(P / Q) / Σ_{i ≤ L} v(i), P = C_g(i) / i, Q = n_g / n_q (Geyik et al., KDD 2019;
+    exact distributions, 0·ln 0 = 0).
     """
     nq, lmax = len(L), int(L.max()) if len(L) else 0
     S = nq * ng
     size = (lmax + 2) * S
-    if size > NDKL_DENSE_CELLS:
-        return None
     # in place where it can be: fresh arrays of this size cost page faults
     idx = r * S
     idx += pk
@@ -311,8 +299,8 @@ def unit_table(
 
     The cells get a query code and a group code (joins with their distinct values), are sorted by (query,
     rank) once, and every tie block, weight, per-query and per-(query, group) quantity is a segment sum or
-    a scatter (``np.bincount``) on those codes; only nDCG's ideal ordering and the large-table NDKL run as
-    Polars plans.
+    a scatter (``np.bincount``) on those codes; NDKL on dense arrays of bounded size (chunks of queries); only
+    nDCG's ideal ordering runs as a Polars plan.
     """
     by, query = names["by"], names["query"][0]
     qk = [*by, query]
@@ -393,14 +381,7 @@ def unit_table(
         awrf = np.where(has_a, lo / np.where(has_a, hi, 1.0), np.nan)
         share = np.zeros(nq * ng)
         share[pres] = pn
-        nd = _ndkl_dense(pk, r, stop, w_top, ng, L, share.reshape(nq, ng) / n_q[:, None])
-        if nd is None:
-            wa = cells.lazy().group_by([*qk, RANK, *attrs]).agg(pl.col("n").sum())
-            blocks = pl.concat([uq[bq], pl.DataFrame({RANK: br, "__pf_m": bm})], how="horizontal")
-            qlen = pl.concat([uq, pl.DataFrame({"L": L, "n_q": n_q})], how="horizontal")
-            res = _ndkl(wa, blocks.lazy(), qk, list(attrs), qlen.lazy())
-            nd = (uq.lazy().join(res, on=qk, how="left", maintain_order="left", nulls_equal=True)
-                  .select(pl.col("__pf_ndkl").fill_null(0.0)).collect().to_series().to_numpy())  # fmt: skip
+        nd = _ndkl(pk, r, stop, w_top, ng, L, share.reshape(nq, ng) / n_q[:, None], qs)
         ndkl = np.where(multi, nd, np.nan)
         ok_a, ok_k = ~np.isnan(awrf), ~np.isnan(ndkl)
         keep, s = _sum_by(unit, nu, s_a=np.where(ok_a, W * awrf, 0.0), c_a=np.where(ok_a, W, 0.0),

@@ -71,9 +71,10 @@ def test_apply_thresholds_judges_ranking_rows_with_the_reports_minimum() -> None
     assert spread["status"].is_null().all() and spread["threshold"].is_null().all()
 
 
-def test_dense_and_polars_ndkl_agree(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The dense NDKL and the Polars plan it replaces below NDKL_DENSE_CELLS give the same values (ties, a by column,
-    intersections, queries with one group)."""
+def test_ndkl_by_chunks_of_queries_equals_one_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """NDKL's dense arrays run on chunks of consecutive queries of at most NDKL_DENSE_CELLS cells (bounded memory):
+    chunks of one or a few queries give the values of one chunk (ties, a by column, intersections, queries with one
+    group, k and no k)."""
     from polfair.ranking import report as rr
 
     adult = pf.load_adult().head(2000).with_columns(pl.int_range(pl.len()).alias("i"))
@@ -81,12 +82,13 @@ def test_dense_and_polars_ndkl_agree(monkeypatch: pytest.MonkeyPatch) -> None:
         (pl.col("hours_per_week") // 10).rank("min", descending=True).over("q").cast(pl.Int64).alias("r"))
     for k in (3, None):
         kw = dict(query="q", rank="r", protected=["sex", "race"], k=k, by="day", ci=None)
-        dense = pf.ranking_report(df, **kw).filter(pl.col("metric") == "ndkl")
-        monkeypatch.setattr(rr, "NDKL_DENSE_CELLS", 0)
-        plan = pf.ranking_report(df, **kw).filter(pl.col("metric") == "ndkl")
-        monkeypatch.undo()
-        assert dense.height == plan.height > 0
-        assert (dense["value"] - plan["value"]).abs().max() < 1e-12
+        whole = pf.ranking_report(df, **kw).filter(pl.col("metric") == "ndkl")
+        for cells in (0, 200):
+            monkeypatch.setattr(rr, "NDKL_DENSE_CELLS", cells)
+            chunked = pf.ranking_report(df, **kw).filter(pl.col("metric") == "ndkl")
+            monkeypatch.undo()
+            assert whole.height == chunked.height > 0
+            assert (whole["value"] - chunked["value"]).abs().max() < 1e-12
 
 
 def test_the_summary_shows_the_statuses_apply_thresholds_gave() -> None:
