@@ -20,7 +20,7 @@ from polfair.core.report.build import Intersections, check_protected_names
 from polfair.core.report.run_metadata import attach_request, expr_text
 from polfair.exceptions import PolfairError
 from polfair.ranking.cells import RANKING_CELL_COLUMNS, ranking_pass
-from polfair.ranking.report import POSITION_WEIGHTS, RANKING_METRICS, position_weight_expr, ranking_rows
+from polfair.ranking.report import POSITION_WEIGHTS, RANKING_METRICS, RankingOptions, position_weight_expr, ranking_rows
 
 __all__ = ["POSITION_WEIGHTS", "RANKING_CELL_COLUMNS", "RANKING_METRICS", "position_weight_expr", "ranking_counts",
            "ranking_report"]  # fmt: skip
@@ -245,11 +245,9 @@ def ranking_report(
         by=as_list(by), k=k, relevance_key=ndcg, engine=engine,
     )  # fmt: skip
     check_protected_names([*names["protected"], *names["query_protected"]])
-    report, left_out = ranking_rows(
-        cells, names, schema=dict(cells.schema), k=k, position_weight=position_weight, p=p, relevance=relevance is not None,
-        privileged=privileged, intersections=intersections, ci=ci, p_adjust=p_adjust, n_buckets=n_buckets,
-        min_sample_size=min_n,
-    )  # fmt: skip
+    options = RankingOptions(k=k, position_weight=position_weight, p=p, relevance=relevance is not None, privileged=privileged,
+                             intersections=intersections, ci=ci, p_adjust=p_adjust, n_buckets=n_buckets, min_sample_size=min_n)  # fmt: skip
+    report, left_out = ranking_rows(cells, names, dict(cells.schema), options)
     request = {
         "task": "ranking", "query": expr_text(query), "rank": expr_text(rank), "protected": expr_text(prot) or None,
         "query_protected": expr_text(qprot) or None, "relevance": expr_text(relevance), "k": k, "weight": expr_text(weight),

@@ -11,6 +11,7 @@ Definitions: ``docs/ranking.md``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,8 @@ from polfair.core.values import coerce_values
 from polfair.exceptions import InvalidInputError, PolfairError
 from polfair.ranking.cells import RANK, RELEVANCE_KEY
 
-__all__ = ["POSITION_WEIGHTS", "RANKING_METRICS", "position_weight_expr", "ranking_rows", "references", "unit_table", "values"]
+__all__ = ["POSITION_WEIGHTS", "RANKING_METRICS", "RankingOptions", "position_weight_expr", "ranking_rows", "references", "unit_table",
+           "values"]  # fmt: skip
 
 F64 = pl.Float64
 #: The position weights ``position_weight=`` accepts.
@@ -530,27 +532,35 @@ def references(
 _STATS = ("value", "difference", "ratio")
 
 
+@dataclass(frozen=True)
+class RankingOptions:
+    """The options of a ranking report after :func:`polfair.ranking.ranking_report` checked them (one object, not a
+    dozen keywords through every internal function).
+    """
+
+    k: int | None = None
+    position_weight: str = "log"
+    p: float = 0.5
+    relevance: bool = False
+    privileged: Mapping[str, Any] | None = None
+    intersections: Intersections = None
+    ci: float | None = 0.95
+    p_adjust: Any = "bh"
+    n_buckets: int = 20
+    min_sample_size: int = 0
+
+
 def ranking_rows(
-    cells: pl.DataFrame,
-    names: Mapping[str, list[str]],
-    *,
-    schema: Mapping[str, pl.DataType],
-    k: int | None,
-    position_weight: str,
-    p: float,
-    relevance: bool,
-    privileged: Mapping[str, Any] | None,
-    intersections: Intersections,
-    ci: float | None,
-    p_adjust: Any,
-    n_buckets: int,
-    min_sample_size: int = 0,
+    cells: pl.DataFrame, names: Mapping[str, list[str]], schema: Mapping[str, pl.DataType], options: RankingOptions
 ) -> tuple[pl.DataFrame, dict[str, int]]:
     """The long report of a ranking cell table, and the queries left out of AWRF/NDKL per attribute set."""
+    o = options
+    k, position_weight, p, relevance, intersections = o.k, o.position_weight, o.p, o.relevance, o.intersections
+    ci, p_adjust, n_buckets, min_sample_size = o.ci, o.p_adjust, o.n_buckets, o.min_sample_size
     by, prot, qprot = list(names["by"]), list(names["protected"]), list(names["query_protected"])
     level = iv.check_ci(ci)
     method = iv.check_p_adjust(p_adjust)
-    privileged = dict(privileged or {})
+    privileged = dict(o.privileged or {})
     for a in privileged:
         if a not in (*prot, *qprot):
             msg = f"privileged names {a!r}, which is not a protected or query_protected attribute {[*prot, *qprot]}"
