@@ -22,8 +22,8 @@ from polfair.exceptions import PolfairError
 from polfair.ranking.cells import RANKING_CELL_COLUMNS, ranking_pass
 from polfair.ranking.report import POSITION_WEIGHTS, RANKING_METRICS, RankingOptions, position_weight_expr, ranking_rows
 
-__all__ = ["POSITION_WEIGHTS", "RANKING_CELL_COLUMNS", "RANKING_METRICS", "position_weight_expr", "ranking_counts",
-           "ranking_report"]  # fmt: skip
+__all__ = ["POSITION_WEIGHTS", "RANKING_CELL_COLUMNS", "RANKING_METRICS", "RankingAccumulator", "position_weight_expr",
+           "ranking_counts", "ranking_report"]  # fmt: skip
 
 
 def _check_options(k: Any, position_weight: Any, p: Any, n_buckets: Any) -> None:
@@ -234,29 +234,53 @@ def ranking_report(
     >>> round(rep.filter(group="a", metric="exposure")["value"].item(), 4)
     0.7827
     """
-    _check_options(k, position_weight, p, n_buckets)
-    min_n = resolve_min_sample_size(min_sample_size)
-    prot, qprot = as_list(protected), as_list(query_protected)
-    if not prot and not qprot:
+    args = dict(locals())
+    args.pop("data")
+    _checked_args(args)
+    cells, names = _pass(data, args)
+    return _report(cells, names, args)
+
+
+def _checked_args(args: dict[str, Any]) -> None:
+    """Check ranking_report's options (before any pass)."""
+    _check_options(args["k"], args["position_weight"], args["p"], args["n_buckets"])
+    resolve_min_sample_size(args["min_sample_size"])
+    if not as_list(args["protected"]) and not as_list(args["query_protected"]):
         raise PolfairError("ranking_report needs protected= (item attributes) or query_protected= (query attributes)")
-    ndcg = bool(qprot) and relevance is not None
-    cells, names = ranking_pass(
-        data, query=query, rank=rank, protected=prot, query_protected=qprot, relevance=relevance, weight=weight,
-        by=as_list(by), k=k, relevance_key=ndcg, engine=engine,
+
+
+def _pass(data: Any, args: Mapping[str, Any]) -> tuple[pl.DataFrame, dict[str, list[str]]]:
+    """The ranking pass of ``data`` with ranking_report's arguments."""
+    qprot = as_list(args["query_protected"])
+    return ranking_pass(
+        data, query=args["query"], rank=args["rank"], protected=as_list(args["protected"]), query_protected=qprot,
+        relevance=args["relevance"], weight=args["weight"], by=as_list(args["by"]), k=args["k"],
+        relevance_key=bool(qprot) and args["relevance"] is not None, engine=args["engine"],
     )  # fmt: skip
+
+
+def _report(cells: pl.DataFrame, names: dict[str, list[str]], args: Mapping[str, Any]) -> pl.DataFrame:
+    """The report of a ranking cell table, with its request (and statuses with ``thresholds``)."""
+    a = args
+    min_n = resolve_min_sample_size(a["min_sample_size"])
+    prot, qprot = as_list(a["protected"]), as_list(a["query_protected"])
     check_protected_names([*names["protected"], *names["query_protected"]])
-    options = RankingOptions(k=k, position_weight=position_weight, p=p, relevance=relevance is not None, privileged=privileged,
-                             intersections=intersections, ci=ci, p_adjust=p_adjust, n_buckets=n_buckets, min_sample_size=min_n)  # fmt: skip
+    options = RankingOptions(k=a["k"], position_weight=a["position_weight"], p=a["p"], relevance=a["relevance"] is not None,
+                             privileged=a["privileged"], intersections=a["intersections"], ci=a["ci"], p_adjust=a["p_adjust"],
+                             n_buckets=a["n_buckets"], min_sample_size=min_n)  # fmt: skip
     report, left_out = ranking_rows(cells, names, dict(cells.schema), options)
+    ci, privileged, intersections = a["ci"], a["privileged"], a["intersections"]
     request = {
-        "task": "ranking", "query": expr_text(query), "rank": expr_text(rank), "protected": expr_text(prot) or None,
-        "query_protected": expr_text(qprot) or None, "relevance": expr_text(relevance), "k": k, "weight": expr_text(weight),
-        "by": expr_text(as_list(by)) or None, "position_weight": position_weight,
-        "p": p if position_weight == "geometric" else None, "privileged": expr_text(dict(privileged)) if privileged else None,
+        "task": "ranking", "query": expr_text(a["query"]), "rank": expr_text(a["rank"]), "protected": expr_text(prot) or None,
+        "query_protected": expr_text(qprot) or None, "relevance": expr_text(a["relevance"]), "k": a["k"],
+        "weight": expr_text(a["weight"]), "by": expr_text(as_list(a["by"])) or None, "position_weight": a["position_weight"],
+        "p": a["p"] if a["position_weight"] == "geometric" else None,
+        "privileged": expr_text(dict(privileged)) if privileged else None,
         "intersections": intersections if isinstance(intersections, (int, str)) else expr_text(intersections),
-        "ci": ci, "p_adjust": p_adjust if ci is not None else None, "n_buckets": n_buckets if ci is not None else None,
+        "ci": ci, "p_adjust": a["p_adjust"] if ci is not None else None, "n_buckets": a["n_buckets"] if ci is not None else None,
         "queries_left_out": left_out or None, "min_sample_size": min_n,
     }  # fmt: skip
+    thresholds = a["thresholds"]
     if thresholds is None:
         return attach_request(report, {k_: v for k_, v in request.items() if v is not None})
     # judged as every report is: the monitor's apply_thresholds, the one reading of a threshold (the documented
@@ -268,3 +292,96 @@ def ranking_report(
     request["thresholds"] = {m: format_threshold(*b) for m, b in parse_thresholds(thresholds).items()}
     report = attach_request(report, {k_: v for k_, v in request.items() if v is not None})
     return apply_thresholds(report, thresholds, min_n)
+
+
+class RankingAccumulator:
+    """:func:`ranking_report` of rows that arrive in batches (a day's impression log read hour by hour, a stream).
+
+    ``update(batch)`` runs the ranking pass on the batch and adds its cell table to the running one;
+    ``report()`` is the report of every row seen so far. The cell table is a sum over rows (rows and
+    relevance per key, the query weight's min and max), so the tables of batches add up to the table
+    of their union: ``report()`` equals ``ranking_report`` of the concatenated batches (to the rounding
+    of the sums' order), also when a query's rows are split across batches. Memory: the running cell
+    table (about queries × (k + 1) × groups rows), not the rows.
+
+    Parameters
+    ----------
+    query, rank, protected, query_protected, relevance, k, weight, by, position_weight, p, privileged, intersections, \
+ci, p_adjust, n_buckets, min_sample_size, thresholds, engine
+        As :func:`ranking_report` (checked here, before any batch).
+
+    Raises
+    ------
+    PolfairError
+        Bad options (at construction); ``report()`` before any ``update``; a batch whose columns give other key
+        names than the first batch's. Each batch's rows are checked as :func:`ranking_report` checks them.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> from polfair.ranking import RankingAccumulator
+    >>> df = pl.DataFrame({"q": [1, 1, 1, 1, 2, 2], "r": [1, 2, 2, 4, 1, 2], "g": ["a", "b", "a", "b", "b", "a"]})
+    >>> acc = RankingAccumulator(query="q", rank="r", protected="g", ci=None)
+    >>> rep = acc.update(df.head(3)).update(df.tail(3)).report()
+    >>> one = pf.ranking_report(df, query="q", rank="r", protected="g", ci=None)
+    >>> rep["value"].equals(one["value"])
+    True
+    """
+
+    def __init__(
+        self,
+        *,
+        query: Any,
+        rank: Any,
+        protected: Any = None,
+        query_protected: Any = None,
+        relevance: Any = None,
+        k: int | None = None,
+        weight: Any = None,
+        by: Any = None,
+        position_weight: Literal["log", "geometric", "reciprocal"] = "log",
+        p: float = 0.5,
+        privileged: Mapping[str, Any] | None = None,
+        intersections: Intersections = None,
+        ci: float | None = 0.95,
+        p_adjust: Literal["bh", "by", "holm"] | None = "bh",
+        n_buckets: int = 20,
+        min_sample_size: int | None = None,
+        thresholds: Mapping[str, Any] | None = None,
+        engine: Literal["auto", "in-memory", "streaming"] = "auto",
+    ) -> None:
+        args = dict(locals())
+        args.pop("self")
+        _checked_args(args)
+        self._args = args
+        self._cells: pl.DataFrame | None = None
+        self._names: dict[str, list[str]] = {}
+
+    def update(self, batch: Any) -> RankingAccumulator:
+        """Add a batch of rows (any input :func:`ranking_report` takes); returns the accumulator."""
+        cells, names = _pass(batch, self._args)
+        if self._cells is None:
+            self._cells, self._names = cells, names
+            return self
+        if names != self._names:
+            msg = f"RankingAccumulator.update: this batch's key columns {names} differ from the first batch's {self._names}"
+            raise PolfairError(msg)
+        sums = {"n": pl.col("n").sum(), "rel": pl.col("rel").sum(), "qw_min": pl.col("qw_min").min(),
+                "qw_max": pl.col("qw_max").max()}  # fmt: skip
+        keys = [c for c in cells.columns if c not in sums]
+        both = pl.concat([self._cells, cells.select(self._cells.columns)], how="vertical_relaxed")
+        self._cells = both.group_by(keys).agg([e for c, e in sums.items() if c in cells.columns]).select(self._cells.columns)
+        return self
+
+    @property
+    def cells(self) -> pl.DataFrame | None:
+        """The running cell table: :func:`ranking_counts` of every row seen (``None`` before the first batch)."""
+        return self._cells
+
+    def report(self) -> pl.DataFrame:
+        """The report of every row seen: :func:`ranking_report`'s long report, request and statuses."""
+        if self._cells is None:
+            msg = "RankingAccumulator.report: no rows yet; call update(batch) first"
+            raise PolfairError(msg)
+        return _report(self._cells, self._names, self._args)
