@@ -64,6 +64,29 @@ def position_weight_expr(pos: pl.Expr, kind: str = "log", p: float = 0.5, k: int
     return w if k is None else pl.when(pos <= k).then(w).otherwise(0.0)
 
 
+_SMALL_INTS = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32)
+
+
+def _group_codes(cells: pl.DataFrame, keys: list[str]) -> tuple[pl.DataFrame, np.ndarray]:
+    """The distinct groups (``keys``) in code order and each cell's group code: one integer column without nulls
+    and of a small range is coded by its value (a scatter of its range), anything else by a join with its
+    distinct values.
+    """
+    col = cells[keys[0]]
+    if len(keys) == 1 and col.dtype in _SMALL_INTS and not col.null_count():
+        lo, hi = int(col.min()), int(col.max())  # type: ignore[arg-type]
+        if hi - lo < max(1 << 16, 4 * cells.height):
+            v = col.to_numpy().astype(np.int64) - lo
+            present = np.bincount(v, minlength=hi - lo + 1) > 0
+            code = np.cumsum(present) - 1
+            ug = pl.Series(keys[0], np.flatnonzero(present) + lo).cast(col.dtype).to_frame()
+            return ug, code[v]
+    ug = cells.select(keys).unique().with_row_index("__pf_gi")
+    gi = (cells.lazy().select(keys).join(ug.lazy(), on=keys, how="left", maintain_order="left", nulls_equal=True)
+          .select("__pf_gi").collect().to_series().to_numpy().astype(np.int64))  # fmt: skip
+    return ug.drop("__pf_gi"), gi
+
+
 def _sorted_codes(cells: pl.DataFrame, qk: list[str], keys: list[str]) -> tuple[np.ndarray, pl.DataFrame, pl.DataFrame,
                                                                                   np.ndarray, np.ndarray]:
     """The cells' order by (query, rank), the distinct queries (``qk``) in code order, the distinct groups (``keys``)
@@ -73,20 +96,19 @@ def _sorted_codes(cells: pl.DataFrame, qk: list[str], keys: list[str]) -> tuple[
     query's value itself (the codes count the distinct values along it: no join); else a join with the distinct
     queries, then the sort by code. No multi-column sort.
     """
-    ug = cells.select(keys).unique().with_row_index("__pf_gi")
     r = cells[RANK].to_numpy().astype(np.int64)
     rmax = int(r.max())
     q = cells[qk[0]]
-    if len(qk) == 1 and q.dtype in (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32):
+    if len(qk) == 1 and q.dtype in _SMALL_INTS:
         lo, hi = int(q.min()), int(q.max())  # type: ignore[arg-type]
         if (hi - lo + 1) * (rmax + 1) < 2**62:
-            gi = (cells.lazy().select(keys).join(ug.lazy(), on=keys, how="left", maintain_order="left", nulls_equal=True)
-                  .select("__pf_gi").collect().to_series().to_numpy().astype(np.int64))  # fmt: skip
+            ug, gi = _group_codes(cells, keys)
             order = np.argsort((q.to_numpy().astype(np.int64) - lo) * (rmax + 1) + r)
             qv = q.to_numpy()[order]
             first = np.r_[True, qv[1:] != qv[:-1]]
             uq = q.gather(order[first]).to_frame()
-            return order, uq, ug.drop("__pf_gi"), np.cumsum(first) - 1, gi[order]
+            return order, uq, ug, np.cumsum(first) - 1, gi[order]
+    ug = cells.select(keys).unique().with_row_index("__pf_gi")
     uq = cells.select(qk).unique().with_row_index("__pf_qi")
     ix = (cells.lazy().select(*qk, *keys)
           .join(uq.lazy(), on=qk, how="left", maintain_order="left", nulls_equal=True)

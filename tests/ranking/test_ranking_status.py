@@ -141,6 +141,23 @@ def test_thresholds_on_ranking_report_give_apply_thresholds_statuses() -> None:
         pf.ranking_report(df, query="q", rank="r", protected="race", k=10, thresholds={"ndcg_at_k": [0.5, 1]})
 
 
+def test_integer_codes_by_value_or_by_join_give_the_same_report(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An integer query column and one integer group column without nulls are coded by their values (no join); with
+    that turned off, the joins give the same report (values, intervals, group keys)."""
+    from polfair.ranking import report as rr
+
+    adult = pf.load_adult().head(2000).with_columns(pl.int_range(pl.len()).alias("i"))
+    df = adult.with_columns((pl.col("i") // 25 * 3 + 7).alias("q"), (pl.col("age") // 20).cast(pl.Int16).alias("ageg"))
+    df = df.with_columns(pl.col("hours_per_week").rank("min", descending=True).over("q").cast(pl.Int64).alias("r"))
+    kw = dict(query="q", rank="r", protected="ageg", k=5, privileged={"ageg": 2})
+    fast = pf.ranking_report(df, **kw)
+    monkeypatch.setattr(rr, "_SMALL_INTS", ())
+    joined = pf.ranking_report(df, **kw)
+    assert fast.drop(pl.selectors.float()).equals(joined.drop(pl.selectors.float()))
+    for c in fast.select(pl.selectors.float()).columns:
+        assert ((fast[c] - joined[c]).abs().max() or 0.0) < 1e-12, c
+
+
 def test_query_codes_from_the_sort_or_the_join_give_the_same_report() -> None:
     """An integer query column is coded from the sort by its value; any other (strings, a by column) by a join with
     the distinct queries: the same values either way, and the same intervals when the buckets are the same."""
