@@ -159,18 +159,24 @@ def _block_weights(br: np.ndarray, bm: np.ndarray, k: int | None, kinds: Sequenc
     """
     inside = br <= k if k is not None else np.ones(len(br), dtype=bool)
     r, m = br[inside], bm[inside]
-    end = r + m - 1 if k is None else np.minimum(r + m - 1, k)
-    top = int(end.max()) if len(end) else 0
+    tied = np.flatnonzero(m > 1)  # most blocks are one item: only ties need the mean over their span
+    rt, mt = r[tied], m[tied]
+    end = rt + mt - 1 if k is None else np.minimum(rt + mt - 1, k)
+    top = max(int(r.max()) if len(r) else 0, int(end.max()) if len(end) else 0)
     pos = pl.select(pl.int_range(1, top + 1, dtype=pl.Int64).alias("x"))
     out = []
     for kd in kinds:
         v = pos.select(position_weight_expr(pl.col("x"), kd, p)).to_series().to_numpy()
         cum = np.concatenate([[0.0], np.cumsum(v)])
+        w = v[r - 1]
+        w[tied] = (cum[end] - cum[rt - 1]) / mt
         full = np.zeros(len(br))
-        full[inside] = np.where(m == 1, v[r - 1], (cum[end] - cum[r - 1]) / m)
+        full[inside] = w
         out.append(full)
     f = np.zeros(len(br))
-    f[inside] = (end - r + 1) / m
+    ft = np.ones(len(r))
+    ft[tied] = (end - rt + 1) / mt
+    f[inside] = ft
     return [*out, f]
 
 
