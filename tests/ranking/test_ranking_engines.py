@@ -76,3 +76,18 @@ def test_every_bad_relevance_or_weight_value_raises_in_polars_and_duckdb(role: s
     for data in (df, duckdb.from_arrow(df.to_arrow())):
         with pytest.raises(pf.InvalidInputError, match="finite, non-negative"):
             pf.ranking_report(data, **KW)
+
+
+def test_every_bad_relevance_or_weight_value_raises_in_spark() -> None:
+    """The same two-sum check of relevance and weight in Spark (NaN sorts above every number there: the sum sees it)."""
+    pytest.importorskip("pyspark")
+    spark = spark_session()
+    if spark is None:  # pragma: no cover
+        pytest.skip("no Spark session (pyspark or a Java runtime missing)")
+    for role in ("rel", "w"):
+        for bad in (None, -1.0, float("nan"), float("inf")):
+            df = _frame()
+            row = pl.col("q") == 3 if role == "w" else pl.int_range(pl.len()) == 5
+            df = df.with_columns(pl.when(row).then(pl.lit(bad, pl.Float64)).otherwise(pl.col(role)).alias(role))
+            with pytest.raises(pf.InvalidInputError, match="finite, non-negative"):
+                pf.ranking_report(spark.createDataFrame(df.to_pandas()), **KW)
