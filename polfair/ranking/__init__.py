@@ -9,6 +9,7 @@ of the rows to the ranking cell table (:mod:`polfair.ranking.cells`), then arith
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -306,14 +307,14 @@ class RankingAccumulator:
 
     Parameters
     ----------
-    query, rank, protected, query_protected, relevance, k, weight, by, position_weight, p, privileged, intersections, \
-ci, p_adjust, n_buckets, min_sample_size, thresholds, engine
-        As :func:`ranking_report` (checked here, before any batch).
+    **options
+        :func:`ranking_report`'s keywords (``query=``, ``rank=``, ``protected=``, ...; without ``data``), with its
+        defaults; checked here, before any batch.
 
     Raises
     ------
     PolfairError
-        Bad options (at construction); ``report()`` before any ``update``; a batch whose columns give other key
+        Bad or unknown options (at construction); ``report()`` before any ``update``; a batch whose columns give other key
         names than the first batch's. Each batch's rows are checked as :func:`ranking_report` checks them.
 
     Examples
@@ -329,30 +330,16 @@ ci, p_adjust, n_buckets, min_sample_size, thresholds, engine
     True
     """
 
-    def __init__(
-        self,
-        *,
-        query: Any,
-        rank: Any,
-        protected: Any = None,
-        query_protected: Any = None,
-        relevance: Any = None,
-        k: int | None = None,
-        weight: Any = None,
-        by: Any = None,
-        position_weight: Literal["log", "geometric", "reciprocal"] = "log",
-        p: float = 0.5,
-        privileged: Mapping[str, Any] | None = None,
-        intersections: Intersections = None,
-        ci: float | None = 0.95,
-        p_adjust: Literal["bh", "by", "holm"] | None = "bh",
-        n_buckets: int = 20,
-        min_sample_size: int | None = None,
-        thresholds: Mapping[str, Any] | None = None,
-        engine: Literal["auto", "in-memory", "streaming"] = "auto",
-    ) -> None:
-        args = dict(locals())
-        args.pop("self")
+    def __init__(self, **options: Any) -> None:
+        # ranking_report's keywords and defaults, bound to its own signature (one signature, not a copy)
+        try:
+            bound = inspect.signature(ranking_report).bind(None, **options)
+        except TypeError as exc:
+            msg = f"RankingAccumulator takes ranking_report's keywords (without data): {exc}"
+            raise PolfairError(msg) from None
+        bound.apply_defaults()
+        args = dict(bound.arguments)
+        args.pop("data")
         _checked_args(args)
         self._args = args
         self._cells: pl.DataFrame | None = None

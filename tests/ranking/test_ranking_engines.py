@@ -4,6 +4,8 @@ comes back. Sums are added in another order: equal to 1e-12."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
@@ -55,11 +57,17 @@ def test_duckdb_bad_rank_raises_as_polars() -> None:
             pf.ranking_report(data, **KW)
 
 
-def test_spark_report_equals_polars() -> None:
+def _spark() -> Any:
+    """The test Spark session, or skip."""
     pytest.importorskip("pyspark")
     spark = spark_session()
     if spark is None:  # pragma: no cover
         pytest.skip("no Spark session (pyspark or a Java runtime missing)")
+    return spark
+
+
+def test_spark_report_equals_polars() -> None:
+    spark = _spark()
     df = _frame()
     got = pf.ranking_report(spark.createDataFrame(df.to_pandas()), **KW)
     _same(got, pf.ranking_report(df, **KW))
@@ -80,10 +88,7 @@ def test_every_bad_relevance_or_weight_value_raises_in_polars_and_duckdb(role: s
 
 def test_every_bad_relevance_or_weight_value_raises_in_spark() -> None:
     """The same two-sum check of relevance and weight in Spark (NaN sorts above every number there: the sum sees it)."""
-    pytest.importorskip("pyspark")
-    spark = spark_session()
-    if spark is None:  # pragma: no cover
-        pytest.skip("no Spark session (pyspark or a Java runtime missing)")
+    spark = _spark()
     for role in ("rel", "w"):
         for bad in (None, -1.0, float("nan"), float("inf")):
             df = _frame()

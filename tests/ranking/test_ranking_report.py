@@ -227,3 +227,7 @@ def test_accumulator_over_batches_equals_the_one_shot_report() -> None:
         RankingAccumulator(query="q", rank="r", protected="sex").report()
     with pytest.raises(PolfairError, match="k="):
         RankingAccumulator(query="q", rank="r", protected="sex", k=0)
+    with pytest.raises(PolfairError, match="ranking_report's keywords"):
+        RankingAccumulator(query="q", rank="r", protected="sex", top_k=5)
+    with pytest.raises(PolfairError, match="query"):
+        RankingAccumulator(rank="r", protected="sex")
