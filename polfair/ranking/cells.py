@@ -113,16 +113,18 @@ def ranking_pass(
     if rel is not None and relevance_key:
         keys.append(RELEVANCE_KEY)
 
+    def guarded(ns: Any, c: str) -> Any:
+        # a value's check rides on its sum: a null or negative value enters it as NaN (so do NaN and -inf; +inf stays
+        # inf), so one non-finite sum per cell flags the cell: no min, max or count aggregation
+        return ns.when(ns.col(c) >= 0).then(ns.col(c)).otherwise(ns.lit(float("nan"))).sum()
+
     def aggs(ns: Any) -> list[Any]:
-        # a value's check is one count of the rows >= 0 (a null or negative one is not counted) with the sum (NaN or
-        # +inf makes it non-finite): two aggregations, not a min, max and null count per cell
         out = [ns.len().alias("n")]
         if rel is not None:
-            out += [ns.col("__pf_rel").sum().alias("rel"), (ns.col("__pf_rel") >= 0).cast(ns.Int64).sum().alias("__pf_rel_ok")]
+            out.append(guarded(ns, "__pf_rel").alias("rel"))
         if "weight" in numeric:
-            out += [ns.col("__pf_qw").sum().alias("qw"), ns.col("__pf_qw").min().alias("qw_min"),
-                    ns.col("__pf_qw").max().alias("qw_max"),
-                    (ns.col("__pf_qw") >= 0).cast(ns.Int64).sum().alias("__pf_qw_ok")]  # fmt: skip
+            out += [guarded(ns, "__pf_qw").alias("qw"), ns.col("__pf_qw").min().alias("qw_min"),
+                    ns.col("__pf_qw").max().alias("qw_max")]  # fmt: skip
         return out
 
     table = frame.aggregate(columns, keys, aggs, engine=engine)
@@ -149,20 +151,19 @@ def _checked(table: pl.DataFrame, query: str, numeric: dict[str, Any]) -> pl.Dat
         msg = f"query={query!r}: {nrows:,} rows have a null query id; every ranked row belongs to one query"
         raise InvalidInputError(msg)
     for role, col in numeric.items():
-        total, ok = ("rel", "__pf_rel_ok") if role == "relevance" else ("qw", "__pf_qw_ok")
-        bad = int((table["n"] - table[ok].fill_null(0)).sum())
+        total = "rel" if role == "relevance" else "qw"
         sums = table[total].cast(pl.Float64)
-        non_finite = bool((sums.is_nan() | sums.is_infinite()).any())
-        if bad or non_finite:
-            found = [f"{bad:,} null or negative rows"] if bad else []
-            found += ["NaN or infinite values"] if non_finite else []
+        bad = table.filter(sums.is_null() | sums.is_nan() | sums.is_infinite())
+        if bad.height:
+            qs = bad[query].unique(maintain_order=True).head(3).to_list()
             msg = (
-                f"{role}={col.name!r}: every row needs a finite, non-negative value; found {' and '.join(found)}: "
+                f"{role}={col.name!r}: every row needs a finite, non-negative value; found null, negative, NaN or infinite "
+                f"values among {int(bad['n'].sum()):,} rows ({bad[query].n_unique():,} queries, e.g. {query} = {qs}): "
                 "fill, clip or drop those rows"
             )
             raise InvalidInputError(msg)
     # columns that carry nothing (no relevance, no weight) are not kept: the cell table stays small
-    drop = [c for c in ("__pf_rel_ok", "__pf_qw_ok", "qw") if c in table.columns]
+    drop = [c for c in ("qw",) if c in table.columns]
     out = table.drop(drop).with_columns(pl.col("n").cast(pl.Int64))
     if "relevance" in numeric:
         out = out.with_columns(pl.col("rel").cast(pl.Float64))

@@ -76,8 +76,9 @@ def test_spark_report_equals_polars() -> None:
 @pytest.mark.parametrize("role", ["rel", "w"])
 @pytest.mark.parametrize("bad", [None, -1.0, float("nan"), float("inf"), -float("inf")])
 def test_every_bad_relevance_or_weight_value_raises_in_polars_and_duckdb(role: str, bad: float | None) -> None:
-    """The pass checks a value with two sums (rows >= 0, the sum): a null, negative, NaN or infinite value in one row
-    of a query is an error in every engine (for the weight: in every row of the query, which stays constant)."""
+    """The pass checks a value on its sum, into which a null or negative value enters as NaN: a null, negative, NaN or
+    infinite value in one row of a query is an error in every engine (for the weight: in every row of the query, which
+    stays constant)."""
     df = _frame()
     row = pl.col("q") == 3 if role == "w" else pl.int_range(pl.len()) == 5
     df = df.with_columns(pl.when(row).then(pl.lit(bad, pl.Float64)).otherwise(pl.col(role)).alias(role))
@@ -87,7 +88,7 @@ def test_every_bad_relevance_or_weight_value_raises_in_polars_and_duckdb(role: s
 
 
 def test_every_bad_relevance_or_weight_value_raises_in_spark() -> None:
-    """The same two-sum check of relevance and weight in Spark (NaN sorts above every number there: the sum sees it)."""
+    """The same check of relevance and weight in Spark (NaN >= 0 is true there, as in Polars: the sum still sees it)."""
     spark = _spark()
     for role in ("rel", "w"):
         for bad in (None, -1.0, float("nan"), float("inf")):
