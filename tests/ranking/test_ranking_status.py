@@ -174,3 +174,25 @@ def test_query_codes_from_the_sort_or_the_join_give_the_same_report() -> None:
     b = pf.ranking_report(df, query="q", by="one", **kw).drop("one")
     for c in ("value", "value_lo", "value_hi", "difference_lo", "p_value"):
         assert ((a[c] - b[c]).abs().max() or 0.0) < 1e-12, c
+
+
+def test_sparse_and_dense_pair_sums_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    """(query, group) pairs are summed on a dense queries × groups array up to DENSE_PAIRS cells, else on the distinct
+    pairs (many queries × many groups): the same report either way (intersections, a query attribute with nDCG)."""
+    from polfair.ranking import report as rr
+
+    adult = pf.load_adult().head(2000).with_columns(pl.int_range(pl.len()).alias("i"))
+    df = adult.with_columns((pl.col("i") // 25).alias("q"), pl.col("income_gt_50k").cast(pl.Float64).alias("rel")).with_columns(
+        pl.col("hours_per_week").rank("min", descending=True).over("q").cast(pl.Int64).alias("r"),
+        pl.col("sex").first().over("q").alias("user"))  # fmt: skip
+    kw = dict(query="q", rank="r", protected=["race", "sex"], query_protected="user", relevance="rel", k=4)
+    dense = pf.ranking_report(df, **kw)
+    monkeypatch.setattr(rr, "DENSE_PAIRS", 0)
+    sparse = pf.ranking_report(df, **kw)
+    assert dense.drop(pl.selectors.float()).equals(sparse.drop(pl.selectors.float()))
+    for c in dense.select(pl.selectors.float()).columns:
+        assert ((dense[c] - sparse[c]).abs().max() or 0.0) < 1e-12, c
+    # query attributes only: no item groups, the population's exposure and nDCG by query group
+    only_queries = pf.ranking_report(df, query="q", rank="r", query_protected="user", relevance="rel", k=4)
+    assert only_queries.select(pl.col("metric").cast(pl.String), "group").rows() == [
+        ("exposure", None), ("ndcg_at_k", None), ("ndcg_at_k", None), ("ndcg_at_k", "Female"), ("ndcg_at_k", "Male")]
