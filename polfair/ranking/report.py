@@ -188,10 +188,11 @@ def _block_weights(br: np.ndarray, bm: np.ndarray, k: int | None, kinds: Sequenc
 NDKL_DENSE_CELLS = 32_768
 
 
-def _ndkl(pk: np.ndarray, r: np.ndarray, stop: np.ndarray, w: np.ndarray, ng: int, L: np.ndarray, share: np.ndarray,
-          qs: np.ndarray) -> np.ndarray:
+def _ndkl(pk: np.ndarray, r: np.ndarray, stop: np.ndarray, w: np.ndarray, ng: int, L: np.ndarray, pairs: np.ndarray,
+          rows: np.ndarray, n_q: np.ndarray, qs: np.ndarray) -> np.ndarray:
     """NDKL per query of one attribute set: :func:`_ndkl_dense` on chunks of consecutive queries (the cells are sorted
-    by query; ``qs`` is each query's first cell).
+    by query; ``qs`` is each query's first cell; ``pairs`` the sorted distinct query × ``ng`` + group codes and
+    ``rows`` their rows, from which each chunk's group shares are built).
     """
     nq = len(L)
     out = np.empty(nq)
@@ -202,7 +203,11 @@ def _ndkl(pk: np.ndarray, r: np.ndarray, stop: np.ndarray, w: np.ndarray, ng: in
     for q0 in range(0, nq, step):
         q1 = min(nq, q0 + step)
         a, b = bounds[q0], bounds[q1]
-        out[q0:q1] = _ndkl_dense(pk[a:b] - q0 * ng, r[a:b], stop[a:b], w[a:b], ng, L[q0:q1], share[q0:q1])
+        pa, pb = np.searchsorted(pairs, [q0 * ng, q1 * ng])
+        share = np.zeros((q1 - q0) * ng)
+        share[pairs[pa:pb] - q0 * ng] = rows[pa:pb]
+        share = share.reshape(q1 - q0, ng) / n_q[q0:q1, None]
+        out[q0:q1] = _ndkl_dense(pk[a:b] - q0 * ng, r[a:b], stop[a:b], w[a:b], ng, L[q0:q1], share)
     return out
 
 
@@ -331,8 +336,8 @@ def unit_table(
     replicate of the report is a function of. Also: queries left out of AWRF/NDKL per attribute,
     and the distinct groups (every protected and query_protected column).
 
-    The cells get a query code and a group code (joins with their distinct values), are sorted by (query,
-    rank) once, and every tie block, weight, per-query and per-(query, group) quantity is a segment sum or
+    The cells get a query code and a group code (by value for one integer column, else a join with the distinct
+    values), are sorted by (query, rank) once, and every tie block, weight, per-query and per-(query, group) quantity is a segment sum or
     a scatter (``np.bincount``) on those codes; NDKL on dense arrays of bounded size (chunks of queries); only
     nDCG's ideal ordering runs as a Polars plan.
     """
@@ -413,9 +418,7 @@ def unit_table(
         multi = np.diff(np.r_[ps, len(pq)]) >= 2
         has_a = multi & (hi > 0)
         awrf = np.where(has_a, lo / np.where(has_a, hi, 1.0), np.nan)
-        share = np.zeros(nq * ng)
-        share[pres] = pn
-        nd = _ndkl(pk, r, stop, w_top, ng, L, share.reshape(nq, ng) / n_q[:, None], qs)
+        nd = _ndkl(pk, r, stop, w_top, ng, L, pres, pn, n_q, qs)
         ndkl = np.where(multi, nd, np.nan)
         ok_a, ok_k = ~np.isnan(awrf), ~np.isnan(ndkl)
         keep, s = _sum_by(unit, nu, s_a=np.where(ok_a, W * awrf, 0.0), c_a=np.where(ok_a, W, 0.0),
