@@ -1146,8 +1146,33 @@ def _ranking_parser(sub: Any) -> None:
     rk.add_argument("--privileged", nargs="+", default=[], metavar="ATTRIBUTE=VALUE", help="reference groups")
     rk.add_argument("--ci", type=float, metavar="LEVEL", default=0.95, help="confidence level (default 0.95)")
     rk.add_argument("--no-ci", action="store_true", help="no intervals")
+    rk.add_argument("--min-sample-size", type=int, metavar="N",
+                    help="the small-group policy (default 30; 0: none): groups of fewer than N rows are never the "
+                    "comparison group, and with --thresholds their rows are insufficient_data")
+    rk.add_argument("--thresholds", nargs="+", metavar="METRIC=LO:HI",
+                    help="inclusive bands to judge (threshold and status columns), e.g. exposure_share=0.2:0.5 "
+                    "awrf=0.8: (an empty side is open)")
     rk.add_argument("--streaming", action="store_true", help="stream the file (larger than memory)")
     rk.add_argument("--out", help="write the report (.parquet/.csv/.json/.ndjson); default: print a summary")
+
+
+def _ranking_bands(items: list[str] | None) -> dict[str, dict[str, float]] | None:
+    """``--thresholds exposure_share=0.2:0.5 awrf=0.8:`` -> ``{metric: {"min": lo, "max": hi}}`` (an empty side is open)."""
+    if not items:
+        return None
+    out: dict[str, dict[str, float]] = {}
+    for item in items:
+        metric, eq, band = item.partition("=")
+        lo, colon, hi = band.partition(":")
+        try:
+            sides = {k: float(v) for k, v in (("min", lo), ("max", hi)) if v.strip()}
+        except ValueError:
+            sides = {}
+        if not (eq and colon and metric.strip() and sides):
+            msg = f"--thresholds {item!r}: give METRIC=LO:HI with at least one number, e.g. exposure_share=0.2:0.5 or awrf=0.8:"
+            raise PolfairError(msg)
+        out[metric.strip()] = sides
+    return out
 
 
 def _run_ranking(args: argparse.Namespace) -> int:
@@ -1165,6 +1190,7 @@ def _run_ranking(args: argparse.Namespace) -> int:
         lf, query=args.query, rank=args.rank, protected=args.protected, query_protected=args.query_protected,
         relevance=args.relevance, k=args.k, weight=args.weight, by=args.by, position_weight=args.position_weight,
         p=args.p, privileged=_privileged(args.privileged, schema) or None, ci=None if args.no_ci else args.ci,
+        min_sample_size=args.min_sample_size, thresholds=_ranking_bands(args.thresholds),
         engine="streaming" if args.streaming else "auto",
     )  # fmt: skip
     request = request_of(report) or {}

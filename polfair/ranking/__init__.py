@@ -9,6 +9,7 @@ of the rows to the ranking cell table (:mod:`polfair.ranking.cells`), then arith
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -20,10 +21,10 @@ from polfair.core.report.build import Intersections, check_protected_names
 from polfair.core.report.run_metadata import attach_request, expr_text
 from polfair.exceptions import PolfairError
 from polfair.ranking.cells import RANKING_CELL_COLUMNS, ranking_pass
-from polfair.ranking.report import POSITION_WEIGHTS, RANKING_METRICS, position_weight_expr, ranking_rows
+from polfair.ranking.report import POSITION_WEIGHTS, RANKING_METRICS, RankingOptions, position_weight_expr, ranking_rows
 
-__all__ = ["POSITION_WEIGHTS", "RANKING_CELL_COLUMNS", "RANKING_METRICS", "position_weight_expr", "ranking_counts",
-           "ranking_report"]  # fmt: skip
+__all__ = ["POSITION_WEIGHTS", "RANKING_CELL_COLUMNS", "RANKING_METRICS", "RankingAccumulator", "position_weight_expr",
+           "ranking_counts", "ranking_report"]  # fmt: skip
 
 
 def _check_options(k: Any, position_weight: Any, p: Any, n_buckets: Any) -> None:
@@ -100,6 +101,7 @@ def ranking_report(
     p_adjust: Literal["bh", "by", "holm"] | None = "bh",
     n_buckets: int = 20,
     min_sample_size: int | None = None,
+    thresholds: Mapping[str, Any] | None = None,
     engine: Literal["auto", "in-memory", "streaming"] = "auto",
 ) -> pl.DataFrame:
     r"""Audit rankings for group fairness of exposure, in one pass: who is *seen*, against who is ranked and who is relevant.
@@ -187,6 +189,13 @@ def ranking_report(
         warns (:class:`~polfair.exceptions.ReferenceWarning`). Recorded in the request, where
         :func:`polfair.monitor.apply_thresholds` reads it: a thresholded row whose group or
         reference has fewer rows is ``insufficient_data``.
+    thresholds
+        Optional ``{metric: [lo, hi] or {"min": lo, "max": hi}}`` (inclusive bands) on the report's
+        metrics, e.g. ``{"exposure_share": [0.2, 0.5], "awrf": {"min": 0.8}}``: the report gets
+        ``threshold`` and ``status`` columns, judged by the one status rule of every polfair report
+        (:func:`polfair.monitor.apply_thresholds` on this report, with its ``min_sample_size``;
+        ``docs/status.md``): group rows of a threshold's metric and the ``awrf`` / ``ndkl`` rows
+        (the spread rows of per-group metrics have no value and no status). Recorded in the request.
     engine
         Polars engine of the pass (``"streaming"`` for larger-than-memory files).
 
@@ -196,7 +205,8 @@ def ranking_report(
         ``*by, attribute, group, metric, value, reference_group, difference, ratio, n`` (``n``:
         the group's rows, or all rows), with ``ci`` ``value_lo … p_value_adjusted, n_eff``
         (``n_eff``: the number of queries) and ``ci_method, test``, then ``n_groups``,
-        ``excluded_groups``, ``group_key``. Population rows have null ``attribute``.
+        ``excluded_groups``, ``group_key``, then with ``thresholds`` ``threshold`` (String) and
+        ``status`` (String). Population rows have null ``attribute``.
 
     Raises
     ------
@@ -207,7 +217,8 @@ def ranking_report(
         query; a null/NaN/negative/infinite relevance or weight; a weight or ``query_protected``
         value that changes within a query.
     PolfairError
-        Bad options; neither ``protected`` nor ``query_protected``.
+        Bad options; neither ``protected`` nor ``query_protected``; a threshold on a metric the
+        report does not have (with the close names), or a band that is not ``lo <= hi``.
 
     Notes
     -----
@@ -224,29 +235,140 @@ def ranking_report(
     >>> round(rep.filter(group="a", metric="exposure")["value"].item(), 4)
     0.7827
     """
-    _check_options(k, position_weight, p, n_buckets)
-    min_n = resolve_min_sample_size(min_sample_size)
-    prot, qprot = as_list(protected), as_list(query_protected)
-    if not prot and not qprot:
+    args = dict(locals())
+    args.pop("data")
+    _checked_args(args)
+    cells, names = _pass(data, args)
+    return _report(cells, names, args)
+
+
+def _checked_args(args: dict[str, Any]) -> None:
+    """Check ranking_report's options (before any pass)."""
+    _check_options(args["k"], args["position_weight"], args["p"], args["n_buckets"])
+    resolve_min_sample_size(args["min_sample_size"])
+    if not as_list(args["protected"]) and not as_list(args["query_protected"]):
         raise PolfairError("ranking_report needs protected= (item attributes) or query_protected= (query attributes)")
-    ndcg = bool(qprot) and relevance is not None
-    cells, names = ranking_pass(
-        data, query=query, rank=rank, protected=prot, query_protected=qprot, relevance=relevance, weight=weight,
-        by=as_list(by), k=k, relevance_key=ndcg, engine=engine,
+
+
+def _pass(data: Any, args: Mapping[str, Any]) -> tuple[pl.DataFrame, dict[str, list[str]]]:
+    """The ranking pass of ``data`` with ranking_report's arguments."""
+    qprot = as_list(args["query_protected"])
+    return ranking_pass(
+        data, query=args["query"], rank=args["rank"], protected=as_list(args["protected"]), query_protected=qprot,
+        relevance=args["relevance"], weight=args["weight"], by=as_list(args["by"]), k=args["k"],
+        relevance_key=bool(qprot) and args["relevance"] is not None, engine=args["engine"],
     )  # fmt: skip
+
+
+def _report(cells: pl.DataFrame, names: dict[str, list[str]], args: Mapping[str, Any]) -> pl.DataFrame:
+    """The report of a ranking cell table, with its request (and statuses with ``thresholds``)."""
+    a = args
+    min_n = resolve_min_sample_size(a["min_sample_size"])
+    prot, qprot = as_list(a["protected"]), as_list(a["query_protected"])
     check_protected_names([*names["protected"], *names["query_protected"]])
-    report, left_out = ranking_rows(
-        cells, names, schema=dict(cells.schema), k=k, position_weight=position_weight, p=p, relevance=relevance is not None,
-        privileged=privileged, intersections=intersections, ci=ci, p_adjust=p_adjust, n_buckets=n_buckets,
-        min_sample_size=min_n,
-    )  # fmt: skip
+    options = RankingOptions(k=a["k"], position_weight=a["position_weight"], p=a["p"], relevance=a["relevance"] is not None,
+                             privileged=a["privileged"], intersections=a["intersections"], ci=a["ci"], p_adjust=a["p_adjust"],
+                             n_buckets=a["n_buckets"], min_sample_size=min_n)  # fmt: skip
+    report, left_out = ranking_rows(cells, names, dict(cells.schema), options)
+    ci, privileged, intersections = a["ci"], a["privileged"], a["intersections"]
     request = {
-        "task": "ranking", "query": expr_text(query), "rank": expr_text(rank), "protected": expr_text(prot) or None,
-        "query_protected": expr_text(qprot) or None, "relevance": expr_text(relevance), "k": k, "weight": expr_text(weight),
-        "by": expr_text(as_list(by)) or None, "position_weight": position_weight,
-        "p": p if position_weight == "geometric" else None, "privileged": expr_text(dict(privileged)) if privileged else None,
+        "task": "ranking", "query": expr_text(a["query"]), "rank": expr_text(a["rank"]), "protected": expr_text(prot) or None,
+        "query_protected": expr_text(qprot) or None, "relevance": expr_text(a["relevance"]), "k": a["k"],
+        "weight": expr_text(a["weight"]), "by": expr_text(as_list(a["by"])) or None, "position_weight": a["position_weight"],
+        "p": a["p"] if a["position_weight"] == "geometric" else None,
+        "privileged": expr_text(dict(privileged)) if privileged else None,
         "intersections": intersections if isinstance(intersections, (int, str)) else expr_text(intersections),
-        "ci": ci, "p_adjust": p_adjust if ci is not None else None, "n_buckets": n_buckets if ci is not None else None,
+        "ci": ci, "p_adjust": a["p_adjust"] if ci is not None else None, "n_buckets": a["n_buckets"] if ci is not None else None,
         "queries_left_out": left_out or None, "min_sample_size": min_n,
     }  # fmt: skip
-    return attach_request(report, {k_: v for k_, v in request.items() if v is not None})
+    thresholds = a["thresholds"]
+    if thresholds is None:
+        return attach_request(report, {k_: v for k_, v in request.items() if v is not None})
+    # judged as every report is: the monitor's apply_thresholds, the one reading of a threshold (the documented
+    # layering edge ranking -> monitor); the status itself is polfair.core.report.status's rule
+    from polfair.monitor import apply_thresholds
+    from polfair.monitor.config import parse_thresholds
+    from polfair.monitor.thresholds import format_threshold
+
+    request["thresholds"] = {m: format_threshold(*b) for m, b in parse_thresholds(thresholds).items()}
+    report = attach_request(report, {k_: v for k_, v in request.items() if v is not None})
+    return apply_thresholds(report, thresholds, min_n)
+
+
+class RankingAccumulator:
+    """:func:`ranking_report` of rows that arrive in batches (a day's impression log read hour by hour, a stream).
+
+    ``update(batch)`` runs the ranking pass on the batch and adds its cell table to the running one;
+    ``report()`` is the report of every row seen so far. The cell table is a sum over rows (rows and
+    relevance per key, the query weight's min and max), so the tables of batches add up to the table
+    of their union: ``report()`` equals ``ranking_report`` of the concatenated batches (to the rounding
+    of the sums' order), also when a query's rows are split across batches. Memory: the running cell
+    table (about queries × (k + 1) × groups rows), not the rows.
+
+    Parameters
+    ----------
+    **options
+        :func:`ranking_report`'s keywords (``query=``, ``rank=``, ``protected=``, ...; without ``data``), with its
+        defaults; checked here, before any batch.
+
+    Raises
+    ------
+    PolfairError
+        Bad or unknown options (at construction); ``report()`` before any ``update``; a batch whose columns give other key
+        names than the first batch's. Each batch's rows are checked as :func:`ranking_report` checks them.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> from polfair.ranking import RankingAccumulator
+    >>> df = pl.DataFrame({"q": [1, 1, 1, 1, 2, 2], "r": [1, 2, 2, 4, 1, 2], "g": ["a", "b", "a", "b", "b", "a"]})
+    >>> acc = RankingAccumulator(query="q", rank="r", protected="g", ci=None)
+    >>> rep = acc.update(df.head(3)).update(df.tail(3)).report()
+    >>> one = pf.ranking_report(df, query="q", rank="r", protected="g", ci=None)
+    >>> rep["value"].equals(one["value"])
+    True
+    """
+
+    def __init__(self, **options: Any) -> None:
+        # ranking_report's keywords and defaults, bound to its own signature (one signature, not a copy)
+        try:
+            bound = inspect.signature(ranking_report).bind(None, **options)
+        except TypeError as exc:
+            msg = f"RankingAccumulator takes ranking_report's keywords (without data): {exc}"
+            raise PolfairError(msg) from None
+        bound.apply_defaults()
+        args = dict(bound.arguments)
+        args.pop("data")
+        _checked_args(args)
+        self._args = args
+        self._cells: pl.DataFrame | None = None
+        self._names: dict[str, list[str]] = {}
+
+    def update(self, batch: Any) -> RankingAccumulator:
+        """Add a batch of rows (any input :func:`ranking_report` takes); returns the accumulator."""
+        cells, names = _pass(batch, self._args)
+        if self._cells is None:
+            self._cells, self._names = cells, names
+            return self
+        if names != self._names:
+            msg = f"RankingAccumulator.update: this batch's key columns {names} differ from the first batch's {self._names}"
+            raise PolfairError(msg)
+        sums = {"n": pl.col("n").sum(), "rel": pl.col("rel").sum(), "qw_min": pl.col("qw_min").min(),
+                "qw_max": pl.col("qw_max").max()}  # fmt: skip
+        keys = [c for c in cells.columns if c not in sums]
+        both = pl.concat([self._cells, cells.select(self._cells.columns)], how="vertical_relaxed")
+        self._cells = both.group_by(keys).agg([e for c, e in sums.items() if c in cells.columns]).select(self._cells.columns)
+        return self
+
+    @property
+    def cells(self) -> pl.DataFrame | None:
+        """The running cell table: :func:`ranking_counts` of every row seen (``None`` before the first batch)."""
+        return self._cells
+
+    def report(self) -> pl.DataFrame:
+        """The report of every row seen: :func:`ranking_report`'s long report, request and statuses."""
+        if self._cells is None:
+            msg = "RankingAccumulator.report: no rows yet; call update(batch) first"
+            raise PolfairError(msg)
+        return _report(self._cells, self._names, self._args)

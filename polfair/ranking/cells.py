@@ -113,15 +113,18 @@ def ranking_pass(
     if rel is not None and relevance_key:
         keys.append(RELEVANCE_KEY)
 
+    def guarded(ns: Any, c: str) -> Any:
+        # a value's check rides on its sum: a null or negative value enters it as NaN (so do NaN and -inf; +inf stays
+        # inf), so one non-finite sum per cell flags the cell: no min, max or count aggregation
+        return ns.when(ns.col(c) >= 0).then(ns.col(c)).otherwise(ns.lit(float("nan"))).sum()
+
     def aggs(ns: Any) -> list[Any]:
         out = [ns.len().alias("n")]
         if rel is not None:
-            out += [ns.col("__pf_rel").sum().alias("rel"), ns.col("__pf_rel").is_null().cast(ns.Int64).sum().alias("n_rel_missing"),
-                    ns.col("__pf_rel").min().alias("__pf_rel_min"), ns.col("__pf_rel").max().alias("__pf_rel_max")]  # fmt: skip
+            out.append(guarded(ns, "__pf_rel").alias("rel"))
         if "weight" in numeric:
-            out += [ns.col("__pf_qw").sum().alias("qw"), ns.col("__pf_qw").min().alias("qw_min"),
-                    ns.col("__pf_qw").max().alias("qw_max"),
-                    ns.col("__pf_qw").is_null().cast(ns.Int64).sum().alias("__pf_qw_null")]  # fmt: skip
+            out += [guarded(ns, "__pf_qw").alias("qw"), ns.col("__pf_qw").min().alias("qw_min"),
+                    ns.col("__pf_qw").max().alias("qw_max")]  # fmt: skip
         return out
 
     table = frame.aggregate(columns, keys, aggs, engine=engine)
@@ -148,21 +151,19 @@ def _checked(table: pl.DataFrame, query: str, numeric: dict[str, Any]) -> pl.Dat
         msg = f"query={query!r}: {nrows:,} rows have a null query id; every ranked row belongs to one query"
         raise InvalidInputError(msg)
     for role, col in numeric.items():
-        lo, hi, nulls = (("__pf_rel_min", "__pf_rel_max", "n_rel_missing") if role == "relevance"
-                         else ("qw_min", "qw_max", "__pf_qw_null"))  # fmt: skip
-        n_null = int(table[nulls].sum())
-        mn, mx = table[lo].min(), table[hi].max()
-        total = table["rel" if role == "relevance" else "qw"].cast(pl.Float64)
-        if total.is_nan().any():
-            mn = float("nan")
-        if n_null or mn is None or mx is None or not (float(mn) >= 0.0 and float(mx) < float("inf")):  # type: ignore[arg-type]
+        total = "rel" if role == "relevance" else "qw"
+        sums = table[total].cast(pl.Float64)
+        bad = table.filter(sums.is_null() | sums.is_nan() | sums.is_infinite())
+        if bad.height:
+            qs = bad[query].unique(maintain_order=True).head(3).to_list()
             msg = (
-                f"{role}={col.name!r}: every row needs a finite, non-negative value; found {n_null:,} null "
-                f"rows and values from {mn!r} to {mx!r} (NaN counts as invalid): fill, clip or drop those rows"
+                f"{role}={col.name!r}: every row needs a finite, non-negative value; found null, negative, NaN or infinite "
+                f"values among {int(bad['n'].sum()):,} rows ({bad[query].n_unique():,} queries, e.g. {query} = {qs}): "
+                "fill, clip or drop those rows"
             )
             raise InvalidInputError(msg)
     # columns that carry nothing (no relevance, no weight) are not kept: the cell table stays small
-    drop = [c for c in ("__pf_rel_min", "__pf_rel_max", "__pf_qw_null", "n_rel_missing", "qw") if c in table.columns]
+    drop = [c for c in ("qw",) if c in table.columns]
     out = table.drop(drop).with_columns(pl.col("n").cast(pl.Int64))
     if "relevance" in numeric:
         out = out.with_columns(pl.col("rel").cast(pl.Float64))

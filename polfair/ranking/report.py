@@ -10,11 +10,14 @@ Definitions: ``docs/ranking.md``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import polars as pl
+from scipy.special import xlogy
 
 from polfair.core import intervals as iv
 from polfair.core.intervals import jackknife_intervals
@@ -24,7 +27,8 @@ from polfair.core.values import coerce_values
 from polfair.exceptions import InvalidInputError, PolfairError
 from polfair.ranking.cells import RANK, RELEVANCE_KEY
 
-__all__ = ["POSITION_WEIGHTS", "RANKING_METRICS", "position_weight_expr", "ranking_rows", "references", "unit_table", "values"]
+__all__ = ["POSITION_WEIGHTS", "RANKING_METRICS", "RankingOptions", "position_weight_expr", "ranking_rows", "references", "unit_table",
+           "values"]  # fmt: skip
 
 F64 = pl.Float64
 #: The position weights ``position_weight=`` accepts.
@@ -61,51 +65,83 @@ def position_weight_expr(pos: pl.Expr, kind: str = "log", p: float = 0.5, k: int
     return w if k is None else pl.when(pos <= k).then(w).otherwise(0.0)
 
 
-def _blocks(cells: pl.DataFrame, qk: list[str], k: int | None) -> pl.DataFrame:
-    """Per (by, query, rank ≤ k) tie block: its size m (items sharing the rank)."""
-    b = cells.group_by([*qk, RANK]).agg(pl.col("n").sum().alias("__pf_m"))
-    return b if k is None else b.filter(pl.col(RANK) <= k)
+_SMALL_INTS = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32)
 
 
-def _block_weights(blocks: pl.DataFrame, k: int | None, kind: str, p: float) -> pl.DataFrame:
-    """The blocks with the mean weight of the positions each spans (report weights ``__pf_w`` and DCG's log
-    weights ``__pf_wl``, cut at k) and the fraction of it within the top k (``__pf_f``).
-
-    Untied blocks (m = 1) read the weight of their rank; a tie of m items at rank r reads
-    (V(e) − V(r − 1)) / m from the cumulative weights V of positions 1 … max rank (e = the tie's last
-    position within k): no row per position. Called after :func:`_check_competition`, so the ranks are
-    bounded by the query's rows.
+def _group_codes(cells: pl.DataFrame, keys: list[str]) -> tuple[pl.DataFrame, np.ndarray]:
+    """The distinct groups (``keys``) in code order and each cell's group code: one integer column without nulls
+    and of a small range is coded by its value (a scatter of its range), anything else by a join with its
+    distinct values.
     """
-    r = blocks[RANK].to_numpy().astype(np.int64)
-    m = blocks["__pf_m"].to_numpy().astype(np.int64)
-    end = r + m - 1 if k is None else np.minimum(r + m - 1, k)
-    top = int(end.max()) if len(end) else 0
-    pos = pl.select(pl.int_range(1, top + 1, dtype=pl.Int64).alias("x"))
-    out = {}
-    for name, kd in (("__pf_w", kind), ("__pf_wl", "log")):
-        v = pos.select(position_weight_expr(pl.col("x"), kd, p)).to_series().to_numpy()
-        cum = np.concatenate([[0.0], np.cumsum(v)])
-        tied = (cum[end] - cum[r - 1]) / m
-        out[name] = np.where(m == 1, v[r - 1], tied)
-    return blocks.with_columns(
-        pl.Series("__pf_w", out["__pf_w"], dtype=F64), pl.Series("__pf_wl", out["__pf_wl"], dtype=F64),
-        pl.Series("__pf_f", (end - r + 1) / m, dtype=F64),
-    )
+    col = cells[keys[0]]
+    if len(keys) == 1 and col.dtype in _SMALL_INTS and not col.null_count():
+        lo, hi = int(col.min()), int(col.max())  # type: ignore[arg-type]
+        if hi - lo < max(1 << 16, 4 * cells.height):
+            v = col.to_numpy().astype(np.int64) - lo
+            present = np.bincount(v, minlength=hi - lo + 1) > 0
+            code = np.cumsum(present) - 1
+            ug = pl.Series(keys[0], np.flatnonzero(present) + lo).cast(col.dtype).to_frame()
+            return ug, code[v]
+    ug = cells.select(keys).unique().with_row_index("__pf_gi")
+    gi = (cells.lazy().select(keys).join(ug.lazy(), on=keys, how="left", maintain_order="left", nulls_equal=True)
+          .select("__pf_gi").collect().to_series().to_numpy().astype(np.int64))  # fmt: skip
+    return ug.drop("__pf_gi"), gi
 
 
-def _check_competition(blocks: pl.DataFrame, qk: list[str], query: str, k: int | None) -> None:
-    """Ranks are competition ranks (1, 2, 2, 4) within each query (checked up to k)."""
-    s = blocks.sort([*qk, RANK])
-    first = pl.any_horizontal([pl.col(c).ne_missing(pl.col(c).shift(1)) for c in qk]).fill_null(True)
-    s = s.with_columns(first.alias("__pf_first"), pl.col(RANK).shift(1).alias("__pf_prev"), pl.col("__pf_m").shift(1).alias("__pf_pm"))
-    bad = s.filter(
-        (pl.col("__pf_first") & (pl.col(RANK) != 1))
-        | (~pl.col("__pf_first") & (pl.col(RANK) != pl.col("__pf_prev") + pl.col("__pf_pm")))
-    )
-    if bad.height:
-        qs = bad[query].unique(maintain_order=True).head(3).to_list()
+def _sorted_codes(cells: pl.DataFrame, qk: list[str], keys: list[str]) -> tuple[np.ndarray, pl.DataFrame, pl.DataFrame,
+                                                                                  np.ndarray, np.ndarray]:
+    """The cells' order by (query, rank), the distinct queries (``qk``) in code order, the distinct groups (``keys``)
+    in code order, and each sorted cell's query and group code.
+
+    Group codes: a join with the distinct groups. Query codes: with one integer query column, from the sort by the
+    query's value itself (the codes count the distinct values along it: no join); else a join with the distinct
+    queries, then the sort by code. No multi-column sort.
+    """
+    r = cells[RANK].to_numpy().astype(np.int64)
+    rmax = int(r.max())
+    q = cells[qk[0]]
+    if len(qk) == 1 and q.dtype in _SMALL_INTS:
+        lo, hi = int(q.min()), int(q.max())  # type: ignore[arg-type]
+        if (hi - lo + 1) * (rmax + 1) < 2**62:
+            ug, gi = _group_codes(cells, keys)
+            order = np.argsort((q.to_numpy().astype(np.int64) - lo) * (rmax + 1) + r)
+            qv = q.to_numpy()[order]
+            first = np.r_[True, qv[1:] != qv[:-1]]
+            uq = q.gather(order[first]).to_frame()
+            return order, uq, ug, np.cumsum(first) - 1, gi[order]
+    ug = cells.select(keys).unique().with_row_index("__pf_gi")
+    uq = cells.select(qk).unique().with_row_index("__pf_qi")
+    ix = (cells.lazy().select(*qk, *keys)
+          .join(uq.lazy(), on=qk, how="left", maintain_order="left", nulls_equal=True)
+          .join(ug.lazy(), on=keys, how="left", maintain_order="left", nulls_equal=True)
+          .select("__pf_qi", "__pf_gi").collect())  # fmt: skip
+    qi, gi = ix["__pf_qi"].to_numpy().astype(np.int64), ix["__pf_gi"].to_numpy().astype(np.int64)
+    if uq.height * (rmax + 1) < 2**62:
+        order = np.argsort(qi * (rmax + 1) + r)
+    else:  # pragma: no cover - ranks beyond 2^62 / queries: the competition check rejects them
+        order = np.lexsort((r, qi))
+    return order, uq.drop("__pf_qi"), ug.drop("__pf_gi"), qi[order], gi[order]
+
+
+def _recode(frame: pl.DataFrame, cols: list[str]) -> tuple[np.ndarray, pl.DataFrame]:
+    """The code of each row of a small ``frame`` among its distinct ``cols`` values, and those values in code order."""
+    u = frame.select(cols).unique().with_row_index("__pf_c")
+    c = frame.select(cols).join(u, on=cols, how="left", maintain_order="left", nulls_equal=True)["__pf_c"]
+    return c.to_numpy().astype(np.int64), u.drop("__pf_c")
+
+
+def _check_competition(bq: np.ndarray, br: np.ndarray, bm: np.ndarray, uq: pl.DataFrame, query: str, k: int | None) -> None:
+    """Ranks are competition ranks (1, 2, 2, 4) within each query (checked up to k): the tie blocks (query code
+    ``bq``, rank ``br``, size ``bm``, sorted by query then rank) have each rank r = 1 + the items ranked before it.
+    """
+    ahead = np.cumsum(bm) - bm
+    first = np.r_[True, bq[1:] != bq[:-1]]
+    ahead = ahead - np.maximum.accumulate(np.where(first, ahead, 0))
+    bad = (ahead != br - 1) if k is None else (br <= k) & (ahead != br - 1)
+    if bad.any():
+        qs = np.unique(bq[bad])
         msg = (
-            f"rank: the ranks of {bad.select(qk).n_unique():,} queries (e.g. {query} = {qs}) are not competition "
+            f"rank: the ranks of {len(qs):,} queries (e.g. {query} = {uq[qs[:3]][query].to_list()}) are not competition "
             f"ranks 1, 2, 2, 4, ...{' (up to k)' if k is not None else ''}: a query's ranks start at 1 and a tie of m "
             "items at rank r is followed by rank r + m (a by= column must not split a query). Rank within each query with "
             "pl.col(score).rank('min', descending=True).over(query) (dense ranks 1, 2, 2, 3 are not accepted)"
@@ -113,102 +149,110 @@ def _check_competition(blocks: pl.DataFrame, qk: list[str], query: str, k: int |
         raise InvalidInputError(msg)
 
 
-def _queries(cells: pl.DataFrame, qk: list[str], qprot: list[str], k: int | None) -> pl.DataFrame:
-    """Per (by, query): rows, the query weight, the top-k length L = min(k, n_q), checked."""
-    weighted = "qw_min" in cells.columns
-    aggs = [pl.col("n").sum().alias("n_q"), (pl.col("qw_min").min() if weighted else pl.lit(1.0)).alias("W"),
-            (pl.col("qw_max").max() if weighted else pl.lit(1.0)).alias("__pf_wmax")]  # fmt: skip
-    aggs += [pl.col(c).n_unique().alias(f"__pf_u{i}") for i, c in enumerate(qprot)]
-    q = cells.group_by(qk).agg(aggs)
-    if q.filter(pl.col("W") != pl.col("__pf_wmax")).height:
-        msg = "weight: the weight is a query weight and must be the same on every row of a query; found queries with several"
-        raise InvalidInputError(msg)
-    for i, c in enumerate(qprot):
-        if q.filter(pl.col(f"__pf_u{i}") > 1).height:
-            msg = (
-                f"query_protected={c!r} is a property of the query but takes several values within "
-                f"{q.filter(pl.col(f'__pf_u{i}') > 1).height:,} queries; give it in protected= if it describes items"
-            )
-            raise InvalidInputError(msg)
-    L = pl.col("n_q") if k is None else pl.min_horizontal(pl.col("n_q"), pl.lit(k))
-    return q.select(*qk, "n_q", "W", L.cast(pl.Int64).alias("L"))
+def _block_weights(br: np.ndarray, bm: np.ndarray, k: int | None, kinds: Sequence[str], p: float) -> list[np.ndarray]:
+    """Per tie block (rank ``br``, size ``bm``): the mean weight of the positions it spans for each of ``kinds``
+    (cut at k), then the fraction of it within the top k.
 
-
-def _ndkl(w: pl.LazyFrame, blocks: pl.LazyFrame, qk: list[str], attrs: list[str], qt: pl.LazyFrame) -> pl.LazyFrame:
-    """NDKL per (by, query) of one attribute set (queries with ≥ 2 groups), expected top-i shares under ties."""
-    g = list(attrs)  # the attribute columns themselves (no labels needed here)
-    x = w.join(blocks.select(*qk, RANK, "__pf_m"), on=[*qk, RANK], how="inner", nulls_equal=True)
-    x = x.join(qt.select(*qk, "L"), on=qk, nulls_equal=True).filter(pl.col(RANK) <= pl.col("L"))
-    end = pl.min_horizontal(pl.col(RANK) + pl.col("__pf_m") - 1, pl.col("L"))
-    inc = (
-        x.with_columns(pl.int_ranges(pl.col(RANK), end + 1).alias("__pf_i")).explode("__pf_i")
-        .group_by([*qk, *g, "__pf_i"]).agg((pl.col("n") / pl.col("__pf_m")).sum().alias("__pf_c"))
-    )  # fmt: skip
-    # the expected count of each group in the top i is constant between two increments: each increment
-    # row stands for the positions up to the next one (no grid of every (query, group, position) to join)
-    share = w.group_by([*qk, *g]).agg(pl.col("n").sum().alias("__pf_ng"))
-    inc = inc.sort([*qk, *g, "__pf_i"]).with_columns(
-        pl.col("__pf_c").cum_sum().over([*qk, *g]).alias("__pf_cum"),
-        pl.col("__pf_i").shift(-1).over([*qk, *g]).alias("__pf_next"),
-    )
-    inc = inc.join(qt.select(*qk, "L", "n_q"), on=qk, nulls_equal=True).join(share, on=[*qk, *g], nulls_equal=True)
-    stop = pl.when(pl.col("__pf_next").is_null()).then(pl.col("L") + 1).otherwise(pl.col("__pf_next"))
-    grid = inc.with_columns(pl.int_ranges(pl.col("__pf_i"), stop).alias("__pf_ii")).explode("__pf_ii")
-    grid = grid.drop("__pf_i").rename({"__pf_ii": "__pf_i"})
-    P = pl.col("__pf_cum") / pl.col("__pf_i")
-    Q = pl.col("__pf_ng") / pl.col("n_q")
-    grid = grid.with_columns(pl.when(P > 0).then(P * (P / Q).log()).otherwise(0.0).alias("__pf_kl"))
-    per_i = grid.group_by([*qk, "__pf_i"]).agg(pl.col("__pf_kl").sum())
-    z = position_weight_expr(pl.col("__pf_i"), "log")
-    return per_i.group_by(qk).agg(((z * pl.col("__pf_kl")).sum() / z.sum()).alias("__pf_ndkl"))
-
-
-#: The dense NDKL (:func:`_ndkl_dense`) holds queries × (max top-k length + 2) × groups floats per array; above
-#: this many cells the Polars plan of :func:`_ndkl` runs instead (bounded memory for every k).
-NDKL_DENSE_CELLS = 2_000_000
-
-
-def _ndkl_dense(w: pl.LazyFrame, qk: list[str], attrs: list[str], qt: pl.DataFrame) -> pl.LazyFrame | None:
-    """NDKL per (by, query) of one attribute set as :func:`_ndkl`, on a dense queries × positions × groups array.
-
-    The expected count of group g at each position of a tie block of m items at rank r is n_g / m (random
-    tie-breaking): a difference array (+n_g/m at r, −n_g/m after the block's last position within L), summed
-    twice along the positions, gives the expected top-i counts C_g(i); then
-    NDKL = Σ_{i ≤ L} v(i) Σ_g P ln(P / Q) / Σ_{i ≤ L} v(i), P = C_g(i) / i, Q = n_g / n_q. ``None`` when the array
-    would exceed :data:`NDKL_DENSE_CELLS` cells.
+    Untied blocks (m = 1) read the weight of their rank; a tie of m items at rank r reads
+    (V(e) − V(r − 1)) / m from the cumulative weights V of positions 1 … max rank (e = the tie's last
+    position within k): no row per position. Called after :func:`_check_competition`, so the ranks are
+    bounded by the query's rows; blocks beyond k (the pooled rank k + 1) get 0.
     """
-    g = list(attrs)
-    nq, lmax = qt.height, int(qt["L"].max() or 0)  # type: ignore[arg-type]
-    qi = qt.lazy().select(*qk, "L").with_row_index("__pf_qi")
-    wa = w.group_by([*qk, RANK, *g]).agg(pl.col("n").sum(), pl.col("__pf_m").first())
-    gi = wa.select(g).unique().with_row_index("__pf_gi")
-    x = (wa.join(qi, on=qk, nulls_equal=True).join(gi, on=g, nulls_equal=True)
-         .select("__pf_qi", "__pf_gi", RANK, "__pf_m", "n", "L").collect())  # fmt: skip
-    ng = int(x.select(pl.col("__pf_gi").max().fill_null(0).cast(pl.Int64)).item()) + 1
-    if nq * (lmax + 2) * ng > NDKL_DENSE_CELLS:
-        return None
-    q_idx, g_idx = x["__pf_qi"].to_numpy().astype(np.int64), x["__pf_gi"].to_numpy().astype(np.int64)
-    n = x["n"].to_numpy().astype(np.float64)
-    share: np.ndarray = np.bincount(q_idx * ng + g_idx, weights=n, minlength=nq * ng).reshape(nq, ng)
-    share = share / qt["n_q"].to_numpy().astype(np.float64)[:, None]
-    top = (x[RANK] <= x["L"]).to_numpy()
-    q_idx, g_idx, n = q_idx[top], g_idx[top], n[top]
-    r = x[RANK].to_numpy()[top].astype(np.int64)
-    m = x["__pf_m"].to_numpy()[top].astype(np.float64)
-    end = np.minimum(r + m.astype(np.int64) - 1, x["L"].to_numpy()[top].astype(np.int64))
-    size, base = nq * (lmax + 2) * ng, q_idx * (lmax + 2)
-    d = (np.bincount((base + r) * ng + g_idx, weights=n / m, minlength=size)
-         - np.bincount((base + end + 1) * ng + g_idx, weights=n / m, minlength=size)).reshape(nq, lmax + 2, ng)  # fmt: skip
-    cum = np.cumsum(np.cumsum(d, axis=1), axis=1)[:, 1 : lmax + 1, :]
+    inside = br <= k if k is not None else np.ones(len(br), dtype=bool)
+    r, m = br[inside], bm[inside]
+    tied = np.flatnonzero(m > 1)  # most blocks are one item: only ties need the mean over their span
+    rt, mt = r[tied], m[tied]
+    end = rt + mt - 1 if k is None else np.minimum(rt + mt - 1, k)
+    top = max(int(r.max()) if len(r) else 0, int(end.max()) if len(end) else 0)
+    pos = pl.select(pl.int_range(1, top + 1, dtype=pl.Int64).alias("x"))
+    out = []
+    for kd in kinds:
+        v = pos.select(position_weight_expr(pl.col("x"), kd, p)).to_series().to_numpy()
+        cum = np.concatenate([[0.0], np.cumsum(v)])
+        w = v[r - 1]
+        w[tied] = (cum[end] - cum[rt - 1]) / mt
+        full = np.zeros(len(br))
+        full[inside] = w
+        out.append(full)
+    f = np.zeros(len(br))
+    ft = np.ones(len(r))
+    ft[tied] = (end - rt + 1) / mt
+    f[inside] = ft
+    return [*out, f]
+
+
+#: The dense NDKL (:func:`_ndkl_dense`) holds positions × queries × groups floats per array: it runs on chunks of
+#: consecutive queries of at most this many cells (one query is never split). Small chunks (256 KiB a float array)
+#: stay in the CPU's cache and reuse the allocator's memory: at 1e6 rows, 10,000 queries, the report's arrays
+#: took ~40% less time than one chunk of 360,000 cells; memory is bounded for every number of queries.
+NDKL_DENSE_CELLS = 32_768
+
+
+def _ndkl(pk: np.ndarray, r: np.ndarray, stop: np.ndarray, w: np.ndarray, ng: int, L: np.ndarray, pairs: np.ndarray,
+          rows: np.ndarray, n_q: np.ndarray, qs: np.ndarray) -> np.ndarray:
+    """NDKL per query of one attribute set: :func:`_ndkl_dense` on chunks of consecutive queries (the cells are sorted
+    by query; ``qs`` is each query's first cell; ``pairs`` the sorted distinct query × ``ng`` + group codes and
+    ``rows`` their rows, from which each chunk's group shares are built).
+    """
+    nq = len(L)
+    out = np.empty(nq)
+    if not nq:
+        return out
+    step = max(1, NDKL_DENSE_CELLS // ((int(L.max()) + 2) * ng))
+    bounds = np.r_[qs, len(pk)]
+    for q0 in range(0, nq, step):
+        q1 = min(nq, q0 + step)
+        a, b = bounds[q0], bounds[q1]
+        pa, pb = np.searchsorted(pairs, [q0 * ng, q1 * ng])
+        share = np.zeros((q1 - q0) * ng)
+        share[pairs[pa:pb] - q0 * ng] = rows[pa:pb]
+        share = share.reshape(q1 - q0, ng) / n_q[q0:q1, None]
+        out[q0:q1] = _ndkl_dense(pk[a:b] - q0 * ng, r[a:b], stop[a:b], w[a:b], ng, L[q0:q1], share)
+    return out
+
+
+def _ndkl_dense(pk: np.ndarray, r: np.ndarray, stop: np.ndarray, w: np.ndarray, ng: int, L: np.ndarray,
+                share: np.ndarray) -> np.ndarray:
+    """NDKL per query of one attribute set, on a dense positions × queries × groups array.
+
+    The cells: ``pk`` = query code × ``ng`` + group code, rank ``r``, ``stop`` = the position after their tie
+    block's last one within the top k, ``w`` = rows ÷ the tie block's size (0 beyond k); ``L`` the top-k length
+    and ``share`` (queries × groups) the group shares of each query. The expected count of group g at each
+    position of a tie block of m items at rank r is n_g / m (random tie-breaking): a difference array (+n_g/m at
+    r, −n_g/m at ``stop``), summed twice along the positions, gives the expected top-i counts C_g(i); then
+    NDKL = Σ_{i ≤ L} v(i) Σ_g P ln(P / Q) / Σ_{i ≤ L} v(i), P = C_g(i) / i, Q = n_g / n_q (Geyik et al., KDD 2019;
+    exact distributions, 0·ln 0 = 0).
+    """
+    nq, lmax = len(L), int(L.max()) if len(L) else 0
+    S = nq * ng
+    size = (lmax + 2) * S
+    # in place where it can be: fresh arrays of this size cost page faults
+    d: np.ndarray = np.zeros(size)  # one array, scattered into twice (np.add.at: as fast as np.bincount, no second array)
+    idx = r * S
+    idx += pk
+    np.add.at(d, idx, w)
+    np.multiply(stop, S, out=idx)
+    idx += pk
+    np.subtract.at(d, idx, w)
+    del idx
+    d = d.reshape(lmax + 2, nq, ng)  # positions first: the cumulative sums run over contiguous slices
+    for _ in range(2):
+        for j in range(1, lmax + 2):
+            d[j] += d[j - 1]
     i = np.arange(1, lmax + 1, dtype=np.float64)
-    P = cum / i[None, :, None]
+    P: np.ndarray = d[1 : lmax + 1]
+    P /= i[:, None, None]
+    np.maximum(P, 0.0, out=P)  # a rounding residue P < 0 counts 0
+    # Σ_g P ln(P / Q) = Σ_g (P ln P − P ln Q), with 0·ln 0 = 0 (a group absent from the query has P = Q = 0)
+    t = P * np.log(np.where(share > 0, share, 1.0))[None, :, :]
+    xlogy(P, P, out=P)
+    P -= t
+    # Σ over the groups: a loop over a few groups beats numpy's reduction along a short last axis
+    kl = P.sum(axis=2) if ng > 16 else functools.reduce(np.add, [P[:, :, g] for g in range(ng)])
+    z = np.where(np.arange(1, lmax + 1)[:, None] <= L[None, :], 1.0 / np.log2(1.0 + i)[:, None], 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        kl = np.where(P > 0, P * np.log(P / share[:, None, :]), 0.0).sum(axis=2)
-    L = qt["L"].to_numpy().astype(np.int64)
-    z = np.where(np.arange(1, lmax + 1)[None, :] <= L[:, None], 1.0 / np.log2(1.0 + i)[None, :], 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = (z * kl).sum(axis=1) / z.sum(axis=1)
-    return qt.select(qk).with_columns(pl.Series("__pf_ndkl", out, dtype=F64)).lazy()
+        out: np.ndarray = (z * kl).sum(axis=0) / z.sum(axis=0)
+    return out
 
 
 def _ndcg(cells: pl.LazyFrame, w: pl.LazyFrame, qk: list[str], qt: pl.LazyFrame) -> pl.LazyFrame:
@@ -239,6 +283,43 @@ def _zeros(frame: pl.LazyFrame) -> pl.LazyFrame:
     return frame.with_columns([pl.lit(0.0).alias(c) for c in _SUMS if c not in names])
 
 
+#: (query, group) pairs are summed on a dense queries × groups array up to this many cells, else on the sorted
+#: distinct pairs.
+DENSE_PAIRS = 4_000_000
+
+
+def _unit_frame(ub: pl.DataFrame | None, n_buckets: int, unit: np.ndarray, kind: str, si: int, group: pl.Series | None,
+                sums: Mapping[str, np.ndarray]) -> pl.DataFrame:
+    """Rows of the sums table: ``unit`` = by code × n_buckets + bucket."""
+    n = len(unit)
+    cols = [pl.Series(_B, unit % n_buckets, dtype=pl.Int64), pl.Series("kind", [kind] * n, dtype=pl.String),
+            pl.Series("set", np.full(n, si), dtype=pl.Int64),
+            group.alias("group") if group is not None else pl.Series("group", [None] * n, dtype=pl.String)]  # fmt: skip
+    cols += [pl.Series(c, sums[c], dtype=F64) if c in sums else pl.Series(c, np.zeros(n), dtype=F64) for c in _SUMS]
+    frame = pl.DataFrame(cols)
+    return frame if ub is None else pl.concat([ub[unit // n_buckets], frame], how="horizontal")
+
+
+def _sum_by(idx: np.ndarray, size: int, **weights: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The non-empty ``idx`` values and the sum of each weight over them, with ``s_nq`` the count."""
+    cnt = np.bincount(idx, minlength=size)
+    keep = np.flatnonzero(cnt)
+    out = {c: np.bincount(idx, weights=w, minlength=size)[keep] for c, w in weights.items()}
+    out["s_nq"] = cnt[keep].astype(np.float64)
+    return keep, out
+
+
+def _pairs(key: np.ndarray, size: int) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]:
+    """The distinct values of ``key`` (in ``0 … size − 1``), sorted, and a function summing a weight over each: a
+    dense ``np.bincount`` up to :data:`DENSE_PAIRS`, else on the inverse of ``np.unique``.
+    """
+    if size <= DENSE_PAIRS:
+        pres = np.flatnonzero(np.bincount(key, minlength=size))
+        return pres, lambda x: np.bincount(key, weights=x, minlength=size)[pres]
+    pres, inv = np.unique(key, return_inverse=True)
+    return pres, lambda x: np.bincount(inv, weights=x, minlength=len(pres))
+
+
 def unit_table(
     cells: pl.DataFrame,
     names: Mapping[str, list[str]],
@@ -250,92 +331,127 @@ def unit_table(
     p: float,
     ndcg: bool,
     n_buckets: int,
-) -> tuple[pl.DataFrame, dict[str, int]]:
+) -> tuple[pl.DataFrame, dict[str, int], pl.DataFrame]:
     """The sums per (by, bucket of queries, kind, attribute set, group): what every value and
-    replicate of the report is a function of. Also: queries left out of AWRF/NDKL per attribute.
+    replicate of the report is a function of. Also: queries left out of AWRF/NDKL per attribute,
+    and the distinct groups (every protected and query_protected column).
+
+    The cells get a query code and a group code (by value for one integer column, else a join with the distinct
+    values), are sorted by (query, rank) once, and every tie block, weight, per-query and per-(query, group) quantity is a segment sum or
+    a scatter (``np.bincount``) on those codes; NDKL on dense arrays of bounded size (chunks of queries); only
+    nDCG's ideal ordering runs as a Polars plan.
     """
     by, query = names["by"], names["query"][0]
     qk = [*by, query]
-    blocks = _blocks(cells, qk, k)
-    _check_competition(blocks, qk, query, k)
-    blocks = _block_weights(blocks, k, position_weight, p)
-    # from here one lazy plan, collected once (Polars shares and parallelises its parts)
-    qt_eager = _queries(cells, qk, names["query_protected"], k).with_columns(_bucket(query, n_buckets))
-    qt = qt_eager.lazy()
-    cells_l, blocks_l = cells.lazy(), blocks.lazy()
-    w = cells_l.join(blocks_l.select(*qk, RANK, "__pf_m", "__pf_w", "__pf_wl", "__pf_f"), on=[*qk, RANK], how="left",
-                     nulls_equal=True)  # fmt: skip
-    w = w.with_columns(pl.col("__pf_w", "__pf_wl", "__pf_f").fill_null(0.0))
-    w = w.with_columns((pl.col("n") * pl.col("__pf_w")).alias("__pf_e"), (pl.col("n") * pl.col("__pf_f")).alias("__pf_t"))
-    # read by the main plan and by the dense NDKL: computed once, keeping only the columns they read
-    w = w.drop("__pf_w", "__pf_f", *([] if ndcg and qsets else ["__pf_wl"])).collect().lazy()
-    blocks_l = blocks.select(*qk, RANK, "__pf_m").lazy()  # the fallback NDKL reads the tie sizes only
-    del blocks
-    e_q = w.group_by(qk).agg(pl.col("__pf_e").sum().alias("__pf_eq"))
-    qt = qt.join(e_q, on=qk, nulls_equal=True)
-    Wc = pl.col("W")
-    parts: list[pl.LazyFrame] = [
-        qt.group_by([*by, _B]).agg(
-            (Wc * pl.col("__pf_eq")).sum().alias("s_e"), (Wc * pl.col("n_q")).sum().alias("s_n"),
-            (Wc * pl.col("L")).sum().alias("s_t"), pl.col("n_q").sum().cast(F64).alias("s_rows"),
-            pl.len().cast(F64).alias("s_nq"),
-        ).with_columns(pl.lit("t").alias("kind"), pl.lit(-1, pl.Int64).alias("set"), pl.lit(None, pl.String).alias("group"))
-    ]  # fmt: skip
+    qprot = list(names["query_protected"])
+    keys = [*names["protected"], *qprot]
+    order, uq, ug, qi, gi = _sorted_codes(cells, qk, keys)
+    nq = uq.height
+    r = cells[RANK].to_numpy().astype(np.int64)[order]
+    n = cells["n"].to_numpy().astype(np.int64)[order]
+    new = np.r_[True, (qi[1:] != qi[:-1]) | (r[1:] != r[:-1])]
+    bs = np.flatnonzero(new)  # the first cell of each (query, rank) tie block
+    bid = np.cumsum(new) - 1  # each cell's block
+    bq, br, bm = qi[bs], r[bs], np.add.reduceat(n, bs)
+    _check_competition(bq, br, bm, uq, query, k)
+    qs = np.flatnonzero(np.r_[True, qi[1:] != qi[:-1]])  # the first cell of each query: codes 0 … nq − 1 in order
+    n_q = np.add.reduceat(n, qs)
+    if "qw_min" in cells.columns:
+        W = np.minimum.reduceat(cells["qw_min"].to_numpy()[order], qs)
+        if (W != np.maximum.reduceat(cells["qw_max"].to_numpy()[order], qs)).any():
+            msg = "weight: the weight is a query weight and must be the same on every row of a query; found queries with several"
+            raise InvalidInputError(msg)
+    else:
+        W = np.ones(nq)
+    for c in qprot:
+        code = _recode(ug, [c])[0][gi]
+        several = int((np.minimum.reduceat(code, qs) != np.maximum.reduceat(code, qs)).sum())
+        if several:
+            msg = (
+                f"query_protected={c!r} is a property of the query but takes several values within "
+                f"{several:,} queries; give it in protected= if it describes items"
+            )
+            raise InvalidInputError(msg)
+    L = n_q if k is None else np.minimum(n_q, k)
+    with_ndcg = bool(ndcg and qsets)
+    bw = _block_weights(br, bm, k, (position_weight, "log") if with_ndcg else (position_weight,), p)
+    e, t = n * bw[0][bid], n * bw[-1][bid]
+    # NDKL's cells (the same for every attribute set): rows ÷ tie size within the top k (0 beyond), and the position
+    # after each tie block's last one within it (r + m − 1 <= n_q: the ranks are competition ranks)
+    m_c = bm[bid]
+    w_top = n / m_c
+    stop = r + m_c
+    if k is not None:
+        w_top[r > k] = 0.0
+        np.minimum(stop, k + 1, out=stop)
+    del m_c
+    e_q = np.add.reduceat(e, qs)
+    bucket = uq.select(_bucket(query, n_buckets))[_B].to_numpy().astype(np.int64)
+    ub = None
+    byc = np.zeros(nq, dtype=np.int64)
+    if by:
+        byc, ub = _recode(uq, by)
+    unit = byc * n_buckets + bucket
+    nu = (ub.height if ub is not None else 1) * n_buckets
+    keep, s = _sum_by(unit, nu, s_e=W * e_q, s_n=W * n_q, s_t=W * L, s_rows=n_q.astype(np.float64))
+    parts: list[pl.DataFrame | pl.LazyFrame] = [_unit_frame(ub, n_buckets, keep, "t", -1, None, s)]
+    rel = cells["rel"].to_numpy().astype(np.float64)[order] if "rel" in cells.columns else None
     left_out: dict[str, int] = {}
     for si, attrs in enumerate(sets):
-        a = list(attrs)
-        rel = pl.col("rel").sum() if "rel" in cells.columns else pl.lit(0.0).alias("rel")
-        gq = w.group_by([*qk, *a]).agg(pl.col("__pf_e").sum(), pl.col("n").sum(), pl.col("__pf_t").sum(), rel)
-        gq = gq.with_columns(group_label(a).alias("__pf_g")).join(qt.select(*qk, "W", _B), on=qk, nulls_equal=True)
-        parts.append(
-            gq.group_by([*by, _B, "__pf_g"]).agg(
-                (Wc * pl.col("__pf_e")).sum().alias("s_e"), (Wc * pl.col("n")).sum().alias("s_n"),
-                (Wc * pl.col("__pf_t")).sum().alias("s_t"), (Wc * pl.col("rel")).sum().alias("s_r"),
-                pl.col("n").sum().cast(F64).alias("s_rows"), pl.len().cast(F64).alias("s_nq"),
-            ).rename({"__pf_g": "group"}).with_columns(pl.lit("g").alias("kind"), pl.lit(si, pl.Int64).alias("set"))
-        )  # fmt: skip
-        att = (gq.with_columns((pl.col("__pf_e") / pl.col("n")).alias("__pf_a"))
-               .group_by([*qk, "W", _B]).agg(pl.len().alias("__pf_ng"), pl.col("__pf_a").min().alias("__pf_lo"),
-                                             pl.col("__pf_a").max().alias("__pf_hi")))  # fmt: skip
-        nd = _ndkl_dense(w, qk, a, qt_eager)
-        if nd is None:
-            nd = _ndkl(w.group_by([*qk, RANK, *a]).agg(pl.col("n").sum()), blocks_l, qk, a, qt)
-        att = att.join(nd, on=qk, how="left", nulls_equal=True)
-        multi = pl.col("__pf_ng") >= 2
-        has_a = multi & (pl.col("__pf_hi") > 0)
-        att = att.with_columns(
-            pl.when(has_a).then(pl.col("__pf_lo") / pl.col("__pf_hi")).alias("__pf_awrf"),
-            pl.when(multi).then(pl.col("__pf_ndkl").fill_null(0.0)).alias("__pf_ndkl"),
-        )
-        parts.append(
-            att.group_by([*by, _B]).agg(
-                (Wc * pl.col("__pf_awrf")).sum().alias("s_a"), Wc.filter(pl.col("__pf_awrf").is_not_null()).sum().alias("c_a"),
-                (Wc * pl.col("__pf_ndkl")).sum().alias("s_k"), Wc.filter(pl.col("__pf_ndkl").is_not_null()).sum().alias("c_k"),
-                pl.col("__pf_awrf").is_not_null().sum().cast(F64).alias("s_nq"), (~multi).sum().cast(F64).alias("s_lo"),
-            ).with_columns(pl.lit("a").alias("kind"), pl.lit(si, pl.Int64).alias("set"), pl.lit(None, pl.String).alias("group"))
-        )  # fmt: skip
-    if qsets and ndcg:
-        nq = _ndcg(cells_l, w, qk, qt).join(qt.select(*qk, "W", "n_q", _B), on=qk, nulls_equal=True)
-        qvals = cells_l.group_by(qk).agg([pl.col(c).first() for c in names["query_protected"]])
-        nq = nq.join(qvals, on=qk, nulls_equal=True)
-        for qi, attrs in enumerate(qsets):
+        gmap, us = _recode(ug, list(attrs))
+        labels = us.select(group_label(list(attrs)).alias("group"))["group"]
+        ng = us.height
+        gc = gmap[gi]
+        pk = qi * ng + gc
+        pres, psum = _pairs(pk, nq * ng)
+        pq, pg = pres // ng, pres % ng
+        pe, pn, pt = psum(e), psum(n.astype(np.float64)), psum(t)
+        Wp = W[pq]
+        gkey = unit[pq] * ng + pg
+        keep, s = _sum_by(gkey, nu * ng, s_e=Wp * pe, s_n=Wp * pn, s_t=Wp * pt, s_rows=pn,
+                          **({"s_r": Wp * psum(rel)} if rel is not None else {}))  # fmt: skip
+        parts.append(_unit_frame(ub, n_buckets, keep // ng, "g", si, labels[keep % ng], s))
+        # AWRF: per query, min ÷ max over its groups of the mean attention per item
+        ps = np.flatnonzero(np.r_[True, pq[1:] != pq[:-1]])
+        a = pe / pn
+        lo, hi = np.minimum.reduceat(a, ps), np.maximum.reduceat(a, ps)
+        multi = np.diff(np.r_[ps, len(pq)]) >= 2
+        has_a = multi & (hi > 0)
+        awrf = np.where(has_a, lo / np.where(has_a, hi, 1.0), np.nan)
+        nd = _ndkl(pk, r, stop, w_top, ng, L, pres, pn, n_q, qs)
+        ndkl = np.where(multi, nd, np.nan)
+        ok_a, ok_k = ~np.isnan(awrf), ~np.isnan(ndkl)
+        keep, s = _sum_by(unit, nu, s_a=np.where(ok_a, W * awrf, 0.0), c_a=np.where(ok_a, W, 0.0),
+                          s_k=np.where(ok_k, W * ndkl, 0.0), c_k=np.where(ok_k, W, 0.0), s_lo=(~multi).astype(np.float64),
+                          s_nqa=ok_a.astype(np.float64))  # fmt: skip
+        s["s_nq"] = s.pop("s_nqa")
+        parts.append(_unit_frame(ub, n_buckets, keep, "a", si, None, s))
+        left_out[SEPARATOR.join(attrs)] = int((~multi).sum())
+    if with_ndcg:
+        cs = cells[order].with_columns(pl.Series("__pf_wl", bw[1][bid], dtype=F64)).lazy()
+        qt = pl.concat([uq, pl.DataFrame({"L": L, "W": W, "n_q": n_q, _B: bucket})], how="horizontal").lazy()
+        Wc = pl.col("W")
+        nq_ = _ndcg(cells.lazy(), cs, qk, qt).join(qt.select(*qk, "W", "n_q", _B), on=qk, nulls_equal=True)
+        qvals = cells.lazy().group_by(qk).agg([pl.col(c).first() for c in qprot])
+        nq_ = nq_.join(qvals, on=qk, nulls_equal=True)
+        for qj, attrs in enumerate(qsets):
             parts.append(
-                nq.with_columns(group_label(list(attrs)).alias("group")).group_by([*by, _B, "group"]).agg(
+                nq_.with_columns(group_label(list(attrs)).alias("group")).group_by([*by, _B, "group"]).agg(
                     (Wc * pl.col("__pf_ndcg")).sum().alias("s_g"), Wc.sum().alias("c_g"),
                     pl.col("n_q").sum().cast(F64).alias("s_rows"), pl.len().cast(F64).alias("s_nq"),
-                ).with_columns(pl.lit("c").alias("kind"), pl.lit(len(sets) + qi, pl.Int64).alias("set"))
+                ).with_columns(pl.lit("c").alias("kind"), pl.lit(len(sets) + qj, pl.Int64).alias("set"))
             )  # fmt: skip
         parts.append(
-            nq.group_by([*by, _B]).agg((Wc * pl.col("__pf_ndcg")).sum().alias("s_g"), Wc.sum().alias("c_g"),
-                                       pl.col("n_q").sum().cast(F64).alias("s_rows"), pl.len().cast(F64).alias("s_nq"))
+            nq_.group_by([*by, _B]).agg((Wc * pl.col("__pf_ndcg")).sum().alias("s_g"), Wc.sum().alias("c_g"),
+                                        pl.col("n_q").sum().cast(F64).alias("s_rows"), pl.len().cast(F64).alias("s_nq"))
             .with_columns(pl.lit("p").alias("kind"), pl.lit(-1, pl.Int64).alias("set"), pl.lit(None, pl.String).alias("group"))
         )  # fmt: skip
     cols = [*by, _B, "kind", "set", "group", *_SUMS]
-    plan = pl.concat([_zeros(x).select(cols) for x in parts], how="vertical_relaxed")
-    table = plan.with_columns([pl.col(c).cast(F64).fill_null(0.0) for c in _SUMS]).collect()
-    for si, attrs in enumerate(sets):
-        left_out[SEPARATOR.join(attrs)] = int(table.filter(pl.col("kind") == "a", pl.col("set") == si)["s_lo"].sum())
-    return table, left_out
+    lazy = [i for i, x in enumerate(parts) if isinstance(x, pl.LazyFrame)]
+    for i, x in zip(lazy, pl.collect_all([_zeros(parts[i].lazy()) for i in lazy])):  # nDCG's parts
+        parts[i] = x.with_columns([pl.col(c).cast(F64).fill_null(0.0) for c in _SUMS])
+    table = pl.concat([x.select(cols) for x in parts if isinstance(x, pl.DataFrame)], how="vertical_relaxed")
+    return table, left_out, ug
 
 
 def _div(a: pl.Expr, b: pl.Expr) -> pl.Expr:
@@ -355,20 +471,26 @@ def values(table: pl.DataFrame, keys: list[str], refs: pl.DataFrame, by: list[st
         "top_k_share": _div(pl.col("s_t"), pl.col("t_t")),
     }  # fmt: skip
     group_metrics = [m for m in defs if m in metrics]
-    long = [g.select(*keys, "set", "group", pl.lit(m).alias("metric"), defs[m].cast(F64).alias("v")) for m in group_metrics]
+    # one select of every group metric, then one unpivot to long rows (fewer small-frame operations)
+    long = [g.select(*keys, "set", "group", *[defs[m].cast(F64).alias(m) for m in group_metrics])
+            .unpivot(group_metrics, index=[*keys, "set", "group"], variable_name="metric", value_name="v")
+            ] if group_metrics else []  # fmt: skip
     c = table.filter(pl.col("kind") == "c")
     if c.height and "ndcg_at_k" in metrics:
         long.append(c.select(*keys, "set", "group", pl.lit("ndcg_at_k").alias("metric"), _div(pl.col("s_g"), pl.col("c_g")).alias("v")))
     frames: list[pl.DataFrame] = []
     if long:
-        gl = pl.concat(long)
+        gl = pl.concat(long) if len(long) > 1 else long[0]
         ref = gl.join(refs, on=[*by, "set"], how="inner", nulls_equal=True).filter(pl.col("group") == pl.col("__pf_ref"))
         gl = gl.join(ref.select(*keys, "set", "metric", pl.col("v").alias("__pf_rv")), on=[*keys, "set", "metric"],
                      how="left", nulls_equal=True)  # fmt: skip
         diff = pl.col("v") - pl.col("__pf_rv")
         logr = pl.when((pl.col("v") > 0) & (pl.col("__pf_rv") > 0)).then((pl.col("v") / pl.col("__pf_rv")).log())
-        frames += [gl.select(*keys, "set", "group", "metric", pl.lit(s).alias("stat"), e.alias("value"))
-                   for s, e in (("value", pl.col("v")), ("difference", diff), ("ratio", logr))]  # fmt: skip
+        frames.append(gl.select(*keys, "set", "group", "metric", pl.col("v").alias("__pf_value"), diff.alias("__pf_difference"),
+                                logr.alias("__pf_ratio"))
+                      .unpivot(["__pf_value", "__pf_difference", "__pf_ratio"], index=[*keys, "set", "group", "metric"],
+                               variable_name="stat", value_name="value")
+                      .with_columns(pl.col("stat").str.strip_prefix("__pf_")))  # fmt: skip
         spread = gl.group_by([*keys, "set", "metric"]).agg(
             (pl.col("v").max() - pl.col("v").min()).alias("__pf_d"),
             pl.when(pl.col("v").min() > 0).then((pl.col("v").min() / pl.col("v").max()).log()).alias("__pf_r"),
@@ -445,27 +567,35 @@ def references(
 _STATS = ("value", "difference", "ratio")
 
 
+@dataclass(frozen=True)
+class RankingOptions:
+    """The options of a ranking report after :func:`polfair.ranking.ranking_report` checked them (one object, not a
+    dozen keywords through every internal function).
+    """
+
+    k: int | None = None
+    position_weight: str = "log"
+    p: float = 0.5
+    relevance: bool = False
+    privileged: Mapping[str, Any] | None = None
+    intersections: Intersections = None
+    ci: float | None = 0.95
+    p_adjust: Any = "bh"
+    n_buckets: int = 20
+    min_sample_size: int = 0
+
+
 def ranking_rows(
-    cells: pl.DataFrame,
-    names: Mapping[str, list[str]],
-    *,
-    schema: Mapping[str, pl.DataType],
-    k: int | None,
-    position_weight: str,
-    p: float,
-    relevance: bool,
-    privileged: Mapping[str, Any] | None,
-    intersections: Intersections,
-    ci: float | None,
-    p_adjust: Any,
-    n_buckets: int,
-    min_sample_size: int = 0,
+    cells: pl.DataFrame, names: Mapping[str, list[str]], schema: Mapping[str, pl.DataType], options: RankingOptions
 ) -> tuple[pl.DataFrame, dict[str, int]]:
     """The long report of a ranking cell table, and the queries left out of AWRF/NDKL per attribute set."""
+    o = options
+    k, position_weight, p, relevance, intersections = o.k, o.position_weight, o.p, o.relevance, o.intersections
+    ci, p_adjust, n_buckets, min_sample_size = o.ci, o.p_adjust, o.n_buckets, o.min_sample_size
     by, prot, qprot = list(names["by"]), list(names["protected"]), list(names["query_protected"])
     level = iv.check_ci(ci)
     method = iv.check_p_adjust(p_adjust)
-    privileged = dict(privileged or {})
+    privileged = dict(o.privileged or {})
     for a in privileged:
         if a not in (*prot, *qprot):
             msg = f"privileged names {a!r}, which is not a protected or query_protected attribute {[*prot, *qprot]}"
@@ -473,7 +603,7 @@ def ranking_rows(
     sets = attribute_sets(prot, intersections) if prot else []
     qsets = attribute_sets(qprot, intersections) if qprot else []
     ndcg = bool(qsets) and relevance
-    table, left_out = unit_table(cells, names, sets=sets, qsets=qsets, k=k, position_weight=position_weight, p=p,
+    table, left_out, groups = unit_table(cells, names, sets=sets, qsets=qsets, k=k, position_weight=position_weight, p=p,
                                  ndcg=ndcg, n_buckets=n_buckets)  # fmt: skip
     metrics = [m for m in RANKING_METRICS if (m != "exposure_per_relevance" or relevance) and (m != "top_k_share" or k is not None)
                and (m != "ndcg_at_k" or ndcg)]  # fmt: skip
@@ -549,7 +679,7 @@ def ranking_rows(
                                .then(pl.lit("jackknife_t")).alias("ci_method"),
                                pl.when(pl.col("p_value").is_not_null()).then(pl.lit("jackknife_t")).alias("test"))  # fmt: skip
     keys = [*prot, *qprot]
-    gk = _group_keys(cells, all_sets, keys)
+    gk = _group_keys(groups, all_sets, keys)
     out = out.join(gk, on=["set", "group"], how="left", nulls_equal=True)
     out = out.sort([*by, "set", pl.col("group").is_not_null(), "group", pl.col("metric").replace_strict(_ORDER, return_dtype=pl.Int64)],
                    nulls_last=False)  # fmt: skip
@@ -565,12 +695,14 @@ def ranking_rows(
     return report, left_out
 
 
-def _group_keys(cells: pl.DataFrame, sets: list[tuple[str, ...]], keys: list[str]) -> pl.DataFrame:
-    """(set, group label) -> the group's key struct (null for the attributes not in the set)."""
+def _group_keys(groups: pl.DataFrame, sets: list[tuple[str, ...]], keys: list[str]) -> pl.DataFrame:
+    """(set, group label) -> the group's key struct (null for the attributes not in the set), from the distinct
+    ``groups`` (or any frame with the ``keys`` columns).
+    """
     frames = [
-        cells.select(list(attrs)).unique().select(
+        groups.select(list(attrs)).unique().select(
             pl.lit(si, pl.Int64).alias("set"), group_label(list(attrs)).alias("group"),
-            pl.struct([pl.col(c) if c in attrs else pl.lit(None, cells.schema[c]).alias(c) for c in keys]).alias(GROUP_KEY),
+            pl.struct([pl.col(c) if c in attrs else pl.lit(None, groups.schema[c]).alias(c) for c in keys]).alias(GROUP_KEY),
         )
         for si, attrs in enumerate(sets)
     ]  # fmt: skip

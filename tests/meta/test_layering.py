@@ -38,7 +38,9 @@ SHARED = {"exceptions", "datasets"}
 #: histograms of ``scores``; the HTML report reads the monitor's statuses; the score histogram runs
 #: on Spark/DuckDB through the engines' frame adapter (``engines.frame.frame_of``, issue 21; issue 38), and so
 #: does the regression pass (issue 23), the slice search (issue 33) and reweighing's fit (issue 30); the
-#: terminal summary and the HTML section of a slice search recognise its result (``slices.is_slice_table``).
+#: terminal summary and the HTML section of a slice search recognise its result (``slices.is_slice_table``);
+#: ``ranking_report(thresholds=)`` judges its report with the monitor's ``apply_thresholds`` (one reading of a
+#: threshold, one status rule).
 ROOM_EDGES = {
     ("monitor", "compat.yardstick"),
     ("mitigation", "scores"),
@@ -47,6 +49,7 @@ ROOM_EDGES = {
     ("scores", "engines"),
     ("regression", "engines"),
     ("ranking", "engines"),
+    ("ranking", "monitor"),
     ("slices", "engines"),
     ("outputs", "slices"),
     ("mitigation", "engines"),

@@ -4,6 +4,8 @@ comes back. Sums are added in another order: equal to 1e-12."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
@@ -55,11 +57,43 @@ def test_duckdb_bad_rank_raises_as_polars() -> None:
             pf.ranking_report(data, **KW)
 
 
-def test_spark_report_equals_polars() -> None:
+def _spark() -> Any:
+    """The test Spark session, or skip."""
     pytest.importorskip("pyspark")
     spark = spark_session()
     if spark is None:  # pragma: no cover
         pytest.skip("no Spark session (pyspark or a Java runtime missing)")
+    return spark
+
+
+def test_spark_report_equals_polars() -> None:
+    spark = _spark()
     df = _frame()
     got = pf.ranking_report(spark.createDataFrame(df.to_pandas()), **KW)
     _same(got, pf.ranking_report(df, **KW))
+
+
+@pytest.mark.parametrize("role", ["rel", "w"])
+@pytest.mark.parametrize("bad", [None, -1.0, float("nan"), float("inf"), -float("inf")])
+def test_every_bad_relevance_or_weight_value_raises_in_polars_and_duckdb(role: str, bad: float | None) -> None:
+    """The pass checks a value on its sum, into which a null or negative value enters as NaN: a null, negative, NaN or
+    infinite value in one row of a query is an error in every engine (for the weight: in every row of the query, which
+    stays constant)."""
+    df = _frame()
+    row = pl.col("q") == 3 if role == "w" else pl.int_range(pl.len()) == 5
+    df = df.with_columns(pl.when(row).then(pl.lit(bad, pl.Float64)).otherwise(pl.col(role)).alias(role))
+    for data in (df, duckdb.from_arrow(df.to_arrow())):
+        with pytest.raises(pf.InvalidInputError, match="finite, non-negative"):
+            pf.ranking_report(data, **KW)
+
+
+def test_every_bad_relevance_or_weight_value_raises_in_spark() -> None:
+    """The same check of relevance and weight in Spark (NaN >= 0 is true there, as in Polars: the sum still sees it)."""
+    spark = _spark()
+    for role in ("rel", "w"):
+        for bad in (None, -1.0, float("nan"), float("inf")):
+            df = _frame()
+            row = pl.col("q") == 3 if role == "w" else pl.int_range(pl.len()) == 5
+            df = df.with_columns(pl.when(row).then(pl.lit(bad, pl.Float64)).otherwise(pl.col(role)).alias(role))
+            with pytest.raises(pf.InvalidInputError, match="finite, non-negative"):
+                pf.ranking_report(spark.createDataFrame(df.to_pandas()), **KW)

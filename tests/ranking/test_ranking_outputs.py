@@ -55,3 +55,22 @@ def test_html_page_shows_shares_with_intervals(ranked: Path) -> None:
     page = pf.to_html(rep, title="Rankings <test>")
     assert "<svg" in page and "exposure share [interval]" in page and "nDCG@k" in page
     assert "Rankings &lt;test&gt;" in page and "src=" not in page and "href=" not in page
+
+
+def test_cli_min_sample_size_and_thresholds(ranked: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--min-sample-size`` and ``--thresholds METRIC=LO:HI`` are ranking_report's ``min_sample_size`` and ``thresholds``."""
+    out = tmp_path / "judged.parquet"
+    assert main(["ranking", str(ranked), "--query", "q", "--rank", "r", "--protected", "sex", "--k", "10",
+                 "--min-sample-size", "800", "--thresholds", "exposure_share=0.2:0.5", "awrf=0.9:", "--out", str(out)]) == 0  # fmt: skip
+    got = pl.read_parquet(out)
+    want = pf.ranking_report(pl.read_parquet(ranked), query="q", rank="r", protected="sex", k=10, min_sample_size=800,
+                             thresholds={"exposure_share": [0.2, 0.5], "awrf": {"min": 0.9}})  # fmt: skip
+    assert got.select("group", "metric", "threshold", "status").equals(want.select("group", "metric", "threshold", "status"))
+    assert "insufficient_data" in got["status"].to_list()  # a sex below 800 rows
+    assert set(got.filter(pl.col("metric") == "awrf")["threshold"].to_list()) == {"[0.9, inf]"}
+    assert main(["ranking", str(ranked), "--query", "q", "--rank", "r", "--protected", "sex", "--k", "10",
+                 "--thresholds", "exposure_share=0.2:0.5"]) == 0  # fmt: skip
+    assert "exposure_share: violation" in capsys.readouterr().out  # Male's share, 0.82 [0.77, 0.86], above 0.5
+    for bad in ("exposure_share", "exposure_share=0.2", "exposure_share=:", "exposure_share=a:b"):
+        assert main(["ranking", str(ranked), "--query", "q", "--rank", "r", "--protected", "sex", "--thresholds", bad]) == 2
+        assert "METRIC=LO:HI" in capsys.readouterr().err

@@ -193,3 +193,41 @@ def test_hostile_keys_by_null_and_categorical() -> None:
         assert_frame_equal(got.select("attribute", "group", "metric", "value", "difference", "ratio", "n"),
                            pf.ranking_report(sub, **kw).select("attribute", "group", "metric", "value", "difference",
                                                                "ratio", "n"), abs_tol=1e-14, check_dtypes=False)  # fmt: skip
+
+
+def test_accumulator_over_batches_equals_the_one_shot_report() -> None:
+    """RankingAccumulator: batches that split queries (rows of a query in several batches), with by, weights, a query
+    attribute with nDCG, thresholds: report() equals ranking_report of the concatenated rows (values, intervals,
+    statuses, request)."""
+    from polfair.core.report.run_metadata import request_of
+    from polfair.ranking import RankingAccumulator
+
+    adult = pf.load_adult().head(3000).with_columns(pl.int_range(pl.len()).alias("i"))
+    df = adult.with_columns((pl.col("i") // 30).alias("q"), pl.col("income_gt_50k").cast(pl.Float64).alias("rel"),
+                            (pl.col("i") // 1500).alias("day"), (1.0 + pl.col("i") // 30 % 3).alias("w"))  # fmt: skip
+    df = df.with_columns(pl.col("hours_per_week").rank("min", descending=True).over("q").cast(pl.Int64).alias("r"),
+                         pl.col("race").first().over("q").alias("user")).sample(fraction=1.0, shuffle=True, seed=4)  # fmt: skip
+    kw = dict(query="q", rank="r", protected=["sex", "race"], query_protected="user", relevance="rel", weight="w", by="day",
+              k=5, thresholds={"exposure_share": [0.1, 0.6], "awrf": {"min": 0.5}})  # fmt: skip
+    acc = RankingAccumulator(**kw)
+    for start in range(0, df.height, 700):  # 5 batches; a query's 30 rows are spread over several (shuffled)
+        acc.update(df.slice(start, 700))
+    got, want = acc.report(), pf.ranking_report(df, **kw)
+    assert got.columns == want.columns and got.height == want.height
+    assert got.drop(pl.selectors.float()).equals(want.drop(pl.selectors.float()))
+    for c in got.select(pl.selectors.float()).columns:
+        assert ((got[c] - want[c]).abs().max() or 0.0) < 1e-12, c
+    assert request_of(got) == request_of(want)
+    # the running cell table stays the cell table of all the rows (compact: one row per key, whatever the batches)
+    counts = pf.ranking_counts(df, **{k: v for k, v in kw.items() if k != "thresholds"})
+    assert acc.cells is not None and acc.cells.height == counts.height
+    keys = [c for c in counts.columns if c not in ("n", "rel", "qw_min", "qw_max")]
+    assert_frame_equal(acc.cells.sort(keys), counts.sort(keys), check_exact=False, rel_tol=1e-12)
+    with pytest.raises(PolfairError, match="update"):
+        RankingAccumulator(query="q", rank="r", protected="sex").report()
+    with pytest.raises(PolfairError, match="k="):
+        RankingAccumulator(query="q", rank="r", protected="sex", k=0)
+    with pytest.raises(PolfairError, match="ranking_report's keywords"):
+        RankingAccumulator(query="q", rank="r", protected="sex", top_k=5)
+    with pytest.raises(PolfairError, match="query"):
+        RankingAccumulator(rank="r", protected="sex")

@@ -71,9 +71,10 @@ def test_apply_thresholds_judges_ranking_rows_with_the_reports_minimum() -> None
     assert spread["status"].is_null().all() and spread["threshold"].is_null().all()
 
 
-def test_dense_and_polars_ndkl_agree(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The dense NDKL and the Polars plan it replaces below NDKL_DENSE_CELLS give the same values (ties, a by column,
-    intersections, queries with one group)."""
+def test_ndkl_by_chunks_of_queries_equals_one_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """NDKL's dense arrays run on chunks of consecutive queries of at most NDKL_DENSE_CELLS cells (bounded memory):
+    chunks of one or a few queries give the values of one chunk (ties, a by column, intersections, queries with one
+    group, k and no k)."""
     from polfair.ranking import report as rr
 
     adult = pf.load_adult().head(2000).with_columns(pl.int_range(pl.len()).alias("i"))
@@ -81,12 +82,13 @@ def test_dense_and_polars_ndkl_agree(monkeypatch: pytest.MonkeyPatch) -> None:
         (pl.col("hours_per_week") // 10).rank("min", descending=True).over("q").cast(pl.Int64).alias("r"))
     for k in (3, None):
         kw = dict(query="q", rank="r", protected=["sex", "race"], k=k, by="day", ci=None)
-        dense = pf.ranking_report(df, **kw).filter(pl.col("metric") == "ndkl")
-        monkeypatch.setattr(rr, "NDKL_DENSE_CELLS", 0)
-        plan = pf.ranking_report(df, **kw).filter(pl.col("metric") == "ndkl")
-        monkeypatch.undo()
-        assert dense.height == plan.height > 0
-        assert (dense["value"] - plan["value"]).abs().max() < 1e-12
+        whole = pf.ranking_report(df, **kw).filter(pl.col("metric") == "ndkl")
+        for cells in (0, 200):
+            monkeypatch.setattr(rr, "NDKL_DENSE_CELLS", cells)
+            chunked = pf.ranking_report(df, **kw).filter(pl.col("metric") == "ndkl")
+            monkeypatch.undo()
+            assert whole.height == chunked.height > 0
+            assert (whole["value"] - chunked["value"]).abs().max() < 1e-12
 
 
 def test_the_summary_shows_the_statuses_apply_thresholds_gave() -> None:
@@ -114,3 +116,83 @@ def test_the_html_page_shows_the_statuses_apply_thresholds_gave() -> None:
     assert "status (apply_thresholds)" in page
     assert "exposure_share: violation" in page and "exposure_share: insufficient_data" in page
     assert "(insufficient_data)" in page  # AWRF: its smallest group has fewer than 30 rows
+
+
+def test_thresholds_on_ranking_report_give_apply_thresholds_statuses() -> None:
+    """``ranking_report(thresholds=)`` is the report judged by ``apply_thresholds`` with the report's minimum: the same
+    threshold and status on every row, for a band, a one-sided band and the minimum; the bands are in the request."""
+    adult = pf.load_adult().head(3000).with_columns(pl.int_range(pl.len()).alias("i"))
+    df = adult.with_columns((pl.col("i") // 30).alias("q")).with_columns(
+        pl.col("hours_per_week").rank("min", descending=True).over("q").cast(pl.Int64).alias("r"))
+    bands = {"exposure_share": [0.0, 0.5], "awrf": {"min": 0.9}, "exposure": [0.3, 0.5]}
+    for msz in (None, 100):
+        kw = dict(query="q", rank="r", protected=["race", "sex"], k=10, min_sample_size=msz)
+        judged = pf.ranking_report(df, thresholds=bands, **kw)
+        want = apply_thresholds(pf.ranking_report(df, **kw), bands)
+        assert judged.columns == want.columns and judged.columns[-2:] == ["threshold", "status"]
+        assert judged.select("attribute", "group", "metric", "threshold", "status").equals(
+            want.select("attribute", "group", "metric", "threshold", "status"))
+        assert {"ok", "violation"} <= set(judged["status"].drop_nulls().to_list())
+        if msz == 100:
+            assert "insufficient_data" in judged["status"].to_list()
+    assert request_of(judged)["thresholds"] == {"exposure_share": "[0, 0.5]", "awrf": "[0.9, inf]", "exposure": "[0.3, 0.5]"}
+    assert "status" not in pf.ranking_report(df, query="q", rank="r", protected="race", k=10).columns
+    with pytest.raises(pf.PolfairError, match="ndcg_at_k"):
+        pf.ranking_report(df, query="q", rank="r", protected="race", k=10, thresholds={"ndcg_at_k": [0.5, 1]})
+
+
+def test_integer_codes_by_value_or_by_join_give_the_same_report(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An integer query column and one integer group column without nulls are coded by their values (no join); with
+    that turned off, the joins give the same report (values, intervals, group keys)."""
+    from polfair.ranking import report as rr
+
+    adult = pf.load_adult().head(2000).with_columns(pl.int_range(pl.len()).alias("i"))
+    df = adult.with_columns((pl.col("i") // 25 * 3 + 7).alias("q"), (pl.col("age") // 20).cast(pl.Int16).alias("ageg"))
+    df = df.with_columns(pl.col("hours_per_week").rank("min", descending=True).over("q").cast(pl.Int64).alias("r"))
+    kw = dict(query="q", rank="r", protected="ageg", k=5, privileged={"ageg": 2})
+    fast = pf.ranking_report(df, **kw)
+    monkeypatch.setattr(rr, "_SMALL_INTS", ())
+    joined = pf.ranking_report(df, **kw)
+    assert fast.drop(pl.selectors.float()).equals(joined.drop(pl.selectors.float()))
+    for c in fast.select(pl.selectors.float()).columns:
+        assert ((fast[c] - joined[c]).abs().max() or 0.0) < 1e-12, c
+
+
+def test_query_codes_from_the_sort_or_the_join_give_the_same_report() -> None:
+    """An integer query column is coded from the sort by its value; any other (strings, a by column) by a join with
+    the distinct queries: the same values either way, and the same intervals when the buckets are the same."""
+    adult = pf.load_adult().head(2000).with_columns(pl.int_range(pl.len()).alias("i"))
+    df = adult.with_columns((pl.col("i") // 25 * 7 - 300).alias("q"), pl.lit(1).alias("one")).with_columns(
+        pl.col("hours_per_week").rank("min", descending=True).over("q").cast(pl.Int64).alias("r"))
+    kw = dict(rank="r", protected=["sex", "race"], k=5)
+    ints = pf.ranking_report(df, query="q", ci=None, **kw)
+    strs = pf.ranking_report(df.with_columns(pl.col("q").cast(pl.String)), query="q", ci=None, **kw)
+    assert ints.select("metric", "group").equals(strs.select("metric", "group"))
+    assert (ints["value"] - strs["value"]).abs().max() < 1e-12 and ints["value"].null_count() == strs["value"].null_count()
+    # the same query ids, with a constant by column (the join path): the same buckets, so the same intervals
+    a = pf.ranking_report(df, query="q", **kw)
+    b = pf.ranking_report(df, query="q", by="one", **kw).drop("one")
+    for c in ("value", "value_lo", "value_hi", "difference_lo", "p_value"):
+        assert ((a[c] - b[c]).abs().max() or 0.0) < 1e-12, c
+
+
+def test_sparse_and_dense_pair_sums_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    """(query, group) pairs are summed on a dense queries × groups array up to DENSE_PAIRS cells, else on the distinct
+    pairs (many queries × many groups): the same report either way (intersections, a query attribute with nDCG)."""
+    from polfair.ranking import report as rr
+
+    adult = pf.load_adult().head(2000).with_columns(pl.int_range(pl.len()).alias("i"))
+    df = adult.with_columns((pl.col("i") // 25).alias("q"), pl.col("income_gt_50k").cast(pl.Float64).alias("rel")).with_columns(
+        pl.col("hours_per_week").rank("min", descending=True).over("q").cast(pl.Int64).alias("r"),
+        pl.col("sex").first().over("q").alias("user"))  # fmt: skip
+    kw = dict(query="q", rank="r", protected=["race", "sex"], query_protected="user", relevance="rel", k=4)
+    dense = pf.ranking_report(df, **kw)
+    monkeypatch.setattr(rr, "DENSE_PAIRS", 0)
+    sparse = pf.ranking_report(df, **kw)
+    assert dense.drop(pl.selectors.float()).equals(sparse.drop(pl.selectors.float()))
+    for c in dense.select(pl.selectors.float()).columns:
+        assert ((dense[c] - sparse[c]).abs().max() or 0.0) < 1e-12, c
+    # query attributes only: no item groups, the population's exposure and nDCG by query group
+    only_queries = pf.ranking_report(df, query="q", rank="r", query_protected="user", relevance="rel", k=4)
+    assert only_queries.select(pl.col("metric").cast(pl.String), "group").rows() == [
+        ("exposure", None), ("ndcg_at_k", None), ("ndcg_at_k", None), ("ndcg_at_k", "Female"), ("ndcg_at_k", "Male")]
