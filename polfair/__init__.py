@@ -86,7 +86,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "polfair.outputs.summaries": ("summarize",),
     "polfair.outputs.writers": ("append_report", "write_report"),
     "polfair.proxies": ("proxy_report", "proxy_scan"),
-    "polfair.ranking": ("ranking_counts", "ranking_report"),
+    "polfair.ranking": ("RankingAccumulator", "ranking_counts", "ranking_report"),
     "polfair.regression": ("RegressionAccumulator", "regression_counts", "regression_report"),
     "polfair.regulatory": ("adverse_impact",),
     "polfair.scores": (
@@ -171,7 +171,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and IDEs (a test keeps th
     from polfair.outputs.summaries import summarize
     from polfair.outputs.writers import append_report, write_report
     from polfair.proxies import proxy_report, proxy_scan
-    from polfair.ranking import ranking_counts, ranking_report
+    from polfair.ranking import RankingAccumulator, ranking_counts, ranking_report
     from polfair.regression import RegressionAccumulator, regression_counts, regression_report
     from polfair.regulatory import adverse_impact
     from polfair.scores import (
@@ -201,6 +201,7 @@ __all__ = [
     "regression_counts",
     "ranking_report",
     "ranking_counts",
+    "RankingAccumulator",
     "RegressionAccumulator",
     "COUNT_COLUMNS",
     "REPORT_COLUMNS",

@@ -18,7 +18,7 @@ import polars as pl
 from polfair.core._args import as_list
 from polfair.core.reference import resolve_min_sample_size
 from polfair.core.report.build import Intersections, check_protected_names
-from polfair.core.report.run_metadata import attach_request, expr_text
+from polfair.core.report.run_metadata import attach_request, render_request
 from polfair.exceptions import PolfairError
 from polfair.ranking.cells import RANKING_CELL_COLUMNS, ranking_pass
 from polfair.ranking.report import POSITION_WEIGHTS, RANKING_METRICS, RankingOptions, position_weight_expr, ranking_rows
@@ -271,27 +271,25 @@ def _report(cells: pl.DataFrame, names: dict[str, list[str]], args: Mapping[str,
                              n_buckets=a["n_buckets"], min_sample_size=min_n)  # fmt: skip
     report, left_out = ranking_rows(cells, names, dict(cells.schema), options)
     ci, privileged, intersections = a["ci"], a["privileged"], a["intersections"]
-    request = {
-        "task": "ranking", "query": expr_text(a["query"]), "rank": expr_text(a["rank"]), "protected": expr_text(prot) or None,
-        "query_protected": expr_text(qprot) or None, "relevance": expr_text(a["relevance"]), "k": a["k"],
-        "weight": expr_text(a["weight"]), "by": expr_text(as_list(a["by"])) or None, "position_weight": a["position_weight"],
-        "p": a["p"] if a["position_weight"] == "geometric" else None,
-        "privileged": expr_text(dict(privileged)) if privileged else None,
-        "intersections": intersections if isinstance(intersections, (int, str)) else expr_text(intersections),
-        "ci": ci, "p_adjust": a["p_adjust"] if ci is not None else None, "n_buckets": a["n_buckets"] if ci is not None else None,
+    fields = {
+        "query": a["query"], "rank": a["rank"], "protected": prot or None, "query_protected": qprot or None,
+        "relevance": a["relevance"], "k": a["k"], "weight": a["weight"], "by": as_list(a["by"]) or None,
+        "position_weight": a["position_weight"], "p": a["p"] if a["position_weight"] == "geometric" else None,
+        "privileged": dict(privileged) if privileged else None, "intersections": intersections, "ci": ci,
+        "p_adjust": a["p_adjust"], "n_buckets": a["n_buckets"] if ci is not None else None,
         "queries_left_out": left_out or None, "min_sample_size": min_n,
     }  # fmt: skip
     thresholds = a["thresholds"]
     if thresholds is None:
-        return attach_request(report, {k_: v for k_, v in request.items() if v is not None})
+        return attach_request(report, render_request(fields, task="ranking"))
     # judged as every report is: the monitor's apply_thresholds, the one reading of a threshold (the documented
     # layering edge ranking -> monitor); the status itself is polfair.core.report.status's rule
     from polfair.monitor import apply_thresholds
     from polfair.monitor.config import parse_thresholds
     from polfair.monitor.thresholds import format_threshold
 
-    request["thresholds"] = {m: format_threshold(*b) for m, b in parse_thresholds(thresholds).items()}
-    report = attach_request(report, {k_: v for k_, v in request.items() if v is not None})
+    fields["thresholds"] = {m: format_threshold(*b) for m, b in parse_thresholds(thresholds).items()}
+    report = attach_request(report, render_request(fields, task="ranking"))
     return apply_thresholds(report, thresholds, min_n)
 
 

@@ -63,7 +63,6 @@ RESIDUE = frozenset({
 })  # fmt: skip
 #: Converted by the skeleton/rankperf branches (issue 38): the lead removes them from here after merging.
 PENDING = frozenset({
-    ("ranking/report.py", "ranking_rows"),
 })  # fmt: skip
 
 
