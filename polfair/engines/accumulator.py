@@ -419,7 +419,8 @@ class FairnessAccumulator:
             warnings.warn(text, PolarityWarning, stacklevel=user_stacklevel())
         return report_from_counts(
             cells, protected=self.protected, by=self.by, has_predictions=self.has_predictions,
-            weighted=self._read["weight"] is not None,  # as fairness_report: all-one weights are still weights
+            # as fairness_report: all-one weights are still weights, and so are membership probabilities
+            weighted=self._read["weight"] is not None or self._late,
             **self._report,  # type: ignore[arg-type]
         )  # fmt: skip
 

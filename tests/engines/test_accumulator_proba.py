@@ -39,8 +39,10 @@ def _assert_same_report(got: pl.DataFrame, one: pl.DataFrame) -> None:
     j = got.join(one, on=keys, suffix="_r", nulls_equal=True)
     assert j.height == got.height == one.height
     assert j.filter(pl.col("n") != pl.col("n_r")).height == 0
+    for col in ("ci_method", "test"):  # weighted tests: membership probabilities are weights, as in the report
+        assert j.filter(pl.col(col).cast(pl.String).ne_missing(pl.col(f"{col}_r").cast(pl.String))).height == 0, col
     for col in ("value", "difference", "ratio", "value_lo", "value_hi", "difference_lo", "difference_hi",
-                "ratio_lo", "ratio_hi", "n_eff"):
+                "ratio_lo", "ratio_hi", "n_eff", "p_value", "p_value_adjusted"):
         if col not in one.columns:
             continue
         assert j.filter(pl.col(col).is_null() != pl.col(f"{col}_r").is_null()).height == 0, col
