@@ -371,23 +371,22 @@ class RegressionAccumulator:
             return self._add_raw(_pass_of(batch, engine="auto", expand=False, **self._read))
         return self._add(regression_counts(batch, **self._read))
 
-    def _add_raw(self, raw: pl.DataFrame) -> RegressionAccumulator:
-        if self._raw is not None and raw.columns != self._raw.columns:
+    @staticmethod
+    def _check_columns(table: pl.DataFrame, held: pl.DataFrame | None, what: str) -> None:
+        if held is not None and table.columns != held.columns:
             msg = (
-                f"the batch's pass has columns {raw.columns}, the accumulated one {self._raw.columns}: "
+                f"the batch's {what} has columns {table.columns}, the accumulated one {held.columns}: "
                 "every batch and merged accumulator must have the same by and protected columns"
             )
             raise PolfairError(msg)
+
+    def _add_raw(self, raw: pl.DataFrame) -> RegressionAccumulator:
+        self._check_columns(raw, self._raw, "pass")
         self._raw = raw if self._raw is None else merge_pass_results([self._raw, raw], self._ps)
         return self
 
     def _add(self, cells: pl.DataFrame) -> RegressionAccumulator:
-        if self._cells is not None and cells.columns != self._cells.columns:
-            msg = (
-                f"the batch's cell table has columns {cells.columns}, the accumulated one {self._cells.columns}: "
-                "every batch and merged accumulator must have the same by and protected columns"
-            )
-            raise PolfairError(msg)
+        self._check_columns(cells, self._cells, "cell table")
         self._cells = cells if self._cells is None else merge_regression_cells([self._cells, cells])
         return self
 
