@@ -6,7 +6,9 @@ the batch's cell table with :func:`polfair.merge_counts`; ``compute`` runs
 :func:`polfair.report_from_counts`. Because cell tables are additive, any split of the data into
 batches, in any order, and any tree of ``merge`` calls gives the cell table of the whole data:
 exactly for integer counts (unweighted data, integer weights), and up to floating-point summation
-order for real weights. This is the ``update / compute / reset / state_dict`` protocol of
+order for real weights. An estimated attribute (``protected_proba``, weighted) keeps the pass's
+result before its rows are apportioned to the groups instead, and apportions it once, as one
+pass does. This is the ``update / compute / reset / state_dict`` protocol of
 pytorch-ignite's metrics and of TFMA's combiners, with an Arrow/parquet state.
 """
 
