@@ -35,7 +35,7 @@ from polfair.core.regression import (
     regression_pass,
 )
 from polfair.core.regression.moments import with_lo
-from polfair.core.regression.passes import RESERVED_KEYS
+from polfair.core.regression.passes import RESERVED_KEYS, cells_of_pass, merge_pass_results
 from polfair.core.regression.report import ReportOptions, report_rows
 from polfair.core.report.build import Intersections
 from polfair.core.report.run_metadata import attach_request, render_request
@@ -131,6 +131,18 @@ def regression_counts(
     >>> cells.group_by("g").agg(pl.col("n", "n_missing").sum()).sort("g").rows()
     [('a', 1, 1), ('b', 1, 0)]
     """
+    return _pass_of(data, y_true=y_true, y_pred=y_pred, protected=protected, weight=weight, by=by,
+                    bins_per_octave=bins_per_octave, on_missing=on_missing, allow_many_groups=allow_many_groups,
+                    engine=engine, protected_proba=protected_proba, proba_assignment=proba_assignment,
+                    proba_tolerance=proba_tolerance)  # fmt: skip
+
+
+def _pass_of(data: Any, *, y_true: IntoExpr, y_pred: IntoExpr, protected: Any, weight: IntoExpr | None, by: Any,
+             bins_per_octave: int, on_missing: OnMissing, allow_many_groups: bool, engine: Any,
+             protected_proba: Any, proba_assignment: Any, proba_tolerance: float, expand: bool = True) -> pl.DataFrame:  # fmt: skip
+    """:func:`regression_counts`; ``expand=False`` with ``protected_proba``: the pass's result before
+    its rows are apportioned (:func:`polfair.core.regression.passes.merge_pass_results`).
+    """
     if on_missing not in ("warn", "raise", "ignore"):
         msg = f"on_missing must be 'warn', 'raise' or 'ignore', got {on_missing!r}"
         raise PolfairError(msg)
@@ -143,7 +155,7 @@ def regression_counts(
         allow_many_groups=allow_many_groups, engine=engine, protected_proba=protected_proba,
         proba_assignment=proba_assignment, proba_tolerance=proba_tolerance,
     )  # fmt: skip
-    return regression_pass(frame, request, bins_per_octave=bins_per_octave)
+    return regression_pass(frame, request, bins_per_octave=bins_per_octave, expand=expand)
 
 
 @checks_keywords
@@ -289,6 +301,9 @@ class RegressionAccumulator:
         As :func:`regression_counts`; how to read each batch.
     protected_proba, proba_assignment, proba_tolerance
         An attribute estimated from proxies, as :func:`regression_counts` (its key after ``protected``).
+        The accumulator keeps each batch's pass result before its rows are apportioned to the groups
+        (:func:`polfair.core.regression.passes.merge_pass_results`) and apportions the merged sums
+        once, as one pass does: :attr:`state` and :meth:`compute` give one pass's row counts.
     privileged, reference, intersections, ci, p_adjust
         As :func:`regression_report`; used by :meth:`compute`.
 
@@ -344,45 +359,78 @@ class RegressionAccumulator:
                                         p_adjust=p_adjust)  # fmt: skip
         self._n_by = len(as_list(by))
         self._cells: pl.DataFrame | None = None
+        # an estimated attribute: the pass's results before their rows are apportioned, merged (apportioned once)
+        self._raw: pl.DataFrame | None = None
+        self._ps = None if protected_proba is None else parse_protected_proba(protected_proba, proba_assignment,
+                                                                              proba_tolerance)  # fmt: skip
 
     def update(self, batch: Any) -> RegressionAccumulator:
         """Add a batch (any input of :func:`regression_counts`); returns ``self``."""
+        if self._ps is not None:
+            return self._add_raw(_pass_of(batch, engine="auto", expand=False, **self._read))
         return self._add(regression_counts(batch, **self._read))
 
-    def _add(self, cells: pl.DataFrame) -> RegressionAccumulator:
-        if self._cells is not None and cells.columns != self._cells.columns:
+    @staticmethod
+    def _check_columns(table: pl.DataFrame, held: pl.DataFrame | None, what: str) -> None:
+        if held is not None and table.columns != held.columns:
             msg = (
-                f"the batch's cell table has columns {cells.columns}, the accumulated one {self._cells.columns}: "
+                f"the batch's {what} has columns {table.columns}, the accumulated one {held.columns}: "
                 "every batch and merged accumulator must have the same by and protected columns"
             )
             raise PolfairError(msg)
+
+    def _add_raw(self, raw: pl.DataFrame) -> RegressionAccumulator:
+        self._check_columns(raw, self._raw, "pass")
+        self._raw = raw if self._raw is None else merge_pass_results([self._raw, raw], self._ps)
+        return self
+
+    def _add(self, cells: pl.DataFrame) -> RegressionAccumulator:
+        self._check_columns(cells, self._cells, "cell table")
         self._cells = cells if self._cells is None else merge_regression_cells([self._cells, cells])
         return self
 
     def merge(self, other: RegressionAccumulator) -> RegressionAccumulator:
         """Add another accumulator's rows (e.g. of another partition or worker); returns ``self``."""
+        if other._raw is not None:
+            self._add_raw(other._raw)
         if other._cells is not None:
             self._add(other._cells)
         return self
 
     def reset(self) -> RegressionAccumulator:
         """Forget every row; returns ``self``."""
-        self._cells = None
+        self._cells = self._raw = None
         return self
+
+    def _table(self) -> pl.DataFrame | None:
+        """The cell table: the merged batches' rows apportioned to the estimated groups once (as one pass
+        does), merged with a loaded state.
+        """
+        if self._raw is None:
+            return self._cells
+        cells = cells_of_pass(self._raw, self._ps)
+        return cells if self._cells is None else merge_regression_cells([self._cells, cells])
 
     def compute(self) -> pl.DataFrame:
         """The report of every row added so far (the schema of :func:`regression_report`)."""
-        if self._cells is None or int(self._cells["n"].sum()) == 0:
+        table = self._table()
+        if table is None or int(table["n"].sum()) == 0:
             raise PolfairError("RegressionAccumulator.compute: no rows yet (call update with a batch first)")
-        cols = self._cells.columns
+        cols = table.columns
         by, keys = cols[: self._n_by], cols[self._n_by : cols.index("bin")]
-        report = report_rows(self._cells, replace(self._report, protected=tuple(keys), by=tuple(by)))
-        return attach_regression_cells(report, self._cells)
+        report = report_rows(table, replace(self._report, protected=tuple(keys), by=tuple(by)))
+        return attach_regression_cells(report, table)
 
     @property
     def state(self) -> pl.DataFrame | None:
-        """The accumulated regression cell table (``None`` before the first batch)."""
-        return self._cells
+        """The accumulated regression cell table (``None`` before the first batch).
+
+        With an estimated attribute, its rows are apportioned to the groups from the batches'
+        summed shares, as one pass over all the rows does: the table is one pass's (row counts
+        equal, values up to summation order). A table given back to :meth:`load_state` is taken
+        as it is (its rows apportioned already).
+        """
+        return self._table()
 
     def load_state(self, state: pl.DataFrame) -> RegressionAccumulator:
         """Replace the accumulated table by ``state`` (a table of :attr:`state`, e.g. read from parquet)."""
@@ -393,4 +441,5 @@ class RegressionAccumulator:
             msg = f"load_state: not a regression cell table (missing columns {missing}){old}"
             raise PolfairError(msg)
         self._cells = with_lo(state)  # a state saved before issue 40 (no compensations): lo = 0
+        self._raw = None
         return self

@@ -6,15 +6,20 @@ the batch's cell table with :func:`polfair.merge_counts`; ``compute`` runs
 :func:`polfair.report_from_counts`. Because cell tables are additive, any split of the data into
 batches, in any order, and any tree of ``merge`` calls gives the cell table of the whole data:
 exactly for integer counts (unweighted data, integer weights), and up to floating-point summation
-order for real weights. This is the ``update / compute / reset / state_dict`` protocol of
+order for real weights. An estimated attribute (``protected_proba``, weighted) keeps the pass's
+result before its rows are apportioned to the groups instead, and apportions it once, as one
+pass does. This is the ``update / compute / reset / state_dict`` protocol of
 pytorch-ignite's metrics and of TFMA's combiners, with an Arrow/parquet state.
 """
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +30,9 @@ from polfair.core._typing import IntoExpr
 from polfair.core.contract import cell_alarms, label_values_warnings, seen_values
 from polfair.core.contract.inputs import to_lazyframe
 from polfair.core.options import checks_keywords, refuse_unused_threshold
-from polfair.core.passes.collect import collect_cells, collect_codes
+from polfair.core.passes.collect import cells_of_codes, collect_cells, collect_codes
 from polfair.core.passes.counts import COUNT_DTYPES, W2_COLUMNS, check_cell_table, merge_counts, pivot_codes
+from polfair.core.passes.estimated import expand_codes, merge_codes
 from polfair.core.passes.spec import CODE, Spec, build_spec, protected_exprs
 from polfair.core.proba import DEFAULT_TOLERANCE, check_proba_options, parse_protected_proba
 from polfair.core.report.build import check_reference, report_from_counts
@@ -35,6 +41,9 @@ from polfair.exceptions import InvalidInputError, PolarityWarning, PolfairError,
 __all__ = ["FairnessAccumulator"]
 
 _META_KEY = b"polfair.engines.accumulator"
+#: Metadata key of a saved state's un-apportioned pass result (an estimated attribute, ``"weighted"``):
+#: the Arrow IPC stream of :func:`polfair.core.passes.estimated.merge_codes`'s table, base64.
+_CODES_KEY = b"polfair.engines.accumulator.codes"
 #: Version of the saved state. 2 (issue 11): Σw² columns ``tp_w2 … fn_w2`` and the optional
 #: ``bucket`` key. A version-1 state (no ``*_w2``) still loads: unweighted, Σw² equals the counts;
 #: weighted, the ``*_w2`` are null (values are computed, weighted-row intervals are null).
@@ -89,10 +98,16 @@ class FairnessAccumulator:
         Polars engine for each batch's pass (default ``"streaming"``).
     protected_proba, proba_assignment, proba_tolerance
         A protected attribute estimated from proxies, as in :func:`polfair.fairness_report`
-        (``protected`` may then be omitted): its key is the last of :attr:`protected`; every batch
-        adds its groups' probability-weighted sums, so :meth:`compute` gives the weighted
-        estimator of all the rows (the row counts ``n`` are apportioned batch by batch, so they may
-        differ from one pass's by a row or so per batch and cell). Not with ``exact_sums=True``.
+        (``protected`` may then be omitted): its key is the last of :attr:`protected`. With
+        ``"weighted"`` the accumulator keeps the pass's result before its rows are apportioned to
+        the groups (per observed cell and outcome: the row counts and each group's ``Σ p_g``,
+        ``Σ w·p_g``, ...; :func:`polfair.core.passes.estimated.merge_codes`), and apportions the rows
+        once, in :meth:`state` and :meth:`compute`, as one pass does: the row counts ``n``,
+        ``tp_n`` ... equal one pass's over all the rows, and every value, interval and entropy
+        index equals the report's up to summation order. :meth:`save` / :meth:`to_arrow` keep that
+        table in the file's metadata; a plain cell table given to :meth:`load_state` (without it)
+        has its rows apportioned already, and batches added to it are apportioned on their own.
+        Not with ``exact_sums=True``.
     exact_sums
         ``False`` (default): weighted sums are Float64 (merged batch by batch: equal to one pass
         over all the rows up to summation order, about 1e-13 relative). ``True``: the accumulator
@@ -180,6 +195,8 @@ class FairnessAccumulator:
         if cluster is not None:
             self._read |= {"cluster": cluster, "n_buckets": n_buckets}
         estimated: tuple[str, ...] = ()
+        # weighted estimated groups: keep the pass's result and apportion its rows once (merge_codes)
+        self._late = protected_proba is not None and proba_assignment == "weighted"
         if protected_proba is not None:  # the estimated attribute: a stage of each batch's pass, its key last
             self._read |= {"protected_proba": protected_proba, "proba_assignment": proba_assignment,
                            "proba_tolerance": proba_tolerance}  # fmt: skip
@@ -242,9 +259,9 @@ class FairnessAccumulator:
             return self
         spec = build_spec(frame, **self._read)
         self._polarity = spec.polarity
-        if spec.exact and self._cells is None:
+        if (spec.exact or self._late) and self._cells is None:
             codes = collect_codes(spec, on_missing=self._on_missing, engine=self._engine,  # type: ignore[arg-type]
-                                  check_values=False)  # fmt: skip
+                                  check_values=False, expand=not self._late)  # fmt: skip
             self._add_codes(codes, spec)
             self._remember_labels(spec, self._pivot(codes, spec))
             return self
@@ -255,17 +272,27 @@ class FairnessAccumulator:
         return self
 
     def _add_codes(self, codes: pl.DataFrame, spec: Spec, what: str = "this batch") -> None:
-        """Exact sums: add a code table (integers: the merge is exact in any order)."""
+        """Exact sums: add a code table (integers: the merge is exact in any order). Weighted
+        estimated groups: add the pass's result before apportioning (Float64 sums, summed).
+        """
         if self._codes is None or self._spec is None:
             self._codes, self._spec = codes, spec
             return
         check_cell_table(self._pivot(codes, spec), keys=self._keys, what=what, like=self._pivot(self._codes, self._spec).schema)
+        if self._late:
+            if codes.columns != self._codes.columns:
+                msg = f"{what} has the pass columns {codes.columns}, the accumulated ones {self._codes.columns}"
+                raise PolfairError(msg)
+            self._codes = merge_codes([self._codes, codes], self._spec)
+            return
         both = pl.concat([self._codes, codes.select(self._codes.columns)], how="vertical_relaxed")
         keys = [*self._keys, CODE]
         self._codes = both.group_by(keys).agg(pl.exclude(keys).sum()).sort(keys, nulls_last=False)
 
     @staticmethod
     def _pivot(codes: pl.DataFrame, spec: Spec) -> pl.DataFrame:
+        if spec.proba is not None and spec.proba.assignment == "weighted":  # rows apportioned here, once
+            return cells_of_codes(expand_codes(codes.lazy(), spec).collect(), spec)
         return pivot_codes(codes.lazy(), spec).collect()
 
     def _add(self, cells: pl.DataFrame, what: str = "this batch") -> None:
@@ -394,7 +421,8 @@ class FairnessAccumulator:
             warnings.warn(text, PolarityWarning, stacklevel=user_stacklevel())
         return report_from_counts(
             cells, protected=self.protected, by=self.by, has_predictions=self.has_predictions,
-            weighted=self._read["weight"] is not None,  # as fairness_report: all-one weights are still weights
+            # as fairness_report: all-one weights are still weights, and so are membership probabilities
+            weighted=self._read["weight"] is not None or self._late,
             **self._report,  # type: ignore[arg-type]
         )  # fmt: skip
 
@@ -466,6 +494,10 @@ class FairnessAccumulator:
         table = self.state().to_arrow()
         meta = dict(table.schema.metadata or {})
         meta[_META_KEY] = json.dumps(self._meta()).encode()
+        if self._late and self._codes is not None:  # the rows not yet apportioned (load_state reads them)
+            raw = io.BytesIO()
+            self._codes.write_ipc_stream(raw)
+            meta[_CODES_KEY] = base64.b64encode(raw.getvalue())
         return table.replace_schema_metadata(meta)
 
     def load_state(self, state: Any) -> FairnessAccumulator:
@@ -494,13 +526,16 @@ class FairnessAccumulator:
         >>> b.state().equals(a.state())
         True
         """
-        meta = None
+        meta, codes = None, None
         if not isinstance(state, pl.DataFrame) and type(state).__module__.split(".")[0] != "pyarrow":
             msg = f"load_state takes a polars DataFrame or a pyarrow Table cell table, got {type(state).__name__}"
             raise TypeError(msg)
         if not isinstance(state, pl.DataFrame):
             raw = (state.schema.metadata or {}).get(_META_KEY) if hasattr(state, "schema") else None
             meta = None if raw is None else json.loads(raw)
+            packed = (state.schema.metadata or {}).get(_CODES_KEY) if hasattr(state, "schema") else None
+            if packed is not None and self._late:
+                codes = pl.read_ipc_stream(io.BytesIO(base64.b64decode(packed)))
             out = pl.from_arrow(state)
             state = out.to_frame() if isinstance(out, pl.Series) else out
         if meta is not None:
@@ -521,7 +556,19 @@ class FairnessAccumulator:
             check_cell_table(state, what="the state", like=self.state().schema)
         self._cells = None if state.height == 0 else state
         self._codes = self._spec = None
+        if codes is not None and codes.height:  # the saved pass result: its rows are apportioned in state()
+            self._cells, self._codes, self._spec = None, codes, self._state_spec()
         return self
+
+    def _state_spec(self) -> Spec:
+        """The spec that reads a saved pass result of weighted estimated groups (no batch needed:
+        :func:`~polfair.core.passes.estimated.expand_codes` reads only the keys and the sums' layout).
+        """
+        ps = parse_protected_proba(self._read["protected_proba"], "weighted", self._read["proba_tolerance"])
+        ps = replace(ps, weighted=self._read["weight"] is not None, has_scores=self.has_scores)
+        return Spec(lf=None, source=None, by=self.by, keys=self.protected, has_predictions=self.has_predictions,
+                    has_scores=self.has_scores, weighted=True, roles={}, favorable=(), unfavorable=None,
+                    threshold=self._read["threshold"], bucket=bool(self._bucket), proba=ps)  # fmt: skip
 
     def _upgrade(self, state: pl.DataFrame) -> pl.DataFrame:
         """A version-1 state (no Σw² columns): add them (the counts when unweighted, else null + warning)."""

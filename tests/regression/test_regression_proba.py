@@ -112,17 +112,57 @@ def test_missing_probabilities_are_the_null_group_and_invalid_ones_raise() -> No
     assert regression_cells(bad.lazy(), y_true="y", y_pred="p").height  # (no estimated attribute: unchanged)
 
 
-def test_accumulator_over_batches_equals_the_one_shot_report() -> None:
-    df = _data()
-    one = pf.regression_report(df, y_true="y", y_pred="p", protected="sex", weight="w", protected_proba=PP)
-    acc = pf.RegressionAccumulator(y_true="y", y_pred="p", protected="sex", weight="w", protected_proba=PP)
-    for batch in df.iter_slices(700):
+def _batches(df: pl.DataFrame, k: int) -> list[pl.DataFrame]:
+    """``k`` batches of uneven sizes, in order."""
+    cuts = sorted(np.random.default_rng(k).choice(np.arange(1, df.height), k - 1, replace=False).tolist())
+    return [df[a:b] for a, b in zip([0, *cuts], [*cuts, df.height])]
+
+
+def _hostile(df: pl.DataFrame) -> pl.DataFrame:
+    """Unknown probabilities (the null group) and missing outcomes (n_missing of every group)."""
+    i = pl.int_range(pl.len())
+    return df.with_columns(pl.when(i % 97 == 0).then(None).otherwise(pl.col("pa")).alias("pa"),
+                           pl.when(i % 89 == 0).then(None).otherwise(pl.col("y")).alias("y"))  # fmt: skip
+
+
+def _same_report(got: pl.DataFrame, one: pl.DataFrame, by: str | None) -> None:
+    j = _joined(got, one, [*([by] if by else []), *KEYS])
+    assert (j["n"] == j["n_r"]).all()  # the rows are apportioned once, from the summed shares: one pass's counts
+    for col in ("value", "difference", "ratio", "value_lo", "value_hi", "difference_lo", "difference_hi", "p_value",
+                "p_value_adjusted", "n_eff"):  # fmt: skip
+        if col in one.columns:
+            assert j.filter(pl.col(col).is_null() != pl.col(f"{col}_r").is_null()).height == 0, col
+            assert _max_diff(j, col) < 1e-12, col
+
+
+@pytest.mark.parametrize("k", [1, 3, 7])
+@pytest.mark.parametrize(("weight", "by"), [(None, None), ("w", None), (None, "month"), ("w", "month")])
+def test_accumulator_over_batches_equals_the_one_shot_report(k: int, weight: str | None, by: str | None) -> None:
+    df = _hostile(_data())
+    kw = dict(y_true="y", y_pred="p", protected="sex", weight=weight, by=by, protected_proba=PP, on_missing="ignore")
+    one = pf.regression_report(df, **kw)
+    acc = pf.RegressionAccumulator(**kw)
+    for batch in _batches(df, k):
         acc.update(batch)
-    j = _joined(acc.compute(), one)
-    for col in ("value", "difference", "ratio", "value_lo", "value_hi", "p_value"):
-        assert _max_diff(j, col) < 1e-12, col
-    # the rows are apportioned to the groups batch by batch: close to the one pass's, not equal
-    assert j.filter((pl.col("n") - pl.col("n_r")).abs() > pl.max_horizontal(pl.lit(25), 0.05 * pl.col("n_r"))).height == 0
+    whole = pf.regression_counts(df, **kw)
+    state = acc.state
+    assert state is not None and state.select(pl.selectors.integer()).equals(whole.select(pl.selectors.integer()))
+    assert int(state["n"].sum() + state["n_missing"].sum() + state["n_invalid"].sum()) == df.height
+    _same_report(acc.compute(), one, by)
+
+
+def test_accumulator_merge_and_state_keep_the_one_pass_counts() -> None:
+    df = _hostile(_data())
+    kw = dict(y_true="y", y_pred="p", protected="sex", weight="w", protected_proba=PP, on_missing="ignore")
+    one = pf.regression_report(df, **kw)
+    parts = _batches(df, 4)
+    right = pf.RegressionAccumulator(**kw).update(parts[3]).merge(pf.RegressionAccumulator(**kw).update(parts[2]))
+    acc = pf.RegressionAccumulator(**kw).update(parts[1]).merge(right).merge(pf.RegressionAccumulator(**kw).update(parts[0]))
+    _same_report(acc.compute(), one, None)
+    # a saved table is taken as it is: the rows it holds are apportioned already
+    loaded = pf.RegressionAccumulator(**kw).load_state(acc.state)  # type: ignore[arg-type]
+    assert loaded.state is not None and loaded.state.equals(acc.state)
+    _same_report(loaded.compute(), one, None)
 
 
 def test_the_estimated_attribute_name_is_checked_like_a_key() -> None:

@@ -38,7 +38,10 @@ from polfair.core.passes.skeleton import check_cardinality, check_not_empty, che
 from polfair.core.passes.spec import CODE, W1S, WS, Spec, W, check_on_missing, favorable_value_columns
 from polfair.exceptions import InvalidInputError
 
-__all__ = ["ONE_SQUARE_MIN", "PassOptions", "check_cardinality", "check_not_empty", "collect_cells", "collect_codes"]
+__all__ = [
+    "ONE_SQUARE_MIN", "PassOptions", "cells_of_codes", "check_cardinality", "check_not_empty", "collect_cells",
+    "collect_codes",
+]  # fmt: skip
 
 
 class PassOptions(TypedDict, total=False):
@@ -84,7 +87,13 @@ def collect_cells(spec: Spec, *, relative: bool = False, **options: Unpack[PassO
     >>> collect_cells(build_spec(df, y_true="y", y_pred="p", protected="g"))["fp"].to_list()
     [0.0, 1.0]
     """
-    codes = collect_codes(spec, **options)
+    return cells_of_codes(collect_codes(spec, **options), spec, relative=relative)
+
+
+def cells_of_codes(codes: pl.DataFrame, spec: Spec, *, relative: bool = False) -> pl.DataFrame:
+    """The cell table of a checked code table of ``spec`` (:func:`collect_codes`): :func:`collect_cells`
+    after the pass (also of an accumulator's merged code tables).
+    """
     codes, k = weight_units(codes, w=W, up=W2_UP, down=W2_DOWN, out="__pf_w2", scaled=[WS, W1S],
                             weight_=spec.compiled.get("weight"), relative=relative)  # fmt: skip
     cells = pivot_codes(codes.lazy(), spec).collect(**_SMALL)  # small: no streaming overhead
@@ -99,6 +108,7 @@ def collect_codes(
     codes: pl.DataFrame | None = None,
     allow_many_groups: bool = False,
     check_values: bool = True,
+    expand: bool = True,
 ) -> pl.DataFrame:
     """Run the one pass for ``spec`` and validate the data: the pass's code table (per cell and code).
 
@@ -125,6 +135,10 @@ def collect_codes(
     check_values
         Warn when ``favorable`` / ``unfavorable`` match no row
         (:func:`polfair.core.contract.check_problems`); ``False`` for one batch of a stream.
+    expand
+        With an estimated attribute: ``False`` returns the pass's result before
+        :func:`~polfair.core.passes.estimated.expand_codes` (its sums per observed cell and code,
+        rows not yet apportioned: what an accumulator adds up), after the same checks.
 
     Returns
     -------
@@ -163,7 +177,9 @@ def collect_codes(
     if check_values:  # (a batch of an accumulator may lack a value that the whole data holds)
         _check_favorable_values(spec, codes)
     if spec.proba is not None:  # an estimated attribute: the ordinary code table of its cells
-        codes = expand_codes(codes.lazy(), spec).collect(**_SMALL)
+        expanded = expand_codes(codes.lazy(), spec).collect(**_SMALL)
+        _check_overflow(spec, expanded)
+        return expanded if expand else codes
     _check_overflow(spec, codes)
     return codes
 

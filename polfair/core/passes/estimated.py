@@ -32,7 +32,9 @@ What the cell table of an estimated group holds (``proba_assignment="weighted"``
   accounted for once), each is within one row of its share, and a group's ``n`` is close to its
   expected size ``Σ p_g`` (the roundings do not all favour the likeliest group). aif360's
   unweighted entropy indices read them (between-group indices are then approximate; the
-  all-individuals indices, which sum over every group, are exact);
+  all-individuals indices, which sum over every group, are exact). The rounding is done once,
+  on the pass's result over all the rows: an accumulator adds the batches' un-apportioned results
+  (:func:`merge_codes`) and apportions their sums, so its row counts are one pass's;
 * rows whose probabilities are missing (a null or NaN among them) are in the estimated
   attribute's **null group**, counted in its ``n_missing``; rows with invalid probabilities in its
   ``n_invalid`` (``fairness_report`` raises on them before).
@@ -64,14 +66,17 @@ from polfair.core.passes.counts import BUCKET, CODE_ROWS, W2_DOWN, W2_UP, checke
 from polfair.core.passes.spec import W1S, WS, Spec, W, build_spec
 from polfair.core.proba import GROUP_INDEX, ProbaSpec, parse_protected_proba, proba_sums, q_column  # noqa: F401 (doctests)
 
-__all__ = ["apportion", "cell_table", "code_counts", "expand_codes", "expand_sums", "pass_keys", "row_offset"]
+__all__ = [
+    "apportion", "cell_table", "code_counts", "expand_codes", "expand_sums", "merge_codes", "pass_keys", "row_offset",
+]  # fmt: skip
 
 _R, _L, _GI, _SHARE, _FIXED, _FLAG = "__pf_r", "__pf_list", "__pf_gi", "__pf_share", "__pf_fixed", "__pf_flag"
 
 
-def _proba(spec: Spec) -> ProbaSpec:
+def _proba(spec: Spec, *, compiled: bool = True) -> ProbaSpec:
+    """The estimated attribute of ``spec`` (``compiled``: its probabilities compiled for a pass)."""
     ps = spec.proba
-    assert ps is not None and ps.membership is not None, "not a spec with an estimated attribute"
+    assert ps is not None and (ps.membership is not None or not compiled), "not a spec with an estimated attribute"
     return ps
 
 
@@ -79,7 +84,7 @@ def pass_keys(spec: Spec) -> list[str]:
     """The keys of the pass of an estimated attribute: ``by``, the observed protected keys, the
     jackknife bucket (``cluster=``), and for argmax the likeliest group's index.
     """
-    ps = _proba(spec)
+    ps = _proba(spec, compiled=False)
     return [*spec.by, *spec.keys[:-1], *([BUCKET] if spec.bucket else []),
             *([GROUP_INDEX] if ps.assignment == "argmax" else [])]  # fmt: skip
 
@@ -113,6 +118,44 @@ def code_counts(spec: Spec) -> pl.LazyFrame:
     pass_spec = replace(spec, keys=(*observed, *([GROUP_INDEX] if ps.assignment == "argmax" else [])),
                         fold=ps.fold, proba=None)  # fmt: skip
     return grouped_by_code(pass_spec, aggs)
+
+
+def merge_codes(tables: Sequence[pl.DataFrame], spec: Spec) -> pl.DataFrame:
+    """The pass's results (:func:`code_counts`) over parts of the data as its result over all of them.
+
+    Every column but the keys is a sum (row and problem counts, ``Σ p_g``, ``Σ w·p_g``, ...), so the
+    merge adds them per (``by``, observed keys, [bucket], outcome code): the rows are still not
+    apportioned. :func:`expand_codes` of the merged table apportions them once, as it does the
+    one pass's result, and gives the same whole rows (up to the summation order of the shares,
+    about 1e-16 relative: a row lands elsewhere only where a bound of :func:`apportion` is that
+    close to a whole number). An accumulator keeps this table (:class:`polfair.FairnessAccumulator`).
+
+    Parameters
+    ----------
+    tables
+        Results of :func:`code_counts` of one ``spec`` (or specs of the same request), same columns.
+    spec
+        Their spec (``spec.proba`` set).
+
+    Returns
+    -------
+    pl.DataFrame
+        The columns of ``tables[0]``, one row per (pass keys, code), sorted by them.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polfair.core.passes.collect import collect_codes
+    >>> df = pl.DataFrame({"y": [1, 0, 1], "p": [1, 1, 0], "pa": [1.0, 0.5, 0.0]})
+    >>> spec = build_spec(df, y_true="y", y_pred="p", protected_proba={"g": {"a": "pa", "b": None}})
+    >>> parts = [collect_codes(spec, codes=None, expand=False, check_values=False)] * 2
+    >>> merge_codes(parts, spec)["__pf_n"].to_list()
+    [2, 2, 2]
+    """
+    keys = [*pass_keys(spec), CODE]
+    first = tables[0]
+    both = pl.concat([first, *[t.select(first.columns) for t in tables[1:]]], how="vertical_relaxed")
+    return both.group_by(keys).agg(pl.exclude(keys).sum()).select(first.columns).sort(keys, nulls_last=False)
 
 
 #: The golden ratio's fractional part: the offsets of :func:`apportion` are ``frac(0.5 + i·φ⁻¹)``,
@@ -208,7 +251,7 @@ def expand_codes(codes: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
         ``bucket`` (with ``cluster=``), the outcome code, ``__pf_n`` (UInt64) and the sums
         :func:`polfair.core.passes.counts.pivot_codes` reads; one row per (cell, code).
     """
-    ps = _proba(spec)
+    ps = _proba(spec, compiled=False)  # the small result only: the labels and the sums' layout
     keep = [k for k in pass_keys(spec) if k != GROUP_INDEX]
     k = len(ps.labels)
     sums = _sum_columns(spec)

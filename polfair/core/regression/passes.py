@@ -49,6 +49,8 @@ __all__ = [
     "bin_edges",
     "check_regression_cells",
     "common_units",
+    "cells_of_pass",
+    "merge_pass_results",
     "merge_regression_cells",
     "prediction_bin",
     "regression_cells",
@@ -251,7 +253,8 @@ _RANGES = {"w_exp": ("__pf_we", "max"), "p_min": ("__pf_pv", "min"), "p_max": ("
            "y_min": ("__pf_yv", "min"), "y_max": ("__pf_yv", "max")}  # fmt: skip
 
 
-def regression_pass(frame: Any, request: PassRequest, *, bins_per_octave: int = BINS_PER_OCTAVE) -> pl.DataFrame:
+def regression_pass(frame: Any, request: PassRequest, *, bins_per_octave: int = BINS_PER_OCTAVE,
+                    expand: bool = True) -> pl.DataFrame:  # fmt: skip
     """The regression cell table of any input, in ONE ``group_by(by + protected + bin + code)`` of its engine.
 
     The pass skeleton (:mod:`polfair.core.passes.skeleton`) with the regression's aggregations.
@@ -288,6 +291,11 @@ def regression_pass(frame: Any, request: PassRequest, *, bins_per_octave: int = 
         ``n_invalid``; ``allow_many_groups``; ``engine``) and the estimated attribute.
     bins_per_octave
         Resolution of the prediction histogram (:func:`prediction_bin`).
+    expand
+        With an estimated attribute: ``False`` returns the pass's small result before its rows
+        are apportioned to the groups (per observed keys, ``bin`` and outcome code; what an
+        accumulator merges with :func:`merge_pass_results` and turns into cells with
+        :func:`cells_of_pass`, as this function does).
 
     Returns
     -------
@@ -373,6 +381,22 @@ def regression_pass(frame: Any, request: PassRequest, *, bins_per_octave: int = 
     check_rows(out, roles, count="__pf_n", on_missing=request.on_missing, examples=frame.examples,
                excluded_from="counted in n_missing and left out of every metric", stacklevel=5, check=request.check,
                keys=None if request.allow_many_groups else names)  # fmt: skip
+    if ps is not None and not expand:
+        return out
+    return cells_of_pass(out, ps, roles, check=request.check)
+
+
+def cells_of_pass(out: pl.DataFrame, ps: Any, roles: dict[str, Any] | None = None, *, check: bool = False) -> pl.DataFrame:
+    """The regression cell table of the pass's small result ``out`` (per keys, ``bin`` and outcome code).
+
+    With an estimated attribute (``ps``, :class:`polfair.core.proba.ProbaSpec`), one cell per
+    (row, group) (:func:`polfair.core.passes.estimated.expand_sums`: the rows apportioned to the
+    groups) and the attribute's null group for the rows without usable probabilities. The rows
+    are apportioned here, once: on one pass's result, or on an accumulator's merged results
+    (:func:`merge_pass_results`), which then gives the one pass's row counts. ``check``: the
+    overflow check of the values (``roles`` names the columns).
+    """
+    names = out.columns[: out.columns.index("bin")]
     unusable = None
     if ps is not None:  # one cell per (row of the result, group); rows without usable probabilities: its null group
         unusable = out.group_by(names).agg(pl.col(ct.PROBA_NULL).sum().alias("n_missing"),
@@ -382,7 +406,31 @@ def regression_pass(frame: Any, request: PassRequest, *, bins_per_octave: int = 
         out = expand_sums(out, ps, keep=[*names, "bin", ct.CODE, "y_exp"], count="__pf_n", sums=sums,
                           share="__pf_q_g{}", values=values)  # fmt: skip
         names = [*names, ps.attribute]
-    return _cells(out, names, roles, check=request.check, unusable=unusable)
+    return _cells(out, names, roles or {}, check=check, unusable=unusable)
+
+
+def merge_pass_results(tables: Sequence[pl.DataFrame], ps: Any) -> pl.DataFrame:
+    """Results of :func:`regression_pass` with ``expand=False`` over parts of the data as its result over all.
+
+    Per (keys, ``bin``, outcome code): the row and problem counts and each group's ``Σ p_g`` add;
+    each group's moments merge as cells do (:func:`~polfair.core.regression.moments.combine`).
+    :func:`cells_of_pass` of the merged result apportions the rows once, as for one pass.
+    """
+    first = tables[0]
+    keys = [*first.columns[: first.columns.index("bin")], "bin", ct.CODE]
+    both = pl.concat([first, *[t.select(first.columns) for t in tables[1:]]], how="vertical_relaxed")
+    k = len(ps.labels)
+    added = ["__pf_n", ct.PROBA_NULL, ct.PROBA_BAD, ct.PROBA_SUM, *[f"__pf_q_g{i}" for i in range(k)]]
+    merged = both.group_by(keys).agg(pl.col(added).sum())
+    values = [*_SUMS, *_MEANS, *_LOS, *_RANGES]
+    zero = pl.lit(0, pl.Int64)
+    for i in range(k):  # each group's moments, on the cell table's columns
+        part = both.select(*keys, zero.alias("n"), zero.alias("n_missing"), zero.alias("n_invalid"), "y_exp",
+                           *[pl.col(f"{c}_g{i}").alias(c) for c in values])  # fmt: skip
+        done = combine(part, keys).select(*keys, *(["y_exp"] if i == 0 else []),
+                                          *[pl.col(c).alias(f"{c}_g{i}") for c in values])  # fmt: skip
+        merged = merged.join(done, on=keys, how="left", nulls_equal=True)
+    return merged.select([pl.col(c).cast(t) for c, t in first.schema.items()]).sort(keys, nulls_last=False)
 
 
 def _cells(out: pl.DataFrame, names: list[str], roles: dict[str, Any], *, check: bool,
