@@ -25,13 +25,13 @@ import polars as pl
 
 from polfair.compat.yardstick import split_metrics
 from polfair.core._typing import IntoExpr, OnMissing, Reference
-from polfair.core.clustered import jackknife_report_intervals
+from polfair.core.clustered import clustered_report, sum_buckets
 from polfair.core.contract import cell_alarms
 from polfair.core.contract.inputs import is_foreign
 from polfair.core.docstrings import shares_parameters
 from polfair.core.options import check_known, checks_keywords
 from polfair.core.passes.collect import collect_cells
-from polfair.core.passes.counts import BUCKET, COUNT_COLUMNS, cell_table, checked_polarity, pivot_codes
+from polfair.core.passes.counts import BUCKET, cell_table, checked_polarity, pivot_codes
 from polfair.core.passes.estimated import cell_table as proba_cell_table
 from polfair.core.passes.estimated import expand_codes
 from polfair.core.passes.spec import Spec, build_spec
@@ -575,13 +575,9 @@ def run_request(data: Any, request: AuditRequest, *, shape: str = "long",
 
 def _finish(prep: _Prepared, shape: str, run_metadata: Any) -> pl.DataFrame:
     """The report of a prepared request: the core report, cluster-robust intervals, the monitor, the stamp."""
-    run, options = prep.plan.request, prep.options
-    report = report_of(prep.cells, options)
-    if prep.bucketed is not None and run.ci is not None:  # cluster-robust intervals on the group rows
-        report = jackknife_report_intervals(
-            report, prep.bucketed, lambda table, keys: report_of(table, options.replicate(keys)),
-            by=list(prep.spec.by), ci=run.ci, p_adjust_method=run.p_adjust,
-        )  # fmt: skip
+    options = prep.options
+    # cluster=: the buckets summed, then cluster-robust intervals on the group rows (as every door)
+    report = report_of(prep.cells, options) if prep.bucketed is None else clustered_report(prep.bucketed, options, report_of)
     report = prep.plan.finish(report)
     if prep.hidden:  # metrics a selection did not name, computed for the groupwise metrics that read them
         report = report.filter(~pl.col("metric").cast(pl.String).is_in(prep.hidden))
@@ -696,7 +692,7 @@ def _prepare(data: Any, request: AuditRequest) -> _Prepared:
     cells = plan.group_cells(cells)  # a config's monitored/reference values: checked, then labelled
     bucketed = cells if BUCKET in cells.columns else None
     if bucketed is not None:  # cluster=: the core report reads the table without buckets
-        cells = _sum_buckets(bucketed)
+        cells = sum_buckets(bucketed)
     alarms = cell_alarms(cells, spec.polarity, has_predictions=spec.has_predictions, has_scores=spec.has_scores)
     for text in alarms:
         warnings.warn(text, PolarityWarning, stacklevel=user_stacklevel())
@@ -719,16 +715,6 @@ def _prepare(data: Any, request: AuditRequest) -> _Prepared:
     if run.metrics is not None:
         provenance["selected_metrics"] = list(run.metrics)
     return _Prepared(plan, spec, cells, bucketed, options, provenance, hidden)
-
-
-def _sum_buckets(cells: pl.DataFrame) -> pl.DataFrame:
-    """A clustered cell table without its ``bucket`` key: the count columns summed per remaining key."""
-    names = cells.columns
-    sums = [c for c in names if c in COUNT_COLUMNS]
-    keys = [c for c in names if c not in sums and c != BUCKET]
-    out = cells.group_by(keys, maintain_order=True).agg([pl.col(c).sum() for c in sums]) if keys else (
-        cells.select([pl.col(c).sum() for c in sums]))  # fmt: skip
-    return out.with_columns([pl.col(c).cast(cells.schema[c]) for c in sums])  # rows stay sorted by the keys
 
 
 def _check_shape(shape: Any, run_metadata: Any) -> None:

@@ -13,9 +13,11 @@ from typing import Any
 
 import polars as pl
 
+from polfair.core._args import as_list
 from polfair.core.intervals import jackknife_intervals, p_adjust
+from polfair.core.passes.counts import BUCKET, COUNT_COLUMNS
 
-__all__ = ["jackknife_report_intervals"]
+__all__ = ["clustered_report", "jackknife_report_intervals", "sum_buckets"]
 
 _IDS = ["attribute", "group", "metric"]
 _STATS = ("value", "difference", "ratio")
@@ -169,3 +171,80 @@ def jackknife_report_intervals(
     out = out.sort("__pf_row").select(report.columns)
     return out.with_columns([pl.col(c).cast(report.schema[c]) for c in ("ci_method", "test")])
 
+
+
+def sum_buckets(cells: pl.DataFrame) -> pl.DataFrame:
+    """A clustered cell table without its ``bucket`` key: the count columns summed per remaining key.
+
+    Parameters
+    ----------
+    cells
+        A cell table with a ``bucket`` key (``cluster=``).
+
+    Returns
+    -------
+    pl.DataFrame
+        The same columns less ``bucket``, one row per remaining key (in first-seen order, so the rows
+        stay sorted by the keys), each count column summed in its dtype.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> df = pl.DataFrame({"y": [1, 0, 1, 1], "p": [1, 1, 0, 1], "g": ["a", "a", "b", "b"], "uid": [1, 2, 3, 4]})
+    >>> cells = pf.confusion_counts(df, y_true="y", y_pred="p", protected="g", cluster="uid", n_buckets=4).collect()
+    >>> sum_buckets(cells).select("g", "n", "tp").rows()
+    [('a', 2, 1.0), ('b', 2, 1.0)]
+    """
+    names = cells.columns
+    sums = [c for c in names if c in COUNT_COLUMNS]
+    keys = [c for c in names if c not in sums and c != BUCKET]
+    out = cells.group_by(keys, maintain_order=True).agg([pl.col(c).sum() for c in sums]) if keys else (
+        cells.select([pl.col(c).sum() for c in sums]))  # fmt: skip
+    return out.with_columns([pl.col(c).cast(cells.schema[c]) for c in sums])  # rows stay sorted by the keys
+
+
+def clustered_report(cells: pl.DataFrame, options: Any, build: Callable[[pl.DataFrame, Any], pl.DataFrame]) -> pl.DataFrame:
+    """The report of a cell table with a ``bucket`` key, as ``fairness_report(cluster=...)`` makes it.
+
+    Every door with a clustered cell table (:func:`polfair.fairness_report`,
+    :class:`polfair.FairnessAccumulator`) calls this: the report of the table with its buckets summed
+    (:func:`sum_buckets`: every value, entropy index and differential-fairness row reads the groups, not
+    the buckets), then, with ``options.ci`` set, the cluster-robust intervals of
+    :func:`jackknife_report_intervals` on its group rows.
+
+    Parameters
+    ----------
+    cells
+        The cell table with its ``bucket`` key.
+    options
+        The report's options (:class:`polfair.core.report.build.ReportOptions`): its ``by``, ``ci``
+        and ``p_adjust``, and ``options.replicate(keys)`` for the jackknife's replicates.
+    build
+        ``build(table, options) -> report`` (:func:`polfair.core.report.build.report_of`).
+
+    Returns
+    -------
+    pl.DataFrame
+        ``build(sum_buckets(cells), options)``, its group rows' intervals and tests jackknife ones
+        when ``options.ci`` is not None.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> from polfair.core.report.build import ReportOptions, report_of
+    >>> df = pl.DataFrame({"y": [1, 0] * 30, "p": [1, 1, 0] * 20, "g": ["a", "b", "b"] * 20,
+    ...                    "uid": [i // 2 for i in range(60)]})
+    >>> cells = pf.confusion_counts(df, y_true="y", y_pred="p", protected="g", cluster="uid", n_buckets=10).collect()
+    >>> rep = clustered_report(cells, ReportOptions(protected=["g"]), report_of)
+    >>> rep.equals(pf.fairness_report(df, y_true="y", y_pred="p", protected="g", cluster="uid", n_buckets=10))
+    True
+    """
+    report = build(sum_buckets(cells), options)
+    if options.ci is None:
+        return report
+    return jackknife_report_intervals(
+        report, cells, lambda table, keys: build(table, options.replicate(keys)),
+        by=[str(b) for b in as_list(options.by)], ci=options.ci, p_adjust_method=options.p_adjust,
+    )  # fmt: skip

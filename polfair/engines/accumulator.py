@@ -27,6 +27,7 @@ import polars as pl
 
 from polfair.core._args import as_expr, as_list, output_name
 from polfair.core._typing import IntoExpr
+from polfair.core.clustered import clustered_report
 from polfair.core.contract import cell_alarms, label_values_warnings, seen_values
 from polfair.core.contract.inputs import to_lazyframe
 from polfair.core.options import checks_keywords, refuse_unused_threshold
@@ -35,7 +36,7 @@ from polfair.core.passes.counts import COUNT_DTYPES, W2_COLUMNS, check_cell_tabl
 from polfair.core.passes.estimated import expand_codes, merge_codes
 from polfair.core.passes.spec import CODE, Spec, build_spec, protected_exprs
 from polfair.core.proba import DEFAULT_TOLERANCE, check_proba_options, parse_protected_proba
-from polfair.core.report.build import check_reference, report_from_counts
+from polfair.core.report.build import ReportOptions, check_reference, report_of
 from polfair.exceptions import InvalidInputError, PolarityWarning, PolfairError, ReferenceWarning, user_stacklevel
 
 __all__ = ["FairnessAccumulator"]
@@ -419,12 +420,14 @@ class FairnessAccumulator:
         self._check_favorable(cells)
         for text in cell_alarms(cells, self._polarity, has_predictions=self.has_predictions, has_scores=self.has_scores):
             warnings.warn(text, PolarityWarning, stacklevel=user_stacklevel())
-        return report_from_counts(
-            cells, protected=self.protected, by=self.by, has_predictions=self.has_predictions,
+        options = ReportOptions(
+            protected=self.protected, by=self.by, has_predictions=self.has_predictions,
             # as fairness_report: all-one weights are still weights, and so are membership probabilities
             weighted=self._read["weight"] is not None or self._late,
             **self._report,  # type: ignore[arg-type]
         )  # fmt: skip
+        # cluster=: the buckets summed and jackknife intervals, by the function fairness_report calls
+        return clustered_report(cells, options, report_of) if self._bucket else report_of(cells, options)
 
     def _check_favorable(self, cells: pl.DataFrame) -> None:
         """Warn, as :func:`polfair.fairness_report` does for one pass, when no accumulated row has the
