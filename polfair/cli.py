@@ -1152,6 +1152,8 @@ def _ranking_parser(sub: Any) -> None:
     rk.add_argument("--thresholds", nargs="+", metavar="METRIC=LO:HI",
                     help="inclusive bands to judge (threshold and status columns), e.g. exposure_share=0.2:0.5 "
                     "awrf=0.8: (an empty side is open)")
+    rk.add_argument("--fail-on-violation", action="store_true",
+                    help="exit with status 1 when the report's status has a violation (needs --thresholds)")
     rk.add_argument("--streaming", action="store_true", help="stream the file (larger than memory)")
     rk.add_argument("--out", help="write the report (.parquet/.csv/.json/.ndjson); default: print a summary")
 
@@ -1184,6 +1186,9 @@ def _run_ranking(args: argparse.Namespace) -> int:
         check_output_path(args.out, "--out")
     if args.no_ci and args.ci != 0.95:
         raise PolfairError("--ci and --no-ci contradict each other: give one")
+    if args.fail_on_violation and not args.thresholds:  # before the pass: without bands nothing is judged
+        msg = "--fail-on-violation needs thresholds (without them nothing is judged): give --thresholds METRIC=LO:HI"
+        raise PolfairError(msg)
     lf = to_lazyframe(args.path)
     schema = lf.collect_schema()
     report = ranking_report(
@@ -1196,11 +1201,15 @@ def _run_ranking(args: argparse.Namespace) -> int:
     request = request_of(report) or {}
     request["source"] = args.path
     attach_request(report, request)
+    violations = _violations(report, args)  # as report's: the rows its thresholds judged violations
     if args.out:
         write_report(report, args.out)
         print(f"polfair: wrote {report.height:,} report rows to {args.out}", file=sys.stderr)
     else:
         print(summarize_ranking(report))
+    if args.fail_on_violation and violations is not None and violations.height:
+        _print_violations(report)  # the on-call list, then exit 1, as report's
+        return 1
     return 0
 
 

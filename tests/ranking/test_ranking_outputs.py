@@ -74,3 +74,19 @@ def test_cli_min_sample_size_and_thresholds(ranked: Path, tmp_path: Path, capsys
     for bad in ("exposure_share", "exposure_share=0.2", "exposure_share=:", "exposure_share=a:b"):
         assert main(["ranking", str(ranked), "--query", "q", "--rank", "r", "--protected", "sex", "--thresholds", bad]) == 2
         assert "METRIC=LO:HI" in capsys.readouterr().err
+
+
+def test_cli_fail_on_violation(ranked: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--fail-on-violation`` as ``polfair report``'s: exit 1 and the on-call list when a judged row is a
+    violation (the report still written), 0 when none is, 2 without thresholds (nothing would be judged)."""
+    args = ["ranking", str(ranked), "--query", "q", "--rank", "r", "--protected", "sex", "--k", "10"]
+    out = tmp_path / "judged.parquet"
+    assert main([*args, "--thresholds", "exposure_share=0.2:0.5", "--fail-on-violation", "--out", str(out)]) == 1
+    text = capsys.readouterr().out
+    n = int((pl.read_parquet(out)["status"] == "violation").sum())
+    assert n > 0 and f"{n} threshold violation(s)" in text and "exposure_share" in text  # Male's share, above 0.5
+    assert main([*args, "--thresholds", "exposure_share=0:1", "--fail-on-violation"]) == 0
+    assert "threshold violation" not in capsys.readouterr().out
+    assert main([*args, "--thresholds", "exposure_share=0.2:0.5"]) == 0  # judged, but not asked to fail
+    assert main([*args, "--fail-on-violation"]) == 2
+    assert "--fail-on-violation needs thresholds" in capsys.readouterr().err
