@@ -8,13 +8,12 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
+from test_accumulator_proba import _assert_same_report, _batches  # k uneven batches; rows equal to 1e-12
 
 import polfair as pf
 from polfair.engines.accumulator import FairnessAccumulator
 
 PP = {"race": {"a": "pa", "b": "pb", "c": None}}
-_FLOATS = ("value", "difference", "ratio", "value_lo", "value_hi", "difference_lo", "difference_hi", "ratio_lo",
-           "ratio_hi", "n_eff", "p_value", "p_value_adjusted")  # fmt: skip
 
 
 def _data(n: int = 2400) -> pl.DataFrame:
@@ -29,29 +28,6 @@ def _data(n: int = 2400) -> pl.DataFrame:
     i = pl.int_range(n)  # hostile rows: missing labels, unknown membership probabilities
     return df.with_columns(pl.when(i % 97 == 0).then(None).otherwise(pl.col("pa")).alias("pa"),
                            pl.when(i % 89 == 0).then(None).otherwise(pl.col("y")).alias("y"))  # fmt: skip
-
-
-def _batches(df: pl.DataFrame, k: int) -> list[pl.DataFrame]:
-    """``k`` batches of uneven sizes, in order."""
-    cuts = sorted(np.random.default_rng(k).choice(np.arange(1, df.height), k - 1, replace=False).tolist())
-    return [df[a:b] for a, b in zip([0, *cuts], [*cuts, df.height])]
-
-
-def _assert_same_report(got: pl.DataFrame, one: pl.DataFrame) -> None:
-    """The same rows; n exactly; methods equal; every value, interval and p-value to 1e-12 (relative, 1 below 1)."""
-    assert got.columns == one.columns
-    keys = [c for c in ("m", "attribute", "group", "metric") if c in one.columns]
-    j = got.join(one, on=keys, suffix="_r", nulls_equal=True)
-    assert j.height == got.height == one.height
-    assert j.filter(pl.col("n").ne_missing(pl.col("n_r"))).height == 0
-    for col in [c for c in ("ci_method", "test") if c in one.columns]:
-        assert j.filter(pl.col(col).cast(pl.String).ne_missing(pl.col(f"{col}_r").cast(pl.String))).height == 0, col
-    for col in _FLOATS:
-        if col not in one.columns:
-            continue
-        assert j.filter(pl.col(col).is_null() != pl.col(f"{col}_r").is_null()).height == 0, col
-        d = j.select(((pl.col(col) - pl.col(f"{col}_r")).abs() / pl.max_horizontal(pl.col(f"{col}_r").abs(), 1.0)).max())
-        assert (d.item() or 0.0) < 1e-12, col
 
 
 def _options(weight: str | None, by: str | None, proba: bool, ci: float | None = 0.95) -> dict:
