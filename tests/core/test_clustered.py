@@ -102,3 +102,22 @@ def test_p_adjust_none_leaves_the_p_values_as_they_are():
     rep = pf.fairness_report(df, y_true="y", y_pred="p", protected=["g", "h"], p_adjust=None)
     assert rep["p_value"].drop_nulls().len() > 0
     assert rep["p_value_adjusted"].equals(rep["p_value"].alias("p_value_adjusted"))
+
+
+def test_report_from_counts_of_a_clustered_cell_table_is_the_clustered_report():
+    """A saved confusion_counts(cluster=...) table gives fairness_report(cluster=...)'s report: the buckets
+    summed before the all-groups entropy indices and EDF (were read as cells), the jackknife intervals."""
+    from polars.testing import assert_frame_equal
+
+    from polfair.core.report.build import report_batches
+
+    c = pf.load_compas().with_columns(clu=pl.col("id") % 50, pred=(pl.col("decile_score") >= 5).cast(pl.Int64))
+    roles = {"y_true": "two_year_recid", "y_pred": "pred", "protected": ["race", "sex"], "cluster": "clu"}
+    cells = pf.confusion_counts(c, **roles).collect()
+    want = c.pipe(pf.fairness_report, **roles)
+    got = pf.report_from_counts(cells, protected=["race", "sex"])
+    assert_frame_equal(got, want)
+    theil = "between_all_groups_theil_index"
+    assert got.filter(metric=theil)["value"].to_list() == want.filter(metric=theil)["value"].to_list()
+    with pytest.raises(pf.PolfairError, match="bucket"):
+        next(iter(report_batches(cells, protected=["race", "sex"])))

@@ -273,7 +273,8 @@ CORE_LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer) for layer in (
     {"request"},
     {"entropy"},
     {"intervals"},
-    {"clustered", "report"},
+    {"clustered"},
+    {"report"},
     {"regression"},
 ))  # fmt: skip
 

@@ -91,11 +91,12 @@ from polfair.core import intervals as iv
 from polfair.core._args import SMALL_COLLECT as _SMALL
 from polfair.core._args import as_list
 from polfair.core._typing import Reference
+from polfair.core.clustered import clustered_report
 from polfair.core.entropy.intervals import benefit_variance
 from polfair.core.intervals.common import Segments
 from polfair.core.intervals.spreads import segments_of
 from polfair.core.metrics import METRICS, Disparity, group_metrics
-from polfair.core.passes.counts import COUNT_COLUMNS, WEIGHT_EXP, check_cell_table, check_counted
+from polfair.core.passes.counts import BUCKET, COUNT_COLUMNS, WEIGHT_EXP, check_cell_table, check_counted
 from polfair.core.passes.spec import Spec
 from polfair.core.reference import (
     best_value,
@@ -451,7 +452,10 @@ def report_from_counts(
     Parameters
     ----------
     cells
-        A cell table (:func:`polfair.confusion_counts`, :func:`polfair.merge_counts`), eager or lazy.
+        A cell table (:func:`polfair.confusion_counts`, :func:`polfair.merge_counts`), eager or lazy. A
+        table with a ``bucket`` key (``confusion_counts(cluster=...)``) gives the report of
+        ``fairness_report(cluster=...)``: its buckets summed, cluster-robust (jackknife) intervals
+        (:func:`polfair.core.clustered.clustered_report`); :func:`report_batches` refuses one.
     protected
         Names of its protected-attribute columns, in order (one name or a list). Names may not
         contain ``" & "``.
@@ -516,12 +520,16 @@ def report_from_counts(
     # All attribute sets are rolled up into ONE small table keyed by a set index (grouping sets), so
     # metrics, references, spreads, entropy and EDF are computed once over it, not once per set;
     # the long rows are then laid out once (polfair.core.report.rows.assemble).
-    return report_of(cells, ReportOptions(
+    options = ReportOptions(
         protected=protected, by=by, has_predictions=has_predictions, privileged=privileged, reference=reference,
         intersections=intersections, alpha=alpha, concentration=concentration, ci=ci, ci_method=ci_method,
         n_boot=n_boot, seed=seed, p_adjust=p_adjust, weighted=weighted, metrics=metrics, select=select,
         max_intersection_groups=max_intersection_groups, min_sample_size=min_sample_size,
-    ))  # fmt: skip
+    )  # fmt: skip
+    if BUCKET in cells.collect_schema().names():  # confusion_counts(cluster=...): as fairness_report(cluster=...)
+        table = cells.collect() if isinstance(cells, pl.LazyFrame) else cells
+        return clustered_report(table, options, report_of)
+    return report_of(cells, options)
 
 
 def report_batches(
@@ -599,6 +607,10 @@ def report_batches_of(cells: pl.DataFrame | pl.LazyFrame, options: ReportOptions
     """:func:`report_batches` of typed options (what :func:`polfair.fairness_report_batches` calls)."""
     if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
         msg = f"batch_rows must be a positive int, got {batch_rows!r}"
+        raise PolfairError(msg)
+    if BUCKET in cells.collect_schema().names():
+        msg = ("report_batches got a cell table with a `bucket` key (confusion_counts(cluster=...)): its intervals "
+               "need every bucket at once; use pf.report_from_counts(cells, ...) (or fairness_report(cluster=...))")
         raise PolfairError(msg)
     prep = _prepare(cells, options)
     if prep.user:  # user metrics lay out their own rows of every entity: one batch
