@@ -131,30 +131,25 @@ def regression_counts(
     >>> cells.group_by("g").agg(pl.col("n", "n_missing").sum()).sort("g").rows()
     [('a', 1, 1), ('b', 1, 0)]
     """
-    return _pass_of(data, y_true=y_true, y_pred=y_pred, protected=protected, weight=weight, by=by,
-                    bins_per_octave=bins_per_octave, on_missing=on_missing, allow_many_groups=allow_many_groups,
-                    engine=engine, protected_proba=protected_proba, proba_assignment=proba_assignment,
-                    proba_tolerance=proba_tolerance)  # fmt: skip
-
-
-def _pass_of(data: Any, *, y_true: IntoExpr, y_pred: IntoExpr, protected: Any, weight: IntoExpr | None, by: Any,
-             bins_per_octave: int, on_missing: OnMissing, allow_many_groups: bool, engine: Any,
-             protected_proba: Any, proba_assignment: Any, proba_tolerance: float, expand: bool = True) -> pl.DataFrame:  # fmt: skip
-    """:func:`regression_counts`; ``expand=False`` with ``protected_proba``: the pass's result before
-    its rows are apportioned (:func:`polfair.core.regression.passes.merge_pass_results`).
-    """
-    if on_missing not in ("warn", "raise", "ignore"):
-        msg = f"on_missing must be 'warn', 'raise' or 'ignore', got {on_missing!r}"
-        raise PolfairError(msg)
-    frame = frame_of(data)
-    by_l, prot_l = as_list(by), as_list(protected)
-    check_key_names([frame.column(x, "by").name for x in by_l], [frame.column(x, "protected").name for x in prot_l],
-                    also_reserved=RESERVED_KEYS)  # fmt: skip
     request = PassRequest.of(
-        y_true=y_true, y_pred=y_pred, protected=prot_l, by=by_l, weight=weight, on_missing=on_missing,
+        y_true=y_true, y_pred=y_pred, protected=protected, by=by, weight=weight, on_missing=on_missing,
         allow_many_groups=allow_many_groups, engine=engine, protected_proba=protected_proba,
         proba_assignment=proba_assignment, proba_tolerance=proba_tolerance,
     )  # fmt: skip
+    return _pass_of(data, request, bins_per_octave=bins_per_octave)
+
+
+def _pass_of(data: Any, request: PassRequest, *, bins_per_octave: int, expand: bool = True) -> pl.DataFrame:
+    """:func:`regression_counts` of its request; ``expand=False`` with ``protected_proba``: the pass's result
+    before its rows are apportioned (:func:`polfair.core.regression.passes.merge_pass_results`).
+    """
+    if request.on_missing not in ("warn", "raise", "ignore"):
+        msg = f"on_missing must be 'warn', 'raise' or 'ignore', got {request.on_missing!r}"
+        raise PolfairError(msg)
+    frame = frame_of(data)
+    check_key_names([frame.column(x, "by").name for x in request.by],
+                    [frame.column(x, "protected").name for x in request.protected],
+                    also_reserved=RESERVED_KEYS)  # fmt: skip
     return regression_pass(frame, request, bins_per_octave=bins_per_octave, expand=expand)
 
 
@@ -367,7 +362,9 @@ class RegressionAccumulator:
     def update(self, batch: Any) -> RegressionAccumulator:
         """Add a batch (any input of :func:`regression_counts`); returns ``self``."""
         if self._ps is not None:
-            return self._add_raw(_pass_of(batch, engine="auto", expand=False, **self._read))
+            read = {k: v for k, v in self._read.items() if k != "bins_per_octave"}
+            request = PassRequest.of(**read, engine="auto")
+            return self._add_raw(_pass_of(batch, request, bins_per_octave=self._read["bins_per_octave"], expand=False))
         return self._add(regression_counts(batch, **self._read))
 
     @staticmethod
