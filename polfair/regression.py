@@ -24,8 +24,7 @@ import polars as pl
 from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
 from polfair.core.options import checks_keywords
-from polfair.core.passes.skeleton import PassRequest
-from polfair.core.passes.spec import check_key_names
+from polfair.core.passes.spec import PassOptions, check_key_names
 from polfair.core.proba import DEFAULT_TOLERANCE, parse_protected_proba
 from polfair.core.regression import (
     BINS_PER_OCTAVE,
@@ -36,8 +35,8 @@ from polfair.core.regression import (
 )
 from polfair.core.regression.moments import with_lo
 from polfair.core.regression.passes import RESERVED_KEYS
-from polfair.core.regression.report import ReportOptions, report_rows
-from polfair.core.report.build import Intersections
+from polfair.core.regression.report import report_rows
+from polfair.core.report.build import Intersections, ReportOptions
 from polfair.core.report.run_metadata import attach_request, render_request
 from polfair.engines.frame import frame_of
 from polfair.exceptions import PolfairError
@@ -138,7 +137,7 @@ def regression_counts(
     by_l, prot_l = as_list(by), as_list(protected)
     check_key_names([frame.column(x, "by").name for x in by_l], [frame.column(x, "protected").name for x in prot_l],
                     also_reserved=RESERVED_KEYS)  # fmt: skip
-    request = PassRequest.of(
+    request = PassOptions.of(
         y_true=y_true, y_pred=y_pred, protected=prot_l, by=by_l, weight=weight, on_missing=on_missing,
         allow_many_groups=allow_many_groups, engine=engine, protected_proba=protected_proba,
         proba_assignment=proba_assignment, proba_tolerance=proba_tolerance,
@@ -258,8 +257,8 @@ def regression_report(
     if not keys:
         msg = "regression_report needs at least one protected attribute (protected=..., or protected_proba=...)"
         raise PolfairError(msg)
-    options = ReportOptions.of(protected=keys, by=by_n, privileged=privileged, reference=reference,
-                               intersections=intersections, ci=ci, p_adjust=p_adjust, min_sample_size=min_sample_size)
+    options = ReportOptions(protected=keys, by=by_n, privileged=privileged, reference=reference,
+                            intersections=intersections, ci=ci, p_adjust=p_adjust, min_sample_size=min_sample_size)
     report = report_rows(cells, options)
     fields = {
         "y_true": y_true, "y_pred": y_pred, "protected": as_list(protected) or None, "weight": weight,
@@ -340,8 +339,8 @@ class RegressionAccumulator:
             "protected_proba": protected_proba, "proba_assignment": proba_assignment,
             "proba_tolerance": proba_tolerance,
         }  # fmt: skip
-        self._report = ReportOptions.of(privileged=privileged, reference=reference, intersections=intersections, ci=ci,
-                                        p_adjust=p_adjust)  # fmt: skip
+        self._report = ReportOptions(privileged=privileged, reference=reference, intersections=intersections, ci=ci,
+                                     p_adjust=p_adjust)  # fmt: skip
         self._n_by = len(as_list(by))
         self._cells: pl.DataFrame | None = None
 

@@ -29,7 +29,7 @@ from typing import Any, Literal, cast
 import polars as pl
 
 from polfair.core._args import as_expr, as_list, as_values, check_columns, output_name
-from polfair.core._typing import IntoExpr
+from polfair.core._typing import IntoExpr, OnMissing
 from polfair.core.contract import (
     CODE,
     EXACT_SCALE,
@@ -51,7 +51,14 @@ from polfair.core.contract import (
     weight,
 )
 from polfair.core.contract.inputs import to_lazyframe
-from polfair.core.proba import DEFAULT_TOLERANCE, ProbaSpec, compile_proba, parse_protected_proba, proba_columns
+from polfair.core.proba import (
+    DEFAULT_TOLERANCE,
+    ProbaSpec,
+    check_proba_options,
+    compile_proba,
+    parse_protected_proba,
+    proba_columns,
+)
 from polfair.core.schema import CELL_SCHEMA, REPORT_SCHEMA
 from polfair.exceptions import PolfairError
 
@@ -87,21 +94,55 @@ SF = "__pf_sf"
 #: value): summed in the pass, so a misspelled value inside the list is named after it, as ``privileged``'s.
 FV = "__pf_fv"
 
+#: Metadata key of a :class:`PassOptions` field that is a pass's own switch, not a door's option
+#: (no request hashes, renders or accepts it as a keyword).
+PASS_ONLY = "pass_only"
+
 __all__ += ["CODE", "EXACT_SCALE", "FLAG_BAD_SCORE", "FLAG_BAD_WEIGHT", "FLAG_NULL_SCORE", "FLAG_NULL_WEIGHT"]
 
 @dataclass(frozen=True, eq=False)
 class PassOptions:
-    """What the one counting pass reads of a request: the roles, labels, keys and sums (typed, frozen).
+    """What a counting pass reads of a request (typed, frozen): every pass's one options type.
 
+    The classification pass (:func:`build_spec`, :func:`polfair.engines.narwhals.foreign_code_table`),
+    the regression pass, the score histograms, slices and proxies read it; the skeleton's steps
+    (:mod:`polfair.core.passes.skeleton`) read its keys and policies.
     :class:`polfair.core.request.AuditRequest` is one (it adds the report's options), so the request a
-    door builds travels into :func:`build_spec` and :func:`polfair.engines.narwhals.foreign_code_table`
-    as it is, never exploded into keywords. The defaults are :func:`polfair.confusion_counts`'s.
-    ``eq=False``: options may be Polars expressions, which do not compare to booleans.
+    door builds travels into the pass as it is, never exploded into keywords. The defaults are
+    :func:`polfair.confusion_counts`'s. ``eq=False``: options may be Polars expressions, which do not
+    compare to booleans.
+
+    Attributes
+    ----------
+    y_true, y_pred, y_score, weight
+        Column arguments of the roles (names, or on Polars named expressions); ``None`` when not given.
+    threshold
+        The decision threshold of ``y_score`` without ``y_pred``.
+    protected, by
+        Key column arguments (one, or a list), in order; :attr:`protected_keys`/:attr:`by_keys` as tuples.
+    favorable, unfavorable, score_label
+        The label values taken as favorable / unfavorable, and the label a score (or a Boolean
+        decision) is about (``docs/contract.md#polarity``).
+    cluster, n_buckets, exact_sums
+        The ``bucket`` key of the clustered intervals; the fixed-point sums.
+    allow_many_groups
+        Skip the check of keys with about one group per row.
+    protected_proba, proba_assignment, proba_tolerance
+        An attribute estimated from membership probabilities (:mod:`polfair.core.proba`), a stage of the pass.
+    on_missing
+        ``"warn"``, ``"raise"`` or ``"ignore"``: rows with a missing value (the contract's post-pass check).
+    engine
+        Polars engine of the pass (Polars input only).
+    judge
+        ``False``: no post-pass judgement of the values (invalid rows only counted; a stream's batch).
+        A pass's own switch, not an option of a door: no request hashes or renders it.
 
     Examples
     --------
     >>> PassOptions(y_true="y", protected="g").threshold
     0.5
+    >>> PassOptions.of(y_true="y", protected="g").protected_keys
+    ('g',)
     """
 
     y_true: IntoExpr | None = None
@@ -121,6 +162,52 @@ class PassOptions:
     protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None = None
     proba_assignment: Literal["weighted", "argmax"] = "weighted"
     proba_tolerance: float = DEFAULT_TOLERANCE
+    on_missing: OnMissing = "warn"
+    engine: str = "auto"
+    judge: bool = field(default=True, metadata={PASS_ONLY: True})
+
+    @property
+    def protected_keys(self) -> tuple[Any, ...]:
+        """``protected`` as a tuple (one column or a list; ``None``: none)."""
+        return tuple(as_list(self.protected))
+
+    @property
+    def by_keys(self) -> tuple[Any, ...]:
+        """``by`` as a tuple (one column or a list; ``None``: none)."""
+        return tuple(as_list(self.by))
+
+    @classmethod
+    def of(cls, **options: Any) -> PassOptions:
+        """The options of a door's keywords, checked: an unknown name (with the close one) and the
+        ``protected_proba`` options raise here.
+
+        Examples
+        --------
+        >>> PassOptions.of(protectd="g")
+        Traceback (most recent call last):
+        ...
+        polfair.exceptions.UnknownOptionError: PassOptions got an unknown keyword 'protectd' (did you mean 'protected'?)
+        """
+        from polfair.core.options import check_known
+
+        check_known(options, cls.__dataclass_fields__, door=cls.__name__)
+        check_proba_options(options.get("protected_proba"), options.get("proba_assignment", "weighted"),
+                            options.get("proba_tolerance", DEFAULT_TOLERANCE))  # fmt: skip
+        return cls(**options)
+
+    @classmethod
+    def of_request(cls, request: Any, **overrides: Any) -> PassOptions:
+        """The pass's part of a door's request object (any object with these fields by name, e.g.
+        :class:`polfair.core.request.AuditRequest`), with ``overrides``.
+
+        Examples
+        --------
+        >>> from polfair.core.request import AuditRequest
+        >>> PassOptions.of_request(AuditRequest(y_true="y", protected="g"), engine="auto").protected_keys
+        ('g',)
+        """
+        fields = {f: getattr(request, f) for f in cls.__dataclass_fields__ if hasattr(request, f)}
+        return cls.of(**(fields | overrides))
 
 
 #: Names no key (``by`` or protected) may take: the cell table's own columns (:data:`~polfair.core.schema.CELL_SCHEMA`).

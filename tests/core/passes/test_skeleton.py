@@ -9,7 +9,8 @@ import pytest
 
 import polfair as pf
 from polfair.core.contract import CODE, PolarsFrame
-from polfair.core.passes.skeleton import PassRequest, check_rows, feature_columns
+from polfair.core.passes.skeleton import check_rows, feature_columns
+from polfair.core.passes.spec import PassOptions
 from polfair.proxies import proxy_scan
 
 
@@ -40,10 +41,10 @@ def test_the_features_role_is_checked_once_for_every_room(features: list[str], m
 
 def test_pass_request_refuses_unknown_and_unused_options() -> None:
     with pytest.raises(TypeError, match="protectd"):
-        PassRequest.of(protectd="g")
+        PassOptions.of(protectd="g")
     with pytest.raises(pf.PolfairError, match="proba_tolerance"):
-        PassRequest.of(protected="g", proba_tolerance=0.01)
-    assert PassRequest.of(by="m", protected=["g", "h"]).by == ("m",)
+        PassOptions.of(protected="g", proba_tolerance=0.01)
+    assert PassOptions.of(by="m", protected=["g", "h"]).by_keys == ("m",)
 
 
 def test_check_rows_is_the_one_no_rows_error_and_counts_every_row() -> None:
@@ -56,13 +57,13 @@ def test_check_rows_is_the_one_no_rows_error_and_counts_every_row() -> None:
 
 
 def test_the_options_objects_are_parts_of_the_request() -> None:
-    from polfair.core.regression.report import ReportOptions
+    from polfair.core.report.build import ReportOptions
     from polfair.core.request import AuditRequest
 
     req = AuditRequest(y_true="y", y_pred="p", protected=["g", "h"], by="m", weight="w", ci=0.9, p_adjust="holm",
                        protected_proba={"r": {"a": "pa", "b": None}}, min_sample_size=5)  # fmt: skip
-    p = PassRequest.of_request(req, engine="auto")
-    assert (p.y_true, p.protected, p.by, p.weight, p.engine) == ("y", ("g", "h"), ("m",), "w", "auto")
+    p = PassOptions.of_request(req, engine="auto")
+    assert (p.y_true, p.protected_keys, p.by_keys, p.weight, p.engine) == ("y", ("g", "h"), ("m",), "w", "auto")
     assert p.protected_proba == {"r": {"a": "pa", "b": None}}
     r = ReportOptions.of_request(req)
-    assert (r.protected, r.by, r.ci, r.p_adjust, r.min_sample_size, r.privileged) == (("g", "h"), ("m",), 0.9, "holm", 5, {})
+    assert (r.protected, r.by, r.ci, r.p_adjust, r.min_sample_size, r.privileged) == (["g", "h"], "m", 0.9, "holm", 5, None)
