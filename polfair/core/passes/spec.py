@@ -22,7 +22,7 @@ code (``__pf_o``, UInt8), one value per row::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
@@ -168,13 +168,13 @@ class PassOptions:
 
     @property
     def protected_keys(self) -> tuple[Any, ...]:
-        """``protected`` as a tuple (one column or a list; ``None``: none)."""
-        return tuple(as_list(self.protected))
+        """``protected`` as a tuple (one column, or a list of them; ``None``: none)."""
+        return _items(self.protected)
 
     @property
     def by_keys(self) -> tuple[Any, ...]:
-        """``by`` as a tuple (one column or a list; ``None``: none)."""
-        return tuple(as_list(self.by))
+        """``by`` as a tuple (one column, or a list of them; ``None``: none)."""
+        return _items(self.by)
 
     @classmethod
     def of(cls, **options: Any) -> PassOptions:
@@ -208,6 +208,15 @@ class PassOptions:
         """
         fields = {f: getattr(request, f) for f in cls.__dataclass_fields__ if hasattr(request, f)}
         return cls.of(**(fields | overrides))
+
+
+def _items(x: Any) -> tuple[Any, ...]:
+    """One key argument or a sequence of them, as a tuple (an Ibis or Spark column is one item)."""
+    if x is None:
+        return ()
+    if isinstance(x, (str, pl.Expr)) or not isinstance(x, (Sequence, Set, Iterator)):
+        return (x,)
+    return tuple(x)
 
 
 #: Names no key (``by`` or protected) may take: the cell table's own columns (:data:`~polfair.core.schema.CELL_SCHEMA`).
@@ -364,13 +373,26 @@ def fold_layout(
     return tuple(out) if fold_values(out) <= _FOLD_LIMIT else ()
 
 
+#: The one message of a pass without a protected attribute (observed or estimated).
+NO_PROTECTED = "protected must name at least one column or expression, e.g. protected=['sex']"
+
+
 def protected_exprs(protected: IntoExpr | Sequence[IntoExpr]) -> list[pl.Expr]:
     """The protected attributes as expressions; raise if there are none."""
     key_exprs = [as_expr(p, "protected") for p in as_list(protected)]
     if not key_exprs:
-        msg = "protected must name at least one column or expression, e.g. protected=['sex']"
-        raise PolfairError(msg)
+        raise PolfairError(NO_PROTECTED)
     return key_exprs
+
+
+def check_exact_sums(options: PassOptions) -> None:
+    """Raise when ``exact_sums=True`` comes with ``protected_proba`` (every engine's one message)."""
+    if options.protected_proba is not None and options.exact_sums:
+        msg = (
+            "exact_sums=True is not available with protected_proba: membership probabilities times weights "
+            "are often below 2**-16, which the fixed-point sums cannot hold; use the default Float64 sums"
+        )
+        raise PolfairError(msg)
 
 
 def check_on_missing(on_missing: str) -> None:
@@ -572,61 +594,30 @@ def build_spec(data: Any, options: PassOptions | None = None, /, **keywords: Any
     >>> build_spec(df, y_true="y", y_pred="p", protected="g").keys
     ('g',)
     """
+    from polfair.core.passes.skeleton import pass_keys  # the skeleton's steps (it reads this module's rules)
+
     o = options if options is not None else PassOptions(**keywords)  # the guard allow_many_groups runs after the pass
-    y_true, y_pred, y_score, weight, protected, by = o.y_true, o.y_pred, o.y_score, o.weight, o.protected, o.by
+    y_true, y_pred, y_score, weight = o.y_true, o.y_pred, o.y_score, o.weight
     threshold, cluster, exact_sums = cast(float, o.threshold), o.cluster, o.exact_sums
-    source = to_lazyframe(data)
-    names = source.collect_schema().names()
+    frame = PolarsFrame(data)
+    source, names = frame.lf, frame.names
     check_threshold(threshold)
 
-    roles: dict[str, pl.Expr] = {"y_true": as_expr(cast("IntoExpr", y_true), "y_true")}
-    if y_pred is not None:
-        roles["y_pred"] = as_expr(y_pred, "y_pred")
-    if y_score is not None:
-        roles["y_score"] = as_expr(y_score, "y_score")
-    if weight is not None:
-        roles["weight"] = as_expr(weight, "weight")
+    given = {"y_true": as_expr(cast("IntoExpr", y_true), "y_true"), "y_pred": y_pred, "y_score": y_score, "weight": weight}
+    cols = {r: frame.column(v, r) for r, v in given.items() if v is not None}
+    roles: dict[str, pl.Expr] = {r: c.expr for r, c in cols.items()}
+    key_list = pass_keys(frame, o, cols["y_true"])
+    by_names = tuple(c.name for r, c in key_list if r == "by")
+    keys = tuple(c.name for r, c in key_list if r != "by")
+    by_exprs = [c.expr for r, c in key_list if r == "by"]
+    key_exprs = [c.expr for r, c in key_list if r != "by"]
     ps = None if o.protected_proba is None else parse_protected_proba(o.protected_proba, o.proba_assignment,
                                                                       o.proba_tolerance)  # fmt: skip
-    key_exprs = protected_exprs(protected if protected is not None else []) if ps is None or as_list(protected) else []
-    by_exprs = [as_expr(b, "by") for b in as_list(by)]
-    for role, e in roles.items():
-        check_columns(e, role, names)
-    for e in key_exprs:
-        check_columns(e, "protected", names)
-    for e in by_exprs:
-        check_columns(e, "by", names)
-
-    keys = tuple(output_name(e, "protected") for e in key_exprs)
-    by_names = tuple(output_name(e, "by") for e in by_exprs)
-    label_name = output_name(roles["y_true"], "y_true")
-    for k, e in zip(keys, key_exprs):
-        # undo_aliases: pl.col("label").alias("x") is still the label column
-        if k == label_name or e.meta.undo_aliases().meta.eq(roles["y_true"].meta.undo_aliases()):
-            msg = (
-                f"protected attribute {k!r} is the label column y_true={label_name!r}; a label "
-                "cannot be its own protected attribute: pass the demographic columns as protected="
-            )
-            raise PolfairError(msg)
-    check_key_names(by_names, keys if ps is None else (*keys, ps.attribute))
-    if ps is not None and exact_sums:
-        msg = (
-            "exact_sums=True is not available with protected_proba: membership probabilities times weights "
-            "are often below 2**-16, which the fixed-point sums cannot hold; use the default Float64 sums"
-        )
-        raise PolfairError(msg)
-
-    probe = _schema_of(source, dict(roles))
-    cols = {r: Column(output_name(e, r), e, probe[r]) for r, e in roles.items()}
+    if ps is not None:
+        check_key_names(by_names, (*keys, ps.attribute))
+    check_exact_sums(o)
     fav, unfav = label_values(o.favorable, o.unfavorable)
-    key_schema = _schema_of(source, {f"__pf_key{i}": e for i, e in enumerate([*by_exprs, *key_exprs])})
-    key_cols = [
-        key(POLARS, Column(n, e, dt), role=role).alias(n)
-        for (role, n, e), dt in zip(
-            [*(("by", b, e) for b, e in zip(by_names, by_exprs)), *(("protected", k, e) for k, e in zip(keys, key_exprs))],
-            key_schema.values(),
-        )
-    ]
+    key_cols = [key(POLARS, c, role=role).alias(c.name) for role, c in key_list]
     compiled, columns, pol = classification_columns(POLARS, cols, fav, unfav, threshold=threshold, exact=exact_sums,
                                                     score_label=o.score_label)  # fmt: skip
 

@@ -67,3 +67,27 @@ def test_the_options_objects_are_parts_of_the_request() -> None:
     assert p.protected_proba == {"r": {"a": "pa", "b": None}}
     r = ReportOptions.of_request(req)
     assert (r.protected, r.by, r.ci, r.p_adjust, r.min_sample_size, r.privileged) == (["g", "h"], "m", 0.9, "holm", 5, None)
+
+
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        ({"protected": []}, "protected must name at least one column or expression"),
+        ({"protected": "y"}, "is the label column y_true='y'"),
+        ({"protected": "g", "exact_sums": True, "protected_proba": {"r": {"a": "p", "b": None}}},
+         "exact_sums=True is not available with protected_proba"),
+    ],
+)
+def test_build_spec_and_the_foreign_pass_word_a_rule_alike(kw: dict, match: str) -> None:
+    """The classification pass's keys are the skeleton's (pass_keys): one rule, one message on every engine."""
+    duckdb = pytest.importorskip("duckdb")
+    from polfair.core.passes.spec import build_spec
+    from polfair.engines.narwhals import foreign_code_table
+
+    df = pl.DataFrame({"y": [1, 0], "g": ["a", "b"], "p": [0.5, 0.5]})
+    messages = []
+    for run in (lambda: build_spec(df, y_true="y", **kw), lambda: foreign_code_table(duckdb.from_arrow(df.to_arrow()), y_true="y", **kw)):
+        with pytest.raises(pf.PolfairError, match=match) as err:
+            run()
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]
