@@ -30,7 +30,7 @@ from polfair.core.proba import check_proba_options
 from polfair.core.values import check_option_types
 from polfair.exceptions import PolfairError
 
-__all__ = ["STATISTICS_KEYWORDS", "AuditRequest"]
+__all__ = ["STATISTICS_KEYWORDS", "AuditRequest", "task_hashed"]
 
 #: The statistics keywords a config's ``[statistics]`` table may set (a keyword given with another
 #: value than its default wins over the config).
@@ -170,3 +170,17 @@ class AuditRequest(PassOptions):
             out["threshold"] = threshold
         return out
 
+
+
+def task_hashed(task: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options a task's config hash reads (:func:`polfair.core.report.run_metadata.config_hash`), for a
+    door whose request is its keywords (the CLI's ``report --task regression``): ``task`` with the options,
+    an expression as its text. The classification request's is :meth:`AuditRequest.hashed`; both live
+    here, so every door's hash is rendered in this module (and stays the one ETL jobs stored).
+
+    Examples
+    --------
+    >>> task_hashed("regression", {"y_true": "y", "y_pred": pl.col("p") * 2, "ci": None})
+    {'task': 'regression', 'y_true': 'y', 'y_pred': '[(col("p")) * (dyn int: 2)]', 'ci': None}
+    """
+    return {"task": task, **{k: (str(v) if isinstance(v, pl.Expr) else v) for k, v in options.items()}}
