@@ -12,8 +12,9 @@ here once:
 * :class:`~polfair.core.passes.spec.PassOptions`: the part of a request a pass reads (roles, keys,
   the missing-value policy, the engine, an estimated attribute), every pass's one options type (the
   request of :mod:`polfair.core.request` is one);
-* :func:`key_columns` and :func:`feature_columns`: the ``by``/``protected`` keys and the
-  ``features`` role, checked once for every room;
+* :func:`key_columns` / :func:`pass_keys` (written in :mod:`polfair.core.passes.spec`, the stage
+  that checks a request's columns) and :func:`feature_columns`: the ``by``/``protected`` keys and the
+  ``features`` role, checked once for every room and engine;
 * :func:`estimated_stage` and :func:`group_shares`: the estimated groups (``protected_proba``) as a
   stage of the pass: the probabilities are compiled by the contract, their problems counted in the
   same ``group_by``, and each group's share of a row's weight is an expression every task sums;
@@ -36,7 +37,7 @@ from polfair.core import contract
 from polfair.core._args import as_list
 from polfair.core.contract import CODE, Column, Compiled
 from polfair.core.passes.counts import check_counted
-from polfair.core.passes.spec import NO_PROTECTED, PassOptions, check_key_names
+from polfair.core.passes.spec import PassOptions, check_key_names, key_columns, pass_keys
 from polfair.core.proba import (
     GROUP_INDEX,
     ProbaSpec,
@@ -60,57 +61,6 @@ __all__ = [
     "pass_keys",
     "problem_columns",
 ]
-
-
-def key_columns(frame: Any, request: PassOptions) -> list[tuple[str, Column]]:
-    """The checked key columns of a pass: ``(role, column)`` for the ``by`` keys, then the protected ones."""
-    return [(role, frame.column(x, role)) for role, items in (("by", request.by_keys), ("protected", request.protected_keys))
-            for x in items]  # fmt: skip
-
-
-def pass_keys(frame: Any, request: PassOptions, label: Column | None = None,
-              reserved: Collection[str] = ()) -> list[tuple[str, Column]]:  # fmt: skip
-    """The keys of a pass (:func:`key_columns`), checked once for every engine and room.
-
-    A protected attribute is given (or estimated: ``protected_proba``), none is the label column
-    ``label`` (by name or, on Polars, by expression), and no key name is given twice or reserved
-    (:func:`~polfair.core.passes.spec.check_key_names`, with ``reserved``).
-
-    Raises
-    ------
-    PolfairError
-        No protected attribute, a protected attribute that is the label, or a name clash.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> from polfair.core.contract import PolarsFrame
-    >>> from polfair.core.passes.spec import PassOptions
-    >>> f = PolarsFrame(pl.DataFrame({"y": [1], "g": ["a"], "m": [1]}))
-    >>> [(r, c.name) for r, c in pass_keys(f, PassOptions(protected="g", by="m"))]
-    [('by', 'm'), ('protected', 'g')]
-    >>> pass_keys(f, PassOptions(protected="y"), f.column("y", "y_true"))  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    polfair.exceptions.PolfairError: protected attribute 'y' is the label column y_true='y'; a label cannot be ...
-    """
-    if not request.protected_keys and request.protected_proba is None:
-        raise PolfairError(NO_PROTECTED)
-    cols = key_columns(frame, request)
-    for role, c in cols:
-        # undo_aliases: pl.col("label").alias("x") is still the label column
-        same = label is not None and (c.name == label.name or (
-            isinstance(c.expr, pl.Expr) and c.expr.meta.undo_aliases().meta.eq(label.expr.meta.undo_aliases())))
-        if role == "protected" and same:
-            assert label is not None
-            msg = (
-                f"protected attribute {c.name!r} is the label column y_true={label.name!r}; a label "
-                "cannot be its own protected attribute: pass the demographic columns as protected="
-            )
-            raise PolfairError(msg)
-    check_key_names([c.name for r, c in cols if r == "by"], [c.name for r, c in cols if r != "by"],
-                    also_reserved=sorted(reserved))  # fmt: skip
-    return cols
 
 
 def feature_columns(frame: Any, features: Any, *, example: str, reserved: Sequence[str] = ()) -> list[Column]:

@@ -22,7 +22,7 @@ code (``__pf_o``, UInt8), one value per row::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence, Set
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
@@ -69,10 +69,13 @@ __all__ = [
     "SF",
     "Spec",
     "build_spec",
+    "check_exact_sums",
     "check_key_names",
     "check_on_missing",
     "check_threshold",
     "classification_columns",
+    "key_columns",
+    "pass_keys",
     "favorable_value_columns",
     "fold_layout",
     "fold_values",
@@ -431,6 +434,56 @@ def check_key_names(by_names: Sequence[str], keys: Sequence[str], also_reserved:
         seen.add(k)
 
 
+def key_columns(frame: Any, request: PassOptions) -> list[tuple[str, Column]]:
+    """The checked key columns of a pass: ``(role, column)`` for the ``by`` keys, then the protected ones."""
+    return [(role, frame.column(x, role)) for role, items in (("by", request.by_keys), ("protected", request.protected_keys))
+            for x in items]  # fmt: skip
+
+
+def pass_keys(frame: Any, request: PassOptions, label: Column | None = None,
+              reserved: Collection[str] = ()) -> list[tuple[str, Column]]:  # fmt: skip
+    """The keys of a pass (:func:`key_columns`), checked once for every engine and room.
+
+    A protected attribute is given (or estimated: ``protected_proba``), none is the label column
+    ``label`` (by name or, on Polars, by expression), and no key name is given twice or reserved
+    (:func:`~polfair.core.passes.spec.check_key_names`, with ``reserved``).
+
+    Raises
+    ------
+    PolfairError
+        No protected attribute, a protected attribute that is the label, or a name clash.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polfair.core.contract import PolarsFrame
+    >>> f = PolarsFrame(pl.DataFrame({"y": [1], "g": ["a"], "m": [1]}))
+    >>> [(r, c.name) for r, c in pass_keys(f, PassOptions(protected="g", by="m"))]
+    [('by', 'm'), ('protected', 'g')]
+    >>> pass_keys(f, PassOptions(protected="y"), f.column("y", "y_true"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    polfair.exceptions.PolfairError: protected attribute 'y' is the label column y_true='y'; a label cannot be ...
+    """
+    if not request.protected_keys and request.protected_proba is None:
+        raise PolfairError(NO_PROTECTED)
+    cols = key_columns(frame, request)
+    for role, c in cols:
+        # undo_aliases: pl.col("label").alias("x") is still the label column
+        same = label is not None and (c.name == label.name or (
+            isinstance(c.expr, pl.Expr) and c.expr.meta.undo_aliases().meta.eq(label.expr.meta.undo_aliases())))
+        if role == "protected" and same:
+            assert label is not None
+            msg = (
+                f"protected attribute {c.name!r} is the label column y_true={label.name!r}; a label "
+                "cannot be its own protected attribute: pass the demographic columns as protected="
+            )
+            raise PolfairError(msg)
+    check_key_names([c.name for r, c in cols if r == "by"], [c.name for r, c in cols if r != "by"],
+                    also_reserved=sorted(reserved))  # fmt: skip
+    return cols
+
+
 def label_values(favorable: Any, unfavorable: Any) -> tuple[tuple[Any, ...], tuple[Any, ...] | None]:
     """``favorable`` / ``unfavorable`` as tuples; raise if they overlap."""
     fav = as_values(favorable)
@@ -594,8 +647,6 @@ def build_spec(data: Any, options: PassOptions | None = None, /, **keywords: Any
     >>> build_spec(df, y_true="y", y_pred="p", protected="g").keys
     ('g',)
     """
-    from polfair.core.passes.skeleton import pass_keys  # the skeleton's steps (it reads this module's rules)
-
     o = options if options is not None else PassOptions(**keywords)  # the guard allow_many_groups runs after the pass
     y_true, y_pred, y_score, weight = o.y_true, o.y_pred, o.y_score, o.weight
     threshold, cluster, exact_sums = cast(float, o.threshold), o.cluster, o.exact_sums
