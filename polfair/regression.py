@@ -130,9 +130,6 @@ def regression_counts(
     >>> cells.group_by("g").agg(pl.col("n", "n_missing").sum()).sort("g").rows()
     [('a', 1, 1), ('b', 1, 0)]
     """
-    if on_missing not in ("warn", "raise", "ignore"):
-        msg = f"on_missing must be 'warn', 'raise' or 'ignore', got {on_missing!r}"
-        raise PolfairError(msg)
     frame = frame_of(data)
     by_l, prot_l = as_list(by), as_list(protected)
     check_key_names([frame.column(x, "by").name for x in by_l], [frame.column(x, "protected").name for x in prot_l],

@@ -59,7 +59,7 @@ from polfair.core.passes.skeleton import (
     key_columns,
     problem_columns,
 )
-from polfair.core.passes.spec import PassOptions, check_key_names, check_on_missing, label_values
+from polfair.core.passes.spec import PassOptions, check_key_names, label_values
 from polfair.core.proba import (
     DEFAULT_TOLERANCE,
     GROUP_INDEX,
@@ -130,7 +130,6 @@ def _histogram(
     mean is clearly lower on favorable labels than on unfavorable ones. ``with_missing``: also the
     rows with a missing label, score or weight, one row per cell with ``score`` and ``label`` null.
     """
-    check_on_missing(request.on_missing)
     frame = frame_of(data)
     eng = frame.eng
     key_cols = key_columns(frame, request)

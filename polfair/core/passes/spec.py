@@ -194,6 +194,7 @@ class PassOptions:
         from polfair.core.options import check_known
 
         check_known(options, cls.__dataclass_fields__, door=cls.__name__)
+        check_on_missing(options.get("on_missing", "warn"))
         check_proba_options(options.get("protected_proba"), options.get("proba_assignment", "weighted"),
                             options.get("proba_tolerance", DEFAULT_TOLERANCE))  # fmt: skip
         return cls(**options)

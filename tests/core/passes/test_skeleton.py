@@ -12,6 +12,7 @@ from polfair.core.contract import CODE, PolarsFrame
 from polfair.core.passes.skeleton import check_rows, feature_columns
 from polfair.core.passes.spec import PassOptions
 from polfair.proxies import proxy_scan
+from polfair.scores import score_counts
 
 
 def _df() -> pl.DataFrame:
@@ -91,3 +92,18 @@ def test_build_spec_and_the_foreign_pass_word_a_rule_alike(kw: dict, match: str)
             run()
         messages.append(str(err.value))
     assert messages[0] == messages[1]
+
+
+def test_every_pass_words_a_bad_on_missing_alike() -> None:
+    """PassOptions.of checks on_missing once: the regression and score passes say what the report says."""
+    df = pl.DataFrame({"y": [1.0, 0.0], "p": [0.5, 0.5], "g": ["a", "b"]})
+    doors = [lambda: pf.regression_counts(df, y_true="y", y_pred="p", protected="g", on_missing="skip"),
+             lambda: score_counts(df, y_true="y", y_score="p", protected="g", on_missing="skip"),
+             lambda: pf.fairness_report(df.with_columns(pl.col("y").cast(pl.Int64)), y_true="y", y_score="p",
+                                        protected="g", on_missing="skip")]  # fmt: skip
+    messages = set()
+    for door in doors:
+        with pytest.raises(pf.PolfairError, match="on_missing must be one of") as err:
+            door()
+        messages.add(str(err.value))
+    assert len(messages) == 1, messages
