@@ -38,11 +38,13 @@ from polfair.core.passes.skeleton import check_cardinality, check_not_empty, che
 from polfair.core.passes.spec import CODE, W1S, WS, Spec, W, check_on_missing, favorable_value_columns
 from polfair.exceptions import InvalidInputError
 
-__all__ = ["ONE_SQUARE_MIN", "PassOptions", "check_cardinality", "check_not_empty", "collect_cells", "collect_codes"]
+__all__ = ["ONE_SQUARE_MIN", "CollectOptions", "check_cardinality", "check_not_empty", "collect_cells", "collect_codes"]
 
 
-class PassOptions(TypedDict, total=False):
-    """The options of :func:`collect_codes` and :func:`collect_cells` (see :func:`collect_codes`)."""
+class CollectOptions(TypedDict, total=False):
+    """The keywords of :func:`collect_codes` and :func:`collect_cells` (see :func:`collect_codes`; the
+    request's are :class:`~polfair.core.passes.spec.PassOptions`).
+    """
 
     on_missing: OnMissing
     engine: str
@@ -51,7 +53,7 @@ class PassOptions(TypedDict, total=False):
     check_values: bool
 
 
-def collect_cells(spec: Spec, *, relative: bool = False, **options: Unpack[PassOptions]) -> pl.DataFrame:
+def collect_cells(spec: Spec, *, relative: bool = False, **options: Unpack[CollectOptions]) -> pl.DataFrame:
     """Run the one pass for ``spec``, validate the data, and return the cell table.
 
     Parameters
