@@ -56,10 +56,10 @@ from polfair.core.passes.skeleton import (
     aggregate,
     check_rows,
     estimated_stage,
-    key_columns,
+    pass_keys,
     problem_columns,
 )
-from polfair.core.passes.spec import PassOptions, check_key_names, label_values
+from polfair.core.passes.spec import PassOptions, label_values
 from polfair.core.proba import (
     DEFAULT_TOLERANCE,
     GROUP_INDEX,
@@ -132,13 +132,11 @@ def _histogram(
     """
     frame = frame_of(data)
     eng = frame.eng
-    key_cols = key_columns(frame, request)
-    names = [c.name for _, c in key_cols]
-    check_key_names([c.name for r, c in key_cols if r == "by"], [c.name for r, c in key_cols if r != "by"],
-                    also_reserved=sorted(_RESERVED))  # fmt: skip
-    fav, _ = label_values(request.favorable, None)
     y_true, y_pred = request.y_true, request.y_pred
     truth_col = frame.column(y_true, "y_true") if y_true is not None else None
+    key_cols = pass_keys(frame, request, truth_col, _RESERVED, required=False)  # the skeleton's keys, checked
+    names = [c.name for _, c in key_cols]
+    fav, _ = label_values(request.favorable, None)
     pred_col = frame.column(y_pred, "y_pred") if y_pred is not None else None
     score_col = frame.column(request.y_score, "y_score") if y_pred is None else None
     # the polarity rule (docs/contract.md#polarity): what the score / a Boolean decision is about

@@ -441,11 +441,12 @@ def key_columns(frame: Any, request: PassOptions) -> list[tuple[str, Column]]:
             for x in items]  # fmt: skip
 
 
-def pass_keys(frame: Any, request: PassOptions, label: Column | None = None,
-              reserved: Collection[str] = ()) -> list[tuple[str, Column]]:  # fmt: skip
+def pass_keys(frame: Any, request: PassOptions, label: Column | None = None, reserved: Collection[str] = (), *,
+              required: bool = True) -> list[tuple[str, Column]]:  # fmt: skip
     """The keys of a pass (:func:`key_columns`), checked once for every engine and room.
 
-    A protected attribute is given (or estimated: ``protected_proba``), none is the label column
+    A protected attribute is given (or estimated: ``protected_proba``; ``required=False``: a pass of
+    counts that may be the population's only, e.g. a score histogram), none is the label column
     ``label`` (by name or, on Polars, by expression), and no key name is given twice or reserved
     (:func:`~polfair.core.passes.spec.check_key_names`, with ``reserved``).
 
@@ -466,7 +467,7 @@ def pass_keys(frame: Any, request: PassOptions, label: Column | None = None,
     ...
     polfair.exceptions.PolfairError: protected attribute 'y' is the label column y_true='y'; a label cannot be ...
     """
-    if not request.protected_keys and request.protected_proba is None:
+    if required and not request.protected_keys and request.protected_proba is None:
         raise PolfairError(NO_PROTECTED)
     cols = key_columns(frame, request)
     for role, c in cols:

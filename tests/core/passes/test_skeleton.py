@@ -107,3 +107,16 @@ def test_every_pass_words_a_bad_on_missing_alike() -> None:
             door()
         messages.add(str(err.value))
     assert len(messages) == 1, messages
+
+
+def test_the_score_pass_refuses_its_label_as_a_protected_attribute_as_the_report_does() -> None:
+    """The score histogram takes its keys from the skeleton (pass_keys): the label rule is the report's."""
+    df = pl.DataFrame({"y": [1, 0, 1], "s": [0.9, 0.2, 0.6], "g": ["a", "b", "a"]})
+    messages = set()
+    for door in (lambda: score_counts(df, y_true="y", y_score="s", protected="y"),
+                 lambda: pf.fairness_report(df, y_true="y", y_score="s", protected="y")):
+        with pytest.raises(pf.PolfairError, match="is the label column y_true='y'") as err:
+            door()
+        messages.add(str(err.value))
+    assert len(messages) == 1
+    assert score_counts(df, y_true="y", y_score="s", protected=None)["n"].sum() == 3  # population-only counts stay
