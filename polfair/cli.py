@@ -693,9 +693,9 @@ def _run_regression_report(args: argparse.Namespace, run_id: str) -> int:
     table = report
     if args.run_metadata:
         from polfair.core.report.run_metadata import with_run_metadata
+        from polfair.core.request import task_hashed
 
-        options = {k: (str(v) if isinstance(v, pl.Expr) else v) for k, v in kwargs.items()}
-        table = with_run_metadata(table, run_id=run_id, config={"task": "regression", **options})
+        table = with_run_metadata(table, run_id=run_id, config=task_hashed("regression", kwargs))
     table = to_wide(table) if args.shape == "wide" else table
     attach_request(table, request)
     from polfair.outputs.regression import summarize_regression

@@ -24,8 +24,7 @@ import polars as pl
 from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
 from polfair.core.options import checks_keywords
-from polfair.core.passes.skeleton import PassRequest
-from polfair.core.passes.spec import check_key_names
+from polfair.core.passes.spec import PassOptions, check_key_names
 from polfair.core.proba import DEFAULT_TOLERANCE, parse_protected_proba
 from polfair.core.regression import (
     BINS_PER_OCTAVE,
@@ -36,8 +35,8 @@ from polfair.core.regression import (
 )
 from polfair.core.regression.moments import with_lo
 from polfair.core.regression.passes import RESERVED_KEYS, cells_of_pass, merge_pass_results
-from polfair.core.regression.report import ReportOptions, report_rows
-from polfair.core.report.build import Intersections
+from polfair.core.regression.report import report_rows
+from polfair.core.report.build import Intersections, ReportOptions
 from polfair.core.report.run_metadata import attach_request, render_request
 from polfair.engines.frame import frame_of
 from polfair.exceptions import PolfairError
@@ -131,7 +130,7 @@ def regression_counts(
     >>> cells.group_by("g").agg(pl.col("n", "n_missing").sum()).sort("g").rows()
     [('a', 1, 1), ('b', 1, 0)]
     """
-    request = PassRequest.of(
+    request = PassOptions.of(
         y_true=y_true, y_pred=y_pred, protected=protected, by=by, weight=weight, on_missing=on_missing,
         allow_many_groups=allow_many_groups, engine=engine, protected_proba=protected_proba,
         proba_assignment=proba_assignment, proba_tolerance=proba_tolerance,
@@ -139,16 +138,13 @@ def regression_counts(
     return _pass_of(data, request, bins_per_octave=bins_per_octave)
 
 
-def _pass_of(data: Any, request: PassRequest, *, bins_per_octave: int, expand: bool = True) -> pl.DataFrame:
+def _pass_of(data: Any, request: PassOptions, *, bins_per_octave: int, expand: bool = True) -> pl.DataFrame:
     """:func:`regression_counts` of its request; ``expand=False`` with ``protected_proba``: the pass's result
     before its rows are apportioned (:func:`polfair.core.regression.passes.merge_pass_results`).
     """
-    if request.on_missing not in ("warn", "raise", "ignore"):
-        msg = f"on_missing must be 'warn', 'raise' or 'ignore', got {request.on_missing!r}"
-        raise PolfairError(msg)
     frame = frame_of(data)
-    check_key_names([frame.column(x, "by").name for x in request.by],
-                    [frame.column(x, "protected").name for x in request.protected],
+    check_key_names([frame.column(x, "by").name for x in request.by_keys],
+                    [frame.column(x, "protected").name for x in request.protected_keys],
                     also_reserved=RESERVED_KEYS)  # fmt: skip
     return regression_pass(frame, request, bins_per_octave=bins_per_octave, expand=expand)
 
@@ -265,8 +261,8 @@ def regression_report(
     if not keys:
         msg = "regression_report needs at least one protected attribute (protected=..., or protected_proba=...)"
         raise PolfairError(msg)
-    options = ReportOptions.of(protected=keys, by=by_n, privileged=privileged, reference=reference,
-                               intersections=intersections, ci=ci, p_adjust=p_adjust, min_sample_size=min_sample_size)
+    options = ReportOptions(protected=keys, by=by_n, privileged=privileged, reference=reference,
+                            intersections=intersections, ci=ci, p_adjust=p_adjust, min_sample_size=min_sample_size)
     report = report_rows(cells, options)
     fields = {
         "y_true": y_true, "y_pred": y_pred, "protected": as_list(protected) or None, "weight": weight,
@@ -350,8 +346,8 @@ class RegressionAccumulator:
             "protected_proba": protected_proba, "proba_assignment": proba_assignment,
             "proba_tolerance": proba_tolerance,
         }  # fmt: skip
-        self._report = ReportOptions.of(privileged=privileged, reference=reference, intersections=intersections, ci=ci,
-                                        p_adjust=p_adjust)  # fmt: skip
+        self._report = ReportOptions(privileged=privileged, reference=reference, intersections=intersections, ci=ci,
+                                     p_adjust=p_adjust)  # fmt: skip
         self._n_by = len(as_list(by))
         self._cells: pl.DataFrame | None = None
         # an estimated attribute: the pass's results before their rows are apportioned, merged (apportioned once)
@@ -363,7 +359,7 @@ class RegressionAccumulator:
         """Add a batch (any input of :func:`regression_counts`); returns ``self``."""
         if self._ps is not None:
             read = {k: v for k, v in self._read.items() if k != "bins_per_octave"}
-            request = PassRequest.of(**read, engine="auto")
+            request = PassOptions.of(**read, engine="auto")
             return self._add_raw(_pass_of(batch, request, bins_per_octave=self._read["bins_per_octave"], expand=False))
         return self._add(regression_counts(batch, **self._read))
 

@@ -23,14 +23,14 @@ from typing import Any, Literal
 
 import polars as pl
 
-from polfair.core._typing import OnMissing, Reference
+from polfair.core._typing import Reference
 from polfair.core.options import refuse_unused_threshold
-from polfair.core.passes.spec import PassOptions, check_threshold
+from polfair.core.passes.spec import PASS_ONLY, PassOptions, check_threshold
 from polfair.core.proba import check_proba_options
 from polfair.core.values import check_option_types
 from polfair.exceptions import PolfairError
 
-__all__ = ["STATISTICS_KEYWORDS", "AuditRequest"]
+__all__ = ["STATISTICS_KEYWORDS", "AuditRequest", "task_hashed"]
 
 #: The statistics keywords a config's ``[statistics]`` table may set (a keyword given with another
 #: value than its default wins over the config).
@@ -65,7 +65,6 @@ class AuditRequest(PassOptions):
     intersections: int | Literal["all"] | Sequence[Sequence[str]] | None = None
     alpha: float = 2.0
     concentration: float = 1.0
-    on_missing: OnMissing = "warn"
     engine: str = "streaming"
     thresholds: Mapping[str, Any] | str | None = None
     min_sample_size: int | None = None
@@ -94,7 +93,7 @@ class AuditRequest(PassOptions):
         TypeError
             A value of the wrong type (:func:`polfair.core.values.check_option_types`).
         """
-        names = {f.name for f in dataclasses.fields(cls)}
+        names = set(cls.option_names())
         unknown = sorted(set(options) - names)
         if unknown:
             from polfair.core.options import check_known
@@ -116,6 +115,11 @@ class AuditRequest(PassOptions):
         if not (s is None or (isinstance(s, (int, float)) and not isinstance(s, bool) and 0 < s < 1)):
             msg = f"significance must be a level in (0, 1) such as 0.05, or None; got {s!r}"
             raise PolfairError(msg)
+
+    @classmethod
+    def option_names(cls) -> list[str]:
+        """The request's options (its fields but a pass's own switches, :data:`~polfair.core.passes.spec.PASS_ONLY`)."""
+        return [f.name for f in dataclasses.fields(cls) if not f.metadata.get(PASS_ONLY)]
 
     @property
     def custom_metrics(self) -> Mapping[str, Any] | None:
@@ -150,7 +154,7 @@ class AuditRequest(PassOptions):
         (under ``metrics``, their name before ``user_metrics``, when no selection is given);
         ``threshold`` the one in effect when given.
         """
-        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out = {name: getattr(self, name) for name in self.option_names()}
         if self.band is None:
             del out["band"]
         if self.max_intersection_groups == 1000:
@@ -166,3 +170,17 @@ class AuditRequest(PassOptions):
             out["threshold"] = threshold
         return out
 
+
+
+def task_hashed(task: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options a task's config hash reads (:func:`polfair.core.report.run_metadata.config_hash`), for a
+    door whose request is its keywords (the CLI's ``report --task regression``): ``task`` with the options,
+    an expression as its text. The classification request's is :meth:`AuditRequest.hashed`; both live
+    here, so every door's hash is rendered in this module (and stays the one ETL jobs stored).
+
+    Examples
+    --------
+    >>> task_hashed("regression", {"y_true": "y", "y_pred": pl.col("p") * 2, "ci": None})
+    {'task': 'regression', 'y_true': 'y', 'y_pred': '[(col("p")) * (dyn int: 2)]', 'ci': None}
+    """
+    return {"task": task, **{k: (str(v) if isinstance(v, pl.Expr) else v) for k, v in options.items()}}

@@ -45,6 +45,7 @@ from polfair.core.contract.inputs import is_foreign
 from polfair.core.hashing import bucket_expr, bucket_kind, check_n_buckets
 from polfair.core.passes.collect import ONE_SQUARE_MIN
 from polfair.core.passes.counts import BUCKET, W2_DOWN, W2_UP, combine_limbs, exact_limb_columns
+from polfair.core.passes.skeleton import estimated_stage, pass_keys
 from polfair.core.passes.spec import (
     SF,
     W1S,
@@ -52,7 +53,7 @@ from polfair.core.passes.spec import (
     PassOptions,
     Spec,
     W,
-    check_key_names,
+    check_exact_sums,
     check_threshold,
     classification_columns,
     favorable_value_columns,
@@ -60,8 +61,6 @@ from polfair.core.passes.spec import (
 )
 from polfair.core.proba import (
     GROUP_INDEX,
-    compile_proba,
-    parse_protected_proba,
     proba_columns,
     proba_sums,
 )
@@ -156,13 +155,6 @@ def polars_dtype(dtype: Any, native: str = "") -> pl.DataType:
         if t.startswith("interval") or "interval" in t:
             return pl.Duration()
     return pl.Object()
-
-
-def _items(x: Any) -> list[Any]:
-    """One item or a list of them (an Ibis expression is one item)."""
-    if x is None:
-        return []
-    return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
 def _names(x: str | Sequence[str] | None, role: str) -> list[str]:
@@ -534,48 +526,33 @@ def foreign_code_table(
     >>> codes, spec = foreign_code_table(rel, y_true="y", y_pred="p", protected="g")  # doctest: +SKIP
     """
     o = options if options is not None else PassOptions(**keywords)
-    y_true, y_pred, y_score, weight, protected, by = o.y_true, o.y_pred, o.y_score, o.weight, o.protected, o.by
+    y_true, y_pred, y_score, weight = o.y_true, o.y_pred, o.y_score, o.weight
     threshold, cluster, exact_sums, score_label = cast(float, o.threshold), o.cluster, o.exact_sums, o.score_label
     _narwhals(data)
     check_threshold(threshold)
     ff = foreign_frame(data) if frame_class is None else frame_class(data)
     given = {"y_true": y_true, "y_pred": y_pred, "y_score": y_score, "weight": weight}
     roles: dict[str, str] = {r: _names(ff.derive(v, r), r)[0] for r, v in given.items() if v is not None}
-    keys = [ff.derive(k, "protected") for k in _items(protected)]
-    by_names = [ff.derive(b, "by") for b in _items(by)]
-    keys, by_names = _names(keys, "protected"), _names(by_names, "by")
-    ps = None if o.protected_proba is None else parse_protected_proba(o.protected_proba, o.proba_assignment,
-                                                                      o.proba_tolerance)  # fmt: skip
-    if not keys and ps is None:
-        msg = "protected must name at least one column, e.g. protected=['sex']"
-        raise PolfairError(msg)
-    for role, name in [*roles.items(), *(("protected", k) for k in keys), *(("by", b) for b in by_names)]:
-        ff.column(name, role)
-    if y_true in keys:
-        msg = f"protected attribute {y_true!r} is the label column y_true; pass the demographic columns as protected="
-        raise PolfairError(msg)
-    check_key_names(by_names, keys if ps is None else [*keys, ps.attribute])
-    if ps is not None and exact_sums:
-        msg = "exact_sums=True is not available with protected_proba; use the default Float64 sums"
-        raise PolfairError(msg)
+    role_cols = {r: ff.column(n, r) for r, n in roles.items()}
+    # the skeleton's keys (by, then protected), checked as for Polars: one rule, one message
+    key_list = pass_keys(ff, o, role_cols.get("y_true"))
+    by_names = [c.name for r, c in key_list if r == "by"]
+    keys = [c.name for r, c in key_list if r != "by"]
+    check_exact_sums(o)
     fav, unfav = label_values(o.favorable, o.unfavorable)
     eng = ff.eng
-    compiled, columns, pol = classification_columns(eng, {r: ff.column(n, r) for r, n in roles.items()}, fav, unfav,
-                                                    threshold=threshold, exact=exact_sums,
+    compiled, columns, pol = classification_columns(eng, role_cols, fav, unfav, threshold=threshold, exact=exact_sums,
                                                     score_label=score_label)  # fmt: skip
     group = [*by_names, *keys]
-    select: dict[str, Any] = {g: key(eng, ff.column(g, "by" if g in by_names else "protected"),
-                                     role="by" if g in by_names else "protected") for g in group}  # fmt: skip
+    select: dict[str, Any] = {c.name: key(eng, c, role=role) for role, c in key_list}
     if cluster is not None:  # the jackknife bucket, computed in the engine (the Polars integers: core.hashing)
         select[BUCKET] = _bucket(ff, cluster, o.n_buckets, [*by_names, *keys])
         group.append(BUCKET)
     select[CODE] = columns[CODE]
     weighted = weight is not None
-    if ps is not None:  # an estimated attribute: its probability columns, compiled as for Polars
-        pcols = [ff.column(e, "protected_proba") for e in ps.exprs]  # names only (column() says so otherwise)
-        ps = compile_proba(eng, ps, pcols, weighted=weighted, has_scores=y_score is not None)
-        assert ps.membership is not None
-        compiled |= ps.membership.checks
+    # an estimated attribute: the skeleton's stage (its probabilities compiled as for Polars)
+    ps = estimated_stage(ff, o, [*by_names, *keys], compiled, weighted=weighted, has_scores=y_score is not None)
+    if ps is not None:
         w = compiled.get("weight")  # the score as the polarity rule reads it (P(favorable)), never the raw one
         pcolumns = proba_columns(eng, ps, None if w is None else w.value, columns.get(SF))
         if ps.assignment == "weighted":

@@ -39,6 +39,7 @@ OTHER = "(neither group)"
 _KEYS = (
     "favorable", "score_label", "monitored", "reference", "thresholds", "min_sample_size", "max_sample_size",
     "seed", "metrics", "user_metrics", "y_true", "y_pred", "y_score", "threshold", "weight", "by", "statistics", "band",
+    "protected_proba", "proba_assignment", "proba_tolerance",
 )  # fmt: skip
 
 #: Keys of the ``[statistics]`` table: ``fairness_report`` keywords (explicit keywords win).
@@ -410,6 +411,10 @@ class FairnessConfig:
         used when ``fairness_report`` (or ``polfair report --threshold``) is not given one; else 0.5.
     by
         Optional tuple of ``by`` column names (or SQL expressions), likewise.
+    protected_proba, proba_assignment, proba_tolerance
+        Optional attribute estimated from membership probabilities, as ``fairness_report``'s keywords
+        (``{attribute: {group: probability column}}``, column names; ``"weighted"``/``"argmax"``; the
+        tolerance of the rows' sums), used when ``fairness_report`` is not given them.
     band
         ``"both"`` (default: judge both sides of every threshold band) or ``"harm"`` (only the
         side that disadvantages the group; :func:`polfair.core.report.status.sided_band`).
@@ -456,6 +461,10 @@ class FairnessConfig:
     # not in the repr: config hashes of configs given as objects stay those of the versions before the key
     # (the threshold in effect is hashed as the report's own ``threshold`` option)
     threshold: float | None = field(default=None, repr=False)
+    # not in the repr either (config hashes of the configs before these keys stay theirs)
+    protected_proba: dict[str, dict[str, str | None]] | None = field(default=None, repr=False)
+    proba_assignment: str | None = field(default=None, repr=False)
+    proba_tolerance: float | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.favorable is not None:
@@ -532,12 +541,35 @@ class FairnessConfig:
             except (TypeError, PolfairError) as exc:
                 raise PolfairError(f"{exc} (config key threshold)") from None
             self.threshold = float(self.threshold)
+        self._check_proba()
         from polfair.core.report.status import check_sides
 
         try:
             self.band = check_sides(self.band)
         except ValueError as exc:
             raise PolfairError(str(exc)) from None
+
+    def _check_proba(self) -> None:
+        """Check the estimated attribute's keys as ``fairness_report`` checks its keywords (column names only)."""
+        from polfair.core.proba import DEFAULT_TOLERANCE, check_proba_options, parse_protected_proba
+
+        proba = self.protected_proba
+        assignment = "weighted" if self.proba_assignment is None else self.proba_assignment
+        tolerance = DEFAULT_TOLERANCE if self.proba_tolerance is None else self.proba_tolerance
+        try:
+            check_proba_options(proba, assignment, tolerance)
+            if proba is None:
+                return
+            if not isinstance(proba, Mapping) or not all(
+                    isinstance(g, Mapping) and all(c is None or isinstance(c, str) for c in g.values())
+                    for g in proba.values()):  # fmt: skip
+                msg = (f"protected_proba must be a table attribute -> {{group = probability column name}}, "
+                       f"got {proba!r}")  # fmt: skip
+                raise PolfairError(msg)
+            parse_protected_proba(proba, assignment, tolerance)
+        except (TypeError, PolfairError) as exc:
+            raise PolfairError(f"{exc} (config key protected_proba)") from None
+        self.protected_proba = {str(a): dict(g) for a, g in proba.items()}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, source: str = "config") -> FairnessConfig:
@@ -548,7 +580,8 @@ class FairnessConfig:
         data
             Mapping with the keys ``favorable``, ``score_label``, ``monitored``, ``reference``, ``thresholds``,
             ``min_sample_size``, ``max_sample_size``, ``seed``, ``metrics``, ``y_true``, ``y_pred``,
-            ``y_score``, ``threshold``, ``weight``, ``by``, ``statistics``, ``band`` (all optional).
+            ``y_score``, ``threshold``, ``weight``, ``by``, ``statistics``, ``band``, ``protected_proba``,
+            ``proba_assignment``, ``proba_tolerance`` (all optional).
         source
             Name used in error messages (e.g. the file path).
 

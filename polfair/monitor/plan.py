@@ -315,7 +315,8 @@ def plan_report(data: Any, request: AuditRequest) -> ReportPlan:
     if d.y_true is None:
         msg = "y_true is required: name the label column (y_true='label'), or set y_true in the config"
         raise PolfairError(msg)
-    if not d.protected and r.protected_proba is None:
+    proba = _merge_proba(r, cfg)
+    if not d.protected and proba["protected_proba"] is None:
         msg = (
             "protected is required: protected= must name at least one column or expression, e.g. "
             "protected=['sex'] (with a config, its monitored/reference groups can supply them)"
@@ -330,11 +331,29 @@ def plan_report(data: Any, request: AuditRequest) -> ReportPlan:
         r, y_true=d.y_true, y_pred=d.y_pred, y_score=d.y_score, threshold=threshold, protected=d.protected,
         favorable=d.favorable, weight=d.weight, by=d.by, score_label=d.score_label, privileged=d.privileged or None,
         intersections=d.intersections, metrics=d.selected, thresholds=d.thresholds, min_sample_size=d.min_sample_size,
-        max_sample_size=max_sample_size, band=band, exact_sums=bool(stats["exact_sums"]),
+        max_sample_size=max_sample_size, band=band, exact_sums=bool(stats["exact_sums"]), **proba,
         **{k: stats[k] for k in STATISTICS_KEYWORDS if k != "exact_sums"},
     )  # fmt: skip
     return ReportPlan(asked=r, request=run, data=d.data, metrics=tuple(d.metrics), groups=d.groups, config=cfg,
                       texts=d.texts)  # fmt: skip
+
+
+def _merge_proba(r: AuditRequest, cfg: FairnessConfig | None) -> dict[str, Any]:
+    """The estimated attribute in effect: the keywords', else the config's (given at both doors: an error)."""
+    out = {"protected_proba": r.protected_proba, "proba_assignment": r.proba_assignment,
+           "proba_tolerance": r.proba_tolerance}  # fmt: skip
+    if cfg is None:
+        return out
+    defaults = {f.name: f.default for f in dataclasses.fields(AuditRequest) if f.name in out}
+    for k, default in defaults.items():
+        configured = getattr(cfg, k)
+        if configured is None:
+            continue
+        if out[k] is not default and not (k != "protected_proba" and out[k] == default):
+            msg = f"{k} is given as a keyword and in the config; give it once"
+            raise PolfairError(msg)
+        out[k] = configured
+    return out
 
 
 def _load_config(config: FairnessConfig | str | Path | Mapping[str, Any] | None) -> FairnessConfig | None:

@@ -53,14 +53,13 @@ from polfair.core.contract import CODE, PROBA_BAD, PROBA_NULL, PROBA_SUM
 from polfair.core.passes.counts import COUNTED_CODES
 from polfair.core.passes.estimated import expand_sums
 from polfair.core.passes.skeleton import (
-    PassRequest,
     aggregate,
     check_rows,
     estimated_stage,
-    key_columns,
+    pass_keys,
     problem_columns,
 )
-from polfair.core.passes.spec import check_key_names, check_on_missing, label_values
+from polfair.core.passes.spec import PassOptions, label_values
 from polfair.core.proba import (
     DEFAULT_TOLERANCE,
     GROUP_INDEX,
@@ -117,7 +116,7 @@ def _bin_expr(ns: Any, s: Any, edges: tuple[float, ...] | None) -> Any:
 
 
 def _histogram(
-    data: Any, request: PassRequest, *, edges: tuple[float, ...] | None, with_missing: bool = False,
+    data: Any, request: PassOptions, *, edges: tuple[float, ...] | None, with_missing: bool = False,
     relative: bool = False,
 ) -> tuple[pl.DataFrame, list[str], contract.Polarity | None]:  # fmt: skip
     """The ONE ``group_by`` of a score histogram: the pass skeleton (:mod:`polfair.core.passes.skeleton`)
@@ -131,16 +130,13 @@ def _histogram(
     mean is clearly lower on favorable labels than on unfavorable ones. ``with_missing``: also the
     rows with a missing label, score or weight, one row per cell with ``score`` and ``label`` null.
     """
-    check_on_missing(request.on_missing)
     frame = frame_of(data)
     eng = frame.eng
-    key_cols = key_columns(frame, request)
-    names = [c.name for _, c in key_cols]
-    check_key_names([c.name for r, c in key_cols if r == "by"], [c.name for r, c in key_cols if r != "by"],
-                    also_reserved=sorted(_RESERVED))  # fmt: skip
-    fav, _ = label_values(request.favorable, None)
     y_true, y_pred = request.y_true, request.y_pred
     truth_col = frame.column(y_true, "y_true") if y_true is not None else None
+    key_cols = pass_keys(frame, request, truth_col, _RESERVED, required=False)  # the skeleton's keys, checked
+    names = [c.name for _, c in key_cols]
+    fav, _ = label_values(request.favorable, None)
     pred_col = frame.column(y_pred, "y_pred") if y_pred is not None else None
     score_col = frame.column(request.y_score, "y_score") if y_pred is None else None
     # the polarity rule (docs/contract.md#polarity): what the score / a Boolean decision is about
@@ -431,7 +427,7 @@ def score_counts(
     6172
     """
     edges = _check_bins(bins, range)
-    request = PassRequest.of(y_true=y_true, y_score=y_score, protected=protected, favorable=favorable, weight=weight,
+    request = PassOptions.of(y_true=y_true, y_score=y_score, protected=protected, favorable=favorable, weight=weight,
                              by=by, engine=engine, on_missing=on_missing, protected_proba=protected_proba,
                              proba_assignment=proba_assignment, proba_tolerance=proba_tolerance,
                              score_label=score_label)  # fmt: skip
@@ -488,7 +484,7 @@ def decision_counts(
     >>> decision_counts(df, y_pred="hired", favorable="yes", protected="sex").select("sex", "score", "n").rows()
     [('f', 0.0, 1), ('f', 1.0, 1), ('m', 1.0, 1)]
     """
-    request = PassRequest.of(y_pred=y_pred, protected=protected, favorable=favorable, by=by, on_missing=on_missing,
+    request = PassOptions.of(y_pred=y_pred, protected=protected, favorable=favorable, by=by, on_missing=on_missing,
                              protected_proba=protected_proba, proba_assignment=proba_assignment,
                              proba_tolerance=proba_tolerance, score_label=score_label)  # fmt: skip
     out, keys, _ = _histogram(data, request, edges=None, with_missing=with_missing)

@@ -151,7 +151,7 @@ class SparkBatch:
         batch = self
 
         class Recording(ForeignFrame):  # type: ignore[misc, valid-type]
-            def aggregate(self, columns: Any, group: Any, aggs: Any, engine: str = "auto") -> pl.DataFrame:
+            def aggregate(self, columns: Any, group: Any, aggs: Any, engine: str = "auto", stages: Any = None) -> pl.DataFrame:
                 key = (*batch.current, batch.calls)
                 batch.calls += 1
                 if key in batch.results:

@@ -39,13 +39,15 @@ from polfair.core.passes.spec import CODE, W1S, WS, Spec, W, check_on_missing, f
 from polfair.exceptions import InvalidInputError
 
 __all__ = [
-    "ONE_SQUARE_MIN", "PassOptions", "cells_of_codes", "check_cardinality", "check_not_empty", "collect_cells",
+    "ONE_SQUARE_MIN", "CollectOptions", "cells_of_codes", "check_cardinality", "check_not_empty", "collect_cells",
     "collect_codes",
 ]  # fmt: skip
 
 
-class PassOptions(TypedDict, total=False):
-    """The options of :func:`collect_codes` and :func:`collect_cells` (see :func:`collect_codes`)."""
+class CollectOptions(TypedDict, total=False):
+    """The keywords of :func:`collect_codes` and :func:`collect_cells` (see :func:`collect_codes`; the
+    request's are :class:`~polfair.core.passes.spec.PassOptions`).
+    """
 
     on_missing: OnMissing
     engine: str
@@ -54,7 +56,7 @@ class PassOptions(TypedDict, total=False):
     check_values: bool
 
 
-def collect_cells(spec: Spec, *, relative: bool = False, **options: Unpack[PassOptions]) -> pl.DataFrame:
+def collect_cells(spec: Spec, *, relative: bool = False, **options: Unpack[CollectOptions]) -> pl.DataFrame:
     """Run the one pass for ``spec``, validate the data, and return the cell table.
 
     Parameters

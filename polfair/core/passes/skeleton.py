@@ -9,11 +9,12 @@ A task (classification cells, regression moments, score histograms, slices, prox
 own roles into an outcome code and adds its own aggregations; the steps around them are written
 here once:
 
-* :class:`PassRequest`: the part of a request a pass reads (roles, keys, the missing-value policy,
-  the engine, an estimated attribute), a frozen dataclass the request of :mod:`polfair.core.request`
-  can produce;
-* :func:`key_columns` and :func:`feature_columns`: the ``by``/``protected`` keys and the
-  ``features`` role, checked once for every room;
+* :class:`~polfair.core.passes.spec.PassOptions`: the part of a request a pass reads (roles, keys,
+  the missing-value policy, the engine, an estimated attribute), every pass's one options type (the
+  request of :mod:`polfair.core.request` is one);
+* :func:`key_columns` / :func:`pass_keys` (written in :mod:`polfair.core.passes.spec`, the stage
+  that checks a request's columns) and :func:`feature_columns`: the ``by``/``protected`` keys and the
+  ``features`` role, checked once for every room and engine;
 * :func:`estimated_stage` and :func:`group_shares`: the estimated groups (``protected_proba``) as a
   stage of the pass: the probabilities are compiled by the contract, their problems counted in the
   same ``group_by``, and each group's share of a row's weight is an expression every task sums;
@@ -27,7 +28,7 @@ here once:
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import polars as pl
@@ -36,12 +37,10 @@ from polfair.core import contract
 from polfair.core._args import as_list
 from polfair.core.contract import CODE, Column, Compiled
 from polfair.core.passes.counts import check_counted
-from polfair.core.passes.spec import check_key_names
+from polfair.core.passes.spec import PassOptions, check_key_names, key_columns, pass_keys
 from polfair.core.proba import (
-    DEFAULT_TOLERANCE,
     GROUP_INDEX,
     ProbaSpec,
-    check_proba_options,
     compile_proba,
     group_weights,
     parse_protected_proba,
@@ -51,7 +50,6 @@ from polfair.exceptions import InvalidInputError, PolfairError
 
 __all__ = [
     "MANY_GROUPS",
-    "PassRequest",
     "aggregate",
     "check_cardinality",
     "check_not_empty",
@@ -60,89 +58,9 @@ __all__ = [
     "feature_columns",
     "group_shares",
     "key_columns",
+    "pass_keys",
     "problem_columns",
 ]
-
-
-@dataclass(frozen=True)
-class PassRequest:
-    """What a pass reads and how it judges its rows (the pass's part of the one request).
-
-    Attributes
-    ----------
-    y_true, y_pred, y_score, weight
-        Column arguments of the roles (names, or on Polars named expressions); ``None`` when not given.
-    favorable, score_label
-        The favorable label value(s), and the label a score (or a Boolean decision) is about
-        (``docs/contract.md#polarity``).
-    protected, by
-        Key column arguments, in order.
-    on_missing
-        ``"warn"``, ``"raise"`` or ``"ignore"``: rows with a missing value (the contract's post-pass check).
-    engine
-        Polars engine of the pass (Polars input only).
-    allow_many_groups
-        Skip the check of keys with about one group per row.
-    check
-        ``False``: no post-pass judgement of the values (invalid rows only counted; a stream's batch).
-    protected_proba, proba_assignment, proba_tolerance
-        An attribute estimated from membership probabilities (:mod:`polfair.core.proba`), a stage of the pass.
-
-    Examples
-    --------
-    >>> PassRequest.of(y_true="y", protected="g").protected
-    ('g',)
-    """
-
-    y_true: Any = None
-    y_pred: Any = None
-    y_score: Any = None
-    weight: Any = None
-    favorable: Any = 1
-    score_label: Any = None
-    protected: tuple[Any, ...] = ()
-    by: tuple[Any, ...] = ()
-    on_missing: str = "warn"
-    engine: str = "auto"
-    allow_many_groups: bool = False
-    check: bool = True
-    protected_proba: Mapping[str, Any] | None = field(default=None, hash=False)
-    proba_assignment: str = "weighted"
-    proba_tolerance: float = DEFAULT_TOLERANCE
-
-    @classmethod
-    def of(cls, **options: Any) -> PassRequest:
-        """The request of a door's keywords (``protected``/``by`` as one column or a list; unknown names raise)."""
-        unknown = sorted(set(options) - set(cls.__dataclass_fields__))
-        if unknown:
-            msg = f"PassRequest: unknown options {unknown}"
-            raise TypeError(msg)
-        for k in ("protected", "by"):
-            if k in options:
-                options[k] = tuple(as_list(options[k]))
-        check_proba_options(options.get("protected_proba"), options.get("proba_assignment", "weighted"),
-                            options.get("proba_tolerance", DEFAULT_TOLERANCE))  # fmt: skip
-        return cls(**options)
-
-    @classmethod
-    def of_request(cls, request: Any, **overrides: Any) -> PassRequest:
-        """The pass's part of a door's request object (any object with these fields by name, e.g.
-        :class:`polfair.core.request.AuditRequest`), with ``overrides``.
-
-        Examples
-        --------
-        >>> from polfair.core.request import AuditRequest
-        >>> PassRequest.of_request(AuditRequest(y_true="y", protected="g"), engine="auto").protected
-        ('g',)
-        """
-        fields = {f: getattr(request, f) for f in cls.__dataclass_fields__ if hasattr(request, f)}
-        return cls.of(**(fields | overrides))
-
-
-def key_columns(frame: Any, request: PassRequest) -> list[tuple[str, Column]]:
-    """The checked key columns of a pass: ``(role, column)`` for the ``by`` keys, then the protected ones."""
-    return [(role, frame.column(x, role)) for role, items in (("by", request.by), ("protected", request.protected))
-            for x in items]  # fmt: skip
 
 
 def feature_columns(frame: Any, features: Any, *, example: str, reserved: Sequence[str] = ()) -> list[Column]:
@@ -193,7 +111,7 @@ def feature_columns(frame: Any, features: Any, *, example: str, reserved: Sequen
     return cols
 
 
-def estimated_stage(frame: Any, request: PassRequest, names: Sequence[str], compiled: dict[str, Compiled], *,
+def estimated_stage(frame: Any, request: PassOptions, names: Sequence[str], compiled: dict[str, Compiled], *,
                     weighted: bool, has_scores: bool, reserved: Collection[str] = ()) -> ProbaSpec | None:  # fmt: skip
     """The estimated attribute of a request, compiled for the pass (``None`` without ``protected_proba``).
 

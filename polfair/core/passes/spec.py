@@ -22,14 +22,14 @@ code (``__pf_o``, UInt8), one value per row::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 import polars as pl
 
 from polfair.core._args import as_expr, as_list, as_values, check_columns, output_name
-from polfair.core._typing import IntoExpr
+from polfair.core._typing import IntoExpr, OnMissing
 from polfair.core.contract import (
     CODE,
     EXACT_SCALE,
@@ -51,7 +51,14 @@ from polfair.core.contract import (
     weight,
 )
 from polfair.core.contract.inputs import to_lazyframe
-from polfair.core.proba import DEFAULT_TOLERANCE, ProbaSpec, compile_proba, parse_protected_proba, proba_columns
+from polfair.core.proba import (
+    DEFAULT_TOLERANCE,
+    ProbaSpec,
+    check_proba_options,
+    compile_proba,
+    parse_protected_proba,
+    proba_columns,
+)
 from polfair.core.schema import CELL_SCHEMA, REPORT_SCHEMA
 from polfair.exceptions import PolfairError
 
@@ -62,10 +69,13 @@ __all__ = [
     "SF",
     "Spec",
     "build_spec",
+    "check_exact_sums",
     "check_key_names",
     "check_on_missing",
     "check_threshold",
     "classification_columns",
+    "key_columns",
+    "pass_keys",
     "favorable_value_columns",
     "fold_layout",
     "fold_values",
@@ -87,21 +97,55 @@ SF = "__pf_sf"
 #: value): summed in the pass, so a misspelled value inside the list is named after it, as ``privileged``'s.
 FV = "__pf_fv"
 
+#: Metadata key of a :class:`PassOptions` field that is a pass's own switch, not a door's option
+#: (no request hashes, renders or accepts it as a keyword).
+PASS_ONLY = "pass_only"
+
 __all__ += ["CODE", "EXACT_SCALE", "FLAG_BAD_SCORE", "FLAG_BAD_WEIGHT", "FLAG_NULL_SCORE", "FLAG_NULL_WEIGHT"]
 
 @dataclass(frozen=True, eq=False)
 class PassOptions:
-    """What the one counting pass reads of a request: the roles, labels, keys and sums (typed, frozen).
+    """What a counting pass reads of a request (typed, frozen): every pass's one options type.
 
+    The classification pass (:func:`build_spec`, :func:`polfair.engines.narwhals.foreign_code_table`),
+    the regression pass, the score histograms, slices and proxies read it; the skeleton's steps
+    (:mod:`polfair.core.passes.skeleton`) read its keys and policies.
     :class:`polfair.core.request.AuditRequest` is one (it adds the report's options), so the request a
-    door builds travels into :func:`build_spec` and :func:`polfair.engines.narwhals.foreign_code_table`
-    as it is, never exploded into keywords. The defaults are :func:`polfair.confusion_counts`'s.
-    ``eq=False``: options may be Polars expressions, which do not compare to booleans.
+    door builds travels into the pass as it is, never exploded into keywords. The defaults are
+    :func:`polfair.confusion_counts`'s. ``eq=False``: options may be Polars expressions, which do not
+    compare to booleans.
+
+    Attributes
+    ----------
+    y_true, y_pred, y_score, weight
+        Column arguments of the roles (names, or on Polars named expressions); ``None`` when not given.
+    threshold
+        The decision threshold of ``y_score`` without ``y_pred``.
+    protected, by
+        Key column arguments (one, or a list), in order; :attr:`protected_keys`/:attr:`by_keys` as tuples.
+    favorable, unfavorable, score_label
+        The label values taken as favorable / unfavorable, and the label a score (or a Boolean
+        decision) is about (``docs/contract.md#polarity``).
+    cluster, n_buckets, exact_sums
+        The ``bucket`` key of the clustered intervals; the fixed-point sums.
+    allow_many_groups
+        Skip the check of keys with about one group per row.
+    protected_proba, proba_assignment, proba_tolerance
+        An attribute estimated from membership probabilities (:mod:`polfair.core.proba`), a stage of the pass.
+    on_missing
+        ``"warn"``, ``"raise"`` or ``"ignore"``: rows with a missing value (the contract's post-pass check).
+    engine
+        Polars engine of the pass (Polars input only).
+    judge
+        ``False``: no post-pass judgement of the values (invalid rows only counted; a stream's batch).
+        A pass's own switch, not an option of a door: no request hashes or renders it.
 
     Examples
     --------
     >>> PassOptions(y_true="y", protected="g").threshold
     0.5
+    >>> PassOptions.of(y_true="y", protected="g").protected_keys
+    ('g',)
     """
 
     y_true: IntoExpr | None = None
@@ -121,6 +165,62 @@ class PassOptions:
     protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None = None
     proba_assignment: Literal["weighted", "argmax"] = "weighted"
     proba_tolerance: float = DEFAULT_TOLERANCE
+    on_missing: OnMissing = "warn"
+    engine: str = "auto"
+    judge: bool = field(default=True, metadata={PASS_ONLY: True})
+
+    @property
+    def protected_keys(self) -> tuple[Any, ...]:
+        """``protected`` as a tuple (one column, or a list of them; ``None``: none)."""
+        return _items(self.protected)
+
+    @property
+    def by_keys(self) -> tuple[Any, ...]:
+        """``by`` as a tuple (one column, or a list of them; ``None``: none)."""
+        return _items(self.by)
+
+    @classmethod
+    def of(cls, **options: Any) -> PassOptions:
+        """The options of a door's keywords, checked: an unknown name (with the close one) and the
+        ``protected_proba`` options raise here.
+
+        Examples
+        --------
+        >>> PassOptions.of(protectd="g")
+        Traceback (most recent call last):
+        ...
+        polfair.exceptions.UnknownOptionError: PassOptions got an unknown keyword 'protectd' (did you mean 'protected'?)
+        """
+        from polfair.core.options import check_known
+
+        check_known(options, cls.__dataclass_fields__, door=cls.__name__)
+        check_on_missing(options.get("on_missing", "warn"))
+        check_proba_options(options.get("protected_proba"), options.get("proba_assignment", "weighted"),
+                            options.get("proba_tolerance", DEFAULT_TOLERANCE))  # fmt: skip
+        return cls(**options)
+
+    @classmethod
+    def of_request(cls, request: Any, **overrides: Any) -> PassOptions:
+        """The pass's part of a door's request object (any object with these fields by name, e.g.
+        :class:`polfair.core.request.AuditRequest`), with ``overrides``.
+
+        Examples
+        --------
+        >>> from polfair.core.request import AuditRequest
+        >>> PassOptions.of_request(AuditRequest(y_true="y", protected="g"), engine="auto").protected_keys
+        ('g',)
+        """
+        fields = {f: getattr(request, f) for f in cls.__dataclass_fields__ if hasattr(request, f)}
+        return cls.of(**(fields | overrides))
+
+
+def _items(x: Any) -> tuple[Any, ...]:
+    """One key argument or a sequence of them, as a tuple (an Ibis or Spark column is one item)."""
+    if x is None:
+        return ()
+    if isinstance(x, (str, pl.Expr)) or not isinstance(x, (Sequence, Set, Iterator)):
+        return (x,)
+    return tuple(x)
 
 
 #: Names no key (``by`` or protected) may take: the cell table's own columns (:data:`~polfair.core.schema.CELL_SCHEMA`).
@@ -277,13 +377,26 @@ def fold_layout(
     return tuple(out) if fold_values(out) <= _FOLD_LIMIT else ()
 
 
+#: The one message of a pass without a protected attribute (observed or estimated).
+NO_PROTECTED = "protected must name at least one column or expression, e.g. protected=['sex']"
+
+
 def protected_exprs(protected: IntoExpr | Sequence[IntoExpr]) -> list[pl.Expr]:
     """The protected attributes as expressions; raise if there are none."""
     key_exprs = [as_expr(p, "protected") for p in as_list(protected)]
     if not key_exprs:
-        msg = "protected must name at least one column or expression, e.g. protected=['sex']"
-        raise PolfairError(msg)
+        raise PolfairError(NO_PROTECTED)
     return key_exprs
+
+
+def check_exact_sums(options: PassOptions) -> None:
+    """Raise when ``exact_sums=True`` comes with ``protected_proba`` (every engine's one message)."""
+    if options.protected_proba is not None and options.exact_sums:
+        msg = (
+            "exact_sums=True is not available with protected_proba: membership probabilities times weights "
+            "are often below 2**-16, which the fixed-point sums cannot hold; use the default Float64 sums"
+        )
+        raise PolfairError(msg)
 
 
 def check_on_missing(on_missing: str) -> None:
@@ -320,6 +433,57 @@ def check_key_names(by_names: Sequence[str], keys: Sequence[str], also_reserved:
             )
             raise PolfairError(msg)
         seen.add(k)
+
+
+def key_columns(frame: Any, request: PassOptions) -> list[tuple[str, Column]]:
+    """The checked key columns of a pass: ``(role, column)`` for the ``by`` keys, then the protected ones."""
+    return [(role, frame.column(x, role)) for role, items in (("by", request.by_keys), ("protected", request.protected_keys))
+            for x in items]  # fmt: skip
+
+
+def pass_keys(frame: Any, request: PassOptions, label: Column | None = None, reserved: Collection[str] = (), *,
+              required: bool = True) -> list[tuple[str, Column]]:  # fmt: skip
+    """The keys of a pass (:func:`key_columns`), checked once for every engine and room.
+
+    A protected attribute is given (or estimated: ``protected_proba``; ``required=False``: a pass of
+    counts that may be the population's only, e.g. a score histogram), none is the label column
+    ``label`` (by name or, on Polars, by expression), and no key name is given twice or reserved
+    (:func:`~polfair.core.passes.spec.check_key_names`, with ``reserved``).
+
+    Raises
+    ------
+    PolfairError
+        No protected attribute, a protected attribute that is the label, or a name clash.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polfair.core.contract import PolarsFrame
+    >>> f = PolarsFrame(pl.DataFrame({"y": [1], "g": ["a"], "m": [1]}))
+    >>> [(r, c.name) for r, c in pass_keys(f, PassOptions(protected="g", by="m"))]
+    [('by', 'm'), ('protected', 'g')]
+    >>> pass_keys(f, PassOptions(protected="y"), f.column("y", "y_true"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    polfair.exceptions.PolfairError: protected attribute 'y' is the label column y_true='y'; a label cannot be ...
+    """
+    if required and not request.protected_keys and request.protected_proba is None:
+        raise PolfairError(NO_PROTECTED)
+    cols = key_columns(frame, request)
+    for role, c in cols:
+        # undo_aliases: pl.col("label").alias("x") is still the label column
+        same = label is not None and (c.name == label.name or (
+            isinstance(c.expr, pl.Expr) and c.expr.meta.undo_aliases().meta.eq(label.expr.meta.undo_aliases())))
+        if role == "protected" and same:
+            assert label is not None
+            msg = (
+                f"protected attribute {c.name!r} is the label column y_true={label.name!r}; a label "
+                "cannot be its own protected attribute: pass the demographic columns as protected="
+            )
+            raise PolfairError(msg)
+    check_key_names([c.name for r, c in cols if r == "by"], [c.name for r, c in cols if r != "by"],
+                    also_reserved=sorted(reserved))  # fmt: skip
+    return cols
 
 
 def label_values(favorable: Any, unfavorable: Any) -> tuple[tuple[Any, ...], tuple[Any, ...] | None]:
@@ -486,60 +650,27 @@ def build_spec(data: Any, options: PassOptions | None = None, /, **keywords: Any
     ('g',)
     """
     o = options if options is not None else PassOptions(**keywords)  # the guard allow_many_groups runs after the pass
-    y_true, y_pred, y_score, weight, protected, by = o.y_true, o.y_pred, o.y_score, o.weight, o.protected, o.by
+    y_true, y_pred, y_score, weight = o.y_true, o.y_pred, o.y_score, o.weight
     threshold, cluster, exact_sums = cast(float, o.threshold), o.cluster, o.exact_sums
-    source = to_lazyframe(data)
-    names = source.collect_schema().names()
+    frame = PolarsFrame(data)
+    source, names = frame.lf, frame.names
     check_threshold(threshold)
 
-    roles: dict[str, pl.Expr] = {"y_true": as_expr(cast("IntoExpr", y_true), "y_true")}
-    if y_pred is not None:
-        roles["y_pred"] = as_expr(y_pred, "y_pred")
-    if y_score is not None:
-        roles["y_score"] = as_expr(y_score, "y_score")
-    if weight is not None:
-        roles["weight"] = as_expr(weight, "weight")
+    given = {"y_true": as_expr(cast("IntoExpr", y_true), "y_true"), "y_pred": y_pred, "y_score": y_score, "weight": weight}
+    cols = {r: frame.column(v, r) for r, v in given.items() if v is not None}
+    roles: dict[str, pl.Expr] = {r: c.expr for r, c in cols.items()}
+    key_list = pass_keys(frame, o, cols["y_true"])
+    by_names = tuple(c.name for r, c in key_list if r == "by")
+    keys = tuple(c.name for r, c in key_list if r != "by")
+    by_exprs = [c.expr for r, c in key_list if r == "by"]
+    key_exprs = [c.expr for r, c in key_list if r != "by"]
     ps = None if o.protected_proba is None else parse_protected_proba(o.protected_proba, o.proba_assignment,
                                                                       o.proba_tolerance)  # fmt: skip
-    key_exprs = protected_exprs(protected if protected is not None else []) if ps is None or as_list(protected) else []
-    by_exprs = [as_expr(b, "by") for b in as_list(by)]
-    for role, e in roles.items():
-        check_columns(e, role, names)
-    for e in key_exprs:
-        check_columns(e, "protected", names)
-    for e in by_exprs:
-        check_columns(e, "by", names)
-
-    keys = tuple(output_name(e, "protected") for e in key_exprs)
-    by_names = tuple(output_name(e, "by") for e in by_exprs)
-    label_name = output_name(roles["y_true"], "y_true")
-    for k, e in zip(keys, key_exprs):
-        # undo_aliases: pl.col("label").alias("x") is still the label column
-        if k == label_name or e.meta.undo_aliases().meta.eq(roles["y_true"].meta.undo_aliases()):
-            msg = (
-                f"protected attribute {k!r} is the label column y_true={label_name!r}; a label "
-                "cannot be its own protected attribute: pass the demographic columns as protected="
-            )
-            raise PolfairError(msg)
-    check_key_names(by_names, keys if ps is None else (*keys, ps.attribute))
-    if ps is not None and exact_sums:
-        msg = (
-            "exact_sums=True is not available with protected_proba: membership probabilities times weights "
-            "are often below 2**-16, which the fixed-point sums cannot hold; use the default Float64 sums"
-        )
-        raise PolfairError(msg)
-
-    probe = _schema_of(source, dict(roles))
-    cols = {r: Column(output_name(e, r), e, probe[r]) for r, e in roles.items()}
+    if ps is not None:
+        check_key_names(by_names, (*keys, ps.attribute))
+    check_exact_sums(o)
     fav, unfav = label_values(o.favorable, o.unfavorable)
-    key_schema = _schema_of(source, {f"__pf_key{i}": e for i, e in enumerate([*by_exprs, *key_exprs])})
-    key_cols = [
-        key(POLARS, Column(n, e, dt), role=role).alias(n)
-        for (role, n, e), dt in zip(
-            [*(("by", b, e) for b, e in zip(by_names, by_exprs)), *(("protected", k, e) for k, e in zip(keys, key_exprs))],
-            key_schema.values(),
-        )
-    ]
+    key_cols = [key(POLARS, c, role=role).alias(c.name) for role, c in key_list]
     compiled, columns, pol = classification_columns(POLARS, cols, fav, unfav, threshold=threshold, exact=exact_sums,
                                                     score_label=o.score_label)  # fmt: skip
 

@@ -20,7 +20,6 @@ from polfair.core import contract as ct
 from polfair.core._args import mergeable_tables
 from polfair.core.passes.estimated import expand_sums
 from polfair.core.passes.skeleton import (
-    PassRequest,
     aggregate,
     check_rows,
     estimated_stage,
@@ -28,6 +27,7 @@ from polfair.core.passes.skeleton import (
     key_columns,
     problem_columns,
 )
+from polfair.core.passes.spec import PassOptions
 from polfair.core.regression.moments import (
     CELL_COLUMNS,
     LO,
@@ -164,7 +164,7 @@ def regression_cells(
     >>> cells.group_by("g").agg(pl.col("n", "n_missing").sum()).sort("g").rows()
     [('a', 2, 0), ('b', 0, 1)]
     """
-    request = PassRequest.of(y_true=y_true, y_pred=y_pred, protected=list(keys), weight=weight, check=False,
+    request = PassOptions.of(y_true=y_true, y_pred=y_pred, protected=list(keys), weight=weight, judge=False,
                              on_missing="ignore", allow_many_groups=True, engine=engine)  # fmt: skip
     return regression_pass(ct.PolarsFrame(frame), request, bins_per_octave=bins_per_octave)
 
@@ -253,7 +253,7 @@ _RANGES = {"w_exp": ("__pf_we", "max"), "p_min": ("__pf_pv", "min"), "p_max": ("
            "y_min": ("__pf_yv", "min"), "y_max": ("__pf_yv", "max")}  # fmt: skip
 
 
-def regression_pass(frame: Any, request: PassRequest, *, bins_per_octave: int = BINS_PER_OCTAVE,
+def regression_pass(frame: Any, request: PassOptions, *, bins_per_octave: int = BINS_PER_OCTAVE,
                     expand: bool = True) -> pl.DataFrame:  # fmt: skip
     """The regression cell table of any input, in ONE ``group_by(by + protected + bin + code)`` of its engine.
 
@@ -320,7 +320,7 @@ def regression_pass(frame: Any, request: PassRequest, *, bins_per_octave: int = 
     >>> import polars as pl
     >>> from polfair.core.contract import PolarsFrame
     >>> df = pl.DataFrame({"y": [1.0, 2.0, 4.0], "p": [1.5, 2.0, 3.0], "g": ["a", "a", "b"]})
-    >>> cells = regression_pass(PolarsFrame(df), PassRequest.of(y_true="y", y_pred="p", protected=["g"]))
+    >>> cells = regression_pass(PolarsFrame(df), PassOptions.of(y_true="y", y_pred="p", protected=["g"]))
     >>> roll_up(cells, ["g"]).select("g", "n", "mean_e").rows()
     [('a', 2, 0.25), ('b', 1, -1.0)]
     """
@@ -379,11 +379,11 @@ def regression_pass(frame: Any, request: PassRequest, *, bins_per_octave: int = 
     out = aggregate(frame, columns, [*names, "bin", ct.CODE], aggs, count="__pf_n", engine=request.engine,
                     stages=lambda ns, part: _stages(ns, part, groups))  # fmt: skip
     check_rows(out, roles, count="__pf_n", on_missing=request.on_missing, examples=frame.examples,
-               excluded_from="counted in n_missing and left out of every metric", stacklevel=5, check=request.check,
+               excluded_from="counted in n_missing and left out of every metric", stacklevel=5, check=request.judge,
                keys=None if request.allow_many_groups else names)  # fmt: skip
     if ps is not None and not expand:
         return out
-    return cells_of_pass(out, ps, roles, check=request.check)
+    return cells_of_pass(out, ps, roles, check=request.judge)
 
 
 def cells_of_pass(out: pl.DataFrame, ps: Any, roles: dict[str, Any] | None = None, *, check: bool = False) -> pl.DataFrame:

@@ -10,7 +10,6 @@ report for the HTML page (:func:`attach_regression_cells`, :func:`regression_cel
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -52,6 +51,7 @@ from polfair.core.report.build import (
     GROUP_KEY,
     SEPARATOR,
     Intersections,
+    ReportOptions,
     attribute_sets,
     check_protected_names,
     check_reference,
@@ -62,7 +62,7 @@ from polfair.core.report.build import (
 from polfair.core.values import coerce_values, match_values
 from polfair.exceptions import InvalidInputError, PolfairError
 
-__all__ = ["ReportOptions", "attach_regression_cells", "regression_cells_of", "regression_report_from_cells",
+__all__ = ["attach_regression_cells", "regression_cells_of", "regression_report_from_cells",
            "report_rows"]  # fmt: skip
 
 _F64 = pl.Float64
@@ -157,61 +157,17 @@ def regression_report_from_cells(
     >>> rep.filter(group="b", metric="mean_absolute_error").select("value", "difference").row(0)
     (0.5, 0.16666666666666666)
     """
-    options = ReportOptions.of(protected=protected, by=by, privileged=privileged, reference=reference,
-                               intersections=intersections, ci=ci, p_adjust=p_adjust, min_sample_size=min_sample_size)
+    options = ReportOptions(protected=protected, by=by, privileged=privileged, reference=reference,
+                            intersections=intersections, ci=ci, p_adjust=p_adjust, min_sample_size=min_sample_size)
     return report_rows(cells, options, stacklevel=5)
-
-
-@dataclass(frozen=True)
-class ReportOptions:
-    """What a report of a cell table compares and how (the report skeleton's part of the request).
-
-    Attributes
-    ----------
-    protected, by
-        The cell table's protected-attribute and ``by`` columns, in order.
-    privileged, reference, intersections, ci, p_adjust, min_sample_size
-        As :func:`regression_report_from_cells`.
-
-    Examples
-    --------
-    >>> ReportOptions.of(protected="g", ci=None).protected
-    ('g',)
-    """
-
-    protected: tuple[str, ...] = ()
-    by: tuple[str, ...] = ()
-    privileged: Mapping[str, Any] = field(default_factory=dict, hash=False)
-    reference: Literal["privileged", "largest", "overall"] | None = None
-    intersections: Intersections = field(default=None, hash=False)
-    ci: float | None = 0.95
-    p_adjust: Literal["bh", "by", "holm"] | None = "bh"
-    min_sample_size: int | None = None
-
-    @classmethod
-    def of(cls, **options: Any) -> ReportOptions:
-        """The options of a door's keywords (``protected``/``by``: one name or a list; ``privileged`` ``None``: none)."""
-        for k in ("protected", "by"):
-            if k in options:
-                options[k] = tuple(str(x) for x in as_list(options[k]))
-        options["privileged"] = dict(options.get("privileged") or {})
-        return cls(**options)
-
-    @classmethod
-    def of_request(cls, request: Any, **overrides: Any) -> ReportOptions:
-        """The report's part of a door's request object (any object with these fields by name, e.g.
-        :class:`polfair.core.request.AuditRequest`), with ``overrides``.
-        """
-        fields = {f: getattr(request, f) for f in cls.__dataclass_fields__ if hasattr(request, f)}
-        return cls.of(**(fields | overrides))
 
 
 def report_rows(cells: pl.DataFrame | pl.LazyFrame, options: ReportOptions, *, stacklevel: int = 4) -> pl.DataFrame:
     """:func:`regression_report_from_cells`, for the doors that call it for their user
     (``stacklevel`` of the warnings: 4 names the caller of the door that calls this).
     """
-    keys, by_n = list(options.protected), list(options.by)
-    reference, ci, p_adjust, privileged = options.reference, options.ci, options.p_adjust, options.privileged
+    keys, by_n = [str(x) for x in as_list(options.protected)], [str(x) for x in as_list(options.by)]
+    reference, ci, p_adjust, privileged = options.reference, options.ci, options.p_adjust, dict(options.privileged or {})
     intersections, min_sample_size = options.intersections, options.min_sample_size
     check_reference(reference)
     if reference == "best":

@@ -663,10 +663,12 @@ class ReportOptions:
     """What the report builder reads (:func:`report_from_counts`'s keywords, typed and frozen).
 
     The public doors keep their flat keywords and build one; :func:`polfair.fairness_report` builds it
-    from its request (:meth:`of`), so the report reads the options the pass ran with.
+    from its request (:meth:`of`), so the report reads the options the pass ran with. The regression
+    report (:func:`polfair.core.regression.report.report_rows`) reads the same type: its keys,
+    ``privileged``, ``reference``, ``intersections``, ``ci``, ``p_adjust`` and ``min_sample_size``.
     """
 
-    protected: str | Sequence[str]
+    protected: str | Sequence[str] = ()
     by: str | Sequence[str] | None = ()
     has_predictions: bool = True
     privileged: Mapping[str, Any] | None = None
@@ -697,6 +699,14 @@ class ReportOptions:
                    ci=r.ci, ci_method=r.ci_method, n_boot=r.n_boot, seed=r.seed, p_adjust=r.p_adjust,
                    weighted=spec.weighted, metrics=r.custom_metrics, select=select,
                    max_intersection_groups=r.max_intersection_groups, min_sample_size=r.min_sample_size)  # fmt: skip
+
+    @classmethod
+    def of_request(cls, request: Any, **overrides: Any) -> ReportOptions:
+        """The report's part of a door's request object (any object with these fields by name, e.g.
+        :class:`polfair.core.request.AuditRequest`), with ``overrides`` (the regression report reads it so).
+        """
+        fields = {f: getattr(request, f) for f in cls.__dataclass_fields__ if hasattr(request, f)}
+        return cls(**(fields | overrides))
 
     def replicate(self, by: Sequence[str]) -> ReportOptions:
         """The options of a replicate report (the jackknife's): other ``by`` keys, default intervals."""

@@ -9,8 +9,10 @@ import pytest
 
 import polfair as pf
 from polfair.core.contract import CODE, PolarsFrame
-from polfair.core.passes.skeleton import PassRequest, check_rows, feature_columns
+from polfair.core.passes.skeleton import check_rows, feature_columns
+from polfair.core.passes.spec import PassOptions
 from polfair.proxies import proxy_scan
+from polfair.scores import score_counts
 
 
 def _df() -> pl.DataFrame:
@@ -40,10 +42,10 @@ def test_the_features_role_is_checked_once_for_every_room(features: list[str], m
 
 def test_pass_request_refuses_unknown_and_unused_options() -> None:
     with pytest.raises(TypeError, match="protectd"):
-        PassRequest.of(protectd="g")
+        PassOptions.of(protectd="g")
     with pytest.raises(pf.PolfairError, match="proba_tolerance"):
-        PassRequest.of(protected="g", proba_tolerance=0.01)
-    assert PassRequest.of(by="m", protected=["g", "h"]).by == ("m",)
+        PassOptions.of(protected="g", proba_tolerance=0.01)
+    assert PassOptions.of(by="m", protected=["g", "h"]).by_keys == ("m",)
 
 
 def test_check_rows_is_the_one_no_rows_error_and_counts_every_row() -> None:
@@ -56,13 +58,65 @@ def test_check_rows_is_the_one_no_rows_error_and_counts_every_row() -> None:
 
 
 def test_the_options_objects_are_parts_of_the_request() -> None:
-    from polfair.core.regression.report import ReportOptions
+    from polfair.core.report.build import ReportOptions
     from polfair.core.request import AuditRequest
 
     req = AuditRequest(y_true="y", y_pred="p", protected=["g", "h"], by="m", weight="w", ci=0.9, p_adjust="holm",
                        protected_proba={"r": {"a": "pa", "b": None}}, min_sample_size=5)  # fmt: skip
-    p = PassRequest.of_request(req, engine="auto")
-    assert (p.y_true, p.protected, p.by, p.weight, p.engine) == ("y", ("g", "h"), ("m",), "w", "auto")
+    p = PassOptions.of_request(req, engine="auto")
+    assert (p.y_true, p.protected_keys, p.by_keys, p.weight, p.engine) == ("y", ("g", "h"), ("m",), "w", "auto")
     assert p.protected_proba == {"r": {"a": "pa", "b": None}}
     r = ReportOptions.of_request(req)
-    assert (r.protected, r.by, r.ci, r.p_adjust, r.min_sample_size, r.privileged) == (("g", "h"), ("m",), 0.9, "holm", 5, {})
+    assert (r.protected, r.by, r.ci, r.p_adjust, r.min_sample_size, r.privileged) == (["g", "h"], "m", 0.9, "holm", 5, None)
+
+
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        ({"protected": []}, "protected must name at least one column or expression"),
+        ({"protected": "y"}, "is the label column y_true='y'"),
+        ({"protected": "g", "exact_sums": True, "protected_proba": {"r": {"a": "p", "b": None}}},
+         "exact_sums=True is not available with protected_proba"),
+    ],
+)
+def test_build_spec_and_the_foreign_pass_word_a_rule_alike(kw: dict, match: str) -> None:
+    """The classification pass's keys are the skeleton's (pass_keys): one rule, one message on every engine."""
+    duckdb = pytest.importorskip("duckdb")
+    from polfair.core.passes.spec import build_spec
+    from polfair.engines.narwhals import foreign_code_table
+
+    df = pl.DataFrame({"y": [1, 0], "g": ["a", "b"], "p": [0.5, 0.5]})
+    messages = []
+    for run in (lambda: build_spec(df, y_true="y", **kw), lambda: foreign_code_table(duckdb.from_arrow(df.to_arrow()), y_true="y", **kw)):
+        with pytest.raises(pf.PolfairError, match=match) as err:
+            run()
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]
+
+
+def test_every_pass_words_a_bad_on_missing_alike() -> None:
+    """PassOptions.of checks on_missing once: the regression and score passes say what the report says."""
+    df = pl.DataFrame({"y": [1.0, 0.0], "p": [0.5, 0.5], "g": ["a", "b"]})
+    doors = [lambda: pf.regression_counts(df, y_true="y", y_pred="p", protected="g", on_missing="skip"),
+             lambda: score_counts(df, y_true="y", y_score="p", protected="g", on_missing="skip"),
+             lambda: pf.fairness_report(df.with_columns(pl.col("y").cast(pl.Int64)), y_true="y", y_score="p",
+                                        protected="g", on_missing="skip")]  # fmt: skip
+    messages = set()
+    for door in doors:
+        with pytest.raises(pf.PolfairError, match="on_missing must be one of") as err:
+            door()
+        messages.add(str(err.value))
+    assert len(messages) == 1, messages
+
+
+def test_the_score_pass_refuses_its_label_as_a_protected_attribute_as_the_report_does() -> None:
+    """The score histogram takes its keys from the skeleton (pass_keys): the label rule is the report's."""
+    df = pl.DataFrame({"y": [1, 0, 1], "s": [0.9, 0.2, 0.6], "g": ["a", "b", "a"]})
+    messages = set()
+    for door in (lambda: score_counts(df, y_true="y", y_score="s", protected="y"),
+                 lambda: pf.fairness_report(df, y_true="y", y_score="s", protected="y")):
+        with pytest.raises(pf.PolfairError, match="is the label column y_true='y'") as err:
+            door()
+        messages.add(str(err.value))
+    assert len(messages) == 1
+    assert score_counts(df, y_true="y", y_score="s", protected=None)["n"].sum() == 3  # population-only counts stay
