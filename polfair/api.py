@@ -33,10 +33,18 @@ from polfair.core.passes.estimated import cell_table as proba_cell_table
 from polfair.core.passes.estimated import expand_codes
 from polfair.core.passes.spec import Spec, build_spec
 from polfair.core.proba import DEFAULT_TOLERANCE, check_proba_options
-from polfair.core.report.build import SEPARATOR, budget_message, budget_sets, report_batches, report_from_counts
+from polfair.core.report.build import (
+    SEPARATOR,
+    attribute_sets,
+    budget_message,
+    budget_sets,
+    report_batches,
+    report_from_counts,
+)
 from polfair.core.report.run_metadata import attach_request, request_of, with_run_metadata
 from polfair.core.report.selection import SELECTABLE
 from polfair.core.report.wide import to_wide
+from polfair.core.report.worst import groups_limited
 from polfair.core.request import AuditRequest
 from polfair.core.values import check_option_types
 from polfair.engines.narwhals import foreign_code_table
@@ -263,6 +271,8 @@ def fairness_report(
     metrics: Sequence[str] | None = None,
     user_metrics: Sequence[Any] | Mapping[str, Any] | None = None,
     max_intersection_groups: int = 1000,
+    max_groups_per_attribute: int | None = 1000,
+    worst_k: int = 20,
     shape: Literal["long", "wide"] = "long",
     run_metadata: bool | Mapping[str, Any] = False,
     allow_many_groups: bool = False,
@@ -397,6 +407,14 @@ def fairness_report(
         :class:`~polfair.exceptions.ReportSizeWarning`) and listed in the report's request
         (``intersections_skipped``: attributes, groups, reason). ``intersections="all"`` (or an int,
         or a list) audits what it names, whatever the budget (``docs/scale.md``).
+    max_groups_per_attribute, worst_k
+        Int >= 1 or None (default 1,000) and int >= 0 (default 20): an attribute set with more
+        than ``max_groups_per_attribute`` groups in a ``by`` value (a zip code) keeps its attribute
+        rows over every group and shows the group rows of its ``worst_k`` worst groups by the
+        interval rule (the largest one-sided confidence bound of a rate's difference from the
+        reference on its harmful side) and of its reference groups; said once (a
+        :class:`~polfair.exceptions.ReportSizeWarning`) and listed in the report's request
+        (``groups_limited``). ``None``: every group's rows (:mod:`polfair.core.report.worst`).
     allow_many_groups
         Bool, default ``False``: a Float ``protected``/``by`` column, or one with more than 1000
         distinct values that are more than half the rows (an id, score or weight passed by
@@ -540,7 +558,8 @@ def fairness_report(
     report = report_from_counts(prep.cells, by=prep.spec.by, **run.statistics(), **prep.common)
     if prep.bucketed is not None and run.ci is not None:  # cluster-robust intervals on the group rows
         report = jackknife_report_intervals(
-            report, prep.bucketed, lambda table, keys: report_from_counts(table, by=keys, **prep.common),
+            report, prep.bucketed,  # the replicates keep every group (the report's rows are looked up in them)
+            lambda table, keys: report_from_counts(table, by=keys, **{**prep.common, "max_groups_per_attribute": None}),
             by=list(prep.spec.by), ci=run.ci, p_adjust_method=run.p_adjust,
         )  # fmt: skip
     report = prep.plan.finish(report)
@@ -679,6 +698,7 @@ def _prepare(data: Any, request: AuditRequest) -> _Prepared:
         reference=run.reference, intersections=intersections, alpha=run.alpha,
         concentration=run.concentration, weighted=spec.weighted, metrics=run.custom_metrics, select=select,
         max_intersection_groups=run.max_intersection_groups, min_sample_size=plan.min_sample_size,
+        max_groups_per_attribute=run.max_groups_per_attribute, worst_k=run.worst_k,
     )  # fmt: skip
     provenance = plan.request(threshold=run.threshold, unfavorable=run.unfavorable, reference=run.reference,
                               stats=stats, config=run.config)  # fmt: skip
@@ -688,6 +708,11 @@ def _prepare(data: Any, request: AuditRequest) -> _Prepared:
         provenance["polarity_warnings"] = alarms
     if skipped:
         provenance["intersections_skipped"] = skipped
+    # the high-cardinality sets whose group rows are their worst groups (the core warns once)
+    limited = groups_limited(cells, list(spec.by), attribute_sets(spec.keys, intersections), run.max_groups_per_attribute,
+                             run.worst_k)  # fmt: skip
+    if limited:
+        provenance["groups_limited"] = limited
     if run.metrics is not None:
         provenance["selected_metrics"] = list(run.metrics)
     return _Prepared(plan, spec, cells, bucketed, run, common, provenance, r.hashed(threshold=run.threshold), hidden)

@@ -124,6 +124,7 @@ from polfair.core.report.rows import (
 )
 from polfair.core.report.selection import restrict, select_metrics
 from polfair.core.report.status import with_harm
+from polfair.core.report.worst import MAX_GROUPS_PER_ATTRIBUTE, WORST_K, groups_limited, warn_limited, worst_rows
 from polfair.core.user_metrics import check_user_metrics, user_metric_parts
 from polfair.core.values import absent_values_message, coerce_values, match_values
 from polfair.exceptions import PolfairError, ReferenceWarning, ReportSizeWarning, user_stacklevel
@@ -439,6 +440,8 @@ def report_from_counts(
     select: Sequence[str] | None = None,
     max_intersection_groups: int = MAX_INTERSECTION_GROUPS,
     min_sample_size: int | None = None,
+    max_groups_per_attribute: int | None = MAX_GROUPS_PER_ATTRIBUTE,
+    worst_k: int = WORST_K,
 ) -> pl.DataFrame:
     """Build the fairness report from a cell table (e.g. merged from partitions).
 
@@ -474,6 +477,12 @@ def report_from_counts(
         Input rows a group needs to be a comparison group (:mod:`polfair.core.reference`):
         ``reference="largest"`` and ``"best"`` choose among the groups that meet it, a named
         ``privileged`` group below it warns. ``None`` (default): 30 rows; ``0``: no minimum.
+    max_groups_per_attribute, worst_k
+        An attribute set with more than ``max_groups_per_attribute`` groups (default 1,000) in a
+        ``by`` value keeps its attribute rows over every group, and shows the group rows of its
+        ``worst_k`` (default 20) worst groups by the interval rule and of its reference groups
+        (:mod:`polfair.core.report.worst`; warns once with
+        :class:`~polfair.exceptions.ReportSizeWarning`). ``None``: every group's rows.
 
     Returns
     -------
@@ -512,7 +521,7 @@ def report_from_counts(
     # the long rows are then laid out once (polfair.core.report.rows.assemble).
     prep = _prepare(cells, protected, by, has_predictions, privileged, reference, intersections, alpha, concentration,
                     ci, ci_method, n_boot, seed, p_adjust, weighted, metrics, select, max_intersection_groups,
-                    min_sample_size)  # fmt: skip
+                    min_sample_size, max_groups_per_attribute, worst_k)  # fmt: skip
     parts = [prep.population_part(), prep.attribute_part(), prep.group_part(prep.groups), *prep.user_parts()]
     return prep.finish(assemble(parts, prep.sort_keys, prep.entity_columns, prep.floats, prep.cats))
 
@@ -539,6 +548,8 @@ def report_batches(
     select: Sequence[str] | None = None,
     max_intersection_groups: int = MAX_INTERSECTION_GROUPS,
     min_sample_size: int | None = None,
+    max_groups_per_attribute: int | None = MAX_GROUPS_PER_ATTRIBUTE,
+    worst_k: int = WORST_K,
 ) -> Iterator[pl.DataFrame]:
     """:func:`report_from_counts`'s report in consecutive batches of about ``batch_rows`` rows, built as they are yielded.
 
@@ -554,8 +565,9 @@ def report_batches(
     cells, protected, by, has_predictions, privileged, reference, intersections
         As in :func:`report_from_counts`.
     alpha, concentration, ci, ci_method, n_boot, seed, p_adjust, weighted, metrics, select, max_intersection_groups,
-    min_sample_size
-        As in :func:`report_from_counts` (with user ``metrics`` the report comes as one batch).
+    min_sample_size, max_groups_per_attribute, worst_k
+        As in :func:`report_from_counts` (with user ``metrics``, or an attribute set whose group rows
+        are limited to its worst groups, the report comes as one batch).
     batch_rows
         Rows per batch (a batch ends with an entity's rows: it may run over by up to one entity's).
 
@@ -584,8 +596,8 @@ def report_batches(
         raise PolfairError(msg)
     prep = _prepare(cells, protected, by, has_predictions, privileged, reference, intersections, alpha, concentration,
                     ci, ci_method, n_boot, seed, p_adjust, weighted, metrics, select, max_intersection_groups,
-                    min_sample_size)  # fmt: skip
-    if prep.user:  # user metrics lay out their own rows of every entity: one batch
+                    min_sample_size, max_groups_per_attribute, worst_k)  # fmt: skip
+    if prep.user or prep.limited_sets:  # user metrics lay out their own rows of every entity; worst groups: one batch
         parts = [prep.population_part(), prep.attribute_part(), prep.group_part(prep.groups), *prep.user_parts()]
         yield prep.finish(assemble(parts, prep.sort_keys, prep.entity_columns, prep.floats, prep.cats))
         return
@@ -638,7 +650,8 @@ class _Prepared:
                  alpha: float, concentration: float, ci: Any, ci_method: Any, n_boot: Any, seed: Any, p_adjust: Any,
                  weighted: bool | None, metrics: Mapping[str, Any] | None = None,
                  select: Sequence[str] | None = None, budget: int = MAX_INTERSECTION_GROUPS,
-                 min_sample_size: int | None = None) -> None:  # fmt: skip
+                 min_sample_size: int | None = None, max_groups: int | None = MAX_GROUPS_PER_ATTRIBUTE,
+                 worst_k: int = WORST_K) -> None:  # fmt: skip
         keys, by = cast("list[str]", as_list(protected)), cast("list[str]", as_list(by))  # a name, a list, None
         # a table of collect_cells(relative=True): weights in units of 2**w_exp (extreme weights; every
         # statistic but the counts is free of that unit: the counts are scaled back in finish())
@@ -700,7 +713,14 @@ class _Prepared:
         # a selection (without user metrics, which may read any metric) computes its group metrics only
         only = None if selection is None or self.user else {*metric_names, *self.attribute_metrics}
         groups, modes = _groups(lf, keys, ib, sets, schema, typed, reference, has_predictions, extra, only)
-        _warn_size(groups.height, pop.height, len(sets), has_predictions)
+        # high-cardinality sets: every group in the attribute rows, the worst worst_k as group rows (said once)
+        limited = groups_limited(lf, ib, sets, max_groups, worst_k)
+        warn_limited(limited, max_groups or 0)
+        self.limited_sets = [sets.index(tuple(s["attributes"])) for s in limited]
+        self.worst_k = worst_k
+        self.kept: np.ndarray | None = None  # the SORT_G of the group rows shown, once some were left out
+        shown = groups.height - sum(max(0, s["groups"] - worst_k) for s in limited) * pop.height
+        _warn_size(max(shown, 0), pop.height, len(sets), has_predictions)
         ref = _reference(groups.lazy(), pop.lazy(), sk, ib, metric_names, modes, self.disparities, self.min_n)
         self.by, self.ib, self.sk, self.lf, self.pop, self.groups, self.ref = by, ib, sk, lf, pop, groups, ref
         self.keys, self.modes, self.opts, self.metric_names = keys, modes, opts, metric_names
@@ -729,8 +749,21 @@ class _Prepared:
                                           None if self.selection is None else self.selection.shown))  # fmt: skip
 
     def group_part(self, groups: pl.DataFrame, batch: tuple[Segments, GroupContext] | None = None) -> Part:
-        return self._shown(group_part(groups, self.ref, self.sk, self.ib, self.has_predictions, self.opts, self.pop,
-                                      self.modes, _PRIV, _MODE, batch, self.metric_names, self.disparities))  # fmt: skip
+        part = group_part(groups, self.ref, self.sk, self.ib, self.has_predictions, self.opts, self.pop, self.modes,
+                          _PRIV, _MODE, batch, self.metric_names, self.disparities)  # fmt: skip
+        if self.limited_sets:  # the worst groups of the high-cardinality sets (and every other set's groups)
+            rows = worst_rows(part, groups, self.ref, self.sk, self.metric_names, self.limited_sets, self.worst_k, _PRIV)
+            if rows is not None:
+                self.kept = groups.get_column(SORT_G).to_numpy()[rows]
+                part = take(part, rows)
+        return self._shown(part)
+
+    def _kept(self, part: Part) -> Part:
+        """A part's group entities limited to those :meth:`group_part` kept (population and attribute rows stay)."""
+        if self.kept is None:
+            return part
+        sg = part.entities.get_column(SORT_G).to_numpy()
+        return take(part, np.flatnonzero((sg < 0) | np.isin(sg, self.kept)))
 
     def user_parts(self) -> list[Part]:
         """The user metrics' population, attribute and group parts (none without user metrics)."""
@@ -743,8 +776,9 @@ class _Prepared:
             back = [pl.col(c) * 2.0 ** (2 * self.w_exp if c.endswith("_w2") else self.w_exp) for c in _WEIGHTED
                     if c in groups.columns]  # fmt: skip
             groups, pop = groups.with_columns(back), pop.with_columns(back)
-        return cast("list[Part]", user_metric_parts(self.user, groups, pop, self.ref, sk=self.sk, ib=self.ib,
-                                                    columns=cols, make_part=Part, min_sample_size=self.min_n))  # fmt: skip
+        parts = user_metric_parts(self.user, groups, pop, self.ref, sk=self.sk, ib=self.ib, columns=cols, make_part=Part,
+                                  min_sample_size=self.min_n)  # fmt: skip
+        return [self._kept(p) for p in cast("list[Part]", parts)]
 
     def by_rows(self, groups: pl.DataFrame) -> Segments:
         """Each group row's by value (the families of its adjusted p-values)."""

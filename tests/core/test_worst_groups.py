@@ -1,0 +1,97 @@
+"""Issue 41: a high-cardinality attribute set shows its worst groups (``max_groups_per_attribute=``, ``worst_k=``)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import polars as pl
+import pytest
+
+import polfair as pf
+from polfair.core.report.run_metadata import request_of
+from polfair.core.report.worst import groups_limited
+from polfair.exceptions import PolfairError, ReportSizeWarning
+
+KEY = ["attribute", "group", "metric"]
+
+
+def _data(levels: int = 60, n: int = 6000, seed: int = 3) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    z = rng.integers(0, levels, n)
+    # three zips are clearly worse off (a low selection rate), one is small and extreme (2 rows)
+    p = np.where(np.isin(z, [5, 17, 41]), 0.15, 0.55)
+    pred = (rng.random(n) < p).astype(np.int64)
+    zip_ = np.char.add("z", z.astype(str).astype(object).astype(str))
+    df = pl.DataFrame({"zip": zip_, "sex": rng.choice(["f", "m"], n), "y": rng.integers(0, 2, n), "p": pred})
+    tiny = pl.DataFrame({"zip": ["ztiny", "ztiny"], "sex": ["f", "m"], "y": [1, 0], "p": [0, 0]})
+    return pl.concat([df, tiny])
+
+
+def _report(df: pl.DataFrame, **kw) -> pl.DataFrame:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReportSizeWarning)
+        return pf.fairness_report(df, y_true="y", y_pred="p", protected=["zip", "sex"], **kw)
+
+
+def test_the_worst_groups_by_the_interval_rule_and_the_reference_rows_equal_the_full_report():
+    df = _data()
+    full = _report(df, max_groups_per_attribute=None)
+    with pytest.warns(ReportSizeWarning, match=r"groups in a by value: zip \(61 groups\); zip & sex \(122 groups\)"):
+        rep = pf.fairness_report(df, y_true="y", y_pred="p", protected=["zip", "sex"], max_groups_per_attribute=10,
+                                 worst_k=3)  # fmt: skip
+    zips = set(rep.filter(attribute="zip")["group"].drop_nulls())
+    ref = rep.filter(attribute="zip", metric="selection_rate")["reference_group"].drop_nulls().unique().to_list()
+    # the three clearly worse zips (not the 2-row extreme one: its interval is wide), and the reference
+    assert zips == {"z5", "z17", "z41", *ref}
+    # sex (2 groups) and every attribute row are complete; every row shown is the full report's row
+    assert rep.filter(attribute="sex").height == full.filter(attribute="sex").height
+    assert rep.filter(pl.col("group").is_null()).height == full.filter(pl.col("group").is_null()).height
+    joined = rep.join(full, on=KEY, how="left", nulls_equal=True, suffix="_full")
+    for c in ("value", "difference", "ratio", "value_lo", "difference_hi", "p_value", "p_value_adjusted", "n_groups"):
+        assert joined[c].eq_missing(joined[f"{c}_full"]).all(), c
+    limited = request_of(rep)["groups_limited"]
+    assert [(s["attributes"], s["groups"], s["shown"]) for s in limited] == [(["zip"], 61, 3), (["zip", "sex"], 122, 3)]
+    assert rep.filter(attribute="zip & sex")["group"].drop_nulls().n_unique() <= 3 + 2  # the worst and the references
+    assert "groups_limited" not in request_of(full)
+
+
+def test_without_intervals_the_point_difference_ranks():
+    df = _data()
+    rep = _report(df, max_groups_per_attribute=10, worst_k=3, ci=None)
+    worst = set(rep.filter(attribute="zip")["group"].drop_nulls())
+    assert "ztiny" in worst  # selection rate 0 in 2 rows: the largest point difference (no interval to temper it)
+
+
+def test_below_the_limit_nothing_changes_and_nothing_is_said():
+    df = _data(levels=8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ReportSizeWarning)
+        rep = pf.fairness_report(df, y_true="y", y_pred="p", protected=["zip", "sex"])
+    assert rep.equals(pf.fairness_report(df, y_true="y", y_pred="p", protected=["zip", "sex"], max_groups_per_attribute=None))
+    assert "groups_limited" not in request_of(rep)
+
+
+def test_batches_and_the_lazy_report_agree():
+    df = _data()
+    kw = dict(y_true="y", y_pred="p", protected=["zip", "sex"], max_groups_per_attribute=10, worst_k=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReportSizeWarning)
+        rep = pf.fairness_report(df, **kw)
+        batches = pl.concat(list(pf.fairness_report_batches(df, batch_rows=50, **kw)))
+        lazy = pf.lazy_report(df, **kw).collect()
+    assert batches.equals(rep) and lazy.equals(rep)
+
+
+def test_options_are_checked():
+    df = _data(levels=4)
+    with pytest.raises(PolfairError, match="max_groups_per_attribute must be None"):
+        pf.fairness_report(df, y_true="y", y_pred="p", protected="zip", max_groups_per_attribute=0)
+    with pytest.raises(PolfairError, match="worst_k must be an int >= 0"):
+        pf.fairness_report(df, y_true="y", y_pred="p", protected="zip", worst_k=-1)
+
+
+def test_groups_are_counted_per_by_value():
+    t = pl.DataFrame({"d": [1] * 30 + [2] * 30, "zip": [str(i) for i in range(30)] * 2})
+    assert groups_limited(t, ["d"], [("zip",)], 30, 5) == []
+    assert [s["groups"] for s in groups_limited(t, ["d"], [("zip",)], 29, 5)] == [30]
