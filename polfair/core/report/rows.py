@@ -229,7 +229,12 @@ def assemble(
             # row-major (entity, metric) straight from Polars, null and absent metrics as the sentinel
             # (whole-frame calls and Series: no expression per metric, which cost more than the data
             # on small reports)
-            sub = frame.cast(pl.Float64).fill_null(_NULL)
+            # (one plan, and none where every column is Float64 without nulls: a plan costs more than
+            # the data of a small report)
+            cols = frame.get_columns()
+            sub = frame
+            if any(c.dtype != pl.Float64 or c.null_count() for c in cols):
+                sub = frame.select(pl.all().cast(pl.Float64).fill_null(_NULL))
             if sub.columns != p.metrics:
                 absent = pl.Series(values=np.full(p.entities.height, _NULL))
                 sub = pl.DataFrame([sub[m] if m in have else absent.alias(m) for m in p.metrics])
