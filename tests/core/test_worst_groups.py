@@ -95,3 +95,13 @@ def test_groups_are_counted_per_by_value():
     t = pl.DataFrame({"d": [1] * 30 + [2] * 30, "zip": [str(i) for i in range(30)] * 2})
     assert groups_limited(t, ["d"], [("zip",)], 30, 5) == []
     assert [s["groups"] for s in groups_limited(t, ["d"], [("zip",)], 29, 5)] == [30]
+
+
+def test_user_metrics_rows_follow_the_groups_shown():
+    df = _data()
+    f_half = {"f_half": 1.25 * pl.col("tp") / (1.25 * pl.col("tp") + 0.25 * pl.col("fn") + pl.col("fp"))}
+    rep = _report(df, user_metrics=f_half, max_groups_per_attribute=10, worst_k=3)
+    built_in = set(rep.filter(attribute="zip", metric="selection_rate")["group"].drop_nulls())
+    user = set(rep.filter(attribute="zip", metric="f_half")["group"].drop_nulls())
+    assert user == built_in and len(user) <= 5
+    assert rep.filter(pl.col("group").is_null(), attribute="zip", metric="f_half").height == 1  # its attribute row
