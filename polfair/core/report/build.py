@@ -312,8 +312,8 @@ def budget_sets(
         return intersections, []
     sets = attribute_sets(keys, None)
     multi = [s for s in sets if len(s) > 1]
-    if not multi:
-        return None, []
+    if not multi or (isinstance(cells, pl.DataFrame) and cells.height * len(multi) <= budget):
+        return None, []  # (a set has at most as many groups as the table has rows: none can exceed the budget)
     counts = cells.lazy().select([pl.struct(list(s)).n_unique().alias(str(i)) for i, s in enumerate(multi)])
     sizes = dict(zip(multi, counts.collect(**_SMALL).row(0)))
     kept, skipped, total = [], [], 0
@@ -707,14 +707,18 @@ class _Prepared:
             counts = lf.select("tp_n", "fp_n", "tn_n", "fn_n").collect(**_SMALL).to_numpy().astype(np.int64)
             lf = lf.with_columns(pl.Series(BENEFIT_VAR, benefit_variance(counts)))
 
-        pop = _rollup(lf, ib).with_columns(group_metrics(has_predictions)).collect(**_SMALL)
-        typed = {a: coerce_values(privileged[a], schema[a], option="privileged", column=a) for a in privileged}
-        warn_absent_privileged(lf, schema, typed)
         # a selection (without user metrics, which may read any metric) computes its group metrics only
         only = None if selection is None or self.user else {*metric_names, *self.attribute_metrics}
+        pop_metrics = group_metrics(has_predictions)
+        if only is not None:
+            pop_metrics = [e for e in pop_metrics if e.meta.output_name() in only]
+        pop = _rollup(lf, ib).with_columns(pop_metrics).collect(**_SMALL)
+        typed = {a: coerce_values(privileged[a], schema[a], option="privileged", column=a) for a in privileged}
+        warn_absent_privileged(lf, schema, typed)
         groups, modes = _groups(lf, keys, ib, sets, schema, typed, reference, has_predictions, extra, only)
         # high-cardinality sets: every group in the attribute rows, the worst worst_k as group rows (said once)
-        limited = groups_limited(lf, ib, sets, max_groups, worst_k)
+        limited = groups_limited(groups if max_groups is not None and groups.height <= max_groups else lf, ib, sets,
+                                 max_groups, worst_k)  # (no set over the limit: no plan)
         warn_limited(limited, max_groups or 0)
         self.limited_sets = [sets.index(tuple(s["attributes"])) for s in limited]
         self.worst_k = worst_k

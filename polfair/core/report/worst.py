@@ -103,8 +103,8 @@ def groups_limited(
     [(['zip'], 40)]
     """
     check_worst_options(max_groups, worst_k)
-    if max_groups is None or not sets:
-        return []
+    if max_groups is None or not sets or (isinstance(cells, pl.DataFrame) and cells.height <= max_groups):
+        return []  # (a set has at most as many groups as the table has rows)
     lf = cells.lazy()
     counts = [pl.struct(list(s)).n_unique().alias(str(i)) for i, s in enumerate(sets)]
     if by:
