@@ -105,3 +105,18 @@ def test_user_metrics_rows_follow_the_groups_shown():
     user = set(rep.filter(attribute="zip", metric="f_half")["group"].drop_nulls())
     assert user == built_in and len(user) <= 5
     assert rep.filter(pl.col("group").is_null(), attribute="zip", metric="f_half").height == 1  # its attribute row
+
+
+def test_the_command_line_takes_the_limit_and_none(tmp_path):
+    from polfair.cli import main
+
+    src, out = tmp_path / "zip.parquet", tmp_path / "rep.parquet"
+    _data().write_parquet(src)
+    base = ["report", str(src), "--y-true", "y", "--y-pred", "p", "--protected", "zip", "--no-ci", "--out", str(out)]
+    groups = {}
+    for extra in ([], ["--max-groups-per-attribute", "10", "--worst-k", "3"], ["--max-groups-per-attribute", "none"]):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ReportSizeWarning)
+            assert main([*base, *extra]) == 0
+        groups[len(extra)] = pl.read_parquet(out).filter(attribute="zip")["group"].drop_nulls().n_unique()
+    assert groups == {0: 61, 4: 4, 2: 61}  # 61 zips under the default 1,000; the worst 3 and the reference
