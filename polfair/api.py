@@ -44,7 +44,7 @@ from polfair.core.report.build import (
 from polfair.core.report.run_metadata import attach_request, request_of, with_run_metadata
 from polfair.core.report.selection import SELECTABLE
 from polfair.core.report.wide import to_wide
-from polfair.core.report.worst import groups_limited
+from polfair.core.report.worst import check_worst_options, groups_limited
 from polfair.core.request import AuditRequest
 from polfair.core.values import check_option_types
 from polfair.engines.narwhals import foreign_code_table
@@ -558,8 +558,7 @@ def fairness_report(
     report = report_from_counts(prep.cells, by=prep.spec.by, **run.statistics(), **prep.common)
     if prep.bucketed is not None and run.ci is not None:  # cluster-robust intervals on the group rows
         report = jackknife_report_intervals(
-            report, prep.bucketed,  # the replicates keep every group (the report's rows are looked up in them)
-            lambda table, keys: report_from_counts(table, by=keys, **{**prep.common, "max_groups_per_attribute": None}),
+            report, prep.bucketed, lambda table, keys: report_from_counts(table, by=keys, **prep.common),
             by=list(prep.spec.by), ci=run.ci, p_adjust_method=run.p_adjust,
         )  # fmt: skip
     report = prep.plan.finish(report)
@@ -709,8 +708,13 @@ def _prepare(data: Any, request: AuditRequest) -> _Prepared:
     if skipped:
         provenance["intersections_skipped"] = skipped
     # the high-cardinality sets whose group rows are their worst groups (the core warns once)
-    limited = groups_limited(cells, list(spec.by), attribute_sets(spec.keys, intersections), run.max_groups_per_attribute,
-                             run.worst_k)  # fmt: skip
+    # (cluster= intervals: every group's rows, since the jackknife adjusts the p-values over the rows it gets)
+    clustered = bucketed is not None and run.ci is not None
+    check_worst_options(run.max_groups_per_attribute, run.worst_k)
+    if clustered:
+        common["max_groups_per_attribute"] = None
+    limited = groups_limited(cells, list(spec.by), attribute_sets(spec.keys, intersections),
+                             None if clustered else run.max_groups_per_attribute, run.worst_k)  # fmt: skip
     if limited:
         provenance["groups_limited"] = limited
     if run.metrics is not None:

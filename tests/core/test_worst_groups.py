@@ -120,3 +120,17 @@ def test_the_command_line_takes_the_limit_and_none(tmp_path):
             assert main([*base, *extra]) == 0
         groups[len(extra)] = pl.read_parquet(out).filter(attribute="zip")["group"].drop_nulls().n_unique()
     assert groups == {0: 61, 4: 4, 2: 61}  # 61 zips under the default 1,000; the worst 3 and the reference
+
+
+def test_clustered_intervals_keep_every_group_so_the_adjustment_counts_them():
+    df = _data().with_row_index("uid").with_columns((pl.col("uid") % 97).alias("user"))
+    kw = dict(y_true="y", y_pred="p", protected="zip", cluster="user")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ReportSizeWarning)  # nothing is limited, so nothing is said
+        rep = pf.fairness_report(df, **kw, max_groups_per_attribute=10, worst_k=3)
+    full = pf.fairness_report(df, **kw, max_groups_per_attribute=None)
+    assert rep.equals(full) and "groups_limited" not in request_of(rep)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReportSizeWarning)
+        limited = pf.fairness_report(df, **kw, max_groups_per_attribute=10, worst_k=3, ci=None)  # no jackknife: limited
+    assert limited.filter(attribute="zip")["group"].drop_nulls().n_unique() <= 5

@@ -22,7 +22,8 @@ large group that is clearly worse off.
 What was limited is said once: one :class:`~polfair.exceptions.ReportSizeWarning` naming each set,
 its largest number of groups in a ``by`` value and the rows shown, and the report's request
 (``groups_limited``; :func:`polfair.fairness_report`). ``max_groups_per_attribute=None`` shows every
-group.
+group; so does ``fairness_report(cluster=...)`` with intervals (its jackknife adjusts the p-values
+over the group rows it is given, which must then be every one).
 
 Internal to the core report (:mod:`polfair.core.report.build` calls it; ``polfair.api`` reads :func:`groups_limited`).
 """
