@@ -914,13 +914,11 @@ def _intersections_flag(text: str) -> int | str:
 
 def _groups_flag(text: str) -> int | None:
     """``--max-groups-per-attribute``: an int, or ``none`` (every group's rows)."""
-    if text.strip().lower() == "none":
-        return None
-    try:
-        return int(text)
-    except ValueError:
+    word = text.strip().lower()
+    if word != "none" and not word.lstrip("-").isdigit():
         msg = f"expected an int (groups of an attribute set shown one by one) or 'none', got {text!r}"
-        raise argparse.ArgumentTypeError(msg) from None
+        raise argparse.ArgumentTypeError(msg)
+    return None if word == "none" else int(word)
 
 
 #: Python keywords of the API -> the command line's flags, for messages raised by the library.
