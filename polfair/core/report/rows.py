@@ -162,15 +162,15 @@ def assemble(
     of strings no Series holds).
     """
     kind, src = "__pf_kind", "__pf_src"
-    ents = pl.concat(
+    ents = pl.concat(  # one plan (a plan costs more than a small report's entities)
         [
-            p.entities.select(
+            p.entities.lazy().select(
                 *dict.fromkeys([*sort_keys, *[c for c in entity_columns if c in p.entities.columns]])
             ).with_columns(pl.lit(i, pl.Int32).alias(kind), pl.int_range(pl.len(), dtype=pl.Int64).alias(src))
             for i, p in enumerate(parts)
         ],
         how="diagonal_relaxed",
-    ).sort(sort_keys, nulls_last=False, maintain_order=True)
+    ).sort(sort_keys, nulls_last=False, maintain_order=True).collect(**SMALL_COLLECT)
     sizes = np.array([len(p.metrics) for p in parts], dtype=np.int64)
     kinds, srcs = ents[kind].to_numpy(), ents[src].to_numpy()
     count = sizes[kinds]
