@@ -124,7 +124,7 @@ from polfair.core.report.rows import (
 )
 from polfair.core.report.selection import restrict, select_metrics
 from polfair.core.report.status import with_harm
-from polfair.core.report.worst import MAX_GROUPS_PER_ATTRIBUTE, WORST_K, groups_limited, warn_limited, worst_rows
+from polfair.core.report.worst import WORST_K, groups_limited, warn_limited, worst_rows
 from polfair.core.user_metrics import check_user_metrics, user_metric_parts
 from polfair.core.values import absent_values_message, coerce_values, match_values
 from polfair.exceptions import PolfairError, ReferenceWarning, ReportSizeWarning, user_stacklevel
@@ -440,7 +440,7 @@ def report_from_counts(
     select: Sequence[str] | None = None,
     max_intersection_groups: int = MAX_INTERSECTION_GROUPS,
     min_sample_size: int | None = None,
-    max_groups_per_attribute: int | None = MAX_GROUPS_PER_ATTRIBUTE,
+    max_groups_per_attribute: int | None = None,
     worst_k: int = WORST_K,
 ) -> pl.DataFrame:
     """Build the fairness report from a cell table (e.g. merged from partitions).
@@ -478,11 +478,13 @@ def report_from_counts(
         ``reference="largest"`` and ``"best"`` choose among the groups that meet it, a named
         ``privileged`` group below it warns. ``None`` (default): 30 rows; ``0``: no minimum.
     max_groups_per_attribute, worst_k
-        An attribute set with more than ``max_groups_per_attribute`` groups (default 1,000) in a
-        ``by`` value keeps its attribute rows over every group, and shows the group rows of its
-        ``worst_k`` (default 20) worst groups by the interval rule and of its reference groups
+        An attribute set with more than ``max_groups_per_attribute`` groups in a ``by`` value keeps
+        its attribute rows over every group, and shows the group rows of its ``worst_k`` (default
+        20) worst groups by the interval rule and of its reference groups
         (:mod:`polfair.core.report.worst`; warns once with
-        :class:`~polfair.exceptions.ReportSizeWarning`). ``None``: every group's rows.
+        :class:`~polfair.exceptions.ReportSizeWarning`). ``None`` (the core's default, which the
+        rooms reading every group rely on): every group's rows; :func:`polfair.fairness_report`'s
+        default is :data:`~polfair.core.report.worst.MAX_GROUPS_PER_ATTRIBUTE` (1,000).
 
     Returns
     -------
@@ -548,7 +550,7 @@ def report_batches(
     select: Sequence[str] | None = None,
     max_intersection_groups: int = MAX_INTERSECTION_GROUPS,
     min_sample_size: int | None = None,
-    max_groups_per_attribute: int | None = MAX_GROUPS_PER_ATTRIBUTE,
+    max_groups_per_attribute: int | None = None,
     worst_k: int = WORST_K,
 ) -> Iterator[pl.DataFrame]:
     """:func:`report_from_counts`'s report in consecutive batches of about ``batch_rows`` rows, built as they are yielded.
@@ -650,7 +652,7 @@ class _Prepared:
                  alpha: float, concentration: float, ci: Any, ci_method: Any, n_boot: Any, seed: Any, p_adjust: Any,
                  weighted: bool | None, metrics: Mapping[str, Any] | None = None,
                  select: Sequence[str] | None = None, budget: int = MAX_INTERSECTION_GROUPS,
-                 min_sample_size: int | None = None, max_groups: int | None = MAX_GROUPS_PER_ATTRIBUTE,
+                 min_sample_size: int | None = None, max_groups: int | None = None,
                  worst_k: int = WORST_K) -> None:  # fmt: skip
         keys, by = cast("list[str]", as_list(protected)), cast("list[str]", as_list(by))  # a name, a list, None
         # a table of collect_cells(relative=True): weights in units of 2**w_exp (extreme weights; every
