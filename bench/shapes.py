@@ -10,7 +10,9 @@ its own). Data are seeded synthetic rows (labels, scores, predictions ``score >=
 * ``day``: 2e6 rows, ``by=day`` (365 dates), 3 attributes with 2, 5, 6 levels (Categorical);
 * ``attrs8``: 1e6 rows, 8 attributes (2, 5, 6, 2, 3, 4, 3, 2 levels), every attribute set
   (``intersections="all"``: 255 sets) and, separately, the default attribute sets;
-* ``zip10k``: 2e6 rows, a 10k-level zip code (String) + sex + race;
+* ``zip10k``: 2e6 rows, a 10k-level zip code (String) + sex + race (the default report: the zip's
+  attribute rows over every zip and the group rows of its worst 20, since issue 41's
+  ``max_groups_per_attribute``), and with ``intersections="all"``;
 * ``big50k``: 2e7 rows, a 50k-level attribute (String) × sex, read from a parquet file (written
   once under ``bench/data/``, not committed) by the streaming engine: peak RSS of the pass alone
   (``confusion_counts``) and of the full report (with ``--ci-none`` also without intervals), each in
@@ -23,8 +25,9 @@ its own). Data are seeded synthetic rows (labels, scores, predictions ``score >=
 * ``compas``: the bundled COMPAS data (6,172 rows), race and sex, the demo's prediction and
   privileged groups, unweighted: the fixed cost of a small report;
 * ``levels``: one String attribute with 20,000 and with 160,000 levels (1.5 rows per level,
-  unweighted: Fisher tests and sparse homogeneity tables), ``allow_many_groups=True``; the ratio of
-  the two default reports' times says whether the cost is linear in the levels;
+  unweighted: Fisher tests and sparse homogeneity tables), ``allow_many_groups=True``, every
+  group's rows (``max_groups_per_attribute=None``); the ratio of the two reports' times says whether
+  the cost is linear in the levels; and the 160k-level default report (the worst 20 groups' rows);
 * ``cli50k``: the ``big50k`` parquet file through ``python -m polfair report ... --out
   report.parquet`` (default options): peak RSS of the CLI process.
 
@@ -156,8 +159,10 @@ emit(run_shape(df, list(lv), label="1e6 rows, 8 attributes, default attribute se
 df = frame(2_000_000, {"zip": 10_000, "sex": 2, "race": 5}, string_keys=("zip",))
 emit(run_shape(df, ["zip", "sex", "race"], label="2e6 rows, zip (10k levels, String) + sex + race"))
 if "max_intersection_groups" in inspect.signature(pf.fairness_report).parameters:
-    emit(run_shape(df, ["zip", "sex", "race"], extra={"intersections": "all"},
-                   label="2e6 rows, zip (10k levels, String) + sex + race, intersections='all' (every intersection)"))
+    every = {"max_groups_per_attribute": None} if "worst_k" in inspect.signature(pf.fairness_report).parameters else {}
+    emit(run_shape(df, ["zip", "sex", "race"], extra={"intersections": "all", **every},
+                   label="2e6 rows, zip (10k levels, String) + sex + race, intersections='all' (every intersection"
+                         + (", every group's rows)" if every else ")")))
 """,
     "two_metrics": """
 df = frame(2_000_000, {"sex": 2, "race": 5, "age_group": 6})
@@ -182,12 +187,18 @@ emit(run_pair(df, kw, ["race", "sex"], "COMPAS, 6,172 rows, race + sex (the demo
 """,
     "levels": """
 out = []
+worst = "max_groups_per_attribute" in inspect.signature(pf.fairness_report).parameters
+every = {"max_groups_per_attribute": None} if worst else {}  # every group's rows (the default shows the worst 20)
 for levels in (20_000, 160_000):
     df = frame(int(1.5 * levels), {"lvl": levels}, seed=7, string_keys=("lvl",))
-    kw = dict(y_true="y_true", y_pred="y_pred", y_score="score", protected=["lvl"], allow_many_groups=True)
-    out.append(run_pair(df, kw, ["lvl"], f"{levels:,} levels, {df.height:,} rows, one String attribute, unweighted",
-                        k=min(repeats, 3)))
+    kw = dict(y_true="y_true", y_pred="y_pred", y_score="score", protected=["lvl"], allow_many_groups=True, **every)
+    out.append(run_pair(df, kw, ["lvl"], f"{levels:,} levels, {df.height:,} rows, one String attribute, unweighted"
+                        + (", every group's rows" if worst else ""), k=min(repeats, 3)))
 out[1]["per_20k"] = out[1]["polfair"] / out[0]["polfair"]
+if worst:  # the default: the attribute row over every group, the worst 20 groups' rows (intervals of every group)
+    del kw["max_groups_per_attribute"]
+    out.append(run_pair(df, kw, ["lvl"], f"{levels:,} levels, {df.height:,} rows, one String attribute, unweighted, "
+                        "default (the worst 20 groups' rows)", k=min(repeats, 3)))
 for d in out:
     emit(d)
 """,

@@ -39,6 +39,7 @@ from polfair.core.proba import DEFAULT_TOLERANCE, check_proba_options
 from polfair.core.report.build import (
     SEPARATOR,
     ReportOptions,
+    attribute_sets,
     budget_message,
     budget_sets,
     report_batches_of,
@@ -47,6 +48,7 @@ from polfair.core.report.build import (
 from polfair.core.report.run_metadata import attach_request, request_of, with_run_metadata
 from polfair.core.report.selection import SELECTABLE
 from polfair.core.report.wide import to_wide
+from polfair.core.report.worst import check_worst_options, groups_limited
 from polfair.core.request import AuditRequest
 from polfair.core.values import check_option_types
 from polfair.engines.narwhals import foreign_code_table
@@ -282,6 +284,8 @@ def fairness_report(
     metrics: Sequence[str] | None = None,
     user_metrics: Sequence[Any] | Mapping[str, Any] | None = None,
     max_intersection_groups: int = 1000,
+    max_groups_per_attribute: int | None = 1000,
+    worst_k: int = 20,
     shape: Literal["long", "wide"] = "long",
     run_metadata: bool | Mapping[str, Any] = False,
     allow_many_groups: bool = False,
@@ -416,6 +420,14 @@ def fairness_report(
         :class:`~polfair.exceptions.ReportSizeWarning`) and listed in the report's request
         (``intersections_skipped``: attributes, groups, reason). ``intersections="all"`` (or an int,
         or a list) audits what it names, whatever the budget (``docs/scale.md``).
+    max_groups_per_attribute, worst_k
+        Int >= 1 or None (default 1,000) and int >= 0 (default 20): an attribute set with more
+        than ``max_groups_per_attribute`` groups in a ``by`` value (a zip code) keeps its attribute
+        rows over every group and shows the group rows of its ``worst_k`` worst groups by the
+        interval rule (the largest one-sided confidence bound of a rate's difference from the
+        reference on its harmful side) and of its reference groups; said once (a
+        :class:`~polfair.exceptions.ReportSizeWarning`) and listed in the report's request
+        (``groups_limited``). ``None``: every group's rows (:mod:`polfair.core.report.worst`).
     allow_many_groups
         Bool, default ``False``: a Float ``protected``/``by`` column, or one with more than 1000
         distinct values that are more than half the rows (an id, score or weight passed by
@@ -712,6 +724,16 @@ def _prepare(data: Any, request: AuditRequest) -> _Prepared:
         provenance["polarity_warnings"] = alarms
     if skipped:
         provenance["intersections_skipped"] = skipped
+    # the high-cardinality sets whose group rows are their worst groups (the core warns once)
+    # (cluster= intervals: every group's rows, since the jackknife adjusts the p-values over the rows it gets)
+    clustered = bucketed is not None and run.ci is not None
+    check_worst_options(run.max_groups_per_attribute, run.worst_k)
+    if clustered:
+        options = dataclasses.replace(options, max_groups_per_attribute=None)
+    limited = groups_limited(cells, list(spec.by), attribute_sets(spec.keys, intersections),
+                             None if clustered else run.max_groups_per_attribute, run.worst_k)  # fmt: skip
+    if limited:
+        provenance["groups_limited"] = limited
     if run.metrics is not None:
         provenance["selected_metrics"] = list(run.metrics)
     return _Prepared(plan, spec, cells, bucketed, options, provenance, hidden)

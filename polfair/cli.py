@@ -163,6 +163,10 @@ def _parser() -> argparse.ArgumentParser:
                           "the default sets under the intersection budget (--max-intersection-groups)")
     rep.add_argument("--max-intersection-groups", type=int, metavar="N",
                      help="intersection budget of the default sets (default 1000 intersection groups; docs/scale.md)")
+    rep.add_argument("--max-groups-per-attribute", type=_groups_flag, metavar="N|none", default=False,
+                     help="an attribute set with more groups shows its --worst-k worst groups' rows (default 1000; "
+                          "'none': every group; docs/scale.md)")
+    rep.add_argument("--worst-k", type=int, metavar="K", help="worst groups shown of such a set (default 20)")
     rep.add_argument("--metrics", nargs="+", metavar="METRIC",
                      help="compute only these metrics, e.g. selection_rate false_positive_rate (default: every metric)")
     rep.add_argument("--on-missing", choices=["warn", "raise", "ignore"], default="warn")
@@ -477,6 +481,10 @@ def _run_report(args: argparse.Namespace) -> int:
         kwargs["metrics"] = list(args.metrics)
     if getattr(args, "max_intersection_groups", None) is not None:
         kwargs["max_intersection_groups"] = args.max_intersection_groups
+    if getattr(args, "max_groups_per_attribute", False) is not False:  # None: every group's rows
+        kwargs["max_groups_per_attribute"] = args.max_groups_per_attribute
+    if getattr(args, "worst_k", None) is not None:
+        kwargs["worst_k"] = args.worst_k
     if getattr(args, "exact_sums", False):
         kwargs["exact_sums"] = True
     if getattr(args, "protected_proba", None):  # an attribute estimated from proxies (docs/proxy-groups.md)
@@ -898,6 +906,15 @@ def _intersections_flag(text: str) -> int | str:
         raise argparse.ArgumentTypeError(msg) from None
 
 
+def _groups_flag(text: str) -> int | None:
+    """``--max-groups-per-attribute``: an int, or ``none`` (every group's rows)."""
+    word = text.strip().lower()
+    if word != "none" and not word.lstrip("-").isdigit():
+        msg = f"expected an int (groups of an attribute set shown one by one) or 'none', got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return None if word == "none" else int(word)
+
+
 #: Python keywords of the API -> the command line's flags, for messages raised by the library.
 _FLAGS = {
     "y_true": "--y-true", "y_pred": "--y-pred", "y_score": "--y-score", "weight": "--weight",
@@ -910,6 +927,7 @@ _FLAGS = {
     "protected_proba": "--protected-proba", "proba_assignment": "--proba-assignment",
     "proba_tolerance": "--proba-tolerance", "thresholds": "--thresholds", "min_sample_size": "--min-sample-size",
     "metrics": "--metrics", "max_intersection_groups": "--max-intersection-groups",
+    "max_groups_per_attribute": "--max-groups-per-attribute", "worst_k": "--worst-k",
 }  # fmt: skip
 _FLAGS |= {  # polfair slices (issue 33)
     "errors": "--errors", "features": "--features", "metric": "--metric", "alpha": "--alpha", "k": "--k",

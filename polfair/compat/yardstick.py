@@ -193,7 +193,7 @@ class GroupwiseMetric:
         spec = build_spec(data, **kw)
         cells = collect_cells(spec, **run)
         rep = report_from_counts(cells, protected=spec.keys, by=spec.by, has_predictions=spec.has_predictions, ci=None,
-                                 **rep_kw)  # fmt: skip
+                                 max_groups_per_attribute=None, **rep_kw)  # fmt: skip  (every group's metric)
         return add_groupwise_rows(rep, [self]).filter(pl.col("metric") == self.name)
 
 

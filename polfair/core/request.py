@@ -73,6 +73,8 @@ class AuditRequest(PassOptions):
     metrics: Sequence[str] | None = None
     user_metrics: Sequence[Any] | Mapping[str, Any] | None = None
     max_intersection_groups: int = 1000
+    max_groups_per_attribute: int | None = 1000
+    worst_k: int = 20
     ci: float | None = 0.95
     ci_method: Literal["auto"] = "auto"
     n_boot: int = 200
@@ -150,7 +152,8 @@ class AuditRequest(PassOptions):
 
         Every option, except those that did not exist before an option was added and were left
         at their default (``band``, the ``protected_proba`` options, ``user_metrics``,
-        ``max_intersection_groups``), so a call without them keeps its hash; user metrics by name
+        ``max_intersection_groups``, ``max_groups_per_attribute`` and ``worst_k``), so a call without
+        them keeps its hash; user metrics by name
         (under ``metrics``, their name before ``user_metrics``, when no selection is given);
         ``threshold`` the one in effect when given.
         """
@@ -159,6 +162,8 @@ class AuditRequest(PassOptions):
             del out["band"]
         if self.max_intersection_groups == 1000:
             del out["max_intersection_groups"]
+        if self.max_groups_per_attribute == 1000 and self.worst_k == 20:  # issue 41's worst groups, at their defaults
+            del out["max_groups_per_attribute"], out["worst_k"]
         user = sorted(self.custom_metrics) if self.custom_metrics is not None else self.user_metrics
         del out["user_metrics"]
         if user is not None:

@@ -36,7 +36,8 @@ from polfair.core.passes.counts import COUNT_DTYPES, W2_COLUMNS, check_cell_tabl
 from polfair.core.passes.estimated import expand_codes, merge_codes
 from polfair.core.passes.spec import CODE, Spec, build_spec, protected_exprs
 from polfair.core.proba import DEFAULT_TOLERANCE, check_proba_options, parse_protected_proba
-from polfair.core.report.build import ReportOptions, check_reference, report_of
+from polfair.core.report.build import MAX_INTERSECTION_GROUPS, ReportOptions, check_reference, report_of
+from polfair.core.report.worst import MAX_GROUPS_PER_ATTRIBUTE, WORST_K, check_worst_options
 from polfair.exceptions import InvalidInputError, PolarityWarning, PolfairError, ReferenceWarning, user_stacklevel
 
 __all__ = ["FairnessAccumulator"]
@@ -89,6 +90,10 @@ class FairnessAccumulator:
     privileged, reference, intersections, alpha, concentration, ci, n_boot, seed, p_adjust
         As in :func:`polfair.fairness_report` (intervals at ``ci=0.95`` by default, ``None`` for
         none); used by :meth:`compute`.
+    min_sample_size, max_intersection_groups, max_groups_per_attribute, worst_k
+        As in :func:`polfair.fairness_report`, with its defaults (30 rows for a comparison group;
+        intersections within 1,000 groups; an attribute set of more than 1,000 groups shows its 20
+        worst groups' rows), so :meth:`compute` says what the report of all the rows says.
     on_missing
         ``"warn"`` | ``"raise"`` | ``"ignore"``, applied to each batch (see
         :func:`polfair.fairness_report`).
@@ -180,6 +185,10 @@ class FairnessAccumulator:
         n_boot: int = 200,
         seed: int = 0,
         p_adjust: str | None = "bh",
+        min_sample_size: int | None = None,
+        max_intersection_groups: int = MAX_INTERSECTION_GROUPS,
+        max_groups_per_attribute: int | None = MAX_GROUPS_PER_ATTRIBUTE,
+        worst_k: int = WORST_K,
         exact_sums: bool = False,
         protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None = None,
         proba_assignment: str = "weighted",
@@ -203,9 +212,14 @@ class FairnessAccumulator:
                            "proba_tolerance": proba_tolerance}  # fmt: skip
             estimated = (parse_protected_proba(protected_proba, proba_assignment, proba_tolerance).attribute,)
         self._bucket: tuple[str, ...] = ("bucket",) if cluster is not None else ()
+        check_worst_options(max_groups_per_attribute, worst_k)
+        # cluster= with intervals: every group's rows, as fairness_report (the jackknife adjusts over the rows it gets)
+        limit = None if cluster is not None and ci is not None else max_groups_per_attribute
         self._report = dict(privileged=dict(privileged or {}), reference=reference, intersections=intersections,
                             alpha=alpha, concentration=concentration, ci=ci, n_boot=n_boot, seed=seed,
-                            p_adjust=p_adjust)  # fmt: skip
+                            p_adjust=p_adjust, min_sample_size=min_sample_size,
+                            max_intersection_groups=max_intersection_groups, max_groups_per_attribute=limit,
+                            worst_k=worst_k)  # fmt: skip
         check_reference(reference)
         self._on_missing = on_missing
         self._engine = engine

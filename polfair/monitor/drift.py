@@ -123,14 +123,15 @@ def _as_report(
                    f"({frame.columns[:12]})")  # fmt: skip
             raise PolfairError(msg)
         by = [c for c in frame.columns if c not in counts and c not in protected]
-        report = report_from_counts(frame, protected=list(protected), by=by, **dict(options))
+        options = {"max_groups_per_attribute": None, **dict(options)}  # drift reads every group
+        report = report_from_counts(frame, protected=list(protected), by=by, **options)
         w2 = [f"{c}_w2" for c in ("tp", "fp", "tn", "fn")]
         if "n_eff" in report.columns or not all(c in frame.columns for c in w2):
             return report
         # Kish sizes from the cell table's Σw²: the same report built on Σw² in place of Σw has
         # Σw² of every denominator in its count rows; n_eff = (Σw)² / Σw² per rate denominator
         squares = frame.with_columns([pl.col(f"{c}_w2").alias(c) for c in ("tp", "fp", "tn", "fn")])
-        sq = report_from_counts(squares, protected=list(protected), by=by, **dict(options))
+        sq = report_from_counts(squares, protected=list(protected), by=by, **options)
         return _with_kish_sizes(report, sq, by)
     msg = (f"compare_reports: {name} is neither a polfair report (columns attribute, group, metric, value, ...) "
            f"nor a cell table (n, tp, fp, ...); found {frame.columns[:12]}")  # fmt: skip

@@ -385,7 +385,8 @@ def proxy_report_from_counts(
         .select("feature", pl.col("value").alias(_V), *[pl.col(k).cast(COUNT_DTYPES[k]) for k in COUNT_COLUMNS])
         .sort(["feature", _V], nulls_last=False)
     )
-    rep = report_from_counts(table, protected=[_V], by=["feature"], has_predictions=has_pred, **report_options)
+    rep = report_from_counts(table, protected=[_V], by=["feature"], has_predictions=has_pred,
+                             **{"max_groups_per_attribute": None, **report_options})  # every level of a feature
     # the attribute of a proxy group is its feature
     return rep.with_columns(pl.when(pl.col("attribute").is_not_null()).then(pl.col("feature")).alias("attribute"))
 

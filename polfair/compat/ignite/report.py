@@ -211,7 +211,7 @@ def multiclass_report(
     by_names, keys = cells.columns[:n_by], cells.columns[n_by:ci]
     binary = report_from_counts(
         cells.drop("n_correct", "w_correct"), protected=keys, by=[*by_names, CLASS], intersections=intersections,
-        ci=None,
+        ci=None, max_groups_per_attribute=None,
     )
     # class-free rows: accuracy is the same in every class row of a cell, so take one class
     one = cells.filter(pl.col(CLASS) == cells[CLASS][0]).drop(CLASS)

@@ -127,6 +127,7 @@ from polfair.core.report.rows import (
 )
 from polfair.core.report.selection import restrict, select_metrics
 from polfair.core.report.status import with_harm
+from polfair.core.report.worst import MAX_GROUPS_PER_ATTRIBUTE, WORST_K, groups_limited, warn_limited, worst_rows
 from polfair.core.request import AuditRequest
 from polfair.core.user_metrics import check_user_metrics, user_metric_parts
 from polfair.core.values import absent_values_message, coerce_values, match_values
@@ -318,8 +319,8 @@ def budget_sets(
         return intersections, []
     sets = attribute_sets(keys, None)
     multi = [s for s in sets if len(s) > 1]
-    if not multi:
-        return None, []
+    if not multi or (isinstance(cells, pl.DataFrame) and cells.height * len(multi) <= budget):
+        return None, []  # (a set has at most as many groups as the table has rows: none can exceed the budget)
     counts = cells.lazy().select([pl.struct(list(s)).n_unique().alias(str(i)) for i, s in enumerate(multi)])
     sizes = dict(zip(multi, counts.collect(**_SMALL).row(0)))
     kept, skipped, total = [], [], 0
@@ -446,6 +447,8 @@ def report_from_counts(
     select: Sequence[str] | None = None,
     max_intersection_groups: int = MAX_INTERSECTION_GROUPS,
     min_sample_size: int | None = None,
+    max_groups_per_attribute: int | None = MAX_GROUPS_PER_ATTRIBUTE,
+    worst_k: int = WORST_K,
 ) -> pl.DataFrame:
     """Build the fairness report from a cell table (e.g. merged from partitions).
 
@@ -484,6 +487,15 @@ def report_from_counts(
         Input rows a group needs to be a comparison group (:mod:`polfair.core.reference`):
         ``reference="largest"`` and ``"best"`` choose among the groups that meet it, a named
         ``privileged`` group below it warns. ``None`` (default): 30 rows; ``0``: no minimum.
+    max_groups_per_attribute, worst_k
+        An attribute set with more than ``max_groups_per_attribute`` groups in a ``by`` value keeps
+        its attribute rows over every group, and shows the group rows of its ``worst_k`` (default
+        20) worst groups by the interval rule and of its reference groups
+        (:mod:`polfair.core.report.worst`; warns once with
+        :class:`~polfair.exceptions.ReportSizeWarning`). The default is
+        :func:`polfair.fairness_report`'s (:data:`~polfair.core.report.worst.MAX_GROUPS_PER_ATTRIBUTE`,
+        1,000), so a cell table says what the report of its rows says; ``None``: every group's rows
+        (what the rooms that read every group, e.g. MetricFrame and drift, ask for).
 
     Returns
     -------
@@ -525,6 +537,7 @@ def report_from_counts(
         intersections=intersections, alpha=alpha, concentration=concentration, ci=ci, ci_method=ci_method,
         n_boot=n_boot, seed=seed, p_adjust=p_adjust, weighted=weighted, metrics=metrics, select=select,
         max_intersection_groups=max_intersection_groups, min_sample_size=min_sample_size,
+        max_groups_per_attribute=max_groups_per_attribute, worst_k=worst_k,
     )  # fmt: skip
     if BUCKET in cells.collect_schema().names():  # confusion_counts(cluster=...): as fairness_report(cluster=...)
         table = cells.collect() if isinstance(cells, pl.LazyFrame) else cells
@@ -554,6 +567,8 @@ def report_batches(
     select: Sequence[str] | None = None,
     max_intersection_groups: int = MAX_INTERSECTION_GROUPS,
     min_sample_size: int | None = None,
+    max_groups_per_attribute: int | None = MAX_GROUPS_PER_ATTRIBUTE,
+    worst_k: int = WORST_K,
 ) -> Iterator[pl.DataFrame]:
     """:func:`report_from_counts`'s report in consecutive batches of about ``batch_rows`` rows, built as they are yielded.
 
@@ -569,8 +584,9 @@ def report_batches(
     cells, protected, by, has_predictions, privileged, reference, intersections
         As in :func:`report_from_counts`.
     alpha, concentration, ci, ci_method, n_boot, seed, p_adjust, weighted, metrics, select, max_intersection_groups,
-    min_sample_size
-        As in :func:`report_from_counts` (with user ``metrics`` the report comes as one batch).
+    min_sample_size, max_groups_per_attribute, worst_k
+        As in :func:`report_from_counts` (with user ``metrics``, or an attribute set whose group rows
+        are limited to its worst groups, the report comes as one batch).
     batch_rows
         Rows per batch (a batch ends with an entity's rows: it may run over by up to one entity's).
 
@@ -599,6 +615,7 @@ def report_batches(
         intersections=intersections, alpha=alpha, concentration=concentration, ci=ci, ci_method=ci_method,
         n_boot=n_boot, seed=seed, p_adjust=p_adjust, weighted=weighted, metrics=metrics, select=select,
         max_intersection_groups=max_intersection_groups, min_sample_size=min_sample_size,
+        max_groups_per_attribute=max_groups_per_attribute, worst_k=worst_k,
     ), batch_rows)  # fmt: skip
 
 
@@ -613,7 +630,7 @@ def report_batches_of(cells: pl.DataFrame | pl.LazyFrame, options: ReportOptions
                "need every bucket at once; use pf.report_from_counts(cells, ...) (or fairness_report(cluster=...))")
         raise PolfairError(msg)
     prep = _prepare(cells, options)
-    if prep.user:  # user metrics lay out their own rows of every entity: one batch
+    if prep.user or prep.limited_sets:  # user metrics lay out their own rows of every entity; worst groups: one batch
         parts = [prep.population_part(), prep.attribute_part(), prep.group_part(prep.groups), *prep.user_parts()]
         yield prep.finish(assemble(parts, prep.sort_keys, prep.entity_columns, prep.floats, prep.cats))
         return
@@ -686,6 +703,8 @@ class ReportOptions:
     select: Sequence[str] | None = None
     max_intersection_groups: int = MAX_INTERSECTION_GROUPS
     min_sample_size: int | None = None
+    max_groups_per_attribute: int | None = None
+    worst_k: int = WORST_K
 
     @classmethod
     def of(cls, request: AuditRequest, spec: Spec, *, intersections: Intersections,
@@ -698,7 +717,8 @@ class ReportOptions:
                    reference=r.reference, intersections=intersections, alpha=r.alpha, concentration=r.concentration,
                    ci=r.ci, ci_method=r.ci_method, n_boot=r.n_boot, seed=r.seed, p_adjust=r.p_adjust,
                    weighted=spec.weighted, metrics=r.custom_metrics, select=select,
-                   max_intersection_groups=r.max_intersection_groups, min_sample_size=r.min_sample_size)  # fmt: skip
+                   max_intersection_groups=r.max_intersection_groups, min_sample_size=r.min_sample_size,
+                   max_groups_per_attribute=r.max_groups_per_attribute, worst_k=r.worst_k)  # fmt: skip
 
     @classmethod
     def of_request(cls, request: Any, **overrides: Any) -> ReportOptions:
@@ -731,6 +751,7 @@ class _Prepared:
     def __init__(self, cells: pl.DataFrame | pl.LazyFrame, o: ReportOptions) -> None:
         has_predictions, privileged, reference, intersections = o.has_predictions, o.privileged, o.reference, o.intersections
         alpha, concentration, metrics, budget = o.alpha, o.concentration, o.metrics, o.max_intersection_groups
+        max_groups, worst_k = o.max_groups_per_attribute, o.worst_k
         keys, by = cast("list[str]", as_list(o.protected)), cast("list[str]", as_list(o.by))  # a name, a list, None
         # a table of collect_cells(relative=True): weights in units of 2**w_exp (extreme weights; every
         # statistic but the counts is free of that unit: the counts are scaled back in finish())
@@ -786,13 +807,24 @@ class _Prepared:
             counts = lf.select("tp_n", "fp_n", "tn_n", "fn_n").collect(**_SMALL).to_numpy().astype(np.int64)
             lf = lf.with_columns(pl.Series(BENEFIT_VAR, benefit_variance(counts)))
 
-        pop = _rollup(lf, ib).with_columns(group_metrics(has_predictions)).collect(**_SMALL)
-        typed = {a: coerce_values(privileged[a], schema[a], option="privileged", column=a) for a in privileged}
-        warn_absent_privileged(lf, schema, typed)
         # a selection (without user metrics, which may read any metric) computes its group metrics only
         only = None if selection is None or self.user else {*metric_names, *self.attribute_metrics}
+        pop_metrics = group_metrics(has_predictions)
+        if only is not None:
+            pop_metrics = [e for e in pop_metrics if e.meta.output_name() in only]
+        pop = _rollup(lf, ib).with_columns(pop_metrics).collect(**_SMALL)
+        typed = {a: coerce_values(privileged[a], schema[a], option="privileged", column=a) for a in privileged}
+        warn_absent_privileged(lf, schema, typed)
         groups, modes = _groups(lf, keys, ib, sets, schema, typed, reference, has_predictions, extra, only)
-        _warn_size(groups.height, pop.height, len(sets), has_predictions)
+        # high-cardinality sets: every group in the attribute rows, the worst worst_k as group rows (said once)
+        limited = groups_limited(groups if max_groups is not None and groups.height <= max_groups else lf, ib, sets,
+                                 max_groups, worst_k)  # (no set over the limit: no plan)
+        warn_limited(limited, max_groups or 0)
+        self.limited_sets = [sets.index(tuple(s["attributes"])) for s in limited]
+        self.worst_k = worst_k
+        self.kept: np.ndarray | None = None  # the SORT_G of the group rows shown, once some were left out
+        shown = groups.height - sum(max(0, s["groups"] - worst_k) for s in limited) * pop.height
+        _warn_size(max(shown, 0), pop.height, len(sets), has_predictions)
         ref = _reference(groups.lazy(), pop.lazy(), sk, ib, metric_names, modes, self.disparities, self.min_n)
         self.by, self.ib, self.sk, self.lf, self.pop, self.groups, self.ref = by, ib, sk, lf, pop, groups, ref
         self.keys, self.modes, self.opts, self.metric_names = keys, modes, opts, metric_names
@@ -821,8 +853,21 @@ class _Prepared:
                                           None if self.selection is None else self.selection.shown))  # fmt: skip
 
     def group_part(self, groups: pl.DataFrame, batch: tuple[Segments, GroupContext] | None = None) -> Part:
-        return self._shown(group_part(groups, self.ref, self.sk, self.ib, self.has_predictions, self.opts, self.pop,
-                                      self.modes, _PRIV, _MODE, batch, self.metric_names, self.disparities))  # fmt: skip
+        part = group_part(groups, self.ref, self.sk, self.ib, self.has_predictions, self.opts, self.pop, self.modes,
+                          _PRIV, _MODE, batch, self.metric_names, self.disparities)  # fmt: skip
+        if self.limited_sets:  # the worst groups of the high-cardinality sets (and every other set's groups)
+            rows = worst_rows(part, groups, self.ref, self.sk, self.metric_names, self.limited_sets, self.worst_k, _PRIV)
+            if rows is not None:
+                self.kept = groups.get_column(SORT_G).to_numpy()[rows]
+                part = take(part, rows)
+        return self._shown(part)
+
+    def _kept(self, part: Part) -> Part:
+        """A part's group entities limited to those :meth:`group_part` kept (population and attribute rows stay)."""
+        if self.kept is None:
+            return part
+        sg = part.entities.get_column(SORT_G).to_numpy()
+        return take(part, np.flatnonzero((sg < 0) | np.isin(sg, self.kept)))
 
     def user_parts(self) -> list[Part]:
         """The user metrics' population, attribute and group parts (none without user metrics)."""
@@ -835,8 +880,9 @@ class _Prepared:
             back = [pl.col(c) * 2.0 ** (2 * self.w_exp if c.endswith("_w2") else self.w_exp) for c in _WEIGHTED
                     if c in groups.columns]  # fmt: skip
             groups, pop = groups.with_columns(back), pop.with_columns(back)
-        return cast("list[Part]", user_metric_parts(self.user, groups, pop, self.ref, sk=self.sk, ib=self.ib,
-                                                    columns=cols, make_part=Part, min_sample_size=self.min_n))  # fmt: skip
+        parts = user_metric_parts(self.user, groups, pop, self.ref, sk=self.sk, ib=self.ib, columns=cols, make_part=Part,
+                                  min_sample_size=self.min_n)  # fmt: skip
+        return [self._kept(p) for p in cast("list[Part]", parts)]
 
     def by_rows(self, groups: pl.DataFrame) -> Segments:
         """Each group row's by value (the families of its adjusted p-values)."""

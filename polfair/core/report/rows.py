@@ -162,15 +162,15 @@ def assemble(
     of strings no Series holds).
     """
     kind, src = "__pf_kind", "__pf_src"
-    ents = pl.concat(
+    ents = pl.concat(  # one plan (a plan costs more than a small report's entities)
         [
-            p.entities.select(
+            p.entities.lazy().select(
                 *dict.fromkeys([*sort_keys, *[c for c in entity_columns if c in p.entities.columns]])
             ).with_columns(pl.lit(i, pl.Int32).alias(kind), pl.int_range(pl.len(), dtype=pl.Int64).alias(src))
             for i, p in enumerate(parts)
         ],
         how="diagonal_relaxed",
-    ).sort(sort_keys, nulls_last=False, maintain_order=True)
+    ).sort(sort_keys, nulls_last=False, maintain_order=True).collect(**SMALL_COLLECT)
     sizes = np.array([len(p.metrics) for p in parts], dtype=np.int64)
     kinds, srcs = ents[kind].to_numpy(), ents[src].to_numpy()
     count = sizes[kinds]
@@ -229,7 +229,12 @@ def assemble(
             # row-major (entity, metric) straight from Polars, null and absent metrics as the sentinel
             # (whole-frame calls and Series: no expression per metric, which cost more than the data
             # on small reports)
-            sub = frame.cast(pl.Float64).fill_null(_NULL)
+            # (one plan, and none where every column is Float64 without nulls: a plan costs more than
+            # the data of a small report)
+            cols = frame.get_columns()
+            sub = frame
+            if any(c.dtype != pl.Float64 or c.null_count() for c in cols):
+                sub = frame.select(pl.all().cast(pl.Float64).fill_null(_NULL))
             if sub.columns != p.metrics:
                 absent = pl.Series(values=np.full(p.entities.height, _NULL))
                 sub = pl.DataFrame([sub[m] if m in have else absent.alias(m) for m in p.metrics])
@@ -398,6 +403,15 @@ def _group_exprs(has_predictions: bool, metric_names: tuple[str, ...], disparity
             [rate(pl.col(m), r(m)).alias(m) for m in metric_names], [pl.col(f"{m}__refname").alias(m) for m in names])  # fmt: skip
 
 
+@functools.lru_cache(maxsize=8)
+def _group_select(has_predictions: bool, metric_names: tuple[str, ...], disparity_names: tuple[str, ...]
+                  ) -> tuple[list[pl.Expr], list[int]]:  # fmt: skip
+    """:func:`_group_exprs`' four families as one select (columns ``<family index>``, a unit separator, the metric) and their sizes."""
+    families = _group_exprs(has_predictions, metric_names, disparity_names)
+    exprs = [e.alias(f"{i}\x1f{e.meta.output_name()}") for i, fam in enumerate(families) for e in fam]
+    return exprs, [len(f) for f in families]
+
+
 def group_part(
     groups: pl.DataFrame,
     ref: pl.DataFrame,
@@ -424,8 +438,14 @@ def group_part(
     metric_names = list(metric_list(has_predictions) if metric_names is None else metric_names)
     disparities = list(disparity_list(has_predictions) if disparities is None else disparities)
     wide = groups.join(ref, on=sk, how="left", nulls_equal=True, maintain_order="left")
-    values, differences, ratios, refnames = _group_exprs(has_predictions, tuple(metric_names),
-                                                                tuple(d.name for d in disparities))
+    key = (has_predictions, tuple(metric_names), tuple(d.name for d in disparities))
+    # the four families in ONE plan (a select costs more than a small report's data), then split by name
+    columns, sizes = _group_select(*key)
+    out = wide.select(columns).get_columns()
+    ends = np.cumsum(sizes)
+    value_f, difference_f, ratio_f, refname_f = (
+        pl.DataFrame([c.alias(c.name.split("\x1f", 1)[1]) for c in out[e - k : e]]) for e, k in zip(ends, sizes)
+    )
     names = ["n_missing", *metric_names, *(d.name for d in disparities)]
     entities = _entities(
         groups, ib, pl.col(SORT_A), pl.col(SORT_G), pl.col("attribute").cast(pl.Categorical),
@@ -434,12 +454,8 @@ def group_part(
     part = Part(
         entities,
         names,
-        floats={
-            "value": wide.select(values),
-            "difference": wide.select(differences),
-            "ratio": wide.select(ratios),
-        },
-        cats={"reference_group": wide.select(refnames)},
+        floats={"value": value_f, "difference": difference_f, "ratio": ratio_f},
+        cats={"reference_group": refname_f},
     )
     if ci is not None:
         if pop is not None and "overall" in (modes or ()):

@@ -19,6 +19,8 @@ import difflib
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+import polars as pl
+
 from polfair.core.metrics import DISPARITIES, METRICS, Disparity
 from polfair.core.report.intervals import IntervalColumns
 from polfair.core.report.rows import ATTR_METRICS, POP_METRICS, Part, disparity_list, metric_list, ordered
@@ -133,8 +135,9 @@ def restrict(part: Part, keep: Collection[str]) -> Part:
     names = [m for m in part.metrics if m in keep]
     if len(names) == len(part.metrics):
         return part
-    floats = {f: v.select([c for c in v.columns if c in keep]) for f, v in part.floats.items()}
-    cats = {f: v.select([c for c in v.columns if c in keep]) for f, v in part.cats.items()}
+    # the kept columns as they are (no plan per frame: a select costs more than a small report's data)
+    floats = {f: pl.DataFrame([v.get_column(c) for c in v.columns if c in keep]) for f, v in part.floats.items()}
+    cats = {f: pl.DataFrame([v.get_column(c) for c in v.columns if c in keep]) for f, v in part.cats.items()}
     intervals = None
     if part.intervals is not None:
         cols = {f: {m: a for m, a in d.items() if m in keep} for f, d in part.intervals.columns.items()}
