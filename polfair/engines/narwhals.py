@@ -489,17 +489,17 @@ def foreign_code_table(
     options
         The request (:class:`~polfair.core.passes.spec.PassOptions`, or the
         :class:`~polfair.core.request.AuditRequest` a door built); without it, ``keywords`` are its fields.
-    y_true, y_pred, y_score, threshold, protected, favorable, unfavorable, weight, by, exact_sums, score_label
-        (Fields of ``options``.) As in :func:`polfair.confusion_counts`, but column names only.
-    protected_proba, proba_assignment, proba_tolerance
-        An attribute estimated from membership probabilities (column names), as in
+    **keywords
+        Without ``options``, its fields by name (column names only). ``y_true, y_pred, y_score,
+        threshold, protected, favorable, unfavorable, weight, by, exact_sums, score_label``: as in
+        :func:`polfair.confusion_counts`. ``protected_proba, proba_assignment, proba_tolerance``: an
+        attribute estimated from membership probabilities (column names), as in
         :func:`polfair.confusion_counts`: the pass sums the probabilities' columns
         (:func:`polfair.core.proba.proba_columns`, the same code as for Polars) and the returned code
         table is the pass's result; :func:`polfair.core.passes.estimated.expand_codes` turns it into
-        the cells' code table (``collect_cells`` does).
-    cluster, n_buckets
-        The jackknife's cluster id (a name) and number of buckets, as for Polars: the ``bucket`` key
-        is computed in the engine with the integers Polars computes (:func:`polfair.core.hashing.bucket_expr`);
+        the cells' code table (``collect_cells`` does). ``cluster, n_buckets``: the jackknife's
+        cluster id (a name) and number of buckets, as for Polars: the ``bucket`` key is computed in
+        the engine with the integers Polars computes (:func:`polfair.core.hashing.bucket_expr`);
         integer, Boolean and string ids (others raise).
     frame_class
         The frame adapter (default :class:`ForeignFrame`; :mod:`polfair.engines.sql` records the

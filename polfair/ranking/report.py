@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from scipy.special import xlogy
+from scipy import special
 
 from polfair.core import intervals as iv
 from polfair.core.intervals import jackknife_intervals
@@ -245,7 +245,7 @@ def _ndkl_dense(pk: np.ndarray, r: np.ndarray, stop: np.ndarray, w: np.ndarray, 
     np.maximum(P, 0.0, out=P)  # a rounding residue P < 0 counts 0
     # Σ_g P ln(P / Q) = Σ_g (P ln P − P ln Q), with 0·ln 0 = 0 (a group absent from the query has P = Q = 0)
     t = P * np.log(np.where(share > 0, share, 1.0))[None, :, :]
-    xlogy(P, P, out=P)
+    special.xlogy(P, P, out=P)
     P -= t
     # Σ over the groups: a loop over a few groups beats numpy's reduction along a short last axis
     kl = P.sum(axis=2) if ng > 16 else functools.reduce(np.add, [P[:, :, g] for g in range(ng)])
