@@ -158,8 +158,8 @@ class _Columns:
         if not names:
             return np.zeros((self.frame.height, 0))
         sub = self.frame[list(names)]  # (not empty: frame[[]] selects rows)
-        if any(dtype != _F64 for dtype in sub.dtypes):
-            sub = sub.cast(_F64)
+        if any(dtype != _F64 for dtype in sub.dtypes):  # column by column (a frame's cast is a plan)
+            sub = pl.DataFrame([c if c.dtype == _F64 else c.cast(_F64) for c in sub.get_columns()])
         return sub.to_numpy()
 
     def counts(self, prefix: str = "", suffix: str = "") -> Counts:

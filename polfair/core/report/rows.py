@@ -83,7 +83,14 @@ def categorical_codes(frame: pl.DataFrame) -> np.ndarray:
 
     An Enum column is mapped through its few categories (no per-row string work).
     """
-    out = frame.select(pl.all().to_physical().cast(pl.UInt32).fill_null(int(NO_CODE))).to_numpy()
+    if frame.height <= _STACK_ROWS and frame.width:  # small: column by column, no plan (it costs more than the data)
+        cols = []
+        for c in frame.get_columns():
+            v = c.to_physical().to_numpy()  # UInt32 codes; Float64 with NaN where null
+            cols.append((np.where(np.isnan(v), float(NO_CODE), v) if v.dtype.kind == "f" else v).astype(np.uint32))
+        out = np.column_stack(cols)
+    else:
+        out = frame.select(pl.all().to_physical().cast(pl.UInt32).fill_null(int(NO_CODE))).to_numpy()
     if any(isinstance(dtype, pl.Enum) for dtype in frame.schema.dtypes()):
         out = np.array(out)  # writable (to_numpy may return a read-only view)
     for j, dtype in enumerate(frame.schema.dtypes()):
