@@ -36,8 +36,10 @@ protected); the *bare sums* are what the report must add up, in bare Polars: ``g
 prediction).agg(len, Σw, Σw², Σw·score)`` (the columns the call has); every shape prints its ratio to
 both; ``polfair`` is ``pf.fairness_report`` with weights and scores and default options. The
 two are timed interleaved, ``--repeats`` times each after one untimed warm-up call; the ratio is
-of the medians, from the same run. Every shape is also timed with ``ci=None`` (where the keyword
-exists; ``--no-ci-none`` skips it), and the table gives default / ``ci=None`` from the same run.
+of the medians, from the same run; each ratio is also given in CPU time (``time.process_time``, every
+thread), which moves less than the wall time when other work shares the machine. Every shape is
+also timed with ``ci=None`` (where the keyword exists; ``--no-ci-none`` skips it), and the table
+gives default / ``ci=None`` from the same run.
 With ``--out``, the markdown table replaces the section between the ``<!-- shapes:begin -->`` and
 ``<!-- shapes:end -->`` markers of that file (appended if absent).
 """
@@ -93,11 +95,16 @@ def interleaved(fns, k):
     for f in fns.values():
         f()  # warm-up
     times = {name: [] for name in fns}
+    cpu = {name: [] for name in fns}  # CPU seconds of every thread (time.process_time): steadier under load
     out = {}
     for _ in range(k):
         for name, f in fns.items():
-            t0 = time.perf_counter(); out[name] = f(); times[name].append(time.perf_counter() - t0)
+            c0, t0 = time.process_time(), time.perf_counter(); out[name] = f()
+            times[name].append(time.perf_counter() - t0); cpu[name].append(time.process_time() - c0)
+    CPU.clear(); CPU.update({name: statistics.median(ts) for name, ts in cpu.items()})
     return {name: statistics.median(ts) for name, ts in times.items()}, out
+
+CPU = {}  # the CPU-time medians of the last interleaved() call
 
 HAS_CI = "ci" in inspect.signature(pf.fairness_report).parameters
 
@@ -131,6 +138,10 @@ def run_pair(df, kw, keys, label, k=None, sums=False):
         d["polfair_ci_none"] = med["polfair_ci_none"]
         d["ratio_ci_none"] = med["polfair_ci_none"] / med["floor"]
     d["ratio_floor_sums"] = med["floor_sums"] / med["floor"]
+    d["cpu"] = dict(CPU)
+    d["ratio_cpu"] = CPU["polfair"] / CPU["floor"]
+    if "polfair_ci_none" in CPU:
+        d["ci_none_cpu"] = CPU["polfair"] / CPU["polfair_ci_none"]
     d["ratio_to_sums"] = med["polfair"] / med["floor_sums"]
     if sums:
         d["ratio_pass"] = med["pass"] / med["floor"]
@@ -305,6 +316,10 @@ def table(results: list[dict], args: argparse.Namespace) -> str:
                           f"(len, Σw, Σw², Σw·score by the keys, label, prediction): {r['ratio_floor_sums']:.2f}×")
             to_sums = f"{r['ratio_to_sums']:.2f}×" if "ratio_to_sums" in r else ""
             vs = f"**{r['polfair'] / r['polfair_ci_none']:.2f}×**" if "polfair_ci_none" in r else ""
+            if "ratio_cpu" in r:
+                extra += f"; CPU time: {r['ratio_cpu']:.2f}×"
+            if "ci_none_cpu" in r:
+                vs += f" (CPU time: {r['ci_none_cpu']:.2f}×)"
             if "per_20k" in r:
                 vs += f" (default time / 20k levels' default time: {r['per_20k']:.2f}×)"
             lines.append(

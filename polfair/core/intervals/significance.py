@@ -170,7 +170,7 @@ def fisher_exact_two_sided(x1: Any, n1: Any, x2: Any, n2: Any) -> np.ndarray:
         else:  # number each side's distinct (x, n) first
             g1, g2 = np.unique(k1, return_inverse=True)[1].reshape(-1), np.unique(k2, return_inverse=True)[1].reshape(-1)
             key = g1 * (int(g2.max()) + 1) + g2
-        first, back = np.unique(key, return_index=True, return_inverse=True)[1:]
+        first, back = _distinct(key)
         if first.size < a.size:
             out[valid] = fisher_exact_two_sided(a[first], na[first], b[first], nb[first])[back.reshape(-1)]
             return out.reshape(shape)
@@ -185,6 +185,22 @@ def fisher_exact_two_sided(x1: Any, n1: Any, x2: Any, n2: Any) -> np.ndarray:
         p[rows] = _fisher_block(a[rows], na[rows], nb[rows], s[rows], lo[rows], hi[rows], int(w))
     out[valid] = p
     return out.reshape(shape)
+
+
+def _distinct(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(key, return_index=True, return_inverse=True)[1:]`` of non-negative int64 keys: each
+    distinct key's first position (in key order) and each key's distinct number; by a lookup table
+    (no sort) when the keys' range is at most a few times their number.
+    """
+    top = int(key.max()) + 1 if key.size else 0
+    if top > 4 * key.size + 1024:
+        first, back = np.unique(key, return_index=True, return_inverse=True)[1:]
+        return first, back.reshape(-1)
+    pos = np.full(top, key.size, dtype=np.int64)
+    np.minimum.at(pos, key, np.arange(key.size, dtype=np.int64))  # each key's first position
+    seen = pos < key.size
+    number = np.cumsum(seen) - 1  # distinct keys numbered in key order
+    return pos[seen], number[key]
 
 
 def _fisher_block(a: np.ndarray, na: np.ndarray, nb: np.ndarray, s: np.ndarray, lo: np.ndarray, hi: np.ndarray,

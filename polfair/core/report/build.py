@@ -170,6 +170,9 @@ _COUNT_METRICS = [m for m, v in METRICS.items() if v.denominator is None and v.f
 _WEIGHTED = ("w", "tp", "fp", "tn", "fn", "gtp", "gfp", "gtn", "gfn", "tp_w2", "fp_w2", "tn_w2", "fn_w2")
 _SUMS = list(COUNT_COLUMNS)
 _ALLKEY = "__pf_all"
+#: Cell tables of at most this many rows are "small": their fixed costs (Polars plans, expressions
+#: evaluated once per attribute set) are cut where that costs more than the data.
+_SMALL_CELLS = 4096
 
 
 def check_reference(reference: Any) -> None:
@@ -785,7 +788,9 @@ class _Prepared:
         if not by:
             lf = lf.with_columns(pl.lit(0, pl.Int8).alias(_ALLKEY))
         # one chunk: sums over a multi-chunk frame may add in a run-dependent order
-        lf = lf.collect(**_SMALL).rechunk().lazy()
+        cells_df = lf.collect(**_SMALL).rechunk()
+        small = cells_df.height <= _SMALL_CELLS
+        lf = cells_df.lazy()
         rows = lf.select(pl.col("n").sum(), pl.col("n_missing").sum()).collect(**_SMALL).row(0)
         check_counted(int(rows[0] or 0), int(rows[1] or 0))  # no rows, or every row missing: one clear error
         selection = select_metrics(o.select, has_predictions)
@@ -815,7 +820,7 @@ class _Prepared:
         pop = _rollup(lf, ib).with_columns(pop_metrics).collect(**_SMALL)
         typed = {a: coerce_values(privileged[a], schema[a], option="privileged", column=a) for a in privileged}
         warn_absent_privileged(lf, schema, typed)
-        groups, modes = _groups(lf, keys, ib, sets, schema, typed, reference, has_predictions, extra, only)
+        groups, modes = _groups(lf, keys, ib, sets, schema, typed, reference, has_predictions, extra, only, small)
         # high-cardinality sets: every group in the attribute rows, the worst worst_k as group rows (said once)
         limited = groups_limited(groups if max_groups is not None and groups.height <= max_groups else lf, ib, sets,
                                  max_groups, worst_k)  # (no set over the limit: no plan)
@@ -1014,16 +1019,24 @@ def _groups(
     has_predictions: bool,
     extra: Sequence[str] = (),
     only: Collection[str] | None = None,
+    small: bool = False,
 ) -> tuple[pl.DataFrame, set[str]]:
     """Every group of every attribute set (and by value): sums, metrics, labels and typed keys.
     ``typed``: the privileged values in their columns' dtypes (:func:`coerce_values`); ``extra``: more
-    columns of ``lf`` to sum per group; ``only``: the group metrics computed (``None``: every one).
+    columns of ``lf`` to sum per group; ``only``: the group metrics computed (``None``: every one);
+    ``small``: ``lf`` is a small table (its labels are computed once per cell).
     """
     metric_exprs = group_metrics(has_predictions)
     if only is not None:
         metric_exprs = [e for e in metric_exprs if e.meta.output_name() in only]
     frames = []
     modes: set[str] = set()
+    # a small cell table with several attribute sets: each key's label once per cell (one small plan),
+    # carried through the roll-ups, instead of once per set (each label is a dozen string steps, which
+    # cost more than a small table's data); the same strings (a group's key is its first cell's value)
+    labels = {a: f"__pf_lbl{i}" for i, a in enumerate(keys)} if small and len(sets) > 1 else None
+    if labels is not None:
+        lf = lf.with_columns([_label_expr(a).alias(labels[a]) for a in keys]).collect(**_SMALL).lazy()
     for ai, attrs in enumerate(sets):
         covered = all(a in typed for a in attrs)
         mode = reference or ("privileged" if typed and covered else "largest")
@@ -1036,12 +1049,18 @@ def _groups(
                 is_priv = is_priv & match_values(pl.col(a), schema[a], typed[a])
             label = SEPARATOR.join("|".join(value_label(v) for v in typed[a]) for a in attrs)
         key = pl.struct([pl.col(k) if k in attrs else pl.lit(None, schema[k]).alias(k) for k in keys])
+        if labels is None:
+            rolled, label_of = _rollup(lf, [*ib, *attrs], extra), group_label(attrs)
+        else:
+            rolled = lf.group_by([*ib, *attrs], maintain_order=True).agg(
+                *[pl.col(c).sum() for c in (*_SUMS, *extra)], *[pl.col(labels[a]).first() for a in attrs])
+            label_of = pl.concat_str([pl.col(labels[a]) for a in attrs], separator=SEPARATOR)
         frames.append(
-            _rollup(lf, [*ib, *attrs], extra)
+            rolled
             .sort([*ib, *attrs], nulls_last=False)
             .select(
                 *ib, pl.lit(ai, pl.Int64).alias(SORT_A), pl.lit(SEPARATOR.join(attrs)).alias("attribute"),
-                group_label(attrs).alias(GROUP_COL), key.alias(GROUP_KEY), is_priv.alias(_PRIV),
+                label_of.alias(GROUP_COL), key.alias(GROUP_KEY), is_priv.alias(_PRIV),
                 pl.lit(mode).alias(_MODE), pl.lit(label, pl.String).alias(_PLABEL), *_SUMS, *extra,
             )  # fmt: skip
         )

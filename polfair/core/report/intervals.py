@@ -158,8 +158,8 @@ class _Columns:
         if not names:
             return np.zeros((self.frame.height, 0))
         sub = self.frame[list(names)]  # (not empty: frame[[]] selects rows)
-        if any(dtype != _F64 for dtype in sub.dtypes):
-            sub = sub.cast(_F64)
+        if any(dtype != _F64 for dtype in sub.dtypes):  # column by column (a frame's cast is a plan)
+            sub = pl.DataFrame([c if c.dtype == _F64 else c.cast(_F64) for c in sub.get_columns()])
         return sub.to_numpy()
 
     def counts(self, prefix: str = "", suffix: str = "") -> Counts:
@@ -412,7 +412,8 @@ def group_intervals(
     is_mode = {name: wc.equal_to(mode, name)[:, None] for name in ("privileged", "overall", "best")}
     gen = np.array([_generalized(m) for m in rates])[None, :]
     w_lo, w_hi = ivr.wilson_limits(p, n, z)
-    wilson = (w_lo, w_hi, *ivr.wilson_limits(pr, nr, z))  # both rates' limits, shared by Newcombe and MOVER-R
+    r_lo, r_hi = _repeated_rows(ivr.wilson_limits, pr, nr, z)  # the reference's: once per run of equal rows
+    wilson = (w_lo, w_hi, r_lo, r_hi)  # both rates' limits, shared by Newcombe and MOVER-R
     nc_lo, nc_hi = ivd.newcombe_limits(p, n, pr, nr, z, wilson=wilson)
     d_lo, d_hi = nc_lo, nc_hi
     q_lo, q_hi = ivd.mover_ratio_limits(p, n, pr, nr, z, wilson=wilson)
@@ -505,6 +506,27 @@ def group_intervals(
     else:
         out.adjust(by_rows, opts.p_adjust)
     return out
+
+
+def _repeated_rows(f: Callable[..., tuple[np.ndarray, ...]], p: np.ndarray, n: np.ndarray, z: float) -> tuple[np.ndarray, ...]:
+    """``f(p, n, z)`` of an elementwise kernel on ``(rows, k)`` arrays, computed once per run of identical rows.
+
+    The reference's rate and size repeat on every group row of a window (e.g. 160,000 groups of one
+    attribute): the kernel runs on the first row of each run and is gathered back (bit-identical: an
+    elementwise kernel gives each element the same result wherever it is computed).
+    """
+    h = p.shape[0]
+    if h < 64:
+        return f(p, n, z)
+    new = np.empty(h, dtype=bool)
+    new[0] = True
+    new[1:] = (p[1:].view(np.uint64) != p[:-1].view(np.uint64)).any(axis=1)
+    new[1:] |= (n[1:].view(np.uint64) != n[:-1].view(np.uint64)).any(axis=1)
+    first = np.flatnonzero(new)
+    if 4 * first.size > h:  # few repeats: no gain
+        return f(p, n, z)
+    run = np.cumsum(new) - 1
+    return tuple(np.asarray(v)[run] for v in f(p[first], n[first], z))
 
 
 #: Two-part disparities whose interval is the MOVER sum of the rates' Newcombe intervals (the others project).

@@ -17,8 +17,9 @@ An underscore module: internal, not public API.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -82,7 +83,14 @@ def categorical_codes(frame: pl.DataFrame) -> np.ndarray:
 
     An Enum column is mapped through its few categories (no per-row string work).
     """
-    out = frame.select(pl.all().to_physical().cast(pl.UInt32).fill_null(int(NO_CODE))).to_numpy()
+    if frame.height <= _STACK_ROWS and frame.width:  # small: column by column, no plan (it costs more than the data)
+        cols = []
+        for c in frame.get_columns():
+            v = c.to_physical().to_numpy()  # UInt32 codes; Float64 with NaN where null
+            cols.append((np.where(np.isnan(v), float(NO_CODE), v) if v.dtype.kind == "f" else v).astype(np.uint32))
+        out = np.column_stack(cols)
+    else:
+        out = frame.select(pl.all().to_physical().cast(pl.UInt32).fill_null(int(NO_CODE))).to_numpy()
     if any(isinstance(dtype, pl.Enum) for dtype in frame.schema.dtypes()):
         out = np.array(out)  # writable (to_numpy may return a read-only view)
     for j, dtype in enumerate(frame.schema.dtypes()):
@@ -526,6 +534,16 @@ def _attribute_aggs(has_predictions: bool, metric_names: tuple[str, ...]) -> tup
     return spread, extra
 
 
+def _frame_of(frame: pl.DataFrame, exprs: Mapping[str, pl.Expr], cast: Any = None) -> pl.DataFrame:
+    """``frame.select(e.alias(name) for name, e in exprs)`` (each cast to ``cast`` if given), without a
+    Polars plan where every expression is a plain column (a plan costs more than a small report's data).
+    """
+    if exprs and all(e.meta.is_column() for e in exprs.values()):
+        cols = [frame.get_column(e.meta.output_name()).alias(n) for n, e in exprs.items()]
+        return pl.DataFrame([c.cast(cast) for c in cols] if cast is not None else cols)
+    return frame.select([(e if cast is None else e.cast(cast)).alias(n) for n, e in exprs.items()])
+
+
 def attribute_part(
     groups: pl.DataFrame,
     pop: pl.DataFrame,
@@ -607,12 +625,12 @@ def attribute_part(
         entities,
         names,
         floats={
-            "value": wide.select([e.alias(n) for n, e in values.items()]),
-            "difference": wide.select([pl.col(f"{m}__d").alias(m) for m in metric_names]),
-            "ratio": wide.select([pl.col(f"{m}__r").alias(m) for m in metric_names]),
-            "n_groups": wide.select([e.alias(n) for n, e in k.items()]),
+            "value": _frame_of(wide, values),
+            "difference": _frame_of(wide, {m: pl.col(f"{m}__d") for m in metric_names}),
+            "ratio": _frame_of(wide, {m: pl.col(f"{m}__r") for m in metric_names}),
+            "n_groups": _frame_of(wide, k),
         },
-        cats={"excluded_groups": wide.select([e.cast(pl.Categorical).alias(n) for n, e in x.items()])},
+        cats={"excluded_groups": _frame_of(wide, x, pl.Categorical)},
     )
     if ci is not None:  # spreads, equalized odds, EDF: projection limits and homogeneity tests; entropy indices
         # the named values computed above (part.floats["value"]) as columns, for the interval families' null rules
@@ -686,7 +704,7 @@ def population_part(
         ordered(["n_missing", *metric_names, *names]),
         floats={
             "value": wide_df.select(values),
-            "n_groups": wide_df.select([pl.col("__pf_ix_k").alias(n) for n in between]),
+            "n_groups": _frame_of(wide_df, {n: pl.col("__pf_ix_k") for n in between}),
         },
     )
     if ci is not None:  # rates' Wilson limits and EDF; the entropy indices

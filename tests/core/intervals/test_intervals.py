@@ -151,6 +151,25 @@ def test_fisher_vectorised_equals_scipy_table_by_table(tables):
         assert abs(ours[i] - stats.fisher_exact([[w, x], [y, z]]).pvalue) < 1e-12, tables[i]
 
 
+def test_fisher_many_repeated_small_tables_equal_scipy():
+    # a high-cardinality attribute: thousands of tiny tables, few distinct ones, each computed once
+    # (distinct tables found by a lookup table when the keys' range is small, by a sort otherwise)
+    stats = pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(8)
+    n1, n2 = rng.integers(0, 4, 5000), rng.integers(0, 6, 5000)
+    x1, x2 = rng.binomial(n1, 0.4), rng.binomial(n2, 0.6)
+    x1[7] = -1  # invalid: NaN, the others unaffected
+    ours = iv.fisher_exact_two_sided(x1, n1, x2, n2)
+    assert np.isnan(ours[7]) and np.isfinite(np.delete(ours, 7)).all()
+    memo: dict[tuple[int, int, int, int], float] = {}
+    for i in np.flatnonzero(np.arange(5000) != 7):
+        t = (int(x1[i]), int(n1[i]), int(x2[i]), int(n2[i]))
+        if t not in memo:
+            memo[t] = stats.fisher_exact([[t[0], t[1] - t[0]], [t[2], t[3] - t[2]]]).pvalue
+        assert abs(ours[i] - memo[t]) < 1e-12, t
+    assert len(memo) < 300  # (few distinct tables: the lookup-table path)
+
+
 def test_fisher_invalid_and_degenerate_tables():
     got = iv.fisher_exact_two_sided([np.nan, 3, 0, 2, -1], [5, 2, 0, 4, 3], [1, 1, 2, 2, 1], [5, 3, 5, 4, 3])
     assert np.isnan(got[0]) and np.isnan(got[1]) and np.isnan(got[4])  # missing, x > n, negative

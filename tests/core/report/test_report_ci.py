@@ -157,3 +157,24 @@ def test_one_group_labels_only_report_with_intervals() -> None:
     df = pl.DataFrame({"k": [1, 1, 0, 0, 1], "y": [True, True, False, True, False]})
     rep = pf.fairness_report(df, y_true="y", protected="k")
     assert rep.filter(group="1", metric="base_rate")["ci_method"].item() == "score"
+
+
+def test_reference_limits_once_per_run_of_equal_rows_are_bit_identical():
+    # group_intervals computes the reference's Wilson limits once per run of identical (rate, size) rows
+    import numpy as np
+
+    from polfair.core.intervals.proportions import wilson_limits
+    from polfair.core.report.intervals import _repeated_rows
+
+    rng = np.random.default_rng(11)
+    k = 5
+    distinct = rng.random((6, 2 * k))
+    distinct[:, k:] = rng.integers(0, 40, (6, k))
+    distinct[1, 0], distinct[2, k + 1], distinct[3, 2], distinct[4, 3] = np.nan, 0.0, -0.0, 1.0
+    rows = np.repeat(rng.permutation(np.arange(6)), rng.integers(1, 90, 6))  # runs of unequal length
+    both = np.concatenate([rng.random((rows.size, k)), distinct[rows]], axis=1)  # strided views, as in the report
+    p, n = both[:, k : 2 * k], both[:, 2 * k :]
+    assert rows.size >= 64
+    got, want = _repeated_rows(wilson_limits, p, n, 1.959963984540054), wilson_limits(p, n, 1.959963984540054)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.view(np.uint64).tolist() == w.view(np.uint64).tolist()

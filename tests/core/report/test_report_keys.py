@@ -210,3 +210,17 @@ def test_large_reports_warn(monkeypatch: pytest.MonkeyPatch) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         pf.fairness_report(df, y_true="y", y_pred="p", protected="g")
+
+
+@SETTINGS
+@given(hostile_frames())
+def test_small_cell_tables_label_each_cell_once_with_the_same_report(case: tuple[pl.DataFrame, list[str], list[str]]) -> None:
+    # a small cell table's labels are computed once per key and cell and carried through the roll-ups:
+    # the same report as the labels of every attribute set's groups (the path of large cell tables)
+    df, keys, by = case
+    kw = dict(y_true="y", y_pred="p", protected=keys, by=by or None, on_missing="ignore", ci=None)
+    small = pf.fairness_report(df, **kw)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(core_report, "_SMALL_CELLS", -1)
+        large = pf.fairness_report(df, **kw)
+    assert small.equals(large)

@@ -193,3 +193,30 @@ def test_harm_column_matches_a_row_by_row_reference():
             s = signed * (-1 if d[m] == "lower" else 1)
             want = "none" if s == 0 else "group" if s > 0 else "reference"
         assert r["harm"] == want, r
+
+
+def test_harm_of_a_small_report_in_numpy_equals_the_polars_plan(monkeypatch):
+    # with_harm computes a small report's codes in numpy (no plan): the same column as the plan
+    import numpy as np
+
+    from polfair.core.report import status as status_module
+
+    rng = np.random.default_rng(5)
+    n = 3000
+    df = pl.DataFrame({"y": rng.integers(0, 2, n), "p": rng.integers(0, 2, n), "g": rng.choice(list("abcd"), n),
+                       "s": rng.choice(["f", "m"], n)})  # fmt: skip
+    rep = pf.fairness_report(df, y_true="y", y_pred="p", protected=["g", "s"])
+    i = pl.int_range(pl.len())
+    hostile = rep.with_columns(  # NaN, null and infinite values and differences, exact ties, ulp-sized distances
+        value=pl.when(i % 17 == 0).then(float("nan")).when(i % 19 == 0).then(None).when(i % 23 == 0)
+        .then(float("inf")).when(i % 29 == 0).then(1.0 + 1e-13).otherwise(pl.col("value")),
+        difference=pl.when(i % 13 == 0).then(None).when(i % 11 == 0).then(0.0).when(i % 31 == 0)
+        .then(-float("inf")).when(i % 37 == 0).then(float("nan")).otherwise(pl.col("difference")),
+    )  # fmt: skip
+    assert hostile.height <= status_module._NUMPY_HARM_ROWS
+    small = status_module.with_harm(hostile)
+    monkeypatch.setattr(status_module, "_NUMPY_HARM_ROWS", -1)  # force the Polars plan
+    planned = status_module.with_harm(hostile)
+    assert small["harm"].to_list() == planned["harm"].to_list()
+    assert set(small["harm"].drop_nulls().to_list()) == {"none", "group", "reference"}
+    assert small["harm"].null_count() > 0
