@@ -47,7 +47,6 @@ from typing import Any, Literal
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from polfair.core.metrics import DISPARITIES, METRICS, Harm
 
@@ -335,6 +334,8 @@ _NUMPY_HARM_ROWS = 4096
 
 def _harm_small(report: pl.DataFrame, kinds: list[int], signs: list[int]) -> pl.Series:
     """:func:`with_harm`'s column of a small report with a Categorical metric, in numpy (same numbers)."""
+    import pyarrow as pa  # (here: the CLI's --help loads no pyarrow)
+
     phys = report.get_column("metric").to_physical()
     missing = phys.is_null().to_numpy()
     idx = phys.fill_null(0).cast(pl.Int64).to_numpy()
