@@ -296,7 +296,7 @@ def _counts_text(counts: dict[str, int] | None) -> str:
 
 
 def _attribute_block(sub: pl.DataFrame, stats: pl.DataFrame, a: str, present: set[str], with_rates: bool,
-                     is_judged: bool = True) -> list[str]:  # fmt: skip
+                     is_judged: bool = True, limited: bool = False) -> list[str]:  # fmt: skip
     """The tables of one attribute set (of one period): groups' rates, then marked disparities.
 
     ``sub``: the rows of the shown groups; ``stats``: every group's row of :func:`_group_stats`.
@@ -335,7 +335,7 @@ def _attribute_block(sub: pl.DataFrame, stats: pl.DataFrame, a: str, present: se
     if total > len(keep):
         hidden = _counts_text(_status_counts(stats.filter(~pl.col("__shown"))) if is_judged else None)
         lines.append(f"... and {total - len(keep):,} more groups ({hidden} on these disparities);")
-        lines.append("    every group is in --out / --html")
+        lines.append("    every group the report kept is in --out / --html" if limited else "    every group is in --out / --html")
     return lines
 
 
@@ -408,12 +408,19 @@ def summarize(
     note = estimated_note((digest.request or {}).get("protected_proba"))
     if note:  # groups estimated from proxies (protected_proba): say so first
         lines.extend(textwrap.wrap(f"Note: {note}", WIDTH))
+    limited = {" & ".join(x["attributes"]): x for x in (digest.request or {}).get("groups_limited") or []}
+    for a, x in limited.items():  # high-cardinality sets: the report kept their worst groups' rows (said once)
+        lines.extend(textwrap.wrap(
+            f"Note: {a} has {x['groups']:,} groups; the report keeps the rows of its {x['shown']:,} worst by the "
+            "interval rule and of the reference (max_groups_per_attribute, worst_k): the tables below show those "
+            "groups only; its spreads, tests and indices cover every group.", WIDTH))  # fmt: skip
     if not by:
         for a in attrs:
             st = stats.filter(pl.col("attribute") == a)
             if st.height:
                 sub = rows.filter(pl.col("attribute") == a)
-                lines.extend(_attribute_block(sub, st, a, present, with_rates=True, is_judged=is_judged))
+                lines.extend(_attribute_block(sub, st, a, present, with_rates=True, is_judged=is_judged,
+                                              limited=a in limited))  # fmt: skip
     else:
         lines.extend(_periods(rows, stats, by, attrs, present, max_periods, is_judged))
     if attrs:

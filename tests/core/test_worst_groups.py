@@ -159,3 +159,22 @@ def test_every_report_door_limits_alike_by_default():
                                    check_dtypes=False)  # fmt: skip
             limited = request_of(want).get("groups_limited")
             assert bool(limited) == (limits.get("max_groups_per_attribute", 1000) is not None)
+
+
+def test_the_summary_and_the_page_say_how_many_groups_the_set_has_and_which_rows_they_show():
+    """A reader of a limited set is told its real size and that its tables show the worst groups only
+    (the page said "zip (21 groups)" and the summary "... and 9 more groups" for a 1,101-group attribute)."""
+    import html as html_lib
+    import re
+
+    df = _data(levels=1100, n=12_000)
+    rep = _report(df)
+    assert request_of(rep)["groups_limited"][0]["groups"] == 1101
+    text = " ".join(pf.summarize(rep).split())
+    assert "zip has 1,101 groups; the report keeps the rows of its 20 worst" in text
+    page = " ".join(re.sub(r"<[^>]+>", " ", html_lib.unescape(str(pf.HtmlReport(rep)))).split())
+    assert "zip ( 1,101 groups; reference:" in page or "zip (1,101 groups; reference:" in page
+    assert "zip has 1,101 groups: the report keeps the rows of the worst groups" in page
+    assert "(1,101 groups; the rows of the 20 worst and the reference)" in page
+    full = _report(df, max_groups_per_attribute=None)
+    assert "has 1,101 groups" not in pf.summarize(full) and "the rows of the 20 worst" not in str(pf.HtmlReport(full))

@@ -478,6 +478,8 @@ def build_view(report: Any, opts: ViewOptions) -> dict[str, Any]:
             if text:
                 excluded_by_set[a] = text
 
+    # the sets whose group rows the report limited to its worst groups (request's groups_limited)
+    limited = {" & ".join(x["attributes"]): x for x in request.get("groups_limited") or []}
     periods = _period_verdicts(full, by, attrs, headline, opts) if by else {}
     # ---- keep the top-k groups per attribute set (reference first in priority)
     sets: list[dict[str, Any]] = []
@@ -508,7 +510,8 @@ def build_view(report: Any, opts: ViewOptions) -> dict[str, Any]:
         excluded = excluded_by_set.get(a)
         sets.append({
             "attribute": a, "id": f"set-{i}", "order": a.count(" & ") + 1, "charted": i < opts.max_sets,
-            "n_groups": len(groups_all), "chart_rows": chart_rows, "hidden": hidden, "verdict": verdict,
+            "n_groups": limited[a]["groups"] if a in limited else len(groups_all), "limited": limited.get(a),
+            "chart_rows": chart_rows, "hidden": hidden, "verdict": verdict,
             "table": table, "table_hidden": max(0, len(groups_all) - opts.table_rows),
             "reference": next((r["reference"] for m in headline for r in rows_by_set[a][m] if r["reference"]), None),
             "excluded": excluded, "grid": periods.get(a),
