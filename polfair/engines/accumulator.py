@@ -90,6 +90,11 @@ class FairnessAccumulator:
     privileged, reference, intersections, alpha, concentration, ci, n_boot, seed, p_adjust
         As in :func:`polfair.fairness_report` (intervals at ``ci=0.95`` by default, ``None`` for
         none); used by :meth:`compute`.
+    thresholds
+        As in :func:`polfair.fairness_report` (a named policy such as ``"four_fifths"``, or a mapping
+        metric -> ``[lo, hi]``): :meth:`compute` adds its ``threshold`` and ``status`` columns, judged by
+        :func:`polfair.apply_thresholds` (with ``min_sample_size`` alone, the ``insufficient_data``
+        statuses, as the report's).
     min_sample_size, max_intersection_groups, max_groups_per_attribute, worst_k
         As in :func:`polfair.fairness_report`, with its defaults (30 rows for a comparison group;
         intersections within 1,000 groups; an attribute set of more than 1,000 groups shows its 20
@@ -185,6 +190,7 @@ class FairnessAccumulator:
         n_boot: int = 200,
         seed: int = 0,
         p_adjust: str | None = "bh",
+        thresholds: str | Mapping[str, Any] | None = None,
         min_sample_size: int | None = None,
         max_intersection_groups: int = MAX_INTERSECTION_GROUPS,
         max_groups_per_attribute: int | None = MAX_GROUPS_PER_ATTRIBUTE,
@@ -213,6 +219,16 @@ class FairnessAccumulator:
             estimated = (parse_protected_proba(protected_proba, proba_assignment, proba_tolerance).attribute,)
         self._bucket: tuple[str, ...] = ("bucket",) if cluster is not None else ()
         check_worst_options(max_groups_per_attribute, worst_k)
+        # the statuses, as fairness_report judges: a named policy or bands, or with min_sample_size alone the
+        # insufficient_data rows (monitor.apply_thresholds: one reading of a threshold, one status rule)
+        from polfair.monitor.config import parse_thresholds, preset_thresholds
+
+        has_predictions = y_pred is not None or y_score is not None
+        self._bands: dict[str, tuple[float, float]] | None = (
+            None if thresholds is None and min_sample_size is None else {} if thresholds is None
+            else preset_thresholds(thresholds, has_predictions=has_predictions) if isinstance(thresholds, str)
+            else parse_thresholds(thresholds))  # fmt: skip
+        self._min_sample_size = min_sample_size
         # cluster= with intervals: every group's rows, as fairness_report (the jackknife adjusts over the rows it gets)
         limit = None if cluster is not None and ci is not None else max_groups_per_attribute
         self._report = dict(privileged=dict(privileged or {}), reference=reference, intersections=intersections,
@@ -441,7 +457,12 @@ class FairnessAccumulator:
             **self._report,  # type: ignore[arg-type]
         )  # fmt: skip
         # cluster=: the buckets summed and jackknife intervals, by the function fairness_report calls
-        return clustered_report(cells, options, report_of) if self._bucket else report_of(cells, options)
+        report = clustered_report(cells, options, report_of) if self._bucket else report_of(cells, options)
+        if self._bands is None:
+            return report
+        from polfair.monitor import apply_thresholds
+
+        return apply_thresholds(report, self._bands, self._min_sample_size)
 
     def _check_favorable(self, cells: pl.DataFrame) -> None:
         """Warn, as :func:`polfair.fairness_report` does for one pass, when no accumulated row has the

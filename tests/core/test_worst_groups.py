@@ -145,20 +145,26 @@ def test_every_report_door_limits_alike_by_default():
     kw = {"max_groups_per_attribute": 50, "worst_k": 5}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ReportSizeWarning)
-        for limits in ({}, kw, {"max_groups_per_attribute": None}, {"min_sample_size": 15}):
+        for limits in ({}, kw, {"max_groups_per_attribute": None}, {"min_sample_size": 15},
+                       {"thresholds": "four_fifths"}, {"thresholds": {"selection_rate": [0.3, 0.7]}, **kw}):
             want = _report(df, **limits)
             cells = pf.confusion_counts(df, y_true="y", y_pred="p", protected=["zip", "sex"]).collect()
-            counted = pf.report_from_counts(cells, protected=["zip", "sex"], **limits)
+            core = {k: v for k, v in limits.items() if k != "thresholds"}  # (the core report judges nothing)
+            counted = pf.report_from_counts(cells, protected=["zip", "sex"], **core)
             acc = pf.FairnessAccumulator(y_true="y", y_pred="p", protected=["zip", "sex"], **limits)
             for part in (df[:2000], df[2000:]):
                 acc.update(part)
-            for got in (counted, acc.compute()):  # (min_sample_size also adds fairness_report's status columns)
+            judged = acc.compute()
+            assert judged.columns == want.columns  # the accumulator judges as the report does (thresholds, min size)
+            for got in (counted, judged):  # (the core's report_from_counts has no status columns)
                 cols = [c for c in want.columns if c in got.columns]
                 assert cols == got.columns
                 assert_frame_equal(got.sort(KEY, nulls_last=False), want.select(cols).sort(KEY, nulls_last=False),
                                    check_dtypes=False)  # fmt: skip
             limited = request_of(want).get("groups_limited")
             assert bool(limited) == (limits.get("max_groups_per_attribute", 1000) is not None)
+            if "thresholds" in limits:
+                assert want["status"].is_not_null().any()
 
 
 def test_the_summary_and_the_page_say_how_many_groups_the_set_has_and_which_rows_they_show():

@@ -40,7 +40,7 @@ SHARED = {"exceptions", "datasets"}
 #: does the regression pass (issue 23), the slice search (issue 33) and reweighing's fit (issue 30); the
 #: terminal summary and the HTML section of a slice search recognise its result (``slices.is_slice_table``);
 #: ``ranking_report(thresholds=)`` judges its report with the monitor's ``apply_thresholds`` (one reading of a
-#: threshold, one status rule).
+#: threshold, one status rule), and so does ``FairnessAccumulator(thresholds=)``'s ``compute()``.
 ROOM_EDGES = {
     ("monitor", "compat.yardstick"),
     ("mitigation", "scores"),
@@ -50,6 +50,7 @@ ROOM_EDGES = {
     ("regression", "engines"),
     ("ranking", "engines"),
     ("ranking", "monitor"),
+    ("engines", "monitor"),
     ("slices", "engines"),
     ("outputs", "slices"),
     ("mitigation", "engines"),
