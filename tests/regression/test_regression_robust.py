@@ -141,11 +141,7 @@ def test_merged_partitions_in_any_order_give_the_whole_table() -> None:
 
 
 def test_the_pass_reads_its_input_once() -> None:
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core" / "passes"))
-    from test_single_pass import CountingSource
+    from counting_source import CountingSource
 
     df = prices(300).with_columns(w=pl.lit(2.0))
     src = CountingSource(df)

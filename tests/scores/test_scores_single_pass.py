@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import polars as pl
 import pytest
-from polars.io.plugins import register_io_source
+from counting_source import CountingSource
 
 from polfair.mitigation import group_thresholds, reweighing
 from polfair.proxies import proxy_report, proxy_scan
@@ -20,32 +20,6 @@ from polfair.scores import (
     score_report,
     threshold_sweep,
 )
-
-
-class CountingSource:
-    """A lazy frame over ``df`` whose every scan is counted."""
-
-    def __init__(self, df: pl.DataFrame, batch_size: int = 700) -> None:
-        self.df = df
-        self.scans = 0
-        self.rows_read = 0
-        self.batch_size = batch_size
-
-    def lazy(self) -> pl.LazyFrame:
-        def source(
-            with_columns: list[str] | None, predicate: pl.Expr | None, n_rows: int | None, batch_size: int | None
-        ) -> Iterator[pl.DataFrame]:
-            self.scans += 1
-            df = self.df if with_columns is None else self.df.select(with_columns)
-            if predicate is not None:
-                df = df.filter(predicate)
-            if n_rows is not None:
-                df = df.head(n_rows)
-            for chunk in df.iter_slices(self.batch_size):
-                self.rows_read += chunk.height
-                yield chunk
-
-        return register_io_source(source, schema=self.df.schema, explain_name="counting")
 
 
 def _frame(n: int = 4000) -> pl.DataFrame:
@@ -90,7 +64,7 @@ CALLS: dict[str, Callable[[pl.LazyFrame], Any]] = {
 @pytest.mark.parametrize("name", list(CALLS))
 def test_one_scan_per_request(name: str) -> None:
     df = _frame()
-    src = CountingSource(df)
+    src = CountingSource(df, batch_size=700)
     out = CALLS[name](src.lazy())
     assert src.scans == 1
     assert src.rows_read == df.height

@@ -16,10 +16,10 @@ import warnings
 import numpy as np
 import polars as pl
 import pytest
+from counting_source import CountingSource
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import disparity_values, div, metric_values, sub
-from test_single_pass import CountingSource
 
 import polfair as pf
 from polfair.core.passes.estimated import apportion, row_offset
