@@ -29,6 +29,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -631,7 +632,24 @@ def _main_bisg(args: argparse.Namespace) -> None:
         + "\n\nWilson intervals of `base_rate` under three effective sizes (same replicates; numpy; coverage of "
         "the weighted estimator's limit, %):\n\n" + alternatives + "\n"
     )
-    args.out.write_text(args.out.read_text() + section if args.out.exists() else section)
+    _append(args.out, section)
+
+
+def _scenario_rows(scenarios: Any, reps: int, seed: int, *, stream: int) -> list[tuple[str, str, float, float, int]]:
+    """Rows of a section's scenarios, each on its own random stream ``[seed, stream + i]`` (timed to stderr)."""
+    rows = []
+    for i, (name, fn) in enumerate(scenarios):
+        t1 = time.perf_counter()
+        res = fn(np.random.default_rng([seed, stream + i]))
+        rows += [(name, fam, value, undefined, reps) for fam, (value, undefined) in res.items()]
+        print(f"  {name}: {time.perf_counter() - t1:.1f} s", file=sys.stderr)
+    return rows
+
+
+def _append(out: Path, section: str) -> None:
+    """Append a results section to ``out`` (created when missing)."""
+    with out.open("a") as f:
+        f.write(section)
 
 
 def run(reps: int, boot: int, seed: int, only: set[str] | None = None) -> list[tuple[str, str, float, float, int]]:
@@ -694,20 +712,13 @@ def main(argv: list[str] | None = None) -> None:
             "true value; tests: share of audits under H0 with p < 0.05. Projections (EOD, spreads, EDF) are "
             "conservative by design. Functions of `polfair.core.intervals`, as the report calls them.\n\n"
         )
-        with args.out.open("a") as f:
-            f.write(head + text + "\n")
+        _append(args.out, head + text + "\n")
 
 
 def _main_regression(args: argparse.Namespace) -> None:
     """``--regression``: the regression scenarios only, in their own results section."""
     t0 = time.perf_counter()
-    rows = []
-    for i, (name, fn) in enumerate(regression_scenarios(args.reps)):
-        t1 = time.perf_counter()
-        res = fn(np.random.default_rng([args.seed, 1000 + i]))
-        rows += [(name, fam, value, undefined, args.reps) for fam, (value, undefined) in res.items()]
-        print(f"  {name}: {time.perf_counter() - t1:.1f} s", file=sys.stderr)
-    text = table(rows)
+    text = table(_scenario_rows(regression_scenarios(args.reps), args.reps, args.seed, stream=1000))
     print(text)
     if args.out is None:
         return
@@ -721,7 +732,7 @@ def _main_regression(args: argparse.Namespace) -> None:
         "(t with ν = n_eff − 1; MAE and MSE on the log scale; RMSE the square roots of the MSE limits; Welch; "
         "delta-method r²).\n\n" + text + "\n"
     )
-    args.out.write_text(args.out.read_text() + section if args.out.exists() else section)
+    _append(args.out, section)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -838,13 +849,7 @@ def small_scenarios(reps: int) -> list[tuple[str, Callable[[np.random.Generator]
 def _main_small(args: argparse.Namespace) -> None:
     """``--small``: the small-group and boundary scenarios only (issue 39), in their own results section."""
     t0 = time.perf_counter()
-    rows = []
-    for i, (name, fn) in enumerate(small_scenarios(args.reps)):
-        t1 = time.perf_counter()
-        res = fn(np.random.default_rng([args.seed, 2000 + i]))
-        rows += [(name, fam, value, undefined, args.reps) for fam, (value, undefined) in res.items()]
-        print(f"  {name}: {time.perf_counter() - t1:.1f} s", file=sys.stderr)
-    text = table(rows)
+    text = table(_scenario_rows(small_scenarios(args.reps), args.reps, args.seed, stream=2000))
     print(text)
     if args.out is None:
         return
@@ -860,7 +865,7 @@ def _main_small(args: argparse.Namespace) -> None:
         "variance's interval (`polfair.core.intervals.variance`) against the variance of the true rates.\n\n"
         + text + "\n"
     )
-    args.out.write_text(args.out.read_text() + section if args.out.exists() else section)
+    _append(args.out, section)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -932,8 +937,7 @@ def _main_ranking(args: argparse.Namespace) -> None:
             "own share of group b (Beta(2, 4)) and its own ranking penalty for b; ties. Truth: the same "
             "estimands on 400,000 queries. Delete-a-group jackknife-t over 20 (the default) and 40 buckets of queries, 95%.\n\n"
         )
-        with args.out.open("a") as f:
-            f.write(head + text + "\n")
+        _append(args.out, head + text + "\n")
 
 
 if __name__ == "__main__":
