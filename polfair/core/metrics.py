@@ -273,7 +273,14 @@ def _mcc(c: Counts) -> pl.Expr:
     margins = [tp + fp, tp + fn, tn + fp, tn + fn]
     den = (margins[0] * margins[1]).sqrt() * (margins[2] * margins[3]).sqrt()
     ok = pl.all_horizontal([m > 0 for m in margins])
-    return pl.when(ok).then((tp * tn - fp * fn) / den)
+    raw = (tp * tn - fp * fn) / den
+    # counts in a cell table's data units with weights beyond about 1e±150 overflow (or underflow) the products:
+    # the same scale-free ratio on the counts as fractions of their total (a report's relative units need not)
+    in_range = (tp * tn).is_finite() & (fp * fn).is_finite() & den.is_finite() & (den >= 2.0**-1022)
+    t = tp + fp + tn + fn
+    p, f, n, m = tp / t, fp / t, tn / t, fn / t
+    scaled = (p * n - f * m) / ((p + f) * (p + m)).sqrt() / ((n + f) * (n + m)).sqrt()
+    return pl.when(ok).then(pl.when(in_range).then(raw).otherwise(scaled))
 
 
 def _score(name: str, f: Callable[[Counts], pl.Expr], desc: str) -> Metric:

@@ -84,3 +84,24 @@ def test_scores_have_no_interval_and_best_reference_picks_the_highest() -> None:
     assert rows["value_lo"].null_count() == rows.height
     best = rows.sort("value")["group"][-1]
     assert set(rows["reference_group"].cast(pl.String).to_list()) == {best}
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e-200])
+def test_matthews_corrcoef_of_a_cell_table_in_extreme_weight_units(scale: float) -> None:
+    """The cell table (data units) and the accumulator give fairness_report's MCC with weights x1e±200 (the
+    products TP·TN overflowed to NaN / underflowed to a division by zero); ordinary weights take the same path."""
+    rng = np.random.default_rng(4)
+    n = 600
+    df = pl.DataFrame({"g": rng.choice(["a", "b"], n), "y": rng.integers(0, 2, n), "p": rng.integers(0, 2, n),
+                       "w": rng.integers(1, 5, n).astype(float)})  # fmt: skip
+    kw = {"y_true": "y", "y_pred": "p", "protected": "g", "ci": None}
+    want = pf.fairness_report(df, **kw, weight="w").filter(metric="matthews_corrcoef").sort("group", nulls_last=False)
+    big = df.with_columns(pl.col("w") * scale)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cells = pf.confusion_counts(big, **{k: v for k, v in kw.items() if k != "ci"}, weight="w").collect()
+        counted = pf.report_from_counts(cells, protected="g", ci=None)
+        acc = pf.FairnessAccumulator(**kw, weight="w").update(big[:250]).update(big[250:]).compute()
+    for got in (counted, acc):
+        mcc = got.filter(metric="matthews_corrcoef").sort("group", nulls_last=False)
+        np.testing.assert_allclose(mcc["value"].to_numpy(), want["value"].to_numpy(), rtol=1e-12)
