@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -165,7 +166,8 @@ def compas() -> pl.DataFrame:
 
 
 # ---------------------------------------------------------------------------------------------
-# Lanes (issue 38): every test that starts the JVM (a module calling ``spark_session()``, a docs page
+# Lanes (issue 38): every test that starts the JVM (a module calling ``spark_session()`` or taking the
+# ``spark`` fixture below, a docs page
 # that builds a SparkSession) is marked ``spark`` and ``slow``; ``python -m pytest -m "not slow"`` is
 # the fast lane for development. Under ``-n N`` (xdist's default ``--dist load``) the Spark tests go to
 # ONE worker as one unit, so one JVM starts instead of one per worker, and a docs page's blocks (which
@@ -182,8 +184,24 @@ def _uses_spark(path: str) -> bool:
                 text = f.read()
         except OSError:
             text = ""
-        _SPARK_FILES[path] = "spark_session(" in text or "SparkSession.builder" in text
+        _SPARK_FILES[path] = ("spark_session(" in text or "SparkSession.builder" in text
+                              or _SPARK_FIXTURE.search(text) is not None)  # fmt: skip
     return _SPARK_FILES[path]
+
+
+_SPARK_FIXTURE = re.compile(r"^def test\w*\([^)]*\bspark\b", re.MULTILINE)  # a test taking the `spark` fixture
+
+
+@pytest.fixture(scope="session")
+def spark() -> Any:
+    """The shared local SparkSession (``tests/spark_session.py``); skips without pyspark or Java."""
+    pytest.importorskip("pyspark")
+    from spark_session import spark_session
+
+    session = spark_session()
+    if session is None:  # pragma: no cover
+        pytest.skip("no Java runtime for Spark")
+    return session  # shared with the worker's other Spark tests; stopped at exit
 
 
 _SPARK_FILES: dict[str, bool] = {}

@@ -14,7 +14,6 @@ import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
-from spark_session import spark_session
 
 import polfair as pf
 from polfair.core.hashing import bucket_expr, bucket_of, string_key, string_key_sql
@@ -101,15 +100,6 @@ def test_reweighing_on_duckdb_applies_the_contract(bad: float) -> None:
 
 # ---------------------------------------------------------------------------------------------
 # Spark
-
-
-@pytest.fixture(scope="module")
-def spark():
-    pytest.importorskip("pyspark")
-    session = spark_session()
-    if session is None:  # pragma: no cover
-        pytest.skip("no Java runtime for Spark")
-    return session
 
 
 def test_spark_datetime_keys_equal_polars_in_any_session_time_zone(spark) -> None:

@@ -14,7 +14,6 @@ import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
-from spark_session import spark_session
 
 import polfair as pf
 from polfair.scores import score_report
@@ -53,15 +52,6 @@ def _check(engine: Callable[[pl.DataFrame], Any]) -> None:
 
 def test_duckdb_equals_polars() -> None:
     _check(lambda d: duckdb.from_arrow(d.to_arrow()))
-
-
-@pytest.fixture(scope="module")
-def spark():
-    pytest.importorskip("pyspark")
-    session = spark_session()
-    if session is None:  # pragma: no cover
-        pytest.skip("no Java runtime for Spark")
-    return session
 
 
 def test_spark_equals_polars(spark) -> None:

@@ -10,20 +10,11 @@ import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
-from spark_session import spark_session
 
 import polfair as pf
 
 pyspark = pytest.importorskip("pyspark")
 pytest.importorskip("narwhals")
-
-
-@pytest.fixture(scope="module")
-def spark():
-    session = spark_session()  # the shared helper (tests/spark_session.py)
-    if session is None:  # pragma: no cover
-        pytest.skip("no Java runtime for Spark")
-    return session  # shared with the worker's other Spark tests; stopped at exit
 
 
 def _frame(n: int = 4_000, seed: int = 1) -> pl.DataFrame:

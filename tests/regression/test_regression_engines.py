@@ -12,7 +12,6 @@ import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
-from spark_session import spark_session
 
 import polfair as pf
 
@@ -94,15 +93,6 @@ def _level_free(report_of) -> None:  # noqa: ANN001
 
 def test_duckdb_report_at_a_1e12_level_equals_polars_at_0():
     _level_free(lambda df, kw: pf.regression_report(duckdb.from_arrow(df.to_arrow()), **kw))
-
-
-@pytest.fixture(scope="module")
-def spark():
-    pytest.importorskip("pyspark")
-    session = spark_session()  # the shared helper (tests/spark_session.py)
-    if session is None:  # pragma: no cover
-        pytest.skip("no Java runtime for Spark")
-    return session  # shared with the worker's other Spark tests; stopped at exit
 
 
 def test_spark_report_equals_polars(spark):

@@ -6,7 +6,6 @@ import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
-from spark_session import spark_session
 
 import polfair as pf
 from polfair.core.report.run_metadata import request_of
@@ -66,15 +65,6 @@ def test_duckdb_scans_once_per_level_and_checks_the_contract() -> None:
         pf.slice_scan(duckdb.from_arrow(bad.to_arrow()), features=["g"], errors="loss")
     with pytest.raises(TypeError, match="column names only"):
         pf.slice_scan(duckdb.from_arrow(df.to_arrow()), features=[pl.col("g")], errors="loss")
-
-
-@pytest.fixture(scope="module")
-def spark():
-    pytest.importorskip("pyspark")
-    session = spark_session()
-    if session is None:  # pragma: no cover
-        pytest.skip("no Java runtime for Spark")
-    return session
 
 
 @pytest.mark.slow
