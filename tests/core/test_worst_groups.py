@@ -215,3 +215,25 @@ def test_the_limited_report_screens_every_group_and_shows_the_full_reports_rows(
     for c in (c for c in rep.columns if c not in key):
         assert joined[c].eq_missing(joined[f"{c}_full"]).all(), c
     assert rep["p_value_adjusted"].is_not_null().sum() > 0 and rep["difference_lo"].is_not_null().sum() > 0
+
+
+def test_the_ratio_intervals_are_computed_for_the_rows_shown_only(monkeypatch):
+    """With a limited set, every group gets its harm bound and p-values (the screen); MOVER-R and the
+    Wilson limits of the value columns only the rows shown (counted: the rows each call is given)."""
+    from polfair.core.report import intervals as report_intervals
+
+    seen: list[int] = []
+    real = report_intervals.ivd.mover_ratio_limits
+
+    def counting(p, *args, **kwargs):
+        seen.append(np.shape(p)[0])
+        return real(p, *args, **kwargs)
+
+    monkeypatch.setattr(report_intervals.ivd, "mover_ratio_limits", counting)
+    df = _data()
+    rep = _report(df, max_groups_per_attribute=10, worst_k=3)
+    shown = rep.filter(pl.col("group").is_not_null()).select("attribute", "group").unique().height
+    assert seen and max(seen) == shown < 122  # (zip & sex alone has 122 groups)
+    seen.clear()
+    full = _report(df, max_groups_per_attribute=None)
+    assert max(seen) == full.filter(pl.col("group").is_not_null()).select("attribute", "group").unique().height == 185
