@@ -184,3 +184,56 @@ def test_the_summary_and_the_page_say_how_many_groups_the_set_has_and_which_rows
     assert "(1,101 groups; the rows of the 20 worst and the reference)" in page
     full = _report(df, max_groups_per_attribute=None)
     assert "has 1,101 groups" not in pf.summarize(full) and "the rows of the 20 worst" not in str(pf.HtmlReport(full))
+
+
+
+@pytest.mark.parametrize(("reference", "p_adjust", "extra"), [
+    (None, "bh", {}),
+    ("overall", "holm", {"weight": "w"}),
+    ("best", "by", {"y_score": "s"}),
+    ("largest", "bh", {"y_score": "s", "weight": "w"}),
+])  # fmt: skip
+def test_the_limited_report_screens_every_group_and_shows_the_full_reports_rows(reference, p_adjust, extra):
+    """Every group's harm bounds and adjusted p-values come from a screen of every group, the other interval
+    columns from the rows shown only: each row shown equals the full report's, every column, at 2 by values
+    (one cell table: weighted sums of separate passes may differ in the last bits)."""
+    df = _data()
+    rng = np.random.default_rng(11)
+    df = df.with_columns(d=pl.Series(rng.integers(0, 2, df.height)), w=pl.Series(rng.gamma(2.0, 0.5, df.height)),
+                         s=pl.Series(rng.random(df.height)))  # fmt: skip
+    cells = pf.confusion_counts(df, y_true="y", y_pred=None if "y_score" in extra else "p", protected=["zip", "sex"],
+                                by="d", **extra).collect()  # fmt: skip
+    kw = dict(protected=["zip", "sex"], by="d", p_adjust=p_adjust, weighted="weight" in extra)
+    kw |= {"privileged": {"sex": "m"}} if reference is None else {"reference": reference}
+    full = pf.report_from_counts(cells, **kw, max_groups_per_attribute=None)
+    with pytest.warns(ReportSizeWarning):
+        rep = pf.report_from_counts(cells, **kw, max_groups_per_attribute=10, worst_k=3)
+    assert rep.height < full.height and set(rep["d"].unique()) == {0, 1}
+    key = ["d", *KEY]
+    joined = rep.join(full, on=key, how="left", nulls_equal=True, suffix="_full")
+    assert joined.height == rep.height and joined["n_full"].null_count() == 0
+    for c in (c for c in rep.columns if c not in key):
+        assert joined[c].eq_missing(joined[f"{c}_full"]).all(), c
+    assert rep["p_value_adjusted"].is_not_null().sum() > 0 and rep["difference_lo"].is_not_null().sum() > 0
+
+
+def test_the_ratio_intervals_are_computed_for_the_rows_shown_only(monkeypatch):
+    """With a limited set, every group gets its harm bound and p-values (the screen); MOVER-R and the
+    Wilson limits of the value columns only the rows shown (counted: the rows each call is given)."""
+    from polfair.core.report import intervals as report_intervals
+
+    seen: list[int] = []
+    real = report_intervals.ivd.mover_ratio_limits
+
+    def counting(p, *args, **kwargs):
+        seen.append(np.shape(p)[0])
+        return real(p, *args, **kwargs)
+
+    monkeypatch.setattr(report_intervals.ivd, "mover_ratio_limits", counting)
+    df = _data()
+    rep = _report(df, max_groups_per_attribute=10, worst_k=3)
+    shown = rep.filter(pl.col("group").is_not_null()).select("attribute", "group").unique().height
+    assert seen and max(seen) == shown < 122  # (zip & sex alone has 122 groups)
+    seen.clear()
+    full = _report(df, max_groups_per_attribute=None)
+    assert max(seen) == full.filter(pl.col("group").is_not_null()).select("attribute", "group").unique().height == 185

@@ -317,14 +317,17 @@ def two_proportion_pvalues(pg: Any, ng: Any, pr: Any, nr: Any, *, weighted: bool
         return np.where(ok, p, np.nan), np.where(ok, float(TESTS.index("z_ess")), np.nan)
     with np.errstate(invalid="ignore", divide="ignore"):
         stat = z * z * (tot - 1.0) / tot
-        p = np.clip(special.erfc(np.sqrt(stat / 2.0)), 0.0, 1.0)
         x1, x2 = np.round(pg * ng), np.round(pr * nr)
         succ = x1 + x2
         expected = np.minimum(ng, nr) * np.minimum(succ, tot - succ) / tot
         flag = ok & (expected < 1.0)
-    if flag.any():
-        p = p.copy()
-        p[flag] = fisher_exact_two_sided(x1[flag], np.round(ng[flag]), x2[flag], np.round(nr[flag]))
+        if flag.any():  # the χ² tail of the other rows only (the same values: elementwise)
+            p = np.empty(np.shape(stat))
+            chi = ~flag
+            p[chi] = np.clip(special.erfc(np.sqrt(stat[chi] / 2.0)), 0.0, 1.0)
+            p[flag] = fisher_exact_two_sided(x1[flag], np.round(ng[flag]), x2[flag], np.round(nr[flag]))
+        else:
+            p = np.clip(special.erfc(np.sqrt(stat / 2.0)), 0.0, 1.0)
     code = np.where(flag, float(TESTS.index("fisher")), float(TESTS.index("chi2_n1")))
     return np.where(ok, p, np.nan), np.where(ok, code, np.nan)
 

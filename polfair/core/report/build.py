@@ -105,7 +105,15 @@ from polfair.core.reference import (
     resolve_min_sample_size,
     warn_small_reference,
 )
-from polfair.core.report.intervals import CI_CATS, CI_FLOATS, CiOptions, GroupContext, adjust_p_values, best_statistics
+from polfair.core.report.intervals import (
+    CI_CATS,
+    CI_FLOATS,
+    CiOptions,
+    GroupContext,
+    adjust_p_values,
+    adjust_p_values_at,
+    best_statistics,
+)
 from polfair.core.report.rows import (
     ATTR_METRICS,
     BENEFIT_VAR,
@@ -858,13 +866,29 @@ class _Prepared:
                                           None if self.selection is None else self.selection.shown))  # fmt: skip
 
     def group_part(self, groups: pl.DataFrame, batch: tuple[Segments, GroupContext] | None = None) -> Part:
+        screen = bool(self.limited_sets) and self.opts is not None and batch is None
+        if screen:  # every group's harm bounds and (adjusted) p-values; the rest for the rows shown only
+            windows = attribute_rows(groups, self.sk)
+            best = (best_statistics(groups, self.metric_names, windows, self.opts.ci, self.min_n)  # type: ignore[union-attr]
+                    if "best" in self.modes else None)  # fmt: skip
+            batch = (windows, GroupContext(best=best))
         part = group_part(groups, self.ref, self.sk, self.ib, self.has_predictions, self.opts, self.pop, self.modes,
-                          _PRIV, _MODE, batch, self.metric_names, self.disparities)  # fmt: skip
+                          _PRIV, _MODE, batch, self.metric_names, self.disparities, screen=screen)  # fmt: skip
         if self.limited_sets:  # the worst groups of the high-cardinality sets (and every other set's groups)
             rows = worst_rows(part, groups, self.ref, self.sk, self.metric_names, self.limited_sets, self.worst_k, _PRIV)
             if rows is not None:
                 self.kept = groups.get_column(SORT_G).to_numpy()[rows]
-                part = take(part, rows)
+                if not screen:
+                    return self._shown(take(part, rows))
+                windows, context = cast("tuple[Segments, GroupContext]", batch)
+                pvals = part.intervals.columns.get("p_value", {})  # type: ignore[union-attr]
+                adjusted = adjust_p_values_at(pvals, self.by_rows(groups), self.opts.p_adjust, rows)  # type: ignore[union-attr]
+                batch = (windows.at(rows), GroupContext(best=context.best, adjusted=adjusted))
+                groups = groups[pl.Series(rows, dtype=pl.UInt32)]
+            if screen:  # the shown rows' every interval column (every group's when none was left out)
+                part = group_part(groups, self.ref, self.sk, self.ib, self.has_predictions, self.opts, self.pop,
+                                  self.modes, _PRIV, _MODE, batch if rows is not None else None, self.metric_names,
+                                  self.disparities)  # fmt: skip
         return self._shown(part)
 
     def _kept(self, part: Part) -> Part:

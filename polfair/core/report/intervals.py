@@ -38,7 +38,8 @@ from polfair.core.intervals.common import CI_METHODS, TESTS, Segments
 from polfair.core.metrics import METRICS, Counts, Disparity
 
 __all__ = [
-    "CI_CATS", "CI_FLOATS", "CiOptions", "GroupContext", "IntervalColumns", "best_statistics", "adjust_p_values", "attribute_intervals",
+    "CI_CATS", "CI_FLOATS", "CiOptions", "GroupContext", "IntervalColumns", "best_statistics", "adjust_p_values",
+    "adjust_p_values_at", "attribute_intervals",
     "entropy_columns", "group_intervals", "population_intervals", "variance_columns",
 ]  # fmt: skip
 
@@ -247,6 +248,44 @@ def adjust_p_values(pvals: Mapping[str, np.ndarray], segments: Segments, method:
     return {m: done[alias[m]] if alias[m] == m else done[alias[m]].copy() for m in given}
 
 
+def adjust_p_values_at(pvals: Mapping[str, np.ndarray], segments: Segments, method: str | None,
+                       rows: np.ndarray) -> dict[str, np.ndarray]:  # fmt: skip
+    """``adjust_p_values(pvals, segments, method)[m][rows]`` of each column, without adjusting the other rows.
+
+    The adjusted p-values of some rows (the group rows shown of a limited report,
+    :mod:`polfair.core.report.worst`) within families of every row. With one segment, each column's
+    tested p-values are sorted (values only) and the adjusted values of the sorted positions computed
+    as :func:`adjust_p_values` does (the same products, quotients and scans); a row's adjusted value is
+    that of the last position of its value (a binary search). Every position of equal p-values has the
+    same scanned value (BH, BY: the reverse minimum reaches ``p·m/i`` of the block's largest ``i``, its
+    smallest; Holm: the forward maximum ``(m − i + 1)·p`` of its smallest ``i``, its largest), so these
+    are the floats of :func:`adjust_p_values` at those rows, whatever the order of ties. Several segments: :func:`adjust_p_values`.
+    """
+    if method is None or segments.count != 1:
+        return {m: v[rows] for m, v in adjust_p_values(pvals, segments, method).items()}
+    out: dict[str, np.ndarray] = {}
+    for name, col in pvals.items():  # (a handful of columns)
+        v = np.asarray(col, dtype=np.float64)
+        s = np.sort(v)  # NaN (untested) last
+        k = int(np.count_nonzero(~np.isnan(s)))
+        p = v[rows]
+        got = np.full(rows.size, np.nan)
+        ok = ~np.isnan(p)
+        if k and ok.any():
+            s = s[:k]
+            m = np.full(k, float(k))
+            i = np.arange(1, k + 1, dtype=np.float64)
+            if method == "holm":
+                adj = np.maximum.accumulate((m - i + 1.0) * s)
+            else:
+                adj = np.minimum.accumulate((s * m / i)[::-1])[::-1]
+                if method == "by":
+                    adj = adj * np.cumsum(1.0 / np.arange(1, k + 1, dtype=np.float64))[k - 1]
+            got[ok] = np.minimum(adj[np.searchsorted(s, p[ok], side="right") - 1], 1.0)
+        out[name] = got
+    return out
+
+
 def _adjust_distinct(cols: dict[str, np.ndarray], segments: Segments, method: str) -> dict[str, np.ndarray]:
     k, h = len(cols), segments.codes.size
     width = int(segments.sizes.max()) if h else 0
@@ -375,6 +414,7 @@ def group_intervals(
     priv: str,
     group_col: str,
     context: GroupContext | None = None,
+    screen: bool = False,
 ) -> IntervalColumns:
     """The group rows' interval columns.
 
@@ -397,6 +437,14 @@ def group_intervals(
     attribute set); ``by_rows``: each row's by value. ``context``: when the rows are a batch of the
     group rows (:func:`polfair.core.report.build.report_batches`), what needs all of them: the "best"
     reference's per-window statistics and the adjusted p-values of these rows.
+
+    ``screen=True``: only what choosing the worst groups of a limited attribute set needs from every
+    group row (:mod:`polfair.core.report.worst`): ``difference_lo`` / ``difference_hi`` of each rate
+    with a direction of harm (its harm bound) and ``p_value`` of every column (the adjusted p-values
+    of the rows shown are :func:`adjust_p_values_at` of them: a family is every group of the by
+    value); each the same array as without ``screen`` (the same arithmetic on the same rows). The
+    other families (Wilson limits, ratios, the disparities' limits, methods, tests, sizes) are left
+    out: the rows shown get them from a second call on those rows.
     """
     h = wide.height
     out = IntervalColumns(h)
@@ -416,13 +464,15 @@ def group_intervals(
     wilson = (w_lo, w_hi, r_lo, r_hi)  # both rates' limits, shared by Newcombe and MOVER-R
     nc_lo, nc_hi = ivd.newcombe_limits(p, n, pr, nr, z, wilson=wilson)
     d_lo, d_hi = nc_lo, nc_hi
-    q_lo, q_hi = ivd.mover_ratio_limits(p, n, pr, nr, z, wilson=wilson)
+    # (the screen needs no ratio limits: placeholders, never read)
+    q_lo, q_hi = ivd.mover_ratio_limits(p, n, pr, nr, z, wilson=wilson) if not screen else (p, p)
     pooled = ivs.pooled_z(p, n, pr, nr)  # also the parts of the two-part disparities' 2-df test
     t_p, t_code = ivs.two_proportion_pvalues(p, n, pr, nr, weighted=opts.weighted, pooled=pooled)
     if "overall" in modes:  # the group is part of the population: compare it with the rest
         pc, nc, f = ivr.complement_limits(*_complement_inputs(wc, rates))
         o = is_mode["overall"]
-        od, oq = ivd.overall_difference_limits(p, n, pc, nc, f, z), ivd.overall_ratio_limits(p, n, pc, nc, f, z)
+        od = ivd.overall_difference_limits(p, n, pc, nc, f, z)
+        oq = ivd.overall_ratio_limits(p, n, pc, nc, f, z) if not screen else (q_lo, q_hi)
         ot_p, ot_code = ivs.two_proportion_pvalues(p, n, pc, nc, weighted=opts.weighted)
         d_lo, d_hi, q_lo, q_hi = (np.where(o, new, old) for new, old in zip((*od, *oq), (d_lo, d_hi, q_lo, q_hi)))
         t_p, t_code = np.where(o, ot_p, t_p), np.where(o, ot_code, t_code)
@@ -442,6 +492,8 @@ def group_intervals(
     own = wc.own_reference(group_col, [f"{m}__refname" for m in rates], windows, ~is_mode["privileged"][:, 0])
     flagged = (wide.get_column(priv).to_numpy() == True)[:, None]  # noqa: E712  (null -> False)
     mine = (is_mode["privileged"] & flagged) | (~is_mode["privileged"] & own)
+    if screen:
+        return _screen(out, rates, disparities, p, pr, d_lo, d_hi, t_p, pooled, mine, is_mode)
     d_lo, d_hi, q_lo, q_hi, t_p, t_code = (_where(~mine, v) for v in (d_lo, d_hi, q_lo, q_hi, t_p, t_code))
     score = _code(CI_METHODS, "score_ess" if opts.weighted else "score")
     method = np.where(gen, _code(CI_METHODS, "bound"), np.where(is_mode["best"], _code(CI_METHODS, "projection"), score))
@@ -505,6 +557,39 @@ def group_intervals(
         out.columns["p_value_adjusted"] = context.adjusted
     else:
         out.adjust(by_rows, opts.p_adjust)
+    return out
+
+
+def _screen(out: IntervalColumns, rates: list[str], disparities: Sequence[Disparity], p: np.ndarray, pr: np.ndarray,
+            d_lo: np.ndarray, d_hi: np.ndarray, t_p: np.ndarray, pooled: tuple[np.ndarray, ...],
+            mine: np.ndarray, is_mode: dict[str, np.ndarray]) -> IntervalColumns:  # fmt: skip
+    """:func:`group_intervals`' ``screen``: the harmful side's difference limits and every p-value, by
+    the same expressions as the full columns (see there); the caller adjusts the p-values of the rows
+    it shows (:func:`adjust_p_values_at`).
+    """
+    d_lo, d_hi, t_p = (_where(~mine, v) for v in (d_lo, d_hi, t_p))
+    gen = np.array([_generalized(m) for m in rates])[None, :]
+    with np.errstate(invalid="ignore"):
+        okd = ~np.isnan(p - pr)
+    lo, hi = _where(okd, d_lo), _where(okd, d_hi)
+    for j, m in enumerate(rates):
+        if METRICS[m].harm is not None:
+            out.put("difference_lo", m, lo[:, j])
+            out.put("difference_hi", m, hi[:, j])
+    t_rates = _where(~gen, t_p)
+    for j, m in enumerate(rates):
+        out.put("p_value", m, t_rates[:, j])
+    fixed = ~is_mode["best"][:, 0] & ~is_mode["overall"][:, 0]
+    tests2: dict[tuple[int, ...], np.ndarray] = {}
+    for x in disparities:  # (in the full columns' order: one-rate disparities first)
+        if len(x.rates) == 1:
+            out.put("p_value", x.name, t_p[:, rates.index(x.rates[0])])
+    for x in (x for x in disparities if len(x.rates) > 1):
+        js = tuple(rates.index(r) for r in x.rates)
+        if js not in tests2:
+            tests2[js] = ivs.chi2_pooled_pvalues([(pooled[0][:, j], None, pooled[2][:, j]) for j in js])[0]
+        g = _generalized(x.rates[0]) or _generalized(x.rates[1])
+        out.put("p_value", x.name, _where(fixed & ~mine[:, js[0]] & (not g), tests2[js]))
     return out
 
 

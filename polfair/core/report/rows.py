@@ -434,6 +434,7 @@ def group_part(
     batch: tuple[Segments, GroupContext] | None = None,
     metric_names: Sequence[str] | None = None,
     disparities: Sequence[Disparity] | None = None,
+    screen: bool = False,
 ) -> Part:
     """Group rows: every metric vs the reference, and the named disparities (and their intervals).
 
@@ -441,7 +442,8 @@ def group_part(
     among all of them and the context their intervals need (:class:`GroupContext`).
     ``metric_names`` / ``disparities``: the group metrics and named disparities to compute (default:
     every one of the report, :func:`metric_list` / :func:`disparity_list`; a metric selection passes
-    fewer, each disparity's rates among the metrics).
+    fewer, each disparity's rates among the metrics). ``screen``: the intervals are only those that
+    choose the worst groups of a limited attribute set (:func:`~polfair.core.report.intervals.group_intervals`).
     """
     metric_names = list(metric_list(has_predictions) if metric_names is None else metric_names)
     disparities = list(disparity_list(has_predictions) if disparities is None else disparities)
@@ -475,7 +477,8 @@ def group_part(
         windows, context = batch if batch is not None else (attribute_rows(groups, sk), None)
         by_rows = _by_rows(groups, ib, pop.height if pop is not None else 0)
         part.intervals = group_intervals(wide, metric_names, disparities, opts=ci, modes=modes or set(), windows=windows,
-                                         by_rows=by_rows, mode=mode, priv=priv, group_col=GROUP_COL, context=context)  # fmt: skip
+                                         by_rows=by_rows, mode=mode, priv=priv, group_col=GROUP_COL, context=context,
+                                         screen=screen)  # fmt: skip
     return part
 
 

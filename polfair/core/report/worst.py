@@ -3,10 +3,16 @@
 An attribute set with more groups than a person reads one by one (a zip code of 10,000 values, an
 employer) keeps its complete marginal audit: its attribute rows (every metric's spread over *all*
 its groups, fairlearn's disparities, the homogeneity tests, the between-group indices) are computed
-over every group, and so are the intervals and the adjusted p-values of its group rows (a family is
-still every group of the ``by`` value and metric). Only the group rows shown are limited: where one
-``by`` value holds more than ``max_groups_per_attribute`` groups of the set, its group rows are those
-of the ``worst_k`` worst groups and of the groups the rows are compared with (the reference groups).
+over every group, and so are the adjusted p-values of its group rows (a family is still every group
+of the ``by`` value and metric). Only the group rows shown are limited: where one ``by`` value holds
+more than ``max_groups_per_attribute`` groups of the set, its group rows are those of the ``worst_k``
+worst groups and of the groups the rows are compared with (the reference groups).
+
+With intervals, what is computed for every group row is what choosing and adjusting needs: each
+group's harm bound (below) and every p-value (``group_intervals(screen=True)``); the p-values of the
+rows shown are adjusted within every group's (``adjust_p_values_at``), and the other interval
+columns (Wilson limits, ratio intervals, the disparities' limits) are computed for the rows shown
+only: the same numbers as in the full report (``max_groups_per_attribute=None``), row for row.
 
 **The interval rule.** A group's harm bound is, over the rates the report computes that have a
 direction of harm (:attr:`polfair.core.metrics.Metric.harm`; e.g. a *lower* selection rate, a

@@ -106,6 +106,30 @@ def test_adjusted_p_values_padded_and_sorted_paths_agree(method: str, sizes: lis
         assert np.isnan(got[m]).sum() == np.isnan(cols[m]).sum()
 
 
+
+@pytest.mark.parametrize("method", ["bh", "holm", "by", None])
+@pytest.mark.parametrize("sizes", [[3000], [1], [5, 3, 4], [200] * 3])
+def test_adjusted_p_values_of_some_rows_are_those_of_every_row(method: str | None, sizes: list[int]) -> None:
+    # a limited report adjusts the p-values of the rows it shows (adjust_p_values_at) within families of
+    # every row: the same floats (bits) as adjusting every row, with ties (few distinct values), untested
+    # rows, a column without any tested row, repeated columns, and rows shown among the ties
+    from polfair.core.intervals.common import Segments
+    from polfair.core.report import intervals as _report_ci
+
+    rng = np.random.default_rng(sum(sizes))
+    codes = rng.permutation(np.repeat(np.arange(len(sizes)), sizes))
+    h = codes.size
+    cols = {m: np.where(rng.random(h) < 0.2, np.nan, rng.choice(rng.random(7) ** 3, h)) for m in "xy"}
+    cols |= {"z": cols["x"].copy(), "u": np.full(h, np.nan), "e": rng.random(h)}
+    segs = Segments(codes, len(sizes))
+    every = _report_ci.adjust_p_values(cols, segs, method)
+    for rows in (np.arange(h), np.sort(rng.choice(h, min(h, 25), replace=False)), np.array([], dtype=np.int64)):
+        got = _report_ci.adjust_p_values_at(cols, segs, method, rows)
+        assert list(got) == list(cols)
+        for m in cols:
+            assert got[m].view(np.uint64).tolist() == every[m][rows].view(np.uint64).tolist(), (m, rows.size)
+
+
 @settings(max_examples=80, deadline=None)
 @given(
     rows=st.lists(
