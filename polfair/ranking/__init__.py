@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, Required, TypedDict, Unpack
 
 import polars as pl
 
 from polfair.core._args import as_list
+from polfair.core.options import checks_keywords
 from polfair.core.reference import resolve_min_sample_size
 from polfair.core.report.build import Intersections, check_protected_names
 from polfair.core.report.run_metadata import attach_request, render_request
@@ -38,19 +39,22 @@ def _check_options(k: Any, position_weight: Any, p: Any, n_buckets: Any) -> None
         raise PolfairError(f"n_buckets={n_buckets!r}: give an int >= 2 (buckets of queries for the jackknife)")
 
 
-def ranking_counts(
-    data: Any,
-    *,
-    query: Any,
-    rank: Any,
-    protected: Any = None,
-    query_protected: Any = None,
-    relevance: Any = None,
-    k: int | None = None,
-    weight: Any = None,
-    by: Any = None,
-    engine: Literal["auto", "in-memory", "streaming"] = "auto",
-) -> pl.DataFrame:
+class RankingRows(TypedDict, total=False):
+    """The keywords of :func:`ranking_counts`: those of :func:`ranking_report` that the pass reads."""
+
+    query: Required[Any]
+    rank: Required[Any]
+    protected: Any
+    query_protected: Any
+    relevance: Any
+    k: int | None
+    weight: Any
+    by: Any
+    engine: Literal["auto", "in-memory", "streaming"]
+
+
+@checks_keywords
+def ranking_counts(data: Any, **rows: Unpack[RankingRows]) -> pl.DataFrame:
     """The ranking cell table of the rows: ONE ``group_by(by + query + rank + protected + query_protected)``.
 
     Ranks beyond ``k`` are pooled into the rank ``k + 1`` of each query (the table has at most
@@ -73,13 +77,10 @@ def ranking_counts(
     >>> pf.ranking_counts(df, query="q", rank="r", protected="g", k=1).sort("__pf_rank", "g")["n"].to_list()
     [1, 1, 1]
     """
-    _check_options(k, "log", 0.5, 20)
-    cells, _ = ranking_pass(
-        data, query=query, rank=rank, protected=as_list(protected), query_protected=as_list(query_protected),
-        relevance=relevance, weight=weight, by=as_list(by), k=k, relevance_key=query_protected is not None and relevance is not None,
-        engine=engine,
-    )  # fmt: skip
-    return cells
+    args = inspect.signature(ranking_report).bind(data, **rows)  # with ranking_report's defaults
+    args.apply_defaults()
+    _check_options(args.arguments["k"], "log", 0.5, 20)
+    return _pass(data, args.arguments)[0]
 
 
 def ranking_report(

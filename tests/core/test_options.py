@@ -1,0 +1,44 @@
+"""``checks_keywords`` on a door whose keywords are a shared block ``**rows: Unpack[TypedDict]`` (PEP 692)."""
+
+from __future__ import annotations
+
+from typing import Any, Required, TypedDict, Unpack
+
+import polars as pl
+import pytest
+
+import polfair as pf
+from polfair.core.options import checks_keywords
+from polfair.exceptions import UnknownOptionError
+
+
+class _Rows(TypedDict, total=False):
+    query: Required[Any]
+    protected: Any
+
+
+@checks_keywords
+def _door(data: Any, *, ci: float = 0.95, **rows: Unpack[_Rows]) -> dict[str, Any]:
+    return {"ci": ci, **rows}
+
+
+def test_the_block_keys_are_known_and_a_misspelled_one_names_the_close_one() -> None:
+    assert _door(1, query="q", ci=0.9) == {"ci": 0.9, "query": "q"}
+    with pytest.raises(UnknownOptionError, match=r"_door got an unknown keyword 'protectd' \(did you mean 'protected'\?\)"):
+        _door(1, query="q", protectd="g")
+
+
+def test_a_missing_required_key_is_the_missing_keyword_type_error() -> None:
+    with pytest.raises(TypeError, match=r"_door\(\) missing required keyword argument\(s\): 'query'"):
+        _door(1, protected="g")
+
+
+def test_ranking_counts_takes_the_block() -> None:
+    df = pl.DataFrame({"q": [1, 1, 1], "r": [1, 2, 3], "g": ["a", "b", "a"]})
+    assert pf.ranking_counts(df, query="q", rank="r", protected="g", k=1).height == 3
+    with pytest.raises(UnknownOptionError, match="did you mean 'protected'"):
+        pf.ranking_counts(df, query="q", rank="r", protectd="g")
+    with pytest.raises(UnknownOptionError, match="unknown keyword 'ci'"):  # a report option, not the pass's
+        pf.ranking_counts(df, query="q", rank="r", protected="g", ci=None)
+    with pytest.raises(TypeError, match="missing required keyword argument.*'rank'"):
+        pf.ranking_counts(df, query="q", protected="g")
