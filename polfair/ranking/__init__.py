@@ -24,8 +24,8 @@ from polfair.exceptions import PolfairError
 from polfair.ranking.cells import RANKING_CELL_COLUMNS, ranking_pass
 from polfair.ranking.report import POSITION_WEIGHTS, RANKING_METRICS, RankingOptions, position_weight_expr, ranking_rows
 
-__all__ = ["POSITION_WEIGHTS", "RANKING_CELL_COLUMNS", "RANKING_METRICS", "RankingAccumulator", "position_weight_expr",
-           "ranking_counts", "ranking_report"]  # fmt: skip
+__all__ = ["POSITION_WEIGHTS", "RANKING_CELL_COLUMNS", "RANKING_METRICS", "RankingAccumulator", "RankingRows",
+           "position_weight_expr", "ranking_counts", "ranking_report"]  # fmt: skip
 
 
 def _check_options(k: Any, position_weight: Any, p: Any, n_buckets: Any) -> None:
@@ -40,7 +40,11 @@ def _check_options(k: Any, position_weight: Any, p: Any, n_buckets: Any) -> None
 
 
 class RankingRows(TypedDict, total=False):
-    """The keywords of :func:`ranking_counts`: those of :func:`ranking_report` that the pass reads."""
+    """The keywords of :func:`ranking_counts`: those of :func:`ranking_report` that the pass reads.
+
+    ``query`` and ``rank`` (required), ``protected``, ``query_protected``, ``relevance``, ``k``,
+    ``weight``, ``by`` and ``engine``: each as in :func:`ranking_report`, with its default there.
+    """
 
     query: Required[Any]
     rank: Required[Any]
