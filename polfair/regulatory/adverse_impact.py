@@ -44,6 +44,7 @@ import polars as pl
 from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
 from polfair.core.options import checks_keywords, refuse_unused
+from polfair.core.passes.spec import PassOptions
 from polfair.core.proba import DEFAULT_TOLERANCE, estimated_note, parse_protected_proba
 from polfair.core.reference import resolve_min_sample_size
 from polfair.core.report.build import attribute_sets, group_label
@@ -413,8 +414,9 @@ def adverse_impact(
     proba: dict[str, Any] = {"protected_proba": protected_proba, "proba_assignment": proba_assignment,
                              "proba_tolerance": proba_tolerance, "on_missing": on_missing}  # fmt: skip
     if y_pred is not None:
-        hist = decision_counts(data, y_pred=y_pred, protected=protected, favorable=favorable, by=by,
-                               score_label=score_label, with_missing=True, **proba)  # fmt: skip
+        request = PassOptions.of(y_pred=y_pred, protected=protected, favorable=favorable, by=by,
+                                 score_label=score_label, **proba)  # fmt: skip
+        hist = decision_counts(data, request, with_missing=True)
         cut: float | None = 0.5
     else:
         assert y_score is not None  # checked above: exactly one of y_pred / y_score

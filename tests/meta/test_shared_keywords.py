@@ -59,7 +59,6 @@ DOORS = frozenset({
 RESIDUE = frozenset({
     ("compat/aif360/_base.py", "CellTableMetric._setup"),  # the aif360 facades' shared constructor (their signatures)
     ("compat/ignite/counts.py", "_resolve_inputs"),  # ignite's tensors or columns, resolved before the pass
-    ("scores/counts.py", "decision_counts"),  # the regulatory battery's pass of decisions without labels
 })  # fmt: skip
 #: Converted by the skeleton/rankperf branches (issue 38): the lead removes them from here after merging.
 PENDING = frozenset({
