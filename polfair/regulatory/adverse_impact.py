@@ -35,9 +35,10 @@ unknown category" (§ 5-301(b)(5), (c)(5)).
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, Unpack
 
 import polars as pl
 
@@ -59,7 +60,7 @@ from polfair.regulatory.statistics import (
 from polfair.scores.counts import SCORE_COUNT_COLUMNS, decision_counts, score_counts
 from polfair.scores.curves import split_missing
 
-__all__ = ["ADVERSE_IMPACT_COLUMNS", "PRESETS", "adverse_impact", "adverse_impact_from_counts"]
+__all__ = ["ADVERSE_IMPACT_COLUMNS", "PRESETS", "Battery", "adverse_impact", "adverse_impact_from_counts"]
 
 #: Presets of :func:`adverse_impact`.
 PRESETS = ("eeoc", "nyc_ll144")
@@ -174,18 +175,25 @@ def _critical(alpha: float) -> float:
     return float(special.ndtri(1.0 - alpha / 2.0))
 
 
+class Battery(TypedDict, total=False):
+    """The battery's options: the keywords of :func:`adverse_impact` that :func:`adverse_impact_from_counts` takes.
+
+    ``intersections``, ``exclude_below``, ``alpha``, ``variance``, ``shortfall_rate``, ``min_size``
+    and ``min_sample_size``: each as in :func:`adverse_impact`, with its default there.
+    """
+
+    intersections: int | Sequence[Sequence[str]] | None
+    exclude_below: float | None
+    alpha: float
+    variance: Literal["pooled", "hypergeometric"]
+    shortfall_rate: Literal["overall", "highest"]
+    min_size: int | None
+    min_sample_size: int | None
+
+
+@checks_keywords
 def adverse_impact_from_counts(
-    hist: pl.DataFrame,
-    *,
-    by: str | Sequence[str] | None = None,
-    cut: float | None = 0.5,
-    intersections: int | Sequence[Sequence[str]] | None = None,
-    exclude_below: float | None = None,
-    alpha: float = 0.05,
-    variance: Literal["pooled", "hypergeometric"] = "pooled",
-    shortfall_rate: Literal["overall", "highest"] = "overall",
-    min_size: int | None = None,
-    min_sample_size: int | None = None,
+    hist: pl.DataFrame, *, by: str | Sequence[str] | None = None, cut: float | None = 0.5, **battery: Unpack[Battery]
 ) -> pl.DataFrame:
     """:func:`adverse_impact` from a score histogram of the decision (or of the score).
 
@@ -212,6 +220,12 @@ def adverse_impact_from_counts(
     >>> adverse_impact_from_counts(h).select("group", "impact_ratio", "four_fifths_pass").rows()
     [('f', 0.33333333333333337, False), ('m', 1.0, True)]
     """
+    options = inspect.signature(adverse_impact).bind(None, **battery)  # with adverse_impact's defaults
+    options.apply_defaults()
+    alpha, exclude_below, shortfall_rate, min_sample_size, min_size, variance, intersections = (
+        options.arguments[k]
+        for k in ("alpha", "exclude_below", "shortfall_rate", "min_sample_size", "min_size", "variance", "intersections")
+    )
     if not 0 < alpha < 1:
         msg = f"alpha must be in (0, 1), got {alpha!r}"
         raise PolfairError(msg)
@@ -424,10 +438,10 @@ def adverse_impact(
         cut = None
     hist = split_missing(hist, what="decision" if y_pred is not None else "score")[1]  # all missing: the one error
     by_n = hist.columns[: len(as_list(by))]
-    table = adverse_impact_from_counts(
-        hist, by=by_n, cut=cut, intersections=intersections, exclude_below=exclude_below, alpha=alpha,
-        variance=variance, shortfall_rate=shortfall_rate, min_size=min_size, min_sample_size=min_sample_size,
-    )  # fmt: skip
+    battery: Battery = {"intersections": intersections, "exclude_below": exclude_below, "alpha": alpha,
+                        "variance": variance, "shortfall_rate": shortfall_rate, "min_size": min_size,
+                        "min_sample_size": min_sample_size}  # fmt: skip
+    table = adverse_impact_from_counts(hist, by=by_n, cut=cut, **battery)
     if protected_proba is None:
         return table
     described = parse_protected_proba(protected_proba, proba_assignment, proba_tolerance).describe()

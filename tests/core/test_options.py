@@ -42,3 +42,14 @@ def test_ranking_counts_takes_the_block() -> None:
         pf.ranking_counts(df, query="q", rank="r", protected="g", ci=None)
     with pytest.raises(TypeError, match="missing required keyword argument.*'rank'"):
         pf.ranking_counts(df, query="q", protected="g")
+
+
+def test_adverse_impact_from_counts_takes_the_battery_block_with_adverse_impact_defaults() -> None:
+    from polfair.regulatory.adverse_impact import adverse_impact_from_counts
+    from polfair.scores import score_counts
+
+    df = pl.DataFrame({"sex": ["f"] * 30 + ["m"] * 30, "hired": [1] * 6 + [0] * 24 + [1] * 18 + [0] * 12})
+    h = score_counts(df, y_true=None, y_score="hired", protected="sex")
+    assert adverse_impact_from_counts(h).equals(adverse_impact_from_counts(h, alpha=0.05, variance="pooled"))
+    with pytest.raises(UnknownOptionError, match="did you mean 'alpha'"):
+        adverse_impact_from_counts(h, alpa=0.1)
