@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, Unpack
 
 import polars as pl
 
@@ -33,7 +33,7 @@ from polfair.exceptions import PolfairError
 from polfair.scores.counts import score_counts
 from polfair.scores.curves import group_histograms, reference_groups, split_missing, warn_absent_privileged_scores
 
-__all__ = ["SWEEP_CI_COLUMNS", "sweep_counts", "threshold_sweep", "threshold_sweep_from_counts"]
+__all__ = ["SWEEP_CI_COLUMNS", "Cuts", "sweep_counts", "threshold_sweep", "threshold_sweep_from_counts"]
 
 _GID = "__pf_gid"
 
@@ -96,15 +96,22 @@ def _threshold_table(gh: pl.DataFrame, by: list[str], thresholds: Any, rank_abs:
     return pl.concat([p.cast(schema) for p in parts]).unique(maintain_order=True)  # type: ignore[arg-type]
 
 
-def sweep_counts(
-    hist: pl.DataFrame,
-    *,
-    by: str | Sequence[str] | None = None,
-    intersections: int | Sequence[Sequence[str]] | None = None,
-    thresholds: float | Sequence[float] | None = None,
-    rank_abs: int | Sequence[int] | None = None,
-    rank_pct: float | Sequence[float] | None = None,
-) -> pl.DataFrame:
+class Cuts(TypedDict, total=False):
+    """The groups and cuts of a sweep: the keywords of :func:`threshold_sweep` that its histogram steps take.
+
+    ``by``, ``intersections``, ``thresholds``, ``rank_abs`` and ``rank_pct``: each as in
+    :func:`threshold_sweep` (``None`` by default).
+    """
+
+    by: str | Sequence[str] | None
+    intersections: int | Sequence[Sequence[str]] | None
+    thresholds: float | Sequence[float] | None
+    rank_abs: int | Sequence[int] | None
+    rank_pct: float | Sequence[float] | None
+
+
+@checks_keywords
+def sweep_counts(hist: pl.DataFrame, **cuts: Unpack[Cuts]) -> pl.DataFrame:
     """Weighted confusion counts of every group at every threshold (wide; the cell table's columns).
 
     Parameters
@@ -133,9 +140,9 @@ def sweep_counts(
     >>> sweep_counts(h, thresholds=[5]).filter(group="Female").select("tp", "fp", "tn", "fn").row(0)
     (246.0, 230.0, 532.0, 167.0)
     """
-    by_n = [str(b) for b in as_list(by)]
-    gh = group_histograms(hist, by=by_n, intersections=intersections)
-    T = _threshold_table(gh, by_n, thresholds, rank_abs, rank_pct)
+    by_n = [str(b) for b in as_list(cuts.get("by"))]
+    gh = group_histograms(hist, by=by_n, intersections=cuts.get("intersections"))
+    T = _threshold_table(gh, by_n, cuts.get("thresholds"), cuts.get("rank_abs"), cuts.get("rank_pct"))
     g = [*by_n, "attribute", "group"]
     key = pl.struct(g)
     gh = gh.with_columns(key.ne_missing(key.shift(1)).fill_null(True).cum_sum().cast(pl.UInt32).alias(_GID))
@@ -188,18 +195,15 @@ def sweep_counts(
     return out.sort([_GID, "threshold"], descending=[False, True]).drop(_GID)
 
 
+@checks_keywords
 def threshold_sweep_from_counts(
     hist: pl.DataFrame,
     *,
-    by: str | Sequence[str] | None = None,
-    intersections: int | Sequence[Sequence[str]] | None = None,
-    thresholds: float | Sequence[float] | None = None,
-    rank_abs: int | Sequence[int] | None = None,
-    rank_pct: float | Sequence[float] | None = None,
     metrics: Sequence[str] | None = None,
     privileged: Mapping[str, Any] | None = None,
     ci: float | None = 0.95,
     p_adjust: Literal["bh", "by", "holm"] | None = "bh",
+    **cuts: Unpack[Cuts],
 ) -> pl.DataFrame:
     """:func:`threshold_sweep` from a (merged) score histogram (same parameters, without the data).
 
@@ -220,13 +224,11 @@ def threshold_sweep_from_counts(
         raise PolfairError(msg)
     level = iv.check_ci(ci)
     adjust = iv.check_p_adjust(p_adjust)
-    by_n = [str(b) for b in as_list(by)]
+    by_n = [str(b) for b in as_list(cuts.get("by"))]
     hist = hist.collect() if isinstance(hist, pl.LazyFrame) else hist
     warn_absent_privileged_scores(hist, by_n, privileged)
     miss, hist = split_missing(hist)
-    wide = sweep_counts(hist, by=by, intersections=intersections, thresholds=thresholds, rank_abs=rank_abs,
-                        rank_pct=rank_pct)  # fmt: skip
-    wide = _with_missing_rows(wide, miss, by_n, intersections)
+    wide = _with_missing_rows(sweep_counts(hist, **cuts), miss, by_n, cuts.get("intersections"))
     idx = [*by_n, "attribute", "group", "cut", "threshold", "n"]
     rates = [m for m in names if METRICS[m].is_rate]
     vals = wide.with_row_index("__pf_row").with_columns(group_metrics())

@@ -53,3 +53,15 @@ def test_adverse_impact_from_counts_takes_the_battery_block_with_adverse_impact_
     assert adverse_impact_from_counts(h).equals(adverse_impact_from_counts(h, alpha=0.05, variance="pooled"))
     with pytest.raises(UnknownOptionError, match="did you mean 'alpha'"):
         adverse_impact_from_counts(h, alpa=0.1)
+
+
+def test_the_sweep_steps_take_the_cuts_block() -> None:
+    from polfair.scores import score_counts
+    from polfair.scores.sweep import sweep_counts, threshold_sweep_from_counts
+
+    df = pl.DataFrame({"y": [1, 0, 1, 0], "s": [0.9, 0.2, 0.4, 0.7], "g": ["a", "a", "b", "b"]})
+    h = score_counts(df, y_true="y", y_score="s", protected="g")
+    assert sweep_counts(h, thresholds=[0.5]).height == threshold_sweep_from_counts(h, thresholds=[0.5], ci=None,
+                                                                                metrics=["selection_rate"]).height
+    with pytest.raises(UnknownOptionError, match="did you mean 'thresholds'"):
+        threshold_sweep_from_counts(h, threshold=[0.5])

@@ -52,7 +52,6 @@ DOORS = frozenset({
     ("scores/curves.py", "score_report"),
     ("scores/curves.py", "score_report_from_counts"),
     ("scores/sweep.py", "threshold_sweep"),
-    ("scores/sweep.py", "threshold_sweep_from_counts"),
     ("slices/scan.py", "slice_scan"),
 })  # fmt: skip
 #: The allowed internal residue (at most 4 internal functions in all, once :data:`PENDING` is empty).
