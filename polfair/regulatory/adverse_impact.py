@@ -203,8 +203,13 @@ def adverse_impact_from_counts(
         :func:`~polfair.scores.counts.score_counts` output (``y_true=None``) whose ``score`` is the
         0/1 decision (``cut=0.5``) or a score (``cut=None``: the sample median per ``by`` value,
         NYC's scoring rate). A row is selected when its score is strictly above the cut.
-    by, intersections, exclude_below, alpha, variance, shortfall_rate, min_sample_size, min_size
+    by
         As :func:`adverse_impact`.
+    cut
+        The score a row must be strictly above to be selected (``None``: the sample median per ``by`` value).
+    **battery
+        The battery's options (:class:`Battery`): ``intersections``, ``exclude_below``, ``alpha``,
+        ``variance``, ``shortfall_rate``, ``min_sample_size`` and ``min_size``, as :func:`adverse_impact`.
 
     Returns
     -------

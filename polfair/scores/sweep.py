@@ -118,8 +118,9 @@ def sweep_counts(hist: pl.DataFrame, **cuts: Unpack[Cuts]) -> pl.DataFrame:
     ----------
     hist
         A score histogram (:func:`~polfair.scores.counts.score_counts`).
-    by, intersections, thresholds, rank_abs, rank_pct
-        As :func:`threshold_sweep`.
+    **cuts
+        The groups and cuts (:class:`Cuts`): ``by``, ``intersections``, ``thresholds``, ``rank_abs``
+        and ``rank_pct``, as :func:`threshold_sweep`.
 
     Returns
     -------
