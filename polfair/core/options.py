@@ -18,8 +18,8 @@ from typing import Any, TypeVar
 
 from polfair.exceptions import ColumnNotFoundError, InvalidInputError, UnknownOptionError
 
-__all__ = ["check_known", "check_present", "checks_keywords", "close_names", "refuse_unused", "refuse_unused_threshold",
-           "unknown_names_message"]
+__all__ = ["check_known", "check_present", "checks_keywords", "close_names", "keywords_of", "refuse_unused",
+           "refuse_unused_threshold", "unknown_names_message"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -95,6 +95,47 @@ def checks_keywords(func: F) -> F:
     # the wrapper lives in the door's module (its globals), so doctest still finds the door's examples
     moved = types.FunctionType(wrapper.__code__, func.__globals__, func.__name__, None, wrapper.__closure__)
     return functools.update_wrapper(moved, func)  # type: ignore[return-value]
+
+
+def keywords_of(source: Callable[..., Any]) -> Callable[[F], F]:
+    """Decorator: a door whose ``**options: Unpack[SomeTypedDict]`` block is keywords of ``source``.
+
+    One definition of the shared keywords, ``source``'s signature (its annotations and defaults);
+    the TypedDict is its static mirror (PEP 692: type checkers and IDEs still see every keyword),
+    checked here at import: a key that ``source`` does not take raises ``TypeError``. The door is
+    :func:`checks_keywords`'s (an unknown keyword names the close one) and its signature, what
+    ``help()`` and the API reference show, lists the block's keywords flat, as ``source`` declares them.
+
+    Examples
+    --------
+    >>> from typing import TypedDict, Unpack
+    >>> def counts(data, *, protected, weight=None): ...
+    >>> class Rows(TypedDict, total=False):
+    ...     protected: object
+    ...     weight: object
+    >>> @keywords_of(counts)
+    ... def scan(data, *, measure="v", **rows: Unpack[Rows]): ...
+    >>> import inspect; str(inspect.signature(scan))
+    "(data, *, measure='v', protected, weight=None)"
+    """
+
+    def decorate(func: F) -> F:
+        sig = inspect.signature(func)
+        block = next(p for p in sig.parameters.values() if p.kind is inspect.Parameter.VAR_KEYWORD)
+        shared = _unpacked(block.annotation, func.__globals__)
+        declared = inspect.signature(source).parameters
+        foreign = [k for k in getattr(shared, "__annotations__", ()) if k not in declared]
+        if shared is None or foreign:
+            msg = f"{func.__qualname__}: **{block.name} must be Unpack[<TypedDict of {source.__name__}'s keywords>]"
+            raise TypeError(msg + (f"; {source.__name__} takes no {foreign}" if foreign else ""))
+        door = checks_keywords(func)
+        own = [p for p in sig.parameters.values() if p is not block]
+        flat = [declared[k].replace(kind=inspect.Parameter.KEYWORD_ONLY) for k in shared.__annotations__]
+        for f in (func, door):  # the door and what it wraps (tools that unwrap, e.g. the API reference, read this)
+            f.__signature__ = sig.replace(parameters=[*own, *flat])  # type: ignore[attr-defined]
+        return door
+
+    return decorate
 
 
 def _unpacked(annotation: Any, namespace: Mapping[str, Any]) -> Any:

@@ -16,7 +16,7 @@ from typing import Any, Literal, Required, TypedDict, Unpack
 import polars as pl
 
 from polfair.core._args import as_list
-from polfair.core.options import checks_keywords
+from polfair.core.options import keywords_of
 from polfair.core.reference import resolve_min_sample_size
 from polfair.core.report.build import Intersections, check_protected_names
 from polfair.core.report.run_metadata import attach_request, render_request
@@ -37,54 +37,6 @@ def _check_options(k: Any, position_weight: Any, p: Any, n_buckets: Any) -> None
         raise PolfairError(f"p={p!r}: the geometric attention's first-position share must lie in (0, 1)")
     if isinstance(n_buckets, bool) or not isinstance(n_buckets, int) or n_buckets < 2:
         raise PolfairError(f"n_buckets={n_buckets!r}: give an int >= 2 (buckets of queries for the jackknife)")
-
-
-class RankingRows(TypedDict, total=False):
-    """The keywords of :func:`ranking_counts`: those of :func:`ranking_report` that the pass reads.
-
-    ``query`` and ``rank`` (required), ``protected``, ``query_protected``, ``relevance``, ``k``,
-    ``weight``, ``by`` and ``engine``: each as in :func:`ranking_report`, with its default there.
-    """
-
-    query: Required[Any]
-    rank: Required[Any]
-    protected: Any
-    query_protected: Any
-    relevance: Any
-    k: int | None
-    weight: Any
-    by: Any
-    engine: Literal["auto", "in-memory", "streaming"]
-
-
-@checks_keywords
-def ranking_counts(data: Any, **rows: Unpack[RankingRows]) -> pl.DataFrame:
-    """The ranking cell table of the rows: ONE ``group_by(by + query + rank + protected + query_protected)``.
-
-    Ranks beyond ``k`` are pooled into the rank ``k + 1`` of each query (the table has at most
-    queries × (k + 1) × groups rows); with ``query_protected`` and ``relevance`` the relevance
-    value is a key too (nDCG's ideal ordering). Parameters as :func:`ranking_report`.
-
-    Returns
-    -------
-    pl.DataFrame
-        ``*by, query, __pf_rank, *protected, *query_protected[, __pf_relkey]``, then ``n`` (Int64
-        rows), with ``relevance`` ``rel`` (Float64 Σ relevance), with ``weight`` ``qw_min``,
-        ``qw_max`` (Float64: the query weight's extremes, equal when the weight is constant within
-        the query, as required).
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polfair as pf
-    >>> df = pl.DataFrame({"q": [1, 1, 1], "r": [1, 2, 3], "g": ["a", "b", "a"]})
-    >>> pf.ranking_counts(df, query="q", rank="r", protected="g", k=1).sort("__pf_rank", "g")["n"].to_list()
-    [1, 1, 1]
-    """
-    args = inspect.signature(ranking_report).bind(data, **rows)  # with ranking_report's defaults
-    args.apply_defaults()
-    _check_options(args.arguments["k"], "log", 0.5, 20)
-    return _pass(data, args.arguments)[0]
 
 
 def ranking_report(
@@ -245,6 +197,54 @@ def ranking_report(
     _checked_args(args)
     cells, names = _pass(data, args)
     return _report(cells, names, args)
+
+
+class RankingRows(TypedDict, total=False):
+    """The keywords of :func:`ranking_counts`: those of :func:`ranking_report` that the pass reads.
+
+    ``query`` and ``rank`` (required), ``protected``, ``query_protected``, ``relevance``, ``k``,
+    ``weight``, ``by`` and ``engine``: each as in :func:`ranking_report`, with its default there.
+    """
+
+    query: Required[Any]
+    rank: Required[Any]
+    protected: Any
+    query_protected: Any
+    relevance: Any
+    k: int | None
+    weight: Any
+    by: Any
+    engine: Literal["auto", "in-memory", "streaming"]
+
+
+@keywords_of(ranking_report)
+def ranking_counts(data: Any, **rows: Unpack[RankingRows]) -> pl.DataFrame:
+    """The ranking cell table of the rows: ONE ``group_by(by + query + rank + protected + query_protected)``.
+
+    Ranks beyond ``k`` are pooled into the rank ``k + 1`` of each query (the table has at most
+    queries × (k + 1) × groups rows); with ``query_protected`` and ``relevance`` the relevance
+    value is a key too (nDCG's ideal ordering). Parameters as :func:`ranking_report`.
+
+    Returns
+    -------
+    pl.DataFrame
+        ``*by, query, __pf_rank, *protected, *query_protected[, __pf_relkey]``, then ``n`` (Int64
+        rows), with ``relevance`` ``rel`` (Float64 Σ relevance), with ``weight`` ``qw_min``,
+        ``qw_max`` (Float64: the query weight's extremes, equal when the weight is constant within
+        the query, as required).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> df = pl.DataFrame({"q": [1, 1, 1], "r": [1, 2, 3], "g": ["a", "b", "a"]})
+    >>> pf.ranking_counts(df, query="q", rank="r", protected="g", k=1).sort("__pf_rank", "g")["n"].to_list()
+    [1, 1, 1]
+    """
+    args = inspect.signature(ranking_report).bind(data, **rows)  # with ranking_report's defaults
+    args.apply_defaults()
+    _check_options(args.arguments["k"], "log", 0.5, 20)
+    return _pass(data, args.arguments)[0]
 
 
 def _checked_args(args: dict[str, Any]) -> None:

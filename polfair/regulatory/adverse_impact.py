@@ -44,7 +44,7 @@ import polars as pl
 
 from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
-from polfair.core.options import checks_keywords, refuse_unused
+from polfair.core.options import checks_keywords, keywords_of, refuse_unused
 from polfair.core.passes.spec import PassOptions
 from polfair.core.proba import DEFAULT_TOLERANCE, estimated_note, parse_protected_proba
 from polfair.core.reference import resolve_min_sample_size
@@ -173,103 +173,6 @@ def _critical(alpha: float) -> float:
     from scipy import special
 
     return float(special.ndtri(1.0 - alpha / 2.0))
-
-
-class Battery(TypedDict, total=False):
-    """The battery's options: the keywords of :func:`adverse_impact` that :func:`adverse_impact_from_counts` takes.
-
-    ``intersections``, ``exclude_below``, ``alpha``, ``variance``, ``shortfall_rate``, ``min_size``
-    and ``min_sample_size``: each as in :func:`adverse_impact`, with its default there.
-    """
-
-    intersections: int | Sequence[Sequence[str]] | None
-    exclude_below: float | None
-    alpha: float
-    variance: Literal["pooled", "hypergeometric"]
-    shortfall_rate: Literal["overall", "highest"]
-    min_size: int | None
-    min_sample_size: int | None
-
-
-@checks_keywords
-def adverse_impact_from_counts(
-    hist: pl.DataFrame, *, by: str | Sequence[str] | None = None, cut: float | None = 0.5, **battery: Unpack[Battery]
-) -> pl.DataFrame:
-    """:func:`adverse_impact` from a score histogram of the decision (or of the score).
-
-    Parameters
-    ----------
-    hist
-        :func:`~polfair.scores.counts.score_counts` output (``y_true=None``) whose ``score`` is the
-        0/1 decision (``cut=0.5``) or a score (``cut=None``: the sample median per ``by`` value,
-        NYC's scoring rate). A row is selected when its score is strictly above the cut.
-    by
-        As :func:`adverse_impact`.
-    cut
-        The score a row must be strictly above to be selected (``None``: the sample median per ``by`` value).
-    **battery
-        The battery's options (:class:`Battery`): ``intersections``, ``exclude_below``, ``alpha``,
-        ``variance``, ``shortfall_rate``, ``min_sample_size`` and ``min_size``, as :func:`adverse_impact`.
-
-    Returns
-    -------
-    pl.DataFrame
-        As :func:`adverse_impact`.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> from polfair.scores import score_counts
-    >>> df = pl.DataFrame({"sex": ["f"] * 30 + ["m"] * 30, "hired": [1] * 6 + [0] * 24 + [1] * 18 + [0] * 12})
-    >>> h = score_counts(df, y_true=None, y_score="hired", protected="sex")
-    >>> adverse_impact_from_counts(h).select("group", "impact_ratio", "four_fifths_pass").rows()
-    [('f', 0.33333333333333337, False), ('m', 1.0, True)]
-    """
-    options = inspect.signature(adverse_impact).bind(None, **battery)  # with adverse_impact's defaults
-    options.apply_defaults()
-    alpha, exclude_below, shortfall_rate, min_sample_size, min_size, variance, intersections = (
-        options.arguments[k]
-        for k in ("alpha", "exclude_below", "shortfall_rate", "min_sample_size", "min_size", "variance", "intersections")
-    )
-    if not 0 < alpha < 1:
-        msg = f"alpha must be in (0, 1), got {alpha!r}"
-        raise PolfairError(msg)
-    if exclude_below is not None and not 0 <= exclude_below < 1:
-        msg = f"exclude_below must be a fraction in [0, 1) (NYC LL144 allows 0.02), got {exclude_below!r}"
-        raise PolfairError(msg)
-    if shortfall_rate not in ("overall", "highest"):
-        msg = f"shortfall_rate must be 'overall' or 'highest', got {shortfall_rate!r}"
-        raise PolfairError(msg)
-    min_size = _min_size(min_sample_size, min_size)
-    if variance not in ("pooled", "hypergeometric"):
-        msg = f"variance must be 'pooled' or 'hypergeometric', got {variance!r}"
-        raise PolfairError(msg)
-    by_n = [str(b) for b in as_list(by)]
-    keys = [c for c in hist.columns if c not in (*by_n, "score", "label", *SCORE_COUNT_COLUMNS)]
-    if not keys:
-        msg = "adverse_impact needs at least one protected attribute"
-        raise PolfairError(msg)
-    out: list[dict[str, Any]] = []
-    by_parts = hist.partition_by(by_n, maintain_order=True, as_dict=True) if by_n else {(): hist}
-    for by_key, part in by_parts.items():
-        med = _median(part) if cut is None else None
-        threshold = med if cut is None else cut
-        sel = part.with_columns((pl.col("n") * (pl.col("score") > threshold).cast(pl.Int64)).alias("__sel"))
-        for attrs in attribute_sets(keys, intersections):
-            a = list(attrs)
-            g = (
-                sel.group_by(a)
-                .agg(pl.col("n").sum(), pl.col("__sel").sum().alias("selected"))
-                .with_columns(
-                    group_label(a).alias("group"),
-                    pl.any_horizontal([pl.col(k).is_null() for k in a]).alias("unknown"),
-                )
-                .sort(["unknown", "group"])
-            )
-            for r in _rows_for_set(g, exclude_below, alpha, variance, shortfall_rate, min_size):
-                out.append({**dict(zip(by_n, by_key)), "attribute": " & ".join(a), **r, "median_score": med})
-    schema: dict[str, Any] = {**{b: hist.schema[b] for b in by_n}, **_SCHEMA}
-    return pl.DataFrame(out, schema=schema).select(*by_n, *ADVERSE_IMPACT_COLUMNS)
 
 
 @checks_keywords
@@ -455,3 +358,95 @@ def adverse_impact(
         "apportioned by their probabilities as if memberships were known."
     )
     return attach_request(table, {"protected_proba": described, "caveat": caveat})
+
+
+class Battery(TypedDict, total=False):
+    """The battery's options: the keywords of :func:`adverse_impact` that :func:`adverse_impact_from_counts` takes.
+
+    ``intersections``, ``exclude_below``, ``alpha``, ``variance``, ``shortfall_rate``, ``min_size``
+    and ``min_sample_size``: each as in :func:`adverse_impact`, with its default there.
+    """
+
+    intersections: int | Sequence[Sequence[str]] | None
+    exclude_below: float | None
+    alpha: float
+    variance: Literal["pooled", "hypergeometric"]
+    shortfall_rate: Literal["overall", "highest"]
+    min_size: int | None
+    min_sample_size: int | None
+
+
+@keywords_of(adverse_impact)
+def adverse_impact_from_counts(
+    hist: pl.DataFrame, *, by: str | Sequence[str] | None = None, cut: float | None = 0.5, **battery: Unpack[Battery]
+) -> pl.DataFrame:
+    """:func:`adverse_impact` from a score histogram of the decision (or of the score).
+
+    Parameters
+    ----------
+    hist
+        :func:`~polfair.scores.counts.score_counts` output (``y_true=None``) whose ``score`` is the
+        0/1 decision (``cut=0.5``) or a score (``cut=None``: the sample median per ``by`` value,
+        NYC's scoring rate). A row is selected when its score is strictly above the cut.
+    by, intersections, exclude_below, alpha, variance, shortfall_rate, min_sample_size, min_size
+        As :func:`adverse_impact`.
+
+    Returns
+    -------
+    pl.DataFrame
+        As :func:`adverse_impact`.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polfair.scores import score_counts
+    >>> df = pl.DataFrame({"sex": ["f"] * 30 + ["m"] * 30, "hired": [1] * 6 + [0] * 24 + [1] * 18 + [0] * 12})
+    >>> h = score_counts(df, y_true=None, y_score="hired", protected="sex")
+    >>> adverse_impact_from_counts(h).select("group", "impact_ratio", "four_fifths_pass").rows()
+    [('f', 0.33333333333333337, False), ('m', 1.0, True)]
+    """
+    options = inspect.signature(adverse_impact).bind(None, **battery)  # with adverse_impact's defaults
+    options.apply_defaults()
+    alpha, exclude_below, shortfall_rate, min_sample_size, min_size, variance, intersections = (
+        options.arguments[k]
+        for k in ("alpha", "exclude_below", "shortfall_rate", "min_sample_size", "min_size", "variance", "intersections")
+    )
+    if not 0 < alpha < 1:
+        msg = f"alpha must be in (0, 1), got {alpha!r}"
+        raise PolfairError(msg)
+    if exclude_below is not None and not 0 <= exclude_below < 1:
+        msg = f"exclude_below must be a fraction in [0, 1) (NYC LL144 allows 0.02), got {exclude_below!r}"
+        raise PolfairError(msg)
+    if shortfall_rate not in ("overall", "highest"):
+        msg = f"shortfall_rate must be 'overall' or 'highest', got {shortfall_rate!r}"
+        raise PolfairError(msg)
+    min_size = _min_size(min_sample_size, min_size)
+    if variance not in ("pooled", "hypergeometric"):
+        msg = f"variance must be 'pooled' or 'hypergeometric', got {variance!r}"
+        raise PolfairError(msg)
+    by_n = [str(b) for b in as_list(by)]
+    keys = [c for c in hist.columns if c not in (*by_n, "score", "label", *SCORE_COUNT_COLUMNS)]
+    if not keys:
+        msg = "adverse_impact needs at least one protected attribute"
+        raise PolfairError(msg)
+    out: list[dict[str, Any]] = []
+    by_parts = hist.partition_by(by_n, maintain_order=True, as_dict=True) if by_n else {(): hist}
+    for by_key, part in by_parts.items():
+        med = _median(part) if cut is None else None
+        threshold = med if cut is None else cut
+        sel = part.with_columns((pl.col("n") * (pl.col("score") > threshold).cast(pl.Int64)).alias("__sel"))
+        for attrs in attribute_sets(keys, intersections):
+            a = list(attrs)
+            g = (
+                sel.group_by(a)
+                .agg(pl.col("n").sum(), pl.col("__sel").sum().alias("selected"))
+                .with_columns(
+                    group_label(a).alias("group"),
+                    pl.any_horizontal([pl.col(k).is_null() for k in a]).alias("unknown"),
+                )
+                .sort(["unknown", "group"])
+            )
+            for r in _rows_for_set(g, exclude_below, alpha, variance, shortfall_rate, min_size):
+                out.append({**dict(zip(by_n, by_key)), "attribute": " & ".join(a), **r, "median_score": med})
+    schema: dict[str, Any] = {**{b: hist.schema[b] for b in by_n}, **_SCHEMA}
+    return pl.DataFrame(out, schema=schema).select(*by_n, *ADVERSE_IMPACT_COLUMNS)

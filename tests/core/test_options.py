@@ -65,3 +65,19 @@ def test_the_sweep_steps_take_the_cuts_block() -> None:
                                                                                 metrics=["selection_rate"]).height
     with pytest.raises(UnknownOptionError, match="did you mean 'thresholds'"):
         threshold_sweep_from_counts(h, threshold=[0.5])
+
+
+def test_keywords_of_shows_the_block_flat_with_the_source_defaults_and_refuses_a_foreign_key() -> None:
+    import inspect
+
+    from polfair.core.options import keywords_of
+
+    sig = inspect.signature(pf.proxy_scan)
+    assert sig.parameters["weight"].default is None and sig.parameters["favorable"].default == 1
+    assert sig.parameters["protected"].default is inspect.Parameter.empty
+    assert not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values())
+
+    def source(data: Any, *, query: Any) -> None: ...
+
+    with pytest.raises(TypeError, match=r"source takes no \['protected'\]"):
+        keywords_of(source)(_door.__wrapped__)  # type: ignore[attr-defined]

@@ -39,7 +39,6 @@ DOORS = frozenset({
     ("outputs/html/render.py", "to_html"),
     ("proxies/scan.py", "proxy_counts"),
     ("proxies/scan.py", "proxy_report"),
-    ("proxies/scan.py", "proxy_scan"),
     ("ranking/__init__.py", "ranking_report"),
     ("regression.py", "RegressionAccumulator.__init__"),
     ("regression.py", "regression_counts"),
