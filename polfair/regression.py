@@ -15,15 +15,16 @@ their column arguments are names.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any, Literal, Required, TypedDict, Unpack
 
 import polars as pl
 
 from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
-from polfair.core.options import checks_keywords
+from polfair.core.options import checks_keywords, keywords_of
 from polfair.core.passes.spec import PassOptions, check_key_names
 from polfair.core.proba import DEFAULT_TOLERANCE, parse_protected_proba
 from polfair.core.regression import (
@@ -41,7 +42,7 @@ from polfair.core.report.run_metadata import attach_request, render_request
 from polfair.engines.frame import frame_of
 from polfair.exceptions import PolfairError
 
-__all__ = ["RegressionAccumulator", "regression_counts", "regression_report"]
+__all__ = ["RegressionAccumulator", "RegressionOptions", "regression_counts", "regression_report"]
 
 OnMissing = Literal["warn", "raise", "ignore"]
 
@@ -276,6 +277,33 @@ def regression_report(
     return attach_regression_cells(report, cells)  # the page's prediction distributions read it
 
 
+class RegressionOptions(TypedDict, total=False):
+    """The keywords of :class:`RegressionAccumulator`: those of :func:`regression_report` that it takes.
+
+    ``y_true`` and ``y_pred`` (required), ``protected``, ``weight``, ``by``, ``privileged``,
+    ``reference``, ``intersections``, ``ci``, ``p_adjust``, ``bins_per_octave``, ``on_missing``,
+    ``allow_many_groups``, ``protected_proba``, ``proba_assignment`` and ``proba_tolerance``: each as
+    in :func:`regression_report`, with its default there.
+    """
+
+    y_true: Required[IntoExpr]
+    y_pred: Required[IntoExpr]
+    protected: IntoExpr | Sequence[IntoExpr] | None
+    weight: IntoExpr | None
+    by: IntoExpr | Sequence[IntoExpr] | None
+    privileged: Mapping[str, Any] | None
+    reference: Literal["privileged", "largest", "overall"] | None
+    intersections: Intersections
+    ci: float | None
+    p_adjust: Literal["bh", "by", "holm"] | None
+    bins_per_octave: int
+    on_missing: OnMissing
+    allow_many_groups: bool
+    protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None
+    proba_assignment: Literal["weighted", "argmax"]
+    proba_tolerance: float
+
+
 class RegressionAccumulator:
     """Accumulate a regression fairness report over batches (streams, epochs, partitions), then compute it.
 
@@ -320,40 +348,21 @@ class RegressionAccumulator:
     True
     """
 
-    def __init__(
-        self,
-        *,
-        y_true: IntoExpr,
-        y_pred: IntoExpr,
-        protected: IntoExpr | Sequence[IntoExpr] | None = None,
-        weight: IntoExpr | None = None,
-        by: IntoExpr | Sequence[IntoExpr] | None = None,
-        privileged: Mapping[str, Any] | None = None,
-        reference: Literal["privileged", "largest", "overall"] | None = None,
-        intersections: Intersections = None,
-        ci: float | None = 0.95,
-        p_adjust: Literal["bh", "by", "holm"] | None = "bh",
-        bins_per_octave: int = BINS_PER_OCTAVE,
-        on_missing: OnMissing = "warn",
-        allow_many_groups: bool = False,
-        protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None = None,
-        proba_assignment: Literal["weighted", "argmax"] = "weighted",
-        proba_tolerance: float = DEFAULT_TOLERANCE,
-    ) -> None:
-        self._read: dict[str, Any] = {
-            "y_true": y_true, "y_pred": y_pred, "protected": protected, "weight": weight, "by": by,
-            "bins_per_octave": bins_per_octave, "on_missing": on_missing, "allow_many_groups": allow_many_groups,
-            "protected_proba": protected_proba, "proba_assignment": proba_assignment,
-            "proba_tolerance": proba_tolerance,
-        }  # fmt: skip
-        self._report = ReportOptions(privileged=privileged, reference=reference, intersections=intersections, ci=ci,
-                                     p_adjust=p_adjust)  # fmt: skip
-        self._n_by = len(as_list(by))
+    @keywords_of(regression_report)
+    def __init__(self, **options: Unpack[RegressionOptions]) -> None:
+        given = inspect.signature(regression_report).bind(None, **options)  # with regression_report's defaults
+        given.apply_defaults()
+        a = given.arguments
+        self._read: dict[str, Any] = {k: a[k] for k in (
+            "y_true", "y_pred", "protected", "weight", "by", "bins_per_octave", "on_missing", "allow_many_groups",
+            "protected_proba", "proba_assignment", "proba_tolerance")}  # fmt: skip
+        self._report = ReportOptions(**{k: a[k] for k in ("privileged", "reference", "intersections", "ci", "p_adjust")})
+        self._n_by = len(as_list(a["by"]))
         self._cells: pl.DataFrame | None = None
         # an estimated attribute: the pass's results before their rows are apportioned, merged (apportioned once)
         self._raw: pl.DataFrame | None = None
-        self._ps = None if protected_proba is None else parse_protected_proba(protected_proba, proba_assignment,
-                                                                              proba_tolerance)  # fmt: skip
+        self._ps = None if a["protected_proba"] is None else parse_protected_proba(
+            a["protected_proba"], a["proba_assignment"], a["proba_tolerance"])  # fmt: skip
 
     def update(self, batch: Any) -> RegressionAccumulator:
         """Add a batch (any input of :func:`regression_counts`); returns ``self``."""
