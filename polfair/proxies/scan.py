@@ -42,6 +42,7 @@ import polars as pl
 from polfair.core import contract
 from polfair.core._typing import IntoExpr
 from polfair.core.contract import CODE, MISSING, POLARS, Compiled
+from polfair.core.docstrings import shares_parameters
 from polfair.core.options import keywords_of
 from polfair.core.passes.collect import check_not_empty
 from polfair.core.passes.counts import COUNT_COLUMNS, COUNT_DTYPES, check_counted
@@ -454,6 +455,7 @@ class ProxyRows(TypedDict, total=False):
 
 
 @keywords_of(proxy_counts)
+@shares_parameters(proxy_counts, name="polfair.proxies.proxy_counts")
 def proxy_scan(
     data: Any,
     *,
@@ -468,7 +470,7 @@ def proxy_scan(
     Parameters
     ----------
     data
-        Rows (polars/pandas/pyarrow frame, dict or parquet/CSV path).
+        As in :func:`polfair.proxies.proxy_counts`.
     protected
         The protected attribute (a meta field the model does not use), e.g. ``"sex"``.
     features
