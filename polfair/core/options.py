@@ -130,7 +130,7 @@ def keywords_of(source: Callable[..., Any]) -> Callable[[F], F]:
             raise TypeError(msg + (f"; {source.__name__} takes no {foreign}" if foreign else ""))
         door = checks_keywords(func)
         own = [p for p in sig.parameters.values() if p is not block]
-        flat = [declared[k].replace(kind=inspect.Parameter.KEYWORD_ONLY) for k in shared.__annotations__]
+        flat = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for k, p in declared.items() if k in shared.__annotations__]
         for f in (func, door):  # the door and what it wraps (tools that unwrap, e.g. the API reference, read this)
             f.__signature__ = sig.replace(parameters=[*own, *flat])  # type: ignore[attr-defined]
         return door

@@ -40,7 +40,6 @@ DOORS = frozenset({
     ("proxies/scan.py", "proxy_counts"),
     ("proxies/scan.py", "proxy_report"),
     ("ranking/__init__.py", "ranking_report"),
-    ("regression.py", "regression_counts"),
     ("regression.py", "regression_report"),
     ("regulatory/adverse_impact.py", "adverse_impact"),
     ("scores/counts.py", "score_counts"),
