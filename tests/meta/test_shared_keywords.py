@@ -30,7 +30,6 @@ DOORS = frozenset({
     ("api.py", "fairness_report"),
     ("compat/aif360/classification_metric.py", "ClassificationMetric.__init__"),
     ("compat/ignite/counts.py", "multiclass_counts"),
-    ("compat/ignite/report.py", "multiclass_report"),
     ("core/regression/report.py", "regression_report_from_cells"),
     ("core/report/build.py", "report_batches"),
     ("core/report/build.py", "report_from_counts"),
