@@ -74,8 +74,7 @@ def checks_keywords(func: F) -> F:
     shared = None if block is None else _unpacked(block.annotation, func.__globals__)
     if block is not None and shared is None:
         return func
-    required = frozenset() if shared is None else frozenset(shared.__required_keys__) | frozenset(
-        k for k, v in shared.__annotations__.items() if str(getattr(v, "__forward_arg__", v)).startswith("Required["))
+    required = frozenset() if shared is None else _required_keys(shared)
     names = frozenset(p.name for p in params if p.kind in (inspect.Parameter.KEYWORD_ONLY,
                                                            inspect.Parameter.POSITIONAL_OR_KEYWORD))
     names |= frozenset(shared.__annotations__) if shared is not None else frozenset()
@@ -130,12 +129,20 @@ def keywords_of(source: Callable[..., Any]) -> Callable[[F], F]:
             raise TypeError(msg + (f"; {source.__name__} takes no {foreign}" if foreign else ""))
         door = checks_keywords(func)
         own = [p for p in sig.parameters.values() if p is not block]
-        flat = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for k, p in declared.items() if k in shared.__annotations__]
+        required = _required_keys(shared)  # a key the door requires shows no default, whatever the source's
+        flat = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY, default=p.empty if k in required else p.default)
+                for k, p in declared.items() if k in shared.__annotations__]  # fmt: skip
         for f in (func, door):  # the door and what it wraps (tools that unwrap, e.g. the API reference, read this)
             f.__signature__ = sig.replace(parameters=[*own, *flat])  # type: ignore[attr-defined]
         return door
 
     return decorate
+
+
+def _required_keys(shared: Any) -> frozenset[str]:
+    """The required keys of a TypedDict (``Required[...]`` read from the text under postponed annotations)."""
+    return frozenset(shared.__required_keys__) | frozenset(
+        k for k, v in shared.__annotations__.items() if str(getattr(v, "__forward_arg__", v)).startswith("Required["))
 
 
 def _unpacked(annotation: Any, namespace: Mapping[str, Any]) -> Any:
