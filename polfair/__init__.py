@@ -15,94 +15,15 @@ needs them), and ``df.fair`` is registered at import with methods that load on f
 
 from __future__ import annotations
 
+import functools
 import importlib
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import polfair.namespace  # noqa: F401  (registers the ``df.fair`` / ``lf.fair`` namespaces; light)
-from polfair import exceptions
+from polfair import exceptions  # noqa: F401  (``polfair.exceptions`` with the package, as before; light)
 
-#: Where each public name lives (module -> names); loaded on first attribute access.
-_EXPORTS: dict[str, tuple[str, ...]] = {
-    "polfair.api": ("LazyReport", "confusion_counts", "fairness_report", "fairness_report_batches", "lazy_report"),
-    "polfair.compat.aif360": ("BinaryLabelDatasetMetric", "ClassificationMetric"),
-    "polfair.compat.fairlearn": (
-        "MetricFrame",
-        "accuracy",
-        "base_rate",
-        "demographic_parity_difference",
-        "demographic_parity_ratio",
-        "equal_opportunity_difference",
-        "equal_opportunity_ratio",
-        "equalized_odds_difference",
-        "equalized_odds_ratio",
-        "error_rate",
-        "false_discovery_rate",
-        "false_negative_rate",
-        "false_omission_rate",
-        "false_positive_rate",
-        "group_difference",
-        "group_max",
-        "group_min",
-        "group_ratio",
-        "make_derived_metric",
-        "negative_predictive_value",
-        "positive_predictive_value",
-        "selection_rate",
-        "true_negative_rate",
-        "true_positive_rate",
-    ),
-    "polfair.compat.ignite": ("multiclass_report", "subgroup_accuracy_difference"),
-    "polfair.compat.yardstick": (
-        "GroupwiseMetric",
-        "demographic_parity",
-        "diff_range",
-        "equal_opportunity",
-        "equalized_odds",
-        "groupwise_metric",
-        "max_abs_difference_to_reference",
-        "ratio_range",
-    ),
-    "polfair.core.passes.counts": ("COUNT_COLUMNS", "merge_counts"),
-    "polfair.core.metrics": ("ALIASES", "DISPARITIES", "METRICS"),
-    "polfair.core.report.build": ("REPORT_COLUMNS", "report_from_counts"),
-    "polfair.core.report.run_metadata": ("with_run_metadata",),
-    "polfair.core.schema": ("SCHEMA_VERSION",),
-    "polfair.core.report.wide": ("to_wide",),
-    "polfair.datasets": (
-        "load_adult",
-        "load_adult_regression",
-        "load_compas",
-        "load_german_credit",
-        "make_bisg_lending",
-    ),
-    "polfair.engines.accumulator": ("FairnessAccumulator",),
-    "polfair.engines.sql": ("cells_from_sql", "counting_sql"),
-    # every public exception and warning (the module is light: it imports os and sys)
-    "polfair.exceptions": tuple(sorted(n for n in exceptions.__all__ if n != "user_stacklevel")),
-    "polfair.mitigation": ("group_thresholds", "reweighing"),
-    "polfair.monitor": ("FairnessConfig", "alerts", "apply_thresholds", "compare_reports"),
-    "polfair.monitor.disclosure": ("suppress_small_groups",),
-    "polfair.outputs.html": ("HtmlReport", "to_html", "write_html"),
-    "polfair.outputs.summaries": ("summarize",),
-    "polfair.outputs.writers": ("append_report", "write_report"),
-    "polfair.proxies": ("proxy_report", "proxy_scan"),
-    "polfair.ranking": ("RankingAccumulator", "ranking_counts", "ranking_report"),
-    "polfair.regression": ("RegressionAccumulator", "regression_counts", "regression_report"),
-    "polfair.regulatory": ("adverse_impact",),
-    "polfair.scores": (
-        "merge_score_counts",
-        "precision_recall_curve",
-        "reliability_curve",
-        "roc_curve",
-        "score_counts",
-        "score_report",
-        "threshold_sweep",
-    ),
-    "polfair.slices": ("slice_scan",),
-}
-_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
-
-if TYPE_CHECKING:  # the same names, for type checkers and IDEs (a test keeps the two lists equal)
+if TYPE_CHECKING:  # every public name and its module: what type checkers and IDEs see, and what __getattr__ loads
     from polfair.api import LazyReport, confusion_counts, fairness_report, fairness_report_batches, lazy_report
     from polfair.compat.aif360 import BinaryLabelDatasetMetric, ClassificationMetric
     from polfair.compat.fairlearn import (
@@ -292,9 +213,19 @@ __all__ = [
 ]
 
 
+@functools.cache
+def _where() -> dict[str, str]:
+    """Public name -> the module it lives in, read (once, on first use) from the ``if TYPE_CHECKING:`` imports."""
+    import ast
+
+    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    block = next(n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING")
+    return {a.name: n.module for n in block.body if isinstance(n, ast.ImportFrom) and n.module for a in n.names}
+
+
 def __getattr__(name: str) -> Any:
     """Load a public name on first use (PEP 562) and keep it in the module's namespace."""
-    module = _WHERE.get(name)
+    module = _where().get(name)
     if module is None:
         raise AttributeError(f"module 'polfair' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)

@@ -36,6 +36,7 @@ from polfair.outputs.writers import (
     RunExistsError,
     append_report,
     check_append_target,
+    check_writable,
     table_run_files,
     write_report,
 )
@@ -993,13 +994,7 @@ def check_output_path(path: str, flag: str) -> None:
     ):
         msg = f"{flag} {path!r}: use a .parquet, .csv, .json or .ndjson file name"
         raise PolfairError(msg)
-    parent = p.parent if str(p.parent) else Path(".")
-    if not parent.is_dir():
-        msg = f"{flag} {path!r}: the directory {str(parent)!r} does not exist; create it first"
-        raise PolfairError(msg)
-    if not os.access(parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
-        msg = f"{flag} {path!r} is not writable (permission denied); choose another location"
-        raise PolfairError(msg)
+    check_writable(flag, path, p, p.parent if str(p.parent) else Path("."))
 
 
 def _one_line_warning(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> str:

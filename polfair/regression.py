@@ -15,15 +15,16 @@ their column arguments are names.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any, Literal, Required, TypedDict, Unpack
 
 import polars as pl
 
 from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
-from polfair.core.options import checks_keywords
+from polfair.core.options import checks_keywords, keywords_of
 from polfair.core.passes.spec import PassOptions, check_key_names
 from polfair.core.proba import DEFAULT_TOLERANCE, parse_protected_proba
 from polfair.core.regression import (
@@ -41,101 +42,49 @@ from polfair.core.report.run_metadata import attach_request, render_request
 from polfair.engines.frame import frame_of
 from polfair.exceptions import PolfairError
 
-__all__ = ["RegressionAccumulator", "regression_counts", "regression_report"]
+__all__ = ["BatchRows", "RegressionAccumulator", "RegressionOptions", "RegressionRows", "regression_counts",
+           "regression_report"]
 
 OnMissing = Literal["warn", "raise", "ignore"]
 
 
-def regression_counts(
-    data: Any,
-    *,
-    y_true: IntoExpr,
-    y_pred: IntoExpr,
-    protected: IntoExpr | Sequence[IntoExpr] | None = None,
-    weight: IntoExpr | None = None,
-    by: IntoExpr | Sequence[IntoExpr] | None = None,
-    bins_per_octave: int = BINS_PER_OCTAVE,
-    on_missing: OnMissing = "warn",
-    allow_many_groups: bool = False,
-    engine: Literal["auto", "in-memory", "streaming"] = "auto",
-    protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None = None,
-    proba_assignment: Literal["weighted", "argmax"] = "weighted",
-    proba_tolerance: float = DEFAULT_TOLERANCE,
-) -> pl.DataFrame:
-    """The regression cell table of the rows: ONE ``group_by(by + protected + bin)``.
+class BatchRows(TypedDict, total=False):
+    """How the rows are read: the keywords of :func:`regression_report` every pass takes (its defaults there).
 
-    Parameters
-    ----------
-    data
-        ``pl.DataFrame``, ``pl.LazyFrame``, pandas DataFrame, pyarrow Table, dict of columns, a
-        parquet/CSV path (scanned lazily), or a Spark / DuckDB / other lazy frame (the pass runs in
-        that engine through narwhals, extra ``polfair[spark]`` / ``polfair[duckdb]``; column
-        arguments are then names).
-    y_true, y_pred
-        The outcome and the model's prediction: numeric column names or named expressions.
-    protected, by
-        Protected attribute(s) and ``by`` column(s): names or named expressions.
-    weight
-        Optional non-negative numeric weights (scikit-learn's ``sample_weight``).
-    bins_per_octave
-        Resolution of the prediction histogram (default 256: bins 0.27% wide).
-    on_missing
-        ``"warn"`` (default), ``"raise"`` or ``"ignore"`` rows whose outcome, prediction or weight is
-        null or NaN (always counted in ``n_missing``, never used).
-    allow_many_groups
-        Accept a key with a group per row or so (more than 1000 distinct values that are more
-        than half the rows: an error by default, checked after the pass as in
-        :func:`polfair.fairness_report`).
-    engine
-        Polars engine of the pass.
-    protected_proba, proba_assignment, proba_tolerance
-        A protected attribute estimated from proxies (BISG probabilities), as in
-        :func:`polfair.fairness_report`: ``{attribute: {group: probability column, ...}}`` (one
-        group may map to ``None``: the remainder). ``"weighted"`` (default): each group's moments
-        are taken with the weights ``w·p_g`` (the weighted estimator: the report of the rows
-        expanded into one row per group weighted by its probability), its ``w2`` is ``Σ w²·p_g``
-        and ``n`` the rows apportioned to it; ``"argmax"``: each row in its likeliest group. Rows
-        whose probabilities are missing are its null group's ``n_missing``; probabilities outside
-        [0, 1] or not summing to 1 (within ``proba_tolerance``) are an error. Its key comes after
-        ``protected``.
-
-    Returns
-    -------
-    pl.DataFrame
-        ``*by``, ``*protected`` [, the estimated attribute], ``bin``, then
-        :data:`~polfair.core.regression.REGRESSION_CELL_COLUMNS` (the table's schema:
-        :mod:`polfair.core.regression`). Tables of partitions merge with
-        :func:`~polfair.core.regression.merge_regression_cells`.
-
-    Raises
-    ------
-    ColumnNotFoundError
-        A named column is missing.
-    InvalidInputError
-        The input contract's (:mod:`polfair.core.contract`): a non-numeric outcome, prediction or
-        weight; an infinite value; a negative weight (naming the column, the count, example values
-        and the fix); missing values with ``on_missing="raise"``; a key of an unsupported dtype or
-        with too many groups.
-    PolfairError
-        A key name that is reserved or given twice.
-    TypeError
-        A Spark/DuckDB frame with an expression for a column argument (give names).
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polfair as pf
-    >>> df = pl.DataFrame({"y": [1.0, 2.0, 4.0], "p": [1.5, None, 3.0], "g": ["a", "a", "b"]})
-    >>> cells = pf.regression_counts(df, y_true="y", y_pred="p", protected="g", on_missing="ignore")
-    >>> cells.group_by("g").agg(pl.col("n", "n_missing").sum()).sort("g").rows()
-    [('a', 1, 1), ('b', 1, 0)]
+    ``y_true`` and ``y_pred`` (required), ``protected``, ``weight``, ``by``, ``bins_per_octave``,
+    ``on_missing``, ``allow_many_groups``, ``protected_proba``, ``proba_assignment`` and ``proba_tolerance``.
     """
-    request = PassOptions.of(
-        y_true=y_true, y_pred=y_pred, protected=protected, by=by, weight=weight, on_missing=on_missing,
-        allow_many_groups=allow_many_groups, engine=engine, protected_proba=protected_proba,
-        proba_assignment=proba_assignment, proba_tolerance=proba_tolerance,
-    )  # fmt: skip
-    return _pass_of(data, request, bins_per_octave=bins_per_octave)
+
+    y_true: Required[IntoExpr]
+    y_pred: Required[IntoExpr]
+    protected: IntoExpr | Sequence[IntoExpr] | None
+    weight: IntoExpr | None
+    by: IntoExpr | Sequence[IntoExpr] | None
+    bins_per_octave: int
+    on_missing: OnMissing
+    allow_many_groups: bool
+    protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None
+    proba_assignment: Literal["weighted", "argmax"]
+    proba_tolerance: float
+
+
+class RegressionRows(BatchRows, total=False):
+    """The keywords of :func:`regression_counts`: :class:`BatchRows` and the Polars ``engine``."""
+
+    engine: Literal["auto", "in-memory", "streaming"]
+
+
+class RegressionOptions(BatchRows, total=False):
+    """The keywords of :class:`RegressionAccumulator`: :class:`BatchRows` and the report's comparison options.
+
+    ``privileged``, ``reference``, ``intersections``, ``ci`` and ``p_adjust``, as in :func:`regression_report`.
+    """
+
+    privileged: Mapping[str, Any] | None
+    reference: Literal["privileged", "largest", "overall"] | None
+    intersections: Intersections
+    ci: float | None
+    p_adjust: Literal["bh", "by", "holm"] | None
 
 
 def _pass_of(data: Any, request: PassOptions, *, bins_per_octave: int, expand: bool = True) -> pl.DataFrame:
@@ -276,6 +225,80 @@ def regression_report(
     return attach_regression_cells(report, cells)  # the page's prediction distributions read it
 
 
+@keywords_of(regression_report)
+def regression_counts(data: Any, **rows: Unpack[RegressionRows]) -> pl.DataFrame:
+    """The regression cell table of the rows: ONE ``group_by(by + protected + bin)``.
+
+    Parameters
+    ----------
+    data
+        ``pl.DataFrame``, ``pl.LazyFrame``, pandas DataFrame, pyarrow Table, dict of columns, a
+        parquet/CSV path (scanned lazily), or a Spark / DuckDB / other lazy frame (the pass runs in
+        that engine through narwhals, extra ``polfair[spark]`` / ``polfair[duckdb]``; column
+        arguments are then names).
+    y_true, y_pred
+        The outcome and the model's prediction: numeric column names or named expressions.
+    protected, by
+        Protected attribute(s) and ``by`` column(s): names or named expressions.
+    weight
+        Optional non-negative numeric weights (scikit-learn's ``sample_weight``).
+    bins_per_octave
+        Resolution of the prediction histogram (default 256: bins 0.27% wide).
+    on_missing
+        ``"warn"`` (default), ``"raise"`` or ``"ignore"`` rows whose outcome, prediction or weight is
+        null or NaN (always counted in ``n_missing``, never used).
+    allow_many_groups
+        Accept a key with a group per row or so (more than 1000 distinct values that are more
+        than half the rows: an error by default, checked after the pass as in
+        :func:`polfair.fairness_report`).
+    engine
+        Polars engine of the pass.
+    protected_proba, proba_assignment, proba_tolerance
+        A protected attribute estimated from proxies (BISG probabilities), as in
+        :func:`polfair.fairness_report`: ``{attribute: {group: probability column, ...}}`` (one
+        group may map to ``None``: the remainder). ``"weighted"`` (default): each group's moments
+        are taken with the weights ``w·p_g`` (the weighted estimator: the report of the rows
+        expanded into one row per group weighted by its probability), its ``w2`` is ``Σ w²·p_g``
+        and ``n`` the rows apportioned to it; ``"argmax"``: each row in its likeliest group. Rows
+        whose probabilities are missing are its null group's ``n_missing``; probabilities outside
+        [0, 1] or not summing to 1 (within ``proba_tolerance``) are an error. Its key comes after
+        ``protected``.
+
+    Returns
+    -------
+    pl.DataFrame
+        ``*by``, ``*protected`` [, the estimated attribute], ``bin``, then
+        :data:`~polfair.core.regression.REGRESSION_CELL_COLUMNS` (the table's schema:
+        :mod:`polfair.core.regression`). Tables of partitions merge with
+        :func:`~polfair.core.regression.merge_regression_cells`.
+
+    Raises
+    ------
+    ColumnNotFoundError
+        A named column is missing.
+    InvalidInputError
+        The input contract's (:mod:`polfair.core.contract`): a non-numeric outcome, prediction or
+        weight; an infinite value; a negative weight (naming the column, the count, example values
+        and the fix); missing values with ``on_missing="raise"``; a key of an unsupported dtype or
+        with too many groups.
+    PolfairError
+        A key name that is reserved or given twice.
+    TypeError
+        A Spark/DuckDB frame with an expression for a column argument (give names).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> df = pl.DataFrame({"y": [1.0, 2.0, 4.0], "p": [1.5, None, 3.0], "g": ["a", "a", "b"]})
+    >>> cells = pf.regression_counts(df, y_true="y", y_pred="p", protected="g", on_missing="ignore")
+    >>> cells.group_by("g").agg(pl.col("n", "n_missing").sum()).sort("g").rows()
+    [('a', 1, 1), ('b', 1, 0)]
+    """
+    request = PassOptions.of(**{k: v for k, v in rows.items() if k != "bins_per_octave"})
+    return _pass_of(data, request, bins_per_octave=rows.get("bins_per_octave", BINS_PER_OCTAVE))
+
+
 class RegressionAccumulator:
     """Accumulate a regression fairness report over batches (streams, epochs, partitions), then compute it.
 
@@ -320,40 +343,19 @@ class RegressionAccumulator:
     True
     """
 
-    def __init__(
-        self,
-        *,
-        y_true: IntoExpr,
-        y_pred: IntoExpr,
-        protected: IntoExpr | Sequence[IntoExpr] | None = None,
-        weight: IntoExpr | None = None,
-        by: IntoExpr | Sequence[IntoExpr] | None = None,
-        privileged: Mapping[str, Any] | None = None,
-        reference: Literal["privileged", "largest", "overall"] | None = None,
-        intersections: Intersections = None,
-        ci: float | None = 0.95,
-        p_adjust: Literal["bh", "by", "holm"] | None = "bh",
-        bins_per_octave: int = BINS_PER_OCTAVE,
-        on_missing: OnMissing = "warn",
-        allow_many_groups: bool = False,
-        protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None = None,
-        proba_assignment: Literal["weighted", "argmax"] = "weighted",
-        proba_tolerance: float = DEFAULT_TOLERANCE,
-    ) -> None:
-        self._read: dict[str, Any] = {
-            "y_true": y_true, "y_pred": y_pred, "protected": protected, "weight": weight, "by": by,
-            "bins_per_octave": bins_per_octave, "on_missing": on_missing, "allow_many_groups": allow_many_groups,
-            "protected_proba": protected_proba, "proba_assignment": proba_assignment,
-            "proba_tolerance": proba_tolerance,
-        }  # fmt: skip
-        self._report = ReportOptions(privileged=privileged, reference=reference, intersections=intersections, ci=ci,
-                                     p_adjust=p_adjust)  # fmt: skip
-        self._n_by = len(as_list(by))
+    @keywords_of(regression_report)
+    def __init__(self, **options: Unpack[RegressionOptions]) -> None:
+        given = inspect.signature(regression_report).bind(None, **options)  # with regression_report's defaults
+        given.apply_defaults()
+        a = given.arguments
+        self._read: dict[str, Any] = {k: a[k] for k in BatchRows.__annotations__}
+        self._report = ReportOptions(**{k: a[k] for k in ("privileged", "reference", "intersections", "ci", "p_adjust")})
+        self._n_by = len(as_list(a["by"]))
         self._cells: pl.DataFrame | None = None
         # an estimated attribute: the pass's results before their rows are apportioned, merged (apportioned once)
         self._raw: pl.DataFrame | None = None
-        self._ps = None if protected_proba is None else parse_protected_proba(protected_proba, proba_assignment,
-                                                                              proba_tolerance)  # fmt: skip
+        self._ps = None if a["protected_proba"] is None else parse_protected_proba(
+            a["protected_proba"], a["proba_assignment"], a["proba_tolerance"])  # fmt: skip
 
     def update(self, batch: Any) -> RegressionAccumulator:
         """Add a batch (any input of :func:`regression_counts`); returns ``self``."""

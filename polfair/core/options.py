@@ -10,14 +10,16 @@ from __future__ import annotations
 import difflib
 import functools
 import inspect
+import re
 import types
+import typing
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from polfair.exceptions import ColumnNotFoundError, InvalidInputError, UnknownOptionError
 
-__all__ = ["check_known", "check_present", "checks_keywords", "close_names", "refuse_unused", "refuse_unused_threshold",
-           "unknown_names_message"]
+__all__ = ["check_known", "check_present", "checks_keywords", "close_names", "keywords_of", "refuse_unused",
+           "refuse_unused_threshold", "unknown_names_message"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -53,7 +55,10 @@ def checks_keywords(func: F) -> F:
     A function or a class's ``__init__`` whose signature has no ``**kwargs``: a keyword it does not
     declare raises :class:`~polfair.exceptions.UnknownOptionError` (a ``TypeError`` and a
     ``PolfairError``) saying ``"<door> got an unknown keyword 'protectd' (did you mean 'protected'?)"``.
-    Signatures with ``**kwargs`` are returned unchanged. The wrapper keeps the signature and docstring.
+    A door whose keywords are a shared block ``**options: Unpack[SomeTypedDict]`` (PEP 692: one
+    definition, and type checkers still see every keyword) knows the block's keys too, and a
+    missing required key is Python's own ``TypeError`` for a missing keyword. Other signatures with
+    ``**kwargs`` are returned unchanged. The wrapper keeps the signature and docstring.
 
     >>> @checks_keywords
     ... def door(data, *, protected=None, weight=None):
@@ -65,10 +70,14 @@ def checks_keywords(func: F) -> F:
     """
     sig = inspect.signature(func)
     params = sig.parameters.values()
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+    block = next((p for p in params if p.kind is inspect.Parameter.VAR_KEYWORD), None)
+    shared = None if block is None else _unpacked(block.annotation, func.__globals__)
+    if block is not None and shared is None:
         return func
+    required = frozenset() if shared is None else _required_keys(shared)
     names = frozenset(p.name for p in params if p.kind in (inspect.Parameter.KEYWORD_ONLY,
-                                                              inspect.Parameter.POSITIONAL_OR_KEYWORD))
+                                                           inspect.Parameter.POSITIONAL_OR_KEYWORD))
+    names |= frozenset(shared.__annotations__) if shared is not None else frozenset()
     door = func.__qualname__.removesuffix(".__init__")
     check = check_known
 
@@ -76,11 +85,74 @@ def checks_keywords(func: F) -> F:
         for k in kwargs:
             if k not in names:
                 check(kwargs, names, door=door)
+        for k in required:
+            if k not in kwargs:
+                missing = ", ".join(repr(r) for r in sorted(required - set(kwargs)))
+                raise TypeError(f"{door}() missing required keyword argument(s): {missing}")
         return func(*args, **kwargs)
 
     # the wrapper lives in the door's module (its globals), so doctest still finds the door's examples
     moved = types.FunctionType(wrapper.__code__, func.__globals__, func.__name__, None, wrapper.__closure__)
     return functools.update_wrapper(moved, func)  # type: ignore[return-value]
+
+
+def keywords_of(source: Callable[..., Any]) -> Callable[[F], F]:
+    """Decorator: a door whose ``**options: Unpack[SomeTypedDict]`` block is keywords of ``source``.
+
+    One definition of the shared keywords, ``source``'s signature (its annotations and defaults);
+    the TypedDict is its static mirror (PEP 692: type checkers and IDEs still see every keyword),
+    checked here at import: a key that ``source`` does not take raises ``TypeError``. The door is
+    :func:`checks_keywords`'s (an unknown keyword names the close one) and its signature, what
+    ``help()`` and the API reference show, lists the block's keywords flat, as ``source`` declares them.
+
+    Examples
+    --------
+    >>> from typing import TypedDict, Unpack
+    >>> def counts(data, *, protected, weight=None): ...
+    >>> class Rows(TypedDict, total=False):
+    ...     protected: object
+    ...     weight: object
+    >>> @keywords_of(counts)
+    ... def scan(data, *, measure="v", **rows: Unpack[Rows]): ...
+    >>> import inspect; str(inspect.signature(scan))
+    "(data, *, measure='v', protected, weight=None)"
+    """
+
+    def decorate(func: F) -> F:
+        sig = inspect.signature(func)
+        block = next(p for p in sig.parameters.values() if p.kind is inspect.Parameter.VAR_KEYWORD)
+        shared = _unpacked(block.annotation, func.__globals__)
+        declared = inspect.signature(source).parameters
+        foreign = [k for k in getattr(shared, "__annotations__", ()) if k not in declared]
+        if shared is None or foreign:
+            msg = f"{func.__qualname__}: **{block.name} must be Unpack[<TypedDict of {source.__name__}'s keywords>]"
+            raise TypeError(msg + (f"; {source.__name__} takes no {foreign}" if foreign else ""))
+        door = checks_keywords(func)
+        own = [p for p in sig.parameters.values() if p is not block]
+        required = _required_keys(shared)  # a key the door requires shows no default, whatever the source's
+        flat = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY, default=p.empty if k in required else p.default)
+                for k, p in declared.items() if k in shared.__annotations__]  # fmt: skip
+        for f in (func, door):  # the door and what it wraps (tools that unwrap, e.g. the API reference, read this)
+            f.__signature__ = sig.replace(parameters=[*own, *flat])  # type: ignore[attr-defined]
+        return door
+
+    return decorate
+
+
+def _required_keys(shared: Any) -> frozenset[str]:
+    """The required keys of a TypedDict (``Required[...]`` read from the text under postponed annotations)."""
+    return frozenset(shared.__required_keys__) | frozenset(
+        k for k, v in shared.__annotations__.items() if str(getattr(v, "__forward_arg__", v)).startswith("Required["))
+
+
+def _unpacked(annotation: Any, namespace: Mapping[str, Any]) -> Any:
+    """The TypedDict of a ``**options: Unpack[TD]`` annotation (a string under postponed annotations), or None."""
+    if isinstance(annotation, str):
+        m = re.fullmatch(r"(?:typing\.)?Unpack\[(\w+)\]", annotation.strip())
+        annotation = namespace.get(m[1]) if m else None
+    elif typing.get_origin(annotation) is typing.Unpack:
+        annotation = typing.get_args(annotation)[0]
+    return annotation if typing.is_typeddict(annotation) else None
 
 
 def check_known(given: Iterable[str], known: Iterable[str], *, door: str, noun: str = "keyword") -> None:

@@ -48,6 +48,7 @@ __all__ = [
     "TableLockedError",
     "append_report",
     "check_append_target",
+    "check_writable",
     "for_text_formats",
     "read_report",
     "read_table",
@@ -487,8 +488,6 @@ def check_append_target(table: str | Path, flag: str = "--append") -> Path:
     ...
     polfair.exceptions.PolfairError: --append 'report.csv': use a .parquet file or a directory of parquet files ...
     """
-    import os
-
     path = Path(table)
     suffix = path.suffix.lower()
     if (path.exists() and not path.is_dir() and suffix != ".parquet") or (not path.exists() and suffix in _OTHER_FORMATS):
@@ -501,18 +500,42 @@ def check_append_target(table: str | Path, flag: str = "--append") -> Path:
         where = path if path.is_dir() else (path.parent if str(path.parent) else Path("."))
     elif suffix == ".parquet":
         where = path.parent if str(path.parent) else Path(".")
-        if not where.is_dir():
-            msg = f"{flag} {str(table)!r}: the directory {str(where)!r} does not exist; create it first"
-            raise PolfairError(msg)
     else:
         where = next((a for a in path.absolute().parents if a.exists()), Path("/"))
         if not where.is_dir():
             msg = f"{flag} {str(table)!r}: {str(where)!r} is a file, so the directory table cannot be created there"
             raise PolfairError(msg)
-    if not os.access(where, os.W_OK) or (path.is_file() and not os.access(path, os.W_OK)):
-        msg = f"{flag} {str(table)!r} is not writable (permission denied in {str(where)!r}); choose another location"
-        raise PolfairError(msg)
+    check_writable(flag, str(table), path, where)
     return path
+
+
+def check_writable(flag: str, given: str, path: Path, where: Path) -> None:
+    """Refuse, before any work, a missing or read-only directory ``where`` or a read-only file ``path``.
+
+    The one check behind ``--out`` and ``--append``: the message names the flag, the path as the user
+    gave it, and the fix.
+
+    Raises
+    ------
+    PolfairError
+        ``where`` does not exist, or it (or an existing ``path``) cannot be written.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> check_writable("--out", "nope/r.csv", Path("nope/r.csv"), Path("nope"))
+    Traceback (most recent call last):
+    ...
+    polfair.exceptions.PolfairError: --out 'nope/r.csv': the directory 'nope' does not exist; create it first
+    """
+    import os
+
+    if not where.is_dir():
+        msg = f"{flag} {given!r}: the directory {str(where)!r} does not exist; create it first"
+        raise PolfairError(msg)
+    if not os.access(where, os.W_OK) or (path.is_file() and not os.access(path, os.W_OK)):
+        msg = f"{flag} {given!r} is not writable (permission denied in {str(where)!r}); choose another location"
+        raise PolfairError(msg)
 
 
 def _lock_path(path: Path) -> Path:

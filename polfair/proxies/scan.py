@@ -34,7 +34,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, Required, TypedDict, Unpack
 
 import numpy as np
 import polars as pl
@@ -42,7 +42,8 @@ import polars as pl
 from polfair.core import contract
 from polfair.core._typing import IntoExpr
 from polfair.core.contract import CODE, MISSING, POLARS, Compiled
-from polfair.core.options import checks_keywords
+from polfair.core.docstrings import shares_parameters
+from polfair.core.options import keywords_of
 from polfair.core.passes.collect import check_not_empty
 from polfair.core.passes.counts import COUNT_COLUMNS, COUNT_DTYPES, check_counted
 from polfair.core.passes.skeleton import check_rows, feature_columns
@@ -50,7 +51,7 @@ from polfair.core.passes.spec import label_values
 from polfair.core.report.build import group_label, report_from_counts
 from polfair.exceptions import PolfairError
 
-__all__ = ["proxy_counts", "proxy_report", "proxy_report_from_counts", "proxy_scan", "proxy_scan_from_counts"]
+__all__ = ["ProxyRows", "proxy_counts", "proxy_report", "proxy_report_from_counts", "proxy_scan", "proxy_scan_from_counts"]
 
 _P = "protected_group"
 _V = "proxy_value"  # the report's key column ('value' is a report column)
@@ -68,7 +69,7 @@ def proxy_counts(
     y_pred: IntoExpr | None = None,
     favorable: Any = 1,
     weight: IntoExpr | None = None,
-    on_missing: str = "warn",
+    on_missing: Literal["warn", "raise", "ignore"] = "warn",
     score_label: Any = None,
 ) -> pl.DataFrame:
     """ONE pass: counts per (feature, value, protected group, label, prediction).
@@ -436,29 +437,40 @@ def proxy_report(
     return proxy_report_from_counts(c, numeric_bins=numeric_bins, max_levels=max_levels, **report_options)
 
 
-@checks_keywords
+class ProxyRows(TypedDict, total=False):
+    """The keywords of :func:`proxy_counts` (what the proxy pass reads), as :func:`proxy_scan` passes them on.
+
+    ``protected`` and ``features`` (required), ``y_true``, ``y_pred``, ``favorable``, ``weight``,
+    ``on_missing`` and ``score_label``: each as in :func:`proxy_counts`, with its default there.
+    """
+
+    protected: Required[IntoExpr]
+    features: Required[Sequence[IntoExpr]]
+    y_true: IntoExpr | None
+    y_pred: IntoExpr | None
+    favorable: Any
+    weight: IntoExpr | None
+    on_missing: Literal["warn", "raise", "ignore"]
+    score_label: Any
+
+
+@keywords_of(proxy_counts)
+@shares_parameters(proxy_counts, name="polfair.proxies.proxy_counts")
 def proxy_scan(
     data: Any,
     *,
-    protected: IntoExpr,
-    features: Sequence[IntoExpr],
-    y_true: IntoExpr | None = None,
-    y_pred: IntoExpr | None = None,
-    favorable: Any = 1,
-    weight: IntoExpr | None = None,
     measure: str = "cramers_v",
     numeric_bins: int = 5,
     max_levels: int = 10,
     min_support: float = 0.01,
-    score_label: Any = None,
-    on_missing: Literal["warn", "raise", "ignore"] = "warn",
+    **rows: Unpack[ProxyRows],
 ) -> pl.DataFrame:
     """Rank candidate features as proxies of a protected attribute (OpenScale's indirect bias), one pass.
 
     Parameters
     ----------
     data
-        Rows (polars/pandas/pyarrow frame, dict or parquet/CSV path).
+        As in :func:`polfair.proxies.proxy_counts`.
     protected
         The protected attribute (a meta field the model does not use), e.g. ``"sex"``.
     features
@@ -512,9 +524,9 @@ def proxy_scan(
     >>> scan["summary"][0]
     'relationship = Husband → 100% Male; relationship = Wife → 100% Female'
     """
-    c = proxy_counts(data, protected=protected, features=features, y_true=y_true, y_pred=y_pred,
-                     favorable=favorable, weight=weight, score_label=score_label, on_missing=on_missing)  # fmt: skip
+    c = proxy_counts(data, **rows)
     check_not_empty(_rows(c))
+    y_true, y_pred = rows.get("y_true"), rows.get("y_pred")
     scan = proxy_scan_from_counts(c, measure=measure, numeric_bins=numeric_bins, max_levels=max_levels,
                                   min_support=min_support)  # fmt: skip
     if y_true is None:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, Required, TypedDict, Unpack
 
 import polars as pl
 
 from polfair.core._args import as_list
+from polfair.core.options import keywords_of
 from polfair.core.reference import resolve_min_sample_size
 from polfair.core.report.build import Intersections, check_protected_names
 from polfair.core.report.run_metadata import attach_request, render_request
@@ -23,8 +24,8 @@ from polfair.exceptions import PolfairError
 from polfair.ranking.cells import RANKING_CELL_COLUMNS, ranking_pass
 from polfair.ranking.report import POSITION_WEIGHTS, RANKING_METRICS, RankingOptions, position_weight_expr, ranking_rows
 
-__all__ = ["POSITION_WEIGHTS", "RANKING_CELL_COLUMNS", "RANKING_METRICS", "RankingAccumulator", "position_weight_expr",
-           "ranking_counts", "ranking_report"]  # fmt: skip
+__all__ = ["POSITION_WEIGHTS", "RANKING_CELL_COLUMNS", "RANKING_METRICS", "RankingAccumulator", "RankingRows",
+           "position_weight_expr", "ranking_counts", "ranking_report"]  # fmt: skip
 
 
 def _check_options(k: Any, position_weight: Any, p: Any, n_buckets: Any) -> None:
@@ -36,50 +37,6 @@ def _check_options(k: Any, position_weight: Any, p: Any, n_buckets: Any) -> None
         raise PolfairError(f"p={p!r}: the geometric attention's first-position share must lie in (0, 1)")
     if isinstance(n_buckets, bool) or not isinstance(n_buckets, int) or n_buckets < 2:
         raise PolfairError(f"n_buckets={n_buckets!r}: give an int >= 2 (buckets of queries for the jackknife)")
-
-
-def ranking_counts(
-    data: Any,
-    *,
-    query: Any,
-    rank: Any,
-    protected: Any = None,
-    query_protected: Any = None,
-    relevance: Any = None,
-    k: int | None = None,
-    weight: Any = None,
-    by: Any = None,
-    engine: Literal["auto", "in-memory", "streaming"] = "auto",
-) -> pl.DataFrame:
-    """The ranking cell table of the rows: ONE ``group_by(by + query + rank + protected + query_protected)``.
-
-    Ranks beyond ``k`` are pooled into the rank ``k + 1`` of each query (the table has at most
-    queries × (k + 1) × groups rows); with ``query_protected`` and ``relevance`` the relevance
-    value is a key too (nDCG's ideal ordering). Parameters as :func:`ranking_report`.
-
-    Returns
-    -------
-    pl.DataFrame
-        ``*by, query, __pf_rank, *protected, *query_protected[, __pf_relkey]``, then ``n`` (Int64
-        rows), with ``relevance`` ``rel`` (Float64 Σ relevance), with ``weight`` ``qw_min``,
-        ``qw_max`` (Float64: the query weight's extremes, equal when the weight is constant within
-        the query, as required).
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polfair as pf
-    >>> df = pl.DataFrame({"q": [1, 1, 1], "r": [1, 2, 3], "g": ["a", "b", "a"]})
-    >>> pf.ranking_counts(df, query="q", rank="r", protected="g", k=1).sort("__pf_rank", "g")["n"].to_list()
-    [1, 1, 1]
-    """
-    _check_options(k, "log", 0.5, 20)
-    cells, _ = ranking_pass(
-        data, query=query, rank=rank, protected=as_list(protected), query_protected=as_list(query_protected),
-        relevance=relevance, weight=weight, by=as_list(by), k=k, relevance_key=query_protected is not None and relevance is not None,
-        engine=engine,
-    )  # fmt: skip
-    return cells
 
 
 def ranking_report(
@@ -240,6 +197,54 @@ def ranking_report(
     _checked_args(args)
     cells, names = _pass(data, args)
     return _report(cells, names, args)
+
+
+class RankingRows(TypedDict, total=False):
+    """The keywords of :func:`ranking_counts`: those of :func:`ranking_report` that the pass reads.
+
+    ``query`` and ``rank`` (required), ``protected``, ``query_protected``, ``relevance``, ``k``,
+    ``weight``, ``by`` and ``engine``: each as in :func:`ranking_report`, with its default there.
+    """
+
+    query: Required[Any]
+    rank: Required[Any]
+    protected: Any
+    query_protected: Any
+    relevance: Any
+    k: int | None
+    weight: Any
+    by: Any
+    engine: Literal["auto", "in-memory", "streaming"]
+
+
+@keywords_of(ranking_report)
+def ranking_counts(data: Any, **rows: Unpack[RankingRows]) -> pl.DataFrame:
+    """The ranking cell table of the rows: ONE ``group_by(by + query + rank + protected + query_protected)``.
+
+    Ranks beyond ``k`` are pooled into the rank ``k + 1`` of each query (the table has at most
+    queries × (k + 1) × groups rows); with ``query_protected`` and ``relevance`` the relevance
+    value is a key too (nDCG's ideal ordering). Parameters as :func:`ranking_report`.
+
+    Returns
+    -------
+    pl.DataFrame
+        ``*by, query, __pf_rank, *protected, *query_protected[, __pf_relkey]``, then ``n`` (Int64
+        rows), with ``relevance`` ``rel`` (Float64 Σ relevance), with ``weight`` ``qw_min``,
+        ``qw_max`` (Float64: the query weight's extremes, equal when the weight is constant within
+        the query, as required).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> df = pl.DataFrame({"q": [1, 1, 1], "r": [1, 2, 3], "g": ["a", "b", "a"]})
+    >>> pf.ranking_counts(df, query="q", rank="r", protected="g", k=1).sort("__pf_rank", "g")["n"].to_list()
+    [1, 1, 1]
+    """
+    args = inspect.signature(ranking_report).bind(data, **rows)  # with ranking_report's defaults
+    args.apply_defaults()
+    _check_options(args.arguments["k"], "log", 0.5, 20)
+    return _pass(data, args.arguments)[0]
 
 
 def _checked_args(args: dict[str, Any]) -> None:

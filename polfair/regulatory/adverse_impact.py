@@ -35,15 +35,17 @@ unknown category" (§ 5-301(b)(5), (c)(5)).
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, Unpack
 
 import polars as pl
 
 from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
-from polfair.core.options import checks_keywords, refuse_unused
+from polfair.core.options import checks_keywords, keywords_of, refuse_unused
+from polfair.core.passes.spec import PassOptions
 from polfair.core.proba import DEFAULT_TOLERANCE, estimated_note, parse_protected_proba
 from polfair.core.reference import resolve_min_sample_size
 from polfair.core.report.build import attribute_sets, group_label
@@ -58,7 +60,7 @@ from polfair.regulatory.statistics import (
 from polfair.scores.counts import SCORE_COUNT_COLUMNS, decision_counts, score_counts
 from polfair.scores.curves import split_missing
 
-__all__ = ["ADVERSE_IMPACT_COLUMNS", "PRESETS", "adverse_impact", "adverse_impact_from_counts"]
+__all__ = ["ADVERSE_IMPACT_COLUMNS", "PRESETS", "Battery", "adverse_impact", "adverse_impact_from_counts"]
 
 #: Presets of :func:`adverse_impact`.
 PRESETS = ("eeoc", "nyc_ll144")
@@ -171,85 +173,6 @@ def _critical(alpha: float) -> float:
     from scipy import special
 
     return float(special.ndtri(1.0 - alpha / 2.0))
-
-
-def adverse_impact_from_counts(
-    hist: pl.DataFrame,
-    *,
-    by: str | Sequence[str] | None = None,
-    cut: float | None = 0.5,
-    intersections: int | Sequence[Sequence[str]] | None = None,
-    exclude_below: float | None = None,
-    alpha: float = 0.05,
-    variance: Literal["pooled", "hypergeometric"] = "pooled",
-    shortfall_rate: Literal["overall", "highest"] = "overall",
-    min_size: int | None = None,
-    min_sample_size: int | None = None,
-) -> pl.DataFrame:
-    """:func:`adverse_impact` from a score histogram of the decision (or of the score).
-
-    Parameters
-    ----------
-    hist
-        :func:`~polfair.scores.counts.score_counts` output (``y_true=None``) whose ``score`` is the
-        0/1 decision (``cut=0.5``) or a score (``cut=None``: the sample median per ``by`` value,
-        NYC's scoring rate). A row is selected when its score is strictly above the cut.
-    by, intersections, exclude_below, alpha, variance, shortfall_rate, min_sample_size, min_size
-        As :func:`adverse_impact`.
-
-    Returns
-    -------
-    pl.DataFrame
-        As :func:`adverse_impact`.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> from polfair.scores import score_counts
-    >>> df = pl.DataFrame({"sex": ["f"] * 30 + ["m"] * 30, "hired": [1] * 6 + [0] * 24 + [1] * 18 + [0] * 12})
-    >>> h = score_counts(df, y_true=None, y_score="hired", protected="sex")
-    >>> adverse_impact_from_counts(h).select("group", "impact_ratio", "four_fifths_pass").rows()
-    [('f', 0.33333333333333337, False), ('m', 1.0, True)]
-    """
-    if not 0 < alpha < 1:
-        msg = f"alpha must be in (0, 1), got {alpha!r}"
-        raise PolfairError(msg)
-    if exclude_below is not None and not 0 <= exclude_below < 1:
-        msg = f"exclude_below must be a fraction in [0, 1) (NYC LL144 allows 0.02), got {exclude_below!r}"
-        raise PolfairError(msg)
-    if shortfall_rate not in ("overall", "highest"):
-        msg = f"shortfall_rate must be 'overall' or 'highest', got {shortfall_rate!r}"
-        raise PolfairError(msg)
-    min_size = _min_size(min_sample_size, min_size)
-    if variance not in ("pooled", "hypergeometric"):
-        msg = f"variance must be 'pooled' or 'hypergeometric', got {variance!r}"
-        raise PolfairError(msg)
-    by_n = [str(b) for b in as_list(by)]
-    keys = [c for c in hist.columns if c not in (*by_n, "score", "label", *SCORE_COUNT_COLUMNS)]
-    if not keys:
-        msg = "adverse_impact needs at least one protected attribute"
-        raise PolfairError(msg)
-    out: list[dict[str, Any]] = []
-    by_parts = hist.partition_by(by_n, maintain_order=True, as_dict=True) if by_n else {(): hist}
-    for by_key, part in by_parts.items():
-        med = _median(part) if cut is None else None
-        threshold = med if cut is None else cut
-        sel = part.with_columns((pl.col("n") * (pl.col("score") > threshold).cast(pl.Int64)).alias("__sel"))
-        for attrs in attribute_sets(keys, intersections):
-            a = list(attrs)
-            g = (
-                sel.group_by(a)
-                .agg(pl.col("n").sum(), pl.col("__sel").sum().alias("selected"))
-                .with_columns(
-                    group_label(a).alias("group"),
-                    pl.any_horizontal([pl.col(k).is_null() for k in a]).alias("unknown"),
-                )
-                .sort(["unknown", "group"])
-            )
-            for r in _rows_for_set(g, exclude_below, alpha, variance, shortfall_rate, min_size):
-                out.append({**dict(zip(by_n, by_key)), "attribute": " & ".join(a), **r, "median_score": med})
-    schema: dict[str, Any] = {**{b: hist.schema[b] for b in by_n}, **_SCHEMA}
-    return pl.DataFrame(out, schema=schema).select(*by_n, *ADVERSE_IMPACT_COLUMNS)
 
 
 @checks_keywords
@@ -413,8 +336,9 @@ def adverse_impact(
     proba: dict[str, Any] = {"protected_proba": protected_proba, "proba_assignment": proba_assignment,
                              "proba_tolerance": proba_tolerance, "on_missing": on_missing}  # fmt: skip
     if y_pred is not None:
-        hist = decision_counts(data, y_pred=y_pred, protected=protected, favorable=favorable, by=by,
-                               score_label=score_label, with_missing=True, **proba)  # fmt: skip
+        request = PassOptions.of(y_pred=y_pred, protected=protected, favorable=favorable, by=by,
+                                 score_label=score_label, **proba)  # fmt: skip
+        hist = decision_counts(data, request, with_missing=True)
         cut: float | None = 0.5
     else:
         assert y_score is not None  # checked above: exactly one of y_pred / y_score
@@ -422,10 +346,10 @@ def adverse_impact(
         cut = None
     hist = split_missing(hist, what="decision" if y_pred is not None else "score")[1]  # all missing: the one error
     by_n = hist.columns[: len(as_list(by))]
-    table = adverse_impact_from_counts(
-        hist, by=by_n, cut=cut, intersections=intersections, exclude_below=exclude_below, alpha=alpha,
-        variance=variance, shortfall_rate=shortfall_rate, min_size=min_size, min_sample_size=min_sample_size,
-    )  # fmt: skip
+    battery: Battery = {"intersections": intersections, "exclude_below": exclude_below, "alpha": alpha,
+                        "variance": variance, "shortfall_rate": shortfall_rate, "min_size": min_size,
+                        "min_sample_size": min_sample_size}  # fmt: skip
+    table = adverse_impact_from_counts(hist, by=by_n, cut=cut, **battery)
     if protected_proba is None:
         return table
     described = parse_protected_proba(protected_proba, proba_assignment, proba_tolerance).describe()
@@ -434,3 +358,95 @@ def adverse_impact(
         "apportioned by their probabilities as if memberships were known."
     )
     return attach_request(table, {"protected_proba": described, "caveat": caveat})
+
+
+class Battery(TypedDict, total=False):
+    """The battery's options: the keywords of :func:`adverse_impact` that :func:`adverse_impact_from_counts` takes.
+
+    ``intersections``, ``exclude_below``, ``alpha``, ``variance``, ``shortfall_rate``, ``min_size``
+    and ``min_sample_size``: each as in :func:`adverse_impact`, with its default there.
+    """
+
+    intersections: int | Sequence[Sequence[str]] | None
+    exclude_below: float | None
+    alpha: float
+    variance: Literal["pooled", "hypergeometric"]
+    shortfall_rate: Literal["overall", "highest"]
+    min_size: int | None
+    min_sample_size: int | None
+
+
+@keywords_of(adverse_impact)
+def adverse_impact_from_counts(
+    hist: pl.DataFrame, *, by: str | Sequence[str] | None = None, cut: float | None = 0.5, **battery: Unpack[Battery]
+) -> pl.DataFrame:
+    """:func:`adverse_impact` from a score histogram of the decision (or of the score).
+
+    Parameters
+    ----------
+    hist
+        :func:`~polfair.scores.counts.score_counts` output (``y_true=None``) whose ``score`` is the
+        0/1 decision (``cut=0.5``) or a score (``cut=None``: the sample median per ``by`` value,
+        NYC's scoring rate). A row is selected when its score is strictly above the cut.
+    by, intersections, exclude_below, alpha, variance, shortfall_rate, min_sample_size, min_size
+        As :func:`adverse_impact`.
+
+    Returns
+    -------
+    pl.DataFrame
+        As :func:`adverse_impact`.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polfair.scores import score_counts
+    >>> df = pl.DataFrame({"sex": ["f"] * 30 + ["m"] * 30, "hired": [1] * 6 + [0] * 24 + [1] * 18 + [0] * 12})
+    >>> h = score_counts(df, y_true=None, y_score="hired", protected="sex")
+    >>> adverse_impact_from_counts(h).select("group", "impact_ratio", "four_fifths_pass").rows()
+    [('f', 0.33333333333333337, False), ('m', 1.0, True)]
+    """
+    options = inspect.signature(adverse_impact).bind(None, **battery)  # with adverse_impact's defaults
+    options.apply_defaults()
+    alpha, exclude_below, shortfall_rate, min_sample_size, min_size, variance, intersections = (
+        options.arguments[k]
+        for k in ("alpha", "exclude_below", "shortfall_rate", "min_sample_size", "min_size", "variance", "intersections")
+    )
+    if not 0 < alpha < 1:
+        msg = f"alpha must be in (0, 1), got {alpha!r}"
+        raise PolfairError(msg)
+    if exclude_below is not None and not 0 <= exclude_below < 1:
+        msg = f"exclude_below must be a fraction in [0, 1) (NYC LL144 allows 0.02), got {exclude_below!r}"
+        raise PolfairError(msg)
+    if shortfall_rate not in ("overall", "highest"):
+        msg = f"shortfall_rate must be 'overall' or 'highest', got {shortfall_rate!r}"
+        raise PolfairError(msg)
+    min_size = _min_size(min_sample_size, min_size)
+    if variance not in ("pooled", "hypergeometric"):
+        msg = f"variance must be 'pooled' or 'hypergeometric', got {variance!r}"
+        raise PolfairError(msg)
+    by_n = [str(b) for b in as_list(by)]
+    keys = [c for c in hist.columns if c not in (*by_n, "score", "label", *SCORE_COUNT_COLUMNS)]
+    if not keys:
+        msg = "adverse_impact needs at least one protected attribute"
+        raise PolfairError(msg)
+    out: list[dict[str, Any]] = []
+    by_parts = hist.partition_by(by_n, maintain_order=True, as_dict=True) if by_n else {(): hist}
+    for by_key, part in by_parts.items():
+        med = _median(part) if cut is None else None
+        threshold = med if cut is None else cut
+        sel = part.with_columns((pl.col("n") * (pl.col("score") > threshold).cast(pl.Int64)).alias("__sel"))
+        for attrs in attribute_sets(keys, intersections):
+            a = list(attrs)
+            g = (
+                sel.group_by(a)
+                .agg(pl.col("n").sum(), pl.col("__sel").sum().alias("selected"))
+                .with_columns(
+                    group_label(a).alias("group"),
+                    pl.any_horizontal([pl.col(k).is_null() for k in a]).alias("unknown"),
+                )
+                .sort(["unknown", "group"])
+            )
+            for r in _rows_for_set(g, exclude_below, alpha, variance, shortfall_rate, min_size):
+                out.append({**dict(zip(by_n, by_key)), "attribute": " & ".join(a), **r, "median_score": med})
+    schema: dict[str, Any] = {**{b: hist.schema[b] for b in by_n}, **_SCHEMA}
+    return pl.DataFrame(out, schema=schema).select(*by_n, *ADVERSE_IMPACT_COLUMNS)

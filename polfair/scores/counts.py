@@ -435,20 +435,7 @@ def score_counts(
     return _finish(out, keys, edges)
 
 
-def decision_counts(
-    data: Any,
-    *,
-    y_pred: IntoExpr,
-    protected: IntoExpr | Sequence[IntoExpr] | None,
-    favorable: Any = 1,
-    by: IntoExpr | Sequence[IntoExpr] | None = None,
-    on_missing: Literal["warn", "raise", "ignore"] = "warn",
-    protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None = None,
-    proba_assignment: Literal["weighted", "argmax"] = "weighted",
-    proba_tolerance: float = DEFAULT_TOLERANCE,
-    score_label: Any = None,
-    with_missing: bool = False,
-) -> pl.DataFrame:
+def decision_counts(data: Any, request: PassOptions, *, with_missing: bool = False) -> pl.DataFrame:
     """The histogram of a decision: :func:`score_counts` whose score is 1.0 (favorable decision) or 0.0.
 
     The decision is read by the input contract's label rules (``favorable`` matched in the
@@ -459,16 +446,15 @@ def decision_counts(
     ----------
     data
         As :func:`score_counts` (Spark/DuckDB frames included).
-    y_pred
-        The decision column or expression (selected / moved forward).
-    protected, by, on_missing, protected_proba, proba_assignment, proba_tolerance
-        As :func:`score_counts`.
-    favorable
-        The favorable (selected) value(s) of ``y_pred``. For a Boolean decision give ``True`` or
-        ``False``; a label value there (``favorable=1``: True is favorable) is read by the polarity
-        rule (:func:`polfair.core.contract.decision_reading`): ``favorable=0`` needs ``score_label``.
-    score_label
-        The label a Boolean decision's True stands for (``docs/contract.md#polarity``).
+    request
+        The pass's options (the door's request): ``y_pred``, the decision column or expression
+        (selected / moved forward); ``protected``, ``by``, ``on_missing``, ``protected_proba``,
+        ``proba_assignment``, ``proba_tolerance`` as :func:`score_counts`; ``favorable``, the
+        favorable (selected) value(s) of ``y_pred`` (for a Boolean decision give ``True`` or
+        ``False``; a label value there, ``favorable=1``: True is favorable, is read by the polarity
+        rule, :func:`polfair.core.contract.decision_reading`: ``favorable=0`` needs
+        ``score_label``); ``score_label``, the label a Boolean decision's True stands for
+        (``docs/contract.md#polarity``).
     with_missing
         Also the rows with a missing decision, as :func:`score_counts`'s (``score`` and ``label`` null).
 
@@ -481,12 +467,10 @@ def decision_counts(
     --------
     >>> import polars as pl
     >>> df = pl.DataFrame({"hired": ["yes", "no", "yes"], "sex": ["f", "f", "m"]})
-    >>> decision_counts(df, y_pred="hired", favorable="yes", protected="sex").select("sex", "score", "n").rows()
+    >>> request = PassOptions.of(y_pred="hired", favorable="yes", protected="sex")
+    >>> decision_counts(df, request).select("sex", "score", "n").rows()
     [('f', 0.0, 1), ('f', 1.0, 1), ('m', 1.0, 1)]
     """
-    request = PassOptions.of(y_pred=y_pred, protected=protected, favorable=favorable, by=by, on_missing=on_missing,
-                             protected_proba=protected_proba, proba_assignment=proba_assignment,
-                             proba_tolerance=proba_tolerance, score_label=score_label)  # fmt: skip
     out, keys, _ = _histogram(data, request, edges=None, with_missing=with_missing)
     return _finish(out, keys, None)
 

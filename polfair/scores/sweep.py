@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, Unpack
 
 import polars as pl
 
@@ -28,12 +28,12 @@ from polfair.core import intervals as iv
 from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
 from polfair.core.metrics import METRICS, group_metrics, rate
-from polfair.core.options import checks_keywords
+from polfair.core.options import checks_keywords, keywords_of
 from polfair.exceptions import PolfairError
 from polfair.scores.counts import score_counts
 from polfair.scores.curves import group_histograms, reference_groups, split_missing, warn_absent_privileged_scores
 
-__all__ = ["SWEEP_CI_COLUMNS", "sweep_counts", "threshold_sweep", "threshold_sweep_from_counts"]
+__all__ = ["SWEEP_CI_COLUMNS", "Cuts", "sweep_counts", "threshold_sweep", "threshold_sweep_from_counts"]
 
 _GID = "__pf_gid"
 
@@ -94,181 +94,6 @@ def _threshold_table(gh: pl.DataFrame, by: list[str], thresholds: Any, rank_abs:
     if not parts:
         return pl.DataFrame(schema=schema)
     return pl.concat([p.cast(schema) for p in parts]).unique(maintain_order=True)  # type: ignore[arg-type]
-
-
-def sweep_counts(
-    hist: pl.DataFrame,
-    *,
-    by: str | Sequence[str] | None = None,
-    intersections: int | Sequence[Sequence[str]] | None = None,
-    thresholds: float | Sequence[float] | None = None,
-    rank_abs: int | Sequence[int] | None = None,
-    rank_pct: float | Sequence[float] | None = None,
-) -> pl.DataFrame:
-    """Weighted confusion counts of every group at every threshold (wide; the cell table's columns).
-
-    Parameters
-    ----------
-    hist
-        A score histogram (:func:`~polfair.scores.counts.score_counts`).
-    by, intersections, thresholds, rank_abs, rank_pct
-        As :func:`threshold_sweep`.
-
-    Returns
-    -------
-    pl.DataFrame
-        ``*by``, ``attribute``, ``group``, ``cut`` (String), ``threshold`` (Float64), ``n`` (Int64
-        rows of the group), ``tp``, ``fp``, ``tn``, ``fn`` (Float64 weighted counts of
-        ``score >= threshold``), ``gtp``, ``gfp``, ``gtn``, ``gfn`` (the generalized, score-weighted
-        counts, aif360's definitions; independent of the threshold), ``tp_n`` ... ``fn_n`` (Int64 rows)
-        and ``tp_w2`` ... ``fn_w2`` (Float64 Σw²; null for a weighted histogram without
-        ``weight_sq_sum``): the cell table's columns, for the intervals.
-
-    Examples
-    --------
-    >>> import polfair as pf
-    >>> from polfair.scores import score_counts
-    >>> from polfair.scores.sweep import sweep_counts
-    >>> h = score_counts(pf.load_compas(), y_true="two_year_recid", y_score="decile_score", protected="sex")
-    >>> sweep_counts(h, thresholds=[5]).filter(group="Female").select("tp", "fp", "tn", "fn").row(0)
-    (246.0, 230.0, 532.0, 167.0)
-    """
-    by_n = [str(b) for b in as_list(by)]
-    gh = group_histograms(hist, by=by_n, intersections=intersections)
-    T = _threshold_table(gh, by_n, thresholds, rank_abs, rank_pct)
-    g = [*by_n, "attribute", "group"]
-    key = pl.struct(g)
-    gh = gh.with_columns(key.ne_missing(key.shift(1)).fill_null(True).cum_sum().cast(pl.UInt32).alias(_GID))
-    totals = gh.group_by([_GID, *g], maintain_order=True).agg(
-        pl.col("n").sum(),
-        pl.col("pos").sum().alias("P"),
-        pl.col("neg").sum().alias("N"),
-        pl.col("pos_score").sum().alias("gtp"),
-        pl.col("neg_score").sum().alias("gfp"),
-    )
-
-    def cumulative(descending: bool, pos: str, neg: str) -> pl.DataFrame:
-        """Running sums of each group's positives as ``pos`` and negatives as ``neg`` (and their row
-        counts and Σw²), over its scores in ``descending`` (or ascending) order, sorted by score.
-        """
-        return (
-            gh.sort([_GID, "score"], descending=[False, descending])
-            .select(
-                _GID,
-                "score",
-                *[pl.col(f"{a}{x}").cum_sum().over(_GID).alias(f"{b}{x}") for a, b in (("pos", pos), ("neg", neg))
-                  for x in ("", "_n", "_w2")],
-            )
-            .sort("score")
-        )  # fmt: skip
-
-    suffix = cumulative(True, "tp", "fp")  # suffix sums: Σ over scores >= this cell's score
-    left = (totals.join(T, on=by_n, how="inner", nulls_equal=True) if by_n else totals.join(T, how="cross")).sort(
-        "threshold"
-    )
-    # prefix sums: Σ over scores < this cell's score, so TN and FN are sums too (no N - FP residue)
-    prefix = cumulative(False, "fn", "tn")
-    joined = left.join_asof(
-        suffix, left_on="threshold", right_on="score", by=_GID, strategy="forward", check_sortedness=False
-    ).join_asof(
-        prefix, left_on="threshold", right_on="score", by=_GID, strategy="backward", allow_exact_matches=False,
-        check_sortedness=False,
-    )  # fmt: skip
-    counts = ("tp", "fp", "tn", "fn")
-    out = joined.with_columns(
-        pl.col(*counts).fill_null(0.0), pl.col([f"{c}_n" for c in counts]).fill_null(0).cast(pl.Int64),
-        # Σw² of an empty side is 0; of a weighted histogram without Σw², unknown (null)
-        *[pl.when(pl.col(f"{c}").fill_null(0.0).eq(0.0)).then(pl.lit(0.0)).otherwise(pl.col(f"{c}_w2"))
-          .alias(f"{c}_w2") for c in counts],
-    ).select(
-        *g, "cut", "threshold", pl.col("n").cast(pl.Int64), *counts,
-        "gtp", "gfp", (pl.col("N") - pl.col("gfp")).alias("gtn"), (pl.col("P") - pl.col("gtp")).alias("gfn"),
-        *[f"{c}_n" for c in counts], *[f"{c}_w2" for c in counts], _GID,
-    )  # fmt: skip
-    return out.sort([_GID, "threshold"], descending=[False, True]).drop(_GID)
-
-
-def threshold_sweep_from_counts(
-    hist: pl.DataFrame,
-    *,
-    by: str | Sequence[str] | None = None,
-    intersections: int | Sequence[Sequence[str]] | None = None,
-    thresholds: float | Sequence[float] | None = None,
-    rank_abs: int | Sequence[int] | None = None,
-    rank_pct: float | Sequence[float] | None = None,
-    metrics: Sequence[str] | None = None,
-    privileged: Mapping[str, Any] | None = None,
-    ci: float | None = 0.95,
-    p_adjust: Literal["bh", "by", "holm"] | None = "bh",
-) -> pl.DataFrame:
-    """:func:`threshold_sweep` from a (merged) score histogram (same parameters, without the data).
-
-    Examples
-    --------
-    >>> import polfair as pf
-    >>> from polfair.scores import score_counts
-    >>> from polfair.scores.sweep import threshold_sweep_from_counts
-    >>> h = score_counts(pf.load_compas(), y_true="two_year_recid", y_score="decile_score", protected="race")
-    >>> s = threshold_sweep_from_counts(h, thresholds=[5], metrics=["selection_rate"])
-    >>> s.filter(group="Caucasian")["value"].item()
-    0.3309557774607703
-    """
-    names = list(METRICS) if metrics is None else list(metrics)
-    unknown = [m for m in names if m not in METRICS]
-    if unknown:
-        msg = f"metrics: unknown {unknown}; choose from {list(METRICS)}"
-        raise PolfairError(msg)
-    level = iv.check_ci(ci)
-    adjust = iv.check_p_adjust(p_adjust)
-    by_n = [str(b) for b in as_list(by)]
-    hist = hist.collect() if isinstance(hist, pl.LazyFrame) else hist
-    warn_absent_privileged_scores(hist, by_n, privileged)
-    miss, hist = split_missing(hist)
-    wide = sweep_counts(hist, by=by, intersections=intersections, thresholds=thresholds, rank_abs=rank_abs,
-                        rank_pct=rank_pct)  # fmt: skip
-    wide = _with_missing_rows(wide, miss, by_n, intersections)
-    idx = [*by_n, "attribute", "group", "cut", "threshold", "n"]
-    rates = [m for m in names if METRICS[m].is_rate]
-    vals = wide.with_row_index("__pf_row").with_columns(group_metrics())
-    # each rate's effective size (Kish; the count when unweighted), for the intervals
-    sizes_n = vals.select("__pf_row", *[iv.rate_inputs(m).n.alias(m) for m in rates]).unpivot(
-        index="__pf_row", on=rates, variable_name="metric", value_name="__pf_n"
-    ) if level is not None and rates else None  # fmt: skip
-    vals = vals.select("__pf_row", *idx, "n_missing", *names)
-    long = vals.unpivot(index=["__pf_row", *idx, "n_missing"], on=names, variable_name="metric", value_name="value")
-    if sizes_n is not None:
-        long = long.join(sizes_n, on=["__pf_row", "metric"], how="left", maintain_order="left")
-    # the reference group of each attribute set (privileged, else the largest by weight) and the
-    # difference / ratio of every group's value with the reference's at the same cut
-    sizes = wide.group_by([*by_n, "attribute", "group"], maintain_order=True).agg(
-        (pl.col("tp") + pl.col("fp") + pl.col("tn") + pl.col("fn")).first().alias("__pf_W")
-    )
-    refs = reference_groups(sizes, by=by_n, privileged=privileged, size="__pf_W")
-    ref_vals = long.join(
-        refs, left_on=[*by_n, "attribute", "group"], right_on=[*by_n, "attribute", "reference_group"], nulls_equal=True
-    ).select(*by_n, "attribute", "cut", "metric", pl.col("value").alias("__pf_ref"),
-             *([pl.col("__pf_n").alias("__pf_refn")] if sizes_n is not None else []))  # fmt: skip
-    keys = [*by_n, "attribute", "cut", "metric"]
-    long = (
-        long.join(refs, on=[*by_n, "attribute"], how="left", nulls_equal=True)
-        .join(ref_vals, on=keys, how="left", nulls_equal=True)
-        .with_columns(
-            (pl.col("value") - pl.col("__pf_ref")).alias("difference"),
-            rate(pl.col("value"), pl.col("__pf_ref")).alias("ratio"),
-        )
-    )
-    ci_cols: list[str] = []
-    if level is not None:
-        weighted = bool(wide.select(pl.any_horizontal([pl.col(c) != pl.col(f"{c}_w2") for c in _CONF]).any()).item())
-        long = _rate_intervals(long, rates, level, weighted, adjust, [*by_n, "cut", "metric"])
-        ci_cols = [*SWEEP_CI_COLUMNS]
-    order = {m: i for i, m in enumerate(names)}
-    return (
-        long.with_columns(pl.col("metric").replace_strict(order, return_dtype=pl.Int64).alias("__pf_m"))
-        .sort(["__pf_row", "__pf_m"])
-        .select(*idx[:-1], "metric", "value", "reference_group", "difference", "ratio", "n", "n_missing", *ci_cols)
-        .with_columns(pl.col("attribute", "metric", "reference_group", *ci_cols[-2:]).cast(pl.Categorical))  # as the report
-    )
 
 
 def _with_missing_rows(
@@ -443,3 +268,180 @@ def threshold_sweep(
         h, by=by_n, intersections=intersections, thresholds=thresholds, rank_abs=rank_abs, rank_pct=rank_pct,
         metrics=metrics, privileged=privileged, ci=ci, p_adjust=p_adjust,
     )  # fmt: skip
+
+
+class Cuts(TypedDict, total=False):
+    """The groups and cuts of a sweep: the keywords of :func:`threshold_sweep` that its histogram steps take.
+
+    ``by``, ``intersections``, ``thresholds``, ``rank_abs`` and ``rank_pct``: each as in
+    :func:`threshold_sweep` (``None`` by default).
+    """
+
+    by: str | Sequence[str] | None
+    intersections: int | Sequence[Sequence[str]] | None
+    thresholds: float | Sequence[float] | None
+    rank_abs: int | Sequence[int] | None
+    rank_pct: float | Sequence[float] | None
+
+
+@keywords_of(threshold_sweep)
+def sweep_counts(hist: pl.DataFrame, **cuts: Unpack[Cuts]) -> pl.DataFrame:
+    """Weighted confusion counts of every group at every threshold (wide; the cell table's columns).
+
+    Parameters
+    ----------
+    hist
+        A score histogram (:func:`~polfair.scores.counts.score_counts`).
+    by, intersections, thresholds, rank_abs, rank_pct
+        As :func:`threshold_sweep`.
+
+    Returns
+    -------
+    pl.DataFrame
+        ``*by``, ``attribute``, ``group``, ``cut`` (String), ``threshold`` (Float64), ``n`` (Int64
+        rows of the group), ``tp``, ``fp``, ``tn``, ``fn`` (Float64 weighted counts of
+        ``score >= threshold``), ``gtp``, ``gfp``, ``gtn``, ``gfn`` (the generalized, score-weighted
+        counts, aif360's definitions; independent of the threshold), ``tp_n`` ... ``fn_n`` (Int64 rows)
+        and ``tp_w2`` ... ``fn_w2`` (Float64 Σw²; null for a weighted histogram without
+        ``weight_sq_sum``): the cell table's columns, for the intervals.
+
+    Examples
+    --------
+    >>> import polfair as pf
+    >>> from polfair.scores import score_counts
+    >>> from polfair.scores.sweep import sweep_counts
+    >>> h = score_counts(pf.load_compas(), y_true="two_year_recid", y_score="decile_score", protected="sex")
+    >>> sweep_counts(h, thresholds=[5]).filter(group="Female").select("tp", "fp", "tn", "fn").row(0)
+    (246.0, 230.0, 532.0, 167.0)
+    """
+    by_n = [str(b) for b in as_list(cuts.get("by"))]
+    gh = group_histograms(hist, by=by_n, intersections=cuts.get("intersections"))
+    T = _threshold_table(gh, by_n, cuts.get("thresholds"), cuts.get("rank_abs"), cuts.get("rank_pct"))
+    g = [*by_n, "attribute", "group"]
+    key = pl.struct(g)
+    gh = gh.with_columns(key.ne_missing(key.shift(1)).fill_null(True).cum_sum().cast(pl.UInt32).alias(_GID))
+    totals = gh.group_by([_GID, *g], maintain_order=True).agg(
+        pl.col("n").sum(),
+        pl.col("pos").sum().alias("P"),
+        pl.col("neg").sum().alias("N"),
+        pl.col("pos_score").sum().alias("gtp"),
+        pl.col("neg_score").sum().alias("gfp"),
+    )
+
+    def cumulative(descending: bool, pos: str, neg: str) -> pl.DataFrame:
+        """Running sums of each group's positives as ``pos`` and negatives as ``neg`` (and their row
+        counts and Σw²), over its scores in ``descending`` (or ascending) order, sorted by score.
+        """
+        return (
+            gh.sort([_GID, "score"], descending=[False, descending])
+            .select(
+                _GID,
+                "score",
+                *[pl.col(f"{a}{x}").cum_sum().over(_GID).alias(f"{b}{x}") for a, b in (("pos", pos), ("neg", neg))
+                  for x in ("", "_n", "_w2")],
+            )
+            .sort("score")
+        )  # fmt: skip
+
+    suffix = cumulative(True, "tp", "fp")  # suffix sums: Σ over scores >= this cell's score
+    left = (totals.join(T, on=by_n, how="inner", nulls_equal=True) if by_n else totals.join(T, how="cross")).sort(
+        "threshold"
+    )
+    # prefix sums: Σ over scores < this cell's score, so TN and FN are sums too (no N - FP residue)
+    prefix = cumulative(False, "fn", "tn")
+    joined = left.join_asof(
+        suffix, left_on="threshold", right_on="score", by=_GID, strategy="forward", check_sortedness=False
+    ).join_asof(
+        prefix, left_on="threshold", right_on="score", by=_GID, strategy="backward", allow_exact_matches=False,
+        check_sortedness=False,
+    )  # fmt: skip
+    counts = ("tp", "fp", "tn", "fn")
+    out = joined.with_columns(
+        pl.col(*counts).fill_null(0.0), pl.col([f"{c}_n" for c in counts]).fill_null(0).cast(pl.Int64),
+        # Σw² of an empty side is 0; of a weighted histogram without Σw², unknown (null)
+        *[pl.when(pl.col(f"{c}").fill_null(0.0).eq(0.0)).then(pl.lit(0.0)).otherwise(pl.col(f"{c}_w2"))
+          .alias(f"{c}_w2") for c in counts],
+    ).select(
+        *g, "cut", "threshold", pl.col("n").cast(pl.Int64), *counts,
+        "gtp", "gfp", (pl.col("N") - pl.col("gfp")).alias("gtn"), (pl.col("P") - pl.col("gtp")).alias("gfn"),
+        *[f"{c}_n" for c in counts], *[f"{c}_w2" for c in counts], _GID,
+    )  # fmt: skip
+    return out.sort([_GID, "threshold"], descending=[False, True]).drop(_GID)
+
+
+@keywords_of(threshold_sweep)
+def threshold_sweep_from_counts(
+    hist: pl.DataFrame,
+    *,
+    metrics: Sequence[str] | None = None,
+    privileged: Mapping[str, Any] | None = None,
+    ci: float | None = 0.95,
+    p_adjust: Literal["bh", "by", "holm"] | None = "bh",
+    **cuts: Unpack[Cuts],
+) -> pl.DataFrame:
+    """:func:`threshold_sweep` from a (merged) score histogram (same parameters, without the data).
+
+    Examples
+    --------
+    >>> import polfair as pf
+    >>> from polfair.scores import score_counts
+    >>> from polfair.scores.sweep import threshold_sweep_from_counts
+    >>> h = score_counts(pf.load_compas(), y_true="two_year_recid", y_score="decile_score", protected="race")
+    >>> s = threshold_sweep_from_counts(h, thresholds=[5], metrics=["selection_rate"])
+    >>> s.filter(group="Caucasian")["value"].item()
+    0.3309557774607703
+    """
+    names = list(METRICS) if metrics is None else list(metrics)
+    unknown = [m for m in names if m not in METRICS]
+    if unknown:
+        msg = f"metrics: unknown {unknown}; choose from {list(METRICS)}"
+        raise PolfairError(msg)
+    level = iv.check_ci(ci)
+    adjust = iv.check_p_adjust(p_adjust)
+    by_n = [str(b) for b in as_list(cuts.get("by"))]
+    hist = hist.collect() if isinstance(hist, pl.LazyFrame) else hist
+    warn_absent_privileged_scores(hist, by_n, privileged)
+    miss, hist = split_missing(hist)
+    wide = _with_missing_rows(sweep_counts(hist, **cuts), miss, by_n, cuts.get("intersections"))
+    idx = [*by_n, "attribute", "group", "cut", "threshold", "n"]
+    rates = [m for m in names if METRICS[m].is_rate]
+    vals = wide.with_row_index("__pf_row").with_columns(group_metrics())
+    # each rate's effective size (Kish; the count when unweighted), for the intervals
+    sizes_n = vals.select("__pf_row", *[iv.rate_inputs(m).n.alias(m) for m in rates]).unpivot(
+        index="__pf_row", on=rates, variable_name="metric", value_name="__pf_n"
+    ) if level is not None and rates else None  # fmt: skip
+    vals = vals.select("__pf_row", *idx, "n_missing", *names)
+    long = vals.unpivot(index=["__pf_row", *idx, "n_missing"], on=names, variable_name="metric", value_name="value")
+    if sizes_n is not None:
+        long = long.join(sizes_n, on=["__pf_row", "metric"], how="left", maintain_order="left")
+    # the reference group of each attribute set (privileged, else the largest by weight) and the
+    # difference / ratio of every group's value with the reference's at the same cut
+    sizes = wide.group_by([*by_n, "attribute", "group"], maintain_order=True).agg(
+        (pl.col("tp") + pl.col("fp") + pl.col("tn") + pl.col("fn")).first().alias("__pf_W")
+    )
+    refs = reference_groups(sizes, by=by_n, privileged=privileged, size="__pf_W")
+    ref_vals = long.join(
+        refs, left_on=[*by_n, "attribute", "group"], right_on=[*by_n, "attribute", "reference_group"], nulls_equal=True
+    ).select(*by_n, "attribute", "cut", "metric", pl.col("value").alias("__pf_ref"),
+             *([pl.col("__pf_n").alias("__pf_refn")] if sizes_n is not None else []))  # fmt: skip
+    keys = [*by_n, "attribute", "cut", "metric"]
+    long = (
+        long.join(refs, on=[*by_n, "attribute"], how="left", nulls_equal=True)
+        .join(ref_vals, on=keys, how="left", nulls_equal=True)
+        .with_columns(
+            (pl.col("value") - pl.col("__pf_ref")).alias("difference"),
+            rate(pl.col("value"), pl.col("__pf_ref")).alias("ratio"),
+        )
+    )
+    ci_cols: list[str] = []
+    if level is not None:
+        weighted = bool(wide.select(pl.any_horizontal([pl.col(c) != pl.col(f"{c}_w2") for c in _CONF]).any()).item())
+        long = _rate_intervals(long, rates, level, weighted, adjust, [*by_n, "cut", "metric"])
+        ci_cols = [*SWEEP_CI_COLUMNS]
+    order = {m: i for i, m in enumerate(names)}
+    return (
+        long.with_columns(pl.col("metric").replace_strict(order, return_dtype=pl.Int64).alias("__pf_m"))
+        .sort(["__pf_row", "__pf_m"])
+        .select(*idx[:-1], "metric", "value", "reference_group", "difference", "ratio", "n", "n_missing", *ci_cols)
+        .with_columns(pl.col("attribute", "metric", "reference_group", *ci_cols[-2:]).cast(pl.Categorical))  # as the report
+    )

@@ -14,17 +14,23 @@ empty group), ``{{notes_source}}`` (a Notes section naming the aif360 method it 
 the class and method names), ``{{examples}}`` and ``{{examples_dataset}}`` (the Examples heading and
 the shared 8-row frame and metric, a ``ClassificationMetric`` or a ``BinaryLabelDatasetMetric``, that
 each method's doctest then calls).
+
+Most methods' docstrings are all pattern but for their summary, formula, edge case and one doctest
+line: :func:`metric_doc` writes such a docstring from those four pieces.
 """
 
 from __future__ import annotations
 
+import inspect
 import re
 import textwrap
-from typing import TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-__all__ = ["expand_docstrings"]
+__all__ = ["expand_docstrings", "metric_doc"]
 
 C = TypeVar("C", bound=type)
+F = TypeVar("F", bound=Callable[..., Any])
 
 _RAISES = "Raises\n------\n"
 _INVALID = """\
@@ -119,3 +125,47 @@ def _expand(doc: str, cls: str, name: str) -> str:
         return "\n".join(_section(key, cls, name, m["indent"]) for key in keys)
 
     return _PLACEHOLDER.sub(sections, doc)
+
+
+def metric_doc(formula: str, example: str, out: str, *, note: str | None = None, zero: bool = False) -> Callable[[F], F]:
+    """Decorator: the docstring of a method returning one number, from what differs between methods.
+
+    The method's own docstring is its one-line summary; the decorator adds the ``formula`` paragraph, the shared Parameters (a method taking
+    ``privileged``), Returns (``numpy.float64``; ``note`` the edge case under it, ``zero=True``: a
+    count, ``0.0`` for an empty group), Raises, Notes and Examples sections, and the doctest
+    ``>>> print(<example>)`` answering ``out`` (``dm.`` in ``example``: the dataset metric's
+    frame). It is written with ``{{key}}`` lines, which :func:`expand_docstrings` on the class expands.
+
+    Examples
+    --------
+    >>> @expand_docstrings
+    ... class Demo:
+    ...     @metric_doc("``Σ w``.", "d.count()", "1.0", zero=True)
+    ...     def count(self, privileged=None):
+    ...         '''A count.'''
+    ...         return 1.0
+    >>> Demo.count.__doc__.splitlines()[4:7]
+    ['        Parameters', '        ----------', '        privileged']
+    """
+
+    def decorate(method: F) -> F:
+        one_group = "privileged" in inspect.signature(method).parameters
+        keys = ("{{privileged}} " if one_group else "") + ("{{returns_zero}}" if zero else "{{returns_float}}")
+        raises = "{{raises_privileged}}" if one_group else "{{raises_groups}}"
+        examples = "{{examples_dataset}}" if re.search(r"\bdm\.", example) else "{{examples}}"
+        edge = f"\n{textwrap.indent(note, _INDENT + '    ')}\n\n{_INDENT}" if note is not None else " "
+        summary = method.__doc__ or ""
+        if not summary or "\n" in summary:
+            msg = f"{method.__qualname__}: @metric_doc wants a one-line docstring (the summary), got {summary!r}"
+            raise ValueError(msg)
+        lines = [f"{summary}\n", textwrap.indent(formula, _INDENT) + "\n",
+                 f"{_INDENT}{keys}{edge}{raises} {{{{notes_source}}}} {examples}", f"{_INDENT}>>> print({example})",
+                 f"{_INDENT}{out}", _INDENT]  # fmt: skip
+        method.__doc__ = "\n".join(lines)
+        return method
+
+    return decorate
+
+
+#: The indentation of a method's docstring lines (in the class body).
+_INDENT = " " * 8

@@ -2,7 +2,9 @@
 
 One method per aif360 method (72), each with its formula, aif360's undefined-value convention and a
 doctest; see :mod:`polfair.compat.aif360` for how the class computes. A ``{{key}}`` line in a method's
-docstring is a section the methods share, written once in :mod:`polfair.compat.aif360._docs`.
+docstring is a section the methods share, written once in :mod:`polfair.compat.aif360._docs`; a
+method decorated with ``@metric_doc`` has its docstring written from its summary, formula, edge case
+and doctest line by that module.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from polfair.compat.aif360._docs import expand_docstrings
+from polfair.compat.aif360._docs import expand_docstrings, metric_doc
 from polfair.compat.aif360.dataset_metric import BinaryLabelDatasetMetric
 from polfair.core import entropy
 from polfair.core._typing import IntoExpr
@@ -156,128 +158,63 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
         """
         return {k: self._metric(f"num_generalized_{n}", privileged) for k, n in _GCONFUSION.items()}
 
+    @metric_doc("``TP = Σ w [y = fav, ŷ = fav]``.", "cm.num_true_positives()", "3.0", zero=True)
     def num_true_positives(self, privileged: bool | None = None) -> np.float64:
-        """Number of true positives (weighted).
-
-        ``TP = Σ w [y = fav, ŷ = fav]``.
-
-        {{privileged}} {{returns_zero}} {{raises_privileged}} {{notes_source}} {{examples}}
-        >>> print(cm.num_true_positives())
-        3.0
-        """
+        """Number of true positives (weighted)."""
         return self._metric("num_true_positives", privileged)
 
+    @metric_doc("``FP = Σ w [y = unf, ŷ = fav]``.", "cm.num_false_positives()", "3.0", zero=True)
     def num_false_positives(self, privileged: bool | None = None) -> np.float64:
-        """Number of false positives (weighted).
-
-        ``FP = Σ w [y = unf, ŷ = fav]``.
-
-        {{privileged}} {{returns_zero}} {{raises_privileged}} {{notes_source}} {{examples}}
-        >>> print(cm.num_false_positives())
-        3.0
-        """
+        """Number of false positives (weighted)."""
         return self._metric("num_false_positives", privileged)
 
+    @metric_doc("``FN = Σ w [y = fav, ŷ = unf]``.", "cm.num_false_negatives()", "1.0", zero=True)
     def num_false_negatives(self, privileged: bool | None = None) -> np.float64:
-        """Number of false negatives (weighted).
-
-        ``FN = Σ w [y = fav, ŷ = unf]``.
-
-        {{privileged}} {{returns_zero}} {{raises_privileged}} {{notes_source}} {{examples}}
-        >>> print(cm.num_false_negatives())
-        1.0
-        """
+        """Number of false negatives (weighted)."""
         return self._metric("num_false_negatives", privileged)
 
+    @metric_doc("``TN = Σ w [y = unf, ŷ = unf]``.", "cm.num_true_negatives()", "1.0", zero=True)
     def num_true_negatives(self, privileged: bool | None = None) -> np.float64:
-        """Number of true negatives (weighted).
-
-        ``TN = Σ w [y = unf, ŷ = unf]``.
-
-        {{privileged}} {{returns_zero}} {{raises_privileged}} {{notes_source}} {{examples}}
-        >>> print(cm.num_true_negatives())
-        1.0
-        """
+        """Number of true negatives (weighted)."""
         return self._metric("num_true_negatives", privileged)
 
+    @metric_doc(
+        "``GTP = Σ w·s [y = fav]`` (``s`` = score, default ``1[ŷ = fav]``).", "cm.num_generalized_true_positives()",
+        "3.0", zero=True)
     def num_generalized_true_positives(self, privileged: bool | None = None) -> np.float64:
-        """Number of generalized true positives (weighted, score-based).
-
-        ``GTP = Σ w·s [y = fav]`` (``s`` = score, default ``1[ŷ = fav]``).
-
-        {{privileged}} {{returns_zero}} {{raises_privileged}} {{notes_source}} {{examples}}
-        >>> print(cm.num_generalized_true_positives())
-        3.0
-        """
+        """Number of generalized true positives (weighted, score-based)."""
         return self._metric("num_generalized_true_positives", privileged)
 
+    @metric_doc("``GFP = Σ w·s [y = unf]``.", "cm.num_generalized_false_positives()", "3.0", zero=True)
     def num_generalized_false_positives(self, privileged: bool | None = None) -> np.float64:
-        """Number of generalized false positives (weighted, score-based).
-
-        ``GFP = Σ w·s [y = unf]``.
-
-        {{privileged}} {{returns_zero}} {{raises_privileged}} {{notes_source}} {{examples}}
-        >>> print(cm.num_generalized_false_positives())
-        3.0
-        """
+        """Number of generalized false positives (weighted, score-based)."""
         return self._metric("num_generalized_false_positives", privileged)
 
+    @metric_doc("``GFN = Σ w·(1 − s) [y = fav]``.", "cm.num_generalized_false_negatives()", "1.0", zero=True)
     def num_generalized_false_negatives(self, privileged: bool | None = None) -> np.float64:
-        """Number of generalized false negatives (weighted, score-based).
-
-        ``GFN = Σ w·(1 − s) [y = fav]``.
-
-        {{privileged}} {{returns_zero}} {{raises_privileged}} {{notes_source}} {{examples}}
-        >>> print(cm.num_generalized_false_negatives())
-        1.0
-        """
+        """Number of generalized false negatives (weighted, score-based)."""
         return self._metric("num_generalized_false_negatives", privileged)
 
+    @metric_doc("``GTN = Σ w·(1 − s) [y = unf]``.", "cm.num_generalized_true_negatives()", "1.0", zero=True)
     def num_generalized_true_negatives(self, privileged: bool | None = None) -> np.float64:
-        """Number of generalized true negatives (weighted, score-based).
-
-        ``GTN = Σ w·(1 − s) [y = unf]``.
-
-        {{privileged}} {{returns_zero}} {{raises_privileged}} {{notes_source}} {{examples}}
-        >>> print(cm.num_generalized_true_negatives())
-        1.0
-        """
+        """Number of generalized true negatives (weighted, score-based)."""
         return self._metric("num_generalized_true_negatives", privileged)
 
+    @metric_doc("``Σ w [ŷ = fav]`` = ``TP + FP``.", "cm.num_pred_positives(privileged=False)", "3.0", zero=True)
     def num_pred_positives(self, privileged: bool | None = None) -> np.float64:
-        """Number of predicted positives (weighted).
-
-        ``Σ w [ŷ = fav]`` = ``TP + FP``.
-
-        {{privileged}} {{returns_zero}} {{raises_privileged}} {{notes_source}} {{examples}}
-        >>> print(cm.num_pred_positives(privileged=False))
-        3.0
-        """
+        """Number of predicted positives (weighted)."""
         return self._metric("num_pred_positives", privileged)
 
+    @metric_doc("``Σ w [ŷ = unf]`` = ``TN + FN``.", "cm.num_pred_negatives(privileged=False)", "1.0", zero=True)
     def num_pred_negatives(self, privileged: bool | None = None) -> np.float64:
-        """Number of predicted negatives (weighted).
-
-        ``Σ w [ŷ = unf]`` = ``TN + FN``.
-
-        {{privileged}} {{returns_zero}} {{raises_privileged}} {{notes_source}} {{examples}}
-        >>> print(cm.num_pred_negatives(privileged=False))
-        1.0
-        """
+        """Number of predicted negatives (weighted)."""
         return self._metric("num_pred_negatives", privileged)
 
+    @metric_doc(
+        "``(TP + FP) / (P + N)`` = ``num_pred_positives / num_instances``, in [0, 1].",
+        "cm.selection_rate(privileged=True)", "0.75", note="``nan`` (NumPy ``RuntimeWarning``) for an empty group.")
     def selection_rate(self, privileged: bool | None = None) -> np.float64:
-        """Selection rate: the fraction of rows predicted favorable (weighted).
-
-        ``(TP + FP) / (P + N)`` = ``num_pred_positives / num_instances``, in [0, 1].
-
-        {{privileged}} {{returns_float}}
-            ``nan`` (NumPy ``RuntimeWarning``) for an empty group.
-
-        {{raises_privileged}} {{notes_source}} {{examples}}
-        >>> print(cm.selection_rate(privileged=True))
-        0.75
-        """
+        """Selection rate: the fraction of rows predicted favorable (weighted)."""
         return self._metric("selection_rate", privileged)
 
     def performance_measures(self, privileged: bool | None = None) -> dict[str, np.float64]:
@@ -305,425 +242,227 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
     # -- rates --------------------------------------------------------------------------------
 
+    @metric_doc(
+        "``TPR = TP / P``, a fraction in [0, 1].", "cm.true_positive_rate(privileged=False)", "0.5",
+        note="``nan`` when ``P = 0`` (no guard, NumPy ``RuntimeWarning``).")
     def true_positive_rate(self, privileged: bool | None = None) -> np.float64:
-        """True positive rate (recall, sensitivity) of the selected rows (weighted).
-
-        ``TPR = TP / P``, a fraction in [0, 1].
-
-        {{privileged}} {{returns_float}}
-            ``nan`` when ``P = 0`` (no guard, NumPy ``RuntimeWarning``).
-
-        {{raises_privileged}} {{notes_source}} {{examples}}
-        >>> print(cm.true_positive_rate(privileged=False))
-        0.5
-        """
+        """True positive rate (recall, sensitivity) of the selected rows (weighted)."""
         return self._metric("true_positive_rate", privileged)
 
+    @metric_doc(
+        "``FPR = FP / N``, a fraction in [0, 1].", "cm.false_positive_rate(privileged=False)", "1.0",
+        note="``nan`` when ``N = 0`` (no guard).")
     def false_positive_rate(self, privileged: bool | None = None) -> np.float64:
-        """False positive rate of the selected rows (weighted).
-
-        ``FPR = FP / N``, a fraction in [0, 1].
-
-        {{privileged}} {{returns_float}}
-            ``nan`` when ``N = 0`` (no guard).
-
-        {{raises_privileged}} {{notes_source}} {{examples}}
-        >>> print(cm.false_positive_rate(privileged=False))
-        1.0
-        """
+        """False positive rate of the selected rows (weighted)."""
         return self._metric("false_positive_rate", privileged)
 
+    @metric_doc(
+        "``FNR = FN / P``, a fraction in [0, 1].", "cm.false_negative_rate(privileged=False)", "0.5",
+        note="``nan`` when ``P = 0`` (no guard).")
     def false_negative_rate(self, privileged: bool | None = None) -> np.float64:
-        """False negative rate of the selected rows (weighted).
-
-        ``FNR = FN / P``, a fraction in [0, 1].
-
-        {{privileged}} {{returns_float}}
-            ``nan`` when ``P = 0`` (no guard).
-
-        {{raises_privileged}} {{notes_source}} {{examples}}
-        >>> print(cm.false_negative_rate(privileged=False))
-        0.5
-        """
+        """False negative rate of the selected rows (weighted)."""
         return self._metric("false_negative_rate", privileged)
 
+    @metric_doc(
+        "``TNR = TN / N``, a fraction in [0, 1].", "cm.true_negative_rate(privileged=True)", "0.5",
+        note="``nan`` when ``N = 0`` (no guard).")
     def true_negative_rate(self, privileged: bool | None = None) -> np.float64:
-        """True negative rate (specificity) of the selected rows (weighted).
-
-        ``TNR = TN / N``, a fraction in [0, 1].
-
-        {{privileged}} {{returns_float}}
-            ``nan`` when ``N = 0`` (no guard).
-
-        {{raises_privileged}} {{notes_source}} {{examples}}
-        >>> print(cm.true_negative_rate(privileged=True))
-        0.5
-        """
+        """True negative rate (specificity) of the selected rows (weighted)."""
         return self._metric("true_negative_rate", privileged)
 
+    @metric_doc(
+        "``GTPR = GTP / P``, in [0, 1].", "cm.generalized_true_positive_rate()", "0.75",
+        note="``nan`` when ``P = 0`` (no guard).")
     def generalized_true_positive_rate(self, privileged: bool | None = None) -> np.float64:
-        """Generalized (score-based) true positive rate (weighted).
-
-        ``GTPR = GTP / P``, in [0, 1].
-
-        {{privileged}} {{returns_float}}
-            ``nan`` when ``P = 0`` (no guard).
-
-        {{raises_privileged}} {{notes_source}} {{examples}}
-        >>> print(cm.generalized_true_positive_rate())
-        0.75
-        """
+        """Generalized (score-based) true positive rate (weighted)."""
         return self._metric("generalized_true_positive_rate", privileged)
 
+    @metric_doc(
+        "``GFPR = GFP / N``, in [0, 1].", "cm.generalized_false_positive_rate()", "0.75",
+        note="``nan`` when ``N = 0`` (no guard).")
     def generalized_false_positive_rate(self, privileged: bool | None = None) -> np.float64:
-        """Generalized (score-based) false positive rate (weighted).
-
-        ``GFPR = GFP / N``, in [0, 1].
-
-        {{privileged}} {{returns_float}}
-            ``nan`` when ``N = 0`` (no guard).
-
-        {{raises_privileged}} {{notes_source}} {{examples}}
-        >>> print(cm.generalized_false_positive_rate())
-        0.75
-        """
+        """Generalized (score-based) false positive rate (weighted)."""
         return self._metric("generalized_false_positive_rate", privileged)
 
+    @metric_doc(
+        "``GFNR = GFN / P``, in [0, 1].", "cm.generalized_false_negative_rate()", "0.25",
+        note="``nan`` when ``P = 0`` (no guard).")
     def generalized_false_negative_rate(self, privileged: bool | None = None) -> np.float64:
-        """Generalized (score-based) false negative rate (weighted).
-
-        ``GFNR = GFN / P``, in [0, 1].
-
-        {{privileged}} {{returns_float}}
-            ``nan`` when ``P = 0`` (no guard).
-
-        {{raises_privileged}} {{notes_source}} {{examples}}
-        >>> print(cm.generalized_false_negative_rate())
-        0.25
-        """
+        """Generalized (score-based) false negative rate (weighted)."""
         return self._metric("generalized_false_negative_rate", privileged)
 
+    @metric_doc(
+        "``GTNR = GTN / N``, in [0, 1].", "cm.generalized_true_negative_rate()", "0.25",
+        note="``nan`` when ``N = 0`` (no guard).")
     def generalized_true_negative_rate(self, privileged: bool | None = None) -> np.float64:
-        """Generalized (score-based) true negative rate (weighted).
-
-        ``GTNR = GTN / N``, in [0, 1].
-
-        {{privileged}} {{returns_float}}
-            ``nan`` when ``N = 0`` (no guard).
-
-        {{raises_privileged}} {{notes_source}} {{examples}}
-        >>> print(cm.generalized_true_negative_rate())
-        0.25
-        """
+        """Generalized (score-based) true negative rate (weighted)."""
         return self._metric("generalized_true_negative_rate", privileged)
 
+    @metric_doc(
+        "``PPV = TP / (TP + FP)`` if ``TP + FP > 0`` else ``0.0``, in [0, 1].",
+        "cm.positive_predictive_value(privileged=True)", "0.6666666666666666",
+        note="``0.0`` when nothing is predicted positive (aif360's guard, not ``nan``).")
     def positive_predictive_value(self, privileged: bool | None = None) -> np.float64:
-        """Positive predictive value (precision) of the selected rows (weighted).
-
-        ``PPV = TP / (TP + FP)`` if ``TP + FP > 0`` else ``0.0``, in [0, 1].
-
-        {{privileged}} {{returns_float}}
-            ``0.0`` when nothing is predicted positive (aif360's guard, not ``nan``).
-
-        {{raises_privileged}} {{notes_source}} {{examples}}
-        >>> print(cm.positive_predictive_value(privileged=True))
-        0.6666666666666666
-        """
+        """Positive predictive value (precision) of the selected rows (weighted)."""
         return self._guarded("positive_predictive_value", privileged)
 
+    @metric_doc(
+        "``FDR = FP / (FP + TP)`` if ``FP + TP > 0`` else ``0.0``, in [0, 1].",
+        "cm.false_discovery_rate(privileged=False)", "0.6666666666666666",
+        note="``0.0`` when nothing is predicted positive (so PPV + FDR = 0 then).")
     def false_discovery_rate(self, privileged: bool | None = None) -> np.float64:
-        """False discovery rate of the selected rows (weighted).
-
-        ``FDR = FP / (FP + TP)`` if ``FP + TP > 0`` else ``0.0``, in [0, 1].
-
-        {{privileged}} {{returns_float}}
-            ``0.0`` when nothing is predicted positive (so PPV + FDR = 0 then).
-
-        {{raises_privileged}} {{notes_source}} {{examples}}
-        >>> print(cm.false_discovery_rate(privileged=False))
-        0.6666666666666666
-        """
+        """False discovery rate of the selected rows (weighted)."""
         return self._guarded("false_discovery_rate", privileged)
 
+    @metric_doc(
+        "``FOR = FN / (FN + TN)`` if ``FN + TN > 0`` else ``0.0``, in [0, 1].",
+        "cm.false_omission_rate(privileged=False)", "1.0", note="``0.0`` when nothing is predicted negative.")
     def false_omission_rate(self, privileged: bool | None = None) -> np.float64:
-        """False omission rate of the selected rows (weighted).
-
-        ``FOR = FN / (FN + TN)`` if ``FN + TN > 0`` else ``0.0``, in [0, 1].
-
-        {{privileged}} {{returns_float}}
-            ``0.0`` when nothing is predicted negative.
-
-        {{raises_privileged}} {{notes_source}} {{examples}}
-        >>> print(cm.false_omission_rate(privileged=False))
-        1.0
-        """
+        """False omission rate of the selected rows (weighted)."""
         return self._guarded("false_omission_rate", privileged)
 
+    @metric_doc(
+        "``NPV = TN / (TN + FN)`` if ``TN + FN > 0`` else ``0.0``, in [0, 1].",
+        "cm.negative_predictive_value(privileged=True)", "1.0", note="``0.0`` when nothing is predicted negative.")
     def negative_predictive_value(self, privileged: bool | None = None) -> np.float64:
-        """Negative predictive value of the selected rows (weighted).
-
-        ``NPV = TN / (TN + FN)`` if ``TN + FN > 0`` else ``0.0``, in [0, 1].
-
-        {{privileged}} {{returns_float}}
-            ``0.0`` when nothing is predicted negative.
-
-        {{raises_privileged}} {{notes_source}} {{examples}}
-        >>> print(cm.negative_predictive_value(privileged=True))
-        1.0
-        """
+        """Negative predictive value of the selected rows (weighted)."""
         return self._guarded("negative_predictive_value", privileged)
 
+    @metric_doc(
+        "``ACC = (TP + TN) / (P + N)`` if ``P + N > 0`` else ``0.0``, in [0, 1].", "cm.accuracy(privileged=True)",
+        "0.75", note="``0.0`` for an empty group (aif360's guard).")
     def accuracy(self, privileged: bool | None = None) -> np.float64:
-        """Accuracy of the selected rows (weighted).
-
-        ``ACC = (TP + TN) / (P + N)`` if ``P + N > 0`` else ``0.0``, in [0, 1].
-
-        {{privileged}} {{returns_float}}
-            ``0.0`` for an empty group (aif360's guard).
-
-        {{raises_privileged}} {{notes_source}} {{examples}}
-        >>> print(cm.accuracy(privileged=True))
-        0.75
-        """
+        """Accuracy of the selected rows (weighted)."""
         return self._guarded("accuracy", privileged)
 
+    @metric_doc(
+        "``ERR = 1 − accuracy`` (computed exactly so, as aif360), in [0, 1].", "cm.error_rate(privileged=False)",
+        "0.75", note="**1.0 for an empty group** (accuracy is guarded to 0.0).")
     def error_rate(self, privileged: bool | None = None) -> np.float64:
-        """Error rate of the selected rows (weighted).
-
-        ``ERR = 1 − accuracy`` (computed exactly so, as aif360), in [0, 1].
-
-        {{privileged}} {{returns_float}}
-            **1.0 for an empty group** (accuracy is guarded to 0.0).
-
-        {{raises_privileged}} {{notes_source}} {{examples}}
-        >>> print(cm.error_rate(privileged=False))
-        0.75
-        """
+        """Error rate of the selected rows (weighted)."""
         return 1.0 - self.accuracy(privileged=privileged)
 
     # -- group comparisons --------------------------------------------------------------------
 
+    @metric_doc(
+        "``TPR(unprivileged) − TPR(privileged)``; 0 is parity.", "cm.true_positive_rate_difference()", "-0.5",
+        note="``nan`` if either TPR is ``nan`` (a group without positives).")
     def true_positive_rate_difference(self) -> np.float64:
-        """Difference in true positive rates (equal opportunity difference).
-
-        ``TPR(unprivileged) − TPR(privileged)``; 0 is parity.
-
-        {{returns_float}}
-            ``nan`` if either TPR is ``nan`` (a group without positives).
-
-        {{raises_groups}} {{notes_source}} {{examples}}
-        >>> print(cm.true_positive_rate_difference())
-        -0.5
-        """
+        """Difference in true positive rates (equal opportunity difference)."""
         return self.difference(self.true_positive_rate)
 
+    @metric_doc(
+        "``FPR(unprivileged) − FPR(privileged)``.", "cm.false_positive_rate_difference()", "0.5",
+        note="``nan`` if either FPR is ``nan``.")
     def false_positive_rate_difference(self) -> np.float64:
-        """Difference in false positive rates.
-
-        ``FPR(unprivileged) − FPR(privileged)``.
-
-        {{returns_float}}
-            ``nan`` if either FPR is ``nan``.
-
-        {{raises_groups}} {{notes_source}} {{examples}}
-        >>> print(cm.false_positive_rate_difference())
-        0.5
-        """
+        """Difference in false positive rates."""
         return self.difference(self.false_positive_rate)
 
+    @metric_doc(
+        "``FNR(unprivileged) − FNR(privileged)``.", "cm.false_negative_rate_difference()", "0.5",
+        note="``nan`` if either FNR is ``nan``.")
     def false_negative_rate_difference(self) -> np.float64:
-        """Difference in false negative rates.
-
-        ``FNR(unprivileged) − FNR(privileged)``.
-
-        {{returns_float}}
-            ``nan`` if either FNR is ``nan``.
-
-        {{raises_groups}} {{notes_source}} {{examples}}
-        >>> print(cm.false_negative_rate_difference())
-        0.5
-        """
+        """Difference in false negative rates."""
         return self.difference(self.false_negative_rate)
 
+    @metric_doc(
+        "``FOR(unprivileged) − FOR(privileged)`` (guarded FOR: 0.0 without predicted negatives).",
+        "cm.false_omission_rate_difference()", "1.0")
     def false_omission_rate_difference(self) -> np.float64:
-        """Difference in false omission rates.
-
-        ``FOR(unprivileged) − FOR(privileged)`` (guarded FOR: 0.0 without predicted negatives).
-
-        {{returns_float}} {{raises_groups}} {{notes_source}} {{examples}}
-        >>> print(cm.false_omission_rate_difference())
-        1.0
-        """
+        """Difference in false omission rates."""
         return self.difference(self.false_omission_rate)
 
+    @metric_doc(
+        "``FDR(unprivileged) − FDR(privileged)`` (guarded FDR: 0.0 without predicted positives).",
+        "round(cm.false_discovery_rate_difference(), 6)", "0.333333")
     def false_discovery_rate_difference(self) -> np.float64:
-        """Difference in false discovery rates.
-
-        ``FDR(unprivileged) − FDR(privileged)`` (guarded FDR: 0.0 without predicted positives).
-
-        {{returns_float}} {{raises_groups}} {{notes_source}} {{examples}}
-        >>> print(round(cm.false_discovery_rate_difference(), 6))
-        0.333333
-        """
+        """Difference in false discovery rates."""
         return self.difference(self.false_discovery_rate)
 
+    @metric_doc(
+        "``FPR(unprivileged) / FPR(privileged)``.", "cm.false_positive_rate_ratio()", "2.0",
+        note="``inf`` if the privileged FPR is 0 (and the other is not), ``nan`` for 0/0.")
     def false_positive_rate_ratio(self) -> np.float64:
-        """Ratio of false positive rates.
-
-        ``FPR(unprivileged) / FPR(privileged)``.
-
-        {{returns_float}}
-            ``inf`` if the privileged FPR is 0 (and the other is not), ``nan`` for 0/0.
-
-        {{raises_groups}} {{notes_source}} {{examples}}
-        >>> print(cm.false_positive_rate_ratio())
-        2.0
-        """
+        """Ratio of false positive rates."""
         return self.ratio(self.false_positive_rate)
 
+    @metric_doc(
+        "``FNR(unprivileged) / FNR(privileged)``.", "cm.false_negative_rate_ratio()", "inf",
+        note="``inf`` if the privileged FNR is 0 (and the other is not), ``nan`` for 0/0.")
     def false_negative_rate_ratio(self) -> np.float64:
-        """Ratio of false negative rates.
-
-        ``FNR(unprivileged) / FNR(privileged)``.
-
-        {{returns_float}}
-            ``inf`` if the privileged FNR is 0 (and the other is not), ``nan`` for 0/0.
-
-        {{raises_groups}} {{notes_source}} {{examples}}
-        >>> print(cm.false_negative_rate_ratio())
-        inf
-        """
+        """Ratio of false negative rates."""
         return self.ratio(self.false_negative_rate)
 
+    @metric_doc(
+        "``FOR(unprivileged) / FOR(privileged)`` (guarded FORs).", "cm.false_omission_rate_ratio()", "inf",
+        note="``inf`` / ``nan`` on a zero privileged FOR.")
     def false_omission_rate_ratio(self) -> np.float64:
-        """Ratio of false omission rates.
-
-        ``FOR(unprivileged) / FOR(privileged)`` (guarded FORs).
-
-        {{returns_float}}
-            ``inf`` / ``nan`` on a zero privileged FOR.
-
-        {{raises_groups}} {{notes_source}} {{examples}}
-        >>> print(cm.false_omission_rate_ratio())
-        inf
-        """
+        """Ratio of false omission rates."""
         return self.ratio(self.false_omission_rate)
 
+    @metric_doc(
+        "``FDR(unprivileged) / FDR(privileged)`` (guarded FDRs).", "cm.false_discovery_rate_ratio()", "2.0",
+        note="``inf`` / ``nan`` on a zero privileged FDR.")
     def false_discovery_rate_ratio(self) -> np.float64:
-        """Ratio of false discovery rates.
-
-        ``FDR(unprivileged) / FDR(privileged)`` (guarded FDRs).
-
-        {{returns_float}}
-            ``inf`` / ``nan`` on a zero privileged FDR.
-
-        {{raises_groups}} {{notes_source}} {{examples}}
-        >>> print(cm.false_discovery_rate_ratio())
-        2.0
-        """
+        """Ratio of false discovery rates."""
         return self.ratio(self.false_discovery_rate)
 
+    @metric_doc(
+        "``0.5 · (ΔFPR + ΔTPR)`` with ``Δ = unprivileged − privileged``.", "cm.average_odds_difference()", "0.0",
+        note="``nan`` if any of the four rates is ``nan``.")
     def average_odds_difference(self) -> np.float64:
-        """Average odds difference.
-
-        ``0.5 · (ΔFPR + ΔTPR)`` with ``Δ = unprivileged − privileged``.
-
-        {{returns_float}}
-            ``nan`` if any of the four rates is ``nan``.
-
-        {{raises_groups}} {{notes_source}} {{examples}}
-        >>> print(cm.average_odds_difference())
-        0.0
-        """
+        """Average odds difference."""
         return 0.5 * (self.difference(self.false_positive_rate) + self.difference(self.true_positive_rate))
 
+    @metric_doc(
+        "``0.5 · (|ΔFPR| + |ΔTPR|)``.", "cm.average_abs_odds_difference()", "0.5",
+        note="``nan`` if any of the four rates is ``nan``.")
     def average_abs_odds_difference(self) -> np.float64:
-        """Average absolute odds difference.
-
-        ``0.5 · (|ΔFPR| + |ΔTPR|)``.
-
-        {{returns_float}}
-            ``nan`` if any of the four rates is ``nan``.
-
-        {{raises_groups}} {{notes_source}} {{examples}}
-        >>> print(cm.average_abs_odds_difference())
-        0.5
-        """
+        """Average absolute odds difference."""
         fpr_diff, tpr_diff = self.difference(self.false_positive_rate), self.difference(self.true_positive_rate)
         return 0.5 * (np.abs(fpr_diff) + np.abs(tpr_diff))
 
+    @metric_doc(
+        "``0.5 · (ΔPPV + ΔFOR)``: aif360 averages PPV and the false **omission** rate (not NPV), so this is\n"
+        "``0.5 · (ΔPPV − ΔNPV)`` when both are defined; guarded zeros feed in.",
+        "round(cm.average_predictive_value_difference(), 6)", "0.333333")
     def average_predictive_value_difference(self) -> np.float64:
-        """Average predictive value difference.
-
-        ``0.5 · (ΔPPV + ΔFOR)``: aif360 averages PPV and the false **omission** rate (not NPV), so this is
-        ``0.5 · (ΔPPV − ΔNPV)`` when both are defined; guarded zeros feed in.
-
-        {{returns_float}} {{raises_groups}} {{notes_source}} {{examples}}
-        >>> print(round(cm.average_predictive_value_difference(), 6))
-        0.333333
-        """
+        """Average predictive value difference."""
         return 0.5 * (self.difference(self.positive_predictive_value) + self.difference(self.false_omission_rate))
 
+    @metric_doc(
+        "``max(|ΔFPR|, |ΔTPR|)`` with Python's builtin ``max``.", "cm.equalized_odds_difference()", "0.5",
+        note="Builtin-``max`` NaN order, as aif360: ``nan`` when ``|ΔFPR|`` is ``nan``, but ``|ΔFPR|`` when only\n"
+             "``|ΔTPR|`` is ``nan``.")
     def equalized_odds_difference(self) -> np.float64:
-        """Equalized odds difference (aif360's): the larger absolute rate gap.
-
-        ``max(|ΔFPR|, |ΔTPR|)`` with Python's builtin ``max``.
-
-        {{returns_float}}
-            Builtin-``max`` NaN order, as aif360: ``nan`` when ``|ΔFPR|`` is ``nan``, but ``|ΔFPR|`` when only
-            ``|ΔTPR|`` is ``nan``.
-
-        {{raises_groups}} {{notes_source}} {{examples}}
-        >>> print(cm.equalized_odds_difference())
-        0.5
-        """
+        """Equalized odds difference (aif360's): the larger absolute rate gap."""
         return max(np.abs(self.difference(self.false_positive_rate)), np.abs(self.difference(self.true_positive_rate)))
 
+    @metric_doc(
+        "``max(|ΔGFPR|, |ΔGTPR|)`` with Python's builtin ``max``.", "cm.generalized_equalized_odds_difference()",
+        "0.5",
+        note="Builtin-``max`` NaN order: ``nan`` when ``|ΔGFPR|`` is ``nan``, else a ``nan`` ``|ΔGTPR|`` is\n"
+             "ignored.")
     def generalized_equalized_odds_difference(self) -> np.float64:
-        """Generalized equalized odds difference: the larger absolute generalized-rate gap.
-
-        ``max(|ΔGFPR|, |ΔGTPR|)`` with Python's builtin ``max``.
-
-        {{returns_float}}
-            Builtin-``max`` NaN order: ``nan`` when ``|ΔGFPR|`` is ``nan``, else a ``nan`` ``|ΔGTPR|`` is
-            ignored.
-
-        {{raises_groups}} {{notes_source}} {{examples}}
-        >>> print(cm.generalized_equalized_odds_difference())
-        0.5
-        """
+        """Generalized equalized odds difference: the larger absolute generalized-rate gap."""
         return max(
             np.abs(self.difference(self.generalized_false_positive_rate)),
             np.abs(self.difference(self.generalized_true_positive_rate)),
         )
 
+    @metric_doc(
+        "``ERR(unprivileged) − ERR(privileged)`` with ``ERR = 1 − ACC``.", "cm.error_rate_difference()", "0.5",
+        note="An empty group has ERR = 1.0.")
     def error_rate_difference(self) -> np.float64:
-        """Difference in error rates.
-
-        ``ERR(unprivileged) − ERR(privileged)`` with ``ERR = 1 − ACC``.
-
-        {{returns_float}}
-            An empty group has ERR = 1.0.
-
-        {{raises_groups}} {{notes_source}} {{examples}}
-        >>> print(cm.error_rate_difference())
-        0.5
-        """
+        """Difference in error rates."""
         return self.difference(self.error_rate)
 
+    @metric_doc(
+        "``ERR(unprivileged) / ERR(privileged)``.", "cm.error_rate_ratio()", "3.0",
+        note="``inf`` when the privileged group makes no error (or, through the guard, is perfect), ``nan`` for\n"
+             "0/0.")
     def error_rate_ratio(self) -> np.float64:
-        """Ratio of error rates.
-
-        ``ERR(unprivileged) / ERR(privileged)``.
-
-        {{returns_float}}
-            ``inf`` when the privileged group makes no error (or, through the guard, is perfect), ``nan`` for
-            0/0.
-
-        {{raises_groups}} {{notes_source}} {{examples}}
-        >>> print(cm.error_rate_ratio())
-        3.0
-        """
+        """Ratio of error rates."""
         return self.ratio(self.error_rate)
 
     def disparate_impact(self) -> np.float64:
@@ -1104,70 +843,35 @@ class ClassificationMetric(BinaryLabelDatasetMetric):
 
     # -- aliases ---------------------------------------------------------------------------------
 
+    @metric_doc("``TPR(unprivileged) − TPR(privileged)``.", "cm.equal_opportunity_difference()", "-0.5")
     def equal_opportunity_difference(self) -> np.float64:
-        """Alias of :meth:`true_positive_rate_difference`.
-
-        ``TPR(unprivileged) − TPR(privileged)``.
-
-        {{returns_float}} {{raises_groups}} {{notes_source}} {{examples}}
-        >>> print(cm.equal_opportunity_difference())
-        -0.5
-        """
+        """Alias of :meth:`true_positive_rate_difference`."""
         return self.true_positive_rate_difference()
 
+    @metric_doc("``TP = Σ w [y = fav, ŷ = fav]``.", "cm.power(privileged=True)", "2.0")
     def power(self, privileged: bool | None = None) -> np.float64:
-        """Alias of :meth:`num_true_positives` (aif360's ``power`` is the TP **count**, not a rate).
-
-        ``TP = Σ w [y = fav, ŷ = fav]``.
-
-        {{privileged}} {{returns_float}} {{raises_privileged}} {{notes_source}} {{examples}}
-        >>> print(cm.power(privileged=True))
-        2.0
-        """
+        """Alias of :meth:`num_true_positives` (aif360's ``power`` is the TP **count**, not a rate)."""
         return self.num_true_positives(privileged=privileged)
 
+    @metric_doc(
+        "``TP / (TP + FP)``, 0.0 without predicted positives.", "cm.precision(privileged=False)", "0.3333333333333333")
     def precision(self, privileged: bool | None = None) -> np.float64:
-        """Alias of :meth:`positive_predictive_value`.
-
-        ``TP / (TP + FP)``, 0.0 without predicted positives.
-
-        {{privileged}} {{returns_float}} {{raises_privileged}} {{notes_source}} {{examples}}
-        >>> print(cm.precision(privileged=False))
-        0.3333333333333333
-        """
+        """Alias of :meth:`positive_predictive_value`."""
         return self.positive_predictive_value(privileged=privileged)
 
+    @metric_doc("``TP / P``, ``nan`` when P = 0.", "cm.recall(privileged=True)", "1.0")
     def recall(self, privileged: bool | None = None) -> np.float64:
-        """Alias of :meth:`true_positive_rate`.
-
-        ``TP / P``, ``nan`` when P = 0.
-
-        {{privileged}} {{returns_float}} {{raises_privileged}} {{notes_source}} {{examples}}
-        >>> print(cm.recall(privileged=True))
-        1.0
-        """
+        """Alias of :meth:`true_positive_rate`."""
         return self.true_positive_rate(privileged=privileged)
 
+    @metric_doc("``TP / P``, ``nan`` when P = 0.", "cm.sensitivity()", "0.75")
     def sensitivity(self, privileged: bool | None = None) -> np.float64:
-        """Alias of :meth:`true_positive_rate`.
-
-        ``TP / P``, ``nan`` when P = 0.
-
-        {{privileged}} {{returns_float}} {{raises_privileged}} {{notes_source}} {{examples}}
-        >>> print(cm.sensitivity())
-        0.75
-        """
+        """Alias of :meth:`true_positive_rate`."""
         return self.true_positive_rate(privileged=privileged)
 
+    @metric_doc("``TN / N``, ``nan`` when N = 0.", "cm.specificity()", "0.25")
     def specificity(self, privileged: bool | None = None) -> np.float64:
-        """Alias of :meth:`true_negative_rate`.
-
-        ``TN / N``, ``nan`` when N = 0.
-
-        {{privileged}} {{returns_float}} {{raises_privileged}} {{notes_source}} {{examples}}
-        >>> print(cm.specificity())
-        0.25
-        """
+        """Alias of :meth:`true_negative_rate`."""
         return self.true_negative_rate(privileged=privileged)
 
 

@@ -10,7 +10,7 @@ import polars as pl
 
 from polfair.compat.aif360 import second_pass as individual
 from polfair.compat.aif360._base import CellTableMetric
-from polfair.compat.aif360._docs import expand_docstrings
+from polfair.compat.aif360._docs import expand_docstrings, metric_doc
 from polfair.core._typing import IntoExpr
 from polfair.core.metrics import METRICS
 from polfair.core.options import checks_keywords
@@ -163,54 +163,30 @@ class BinaryLabelDatasetMetric(CellTableMetric):
 
     # -- counts on labels ---------------------------------------------------------------------
 
+    @metric_doc(
+        "``Σ w`` over the rows of the group.", "dm.num_instances(privileged=True)", "4.0",
+        note="The sum of weights (the row count without weights); ``0.0`` for an empty group.")
     def num_instances(self, privileged: bool | None = None) -> np.float64:
-        """Number of instances ``n`` in the selected rows (weighted).
-
-        ``Σ w`` over the rows of the group.
-
-        {{privileged}} {{returns_float}}
-            The sum of weights (the row count without weights); ``0.0`` for an empty group.
-
-        {{raises_privileged}} {{notes_source}} {{examples_dataset}}
-        >>> print(dm.num_instances(privileged=True))
-        4.0
-        """
+        """Number of instances ``n`` in the selected rows (weighted)."""
         return self._metric("num_instances", privileged)
 
+    @metric_doc(
+        "``P = Σ w [y = favorable_label]`` over the group.", "dm.num_positives(privileged=False)", "1.0", zero=True)
     def num_positives(self, privileged: bool | None = None) -> np.float64:
-        """Number of positives ``P``: rows whose true label is favorable (weighted).
-
-        ``P = Σ w [y = favorable_label]`` over the group.
-
-        {{privileged}} {{returns_zero}} {{raises_privileged}} {{notes_source}} {{examples_dataset}}
-        >>> print(dm.num_positives(privileged=False))
-        1.0
-        """
+        """Number of positives ``P``: rows whose true label is favorable (weighted)."""
         return self._metric("num_positives", privileged)
 
+    @metric_doc(
+        "``N = Σ w [y = unfavorable_label]`` over the group.", "dm.num_negatives(privileged=False)", "3.0", zero=True)
     def num_negatives(self, privileged: bool | None = None) -> np.float64:
-        """Number of negatives ``N``: rows whose true label is unfavorable (weighted).
-
-        ``N = Σ w [y = unfavorable_label]`` over the group.
-
-        {{privileged}} {{returns_zero}} {{raises_privileged}} {{notes_source}} {{examples_dataset}}
-        >>> print(dm.num_negatives(privileged=False))
-        3.0
-        """
+        """Number of negatives ``N``: rows whose true label is unfavorable (weighted)."""
         return self._metric("num_negatives", privileged)
 
+    @metric_doc(
+        "``P / (P + N)`` = ``num_positives / num_instances``, a fraction in [0, 1].", "dm.base_rate(privileged=True)",
+        "0.75", note="``nan`` (with NumPy's ``RuntimeWarning``) for an empty group (0/0), as aif360.")
     def base_rate(self, privileged: bool | None = None) -> np.float64:
-        """Base rate: the fraction of rows with the favorable true label (weighted).
-
-        ``P / (P + N)`` = ``num_positives / num_instances``, a fraction in [0, 1].
-
-        {{privileged}} {{returns_float}}
-            ``nan`` (with NumPy's ``RuntimeWarning``) for an empty group (0/0), as aif360.
-
-        {{raises_privileged}} {{notes_source}} {{examples_dataset}}
-        >>> print(dm.base_rate(privileged=True))
-        0.75
-        """
+        """Base rate: the fraction of rows with the favorable true label (weighted)."""
         return self._metric("base_rate", privileged)
 
     def disparate_impact(self) -> np.float64:
@@ -259,15 +235,9 @@ class BinaryLabelDatasetMetric(CellTableMetric):
         """
         return self.difference(self.base_rate)
 
+    @metric_doc("``self.statistical_parity_difference()``.", "dm.mean_difference()", "-0.5")
     def mean_difference(self) -> np.float64:
-        """Alias of :meth:`statistical_parity_difference` (dynamic: predictions in ClassificationMetric).
-
-        ``self.statistical_parity_difference()``.
-
-        {{returns_float}} {{raises_groups}} {{notes_source}} {{examples_dataset}}
-        >>> print(dm.mean_difference())
-        -0.5
-        """
+        """Alias of :meth:`statistical_parity_difference` (dynamic: predictions in ClassificationMetric)."""
         return self.statistical_parity_difference()
 
     # -- row-level measures (second pass) ---------------------------------------------------

@@ -11,7 +11,7 @@ is undefined).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Required, TypedDict, Unpack
 
 import polars as pl
 
@@ -19,9 +19,10 @@ from polfair.compat.ignite.counts import CLASS, multiclass_counts
 from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
 from polfair.core.metrics import between_groups_difference, between_groups_ratio, rate
+from polfair.core.options import keywords_of
 from polfair.core.report.build import attribute_sets, group_label, report_from_counts
 
-__all__ = ["multiclass_demographic_parity_difference", "multiclass_report", "subgroup_accuracy_difference"]
+__all__ = ["ClassRows", "multiclass_demographic_parity_difference", "multiclass_report", "subgroup_accuracy_difference"]
 
 
 def _group_values(cells: pl.DataFrame, group: list[str], keys: list[str]) -> pl.DataFrame:
@@ -138,18 +139,26 @@ def subgroup_accuracy_difference(
     return None if out is None else float(out)
 
 
+class ClassRows(TypedDict, total=False):
+    """The keywords of :func:`multiclass_counts` (what the class pass reads), as :func:`multiclass_report` takes them.
+
+    ``y_true``, ``y_pred`` and ``protected`` (required), ``multilabel``, ``by``, ``weight``, ``classes``
+    and ``on_missing``: each as in :func:`multiclass_counts`, with its default there.
+    """
+
+    y_true: Required[IntoExpr]
+    y_pred: Required[IntoExpr]
+    protected: Required[IntoExpr | Sequence[IntoExpr]]
+    multilabel: bool
+    by: IntoExpr | Sequence[IntoExpr] | None
+    weight: IntoExpr | None
+    classes: Sequence[Any] | None
+    on_missing: str
+
+
+@keywords_of(multiclass_counts)
 def multiclass_report(
-    data: Any,
-    *,
-    y_true: IntoExpr,
-    y_pred: IntoExpr,
-    protected: IntoExpr | Sequence[IntoExpr],
-    multilabel: bool = False,
-    by: IntoExpr | Sequence[IntoExpr] | None = None,
-    weight: IntoExpr | None = None,
-    classes: Sequence[Any] | None = None,
-    intersections: int | Sequence[Sequence[str]] | None = None,
-    on_missing: str = "warn",
+    data: Any, *, intersections: int | Sequence[Sequence[str]] | None = None, **rows: Unpack[ClassRows]
 ) -> pl.DataFrame:
     """Fairness report of a multiclass or multilabel classifier, from one pass over the data.
 
@@ -202,12 +211,9 @@ def multiclass_report(
     │ 2     ┆ 0.5   │
     └───────┴───────┘
     """
-    cells = multiclass_counts(
-        data, y_true=y_true, y_pred=y_pred, protected=protected, multilabel=multilabel, by=by,
-        weight=weight, classes=classes, on_missing=on_missing,
-    )  # fmt: skip
+    cells = multiclass_counts(data, **rows)
     ci = cells.columns.index(CLASS)
-    n_by = len(as_list(by))
+    n_by = len(as_list(rows.get("by")))
     by_names, keys = cells.columns[:n_by], cells.columns[n_by:ci]
     binary = report_from_counts(
         cells.drop("n_correct", "w_correct"), protected=keys, by=[*by_names, CLASS], intersections=intersections,
