@@ -153,8 +153,19 @@ class SphinxRoles(griffe.Extension):
         obj.docstring.value = ROLE.sub(markdown_role, obj.docstring.value)
         if obj.docstring.parser is None or not obj.is_function:  # a class's parameters come with its __init__ later
             return
-        sections = obj.docstring.parse()
-        for section in sections:
-            if section.kind in (griffe.DocstringSectionKind.parameters, griffe.DocstringSectionKind.other_parameters):
-                _grouped(obj, section)
-        obj.docstring.__dict__["parsed"] = sections  # the cached property the templates read
+        _group_sections(obj)
+
+    def on_class_members(self, *, cls: griffe.Class, **kwargs: Any) -> None:  # noqa: D102
+        # a class's docstring documents its __init__'s parameters (merge_init_into_class): known now
+        if cls.docstring is not None and cls.docstring.parser is not None and "__init__" in cls.members:
+            _group_sections(cls)
+
+
+def _group_sections(obj: griffe.Object) -> None:
+    """Group the parameter rows of ``obj``'s docstring (types and defaults from its signature)."""
+    assert obj.docstring is not None
+    sections = obj.docstring.parse()
+    for section in sections:
+        if section.kind in (griffe.DocstringSectionKind.parameters, griffe.DocstringSectionKind.other_parameters):
+            _grouped(obj, section)
+    obj.docstring.__dict__["parsed"] = sections  # the cached property the templates read
