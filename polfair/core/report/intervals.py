@@ -34,7 +34,7 @@ from polfair.core.intervals import projections as ivp
 from polfair.core.intervals import proportions as ivr
 from polfair.core.intervals import significance as ivs
 from polfair.core.intervals import spreads as ivsp
-from polfair.core.intervals.common import CI_METHODS, TESTS, Segments
+from polfair.core.intervals.common import CI_METHODS, TESTS, Segments, distinct_rows
 from polfair.core.metrics import METRICS, Counts, Disparity
 
 __all__ = [
@@ -446,6 +446,30 @@ def group_intervals(
     other families (Wilson limits, ratios, the disparities' limits, methods, tests, sizes) are left
     out: the rows shown get them from a second call on those rows.
     """
+    args = dict(opts=opts, modes=modes, windows=windows, by_rows=by_rows, mode=mode, priv=priv, group_col=group_col)
+    if screen:  # the many groups' small tables: each distinct one once
+        out = _screen_by_classes(wide, metric_names, disparities, context=context, **args)  # type: ignore[arg-type]
+        if out is not None:
+            return out
+    return _group_intervals(wide, metric_names, disparities, context=context, screen=screen, **args)  # type: ignore[arg-type]
+
+
+def _group_intervals(
+    wide: pl.DataFrame,
+    metric_names: Sequence[str],
+    disparities: Sequence[Disparity],
+    *,
+    opts: CiOptions,
+    modes: set[str],
+    windows: Segments,
+    by_rows: Segments,
+    mode: str,
+    priv: str,
+    group_col: str,
+    context: GroupContext | None = None,
+    screen: bool = False,
+) -> IntervalColumns:
+    """:func:`group_intervals` of every row."""
     h = wide.height
     out = IntervalColumns(h)
     rates = _rates(metric_names)
@@ -558,6 +582,89 @@ def group_intervals(
     else:
         out.adjust(by_rows, opts.p_adjust)
     return out
+
+
+def _screen_by_classes(
+    wide: pl.DataFrame,
+    metric_names: Sequence[str],
+    disparities: Sequence[Disparity],
+    *,
+    opts: CiOptions,
+    modes: set[str],
+    windows: Segments,
+    by_rows: Segments,
+    mode: str,
+    priv: str,
+    group_col: str,
+    context: GroupContext | None,
+) -> IntervalColumns | None:
+    """:func:`group_intervals`' screen of the rates of counts (not the generalized ones) once per
+    class of group rows with the same inputs (:func:`~polfair.core.intervals.common.distinct_rows`:
+    at 160,000 levels of 1-2 rows each, a few hundred distinct small tables), gathered back; the
+    generalized rates (score sums, distinct per group) and the disparities that read them on every
+    row. ``None`` where the rows do not repeat enough (then the screen of every row).
+
+    A class's rows have the same bits in everything the screen reads of these rates on a row (the
+    rates, sizes, reference rates and sizes, window, reference mode, privileged flag, whether the
+    row is its window's reference group, and with ``reference="overall"`` the complement's counts),
+    and each of those kernels is elementwise on its row (the "best" reference's window statistics
+    are given, ``context.best``, from every row), so every gathered value is the one the row's own
+    computation gives.
+    """
+    rates = _rates(metric_names)
+    if "best" in modes and (context is None or context.best is None):
+        return None
+    full = {m for m in rates if _generalized(m)}  # rates read on every row
+    grew = True
+    while grew:  # a disparity's rates are computed in one call
+        grew = False
+        for x in disparities:
+            if full & set(x.rates) and not set(x.rates) <= full:
+                full |= set(x.rates)
+                grew = True
+    few = [m for m in rates if m not in full]
+    if not few:
+        return None
+    wc = _Columns(wide)
+    cols: list[np.ndarray] = [wc.f64(c) for m in few for c in (m, f"{m}__ref", f"{m}__refn")]
+    cols += [wc.sizes(few), windows.codes, wide.get_column(priv).fill_null(False).to_numpy()]
+    if len(modes) > 1:
+        cols += [wc.equal_to(mode, name) for name in ("privileged", "overall", "best")]
+    cols.append(wc.own_reference(group_col, [f"{m}__refname" for m in few], windows, np.ones(wide.height, dtype=bool)))
+    if "overall" in modes:
+        cols += _complement_inputs(wc, few)
+    d = distinct_rows(cols)
+    if d is None:
+        return None
+    args = dict(opts=opts, modes=modes, mode=mode, priv=priv, group_col=group_col, screen=True)
+    mine = [x for x in disparities if not set(x.rates) & full]
+    small = _group_intervals(wide[pl.Series(d.first, dtype=pl.UInt32)], few, mine, windows=windows.at(d.first),
+                             by_rows=by_rows.at(d.first), context=_best_of(context, rates, few, windows.count),
+                             **args)  # type: ignore[arg-type]  # fmt: skip
+    rest = (_group_intervals(wide, [m for m in rates if m in full], [x for x in disparities if x not in mine],
+                             windows=windows, by_rows=by_rows, context=_best_of(context, rates, sorted(full, key=rates.index),
+                                                                                windows.count), **args)  # type: ignore[arg-type]
+            if full else IntervalColumns(wide.height))  # fmt: skip
+    # the one call's columns, in its order (rates, then one-rate disparities, then the others)
+    order = [*rates, *(x.name for x in disparities if len(x.rates) == 1), *(x.name for x in disparities if len(x.rates) > 1)]
+    out = IntervalColumns(wide.height)
+    for fam in dict.fromkeys([*small.columns, *rest.columns]):
+        a, b = small.columns.get(fam, {}), rest.columns.get(fam, {})
+        for name in order:
+            if name in a:
+                out.put(fam, name, a[name][d.inverse])
+            elif name in b:
+                out.put(fam, name, b[name])
+    return out
+
+
+def _best_of(context: GroupContext | None, rates: Sequence[str], some: Sequence[str], count: int) -> GroupContext | None:
+    """``context`` with the "best" reference's (window × rate) statistics of ``some`` of the ``rates`` only."""
+    if context is None or context.best is None:
+        return context
+    cols = [rates.index(m) for m in some]
+    best = {hib: tuple(v.reshape(count, len(rates))[:, cols].ravel() for v in stats) for hib, stats in context.best.items()}
+    return GroupContext(best=best, adjusted=context.adjusted)  # type: ignore[arg-type]
 
 
 def _screen(out: IntervalColumns, rates: list[str], disparities: Sequence[Disparity], p: np.ndarray, pr: np.ndarray,
@@ -729,15 +836,28 @@ def attribute_intervals(
     flags = [f"{m}__d" for m in rates] + (["selection_rate__r", "equalized_odds_difference", "equalized_odds_ratio"]
                                           if has_predictions else []) + [name for _, name in edf_names]
     defined_all = dict(zip(flags, ~np.isnan(_Columns(wide).matrix(flags).T)))
-    p = p_all[:, [rates.index(m) for m in spread_rates]]
-    n = n_all[:, [rates.index(m) for m in spread_rates]]
-    blocks = p.shape[1]
+    edf_p, edf_n = _edf_inputs(rc, has_predictions, opts.weighted) if edf_names else (None, None)
+    # the group rows' classes of equal inputs of the rates of counts and EDF (many groups of a few rows:
+    # a few hundred distinct small tables): their spreads and EDF limits are maxima, minima and counts,
+    # so each class enters once with its number of groups (the same floats)
+    fixed = [j for j, m in enumerate(rates) if not _generalized(m)]
+    d = (distinct_rows([segs.codes, p_all[:, fixed], n_all[:, fixed], *((edf_p, edf_n) if edf_names else ())])
+         if fixed else None)  # fmt: skip
+    blocks = len(spread_rates)
     fams = np.array([1.0] * len(rates) + [2.0] * len(eo))
     # block-major rows (block, group row): the segment codes are then sorted whenever the attribute rows
     # are runs, so no sort of (groups × blocks) codes (the spreads are maxima, minima and counts: the
     # order of the rows does not change them)
-    block_seg = Segments((np.arange(blocks)[:, None] * h + segs.codes[None, :]).ravel(), blocks * h)
-    lim = ivsp.spread_limits(p.T.ravel(), n.T.ravel(), block_seg, opts.ci, np.repeat(fams, h))
+    parts: list[tuple[np.ndarray, ...]] = []
+    for b, m in enumerate(spread_rates):
+        j = rates.index(m)
+        if d is not None and not _generalized(m):
+            parts.append((p_all[d.first, j], n_all[d.first, j], b * h + segs.codes[d.first], d.counts))
+        else:
+            parts.append((p_all[:, j], n_all[:, j], b * h + segs.codes, np.ones(rows.height, dtype=np.int64)))
+    p, n, codes, counts = (np.concatenate(v) for v in zip(*parts))
+    lim = ivsp.spread_limits(p, n, Segments(codes, blocks * h), opts.ci, np.repeat(fams, h),
+                             counts=counts if d is not None else None)  # fmt: skip
 
     def spread(b: int) -> dict[str, np.ndarray]:
         return {k: v[b * h : (b + 1) * h] for k, v in lim.items()}
@@ -782,11 +902,11 @@ def attribute_intervals(
             out.put("p_value", name, _where(ok, tests["equalized_odds"][0]))
             out.put("test", name, _codes(ok, tests["equalized_odds"][1]))
             out.put("ci_method", name, _codes(ok, projection))
-    if edf_names:  # EDF of each attribute set: its groups are the cells of the projection
-        edf_p, edf_n = _edf_inputs(rc, has_predictions, opts.weighted)
+    if edf_p is not None and edf_n is not None:  # EDF of each attribute set: its groups are the cells of the projection
         e_n = edf_p.shape[1]
-        lims = ivsp.edf_limits(edf_p.T.ravel(), np.tile(edf_n, e_n),
-                               Segments((np.arange(e_n)[:, None] * h + segs.codes[None, :]).ravel(), e_n * h), opts.ci)  # fmt: skip
+        ep, en, sc = (edf_p, edf_n, segs.codes) if d is None else (edf_p[d.first], edf_n[d.first], segs.codes[d.first])
+        lims = ivsp.edf_limits(ep.T.ravel(), np.tile(en, e_n), Segments((np.arange(e_n)[:, None] * h + sc[None, :]).ravel(), e_n * h),
+                               opts.ci, counts=None if d is None else np.tile(d.counts, e_n))  # fmt: skip
         for j, (_, name) in enumerate(edf_names):
             ok = defined_all[name]
             out.put("value_lo", name, _where(ok, lims["lo"][j * h : (j + 1) * h]))
@@ -841,13 +961,19 @@ def population_intervals(
     if not edf:
         return out
     edf_p, edf_n = _edf_inputs(cells, has_predictions, opts.weighted)
+    codes = segs.codes
+    # the cells' classes of equal inputs (many cells of a few rows), each once with its number of cells
+    d = distinct_rows([codes, edf_p, edf_n])
+    if d is not None:
+        edf_p, edf_n, codes = edf_p[d.first], edf_n[d.first], codes[d.first]
     half = 1.0 - (1.0 - opts.ci) / 2.0
     # every (EDF, level) of every by value at once: segment (EDF, level, by value), its level per segment
     e_n, c_n = edf_p.shape[1], edf_p.shape[0]
     block = np.repeat(np.arange(2 * e_n), c_n)
     lim = ivsp.edf_limits(np.repeat(edf_p.T, 2, axis=0).ravel(), np.tile(edf_n, 2 * e_n),
-                          Segments(block * h + np.tile(segs.codes, 2 * e_n), 2 * e_n * h),
-                          np.repeat(np.tile([opts.ci, half], e_n), h))  # fmt: skip
+                          Segments(block * h + np.tile(codes, 2 * e_n), 2 * e_n * h),
+                          np.repeat(np.tile([opts.ci, half], e_n), h),
+                          counts=None if d is None else np.tile(d.counts, 2 * e_n))  # fmt: skip
     limits = {(j, level): {k: v[(2 * j + i) * h : (2 * j + i + 1) * h] for k, v in lim.items()}
               for j in range(e_n) for i, level in enumerate((opts.ci, half))}  # fmt: skip
     projection = _code(CI_METHODS, "projection")
