@@ -490,14 +490,20 @@ def _group_intervals(
     d_lo, d_hi = nc_lo, nc_hi
     # (the screen needs no ratio limits: placeholders, never read)
     q_lo, q_hi = ivd.mover_ratio_limits(p, n, pr, nr, z, wilson=wilson) if not screen else (p, p)
-    pooled = ivs.pooled_z(p, n, pr, nr)  # also the parts of the two-part disparities' 2-df test
-    t_p, t_code = ivs.two_proportion_pvalues(p, n, pr, nr, weighted=opts.weighted, pooled=pooled)
+    # the screen of generalized rates only reads no test (they have none; nor their two-part disparities)
+    untested = screen and bool(gen.all()) and not any(len(x.rates) == 1 for x in disparities)
+    if untested:
+        t_p = t_code = np.full((h, r_n), np.nan)
+        pooled = (t_p, t_p, np.zeros((h, r_n), dtype=bool))  # (never read)
+    else:
+        pooled = ivs.pooled_z(p, n, pr, nr)  # also the parts of the two-part disparities' 2-df test
+        t_p, t_code = ivs.two_proportion_pvalues(p, n, pr, nr, weighted=opts.weighted, pooled=pooled)
     if "overall" in modes:  # the group is part of the population: compare it with the rest
         pc, nc, f = ivr.complement_limits(*_complement_inputs(wc, rates))
         o = is_mode["overall"]
         od = ivd.overall_difference_limits(p, n, pc, nc, f, z)
         oq = ivd.overall_ratio_limits(p, n, pc, nc, f, z) if not screen else (q_lo, q_hi)
-        ot_p, ot_code = ivs.two_proportion_pvalues(p, n, pc, nc, weighted=opts.weighted)
+        ot_p, ot_code = ivs.two_proportion_pvalues(p, n, pc, nc, weighted=opts.weighted) if not untested else (t_p, t_code)
         d_lo, d_hi, q_lo, q_hi = (np.where(o, new, old) for new, old in zip((*od, *oq), (d_lo, d_hi, q_lo, q_hi)))
         t_p, t_code = np.where(o, ot_p, t_p), np.where(o, ot_code, t_code)
     if "best" in modes:  # the best group is chosen from the data: projection, no test
@@ -693,10 +699,13 @@ def _screen(out: IntervalColumns, rates: list[str], disparities: Sequence[Dispar
             out.put("p_value", x.name, t_p[:, rates.index(x.rates[0])])
     for x in (x for x in disparities if len(x.rates) > 1):
         js = tuple(rates.index(r) for r in x.rates)
+        g = _generalized(x.rates[0]) or _generalized(x.rates[1])
+        if g:  # no test (as the full columns: every p-value null)
+            out.put("p_value", x.name, np.full(p.shape[0], np.nan))
+            continue
         if js not in tests2:
             tests2[js] = ivs.chi2_pooled_pvalues([(pooled[0][:, j], None, pooled[2][:, j]) for j in js])[0]
-        g = _generalized(x.rates[0]) or _generalized(x.rates[1])
-        out.put("p_value", x.name, _where(fixed & ~mine[:, js[0]] & (not g), tests2[js]))
+        out.put("p_value", x.name, _where(fixed & ~mine[:, js[0]], tests2[js]))
     return out
 
 
@@ -873,10 +882,18 @@ def attribute_intervals(
     if tested:
         cols = [rates.index(m) for m in tested]
         t_n = len(tested)
-        sums = ivh.homogeneity_segments(
-            p_all[:, cols].T.ravel(), n_all[:, cols].T.ravel(),
-            (np.arange(t_n)[:, None] * h + segs.codes[None, :]).ravel(), t_n * h, opts.weighted,
-        )  # fmt: skip
+        if d is None:
+            sums = ivh.homogeneity_segments(
+                p_all[:, cols].T.ravel(), n_all[:, cols].T.ravel(),
+                (np.arange(t_n)[:, None] * h + segs.codes[None, :]).ravel(), t_n * h, opts.weighted,
+            )  # fmt: skip
+        else:  # each class's terms once; the rows (block-major, in order) read their class's
+            c_n = d.first.size
+            sums = ivh.homogeneity_segments(
+                p_all[d.first][:, cols].T.ravel(), n_all[d.first][:, cols].T.ravel(),
+                (np.arange(t_n)[:, None] * h + segs.codes[d.first][None, :]).ravel(), t_n * h, opts.weighted,
+                classes=((np.arange(t_n)[:, None] * c_n + d.inverse[None, :]).ravel(), np.tile(d.counts, t_n)),
+            )  # fmt: skip
         # one family per tested rate, and equalized odds (TPR and FPR together), all tested at once
         families = {m: [tested.index(m)] for m in tested} | ({"equalized_odds": [tested.index(m) for m in eo]} if eo else {})
         pv, codes = ivh.family_tests(sums, list(families.values()), h, weighted=opts.weighted)

@@ -11,6 +11,7 @@ import pytest
 import polfair as pf
 from polfair.core.intervals import common
 from polfair.core.intervals.common import Segments, distinct_rows
+from polfair.core.intervals.homogeneity import homogeneity_segments
 from polfair.core.intervals.spreads import edf_limits, spread_limits
 from polfair.core.report import intervals as report_intervals
 from polfair.exceptions import ReportSizeWarning
@@ -66,6 +67,24 @@ def test_spread_and_edf_limits_of_classes_with_counts_equal_every_row():
         once = edf_limits(p[f], n[f], Segments(fam[f], 3), ci, counts=d.counts)
         for key in full:
             assert np.array_equal(_bits(full[key]), _bits(once[key])), key
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_homogeneity_sums_of_classes_equal_every_row(weighted):
+    rng = np.random.default_rng(2)
+    h = 4000
+    n = rng.choice([0.0, 1.0, 2.0, 3.0, 1.5], h)  # (1.5: an effective size)
+    p = np.where(n > 0, rng.integers(0, 4, h) / np.maximum(n, 1), np.nan)
+    p = np.clip(p, 0.0, 1.0)
+    seg = np.sort(rng.integers(0, 4, h))
+    d = distinct_rows([seg, p, n])
+    assert d is not None and d.first.size < h // 10
+    f = d.first
+    full = homogeneity_segments(p, n, seg, 4, weighted)
+    once = homogeneity_segments(p[f], n[f], seg[f], 4, weighted, classes=(d.inverse, d.counts))
+    for a, b in zip(full, once):
+        assert a.dtype == b.dtype and np.array_equal(a, b) if a.dtype != np.float64 else np.array_equal(_bits(a), _bits(b))
+    assert full.stat.min() > 0  # (the statistics are not trivial)
 
 
 def _cells(weighted: bool, by: bool) -> pl.DataFrame:
