@@ -386,6 +386,9 @@ _DISTINCT_GAIN = 0.25
 #: Fewer rows than this: :func:`distinct_rows` does not group them (the grouping costs more than it saves).
 _DISTINCT_MIN_ROWS = 256
 _MIX = np.uint64(0x9E3779B97F4A7C15)
+#: Above ``4 ×`` this many rows, :func:`distinct_rows` first hashes about this many (evenly spaced): nearly
+#: all distinct, it gives up (no classes) without hashing the rest.
+_DISTINCT_SAMPLE = 2048
 
 
 def distinct_rows(columns: Sequence[np.ndarray], *, gain: float = _DISTINCT_GAIN) -> Distinct | None:
@@ -411,12 +414,11 @@ def distinct_rows(columns: Sequence[np.ndarray], *, gain: float = _DISTINCT_GAIN
     if h < _DISTINCT_MIN_ROWS:
         return None
     words = [w for w in words if not (w == w[0]).all()]  # a column of one value splits no class
-    key = np.zeros(h, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for w in words:
-            key ^= w
-            key *= _MIX
-            key ^= key >> np.uint64(29)
+    if h >= 4 * _DISTINCT_SAMPLE:  # rows that barely repeat (e.g. weighted groups of many rows): a sample says so
+        step = h // _DISTINCT_SAMPLE
+        if np.unique(_hash([w[::step] for w in words], -(-h // step))).size > 0.9 * -(-h // step):
+            return None
+    key = _hash(words, h)
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     if first.size > gain * h:
         return None
@@ -429,6 +431,17 @@ def distinct_rows(columns: Sequence[np.ndarray], *, gain: float = _DISTINCT_GAIN
     if any(not np.array_equal(w, w[rep]) for w in words):  # a hash collision: no classes
         return None
     return Distinct(first, inverse, np.bincount(inverse, minlength=first.size))
+
+
+def _hash(words: Sequence[np.ndarray], h: int) -> np.ndarray:
+    """A 64-bit hash of each of the ``h`` rows of the word columns (equal rows, equal hashes)."""
+    key = np.zeros(h, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for w in words:
+            key ^= w
+            key *= _MIX
+            key ^= key >> np.uint64(29)
+    return key
 
 
 def _words(a: np.ndarray) -> list[np.ndarray]:

@@ -44,6 +44,15 @@ def test_no_classes_for_few_rows_many_classes_or_a_hash_collision(monkeypatch):
     assert distinct_rows([np.arange(1000.0)]) is None  # every row distinct: no gain
     x = np.tile(np.arange(4.0), 250)
     assert distinct_rows([x]) is not None
+    assert distinct_rows([np.zeros(1000), np.ones(1000)]).counts.tolist() == [1000]  # type: ignore[union-attr]
+    # many rows: an evenly spaced sample that barely repeats gives up early; one that repeats goes on
+    hashed: list[int] = []
+    real = common._hash
+    monkeypatch.setattr(common, "_hash", lambda words, h: hashed.append(h) or real(words, h))
+    assert distinct_rows([np.arange(20_000.0)]) is None
+    assert hashed and max(hashed) < 3000  # (the sample's rows only)
+    monkeypatch.undo()
+    assert distinct_rows([np.r_[np.arange(4_000.0), np.zeros(16_000)]]).counts.tolist()[0] == 16_001  # type: ignore[union-attr]
     monkeypatch.setattr(common, "_MIX", np.uint64(0))  # every row the same hash: the check finds it
     assert distinct_rows([x]) is None
 
