@@ -415,6 +415,7 @@ def group_intervals(
     group_col: str,
     context: GroupContext | None = None,
     screen: bool = False,
+    classes: bool = True,
 ) -> IntervalColumns:
     """The group rows' interval columns.
 
@@ -444,32 +445,15 @@ def group_intervals(
     of the rows shown are :func:`adjust_p_values_at` of them: a family is every group of the by
     value); each the same array as without ``screen`` (the same arithmetic on the same rows). The
     other families (Wilson limits, ratios, the disparities' limits, methods, tests, sizes) are left
-    out: the rows shown get them from a second call on those rows.
+    out: the rows shown get them from a second call on those rows. ``classes``: the screen may take
+    the rates of counts once per class of rows with equal inputs (:func:`_screen_by_classes`; the
+    same arrays).
     """
-    args = dict(opts=opts, modes=modes, windows=windows, by_rows=by_rows, mode=mode, priv=priv, group_col=group_col)
-    if screen:  # the many groups' small tables: each distinct one once
-        out = _screen_by_classes(wide, metric_names, disparities, context=context, **args)  # type: ignore[arg-type]
+    if screen and classes:  # the many groups' small tables: each distinct one once
+        out = _screen_by_classes(wide, metric_names, disparities, dict(opts=opts, modes=modes, windows=windows,
+                                 by_rows=by_rows, mode=mode, priv=priv, group_col=group_col, context=context))  # fmt: skip
         if out is not None:
             return out
-    return _group_intervals(wide, metric_names, disparities, context=context, screen=screen, **args)  # type: ignore[arg-type]
-
-
-def _group_intervals(
-    wide: pl.DataFrame,
-    metric_names: Sequence[str],
-    disparities: Sequence[Disparity],
-    *,
-    opts: CiOptions,
-    modes: set[str],
-    windows: Segments,
-    by_rows: Segments,
-    mode: str,
-    priv: str,
-    group_col: str,
-    context: GroupContext | None = None,
-    screen: bool = False,
-) -> IntervalColumns:
-    """:func:`group_intervals` of every row."""
     h = wide.height
     out = IntervalColumns(h)
     rates = _rates(metric_names)
@@ -590,20 +574,8 @@ def _group_intervals(
     return out
 
 
-def _screen_by_classes(
-    wide: pl.DataFrame,
-    metric_names: Sequence[str],
-    disparities: Sequence[Disparity],
-    *,
-    opts: CiOptions,
-    modes: set[str],
-    windows: Segments,
-    by_rows: Segments,
-    mode: str,
-    priv: str,
-    group_col: str,
-    context: GroupContext | None,
-) -> IntervalColumns | None:
+def _screen_by_classes(wide: pl.DataFrame, metric_names: Sequence[str], disparities: Sequence[Disparity],
+                       kw: dict[str, Any]) -> IntervalColumns | None:  # fmt: skip
     """:func:`group_intervals`' screen of the rates of counts (not the generalized ones) once per
     class of group rows with the same inputs (:func:`~polfair.core.intervals.common.distinct_rows`:
     at 160,000 levels of 1-2 rows each, a few hundred distinct small tables), gathered back; the
@@ -615,8 +587,10 @@ def _screen_by_classes(
     row is its window's reference group, and with ``reference="overall"`` the complement's counts),
     and each of those kernels is elementwise on its row (the "best" reference's window statistics
     are given, ``context.best``, from every row), so every gathered value is the one the row's own
-    computation gives.
+    computation gives. ``kw``: :func:`group_intervals`' keywords (but ``screen``).
     """
+    opts, modes, windows, by_rows, context = kw["opts"], kw["modes"], kw["windows"], kw["by_rows"], kw["context"]
+    mode, priv, group_col = kw["mode"], kw["priv"], kw["group_col"]
     rates = _rates(metric_names)
     if "best" in modes and (context is None or context.best is None):
         return None
@@ -642,14 +616,15 @@ def _screen_by_classes(
     d = distinct_rows(cols)
     if d is None:
         return None
-    args = dict(opts=opts, modes=modes, mode=mode, priv=priv, group_col=group_col, screen=True)
+    args = dict(opts=opts, modes=modes, mode=mode, priv=priv, group_col=group_col, screen=True, classes=False)
     mine = [x for x in disparities if not set(x.rates) & full]
-    small = _group_intervals(wide[pl.Series(d.first, dtype=pl.UInt32)], few, mine, windows=windows.at(d.first),
-                             by_rows=by_rows.at(d.first), context=_best_of(context, rates, few, windows.count),
-                             **args)  # type: ignore[arg-type]  # fmt: skip
-    rest = (_group_intervals(wide, [m for m in rates if m in full], [x for x in disparities if x not in mine],
-                             windows=windows, by_rows=by_rows, context=_best_of(context, rates, sorted(full, key=rates.index),
-                                                                                windows.count), **args)  # type: ignore[arg-type]
+    small = group_intervals(wide[pl.Series(d.first, dtype=pl.UInt32)], few, mine, windows=windows.at(d.first),
+                            by_rows=by_rows.at(d.first), context=_best_of(context, rates, few, windows.count),
+                            **args)  # fmt: skip
+    rest = (group_intervals(wide, [m for m in rates if m in full], [x for x in disparities if x not in mine],
+                            windows=windows, by_rows=by_rows,
+                            context=_best_of(context, rates, sorted(full, key=rates.index), windows.count),
+                            **args)
             if full else IntervalColumns(wide.height))  # fmt: skip
     # the one call's columns, in its order (rates, then one-rate disparities, then the others)
     order = [*rates, *(x.name for x in disparities if len(x.rates) == 1), *(x.name for x in disparities if len(x.rates) > 1)]
