@@ -27,6 +27,7 @@ __all__ = [
     "INTERVAL_DTYPES",
     "Interval",
     "Rate",
+    "Distinct",
     "Segments",
     "SpreadInterval",
     "Stager",
@@ -36,6 +37,7 @@ __all__ = [
     "check_ci",
     "check_n_boot",
     "check_p_adjust",
+    "distinct_rows",
     "sidak_level",
     "numpy_expr",
     "z_value",
@@ -366,6 +368,93 @@ class Segments:
         if len(self.starts):
             out[self.present] = ufunc.reduceat(x, self.starts)
         return out
+
+
+class Distinct(NamedTuple):
+    """Rows grouped into classes of bitwise-equal values (:func:`distinct_rows`)."""
+
+    #: Each class's first row, ascending (classes are numbered by first appearance).
+    first: np.ndarray
+    #: Each row's class.
+    inverse: np.ndarray
+    #: Each class's number of rows.
+    counts: np.ndarray
+
+
+#: :func:`distinct_rows` groups the rows only when there are at most this fraction as many classes as rows.
+_DISTINCT_GAIN = 0.25
+#: Fewer rows than this: :func:`distinct_rows` does not group them (the grouping costs more than it saves).
+_DISTINCT_MIN_ROWS = 256
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+#: Above ``4 ×`` this many rows, :func:`distinct_rows` first hashes about this many (evenly spaced): nearly
+#: all distinct, it gives up (no classes) without hashing the rest.
+_DISTINCT_SAMPLE = 2048
+
+
+def distinct_rows(columns: Sequence[np.ndarray], *, gain: float = _DISTINCT_GAIN) -> Distinct | None:
+    """The classes of rows whose values are the same bits in every column, or ``None`` when they
+    are not worth it (fewer than :data:`_DISTINCT_MIN_ROWS` rows, or more than ``gain`` classes per row).
+
+    ``columns``: 1-D arrays of one length (contiguous ones are read fastest), or 2-D ``(rows, k)``
+    arrays (each of their columns): floats, integers or booleans. Rows are equal when every value
+    has the same bits (a NaN equals a NaN of the same bits; ``0.0`` and ``-0.0`` differ), so an
+    elementwise kernel gives every row of a class the bits it gives the first: the de-duplication
+    of the small tables of many groups (compute on ``first``, gather back with ``inverse``). Exact:
+    the rows are hashed, then every row is compared with its class's first row (``None`` on any
+    collision).
+
+    Examples
+    --------
+    >>> d = distinct_rows([np.tile([0.5, 0.25, 0.5, np.nan], 100)])
+    >>> d.first.tolist(), d.inverse[:5].tolist(), d.counts.tolist()
+    ([0, 1, 3], [0, 1, 0, 2, 0], [200, 100, 100])
+    """
+    words = [w for c in columns for w in _words(c)]
+    h = words[0].size if words else 0
+    if h < _DISTINCT_MIN_ROWS:
+        return None
+    words = [w for w in words if not (w == w[0]).all()]  # a column of one value splits no class
+    if h >= 4 * _DISTINCT_SAMPLE:  # rows that barely repeat (e.g. weighted groups of many rows): a sample says so
+        step = h // _DISTINCT_SAMPLE
+        if np.unique(_hash([w[::step] for w in words], -(-h // step))).size > 0.9 * -(-h // step):
+            return None
+    key = _hash(words, h)
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    if first.size > gain * h:
+        return None
+    inverse = inverse.reshape(-1)
+    rank = np.empty(first.size, dtype=np.int64)
+    order = np.argsort(first)
+    rank[order] = np.arange(first.size)
+    first, inverse = first[order], rank[inverse]
+    rep = first[inverse]
+    if any(not np.array_equal(w, w[rep]) for w in words):  # a hash collision: no classes
+        return None
+    return Distinct(first, inverse, np.bincount(inverse, minlength=first.size))
+
+
+def _hash(words: Sequence[np.ndarray], h: int) -> np.ndarray:
+    """A 64-bit hash of each of the ``h`` rows of the word columns (equal rows, equal hashes)."""
+    key = np.zeros(h, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for w in words:
+            key ^= w
+            key *= _MIX
+            key ^= key >> np.uint64(29)
+    return key
+
+
+def _words(a: np.ndarray) -> list[np.ndarray]:
+    """The columns of a 1-D or 2-D array as unsigned 8-byte words (their bits; booleans and
+    narrower integers by value, narrower floats as Float64).
+    """
+    a = np.asarray(a)
+    if a.dtype.kind == "f" and a.dtype.itemsize != 8:
+        a = a.astype(np.float64)
+    if a.dtype == np.bool_ or a.dtype.itemsize != 8:
+        a = a.astype(np.uint64)
+    a = a.view(np.uint64) if a.flags.c_contiguous or a.ndim == 1 and a.strides[0] == 8 else a.copy().view(np.uint64)
+    return [a] if a.ndim == 1 else [a[:, j] for j in range(a.shape[1])]
 
 
 def seeded_generator(seed: int, key: Any) -> np.random.Generator:

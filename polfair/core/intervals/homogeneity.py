@@ -107,7 +107,8 @@ def pearson_moments(
     return mean, var
 
 
-def homogeneity_segments(p: np.ndarray, n: np.ndarray, seg: np.ndarray, segments: int, weighted: bool) -> HomogeneitySums:
+def homogeneity_segments(p: np.ndarray, n: np.ndarray, seg: np.ndarray, segments: int, weighted: bool, *,
+                         classes: tuple[np.ndarray, np.ndarray] | None = None) -> HomogeneitySums:  # fmt: skip
     """Pearson's χ² homogeneity statistic of many families at once, over rows tagged by segment.
 
     ``p``, ``n``: each group row's rate and (effective) size (Float64, NaN for null); ``seg``: its
@@ -120,17 +121,36 @@ def homogeneity_segments(p: np.ndarray, n: np.ndarray, seg: np.ndarray, segments
     conditional mean and variance (:func:`pearson_moments`). Every sum adds the rows in order
     (``np.bincount``), so the result does not depend on threads: the report and
     :func:`homogeneity_table` give bit-identical statistics. Vectorised: O(rows), no per-segment work.
+
+    ``classes = (row_of, counts)``: ``p``, ``n``, ``seg`` are given once per class of rows with equal
+    ``(seg, p, n)`` (:func:`~polfair.core.intervals.common.distinct_rows`; many groups of a few rows),
+    ``row_of`` is each row's class (in the rows' order) and ``counts`` each class's number of rows.
+    Each row's terms are its class's (the same arithmetic on the same inputs), the sums of fractions
+    still add the rows in order, and the sums of whole numbers (the counts, and the unweighted
+    successes and sizes) are the classes' multiples, exact in any order: the floats of every row's.
     """
     good = np.isfinite(p) & np.isfinite(n) & (n > 0)
     with np.errstate(invalid="ignore"):
         x = np.where(good, p * n if weighted else np.round(p * n), 0.0)
         nn = np.where(good, n if weighted else np.round(n), 0.0)
+    row_seg = seg if classes is None else seg[classes[0]]
 
     def total(w: Any) -> np.ndarray:
-        return np.bincount(seg, weights=w, minlength=segments)
+        if classes is not None:  # each row's term, the rows in order
+            w = np.asarray(w, dtype=np.float64)[classes[0]]
+        return np.bincount(row_seg, weights=w, minlength=segments)
 
-    k = total(good)
-    tot_x, tot_n = total(x), total(nn)
+    def whole(w: Any) -> np.ndarray:
+        """``total`` of whole numbers (exact in any order while the sums of magnitudes stay below 2⁵³)."""
+        if classes is None:
+            return total(w)
+        terms = np.asarray(w, dtype=np.float64) * classes[1]
+        out = np.bincount(seg, weights=terms, minlength=segments)
+        exact = not out.size or np.bincount(seg, weights=np.abs(terms), minlength=segments).max() < 2.0**53
+        return out if exact else total(w)
+
+    k = whole(good)
+    tot_x, tot_n = (total(x), total(nn)) if weighted else (whole(x), whole(nn))
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         pp = tot_x / tot_n
         pr = pp[seg]
@@ -142,8 +162,8 @@ def homogeneity_segments(p: np.ndarray, n: np.ndarray, seg: np.ndarray, segments
         mean, var = pearson_moments(tot_n, tot_x, k, total(inv), total(np.where(good, (nn - 1.0) * inv, 0.0)),
                                     total(np.where(good, (nn - 1.0) * (nn - 2.0) * inv, 0.0)),
                                     total(np.where(good, (nn - 1.0) * (6.0 - 4.0 * nn) * inv, 0.0)))  # fmt: skip
-    below1 = total(good & ((e1 < 1.0) | (e2 < 1.0)))
-    below5 = total(np.where(good, (e1 < 5.0).astype(np.float64) + (e2 < 5.0), 0.0))
+    below1 = whole(good & ((e1 < 1.0) | (e2 < 1.0)))
+    below5 = whole(np.where(good, (e1 < 5.0).astype(np.float64) + (e2 < 5.0), 0.0))
     with np.errstate(invalid="ignore", divide="ignore"):
         bad = (k == 0) | (below1 > 0) | (below5 / (2.0 * k) > 0.2)
     return HomogeneitySums(stat, k.astype(np.int64) - 1, k < 2, bad, mean, var)

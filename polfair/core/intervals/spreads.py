@@ -35,11 +35,14 @@ __all__ = [
 SPREAD_FIELDS = ("difference_lo", "difference_hi", "ratio_lo", "ratio_hi")
 
 
-def spread_limits(p: np.ndarray, n: np.ndarray, seg: Segments, ci: float, families: Any = 1) -> dict[str, np.ndarray]:
+def spread_limits(p: np.ndarray, n: np.ndarray, seg: Segments, ci: float, families: Any = 1, *,
+                  counts: np.ndarray | None = None) -> dict[str, np.ndarray]:  # fmt: skip
     """The spread limits of a rate over the groups of every family at once (numpy; :func:`spread_intervals`).
 
     ``p``, ``n``: each group's rate and (effective) size (NaN: missing); ``seg``: its family;
-    ``families``: the number of spreads holding jointly (scalar, or one per family). Returns per
+    ``families``: the number of spreads holding jointly (scalar, or one per family); ``counts``: how
+    many groups each row stands for (rows of equal ``(family, p, n)`` given once: the limits are
+    maxima and minima, and ``k`` counts them; the same floats as every group's rows). Returns per
     family ``k`` (defined groups) and the :data:`SPREAD_FIELDS` (NaN where null).
 
     Examples
@@ -50,7 +53,7 @@ def spread_limits(p: np.ndarray, n: np.ndarray, seg: Segments, ci: float, famili
     """
     p, n = np.asarray(p, dtype=np.float64), np.asarray(n, dtype=np.float64)
     ok = defined(p, n)
-    k = seg.total(ok)
+    k = seg.total(ok if counts is None else np.where(ok, counts, 0))
     fam = np.broadcast_to(np.asarray(families, dtype=np.float64), k.shape)
     lo, hi = wilson_limits(p, n, z_values(ci, k * fam)[seg.codes])
     pd, nd = np.where(ok, p, np.nan), np.where(ok, n, np.nan)
@@ -99,11 +102,11 @@ def equalized_odds_limits(tpr: dict[str, np.ndarray], fpr: dict[str, np.ndarray]
             "ratio_hi": q_hi}  # fmt: skip
 
 
-def edf_limits(p: np.ndarray, n: np.ndarray, seg: Segments, ci: Any) -> dict[str, np.ndarray]:
+def edf_limits(p: np.ndarray, n: np.ndarray, seg: Segments, ci: Any, *, counts: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """EDF projection limits of every family at once (numpy; :func:`edf_interval`): ``p``, ``n`` are
-    each cell's favourable rate and size; ``ci`` the level (or one per family). Returns per family
-    ``k`` (cells with rows), ``lo``, ``hi`` (NaN where null: fewer than two cells, or an unbounded
-    upper limit).
+    each cell's favourable rate and size; ``ci`` the level (or one per family); ``counts``: how many
+    cells each row stands for (as in :func:`spread_limits`). Returns per family ``k`` (cells with
+    rows), ``lo``, ``hi`` (NaN where null: fewer than two cells, or an unbounded upper limit).
 
     Examples
     --------
@@ -112,7 +115,7 @@ def edf_limits(p: np.ndarray, n: np.ndarray, seg: Segments, ci: Any) -> dict[str
     [0.175, 1.212]
     """
     ok = defined(p, n)
-    k = seg.total(ok)
+    k = seg.total(ok if counts is None else np.where(ok, counts, 0))
     lo, hi = wilson_limits(p, n, z_values(ci, k)[seg.codes])
     with np.errstate(divide="ignore", invalid="ignore"):
         ll, lu, l1u, l1l = np.log(lo), np.log(hi), np.log(1.0 - hi), np.log(1.0 - lo)

@@ -34,7 +34,7 @@ from polfair.core.intervals import projections as ivp
 from polfair.core.intervals import proportions as ivr
 from polfair.core.intervals import significance as ivs
 from polfair.core.intervals import spreads as ivsp
-from polfair.core.intervals.common import CI_METHODS, TESTS, Segments
+from polfair.core.intervals.common import CI_METHODS, TESTS, Segments, distinct_rows
 from polfair.core.metrics import METRICS, Counts, Disparity
 
 __all__ = [
@@ -415,6 +415,7 @@ def group_intervals(
     group_col: str,
     context: GroupContext | None = None,
     screen: bool = False,
+    classes: bool = True,
 ) -> IntervalColumns:
     """The group rows' interval columns.
 
@@ -444,8 +445,15 @@ def group_intervals(
     of the rows shown are :func:`adjust_p_values_at` of them: a family is every group of the by
     value); each the same array as without ``screen`` (the same arithmetic on the same rows). The
     other families (Wilson limits, ratios, the disparities' limits, methods, tests, sizes) are left
-    out: the rows shown get them from a second call on those rows.
+    out: the rows shown get them from a second call on those rows. ``classes``: the screen may take
+    the rates of counts once per class of rows with equal inputs (:func:`_screen_by_classes`; the
+    same arrays).
     """
+    if screen and classes:  # the many groups' small tables: each distinct one once
+        out = _screen_by_classes(wide, metric_names, disparities, dict(opts=opts, modes=modes, windows=windows,
+                                 by_rows=by_rows, mode=mode, priv=priv, group_col=group_col, context=context))  # fmt: skip
+        if out is not None:
+            return out
     h = wide.height
     out = IntervalColumns(h)
     rates = _rates(metric_names)
@@ -466,14 +474,20 @@ def group_intervals(
     d_lo, d_hi = nc_lo, nc_hi
     # (the screen needs no ratio limits: placeholders, never read)
     q_lo, q_hi = ivd.mover_ratio_limits(p, n, pr, nr, z, wilson=wilson) if not screen else (p, p)
-    pooled = ivs.pooled_z(p, n, pr, nr)  # also the parts of the two-part disparities' 2-df test
-    t_p, t_code = ivs.two_proportion_pvalues(p, n, pr, nr, weighted=opts.weighted, pooled=pooled)
+    # the screen of generalized rates only reads no test (they have none; nor their two-part disparities)
+    untested = screen and bool(gen.all()) and not any(len(x.rates) == 1 for x in disparities)
+    if untested:
+        t_p = t_code = np.full((h, r_n), np.nan)
+        pooled = (t_p, t_p, np.zeros((h, r_n), dtype=bool))  # (never read)
+    else:
+        pooled = ivs.pooled_z(p, n, pr, nr)  # also the parts of the two-part disparities' 2-df test
+        t_p, t_code = ivs.two_proportion_pvalues(p, n, pr, nr, weighted=opts.weighted, pooled=pooled)
     if "overall" in modes:  # the group is part of the population: compare it with the rest
         pc, nc, f = ivr.complement_limits(*_complement_inputs(wc, rates))
         o = is_mode["overall"]
         od = ivd.overall_difference_limits(p, n, pc, nc, f, z)
         oq = ivd.overall_ratio_limits(p, n, pc, nc, f, z) if not screen else (q_lo, q_hi)
-        ot_p, ot_code = ivs.two_proportion_pvalues(p, n, pc, nc, weighted=opts.weighted)
+        ot_p, ot_code = ivs.two_proportion_pvalues(p, n, pc, nc, weighted=opts.weighted) if not untested else (t_p, t_code)
         d_lo, d_hi, q_lo, q_hi = (np.where(o, new, old) for new, old in zip((*od, *oq), (d_lo, d_hi, q_lo, q_hi)))
         t_p, t_code = np.where(o, ot_p, t_p), np.where(o, ot_code, t_code)
     if "best" in modes:  # the best group is chosen from the data: projection, no test
@@ -560,6 +574,80 @@ def group_intervals(
     return out
 
 
+def _screen_by_classes(wide: pl.DataFrame, metric_names: Sequence[str], disparities: Sequence[Disparity],
+                       kw: dict[str, Any]) -> IntervalColumns | None:  # fmt: skip
+    """:func:`group_intervals`' screen of the rates of counts (not the generalized ones) once per
+    class of group rows with the same inputs (:func:`~polfair.core.intervals.common.distinct_rows`:
+    at 160,000 levels of 1-2 rows each, a few hundred distinct small tables), gathered back; the
+    generalized rates (score sums, distinct per group) and the disparities that read them on every
+    row. ``None`` where the rows do not repeat enough (then the screen of every row).
+
+    A class's rows have the same bits in everything the screen reads of these rates on a row (the
+    rates, sizes, reference rates and sizes, window, reference mode, privileged flag, whether the
+    row is its window's reference group, and with ``reference="overall"`` the complement's counts),
+    and each of those kernels is elementwise on its row (the "best" reference's window statistics
+    are given, ``context.best``, from every row), so every gathered value is the one the row's own
+    computation gives. ``kw``: :func:`group_intervals`' keywords (but ``screen``).
+    """
+    opts, modes, windows, by_rows, context = kw["opts"], kw["modes"], kw["windows"], kw["by_rows"], kw["context"]
+    mode, priv, group_col = kw["mode"], kw["priv"], kw["group_col"]
+    rates = _rates(metric_names)
+    if "best" in modes and (context is None or context.best is None):
+        return None
+    full = {m for m in rates if _generalized(m)}  # rates read on every row
+    grew = True
+    while grew:  # a disparity's rates are computed in one call
+        grew = False
+        for x in disparities:
+            if full & set(x.rates) and not set(x.rates) <= full:
+                full |= set(x.rates)
+                grew = True
+    few = [m for m in rates if m not in full]
+    if not few:
+        return None
+    wc = _Columns(wide)
+    cols: list[np.ndarray] = [wc.f64(c) for m in few for c in (m, f"{m}__ref", f"{m}__refn")]
+    cols += [wc.sizes(few), windows.codes, wide.get_column(priv).fill_null(False).to_numpy()]
+    if len(modes) > 1:
+        cols += [wc.equal_to(mode, name) for name in ("privileged", "overall", "best")]
+    cols.append(wc.own_reference(group_col, [f"{m}__refname" for m in few], windows, np.ones(wide.height, dtype=bool)))
+    if "overall" in modes:
+        cols += _complement_inputs(wc, few)
+    d = distinct_rows(cols)
+    if d is None:
+        return None
+    args = dict(opts=opts, modes=modes, mode=mode, priv=priv, group_col=group_col, screen=True, classes=False)
+    mine = [x for x in disparities if not set(x.rates) & full]
+    small = group_intervals(wide[pl.Series(d.first, dtype=pl.UInt32)], few, mine, windows=windows.at(d.first),
+                            by_rows=by_rows.at(d.first), context=_best_of(context, rates, few, windows.count),
+                            **args)  # fmt: skip
+    rest = (group_intervals(wide, [m for m in rates if m in full], [x for x in disparities if x not in mine],
+                            windows=windows, by_rows=by_rows,
+                            context=_best_of(context, rates, sorted(full, key=rates.index), windows.count),
+                            **args)
+            if full else IntervalColumns(wide.height))  # fmt: skip
+    # the one call's columns, in its order (rates, then one-rate disparities, then the others)
+    order = [*rates, *(x.name for x in disparities if len(x.rates) == 1), *(x.name for x in disparities if len(x.rates) > 1)]
+    out = IntervalColumns(wide.height)
+    for fam in dict.fromkeys([*small.columns, *rest.columns]):
+        a, b = small.columns.get(fam, {}), rest.columns.get(fam, {})
+        for name in order:
+            if name in a:
+                out.put(fam, name, a[name][d.inverse])
+            elif name in b:
+                out.put(fam, name, b[name])
+    return out
+
+
+def _best_of(context: GroupContext | None, rates: Sequence[str], some: Sequence[str], count: int) -> GroupContext | None:
+    """``context`` with the "best" reference's (window × rate) statistics of ``some`` of the ``rates`` only."""
+    if context is None or context.best is None:
+        return context
+    cols = [rates.index(m) for m in some]
+    best = {hib: tuple(v.reshape(count, len(rates))[:, cols].ravel() for v in stats) for hib, stats in context.best.items()}
+    return GroupContext(best=best, adjusted=context.adjusted)  # type: ignore[arg-type]
+
+
 def _screen(out: IntervalColumns, rates: list[str], disparities: Sequence[Disparity], p: np.ndarray, pr: np.ndarray,
             d_lo: np.ndarray, d_hi: np.ndarray, t_p: np.ndarray, pooled: tuple[np.ndarray, ...],
             mine: np.ndarray, is_mode: dict[str, np.ndarray]) -> IntervalColumns:  # fmt: skip
@@ -586,10 +674,13 @@ def _screen(out: IntervalColumns, rates: list[str], disparities: Sequence[Dispar
             out.put("p_value", x.name, t_p[:, rates.index(x.rates[0])])
     for x in (x for x in disparities if len(x.rates) > 1):
         js = tuple(rates.index(r) for r in x.rates)
+        g = _generalized(x.rates[0]) or _generalized(x.rates[1])
+        if g:  # no test (as the full columns: every p-value null)
+            out.put("p_value", x.name, np.full(p.shape[0], np.nan))
+            continue
         if js not in tests2:
             tests2[js] = ivs.chi2_pooled_pvalues([(pooled[0][:, j], None, pooled[2][:, j]) for j in js])[0]
-        g = _generalized(x.rates[0]) or _generalized(x.rates[1])
-        out.put("p_value", x.name, _where(fixed & ~mine[:, js[0]] & (not g), tests2[js]))
+        out.put("p_value", x.name, _where(fixed & ~mine[:, js[0]], tests2[js]))
     return out
 
 
@@ -729,15 +820,28 @@ def attribute_intervals(
     flags = [f"{m}__d" for m in rates] + (["selection_rate__r", "equalized_odds_difference", "equalized_odds_ratio"]
                                           if has_predictions else []) + [name for _, name in edf_names]
     defined_all = dict(zip(flags, ~np.isnan(_Columns(wide).matrix(flags).T)))
-    p = p_all[:, [rates.index(m) for m in spread_rates]]
-    n = n_all[:, [rates.index(m) for m in spread_rates]]
-    blocks = p.shape[1]
+    edf_p, edf_n = _edf_inputs(rc, has_predictions, opts.weighted) if edf_names else (None, None)
+    # the group rows' classes of equal inputs of the rates of counts and EDF (many groups of a few rows:
+    # a few hundred distinct small tables): their spreads and EDF limits are maxima, minima and counts,
+    # so each class enters once with its number of groups (the same floats)
+    fixed = [j for j, m in enumerate(rates) if not _generalized(m)]
+    d = (distinct_rows([segs.codes, p_all[:, fixed], n_all[:, fixed], *((edf_p, edf_n) if edf_names else ())])
+         if fixed else None)  # fmt: skip
+    blocks = len(spread_rates)
     fams = np.array([1.0] * len(rates) + [2.0] * len(eo))
     # block-major rows (block, group row): the segment codes are then sorted whenever the attribute rows
     # are runs, so no sort of (groups × blocks) codes (the spreads are maxima, minima and counts: the
     # order of the rows does not change them)
-    block_seg = Segments((np.arange(blocks)[:, None] * h + segs.codes[None, :]).ravel(), blocks * h)
-    lim = ivsp.spread_limits(p.T.ravel(), n.T.ravel(), block_seg, opts.ci, np.repeat(fams, h))
+    parts: list[tuple[np.ndarray, ...]] = []
+    for b, m in enumerate(spread_rates):
+        j = rates.index(m)
+        if d is not None and not _generalized(m):
+            parts.append((p_all[d.first, j], n_all[d.first, j], b * h + segs.codes[d.first], d.counts))
+        else:
+            parts.append((p_all[:, j], n_all[:, j], b * h + segs.codes, np.ones(rows.height, dtype=np.int64)))
+    p, n, codes, counts = (np.concatenate(v) for v in zip(*parts))
+    lim = ivsp.spread_limits(p, n, Segments(codes, blocks * h), opts.ci, np.repeat(fams, h),
+                             counts=counts if d is not None else None)  # fmt: skip
 
     def spread(b: int) -> dict[str, np.ndarray]:
         return {k: v[b * h : (b + 1) * h] for k, v in lim.items()}
@@ -753,10 +857,18 @@ def attribute_intervals(
     if tested:
         cols = [rates.index(m) for m in tested]
         t_n = len(tested)
-        sums = ivh.homogeneity_segments(
-            p_all[:, cols].T.ravel(), n_all[:, cols].T.ravel(),
-            (np.arange(t_n)[:, None] * h + segs.codes[None, :]).ravel(), t_n * h, opts.weighted,
-        )  # fmt: skip
+        if d is None:
+            sums = ivh.homogeneity_segments(
+                p_all[:, cols].T.ravel(), n_all[:, cols].T.ravel(),
+                (np.arange(t_n)[:, None] * h + segs.codes[None, :]).ravel(), t_n * h, opts.weighted,
+            )  # fmt: skip
+        else:  # each class's terms once; the rows (block-major, in order) read their class's
+            c_n = d.first.size
+            sums = ivh.homogeneity_segments(
+                p_all[d.first][:, cols].T.ravel(), n_all[d.first][:, cols].T.ravel(),
+                (np.arange(t_n)[:, None] * h + segs.codes[d.first][None, :]).ravel(), t_n * h, opts.weighted,
+                classes=((np.arange(t_n)[:, None] * c_n + d.inverse[None, :]).ravel(), np.tile(d.counts, t_n)),
+            )  # fmt: skip
         # one family per tested rate, and equalized odds (TPR and FPR together), all tested at once
         families = {m: [tested.index(m)] for m in tested} | ({"equalized_odds": [tested.index(m) for m in eo]} if eo else {})
         pv, codes = ivh.family_tests(sums, list(families.values()), h, weighted=opts.weighted)
@@ -782,11 +894,11 @@ def attribute_intervals(
             out.put("p_value", name, _where(ok, tests["equalized_odds"][0]))
             out.put("test", name, _codes(ok, tests["equalized_odds"][1]))
             out.put("ci_method", name, _codes(ok, projection))
-    if edf_names:  # EDF of each attribute set: its groups are the cells of the projection
-        edf_p, edf_n = _edf_inputs(rc, has_predictions, opts.weighted)
+    if edf_p is not None and edf_n is not None:  # EDF of each attribute set: its groups are the cells of the projection
         e_n = edf_p.shape[1]
-        lims = ivsp.edf_limits(edf_p.T.ravel(), np.tile(edf_n, e_n),
-                               Segments((np.arange(e_n)[:, None] * h + segs.codes[None, :]).ravel(), e_n * h), opts.ci)  # fmt: skip
+        ep, en, sc = (edf_p, edf_n, segs.codes) if d is None else (edf_p[d.first], edf_n[d.first], segs.codes[d.first])
+        lims = ivsp.edf_limits(ep.T.ravel(), np.tile(en, e_n), Segments((np.arange(e_n)[:, None] * h + sc[None, :]).ravel(), e_n * h),
+                               opts.ci, counts=None if d is None else np.tile(d.counts, e_n))  # fmt: skip
         for j, (_, name) in enumerate(edf_names):
             ok = defined_all[name]
             out.put("value_lo", name, _where(ok, lims["lo"][j * h : (j + 1) * h]))
@@ -841,13 +953,19 @@ def population_intervals(
     if not edf:
         return out
     edf_p, edf_n = _edf_inputs(cells, has_predictions, opts.weighted)
+    codes = segs.codes
+    # the cells' classes of equal inputs (many cells of a few rows), each once with its number of cells
+    d = distinct_rows([codes, edf_p, edf_n])
+    if d is not None:
+        edf_p, edf_n, codes = edf_p[d.first], edf_n[d.first], codes[d.first]
     half = 1.0 - (1.0 - opts.ci) / 2.0
     # every (EDF, level) of every by value at once: segment (EDF, level, by value), its level per segment
     e_n, c_n = edf_p.shape[1], edf_p.shape[0]
     block = np.repeat(np.arange(2 * e_n), c_n)
     lim = ivsp.edf_limits(np.repeat(edf_p.T, 2, axis=0).ravel(), np.tile(edf_n, 2 * e_n),
-                          Segments(block * h + np.tile(segs.codes, 2 * e_n), 2 * e_n * h),
-                          np.repeat(np.tile([opts.ci, half], e_n), h))  # fmt: skip
+                          Segments(block * h + np.tile(codes, 2 * e_n), 2 * e_n * h),
+                          np.repeat(np.tile([opts.ci, half], e_n), h),
+                          counts=None if d is None else np.tile(d.counts, 2 * e_n))  # fmt: skip
     limits = {(j, level): {k: v[(2 * j + i) * h : (2 * j + i + 1) * h] for k, v in lim.items()}
               for j in range(e_n) for i, level in enumerate((opts.ci, half))}  # fmt: skip
     projection = _code(CI_METHODS, "projection")
