@@ -95,8 +95,8 @@ def between_group_variance(
         if z is not None:
             # the noise term is itself estimated: Var(σ̂_k²) ≈ (1 − 2p)²·p(1 − p)/n / (n − 1)² (delta method)
             var_noise = seg.total(np.where(ok, (1 - 2 * x) ** 2 * x * (1 - x) / (n - 1) ** 3, 0.0)) / (k * k)
-            lo, hi = _scaled_chi2_limits(naive, sum_s2 / k, s2, dev, seg, k, z, var_noise)
             two = usable & (k == 2)
+            lo, hi = _scaled_chi2_limits(naive, sum_s2 / k, s2, dev, seg, k, z, var_noise, usable & ~two)
             if two.any():  # two groups: V = (p₁ − p₂)²/2 exactly; Newcombe's interval of the difference, squared
                 plo, phi = _pair_limits(p, n, ok, seg, z)
                 lo, hi = np.where(two, plo, lo), np.where(two, phi, hi)
@@ -107,14 +107,16 @@ def between_group_variance(
 
 def _scaled_chi2_limits(
     naive: np.ndarray, noise: np.ndarray, s2: np.ndarray, dev: np.ndarray, seg: Segments, k: np.ndarray, z: float,
-    var_noise: np.ndarray,
+    var_noise: np.ndarray, kept: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Limits of ``V``: the values whose scaled χ² law of the plain variance (Satterthwaite) puts the
     observed one inside its central ``1 − α`` (test inversion; bisection, 60 halvings, all families at once).
 
     Under ``V``, ``V̂`` has mean ``V + Σσ²/K`` and (normal rates) variance
     ``2 tr((AΣ)²) + 4 μ'AΣAμ``, ``μ'AΣAμ ≈ r·V/(K − 1)`` with ``r = Σσ̂²(x − x̄)² / Σ(x − x̄)²``;
-    it is taken as ``c·χ²_ν`` with that mean and variance.
+    it is taken as ``c·χ²_ν`` with that mean and variance. Only the families ``kept`` (the others'
+    limits are replaced by the caller) whose limit is not at an end of ``[0, top]`` are bisected:
+    every step is elementwise, so their limits are the same floats as when every family is.
     """
     from scipy import stats
 
@@ -125,23 +127,26 @@ def _scaled_chi2_limits(
         r = np.where(ss > 0, seg.total(s2 * dev * dev) / ss, noise)
         alpha = 2 * stats.norm.sf(z)
 
-        def cdf(v: np.ndarray) -> np.ndarray:  # P(V̂ <= observed | V = v)
-            mean = v + noise
-            var = 2 * tr + 4 * r * v / km1 + var_noise
+        def cdf(v: np.ndarray, at: np.ndarray | slice = slice(None)) -> np.ndarray:  # P(V̂ <= observed | V = v)
+            mean = v + noise[at]
+            var = 2 * tr[at] + 4 * r[at] * v / km1[at] + var_noise[at]
             scale = np.where(var > 0, var / (2 * mean), 1.0)
             nu = np.where(var > 0, 2 * mean * mean / var, 1e12)
-            return stats.chi2.cdf(naive / scale, nu)
+            return stats.chi2.cdf(naive[at] / scale, nu)
 
         top = k / (4 * km1)  # the largest variance of K numbers in [0, 1]
+        at_zero, at_top = cdf(np.zeros_like(naive)), cdf(top)
         out = []
         for target in (1 - alpha / 2, alpha / 2):  # the cdf falls as V grows: lower limit, then upper
-            a, b = np.zeros_like(naive), top.copy()
+            inner = np.flatnonzero(kept & ~(at_zero <= target) & ~(at_top >= target))
+            a, b = np.zeros(inner.size), top[inner]
             for _ in range(60):
                 mid = (a + b) / 2
-                above = cdf(mid) > target
+                above = cdf(mid, inner) > target
                 a, b = np.where(above, mid, a), np.where(above, b, mid)
-            limit = np.where(cdf(np.zeros_like(naive)) <= target, 0.0, np.where(cdf(top) >= target, top, (a + b) / 2))
-            out.append(limit)
+            bisected = np.full_like(naive, np.nan)
+            bisected[inner] = (a + b) / 2
+            out.append(np.where(at_zero <= target, 0.0, np.where(at_top >= target, top, bisected)))
     return out[0], out[1]
 
 
