@@ -9,7 +9,8 @@ them; a function that takes them too writes one numpydoc entry naming them and p
         As in :func:`polfair.confusion_counts`.
 
 and is decorated with :func:`shares_parameters`, which replaces that entry, when the module is
-imported, by the source's own entries for those names. ``help()``, the doctests and the API
+imported, by the source's own entries for those names. Any other numpydoc section of entries is
+shared the same way (``section="Raises"``: an exception's entry, written once). ``help()``, the doctests and the API
 reference (which reads the live objects) then show each parameter's real description in both
 places, and the text cannot drift apart. A name the source does not describe, or a pointer with
 more text after it, is an error at import time (an author finds out at once, not a reader later).
@@ -25,14 +26,11 @@ __all__ = ["parameter_entries", "shares_parameters"]
 
 T = TypeVar("T")
 
-_SECTION = re.compile(r"^(?P<indent>[ \t]*)Parameters\n(?P=indent)-+\n", re.M)
-
-
-def _section(doc: str) -> tuple[int, int, str]:
-    """(start, end, indent) of the body of the Parameters section of ``doc``."""
-    m = _SECTION.search(doc)
+def _section(doc: str, section: str = "Parameters") -> tuple[int, int, str]:
+    """(start, end, indent) of the body of the ``section`` section (numpydoc) of ``doc``."""
+    m = re.compile(rf"^(?P<indent>[ \t]*){section}\n(?P=indent)-+\n", re.M).search(doc)
     if m is None:
-        msg = "the docstring has no Parameters section"
+        msg = f"the docstring has no {section} section"
         raise ValueError(msg)
     indent = m.group("indent")
     header = re.compile(rf"^{re.escape(indent)}\S[^\n]*\n{re.escape(indent)}-{{3,}}\n", re.M)  # the next section
@@ -53,10 +51,11 @@ def _entries(body: str, indent: str) -> list[tuple[list[str], str]]:
     return entries
 
 
-def parameter_entries(obj: Any) -> dict[str, str]:
+def parameter_entries(obj: Any, *, section: str = "Parameters") -> dict[str, str]:
     r"""Parameter name -> its numpydoc entry (header and description lines, unindented) in ``obj``'s docstring.
 
     An entry that describes several names (``cluster, n_buckets``) is returned under each of them.
+    ``section``: the entries of another section (``"Raises"``: exception name -> entry).
 
     Examples
     --------
@@ -74,7 +73,7 @@ def parameter_entries(obj: Any) -> dict[str, str]:
     'b, c\n    The others.\n'
     """
     doc = obj.__doc__ or ""
-    start, end, indent = _section(doc)
+    start, end, indent = _section(doc, section)
     out = {}
     for names, text in _entries(doc[start:end], indent):
         lines = [ln[len(indent) :] if ln.startswith(indent) else ln.lstrip(" ") for ln in text.rstrip("\n").split("\n")]
@@ -85,7 +84,7 @@ def parameter_entries(obj: Any) -> dict[str, str]:
     return out
 
 
-def shares_parameters(source: Any, *, name: str | None = None) -> Callable[[T], T]:
+def shares_parameters(source: Any, *, name: str | None = None, section: str = "Parameters") -> Callable[[T], T]:
     """Decorator: the entry ``names / As in :func:`<name>`.`` becomes ``source``'s entries for those names.
 
     Parameters
@@ -94,6 +93,8 @@ def shares_parameters(source: Any, *, name: str | None = None) -> Callable[[T], 
         The object whose docstring describes the parameters.
     name : str, optional
         How the pointer names ``source`` (default ``polfair.<source.__name__>``).
+    section : str, optional
+        The numpydoc section whose entries are shared (default ``"Parameters"``; e.g. ``"Raises"``).
 
     Returns
     -------
@@ -140,9 +141,9 @@ def shares_parameters(source: Any, *, name: str | None = None) -> Callable[[T], 
     pointer = f"As in :func:`{target}`."
 
     def decorate(obj: T) -> T:
-        shared = parameter_entries(source)
+        shared = parameter_entries(source, section=section)
         doc = obj.__doc__ or ""
-        start, end, indent = _section(doc)
+        start, end, indent = _section(doc, section)
         body, found = [], False
         for names, text in _entries(doc[start:end], indent):
             description = " ".join(text.split("\n", 1)[1].split()) if "\n" in text else ""
