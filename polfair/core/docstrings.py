@@ -9,11 +9,12 @@ them; a function that takes them too writes one numpydoc entry naming them and p
         As in :func:`polfair.confusion_counts`.
 
 and is decorated with :func:`shares_parameters`, which replaces that entry, when the module is
-imported, by the source's own entries for those names. Any other numpydoc section of entries is
-shared the same way (``section="Raises"``: an exception's entry, written once). ``help()``, the doctests and the API
+imported, by the source's own entries for those names. ``help()``, the doctests and the API
 reference (which reads the live objects) then show each parameter's real description in both
 places, and the text cannot drift apart. A name the source does not describe, or a pointer with
 more text after it, is an error at import time (an author finds out at once, not a reader later).
+Any other numpydoc section of entries is shared the same way (``section="Raises"``), and an
+example's setup by :func:`with_setup`.
 """
 
 from __future__ import annotations
@@ -22,9 +23,18 @@ import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["parameter_entries", "shares_parameters"]
+__all__ = ["SETUPS", "parameter_entries", "shares_parameters", "with_setup"]
 
 T = TypeVar("T")
+
+#: Example setups written once: a toy table of six rows (label ``y``, decision ``p``, group ``g``) and its report.
+SETUPS = {
+    "toy_report": """>>> import polars as pl
+>>> import polfair as pf
+>>> df = pl.DataFrame({"y": [1, 0, 1, 0, 1, 1], "p": [1, 1, 1, 0, 0, 0],
+...                    "g": ["a", "a", "a", "a", "b", "b"]})
+>>> rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="g")""",
+}
 
 def _section(doc: str, section: str = "Parameters") -> tuple[int, int, str]:
     """(start, end, indent) of the body of the ``section`` section (numpydoc) of ``doc``."""
@@ -173,3 +183,31 @@ def shares_parameters(source: Any, *, name: str | None = None, section: str = "P
         return obj
 
     return decorate
+
+
+def with_setup(obj: T) -> T:
+    """Decorator: a docstring line ``{{name}}`` becomes the example setup ``SETUPS[name]`` (at its indent).
+
+    For the examples of steps on a report: the doctests and ``help()`` read the setup in full. An
+    unknown name is an error at import.
+
+    Examples
+    --------
+    >>> @with_setup
+    ... def step(report):
+    ...     '''Do.
+    ...
+    ...     {{toy_report}}
+    ...     '''
+    >>> step.__doc__.splitlines()[2]
+    '    >>> import polars as pl'
+    """
+
+    def setup(m: re.Match[str]) -> str:
+        if m[2] not in SETUPS:
+            msg = f"{obj.__qualname__}: no example setup {m[2]!r}; known: {sorted(SETUPS)}"  # type: ignore[attr-defined]
+            raise ValueError(msg)
+        return "\n".join(m[1] + line for line in SETUPS[m[2]].split("\n"))
+
+    obj.__doc__ = re.sub(r"^([ \t]*)\{\{(\w+)\}\}$", setup, obj.__doc__ or "", flags=re.M)
+    return obj

@@ -89,3 +89,21 @@ def test_another_section_is_shared_the_same_way() -> None:
                                                          "ValueError": "ValueError\n    Mine.\n"}
     with pytest.raises(ValueError, match="no Returns section"):
         shares_parameters(source, name="src", section="Returns")(user)
+
+
+def test_an_example_setup_is_written_once_and_an_unknown_one_fails() -> None:
+    from polfair.core.docstrings import SETUPS, with_setup
+    from polfair.monitor.disclosure import suppress_small_groups
+
+    assert "{{" not in (suppress_small_groups.__doc__ or "")
+    assert "\n".join(ln.strip() for ln in SETUPS["toy_report"].split("\n")) in "\n".join(
+        ln.strip() for ln in (suppress_small_groups.__doc__ or "").split("\n"))
+
+    def step() -> None:
+        """S.
+
+        {{toy_reprt}}
+        """
+
+    with pytest.raises(ValueError, match="no example setup 'toy_reprt'"):
+        with_setup(step)

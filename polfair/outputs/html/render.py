@@ -21,6 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from polfair.core.docstrings import with_setup
 from polfair.core.proba import estimated_note
 from polfair.exceptions import PolfairError
 from polfair.outputs.html import _view
@@ -417,6 +418,7 @@ def _options(
                        by=by, snapshot=snapshot, provenance=provenance)  # fmt: skip
 
 
+@with_setup
 def to_html(
     report: Any,
     *,
@@ -573,13 +575,9 @@ def to_html(
 
     Examples
     --------
-    >>> import polars as pl
-    >>> import polfair as pf
-    >>> df = pl.DataFrame({"y": [1, 0, 1, 0, 1, 0], "p": [1, 0, 1, 1, 0, 0],
-    ...                    "sex": ["f", "f", "f", "m", "m", "m"]})
-    >>> report = df.pipe(pf.fairness_report, y_true="y", y_pred="p", protected="sex")
-    >>> page = to_html(report, title="Toy model", min_n=1, generated_at="2026-01-01")
-    >>> page.startswith("<!DOCTYPE html>"), "disparate_impact by sex" in page
+    {{toy_report}}
+    >>> page = to_html(rep, title="Toy model", min_n=1, generated_at="2026-01-01")
+    >>> page.startswith("<!DOCTYPE html>"), "disparate_impact by g" in page
     (True, True)
     """
     given = {
