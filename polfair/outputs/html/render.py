@@ -615,6 +615,7 @@ def to_html(
     return _render(report, opts, title, fragment, scores, adverse_impact, slices)
 
 
+@with_setup
 def write_html(report: Any, path: str | Path, *, title: str = "Fairness report", **kwargs: Any) -> Path:
     """Write a fairness report as one self-contained HTML file.
 
@@ -649,12 +650,9 @@ def write_html(report: Any, path: str | Path, *, title: str = "Fairness report",
     Examples
     --------
     >>> import tempfile, pathlib
-    >>> import polars as pl
-    >>> import polfair as pf
-    >>> df = pl.DataFrame({"y": [1, 0, 1, 0], "p": [1, 0, 0, 0], "g": ["a", "a", "b", "b"]})
-    >>> report = df.pipe(pf.fairness_report, y_true="y", y_pred="p", protected="g")
+    {{toy_report}}
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     out = write_html(report, pathlib.Path(d) / "fairness.html", title="Toy", min_n=1)
+    ...     out = write_html(rep, pathlib.Path(d) / "fairness.html", title="Toy", min_n=1)
     ...     out.read_text(encoding="utf-8").count("<svg") >= 1
     True
     """
@@ -677,6 +675,7 @@ def _write_text(path: Path, text: str) -> None:
     write_atomic(path, write)
 
 
+@with_setup
 class HtmlReport:
     """A fairness report that displays as the HTML report in Jupyter (``_repr_html_``).
 
@@ -700,10 +699,8 @@ class HtmlReport:
 
     Examples
     --------
-    >>> import polars as pl
-    >>> import polfair as pf
-    >>> df = pl.DataFrame({"y": [1, 0, 1, 0], "p": [1, 0, 0, 0], "g": ["a", "a", "b", "b"]})
-    >>> view = HtmlReport(df.pipe(pf.fairness_report, y_true="y", y_pred="p", protected="g"), min_n=1)
+    {{toy_report}}
+    >>> view = HtmlReport(rep, min_n=1)
     >>> view._repr_html_().startswith('<div class="pf-report"')
     True
     """
