@@ -25,13 +25,6 @@ def data_path(name: str) -> Path:
     return Path(str(resources.files("polfair") / "data" / name))
 
 
-def _bundled(name: str, lazy: bool, keep: pl.Expr | None = None) -> pl.DataFrame | pl.LazyFrame:
-    """A bundled parquet file, scanned (``lazy``) or read; only the rows ``keep`` (a predicate) selects."""
-    lf = pl.scan_parquet(data_path(name))
-    lf = lf if keep is None else lf.filter(keep)
-    return lf if lazy else lf.collect()
-
-
 def load_compas(*, propublica_filter: bool = True, lazy: bool = False) -> pl.DataFrame | pl.LazyFrame:
     """ProPublica's COMPAS two-year recidivism data (Broward County, 2013–14), 7,214 × 45.
 
@@ -62,7 +55,10 @@ def load_compas(*, propublica_filter: bool = True, lazy: bool = False) -> pl.Dat
     >>> pf.load_compas().height
     6172
     """
-    return _bundled("compas_two_years.parquet", lazy, pl.col("propublica_filter") if propublica_filter else None)
+    lf = pl.scan_parquet(data_path("compas_two_years.parquet"))
+    if propublica_filter:
+        lf = lf.filter(pl.col("propublica_filter"))
+    return lf if lazy else lf.collect()
 
 
 def load_adult(*, lazy: bool = False) -> pl.DataFrame | pl.LazyFrame:
@@ -77,7 +73,8 @@ def load_adult(*, lazy: bool = False) -> pl.DataFrame | pl.LazyFrame:
     >>> pf.load_adult().height
     48842
     """
-    return _bundled("adult.parquet", lazy)
+    lf = pl.scan_parquet(data_path("adult.parquet"))
+    return lf if lazy else lf.collect()
 
 
 def load_german_credit(*, lazy: bool = False) -> pl.DataFrame | pl.LazyFrame:
@@ -89,7 +86,8 @@ def load_german_credit(*, lazy: bool = False) -> pl.DataFrame | pl.LazyFrame:
     >>> pf.load_german_credit().height
     1000
     """
-    return _bundled("german_credit.parquet", lazy)
+    lf = pl.scan_parquet(data_path("german_credit.parquet"))
+    return lf if lazy else lf.collect()
 
 
 def load_adult_regression(*, lazy: bool = False) -> pl.DataFrame | pl.LazyFrame:
