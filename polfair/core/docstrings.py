@@ -36,6 +36,7 @@ SETUPS = {
 >>> rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="g")""",
 }
 
+
 def _section(doc: str, section: str = "Parameters") -> tuple[int, int, str]:
     """(start, end, indent) of the body of the ``section`` section (numpydoc) of ``doc``."""
     m = re.compile(rf"^(?P<indent>[ \t]*){section}\n(?P=indent)-+\n", re.M).search(doc)
