@@ -194,13 +194,7 @@ def with_setup(obj: T) -> T:
 
     Examples
     --------
-    >>> @with_setup
-    ... def step(report):
-    ...     '''Do.
-    ...
-    ...     {{toy_report}}
-    ...     '''
-    >>> step.__doc__.splitlines()[2]
+    >>> with_setup(type("Step", (), {"__doc__": "    {{toy_report}}"})).__doc__.splitlines()[0]
     '    >>> import polars as pl'
     """
 
