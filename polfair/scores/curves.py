@@ -39,7 +39,7 @@ import polars as pl
 from polfair.core import intervals as iv
 from polfair.core._args import as_list, as_values
 from polfair.core._typing import IntoExpr
-from polfair.core.options import keywords_of
+from polfair.core.options import checks_keywords, keywords_of
 from polfair.core.passes.counts import check_counted
 from polfair.core.proba import DEFAULT_TOLERANCE
 from polfair.core.reference import largest_reference, resolve_min_sample_size, warn_small_reference
@@ -214,6 +214,7 @@ def _cumulative(gh: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
     )
 
 
+@checks_keywords
 def roc_curve(
     data: Any,
     *,

@@ -24,6 +24,11 @@ def test_the_doors_list_roc_curves_keywords_with_its_defaults(door) -> None:
         door(pf.load_compas(), y_true="two_year_recid", y_score="decile_score", protectd="race")
 
 
+def test_roc_curve_names_the_close_keyword_too() -> None:
+    with pytest.raises(UnknownOptionError, match="did you mean 'y_score'"):
+        roc_curve(pf.load_compas(), y_true="two_year_recid", y_scor="decile_score", protected="race")
+
+
 def test_score_report_from_counts_takes_score_reports_defaults() -> None:
     df = pf.load_compas()
     h = pf.scores.score_counts(df, y_true="two_year_recid", y_score="decile_score", protected="sex", with_missing=True,
