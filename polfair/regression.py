@@ -210,9 +210,7 @@ def regression_report(
     if not keys:
         msg = "regression_report needs at least one protected attribute (protected=..., or protected_proba=...)"
         raise PolfairError(msg)
-    options = ReportOptions(protected=keys, by=by_n, privileged=privileged, reference=reference,
-                            intersections=intersections, ci=ci, p_adjust=p_adjust, min_sample_size=min_sample_size)
-    report = report_rows(cells, options)
+    report = report_rows(cells, ReportOptions.of_keywords(locals() | {"protected": keys, "by": by_n}))
     fields = {
         "y_true": y_true, "y_pred": y_pred, "protected": as_list(protected) or None, "weight": weight,
         "by": as_list(by) or None, "privileged": dict(privileged) if privileged else None, "reference": reference,

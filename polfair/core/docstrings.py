@@ -13,6 +13,8 @@ imported, by the source's own entries for those names. ``help()``, the doctests 
 reference (which reads the live objects) then show each parameter's real description in both
 places, and the text cannot drift apart. A name the source does not describe, or a pointer with
 more text after it, is an error at import time (an author finds out at once, not a reader later).
+Any other numpydoc section of entries is shared the same way (``section="Raises"``), and an
+example's setup by :func:`with_setup`.
 """
 
 from __future__ import annotations
@@ -21,18 +23,25 @@ import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["parameter_entries", "shares_parameters"]
+__all__ = ["SETUPS", "parameter_entries", "shares_parameters", "with_setup"]
 
 T = TypeVar("T")
 
-_SECTION = re.compile(r"^(?P<indent>[ \t]*)Parameters\n(?P=indent)-+\n", re.M)
+#: Example setups written once: a toy table of six rows (label ``y``, decision ``p``, group ``g``) and its report.
+SETUPS = {
+    "toy_report": """>>> import polars as pl
+>>> import polfair as pf
+>>> df = pl.DataFrame({"y": [1, 0, 1, 0, 1, 1], "p": [1, 1, 1, 0, 0, 0],
+...                    "g": ["a", "a", "a", "a", "b", "b"]})
+>>> rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="g")""",
+}
 
 
-def _section(doc: str) -> tuple[int, int, str]:
-    """(start, end, indent) of the body of the Parameters section of ``doc``."""
-    m = _SECTION.search(doc)
+def _section(doc: str, section: str = "Parameters") -> tuple[int, int, str]:
+    """(start, end, indent) of the body of the ``section`` section (numpydoc) of ``doc``."""
+    m = re.compile(rf"^(?P<indent>[ \t]*){section}\n(?P=indent)-+\n", re.M).search(doc)
     if m is None:
-        msg = "the docstring has no Parameters section"
+        msg = f"the docstring has no {section} section"
         raise ValueError(msg)
     indent = m.group("indent")
     header = re.compile(rf"^{re.escape(indent)}\S[^\n]*\n{re.escape(indent)}-{{3,}}\n", re.M)  # the next section
@@ -53,10 +62,11 @@ def _entries(body: str, indent: str) -> list[tuple[list[str], str]]:
     return entries
 
 
-def parameter_entries(obj: Any) -> dict[str, str]:
+def parameter_entries(obj: Any, *, section: str = "Parameters") -> dict[str, str]:
     r"""Parameter name -> its numpydoc entry (header and description lines, unindented) in ``obj``'s docstring.
 
     An entry that describes several names (``cluster, n_buckets``) is returned under each of them.
+    ``section``: the entries of another section (``"Raises"``: exception name -> entry).
 
     Examples
     --------
@@ -74,7 +84,7 @@ def parameter_entries(obj: Any) -> dict[str, str]:
     'b, c\n    The others.\n'
     """
     doc = obj.__doc__ or ""
-    start, end, indent = _section(doc)
+    start, end, indent = _section(doc, section)
     out = {}
     for names, text in _entries(doc[start:end], indent):
         lines = [ln[len(indent) :] if ln.startswith(indent) else ln.lstrip(" ") for ln in text.rstrip("\n").split("\n")]
@@ -85,7 +95,7 @@ def parameter_entries(obj: Any) -> dict[str, str]:
     return out
 
 
-def shares_parameters(source: Any, *, name: str | None = None) -> Callable[[T], T]:
+def shares_parameters(source: Any, *, name: str | None = None, section: str = "Parameters") -> Callable[[T], T]:
     """Decorator: the entry ``names / As in :func:`<name>`.`` becomes ``source``'s entries for those names.
 
     Parameters
@@ -94,6 +104,8 @@ def shares_parameters(source: Any, *, name: str | None = None) -> Callable[[T], 
         The object whose docstring describes the parameters.
     name : str, optional
         How the pointer names ``source`` (default ``polfair.<source.__name__>``).
+    section : str, optional
+        The numpydoc section whose entries are shared (default ``"Parameters"``; e.g. ``"Raises"``).
 
     Returns
     -------
@@ -140,9 +152,9 @@ def shares_parameters(source: Any, *, name: str | None = None) -> Callable[[T], 
     pointer = f"As in :func:`{target}`."
 
     def decorate(obj: T) -> T:
-        shared = parameter_entries(source)
+        shared = parameter_entries(source, section=section)
         doc = obj.__doc__ or ""
-        start, end, indent = _section(doc)
+        start, end, indent = _section(doc, section)
         body, found = [], False
         for names, text in _entries(doc[start:end], indent):
             description = " ".join(text.split("\n", 1)[1].split()) if "\n" in text else ""
@@ -172,3 +184,25 @@ def shares_parameters(source: Any, *, name: str | None = None) -> Callable[[T], 
         return obj
 
     return decorate
+
+
+def with_setup(obj: T) -> T:
+    """Decorator: a docstring line ``{{name}}`` becomes the example setup ``SETUPS[name]`` (at its indent).
+
+    For the examples of steps on a report: the doctests and ``help()`` read the setup in full. An
+    unknown name is an error at import.
+
+    Examples
+    --------
+    >>> with_setup(type("Step", (), {"__doc__": "    {{toy_report}}"})).__doc__.splitlines()[0]
+    '    >>> import polars as pl'
+    """
+
+    def setup(m: re.Match[str]) -> str:
+        if m[2] not in SETUPS:
+            msg = f"{obj.__qualname__}: no example setup {m[2]!r}; known: {sorted(SETUPS)}"  # type: ignore[attr-defined]
+            raise ValueError(msg)
+        return "\n".join(m[1] + line for line in SETUPS[m[2]].split("\n"))
+
+    obj.__doc__ = re.sub(r"^([ \t]*)\{\{(\w+)\}\}$", setup, obj.__doc__ or "", flags=re.M)
+    return obj

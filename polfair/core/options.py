@@ -129,8 +129,9 @@ def keywords_of(source: Callable[..., Any]) -> Callable[[F], F]:
             raise TypeError(msg + (f"; {source.__name__} takes no {foreign}" if foreign else ""))
         door = checks_keywords(func)
         own = [p for p in sig.parameters.values() if p is not block]
-        required = _required_keys(shared)  # a key the door requires shows no default, whatever the source's
-        flat = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY, default=p.empty if k in required else p.default)
+        required = _required_keys(shared)  # a key the door requires shows no default, whatever the source's, and its type
+        flat = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY, default=p.empty, annotation=_required_type(shared, k, p))
+                if k in required else p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
                 for k, p in declared.items() if k in shared.__annotations__]  # fmt: skip
         for f in (func, door):  # the door and what it wraps (tools that unwrap, e.g. the API reference, read this)
             f.__signature__ = sig.replace(parameters=[*own, *flat])  # type: ignore[attr-defined]
@@ -143,6 +144,12 @@ def _required_keys(shared: Any) -> frozenset[str]:
     """The required keys of a TypedDict (``Required[...]`` read from the text under postponed annotations)."""
     return frozenset(shared.__required_keys__) | frozenset(
         k for k, v in shared.__annotations__.items() if str(getattr(v, "__forward_arg__", v)).startswith("Required["))
+
+
+def _required_type(shared: Any, key: str, source: inspect.Parameter) -> Any:
+    """The type of a ``Required[T]`` key of a TypedDict (``T``, as text under postponed annotations), else the source's."""
+    m = re.fullmatch(r"(?:typing\.)?Required\[(.*)\]", str(getattr(shared.__annotations__[key], "__forward_arg__", "")))
+    return m[1] if m else source.annotation
 
 
 def _unpacked(annotation: Any, namespace: Mapping[str, Any]) -> Any:

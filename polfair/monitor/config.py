@@ -19,6 +19,7 @@ from typing import Any
 import polars as pl
 
 from polfair.compat import yardstick as groupwise
+from polfair.core.options import unknown_names_message
 from polfair.core.reference import check_min_sample_size
 from polfair.core.report.selection import select_metrics
 from polfair.core.report.status import FOUR_FIFTHS, THRESHOLD_PRESETS
@@ -89,9 +90,7 @@ def check_statistics(raw: Any, where: str = "statistics") -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in raw.items():
         if k not in STATISTICS_KEYS:
-            close = difflib.get_close_matches(str(k), STATISTICS_KEYS, n=1, cutoff=0.6)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            msg = f"{where}: unknown key {k!r}{hint}; known keys: {', '.join(STATISTICS_KEYS)}"
+            msg = f"{where}: unknown key {unknown_names_message([k], STATISTICS_KEYS)}; known keys: {', '.join(STATISTICS_KEYS)}"
             raise PolfairError(msg)
         try:
             if k == "ci":
@@ -604,11 +603,7 @@ class FairnessConfig:
             raise PolfairError(msg)
         unknown = [k for k in data if k not in _KEYS]
         if unknown:
-            hints = []
-            for k in unknown:
-                close = difflib.get_close_matches(str(k), _KEYS, n=1, cutoff=0.6)
-                hints.append(f"{k!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
-            msg = f"{source}: unknown key(s) {', '.join(hints)}; known keys: {', '.join(_KEYS)}"
+            msg = f"{source}: unknown key(s) {unknown_names_message(unknown, _KEYS)}; known keys: {', '.join(_KEYS)}"
             raise PolfairError(msg)
         try:
             return cls(**dict(data))

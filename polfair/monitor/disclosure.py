@@ -12,6 +12,7 @@ from typing import Any
 
 import polars as pl
 
+from polfair.core.docstrings import with_setup
 from polfair.exceptions import PolfairError
 
 __all__ = ["suppress_small_groups"]
@@ -21,6 +22,7 @@ _COMPARISON_COLUMNS = ("difference", "ratio", "difference_lo", "difference_hi", 
 _REPORT_COLUMNS = ("attribute", "group", "metric", "value", "reference_group", "difference", "ratio", "n")
 
 
+@with_setup
 def suppress_small_groups(report: pl.DataFrame, min_group_size: Any) -> pl.DataFrame:
     """Drop the group rows of groups with fewer than ``min_group_size`` input rows (small-cell control).
 
@@ -58,11 +60,7 @@ def suppress_small_groups(report: pl.DataFrame, min_group_size: Any) -> pl.DataF
 
     Examples
     --------
-    >>> import polars as pl
-    >>> import polfair as pf
-    >>> df = pl.DataFrame({"y": [1, 0, 1, 0, 1, 1], "p": [1, 1, 1, 0, 0, 0],
-    ...                    "g": ["a", "a", "a", "a", "b", "b"]})
-    >>> rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="g")
+    {{toy_report}}
     >>> out = suppress_small_groups(rep, 3)
     >>> sorted(out["group"].drop_nulls().unique().to_list())
     ['a']

@@ -19,6 +19,7 @@ from typing import Any
 
 import polars as pl
 
+from polfair.core.docstrings import with_setup
 from polfair.core.metrics import METRICS
 from polfair.core.reference import resolve_min_sample_size
 from polfair.core.report.build import REPORT_COLUMNS as _REPORT_COLUMNS
@@ -47,6 +48,7 @@ def format_threshold(lo: float, hi: float) -> str:
 
 
 
+@with_setup
 def apply_thresholds(
     report: pl.DataFrame,
     thresholds: Mapping[str, Any],
@@ -117,22 +119,18 @@ def apply_thresholds(
 
     Examples
     --------
-    >>> import polars as pl
-    >>> import polfair as pf
-    >>> df = pl.DataFrame({"y": [1, 0, 1, 0, 1, 1], "p": [1, 1, 1, 0, 0, 0],
-    ...                    "g": ["a", "a", "a", "b", "b", "b"]})
-    >>> rep = pf.fairness_report(df, y_true="y", y_pred="p", protected="g", privileged={"g": "a"})
+    {{toy_report}}
     >>> out = apply_thresholds(rep, {"disparate_impact": [0.8, 1.25]}, min_sample_size=2)
     >>> out.filter(pl.col("status").is_not_null()).select("group", "value", "threshold", "status")
     shape: (2, 4)
-    ┌───────┬───────┬─────────────┬───────────┐
-    │ group ┆ value ┆ threshold   ┆ status    │
-    │ ---   ┆ ---   ┆ ---         ┆ ---       │
-    │ str   ┆ f64   ┆ str         ┆ str       │
-    ╞═══════╪═══════╪═════════════╪═══════════╡
-    │ a     ┆ 1.0   ┆ [0.8, 1.25] ┆ ok        │
-    │ b     ┆ 0.0   ┆ [0.8, 1.25] ┆ violation │
-    └───────┴───────┴─────────────┴───────────┘
+    ┌───────┬───────┬─────────────┬──────────────┐
+    │ group ┆ value ┆ threshold   ┆ status       │
+    │ ---   ┆ ---   ┆ ---         ┆ ---          │
+    │ str   ┆ f64   ┆ str         ┆ str          │
+    ╞═══════╪═══════╪═════════════╪══════════════╡
+    │ a     ┆ 1.0   ┆ [0.8, 1.25] ┆ ok           │
+    │ b     ┆ 0.0   ┆ [0.8, 1.25] ┆ inconclusive │
+    └───────┴───────┴─────────────┴──────────────┘
     """
     missing = [c for c in _REPORT_COLUMNS if c not in report.columns]
     if missing:

@@ -12,15 +12,17 @@ from typing import Any
 
 import polars as pl
 
+from polfair.core.docstrings import shares_parameters
 from polfair.core.report.run_metadata import request_of
 from polfair.exceptions import PolfairError
-from polfair.outputs.writers import for_text_formats, report_format, report_metadata, write_atomic
+from polfair.outputs.writers import for_text_formats, report_format, report_metadata, write_atomic, write_report
 
 __all__ = ["write_report_batches"]
 
 _TEXT = {".csv": "csv", ".ndjson": "ndjson", ".jsonl": "ndjson", ".json": "json"}
 
 
+@shares_parameters(write_report, name="polfair.outputs.writers.write_report", section="Raises")
 def write_report_batches(batches: Iterable[pl.DataFrame], path: str | Path,
                          request: Mapping[str, Any] | None = None) -> int:
     """Write consecutive report batches to ``path`` as one report; the format follows the extension.
@@ -48,7 +50,7 @@ def write_report_batches(batches: Iterable[pl.DataFrame], path: str | Path,
     PolfairError
         Unknown extension, or a batch whose columns differ from the first's.
     FileNotFoundError
-        The directory does not exist.
+        As in :func:`polfair.outputs.writers.write_report`.
 
     Examples
     --------

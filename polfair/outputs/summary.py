@@ -22,6 +22,7 @@ from typing import Any
 
 import polars as pl
 
+from polfair.core.docstrings import with_setup
 from polfair.core.options import check_present
 from polfair.core.proba import estimated_note
 from polfair.core.report.run_metadata import request_of
@@ -343,6 +344,7 @@ def _period_label(keys: Sequence[str], values: Sequence[Any]) -> str:
     return ", ".join(f"{k} = {v}" for k, v in zip(keys, values))
 
 
+@with_setup
 def summarize(
     report: pl.DataFrame | Iterable[pl.DataFrame],
     *,
@@ -385,10 +387,8 @@ def summarize(
 
     Examples
     --------
-    >>> import polars as pl
-    >>> import polfair as pf
-    >>> df = pl.DataFrame({"y": [1, 0, 1, 0], "p": [1, 0, 0, 0], "g": ["a", "a", "b", "b"]})
-    >>> text = summarize(pf.fairness_report(df, y_true="y", y_pred="p", protected="g"))
+    {{toy_report}}
+    >>> text = summarize(rep)
     >>> "sel" in text and max(len(line) for line in text.splitlines()) <= 100
     True
     """

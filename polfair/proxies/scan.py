@@ -31,6 +31,7 @@ every feature value. Then, per feature (:func:`proxy_scan_from_counts`):
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import math
 from collections.abc import Sequence
@@ -51,7 +52,7 @@ from polfair.core.passes.spec import label_values
 from polfair.core.report.build import group_label, report_from_counts
 from polfair.exceptions import PolfairError
 
-__all__ = ["ProxyRows", "proxy_counts", "proxy_report", "proxy_report_from_counts", "proxy_scan", "proxy_scan_from_counts"]
+__all__ = ["Measures", "ProxyRows", "proxy_counts", "proxy_report", "proxy_report_from_counts", "proxy_scan", "proxy_scan_from_counts"]
 
 _P = "protected_group"
 _V = "proxy_value"  # the report's key column ('value' is a report column)
@@ -244,81 +245,6 @@ def _association(table: np.ndarray) -> tuple[float | None, float | None]:
     else:
         nmi = mi / ((hr + hc) / 2)
     return v, nmi
-
-
-def proxy_scan_from_counts(
-    counts: pl.DataFrame,
-    *,
-    measure: str = "cramers_v",
-    numeric_bins: int = 5,
-    max_levels: int = 10,
-    min_support: float = 0.01,
-) -> pl.DataFrame:
-    """:func:`proxy_scan` from :func:`proxy_counts` (or a merge of them).
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polfair as pf
-    >>> c = proxy_counts(pf.load_adult(), protected="sex", features=["relationship", "race"])
-    >>> proxy_scan_from_counts(c).select("feature", pl.col("association").round(3)).rows()
-    [('relationship', 0.647), ('race', 0.114)]
-    """
-    if measure not in ("cramers_v", "normalized_mutual_info"):
-        msg = f"measure must be 'cramers_v' or 'normalized_mutual_info', got {measure!r}"
-        raise PolfairError(msg)
-    if numeric_bins < 2 or max_levels < 1 or not 0 <= min_support < 1:
-        msg = "numeric_bins must be >= 2, max_levels >= 1 and min_support in [0, 1)"
-        raise PolfairError(msg)
-    rows = []
-    for (feature,), part in counts.group_by("feature", maintain_order=True):
-        part = _binned(part, numeric_bins, max_levels)
-        ct = part.group_by(["value", _P]).agg(pl.col("w").sum(), pl.col("n").sum())
-        piv = ct.pivot(on=_P, index="value", values="w").fill_null(0.0).sort("value", nulls_last=True)
-        groups = [c for c in piv.columns if c != "value"]
-        table = piv.select(groups).to_numpy().T.astype(float)  # rows: protected groups
-        v, nmi = _association(table)
-        N = float(table.sum())
-        nv = ct.group_by("value").agg(pl.col("n").sum().alias("nv"), pl.col("w").sum().alias("wv"))
-        top = []
-        total_n = int(ct["n"].sum())
-        for g in groups:
-            pg = float(ct.filter(pl.col(_P).eq_missing(g))["w"].sum()) / N if N else 0.0
-            cand = (
-                ct.filter(pl.col(_P).eq_missing(g))
-                .join(nv, on="value", how="left", nulls_equal=True)
-                .filter(pl.col("nv") >= max(1.0, min_support * total_n))
-                .with_columns((pl.col("w") / pl.col("wv")).alias("share"))
-                .sort(["share", "nv"], descending=True, nulls_last=True)
-            )
-            if cand.height and pg > 0:
-                r = cand.row(0, named=True)
-                top.append({"protected_group": g, "value": r["value"], "share": r["share"],
-                            "lift": r["share"] / pg, "n": int(r["nv"])})  # fmt: skip
-        top.sort(key=lambda t: (-t["share"], -t["lift"]))
-        summary = "; ".join(f"{feature} = {t['value']} → {t['share']:.0%} {t['protected_group']}" for t in top[:3])
-        rows.append({"feature": feature, "kind": "numeric" if part["numeric"][0] else "categorical",
-                     "levels": piv.height, "n": total_n, "cramers_v": v, "normalized_mutual_info": nmi,
-                     "top_values": top, "summary": summary})  # fmt: skip
-    out = pl.DataFrame(rows, schema={
-        "feature": pl.String, "kind": pl.String, "levels": pl.Int64, "n": pl.Int64, "cramers_v": pl.Float64,
-        "normalized_mutual_info": pl.Float64, "top_values": pl.List(_TOP), "summary": pl.String,
-    })  # fmt: skip
-    return (
-        out.with_columns(pl.col(measure).alias("association"))
-        .sort("association", descending=True, nulls_last=True, maintain_order=True)
-        .select(
-            "feature",
-            "association",
-            "cramers_v",
-            "normalized_mutual_info",
-            "kind",
-            "levels",
-            "n",
-            "top_values",
-            "summary",
-        )
-    )
 
 
 def proxy_report_from_counts(
@@ -548,3 +474,84 @@ def proxy_scan(
         )
         out = out.join(eo, on="feature", how="left", maintain_order="left")
     return out
+
+
+class Measures(TypedDict, total=False):
+    """The keywords of :func:`proxy_scan` that measure and describe the association (each with its default there)."""
+
+    measure: str
+    numeric_bins: int
+    max_levels: int
+    min_support: float
+
+
+@keywords_of(proxy_scan)
+def proxy_scan_from_counts(counts: pl.DataFrame, **scan: Unpack[Measures]) -> pl.DataFrame:
+    """:func:`proxy_scan` from :func:`proxy_counts` (or a merge of them).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polfair as pf
+    >>> c = proxy_counts(pf.load_adult(), protected="sex", features=["relationship", "race"])
+    >>> proxy_scan_from_counts(c).select("feature", pl.col("association").round(3)).rows()
+    [('relationship', 0.647), ('race', 0.114)]
+    """
+    options = inspect.signature(proxy_scan).bind_partial(**scan)  # with proxy_scan's defaults
+    options.apply_defaults()
+    measure, numeric_bins, max_levels, min_support = (options.arguments[k] for k in Measures.__annotations__)
+    if measure not in ("cramers_v", "normalized_mutual_info"):
+        msg = f"measure must be 'cramers_v' or 'normalized_mutual_info', got {measure!r}"
+        raise PolfairError(msg)
+    if numeric_bins < 2 or max_levels < 1 or not 0 <= min_support < 1:
+        msg = "numeric_bins must be >= 2, max_levels >= 1 and min_support in [0, 1)"
+        raise PolfairError(msg)
+    rows = []
+    for (feature,), part in counts.group_by("feature", maintain_order=True):
+        part = _binned(part, numeric_bins, max_levels)
+        ct = part.group_by(["value", _P]).agg(pl.col("w").sum(), pl.col("n").sum())
+        piv = ct.pivot(on=_P, index="value", values="w").fill_null(0.0).sort("value", nulls_last=True)
+        groups = [c for c in piv.columns if c != "value"]
+        table = piv.select(groups).to_numpy().T.astype(float)  # rows: protected groups
+        v, nmi = _association(table)
+        N = float(table.sum())
+        nv = ct.group_by("value").agg(pl.col("n").sum().alias("nv"), pl.col("w").sum().alias("wv"))
+        top = []
+        total_n = int(ct["n"].sum())
+        for g in groups:
+            pg = float(ct.filter(pl.col(_P).eq_missing(g))["w"].sum()) / N if N else 0.0
+            cand = (
+                ct.filter(pl.col(_P).eq_missing(g))
+                .join(nv, on="value", how="left", nulls_equal=True)
+                .filter(pl.col("nv") >= max(1.0, min_support * total_n))
+                .with_columns((pl.col("w") / pl.col("wv")).alias("share"))
+                .sort(["share", "nv"], descending=True, nulls_last=True)
+            )
+            if cand.height and pg > 0:
+                r = cand.row(0, named=True)
+                top.append({"protected_group": g, "value": r["value"], "share": r["share"],
+                            "lift": r["share"] / pg, "n": int(r["nv"])})  # fmt: skip
+        top.sort(key=lambda t: (-t["share"], -t["lift"]))
+        summary = "; ".join(f"{feature} = {t['value']} → {t['share']:.0%} {t['protected_group']}" for t in top[:3])
+        rows.append({"feature": feature, "kind": "numeric" if part["numeric"][0] else "categorical",
+                     "levels": piv.height, "n": total_n, "cramers_v": v, "normalized_mutual_info": nmi,
+                     "top_values": top, "summary": summary})  # fmt: skip
+    out = pl.DataFrame(rows, schema={
+        "feature": pl.String, "kind": pl.String, "levels": pl.Int64, "n": pl.Int64, "cramers_v": pl.Float64,
+        "normalized_mutual_info": pl.Float64, "top_values": pl.List(_TOP), "summary": pl.String,
+    })  # fmt: skip
+    return (
+        out.with_columns(pl.col(measure).alias("association"))
+        .sort("association", descending=True, nulls_last=True, maintain_order=True)
+        .select(
+            "feature",
+            "association",
+            "cramers_v",
+            "normalized_mutual_info",
+            "kind",
+            "levels",
+            "n",
+            "top_values",
+            "summary",
+        )
+    )

@@ -44,6 +44,7 @@ import polars as pl
 
 from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
+from polfair.core.docstrings import shares_parameters
 from polfair.core.options import checks_keywords, keywords_of, refuse_unused
 from polfair.core.passes.spec import PassOptions
 from polfair.core.proba import DEFAULT_TOLERANCE, estimated_note, parse_protected_proba
@@ -58,7 +59,7 @@ from polfair.regulatory.statistics import (
     two_proportion_z,
 )
 from polfair.scores.counts import SCORE_COUNT_COLUMNS, decision_counts, score_counts
-from polfair.scores.curves import split_missing
+from polfair.scores.curves import score_report, split_missing
 
 __all__ = ["ADVERSE_IMPACT_COLUMNS", "PRESETS", "Battery", "adverse_impact", "adverse_impact_from_counts"]
 
@@ -175,6 +176,7 @@ def _critical(alpha: float) -> float:
     return float(special.ndtri(1.0 - alpha / 2.0))
 
 
+@shares_parameters(score_report, name="polfair.scores.score_report")
 @checks_keywords
 def adverse_impact(
     data: Any,
@@ -270,8 +272,7 @@ def adverse_impact(
         memberships as known, and the estimators' biases apply (the weighted estimator tends to
         understate disparities, the likeliest group to exaggerate them; Chen et al., FAT* 2019).
     on_missing
-        Rows with a missing label, prediction, score or weight: ``"warn"`` (default), ``"raise"`` or
-        ``"ignore"``, as in :func:`polfair.fairness_report`.
+        As in :func:`polfair.scores.score_report`.
 
     Returns
     -------
@@ -377,6 +378,7 @@ class Battery(TypedDict, total=False):
 
 
 @keywords_of(adverse_impact)
+@shares_parameters(adverse_impact, name="adverse_impact")
 def adverse_impact_from_counts(
     hist: pl.DataFrame, *, by: str | Sequence[str] | None = None, cut: float | None = 0.5, **battery: Unpack[Battery]
 ) -> pl.DataFrame:
@@ -388,8 +390,10 @@ def adverse_impact_from_counts(
         :func:`~polfair.scores.counts.score_counts` output (``y_true=None``) whose ``score`` is the
         0/1 decision (``cut=0.5``) or a score (``cut=None``: the sample median per ``by`` value,
         NYC's scoring rate). A row is selected when its score is strictly above the cut.
-    by, intersections, exclude_below, alpha, variance, shortfall_rate, min_sample_size, min_size
-        As :func:`adverse_impact`.
+    by
+        The histogram's ``by`` column names.
+    intersections, exclude_below, alpha, variance, shortfall_rate, min_sample_size, min_size
+        As in :func:`adverse_impact`.
 
     Returns
     -------

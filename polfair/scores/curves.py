@@ -29,8 +29,9 @@ bin count as half-concordant); the exact-value histogram has no error.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, Required, TypedDict, Unpack
 
 import numpy as np
 import polars as pl
@@ -38,9 +39,8 @@ import polars as pl
 from polfair.core import intervals as iv
 from polfair.core._args import as_list, as_values
 from polfair.core._typing import IntoExpr
-from polfair.core.options import checks_keywords
+from polfair.core.options import checks_keywords, keywords_of
 from polfair.core.passes.counts import check_counted
-from polfair.core.passes.spec import PassOptions
 from polfair.core.proba import DEFAULT_TOLERANCE
 from polfair.core.reference import largest_reference, resolve_min_sample_size, warn_small_reference
 from polfair.core.report.build import attribute_sets, group_label, value_label, warn_absent_privileged
@@ -51,9 +51,14 @@ from polfair.scores.counts import SCORE_COUNT_COLUMNS, score_counts
 
 __all__ = [
     "SCORE_METRICS",
+    "CurveRows",
+    "HistogramRows",
+    "ScoreKnobs",
+    "ScoreRows",
     "area_between_roc_curves",
     "check_score_reference",
     "group_histograms",
+    "pass_rows",
     "reference_groups",
     "precision_recall_curve",
     "reliability_curve",
@@ -209,6 +214,7 @@ def _cumulative(gh: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
     )
 
 
+@checks_keywords
 def roc_curve(
     data: Any,
     *,
@@ -252,9 +258,8 @@ def roc_curve(
     >>> r.filter(attribute="race", group="Caucasian").select("threshold", "fpr", "tpr").head(2).rows()
     [(inf, 0.0, 0.0), (10.0, 0.0117096018735363, 0.04257907542579075)]
     """
-    roles = PassOptions(y_true=y_true, y_score=y_score, protected=protected, favorable=favorable, weight=weight, by=by,
-                        score_label=score_label)  # fmt: skip
-    hist, by_n = _histogram(data, roles, bins)
+    hist, by_n = _histogram(data, dict(y_true=y_true, y_score=y_score, protected=protected, favorable=favorable,
+                                       weight=weight, by=by, bins=bins, score_label=score_label))  # fmt: skip
     c = _cumulative(group_histograms(hist, by=by_n, intersections=intersections), by_n)
     start = (
         c.group_by(_GID, maintain_order=True)
@@ -273,19 +278,34 @@ def roc_curve(
     )
 
 
-def precision_recall_curve(
-    data: Any,
-    *,
-    y_true: IntoExpr | None = None,
-    y_score: IntoExpr | None = None,
-    protected: IntoExpr | Sequence[IntoExpr] | None = None,
-    favorable: Any = 1,
-    score_label: Any = None,
-    weight: IntoExpr | None = None,
-    by: IntoExpr | Sequence[IntoExpr] | None = None,
-    bins: int | Sequence[float] | str | None = "exact",
-    intersections: int | Sequence[Sequence[str]] | None = None,
-) -> pl.DataFrame:
+class HistogramRows(TypedDict, total=False):
+    """The keywords of :func:`roc_curve` that every score door takes besides its roles (each with its default there)."""
+
+    favorable: Any
+    score_label: Any
+    weight: IntoExpr | None
+    by: IntoExpr | Sequence[IntoExpr] | None
+    bins: int | Sequence[float] | str | None
+    intersections: int | Sequence[Sequence[str]] | None
+
+
+class CurveRows(HistogramRows, total=False):
+    """The rows (or a histogram) of a curve: the keywords of :func:`roc_curve`, as the other curves take them."""
+
+    y_true: IntoExpr | None
+    y_score: IntoExpr | None
+    protected: IntoExpr | Sequence[IntoExpr] | None
+
+
+def pass_rows(rows: Mapping[str, Any]) -> dict[str, Any]:
+    """The keywords of :func:`~polfair.scores.counts.score_counts` in a score door's ``rows``
+    (:class:`HistogramRows` and the roles; :func:`roc_curve`'s defaults for the roles not given).
+    """
+    return {"y_true": None, "protected": None} | {k: v for k, v in rows.items() if k != "intersections"}
+
+
+@keywords_of(roc_curve)
+def precision_recall_curve(data: Any, **rows: Unpack[CurveRows]) -> pl.DataFrame:
     """Precision–recall curve of every group (and the population) as a tidy frame.
 
     Parameters are those of :func:`roc_curve`.
@@ -306,10 +326,8 @@ def precision_recall_curve(
     >>> pr.filter(attribute="sex", group="Male").select("threshold", "precision").head(1).rows()
     [(10.0, 0.816793893129771)]
     """
-    roles = PassOptions(y_true=y_true, y_score=y_score, protected=protected, favorable=favorable, weight=weight, by=by,
-                        score_label=score_label)  # fmt: skip
-    hist, by_n = _histogram(data, roles, bins)
-    c = _cumulative(group_histograms(hist, by=by_n, intersections=intersections), by_n)
+    hist, by_n = _histogram(data, rows)
+    c = _cumulative(group_histograms(hist, by=by_n, intersections=rows.get("intersections")), by_n)
     den = pl.col("tp") + pl.col("fp")
     return c.select(
         *_gid(by_n),
@@ -345,20 +363,8 @@ def _reliability(gh: pl.DataFrame, by: Sequence[str], n_bins: int) -> pl.DataFra
     )
 
 
-def reliability_curve(
-    data: Any,
-    *,
-    y_true: IntoExpr | None = None,
-    y_score: IntoExpr | None = None,
-    protected: IntoExpr | Sequence[IntoExpr] | None = None,
-    favorable: Any = 1,
-    score_label: Any = None,
-    weight: IntoExpr | None = None,
-    by: IntoExpr | Sequence[IntoExpr] | None = None,
-    bins: int | Sequence[float] | str | None = "exact",
-    intersections: int | Sequence[Sequence[str]] | None = None,
-    calibration_bins: int = 10,
-) -> pl.DataFrame:
+@keywords_of(roc_curve)
+def reliability_curve(data: Any, *, calibration_bins: int = 10, **rows: Unpack[CurveRows]) -> pl.DataFrame:
     """Reliability (calibration) curve of every group: mean score vs fraction favorable per bin.
 
     Parameters
@@ -395,9 +401,7 @@ def reliability_curve(
     >>> first.select(pl.col("mean_predicted", "fraction_positive").round(4)).row(0)
     (0.1, 0.2116)
     """
-    roles = PassOptions(y_true=y_true, y_score=y_score, protected=protected, favorable=favorable, weight=weight, by=by,
-                        score_label=score_label)  # fmt: skip
-    hist, by_n = _histogram(data, roles, bins)
+    hist, by_n = _histogram(data, rows)
     if (
         _check_calibration_bins(calibration_bins)
         and hist.height
@@ -407,7 +411,7 @@ def reliability_curve(
     ):
         msg = "reliability_curve needs scores in [0, 1] (probabilities); rescale y_score, e.g. pl.col('decile') / 10"
         raise InvalidInputError(msg)
-    r = _reliability(group_histograms(hist, by=by_n, intersections=intersections), by_n, calibration_bins)
+    r = _reliability(group_histograms(hist, by=by_n, intersections=rows.get("intersections")), by_n, calibration_bins)
     edges = np.linspace(0.0, 1.0, calibration_bins + 1).tolist()
     lo = pl.Series(edges[:-1])
     hi = pl.Series(edges[1:])
@@ -428,10 +432,10 @@ def _check_calibration_bins(n: Any) -> bool:
     return True
 
 
-def _histogram(data: Any, roles: PassOptions, bins: Any) -> tuple[pl.DataFrame, list[str]]:
-    """Rows -> histogram of the request's roles (``roles``), or a histogram as is (when ``y_score`` is None)."""
-    by = roles.by
-    if roles.y_score is None:
+def _histogram(data: Any, rows: Mapping[str, Any]) -> tuple[pl.DataFrame, list[str]]:
+    """Rows -> histogram of a curve's ``rows`` (:class:`CurveRows`), or a histogram as is (when ``y_score`` is None)."""
+    by = rows.get("by")
+    if rows.get("y_score") is None:
         h = data.collect() if isinstance(data, pl.LazyFrame) else data
         if not isinstance(h, pl.DataFrame):
             msg = "give y_score= (and y_true=, protected=) for rows, or pass a score_counts table"
@@ -439,10 +443,8 @@ def _histogram(data: Any, roles: PassOptions, bins: Any) -> tuple[pl.DataFrame, 
         by_n = [str(b) for b in as_list(by)]
         _keys_of(h, by_n)
         return h, by_n
-    h = score_counts(  # the curves are free of the weights' scale: weights beyond 1e±150 in a power-of-two unit
-        data, y_true=roles.y_true, y_score=roles.y_score, protected=roles.protected, favorable=roles.favorable,
-        weight=roles.weight, by=by, bins=bins, score_label=roles.score_label, relative=True,
-    )  # fmt: skip
+    # the curves are free of the weights' scale: weights beyond 1e±150 in a power-of-two unit
+    h = score_counts(data, **pass_rows(rows), relative=True)
     by_n = [c for c in h.columns[: len(as_list(by))]]
     return h, by_n
 
@@ -649,19 +651,174 @@ def warn_absent_privileged_scores(hist: pl.DataFrame, by: Sequence[str], privile
     warn_absent_privileged(hist.lazy(), hist.schema, typed)
 
 
-def score_report_from_counts(
-    hist: pl.DataFrame | pl.LazyFrame,
+class ScoreRows(HistogramRows, total=False):
+    """The rows of a score report or sweep: the keywords of :func:`roc_curve`, ``y_true`` and ``y_score`` required."""
+
+    y_true: Required[IntoExpr]
+    y_score: Required[IntoExpr]
+    protected: IntoExpr | Sequence[IntoExpr] | None
+
+
+@keywords_of(roc_curve)
+def score_report(
+    data: Any,
     *,
-    by: str | Sequence[str] | None = None,
-    intersections: int | Sequence[Sequence[str]] | None = None,
     privileged: Mapping[str, Any] | None = None,
     calibration_bins: int = 10,
     ci: float | None = 0.95,
     n_boot: int = 200,
     seed: int = 0,
     p_adjust: Literal["bh", "by", "holm"] | None = "bh",
+    protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None = None,
+    proba_assignment: Literal["weighted", "argmax"] = "weighted",
+    proba_tolerance: float = DEFAULT_TOLERANCE,
     reference: Literal["privileged", "largest"] | None = None,
     min_sample_size: int | None = None,
+    on_missing: Literal["warn", "raise", "ignore"] = "warn",
+    **rows: Unpack[ScoreRows],
+) -> pl.DataFrame:
+    """Score-based fairness report: ROC AUC, AP, Brier, ECE and ABROCA by group, with intervals, from one pass.
+
+    Parameters
+    ----------
+    data
+        Rows: polars/pandas/pyarrow frame, dict or parquet/CSV path.
+    y_true
+        Label column or expression; ``favorable`` is its favorable value(s) (default ``1``).
+    y_score
+        Numeric score (probabilities for Brier/ECE; any real score for AUC/AP/ABROCA).
+    protected
+        Protected attribute(s), names or named expressions.
+    favorable
+        Favorable label value(s).
+    score_label
+        The label the score is the score of (``docs/contract.md#polarity``): by default the
+        favorable label where that is unambiguous, else a
+        :class:`~polfair.exceptions.PolarityError`; it must be a favorable value (the report is
+        about the favorable label's score), as :func:`~polfair.scores.counts.score_counts`.
+    weight
+        Optional non-negative weights.
+    by
+        Optional column(s): one report per value, same pass.
+    bins
+        ``"exact"`` (default; every value exact), an int of equal-width bins on [0, 1], or edges.
+    intersections
+        Largest attribute-set size or explicit attribute sets (default: all intersections).
+    privileged
+        ``{attribute: value}``: the reference group of each attribute set whose attributes all
+        have one privileged value (else the largest group by weight), as :func:`polfair.fairness_report`.
+    reference
+        As :func:`polfair.fairness_report`: ``None`` (privileged where given, else the largest group
+        by weight), ``"privileged"`` (requires ``privileged``) or ``"largest"``. ``"best"`` and
+        ``"overall"`` compare rates and are the classification report's (a
+        :class:`~polfair.exceptions.PolfairError` here).
+    min_sample_size
+        The small-group policy (``docs/status.md``): input rows a group needs to be the comparison
+        group; the largest group is chosen among those that meet it, a privileged group below it
+        warns (:class:`~polfair.exceptions.ReferenceWarning`). ``None``: 30 rows; ``0``: no minimum.
+    calibration_bins
+        Number of equal-width bins on [0, 1] of the ECE (default 10).
+    ci
+        Confidence level in (0, 1), default 0.95: adds ``value_lo, value_hi, difference_lo,
+        difference_hi, p_value, p_value_adjusted, n_eff`` (Float64) and ``ci_method, test``
+        (Categorical) after ``n``. ``roc_auc``: DeLong on the binned scores (ties in a bin are ties;
+        ``delong``), widened in small groups and at the boundary to Newcombe's (2006) score interval
+        (``newcombe_score``; never 0 wide at perfect separation), MOVER difference, its p-value
+        floored at the exact rank bound ``2 / C(m + n, m)`` of the group's rows;
+        ``average_precision``: Boyd et al.'s logit interval (Wilson at 0 or 1), MOVER difference
+        (``logit`` / ``score``); ``brier_score``: t interval (widened to Wilson's below 100 rows),
+        Welch test (``t`` / ``score``, ``welch``); ``abroca``:
+        stratified bootstrap percentiles (``bootstrap_percentile``); attribute rows: the spread's
+        interval (two groups: the pair's; more: Šidák projection) and Cochran's Q (AUC) or Welch's
+        ANOVA (Brier). ECE has none. Details: :mod:`polfair.scores._uncertainty`. ``None``: no
+        interval columns.
+    n_boot, seed
+        Bootstrap replicates of the ABROCA intervals (int >= 2, default 200) and their seed (same
+        input and seed, same numbers).
+    p_adjust
+        ``"bh"`` (default), ``"by"``, ``"holm"`` or ``None``: ``p_value_adjusted`` within each
+        (``by`` value, metric) family of group rows (and of attribute rows).
+    protected_proba, proba_assignment, proba_tolerance
+        A protected attribute estimated from proxies (BISG), as in
+        :func:`~polfair.scores.counts.score_counts`: each group's AUC, AP, Brier score and ECE are
+        those of the rows weighted by their membership probabilities (the weighted estimator), or
+        of the rows assigned to their likeliest group (``"argmax"``); intervals use Kish sizes
+        ``(Σ w·p)² / Σ w²·p`` and cover sampling noise only (``docs/proxy-groups.md``).
+    on_missing
+        Rows with a missing label, prediction, score or weight: ``"warn"`` (default), ``"raise"`` or
+        ``"ignore"``, as in :func:`polfair.fairness_report`.
+
+    Returns
+    -------
+    pl.DataFrame
+        The fairness report's key columns and dtypes: ``*by``, ``attribute`` (Categorical; null on
+        population rows), ``group`` (String; null on attribute-level and population rows),
+        ``metric`` (Categorical, in :data:`SCORE_METRICS` order), ``value`` (Float64),
+        ``reference_group`` (Categorical), ``difference`` (Float64: on group rows value − reference value (null for
+        ``abroca``); on attribute rows max − min over groups), ``n`` (Int64 rows).
+        On attribute rows ``value`` is null except ``abroca`` (the largest ABROCA of a group vs the
+        reference). Values are null where undefined (AUC of a group without positives or
+        negatives; Brier/ECE of scores outside [0, 1]). With ``ci``, the interval columns follow
+        ``n`` (see ``ci``); they are null where undefined, on the reference group's own
+        comparison and on ``expected_calibration_error``.
+
+    Raises
+    ------
+    ColumnNotFoundError, InvalidInputError, PolarityError, PolfairError
+        As :func:`~polfair.scores.counts.score_counts`.
+
+    Warns
+    -----
+    PolarityWarning
+        The score's mean is clearly lower on favorable than on unfavorable labels (an ROC AUC below
+        0.5): it looks inverted relative to ``favorable`` (:func:`~polfair.scores.counts.score_counts`).
+
+    Notes
+    -----
+    ``roc_auc`` equals scikit-learn's ``roc_auc_score`` per group (``bins="exact"``),
+    ``average_precision`` its ``average_precision_score``, ``brier_score`` its
+    ``brier_score_loss``; see the module docstring for the formulas and sources.
+
+    Examples
+    --------
+    >>> import polfair as pf
+    >>> from polfair.scores import score_report
+    >>> rep = score_report(pf.load_compas(), y_true="two_year_recid", y_score="decile_score",
+    ...                    protected=["race", "sex"], privileged={"race": "Caucasian"})
+    >>> rep.filter(attribute="race", group="African-American", metric="roc_auc").select("value", "difference").row(0)
+    (0.7042527817830293, 0.011490227437370937)
+    """
+    h = score_counts(
+        data, **pass_rows(rows), protected_proba=protected_proba, proba_assignment=proba_assignment,
+        proba_tolerance=proba_tolerance, with_missing=True, relative=True, on_missing=on_missing,
+    )  # fmt: skip
+    by_n = h.columns[: len(as_list(rows.get("by")))]
+    return score_report_from_counts(
+        h, by=by_n, intersections=rows.get("intersections"), privileged=privileged, calibration_bins=calibration_bins, ci=ci,
+        n_boot=n_boot, seed=seed, p_adjust=p_adjust, reference=reference, min_sample_size=min_sample_size,
+    )  # fmt: skip
+
+
+class ScoreKnobs(TypedDict, total=False):
+    """The report's keywords of :func:`score_report` that :func:`score_report_from_counts` takes (its defaults)."""
+
+    privileged: Mapping[str, Any] | None
+    calibration_bins: int
+    ci: float | None
+    n_boot: int
+    seed: int
+    p_adjust: Literal["bh", "by", "holm"] | None
+    reference: Literal["privileged", "largest"] | None
+    min_sample_size: int | None
+
+
+@keywords_of(score_report)
+def score_report_from_counts(
+    hist: pl.DataFrame | pl.LazyFrame,
+    *,
+    by: str | Sequence[str] | None = None,
+    intersections: int | Sequence[Sequence[str]] | None = None,
+    **knobs: Unpack[ScoreKnobs],
 ) -> pl.DataFrame:
     """The score report (:func:`score_report`) from a (merged) score histogram.
 
@@ -694,6 +851,10 @@ def score_report_from_counts(
     >>> r.filter(pl.col("attribute").is_null(), metric="roc_auc").select(pl.col("value", "value_lo").round(4)).row(0)
     (0.7098, 0.697)
     """
+    options = inspect.signature(score_report).bind_partial(**knobs)  # with score_report's defaults
+    options.apply_defaults()
+    privileged, calibration_bins, ci, n_boot, seed, p_adjust, reference, min_sample_size = (
+        options.arguments[k] for k in ScoreKnobs.__annotations__)
     _check_calibration_bins(calibration_bins)
     check_score_reference(reference, privileged)
     min_n = resolve_min_sample_size(min_sample_size)
@@ -908,152 +1069,3 @@ def _abroca(c: pl.DataFrame, by: Sequence[str], refs: list[dict[str, Any]]) -> p
         out_gid.append(gid)
         out_val.append(val)
     return pl.DataFrame({_GID: out_gid, "abroca": out_val}, schema={_GID: pl.UInt32, "abroca": pl.Float64})
-
-
-@checks_keywords
-def score_report(
-    data: Any,
-    *,
-    y_true: IntoExpr,
-    y_score: IntoExpr,
-    protected: IntoExpr | Sequence[IntoExpr] | None = None,
-    favorable: Any = 1,
-    score_label: Any = None,
-    weight: IntoExpr | None = None,
-    by: IntoExpr | Sequence[IntoExpr] | None = None,
-    bins: int | Sequence[float] | str | None = "exact",
-    intersections: int | Sequence[Sequence[str]] | None = None,
-    privileged: Mapping[str, Any] | None = None,
-    calibration_bins: int = 10,
-    ci: float | None = 0.95,
-    n_boot: int = 200,
-    seed: int = 0,
-    p_adjust: Literal["bh", "by", "holm"] | None = "bh",
-    protected_proba: Mapping[str, Mapping[str, IntoExpr | None]] | None = None,
-    proba_assignment: Literal["weighted", "argmax"] = "weighted",
-    proba_tolerance: float = DEFAULT_TOLERANCE,
-    reference: Literal["privileged", "largest"] | None = None,
-    min_sample_size: int | None = None,
-    on_missing: Literal["warn", "raise", "ignore"] = "warn",
-) -> pl.DataFrame:
-    """Score-based fairness report: ROC AUC, AP, Brier, ECE and ABROCA by group, with intervals, from one pass.
-
-    Parameters
-    ----------
-    data
-        Rows: polars/pandas/pyarrow frame, dict or parquet/CSV path.
-    y_true
-        Label column or expression; ``favorable`` is its favorable value(s) (default ``1``).
-    y_score
-        Numeric score (probabilities for Brier/ECE; any real score for AUC/AP/ABROCA).
-    protected
-        Protected attribute(s), names or named expressions.
-    favorable
-        Favorable label value(s).
-    score_label
-        The label the score is the score of (``docs/contract.md#polarity``): by default the
-        favorable label where that is unambiguous, else a
-        :class:`~polfair.exceptions.PolarityError`; it must be a favorable value (the report is
-        about the favorable label's score), as :func:`~polfair.scores.counts.score_counts`.
-    weight
-        Optional non-negative weights.
-    by
-        Optional column(s): one report per value, same pass.
-    bins
-        ``"exact"`` (default; every value exact), an int of equal-width bins on [0, 1], or edges.
-    intersections
-        Largest attribute-set size or explicit attribute sets (default: all intersections).
-    privileged
-        ``{attribute: value}``: the reference group of each attribute set whose attributes all
-        have one privileged value (else the largest group by weight), as :func:`polfair.fairness_report`.
-    reference
-        As :func:`polfair.fairness_report`: ``None`` (privileged where given, else the largest group
-        by weight), ``"privileged"`` (requires ``privileged``) or ``"largest"``. ``"best"`` and
-        ``"overall"`` compare rates and are the classification report's (a
-        :class:`~polfair.exceptions.PolfairError` here).
-    min_sample_size
-        The small-group policy (``docs/status.md``): input rows a group needs to be the comparison
-        group; the largest group is chosen among those that meet it, a privileged group below it
-        warns (:class:`~polfair.exceptions.ReferenceWarning`). ``None``: 30 rows; ``0``: no minimum.
-    calibration_bins
-        Number of equal-width bins on [0, 1] of the ECE (default 10).
-    ci
-        Confidence level in (0, 1), default 0.95: adds ``value_lo, value_hi, difference_lo,
-        difference_hi, p_value, p_value_adjusted, n_eff`` (Float64) and ``ci_method, test``
-        (Categorical) after ``n``. ``roc_auc``: DeLong on the binned scores (ties in a bin are ties;
-        ``delong``), widened in small groups and at the boundary to Newcombe's (2006) score interval
-        (``newcombe_score``; never 0 wide at perfect separation), MOVER difference, its p-value
-        floored at the exact rank bound ``2 / C(m + n, m)`` of the group's rows;
-        ``average_precision``: Boyd et al.'s logit interval (Wilson at 0 or 1), MOVER difference
-        (``logit`` / ``score``); ``brier_score``: t interval (widened to Wilson's below 100 rows),
-        Welch test (``t`` / ``score``, ``welch``); ``abroca``:
-        stratified bootstrap percentiles (``bootstrap_percentile``); attribute rows: the spread's
-        interval (two groups: the pair's; more: Šidák projection) and Cochran's Q (AUC) or Welch's
-        ANOVA (Brier). ECE has none. Details: :mod:`polfair.scores._uncertainty`. ``None``: no
-        interval columns.
-    n_boot, seed
-        Bootstrap replicates of the ABROCA intervals (int >= 2, default 200) and their seed (same
-        input and seed, same numbers).
-    p_adjust
-        ``"bh"`` (default), ``"by"``, ``"holm"`` or ``None``: ``p_value_adjusted`` within each
-        (``by`` value, metric) family of group rows (and of attribute rows).
-    protected_proba, proba_assignment, proba_tolerance
-        A protected attribute estimated from proxies (BISG), as in
-        :func:`~polfair.scores.counts.score_counts`: each group's AUC, AP, Brier score and ECE are
-        those of the rows weighted by their membership probabilities (the weighted estimator), or
-        of the rows assigned to their likeliest group (``"argmax"``); intervals use Kish sizes
-        ``(Σ w·p)² / Σ w²·p`` and cover sampling noise only (``docs/proxy-groups.md``).
-    on_missing
-        Rows with a missing label, prediction, score or weight: ``"warn"`` (default), ``"raise"`` or
-        ``"ignore"``, as in :func:`polfair.fairness_report`.
-
-    Returns
-    -------
-    pl.DataFrame
-        The fairness report's key columns and dtypes: ``*by``, ``attribute`` (Categorical; null on
-        population rows), ``group`` (String; null on attribute-level and population rows),
-        ``metric`` (Categorical, in :data:`SCORE_METRICS` order), ``value`` (Float64),
-        ``reference_group`` (Categorical), ``difference`` (Float64: on group rows value − reference value (null for
-        ``abroca``); on attribute rows max − min over groups), ``n`` (Int64 rows).
-        On attribute rows ``value`` is null except ``abroca`` (the largest ABROCA of a group vs the
-        reference). Values are null where undefined (AUC of a group without positives or
-        negatives; Brier/ECE of scores outside [0, 1]). With ``ci``, the interval columns follow
-        ``n`` (see ``ci``); they are null where undefined, on the reference group's own
-        comparison and on ``expected_calibration_error``.
-
-    Raises
-    ------
-    ColumnNotFoundError, InvalidInputError, PolarityError, PolfairError
-        As :func:`~polfair.scores.counts.score_counts`.
-
-    Warns
-    -----
-    PolarityWarning
-        The score's mean is clearly lower on favorable than on unfavorable labels (an ROC AUC below
-        0.5): it looks inverted relative to ``favorable`` (:func:`~polfair.scores.counts.score_counts`).
-
-    Notes
-    -----
-    ``roc_auc`` equals scikit-learn's ``roc_auc_score`` per group (``bins="exact"``),
-    ``average_precision`` its ``average_precision_score``, ``brier_score`` its
-    ``brier_score_loss``; see the module docstring for the formulas and sources.
-
-    Examples
-    --------
-    >>> import polfair as pf
-    >>> from polfair.scores import score_report
-    >>> rep = score_report(pf.load_compas(), y_true="two_year_recid", y_score="decile_score",
-    ...                    protected=["race", "sex"], privileged={"race": "Caucasian"})
-    >>> rep.filter(attribute="race", group="African-American", metric="roc_auc").select("value", "difference").row(0)
-    (0.7042527817830293, 0.011490227437370937)
-    """
-    h = score_counts(
-        data, y_true=y_true, y_score=y_score, protected=protected, favorable=favorable, weight=weight, by=by, bins=bins,
-        protected_proba=protected_proba, proba_assignment=proba_assignment, proba_tolerance=proba_tolerance,
-        score_label=score_label, with_missing=True, relative=True, on_missing=on_missing,
-    )  # fmt: skip
-    by_n = h.columns[: len(as_list(by))]
-    return score_report_from_counts(
-        h, by=by_n, intersections=intersections, privileged=privileged, calibration_bins=calibration_bins, ci=ci,
-        n_boot=n_boot, seed=seed, p_adjust=p_adjust, reference=reference, min_sample_size=min_sample_size,
-    )  # fmt: skip

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, TypedDict, Unpack
+from typing import Any, Literal, Required, TypedDict, Unpack
 
 import polars as pl
 
@@ -28,12 +28,20 @@ from polfair.core import intervals as iv
 from polfair.core._args import as_list
 from polfair.core._typing import IntoExpr
 from polfair.core.metrics import METRICS, group_metrics, rate
-from polfair.core.options import checks_keywords, keywords_of
+from polfair.core.options import keywords_of
 from polfair.exceptions import PolfairError
 from polfair.scores.counts import score_counts
-from polfair.scores.curves import group_histograms, reference_groups, split_missing, warn_absent_privileged_scores
+from polfair.scores.curves import (
+    HistogramRows,
+    group_histograms,
+    pass_rows,
+    reference_groups,
+    roc_curve,
+    split_missing,
+    warn_absent_privileged_scores,
+)
 
-__all__ = ["SWEEP_CI_COLUMNS", "Cuts", "sweep_counts", "threshold_sweep", "threshold_sweep_from_counts"]
+__all__ = ["SWEEP_CI_COLUMNS", "Cuts", "SweepRows", "sweep_counts", "threshold_sweep", "threshold_sweep_from_counts"]
 
 _GID = "__pf_gid"
 
@@ -171,19 +179,18 @@ def _rate_intervals(
     return out.with_columns(pl.lit(None, pl.Float64).alias("p_value_adjusted"))
 
 
-@checks_keywords
+class SweepRows(HistogramRows, total=False):
+    """The rows of a sweep: the keywords of :func:`~polfair.scores.curves.roc_curve`, its roles required."""
+
+    y_true: Required[IntoExpr]
+    y_score: Required[IntoExpr]
+    protected: Required[IntoExpr | Sequence[IntoExpr]]
+
+
+@keywords_of(roc_curve)
 def threshold_sweep(
     data: Any,
     *,
-    y_true: IntoExpr,
-    y_score: IntoExpr,
-    protected: IntoExpr | Sequence[IntoExpr],
-    favorable: Any = 1,
-    score_label: Any = None,
-    weight: IntoExpr | None = None,
-    by: IntoExpr | Sequence[IntoExpr] | None = None,
-    bins: int | Sequence[float] | str | None = "exact",
-    intersections: int | Sequence[Sequence[str]] | None = None,
     thresholds: float | Sequence[float] | None = None,
     rank_abs: int | Sequence[int] | None = None,
     rank_pct: float | Sequence[float] | None = None,
@@ -192,6 +199,7 @@ def threshold_sweep(
     ci: float | None = 0.95,
     p_adjust: Literal["bh", "by", "holm"] | None = "bh",
     on_missing: Literal["warn", "raise", "ignore"] = "warn",
+    **rows: Unpack[SweepRows],
 ) -> pl.DataFrame:
     """Every report metric of every group at each threshold, from one pass (a long table).
 
@@ -259,13 +267,10 @@ def threshold_sweep(
     >>> fpr.select("cut", "threshold", pl.col("value").round(4)).rows()
     [('rank_pct=0.1', 9.0, 0.0826), ('score>=8.0', 8.0, 0.1394), ('score>=5.0', 5.0, 0.4234)]
     """
-    h = score_counts(
-        data, y_true=y_true, y_score=y_score, protected=protected, favorable=favorable, weight=weight, by=by, bins=bins,
-        score_label=score_label, with_missing=True, on_missing=on_missing,
-    )  # fmt: skip
-    by_n = h.columns[: len(as_list(by))]
+    h = score_counts(data, **pass_rows(rows), with_missing=True, on_missing=on_missing)
+    by_n = h.columns[: len(as_list(rows.get("by")))]
     return threshold_sweep_from_counts(
-        h, by=by_n, intersections=intersections, thresholds=thresholds, rank_abs=rank_abs, rank_pct=rank_pct,
+        h, by=by_n, intersections=rows.get("intersections"), thresholds=thresholds, rank_abs=rank_abs, rank_pct=rank_pct,
         metrics=metrics, privileged=privileged, ci=ci, p_adjust=p_adjust,
     )  # fmt: skip
 

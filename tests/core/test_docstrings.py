@@ -61,3 +61,49 @@ def test_the_pointer_keeps_the_sections_after_it() -> None:
         "U.\n\n    Parameters\n    ----------\n    a\n        Apples.\n    b\n        Pears.\n\n"
         "    Returns\n    -------\n    None\n"
     )
+
+
+def test_another_section_is_shared_the_same_way() -> None:
+    def source() -> None:
+        """S.
+
+        Raises
+        ------
+        KeyError
+            A missing key.
+        """
+
+    def user() -> None:
+        """U.
+
+        Raises
+        ------
+        KeyError
+            As in :func:`src`.
+        ValueError
+            Mine.
+        """
+
+    shares_parameters(source, name="src", section="Raises")(user)
+    assert parameter_entries(user, section="Raises") == {"KeyError": "KeyError\n    A missing key.\n",
+                                                         "ValueError": "ValueError\n    Mine.\n"}
+    with pytest.raises(ValueError, match="no Returns section"):
+        shares_parameters(source, name="src", section="Returns")(user)
+
+
+def test_an_example_setup_is_written_once_and_an_unknown_one_fails() -> None:
+    from polfair.core.docstrings import SETUPS, with_setup
+    from polfair.monitor.disclosure import suppress_small_groups
+
+    assert "{{" not in (suppress_small_groups.__doc__ or "")
+    assert "\n".join(ln.strip() for ln in SETUPS["toy_report"].split("\n")) in "\n".join(
+        ln.strip() for ln in (suppress_small_groups.__doc__ or "").split("\n"))
+
+    def step() -> None:
+        """S.
+
+        {{toy_reprt}}
+        """
+
+    with pytest.raises(ValueError, match="no example setup 'toy_reprt'"):
+        with_setup(step)

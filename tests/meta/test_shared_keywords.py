@@ -42,12 +42,8 @@ DOORS = frozenset({
     ("regression.py", "regression_report"),
     ("regulatory/adverse_impact.py", "adverse_impact"),
     ("scores/counts.py", "score_counts"),
-    ("scores/curves.py", "precision_recall_curve"),
-    ("scores/curves.py", "reliability_curve"),
     ("scores/curves.py", "roc_curve"),
     ("scores/curves.py", "score_report"),
-    ("scores/curves.py", "score_report_from_counts"),
-    ("scores/sweep.py", "threshold_sweep"),
     ("slices/scan.py", "slice_scan"),
 })  # fmt: skip
 #: The allowed internal residue (at most 4 internal functions in all, once :data:`PENDING` is empty).

@@ -130,3 +130,23 @@ def test_errors() -> None:
         proxy_scan(df, protected="sex", features=["ocupation"])
     with pytest.raises(PolfairError, match="measure"):
         proxy_scan(df, protected="sex", features=["race"], measure="pearson")
+
+
+def test_proxy_scan_from_counts_takes_proxy_scans_measure_keywords() -> None:
+    import inspect
+
+    from polfair.exceptions import UnknownOptionError
+    from polfair.proxies.scan import proxy_counts, proxy_scan, proxy_scan_from_counts
+
+    mine, theirs = inspect.signature(proxy_scan_from_counts).parameters, inspect.signature(proxy_scan).parameters
+    assert [(k, mine[k].default) for k in list(mine)[1:]] == [(k, theirs[k].default) for k in list(mine)[1:]]
+    df = pf.load_adult().head(3000)
+    c = proxy_counts(df, protected="sex", features=["relationship", "age"])
+    assert proxy_scan_from_counts(c).equals(proxy_scan(df, protected="sex", features=["relationship", "age"]))
+    from polars.testing import assert_frame_equal  # (sums of the quantile bins: equal up to the last bits)
+
+    assert_frame_equal(proxy_scan_from_counts(c, measure="normalized_mutual_info", numeric_bins=3),
+                       proxy_scan(df, protected="sex", features=["relationship", "age"], measure="normalized_mutual_info",
+                                  numeric_bins=3))  # fmt: skip
+    with pytest.raises(UnknownOptionError, match="did you mean 'measure'"):
+        proxy_scan_from_counts(c, measur="cramers_v")

@@ -157,9 +157,7 @@ def regression_report_from_cells(
     >>> rep.filter(group="b", metric="mean_absolute_error").select("value", "difference").row(0)
     (0.5, 0.16666666666666666)
     """
-    options = ReportOptions(protected=protected, by=by, privileged=privileged, reference=reference,
-                            intersections=intersections, ci=ci, p_adjust=p_adjust, min_sample_size=min_sample_size)
-    return report_rows(cells, options, stacklevel=5)
+    return report_rows(cells, ReportOptions.of_keywords(locals()), stacklevel=5)
 
 
 def report_rows(cells: pl.DataFrame | pl.LazyFrame, options: ReportOptions, *, stacklevel: int = 4) -> pl.DataFrame:

@@ -543,13 +543,7 @@ def report_from_counts(
     # All attribute sets are rolled up into ONE small table keyed by a set index (grouping sets), so
     # metrics, references, spreads, entropy and EDF are computed once over it, not once per set;
     # the long rows are then laid out once (polfair.core.report.rows.assemble).
-    options = ReportOptions(
-        protected=protected, by=by, has_predictions=has_predictions, privileged=privileged, reference=reference,
-        intersections=intersections, alpha=alpha, concentration=concentration, ci=ci, ci_method=ci_method,
-        n_boot=n_boot, seed=seed, p_adjust=p_adjust, weighted=weighted, metrics=metrics, select=select,
-        max_intersection_groups=max_intersection_groups, min_sample_size=min_sample_size,
-        max_groups_per_attribute=max_groups_per_attribute, worst_k=worst_k,
-    )  # fmt: skip
+    options = ReportOptions.of_keywords(locals())
     if BUCKET in cells.collect_schema().names():  # confusion_counts(cluster=...): as fairness_report(cluster=...)
         table = cells.collect() if isinstance(cells, pl.LazyFrame) else cells
         return clustered_report(table, options, report_of)
@@ -621,13 +615,7 @@ def report_batches(
     >>> len(parts) > 1 and pl.concat(parts).equals(pf.report_from_counts(cells, protected=["g"]))
     True
     """
-    return report_batches_of(cells, ReportOptions(
-        protected=protected, by=by, has_predictions=has_predictions, privileged=privileged, reference=reference,
-        intersections=intersections, alpha=alpha, concentration=concentration, ci=ci, ci_method=ci_method,
-        n_boot=n_boot, seed=seed, p_adjust=p_adjust, weighted=weighted, metrics=metrics, select=select,
-        max_intersection_groups=max_intersection_groups, min_sample_size=min_sample_size,
-        max_groups_per_attribute=max_groups_per_attribute, worst_k=worst_k,
-    ), batch_rows)  # fmt: skip
+    return report_batches_of(cells, ReportOptions.of_keywords(locals()), batch_rows)
 
 
 def report_batches_of(cells: pl.DataFrame | pl.LazyFrame, options: ReportOptions,
@@ -730,6 +718,11 @@ class ReportOptions:
                    weighted=spec.weighted, metrics=r.custom_metrics, select=select,
                    max_intersection_groups=r.max_intersection_groups, min_sample_size=r.min_sample_size,
                    max_groups_per_attribute=r.max_groups_per_attribute, worst_k=r.worst_k)  # fmt: skip
+
+    @classmethod
+    def of_keywords(cls, keywords: Mapping[str, Any]) -> ReportOptions:
+        """The options among a door's keywords (its ``locals()``), each under its own name."""
+        return cls(**{k: v for k, v in keywords.items() if k in cls.__dataclass_fields__})
 
     @classmethod
     def of_request(cls, request: Any, **overrides: Any) -> ReportOptions:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from polfair.core.docstrings import with_setup
 from polfair.core.schema import RUN_METADATA_COLUMNS, by_columns
 from polfair.exceptions import PolfairError
 
@@ -24,6 +25,7 @@ _RENAME = {"value_lo": "lo", "value_hi": "hi"}
 _R, _K = "__pf_row", "__pf_nref"
 
 
+@with_setup
 def to_wide(report: pl.DataFrame, *, drop_empty: bool = True) -> pl.DataFrame:
     """Reshape a long report to one row per (by, attribute set, group) and one column per metric.
 
@@ -78,10 +80,8 @@ def to_wide(report: pl.DataFrame, *, drop_empty: bool = True) -> pl.DataFrame:
 
     Examples
     --------
-    >>> import polars as pl
-    >>> import polfair as pf
-    >>> df = pl.DataFrame({"y": [1, 0, 1, 0], "p": [1, 0, 0, 0], "g": ["a", "a", "b", "b"]})
-    >>> wide = to_wide(pf.fairness_report(df, y_true="y", y_pred="p", protected="g"))
+    {{toy_report}}
+    >>> wide = to_wide(rep)
     >>> wide.filter(pl.col("group").is_not_null()).select("group", "selection_rate", "selection_rate__difference")
     shape: (2, 3)
     ┌───────┬────────────────┬────────────────────────────┐
@@ -89,8 +89,8 @@ def to_wide(report: pl.DataFrame, *, drop_empty: bool = True) -> pl.DataFrame:
     │ ---   ┆ ---            ┆ ---                        │
     │ str   ┆ f64            ┆ f64                        │
     ╞═══════╪════════════════╪════════════════════════════╡
-    │ a     ┆ 0.5            ┆ 0.0                        │
-    │ b     ┆ 0.0            ┆ -0.5                       │
+    │ a     ┆ 0.75           ┆ 0.0                        │
+    │ b     ┆ 0.0            ┆ -0.75                      │
     └───────┴────────────────┴────────────────────────────┘
     """
     missing = [c for c in ("attribute", "group", "metric", "value") if c not in report.columns]

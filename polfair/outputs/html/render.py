@@ -21,6 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from polfair.core.docstrings import with_setup
 from polfair.core.proba import estimated_note
 from polfair.exceptions import PolfairError
 from polfair.outputs.html import _view
@@ -417,6 +418,7 @@ def _options(
                        by=by, snapshot=snapshot, provenance=provenance)  # fmt: skip
 
 
+@with_setup
 def to_html(
     report: Any,
     *,
@@ -573,13 +575,9 @@ def to_html(
 
     Examples
     --------
-    >>> import polars as pl
-    >>> import polfair as pf
-    >>> df = pl.DataFrame({"y": [1, 0, 1, 0, 1, 0], "p": [1, 0, 1, 1, 0, 0],
-    ...                    "sex": ["f", "f", "f", "m", "m", "m"]})
-    >>> report = df.pipe(pf.fairness_report, y_true="y", y_pred="p", protected="sex")
-    >>> page = to_html(report, title="Toy model", min_n=1, generated_at="2026-01-01")
-    >>> page.startswith("<!DOCTYPE html>"), "disparate_impact by sex" in page
+    {{toy_report}}
+    >>> page = to_html(rep, title="Toy model", min_n=1, generated_at="2026-01-01")
+    >>> page.startswith("<!DOCTYPE html>"), "disparate_impact by g" in page
     (True, True)
     """
     given = {
@@ -617,6 +615,7 @@ def to_html(
     return _render(report, opts, title, fragment, scores, adverse_impact, slices)
 
 
+@with_setup
 def write_html(report: Any, path: str | Path, *, title: str = "Fairness report", **kwargs: Any) -> Path:
     """Write a fairness report as one self-contained HTML file.
 
@@ -651,12 +650,9 @@ def write_html(report: Any, path: str | Path, *, title: str = "Fairness report",
     Examples
     --------
     >>> import tempfile, pathlib
-    >>> import polars as pl
-    >>> import polfair as pf
-    >>> df = pl.DataFrame({"y": [1, 0, 1, 0], "p": [1, 0, 0, 0], "g": ["a", "a", "b", "b"]})
-    >>> report = df.pipe(pf.fairness_report, y_true="y", y_pred="p", protected="g")
+    {{toy_report}}
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     out = write_html(report, pathlib.Path(d) / "fairness.html", title="Toy", min_n=1)
+    ...     out = write_html(rep, pathlib.Path(d) / "fairness.html", title="Toy", min_n=1)
     ...     out.read_text(encoding="utf-8").count("<svg") >= 1
     True
     """
@@ -679,6 +675,7 @@ def _write_text(path: Path, text: str) -> None:
     write_atomic(path, write)
 
 
+@with_setup
 class HtmlReport:
     """A fairness report that displays as the HTML report in Jupyter (``_repr_html_``).
 
@@ -702,10 +699,8 @@ class HtmlReport:
 
     Examples
     --------
-    >>> import polars as pl
-    >>> import polfair as pf
-    >>> df = pl.DataFrame({"y": [1, 0, 1, 0], "p": [1, 0, 0, 0], "g": ["a", "a", "b", "b"]})
-    >>> view = HtmlReport(df.pipe(pf.fairness_report, y_true="y", y_pred="p", protected="g"), min_n=1)
+    {{toy_report}}
+    >>> view = HtmlReport(rep, min_n=1)
     >>> view._repr_html_().startswith('<div class="pf-report"')
     True
     """
