@@ -113,34 +113,8 @@ def test_two_groups_take_newcombes_interval_squared() -> None:
     assert out["value"][0] == pytest.approx(hand([0.3, 0.52], [200, 100]), rel=1e-12)
 
 
-def _every_family_limits(naive, noise, s2, dev, seg, k, z, var_noise):  # type: ignore[no-untyped-def]
-    """The limits with every family bisected (the kernel before it skipped any): a reference."""
-    from scipy import stats
 
-    with np.errstate(invalid="ignore", divide="ignore"):
-        km1 = k - 1
-        tr = ((1 - 2 / k) * seg.total(s2 * s2) + (noise * k) ** 2 / (k * k)) / (km1 * km1)
-        ss = seg.total(dev * dev)
-        r = np.where(ss > 0, seg.total(s2 * dev * dev) / ss, noise)
-        alpha = 2 * stats.norm.sf(z)
-
-        def cdf(v):  # type: ignore[no-untyped-def]
-            mean, var = v + noise, 2 * tr + 4 * r * v / km1 + var_noise
-            scale = np.where(var > 0, var / (2 * mean), 1.0)
-            return stats.chi2.cdf(naive / scale, np.where(var > 0, 2 * mean * mean / var, 1e12))
-
-        top, out = k / (4 * km1), []
-        for target in (1 - alpha / 2, alpha / 2):
-            a, b = np.zeros_like(naive), top.copy()
-            for _ in range(60):
-                mid = (a + b) / 2
-                above = cdf(mid) > target
-                a, b = np.where(above, mid, a), np.where(above, b, mid)
-            out.append(np.where(cdf(np.zeros_like(naive)) <= target, 0.0, np.where(cdf(top) >= target, top, (a + b) / 2)))
-    return out
-
-
-def test_limits_equal_every_family_bisected_bit_for_bit() -> None:
+def test_limits_equal_every_family_bisected_bit_for_bit(monkeypatch: pytest.MonkeyPatch) -> None:
     """The kernel bisects only the families whose limits it returns and that are not at 0 or the top:
     the same floats as bisecting all (families of 1, 2 and many groups, equal and differing rates,
     NaN rates, one-row groups)."""
@@ -160,13 +134,10 @@ def test_limits_equal_every_family_bisected_bit_for_bit() -> None:
         seen["args"] = args
         return real(*args)
 
-    variance._scaled_chi2_limits = spy
-    try:
-        out = between_group_variance(p, n, seg, z=1.959963984540054)
-    finally:
-        variance._scaled_chi2_limits = real
+    monkeypatch.setattr(variance, "_scaled_chi2_limits", spy)
+    out = between_group_variance(p, n, seg, z=1.959963984540054)
     *args, kept = seen["args"]
-    lo, hi = _every_family_limits(*args)
+    lo, hi = variance._scaled_chi2_limits(*args, None)  # every family bisected
     k = out["k"]
     returned = (k > 2) & np.isfinite(out["value"])
     assert returned.sum() > 100 and ((lo > 0) & returned).sum() > 10  # bisected families are checked

@@ -107,16 +107,16 @@ def between_group_variance(
 
 def _scaled_chi2_limits(
     naive: np.ndarray, noise: np.ndarray, s2: np.ndarray, dev: np.ndarray, seg: Segments, k: np.ndarray, z: float,
-    var_noise: np.ndarray, kept: np.ndarray,
+    var_noise: np.ndarray, kept: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Limits of ``V``: the values whose scaled χ² law of the plain variance (Satterthwaite) puts the
     observed one inside its central ``1 − α`` (test inversion; bisection, 60 halvings, all families at once).
 
     Under ``V``, ``V̂`` has mean ``V + Σσ²/K`` and (normal rates) variance
     ``2 tr((AΣ)²) + 4 μ'AΣAμ``, ``μ'AΣAμ ≈ r·V/(K − 1)`` with ``r = Σσ̂²(x − x̄)² / Σ(x − x̄)²``;
-    it is taken as ``c·χ²_ν`` with that mean and variance. Only the families ``kept`` (the others'
-    limits are replaced by the caller) whose limit is not at an end of ``[0, top]`` are bisected:
-    every step is elementwise, so their limits are the same floats as when every family is.
+    it is taken as ``c·χ²_ν`` with that mean and variance. With ``kept`` (the families whose limits
+    the caller keeps), only those whose limit is not at an end of ``[0, top]`` are bisected: every
+    step is elementwise, so their limits are the same floats as when every family is (``None``).
     """
     from scipy import stats
 
@@ -138,7 +138,8 @@ def _scaled_chi2_limits(
         at_zero, at_top = cdf(np.zeros_like(naive)), cdf(top)
         out = []
         for target in (1 - alpha / 2, alpha / 2):  # the cdf falls as V grows: lower limit, then upper
-            inner = np.flatnonzero(kept & ~(at_zero <= target) & ~(at_top >= target))
+            inner = (np.arange(naive.size) if kept is None
+                     else np.flatnonzero(kept & ~(at_zero <= target) & ~(at_top >= target)))  # fmt: skip
             a, b = np.zeros(inner.size), top[inner]
             for _ in range(60):
                 mid = (a + b) / 2
