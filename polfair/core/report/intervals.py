@@ -244,7 +244,10 @@ def adjust_p_values(pvals: Mapping[str, np.ndarray], segments: Segments, method:
     # odds share theirs) have the same adjusted ones: each distinct column adjusted once
     same: dict[bytes, str] = {}
     alias = {m: same.setdefault(v.tobytes(), m) for m, v in given.items()}
-    done = _adjust_distinct({m: v for m, v in given.items() if alias[m] == m}, segments, method)
+    # a column without a tested p-value (e.g. the generalized rates': no test) stays NaN: not sorted
+    untested = {m for m, v in given.items() if alias[m] == m and np.isnan(v).all()}
+    done = _adjust_distinct({m: v for m, v in given.items() if alias[m] == m and m not in untested}, segments, method)
+    done.update({m: np.full(given[m].size, np.nan) for m in untested})
     return {m: done[alias[m]] if alias[m] == m else done[alias[m]].copy() for m in given}
 
 

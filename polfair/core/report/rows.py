@@ -17,7 +17,7 @@ An underscore module: internal, not public API.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -149,6 +149,18 @@ def _float_column(name: str, values: np.ndarray) -> pl.Series:
     return pl.Series(name, arr)
 
 
+def _nan_to_null(flat: np.ndarray, sources: Iterable[np.ndarray]) -> np.ndarray:
+    """``flat`` with its NaN (an interval's null) as the :data:`_NULL` sentinel, in place where ``flat``
+    is a writable array of its own (Polars' row-major copy of the sources), else in a copy.
+
+    The floats of ``np.where(np.isnan(flat), _NULL, flat)`` without a second array of the report's size.
+    """
+    if not flat.flags.writeable or any(np.may_share_memory(flat, v) for v in sources):
+        flat = flat.copy()
+    np.copyto(flat, _NULL, where=np.isnan(flat))
+    return flat
+
+
 def assemble(
     parts: Sequence[Part],
     sort_keys: list[str],
@@ -220,7 +232,7 @@ def assemble(
                 h = p.entities.height
                 absent = pl.Series(values=np.full(h, _NULL))
                 wide_f = pl.DataFrame([pl.Series(m, arrays[m]) if m in arrays else absent.alias(m) for m in p.metrics])
-                flats.append(wide_f.fill_nan(_NULL).to_numpy(order="c").reshape(-1))
+                flats.append(_nan_to_null(wide_f.to_numpy(order="c").reshape(-1), arrays.values()))
                 continue
             if arrays:  # interval arrays of a small part: metric-major rows, then one transposed copy
                 by_metric = np.empty((len(p.metrics), p.entities.height))  # (contiguous writes, not strided)
@@ -251,9 +263,10 @@ def assemble(
     for fam in cat_families:
         flats = []
         for i, p in enumerate(parts):
-            full = np.full((p.entities.height, len(p.metrics)), NO_CODE, dtype=np.uint32)
             frame = p.cats.get(fam)  # kept until laid out: its strings' codes must stay in use
             codes = p.intervals.columns.get(fam) if p.intervals is not None else None
+            if not (codes and p.entities.height > _STACK_ROWS):  # (a large part's codes come row-major from Polars)
+                full = np.full((p.entities.height, len(p.metrics)), NO_CODE, dtype=np.uint32)
             if codes:  # codes into CATEGORIES[fam] (−1: null), metric-major then one transposed copy
                 lut = np.append(_global_codes(tuple(CATEGORIES[fam])), NO_CODE)
                 h = p.entities.height

@@ -98,6 +98,7 @@ def test_adjusted_p_values_padded_and_sorted_paths_agree(method: str, sizes: lis
     rng = np.random.default_rng(len(sizes))
     codes = rng.permutation(np.repeat(np.arange(len(sizes)), sizes))
     cols = {m: np.where(rng.random(codes.size) < 0.2, np.nan, np.round(rng.random(codes.size), 2)) for m in "xyz"}
+    cols["u"] = np.full(codes.size, np.nan)  # a column without a test (not sorted): NaN
     got = _report_ci.adjust_p_values(cols, Segments(codes, len(sizes)), method)
     frame = pl.DataFrame({"seg": codes, **{m: pl.Series(v, nan_to_null=True) for m, v in cols.items()}})
     want = frame.select([iv.p_adjust(pl.col(m), method).over("seg").alias(m) for m in cols])  # type: ignore[arg-type]

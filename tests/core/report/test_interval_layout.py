@@ -1,0 +1,79 @@
+"""The long layout of the interval families (`polfair.core.report.rows.assemble`): a large part's
+interval arrays come row-major from Polars with their NaN (null) set to the sentinel in place, the
+same report as the small parts' numpy path; and the χ² cdf of the between-group variance limits."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from scipy import stats
+
+import polfair as pf
+from polfair.core.intervals.variance import chi2_cdf
+from polfair.core.report import rows
+
+
+def test_nan_to_null_sets_the_sentinel_in_place_and_keeps_every_other_bit() -> None:
+    flat = np.array([0.25, np.nan, np.inf, -0.0, np.inf - np.inf, 1e-300, -np.inf])
+    want = flat.copy()
+    want[np.isnan(want)] = rows._NULL
+    out = rows._nan_to_null(flat, [np.zeros(3)])
+    assert out is flat  # its own writable array: no copy
+    np.testing.assert_array_equal(out.view(np.uint64), want.view(np.uint64))
+    assert (out.view(np.uint64) == rows._NULL_BITS).sum() == 2
+
+
+def test_nan_to_null_copies_a_shared_or_read_only_array() -> None:
+    src = np.array([np.nan, 0.5, np.nan])
+    out = rows._nan_to_null(src[:], [src])  # a view of a source: the source keeps its NaN
+    assert out is not src and np.isnan(src).sum() == 2
+    assert (out.view(np.uint64) == rows._NULL_BITS).sum() == 2
+    ro = np.array([np.nan, 1.0])
+    ro.flags.writeable = False
+    out = rows._nan_to_null(ro, [])
+    assert np.isnan(ro[0]) and out.view(np.uint64)[0] == rows._NULL_BITS
+
+
+def _frame() -> pl.DataFrame:
+    rng = np.random.default_rng(5)
+    n = 30_000
+    return pl.DataFrame({
+        "day": rng.integers(0, 420, n), "a": rng.choice(["x", "y"], n), "b": rng.choice(["p", "q", "r"], n),
+        "y": rng.integers(0, 2, n), "p": rng.integers(0, 2, n), "w": 0.5 + rng.integers(0, 4, n) / 4,
+    })  # fmt: skip
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_large_parts_lay_out_the_intervals_as_the_small_parts_do(monkeypatch: pytest.MonkeyPatch,
+                                                                 weighted: bool) -> None:  # fmt: skip
+    """Over 4,096 group rows (420 days × 11 groups): the row-major Polars path of the interval
+    families equals the numpy path every small part takes, bit for bit, nulls included."""
+    kw = {"y_true": "y", "y_pred": "p", "protected": ["a", "b"], "by": "day", "weight": "w" if weighted else None}
+    cells = pf.confusion_counts(_frame(), **kw).collect()
+    ckw = {"protected": ["a", "b"], "by": "day"}
+    large = pf.report_from_counts(cells, **ckw)
+    assert (large.get_column("group").is_not_null()).sum() > rows._STACK_ROWS * 20  # the large path is taken
+    monkeypatch.setattr(rows, "_STACK_ROWS", 10**9)
+    small = pf.report_from_counts(cells, **ckw)
+    assert large.columns == small.columns
+    for c in ("value_lo", "value_hi", "difference_lo", "difference_hi", "ratio_lo", "ratio_hi", "p_value",
+              "p_value_adjusted", "n_eff"):  # fmt: skip
+        a, b = large.get_column(c), small.get_column(c)
+        assert a.null_count() == b.null_count() > 0, c
+        assert a.is_nan().sum() == 0, c  # an interval's NaN is a null
+        np.testing.assert_array_equal(a.is_null().to_numpy(), b.is_null().to_numpy())
+        np.testing.assert_array_equal(a.drop_nulls().to_numpy().view(np.uint64),
+                                      b.drop_nulls().to_numpy().view(np.uint64))  # fmt: skip
+    assert large.select(pl.col(pl.Categorical).cast(pl.String)).equals(small.select(pl.col(pl.Categorical).cast(pl.String)))
+
+
+def test_chi2_cdf_equals_scipy_bit_for_bit() -> None:
+    rng = np.random.default_rng(2)
+    x = rng.gamma(2.0, 3.0, 5000)
+    df = np.concatenate([rng.uniform(0.05, 5, 2500), rng.uniform(5, 1e6, 2499), [1e12]])
+    np.testing.assert_array_equal(chi2_cdf(x, df), stats.chi2.cdf(x, df))  # the direct kernel
+    edge_x = np.array([0.0, -1.0, np.inf, np.nan, 2.0, 2.0, 3.0])
+    edge_df = np.array([2.0, 2.0, 3.0, 1.0, 0.0, -1.0, np.nan])
+    np.testing.assert_array_equal(chi2_cdf(edge_x, edge_df), stats.chi2.cdf(edge_x, edge_df))  # scipy's rules
+    assert chi2_cdf(np.array([]), np.array([])).shape == (0,)
