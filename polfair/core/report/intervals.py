@@ -258,11 +258,12 @@ def adjust_p_values_at(pvals: Mapping[str, np.ndarray], segments: Segments, meth
     The adjusted p-values of some rows (the group rows shown of a limited report,
     :mod:`polfair.core.report.worst`) within families of every row. With one segment, each column's
     tested p-values are sorted (values only) and the adjusted values of the sorted positions computed
-    as :func:`adjust_p_values` does (the same products, quotients and scans); a row's adjusted value is
-    that of the last position of its value (a binary search). Every position of equal p-values has the
-    same scanned value (BH, BY: the reverse minimum reaches ``p·m/i`` of the block's largest ``i``, its
-    smallest; Holm: the forward maximum ``(m − i + 1)·p`` of its smallest ``i``, its largest), so these
-    are the floats of :func:`adjust_p_values` at those rows, whatever the order of ties. Several segments: :func:`adjust_p_values`.
+    by the kernel of :func:`adjust_p_values`' one-column path (``_adjusted_sorted``); a row's adjusted
+    value is that of the last position of its value (a binary search). Every position of equal
+    p-values has the same scanned value (BH, BY: the reverse minimum reaches ``p·m/i`` of the block's
+    largest ``i``, its smallest; Holm: the forward maximum ``(m − i + 1)·p`` of its smallest ``i``, its
+    largest), so these are the floats of :func:`adjust_p_values` at those rows, whatever the order of
+    ties. Several segments: :func:`adjust_p_values`.
     """
     if method is None or segments.count != 1:
         return {m: v[rows] for m, v in adjust_p_values(pvals, segments, method).items()}
@@ -276,15 +277,8 @@ def adjust_p_values_at(pvals: Mapping[str, np.ndarray], segments: Segments, meth
         ok = ~np.isnan(p)
         if k and ok.any():
             s = s[:k]
-            m = np.full(k, float(k))
-            i = np.arange(1, k + 1, dtype=np.float64)
-            if method == "holm":
-                adj = np.maximum.accumulate((m - i + 1.0) * s)
-            else:
-                adj = np.minimum.accumulate((s * m / i)[::-1])[::-1]
-                if method == "by":
-                    adj = adj * np.cumsum(1.0 / np.arange(1, k + 1, dtype=np.float64))[k - 1]
-            got[ok] = np.minimum(adj[np.searchsorted(s, p[ok], side="right") - 1], 1.0)
+            adj = _adjusted_sorted(s, np.zeros(k, dtype=np.int64), method)
+            got[ok] = adj[np.searchsorted(s, p[ok], side="right") - 1]
         out[name] = got
     return out
 
@@ -365,7 +359,15 @@ def _adjust_column(p: np.ndarray, segments: Segments, method: str) -> np.ndarray
     order = rows[np.argsort(p[rows])]  # the order of ties does not change their adjusted value
     if segments.count > 1:  # then (stable, integer radix sort) by segment
         order = order[np.argsort(segments.codes[order], kind="stable")]
-    s, f = p[order], segments.codes[order]
+    out[order] = _adjusted_sorted(p[order], segments.codes[order], method)
+    return out
+
+
+def _adjusted_sorted(s: np.ndarray, f: np.ndarray, method: str) -> np.ndarray:
+    """The adjusted p-values of tested p-values ``s`` sorted by segment ``f``, then ascending within
+    it (each segment a family): BH/BY's reverse minimum of ``p·m/i`` (BY times the harmonic sum of
+    ``m``), Holm's forward maximum of ``(m − i + 1)·p``, at most 1.
+    """
     n = s.size
     starts = np.flatnonzero(np.r_[True, f[1:] != f[:-1]])
     size = np.diff(np.r_[starts, n])
@@ -378,8 +380,7 @@ def _adjust_column(p: np.ndarray, segments: Segments, method: str) -> np.ndarray
         if method == "by":
             harmonic = np.cumsum(1.0 / np.arange(1, int(size.max()) + 1, dtype=np.float64))
             adj = adj * harmonic[m.astype(np.int64) - 1]
-    out[order] = np.minimum(adj, 1.0)
-    return out
+    return np.minimum(adj, 1.0)
 
 
 def _segment_scan(x: np.ndarray, seg: np.ndarray, segments: int, how: str) -> np.ndarray:
