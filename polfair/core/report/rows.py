@@ -265,19 +265,20 @@ def assemble(
         for i, p in enumerate(parts):
             frame = p.cats.get(fam)  # kept until laid out: its strings' codes must stay in use
             codes = p.intervals.columns.get(fam) if p.intervals is not None else None
-            if not (codes and p.entities.height > _STACK_ROWS):  # (a large part's codes come row-major from Polars)
-                full = np.full((p.entities.height, len(p.metrics)), NO_CODE, dtype=np.uint32)
-            if codes:  # codes into CATEGORIES[fam] (−1: null), metric-major then one transposed copy
-                lut = np.append(_global_codes(tuple(CATEGORIES[fam])), NO_CODE)
-                h = p.entities.height
-                if h <= _STACK_ROWS:
-                    code_rows = full.T.copy()
-                    code_rows[[at[i][m] for m in codes]] = lut[np.stack(list(codes.values()))]
-                    full = np.ascontiguousarray(code_rows.T)
-                else:  # large: the row-major copy through Polars (every core), as for the interval floats
-                    absent = pl.Series(values=np.full(h, NO_CODE, dtype=np.uint32))
-                    full = pl.DataFrame([pl.Series(m, lut[codes[m]].astype(np.uint32)) if m in codes else absent.alias(m)
-                                         for m in p.metrics]).to_numpy(order="c")  # fmt: skip
+            h = p.entities.height
+            lut = np.append(_global_codes(tuple(CATEGORIES[fam])), NO_CODE) if codes else None  # (−1: null)
+            if codes and lut is not None and h > _STACK_ROWS:  # large: the row-major copy through Polars (every
+                # core), as for the interval floats
+                absent = pl.Series(values=np.full(h, NO_CODE, dtype=np.uint32))
+                full = pl.DataFrame([pl.Series(m, lut[codes[m]].astype(np.uint32)) if m in codes else absent.alias(m)
+                                     for m in p.metrics]).to_numpy(order="c")  # fmt: skip
+                flats.append(full.ravel())
+                continue
+            full = np.full((h, len(p.metrics)), NO_CODE, dtype=np.uint32)
+            if codes and lut is not None:  # codes into CATEGORIES[fam], metric-major then one transposed copy
+                code_rows = full.T.copy()
+                code_rows[[at[i][m] for m in codes]] = lut[np.stack(list(codes.values()))]
+                full = np.ascontiguousarray(code_rows.T)
             elif frame is not None and frame.width:
                 offs = [at[i][c] for c in frame.columns]
                 full[:, offs] = categorical_codes(frame)
