@@ -711,13 +711,10 @@ class ReportOptions:
         """The options of a request in effect (config merged) over the pass's ``spec`` (its keys, by,
         roles), with the ``intersections`` the budget kept and the metric ``select``-ion to compute.
         """
-        r = request
-        return cls(protected=spec.keys, by=spec.by, has_predictions=spec.has_predictions, privileged=r.privileged,
-                   reference=r.reference, intersections=intersections, alpha=r.alpha, concentration=r.concentration,
-                   ci=r.ci, ci_method=r.ci_method, n_boot=r.n_boot, seed=r.seed, p_adjust=r.p_adjust,
-                   weighted=spec.weighted, metrics=r.custom_metrics, select=select,
-                   max_intersection_groups=r.max_intersection_groups, min_sample_size=r.min_sample_size,
-                   max_groups_per_attribute=r.max_groups_per_attribute, worst_k=r.worst_k)  # fmt: skip
+        # the request's fields by name; what the pass resolved (keys, roles) and the budget kept, from them
+        return cls.of_request(request, protected=spec.keys, by=spec.by, has_predictions=spec.has_predictions,
+                              intersections=intersections, weighted=spec.weighted, metrics=request.custom_metrics,
+                              select=select)  # fmt: skip
 
     @classmethod
     def of_keywords(cls, keywords: Mapping[str, Any]) -> ReportOptions:
