@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import polfair.namespace  # noqa: F401  (registers the ``df.fair`` / ``lf.fair`` namespaces; light)
@@ -218,7 +217,8 @@ def _where() -> dict[str, str]:
     """Public name -> the module it lives in, read (once, on first use) from the ``if TYPE_CHECKING:`` imports."""
     import ast
 
-    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    # the source through the module's loader (a file's, a zip's, ...), not a path that may be no file
+    tree = ast.parse(getattr(__spec__.loader, "get_source", lambda _: "")(__name__) or "")
     block = next(n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING")
     return {a.name: n.module for n in block.body if isinstance(n, ast.ImportFrom) and n.module for a in n.names}
 

@@ -63,3 +63,21 @@ def test_the_lazy_table_is_the_type_checking_imports() -> None:
         seen.update({a.name: node.module for a in node.names if a.asname is None})
     assert seen == polfair._where()
     assert set(polfair._where()) | {"__version__"} == set(polfair.__all__)
+
+
+def test_public_names_load_from_a_zipped_package(tmp_path: Path) -> None:
+    """The lazy table is read through the package's loader: it also works where ``__init__.py`` is
+    no file on disk (a zip on ``sys.path``, as zipapps and some bundlers ship packages)."""
+    import zipfile
+
+    root = Path(polfair.__file__).parent
+    archive = tmp_path / "polfair.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for path in root.rglob("*"):
+            if path.is_file() and "__pycache__" not in path.parts:
+                z.write(path, Path("polfair") / path.relative_to(root))
+    code = (f"import sys; sys.path.insert(0, {str(archive)!r}); import polfair as pf; "
+            "print(pf.__file__.startswith(sys.path[0]), pf.fairness_report.__module__)")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["True", "polfair.api"]
