@@ -317,7 +317,10 @@ def _adjust_padded(p: np.ndarray, segments: Segments, width: int, method: str) -
     padded matrix (untested p-values and the padding are NaN, which sorts last).
 
     The same products, quotients and scans as :func:`_adjust_column` on the same sorted values, so
-    the same adjusted p-values (the order of ties does not change them).
+    the same adjusted p-values (the order of ties does not change them). The NaN after a row's tested
+    values stay NaN through the scans (BH/BY: a reverse ``fmin`` scan, which skips the NaN at the
+    start of the reversed row; Holm: a forward maximum, NaN only after the tested values), so every
+    cell is written back, untested ones as NaN, the padding into one spare slot.
     """
     k, h = p.shape
     count = segments.count
@@ -325,30 +328,35 @@ def _adjust_padded(p: np.ndarray, segments: Segments, width: int, method: str) -
     codes = segments.codes[order]
     start = np.cumsum(segments.sizes) - segments.sizes
     slot = codes * width + (np.arange(h) - start[codes])  # each row's place in its segment's row
-    src = np.full(count * width, -1, dtype=np.int64)
+    src = np.full(count * width, h, dtype=np.int64)  # the padding: the spare slot h of each column
     src[slot] = order
     pad = np.full((k, count * width), np.nan)
     pad[:, slot] = p[:, order]
     pad = pad.reshape(k * count, width)
     idx = np.argsort(pad, axis=1)
     s = np.take_along_axis(pad, idx, axis=1)
-    valid = ~np.isnan(s)
-    m = np.broadcast_to(valid.sum(axis=1, keepdims=True).astype(np.float64), s.shape)
-    i = np.broadcast_to(np.arange(1, width + 1, dtype=np.float64), s.shape)
-    with np.errstate(invalid="ignore"):
-        if method == "holm":
-            adj = np.maximum.accumulate((m - i + 1.0) * s, axis=1)  # NaN only after the tested values
-        else:
-            adj = np.where(valid, s * m / i, np.inf)
-            adj = np.minimum.accumulate(adj[:, ::-1], axis=1)[:, ::-1]
-            if method == "by":
-                harmonic = np.cumsum(1.0 / np.arange(1, width + 1, dtype=np.float64))
-                adj = adj * harmonic[np.maximum(m.astype(np.int64), 1) - 1]
+    del pad
+    if method == "holm":
+        m = np.count_nonzero(~np.isnan(s), axis=1).astype(np.float64)[:, None]
+        i = np.arange(1, width + 1, dtype=np.float64)
+        adj = (m - i + 1.0) * s
+        np.maximum.accumulate(adj, axis=1, out=adj)  # NaN only after the tested values
+    else:
+        m = np.count_nonzero(~np.isnan(s), axis=1).astype(np.float64)[:, None]
+        i = np.arange(1, width + 1, dtype=np.float64)
+        adj = s * m
+        adj /= i
+        rev = adj[:, ::-1]
+        np.fmin.accumulate(rev, axis=1, out=rev)  # (NaN, the untested values, stay NaN: they come first)
+        if method == "by":
+            harmonic = np.cumsum(1.0 / np.arange(1, width + 1, dtype=np.float64))
+            adj *= harmonic[np.maximum(m.astype(np.int64), 1) - 1]
+    np.minimum(adj, 1.0, out=adj)
     rows = src.reshape(count, width)[np.tile(np.arange(count), k)[:, None], idx]
-    flat = np.repeat(np.arange(k, dtype=np.int64) * h, count)[:, None] + rows
-    out = np.full(k * h, np.nan)
-    out[flat[valid]] = np.minimum(adj[valid], 1.0)
-    return out.reshape(k, h)
+    rows += np.repeat(np.arange(k, dtype=np.int64) * (h + 1), count)[:, None]
+    out = np.empty((k, h + 1))
+    out.reshape(-1)[rows] = adj
+    return out[:, :h]
 
 
 def _adjust_column(p: np.ndarray, segments: Segments, method: str) -> np.ndarray:
