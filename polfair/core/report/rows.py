@@ -206,14 +206,26 @@ def assemble(
     total = int(count.sum())
     chunked = len(runs) <= _MAX_CHUNKS and total >= _MIN_CHUNKED_ROWS
 
-    def layout(name: str, flats: list[np.ndarray], dtype: type, column: Callable[[str, np.ndarray], pl.Series]
-               ) -> pl.Series:  # fmt: skip
+    def layout(name: str, flats: list[np.ndarray], dtype: type, column: Callable[[str, np.ndarray], pl.Series],
+               scattered: dict[int, list[np.ndarray]] | None = None) -> pl.Series:  # fmt: skip
         if chunked:  # one zero-copy chunk per run: the output shares the parts' flat arrays
             return pl.concat([column(name, flats[k][a : a + n]) for k, a, n in runs], rechunk=False)
         out: np.ndarray = np.empty(total, dtype=dtype)  # one allocation per output column
-        np.concatenate([flats[k][a : a + n] for k, a, n in runs], out=out)  # the copy loop in C
+        if not scattered:
+            np.concatenate([flats[k][a : a + n] for k, a, n in runs], out=out)  # the copy loop in C
+            return column(name, out)
+        # a large part's metric columns written straight to their report rows (no row-major copy of
+        # the part and no second copy into the column), the other parts' flat arrays to theirs
+        for k, metric_columns in scattered.items():
+            rows_of = places.by_metric(k)
+            for j, values in enumerate(metric_columns):
+                out[rows_of[j]] = values
+        for k, flat in enumerate(flats):
+            if k not in scattered:
+                out[places.flat(k)] = flat
         return column(name, out)
 
+    places = _Places(kinds, srcs, count, [p.entities.height for p in parts], [len(p.metrics) for p in parts])
     if chunked:  # the entity columns cut at the same row boundaries (aligned chunks)
         ends = np.cumsum([n for _, _, n in runs])
         base = pl.concat([base.slice(int(e - n), int(n)) for e, (_, _, n) in zip(ends, runs)], rechunk=False)
@@ -224,11 +236,16 @@ def assemble(
     columns = [layout("metric", metric, np.uint32, _codes_to_categorical)]
     for fam in float_families:
         flats: list[np.ndarray] = []
+        scattered: dict[int, list[Any]] = {}
         for i, p in enumerate(parts):
             arrays = p.intervals.columns.pop(fam, None) if p.intervals is not None else None
-            if arrays and p.entities.height > _STACK_ROWS:  # interval arrays (NaN: null) of a large part:
-                # row-major straight from Polars (as the value families below: its NaN fill and
-                # transposed copy run on every core), absent metrics as the sentinel
+            if arrays and p.entities.height > _STACK_ROWS and not chunked:  # interval arrays (NaN: null) of a
+                # large part: each metric's column straight to its report rows, NaN as the sentinel
+                scattered[i] = [_sentinel_nan(arrays[m]) if m in arrays else _NULL for m in p.metrics]
+                flats.append(_NO_FLAT_F)
+                continue
+            if arrays and p.entities.height > _STACK_ROWS:  # (chunked: the part's row-major flat, through
+                # Polars as the value families below: its NaN fill and transposed copy run on every core)
                 h = p.entities.height
                 absent = pl.Series(values=np.full(h, _NULL))
                 wide_f = pl.DataFrame([pl.Series(m, arrays[m]) if m in arrays else absent.alias(m) for m in p.metrics])
@@ -259,16 +276,22 @@ def assemble(
                 absent = pl.Series(values=np.full(p.entities.height, _NULL))
                 sub = pl.DataFrame([sub[m] if m in have else absent.alias(m) for m in p.metrics])
             flats.append(sub.to_numpy(order="c").reshape(-1))
-        columns.append(layout(fam, flats, np.float64, _float_column))
+        columns.append(layout(fam, flats, np.float64, _float_column, scattered))
     for fam in cat_families:
         flats = []
+        scattered = {}
         for i, p in enumerate(parts):
             frame = p.cats.get(fam)  # kept until laid out: its strings' codes must stay in use
             codes = p.intervals.columns.get(fam) if p.intervals is not None else None
             h = p.entities.height
             lut = np.append(_global_codes(tuple(CATEGORIES[fam])), NO_CODE) if codes else None  # (−1: null)
-            if codes and lut is not None and h > _STACK_ROWS:  # large: the row-major copy through Polars (every
-                # core), as for the interval floats
+            if codes and lut is not None and h > _STACK_ROWS and not chunked:  # large: each metric's codes
+                # straight to its report rows, as the interval floats
+                scattered[i] = [lut[codes[m]] if m in codes else NO_CODE for m in p.metrics]
+                flats.append(_NO_FLAT_U)
+                continue
+            if codes and lut is not None and h > _STACK_ROWS:  # large, chunked: the row-major copy through
+                # Polars (every core), as for the interval floats
                 absent = pl.Series(values=np.full(h, NO_CODE, dtype=np.uint32))
                 full = pl.DataFrame([pl.Series(m, lut[codes[m]].astype(np.uint32)) if m in codes else absent.alias(m)
                                      for m in p.metrics]).to_numpy(order="c")  # fmt: skip
@@ -283,8 +306,53 @@ def assemble(
                 offs = [at[i][c] for c in frame.columns]
                 full[:, offs] = categorical_codes(frame)
             flats.append(full.ravel())
-        columns.append(layout(fam, flats, np.uint32, _codes_to_categorical))
+        columns.append(layout(fam, flats, np.uint32, _codes_to_categorical, scattered))
     return base.hstack(columns)
+
+
+_NO_FLAT_F, _NO_FLAT_U = np.empty(0), np.empty(0, dtype=np.uint32)  # (a scattered part's place in ``flats``)
+
+
+def _sentinel_nan(values: np.ndarray) -> np.ndarray:
+    """``values`` with NaN (an interval's null) as the :data:`_NULL` sentinel (a copy where it has NaN)."""
+    nan = np.isnan(values)
+    return np.where(nan, _NULL, values) if nan.any() else values
+
+
+class _Places:
+    """Where each part's cells go in :func:`assemble`'s report columns (computed once, when first asked).
+
+    ``kinds``/``srcs``: each report entity's part and row in it (report order); ``count``: its rows.
+    """
+
+    def __init__(self, kinds: np.ndarray, srcs: np.ndarray, count: np.ndarray, heights: list[int],
+                 widths: list[int]) -> None:  # fmt: skip
+        self._kinds, self._srcs, self._widths, self._heights = kinds, srcs, widths, heights
+        self._first = np.cumsum(count) - count  # each report entity's first row
+        self._starts: dict[int, np.ndarray] = {}
+        self._flat: dict[int, np.ndarray] = {}
+        self._by_metric: dict[int, np.ndarray] = {}
+
+    def _start(self, k: int) -> np.ndarray:
+        """The first report row of each entity of part ``k`` (in the part's order)."""
+        if k not in self._starts:
+            mine = self._kinds == k
+            start = np.empty(self._heights[k], dtype=np.int64)
+            start[self._srcs[mine]] = self._first[mine]
+            self._starts[k] = start
+        return self._starts[k]
+
+    def flat(self, k: int) -> np.ndarray:
+        """The report rows of part ``k``'s row-major (entity, metric) cells."""
+        if k not in self._flat:
+            self._flat[k] = (self._start(k)[:, None] + np.arange(self._widths[k])).reshape(-1)
+        return self._flat[k]
+
+    def by_metric(self, k: int) -> np.ndarray:
+        """The report rows of part ``k``'s cells, one row of the result per metric (metric-major)."""
+        if k not in self._by_metric:
+            self._by_metric[k] = np.arange(self._widths[k])[:, None] + self._start(k)[None, :]
+        return self._by_metric[k]
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """The long layout of the interval families (`polfair.core.report.rows.assemble`): a large part's
-interval arrays come row-major from Polars with their NaN (null) set to the sentinel in place, the
-same report as the small parts' numpy path; and the χ² cdf of the between-group variance limits."""
+interval arrays go metric by metric straight to their report rows (or, when the report is laid out
+in zero-copy chunks, come row-major from Polars with their NaN (null) set to the sentinel in place),
+the same report as the small parts' numpy path; and the χ² cdf of the between-group variance limits."""
 
 from __future__ import annotations
 
@@ -44,14 +45,19 @@ def _frame() -> pl.DataFrame:
     })  # fmt: skip
 
 
+@pytest.mark.parametrize("chunked", [False, True])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_large_parts_lay_out_the_intervals_as_the_small_parts_do(monkeypatch: pytest.MonkeyPatch,
-                                                                 weighted: bool) -> None:  # fmt: skip
-    """Over 4,096 group rows (420 days × 11 groups): the row-major Polars path of the interval
-    families equals the numpy path every small part takes, bit for bit, nulls included."""
+                                                                 weighted: bool, chunked: bool) -> None:  # fmt: skip
+    """Over 4,096 group rows (420 days × 11 groups): the large part's paths of the interval families
+    (metric columns scattered to their rows; with ``chunked``, the row-major Polars copy) equal the
+    numpy path every small part takes, bit for bit, nulls included."""
     kw = {"y_true": "y", "y_pred": "p", "protected": ["a", "b"], "by": "day", "weight": "w" if weighted else None}
     cells = pf.confusion_counts(_frame(), **kw).collect()
     ckw = {"protected": ["a", "b"], "by": "day"}
+    if chunked:  # this report's 420 × 5 runs as zero-copy chunks
+        monkeypatch.setattr(rows, "_MAX_CHUNKS", 10**6)
+        monkeypatch.setattr(rows, "_MIN_CHUNKED_ROWS", 0)
     large = pf.report_from_counts(cells, **ckw)
     assert (large.get_column("group").is_not_null()).sum() > rows._STACK_ROWS * 20  # the large path is taken
     monkeypatch.setattr(rows, "_STACK_ROWS", 10**9)
