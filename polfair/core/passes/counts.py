@@ -263,36 +263,42 @@ def code_counts(spec: Spec, *, one_square: bool = False) -> pl.LazyFrame:
 
 def grouped_by_code(spec: Spec, aggs: Sequence[pl.Expr]) -> pl.LazyFrame:
     """``aggs`` per (by, keys, outcome code) of ``spec.lf``: the grouping of :func:`code_counts`
-    (one folded integer key where the keys' values are known), for any aggregations.
+    (one folded integer key for the keys whose values are known, beside the others), for any aggregations.
     """
     group = _group(spec)
     lf = spec.lf
     assert lf is not None, "a Spec of another engine's pass has no Polars frame"
-    if not spec.fold or BUCKET in group:
+    if not spec.fold:
         return lf.group_by([*group, CODE]).agg(aggs)
-    # Small-domain keys: group on ONE integer holding every key's value slot and the outcome
-    # code (a single-integer hash is cheaper than hashing several columns), then decode the keys
-    # on the small result. Slot = physical value, or `size` for null.
+    # Small-domain keys: group on ONE integer holding each such key's value slot and the outcome
+    # code (a single-integer hash is cheaper than hashing several columns), beside the keys whose
+    # values are not known (a date, a String, the bucket), then decode the keys on the small
+    # result. Slot = physical value, or `size` for null.
+    layout = [*spec.fold, *[None] * (len(group) - len(spec.fold))]  # (the bucket: never folded)
+    known = [(name, entry) for name, entry in zip(group, layout) if entry is not None]
     dt = pl.UInt32 if fold_values(spec.fold) <= 2**32 else pl.UInt64
     folded = None
-    for name, (size, dtype) in zip(group, spec.fold):
+    for name, (size, dtype) in known:
         phys = pl.col(name) if dtype == pl.Boolean else pl.col(name).to_physical()
         slot = phys.cast(dt).fill_null(size)
         folded = slot if folded is None else folded * (size + 1) + slot
-    assert folded is not None  # spec.fold is non-empty here
+    assert folded is not None  # a non-empty fold has a known key
     folded = pl.col(CODE).cast(dt) + CODE_VALUES * folded
-    decoded, step = [], CODE_VALUES
-    for name, (size, dtype) in reversed(list(zip(group, spec.fold))):
+    decoded, step = {}, CODE_VALUES
+    for name, (size, dtype) in reversed(known):
         slot = (pl.col(_K) // step) % (size + 1)
-        known = pl.when(slot < size)
+        when_known = pl.when(slot < size)
         if dtype == pl.Boolean:
-            decoded.append(known.then(slot == 1).alias(name))
+            decoded[name] = when_known.then(slot == 1).alias(name)
         else:
             physical = pl.Series(dtype=dtype).to_physical().dtype
-            decoded.append(known.then(slot).cast(physical).cat.to(dtype).alias(name))
+            decoded[name] = when_known.then(slot).cast(physical).cat.to(dtype).alias(name)
         step *= size + 1
     code = (pl.col(_K) % CODE_VALUES).cast(pl.UInt8).alias(CODE)
-    return lf.group_by(folded.alias(_K)).agg(aggs).select(*reversed(decoded), code, *[a.meta.output_name() for a in aggs])
+    others = [name for name, entry in zip(group, layout) if entry is None]
+    return lf.group_by([*others, folded.alias(_K)]).agg(aggs).select(
+        *[decoded.get(name, pl.col(name)) for name in group], code, *[a.meta.output_name() for a in aggs]
+    )
 
 
 def _slot(code: int) -> int:

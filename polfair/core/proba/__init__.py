@@ -133,7 +133,7 @@ class ProbaSpec:
     membership: Membership | None = None
     weighted: bool = False
     has_scores: bool = False
-    fold: tuple[tuple[int, pl.DataType], ...] = ()
+    fold: tuple[tuple[int, pl.DataType] | None, ...] = ()
 
     @property
     def dtype(self) -> pl.Enum:
@@ -287,7 +287,7 @@ def parse_protected_proba(
 
 
 def compile_proba(eng: Engine, ps: ProbaSpec, cols: Sequence[Column], *, weighted: bool, has_scores: bool,
-                  fold: tuple[tuple[int, pl.DataType], ...] = ()) -> ProbaSpec:  # fmt: skip
+                  fold: tuple[tuple[int, pl.DataType] | None, ...] = ()) -> ProbaSpec:  # fmt: skip
     """``ps`` with its probabilities compiled in engine ``eng`` (:func:`polfair.core.contract.membership`).
 
     Parameters

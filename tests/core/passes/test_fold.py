@@ -1,4 +1,5 @@
-"""The folded-key pass (Enum / Boolean / in-memory Categorical keys) equals the general pass."""
+"""The folded-key pass (Enum / Boolean / in-memory Categorical keys folded into one integer, beside
+the keys whose values are not known) equals the general pass (no key folded)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from hypothesis import given, settings
 from polars.testing import assert_frame_equal
 
 import polfair as pf
+from polfair.core.passes import spec as spec_module
 from polfair.core.passes.counts import code_counts
 from polfair.core.passes.spec import build_spec, fold_layout
 
@@ -37,19 +39,33 @@ def _frame(n: int, seed: int, null_rate: float = 0.1) -> pl.DataFrame:
     )
 
 
-def test_fold_layout_is_chosen_only_where_values_are_known() -> None:
+def _sizes(fold: tuple) -> list[int | None]:
+    return [None if entry is None else entry[0] for entry in fold]
+
+
+def test_fold_layout_is_chosen_per_key_where_values_are_known() -> None:
     df = _frame(50, 0)
-    sizes = [size for size, _ in build_spec(df, **KW).fold]
+    sizes = _sizes(build_spec(df, **KW).fold)
     # a Categorical's size is the process-wide bound of interned values (>= its 2 values; other
     # tests in the same process intern more); an Enum counts its categories
     assert sizes[0] >= 2 and sizes[1:] == [4, 2]
-    assert build_spec(df.lazy(), **KW).fold == ()  # a lazy Categorical may intern new values
+    assert _sizes(build_spec(df.lazy(), **KW).fold) == [None, 4, 2]  # a lazy Categorical may intern new values
     lazy_enum = dict(KW, protected=["b", "c"])
-    assert [size for size, _ in build_spec(df.lazy(), **lazy_enum).fold] == [4, 2]
+    assert _sizes(build_spec(df.lazy(), **lazy_enum).fold) == [4, 2]
     as_string = df.with_columns(pl.col("a").cast(pl.String))
-    assert build_spec(as_string, **KW).fold == ()  # String keys: the general pass
+    assert _sizes(build_spec(as_string, **KW).fold) == [None, 4, 2]  # a String key beside the folded ones
     derived = dict(KW, protected=[pl.col("a").cast(pl.String).cast(pl.Categorical).alias("a2"), "b"])
-    assert build_spec(df, **derived).fold == ()
+    assert _sizes(build_spec(df, **derived).fold) == [None, 4]
+    assert build_spec(df, by="d", **KW).fold[0] == (2, pl.Boolean)  # a Boolean by key folds too
+    strings = df.with_columns(pl.col("a").cast(pl.String), pl.col("b").cast(pl.String))
+    assert build_spec(strings, **dict(KW, protected=["a", "b"])).fold == ()  # no known key: the general pass
+
+
+def _unfolded(data: pl.DataFrame | pl.LazyFrame, **kw: object) -> pl.DataFrame:
+    """``confusion_counts`` with no key folded (the general pass)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(spec_module, "fold_layout", lambda *a, **k: ())
+        return pf.confusion_counts(data, **kw).collect()
 
 
 def test_fold_layout_width_limit() -> None:
@@ -66,8 +82,8 @@ def test_fold_layout_width_limit() -> None:
 def test_folded_cells_equal_general_cells(by: str | None) -> None:
     df = _frame(3000, 1)
     folded = pf.confusion_counts(df, by=by, **KW).collect()
-    general = pf.confusion_counts(df.lazy(), by=by, **KW).collect()
-    assert build_spec(df, by=by, **KW).fold and not build_spec(df.lazy(), by=by, **KW).fold
+    general = _unfolded(df, by=by, **KW)
+    assert None not in build_spec(df, by=by, **KW).fold
     assert_frame_equal(folded, general)  # integer weights, per-cell sums of scores: exact up to order
     assert folded.schema == general.schema
     assert folded["n"].sum() == df.height
@@ -76,6 +92,34 @@ def test_folded_cells_equal_general_cells(by: str | None) -> None:
         if by
         else 1
     )
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_partly_folded_cells_equal_general_cells(lazy: bool) -> None:
+    """Keys whose values are not known (a date ``by``, a String, a lazy Categorical) beside folded ones."""
+    df = _frame(3000, 4).with_columns(
+        day=pl.date(2026, 1, 1) + pl.duration(days=pl.int_range(pl.len()) % 37),
+        t=pl.col("a").cast(pl.String).fill_null("z") + "'\"",
+    )
+    data = df.lazy() if lazy else df
+    for kw in (dict(KW, by="day"), dict(KW, protected=["t", "b", "c"]), dict(KW, protected=["b", "t", "a"], by="day")):
+        fold = build_spec(data, **kw).fold
+        assert None in fold and any(entry is not None for entry in fold)  # partly folded
+        folded = pf.confusion_counts(data, **kw).collect()
+        general = _unfolded(data, **kw)
+        assert folded.columns == general.columns and folded.schema == general.schema
+        keys = [c for c in folded.columns if c in ("day", "t", "a", "b", "c")]
+        assert_frame_equal(folded.sort(keys, nulls_last=False), general.sort(keys, nulls_last=False))
+        assert folded["n"].sum() == df.height
+
+
+def test_cluster_keys_fold_beside_the_bucket() -> None:
+    df = _frame(2000, 6).with_columns(user=pl.int_range(pl.len()) % 97)
+    kw = dict(KW, cluster="user")
+    folded = pf.confusion_counts(df, **kw).collect()
+    general = _unfolded(df, **kw)
+    keys = ["a", "b", "c", "bucket"] if "bucket" in folded.columns else ["a", "b", "c"]
+    assert_frame_equal(folded.sort(keys, nulls_last=False), general.sort(keys, nulls_last=False))
 
 
 def test_folded_report_equals_general_report() -> None:
@@ -103,9 +147,11 @@ def test_fold_property(n: int, seed: int, null_rate: float) -> None:
     df = _frame(n, seed, null_rate)
     kw = dict(KW, y_true="p")
     folded = pf.confusion_counts(df, **kw).collect()
-    general = pf.confusion_counts(df.lazy(), **kw).collect()
+    general = _unfolded(df, **kw)
     assert_frame_equal(folded, general)
     assert folded.select(COUNTS).sum().row(0) == general.select(COUNTS).sum().row(0)
+    lazy = pf.confusion_counts(df.lazy(), **kw).collect()  # the lazy Categorical beside the folded keys
+    assert_frame_equal(lazy, general)
 
 
 def test_folded_enum_pass_streams_without_fallback(tmp_path) -> None:
