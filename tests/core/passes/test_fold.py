@@ -169,3 +169,11 @@ def test_folded_enum_pass_streams_without_fallback(tmp_path) -> None:
     general = pf.confusion_counts(lf.with_columns(pl.col("b").cast(pl.String)), **kw).collect()
     folded = folded.with_columns(pl.col("b").cast(pl.String)).sort("b", "c", nulls_last=False)
     assert_frame_equal(folded, general.sort("b", "c", nulls_last=False))  # rows ordered by the Enum vs by string
+    partly = dict(KW, protected=["a", "b", "c"])  # a String key beside the Enum and Boolean ones
+    spec = build_spec(lf, **partly)
+    assert spec.fold[0] is None and spec.fold[1:]
+    graph = code_counts(spec).show_graph(engine="streaming", plan_stage="physical", raw_output=True, show=False)
+    assert "group-by" in graph and FALLBACK not in graph
+    streamed = pf.confusion_counts(lf, **partly).collect(engine="streaming")
+    assert_frame_equal(streamed.sort("a", "b", "c", nulls_last=False),
+                       _unfolded(lf, **partly).sort("a", "b", "c", nulls_last=False))  # fmt: skip
