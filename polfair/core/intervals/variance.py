@@ -128,27 +128,39 @@ def _scaled_chi2_limits(
         alpha = 2 * stats.norm.sf(z)
 
         def cdf(v: np.ndarray, at: np.ndarray | slice = slice(None)) -> np.ndarray:  # P(V̂ <= observed | V = v)
-            mean = v + noise[at]
-            var = 2 * tr[at] + 4 * r[at] * v / km1[at] + var_noise[at]
-            scale = np.where(var > 0, var / (2 * mean), 1.0)
-            nu = np.where(var > 0, 2 * mean * mean / var, 1e12)
-            return chi2_cdf(naive[at] / scale, nu)
+            return _cdf(v, noise[at], 2 * tr[at], 4 * r[at], km1[at], var_noise[at], naive[at])
 
         top = k / (4 * km1)  # the largest variance of K numbers in [0, 1]
         at_zero, at_top = cdf(np.zeros_like(naive)), cdf(top)
+        targets = (1 - alpha / 2, alpha / 2)  # the cdf falls as V grows: lower limit, then upper
+        inners = [np.arange(naive.size) if kept is None
+                  else np.flatnonzero(kept & ~(at_zero <= target) & ~(at_top >= target)) for target in targets]  # fmt: skip
+        # both limits bisected together (one cdf call per halving), each family's constants taken once
+        at = np.concatenate(inners)
+        goal = np.concatenate([np.full(i.size, t) for t, i in zip(targets, inners)])
+        constants = (noise[at], 2 * tr[at], 4 * r[at], km1[at], var_noise[at], naive[at])
+        a, b = np.zeros(at.size), top[at]
+        for _ in range(60):
+            mid = (a + b) / 2
+            above = _cdf(mid, *constants) > goal
+            a, b = np.where(above, mid, a), np.where(above, b, mid)
         out = []
-        for target in (1 - alpha / 2, alpha / 2):  # the cdf falls as V grows: lower limit, then upper
-            inner = (np.arange(naive.size) if kept is None
-                     else np.flatnonzero(kept & ~(at_zero <= target) & ~(at_top >= target)))  # fmt: skip
-            a, b = np.zeros(inner.size), top[inner]
-            for _ in range(60):
-                mid = (a + b) / 2
-                above = cdf(mid, inner) > target
-                a, b = np.where(above, mid, a), np.where(above, b, mid)
+        for j, (target, inner) in enumerate(zip(targets, inners)):
+            start = inners[0].size if j else 0
             bisected = np.full_like(naive, np.nan)
-            bisected[inner] = (a + b) / 2
+            bisected[inner] = (a[start : start + inner.size] + b[start : start + inner.size]) / 2
             out.append(np.where(at_zero <= target, 0.0, np.where(at_top >= target, top, bisected)))
     return out[0], out[1]
+
+
+def _cdf(v: np.ndarray, noise: np.ndarray, tr2: np.ndarray, r4: np.ndarray, km1: np.ndarray, var_noise: np.ndarray,
+         naive: np.ndarray) -> np.ndarray:  # fmt: skip
+    """P(V̂ <= naive | V = v) under the scaled χ² law of :func:`_scaled_chi2_limits` (``tr2 = 2·tr``, ``r4 = 4·r``)."""
+    mean = v + noise
+    var = tr2 + r4 * v / km1 + var_noise
+    scale = np.where(var > 0, var / (2 * mean), 1.0)
+    nu = np.where(var > 0, 2 * mean * mean / var, 1e12)
+    return chi2_cdf(naive / scale, nu)
 
 
 def chi2_cdf(x: np.ndarray, df: np.ndarray) -> np.ndarray:
