@@ -83,3 +83,24 @@ def test_chi2_cdf_equals_scipy_bit_for_bit() -> None:
     edge_df = np.array([2.0, 2.0, 3.0, 1.0, 0.0, -1.0, np.nan])
     np.testing.assert_array_equal(chi2_cdf(edge_x, edge_df), stats.chi2.cdf(edge_x, edge_df))  # scipy's rules
     assert chi2_cdf(np.array([]), np.array([])).shape == (0,)
+
+
+@pytest.mark.parametrize("with_enum", [False, True])
+def test_categorical_codes_of_small_frames_equal_the_one_plan_path(monkeypatch: pytest.MonkeyPatch,
+                                                                   with_enum: bool) -> None:  # fmt: skip
+    """A small frame's codes (Categorical columns end to end; with an Enum column, column by column)
+    equal those of the one Polars plan a large frame takes, nulls as NO_CODE, row by row."""
+    cats = pl.Series(["b", None, "a", "c'\"", None, "b", "a"], dtype=pl.Categorical)
+    cols = {"x": cats, "y": cats.shift(2), "z": pl.Series([None] * 7, dtype=pl.Categorical)}
+    if with_enum:
+        cols["e"] = pl.Series(["q", "p", None, "q", "p", "p", "q"], dtype=pl.Enum(["p", "q"]))
+    frame = pl.DataFrame(cols)
+    small = rows.categorical_codes(frame)
+    monkeypatch.setattr(rows, "_STACK_ROWS", 0)
+    large = rows.categorical_codes(frame)
+    assert small.shape == large.shape == (7, frame.width) and small.dtype == large.dtype == np.uint32
+    np.testing.assert_array_equal(small, large)
+    assert (small[:, 2] == rows.NO_CODE).all() and (small[1, :2] == rows.NO_CODE).all()
+    for j, col in enumerate(frame.columns):  # the codes are the values' (an Enum's null is null, not a code)
+        back = rows._codes_to_categorical(col, np.ascontiguousarray(small[:, j]))
+        assert back.cast(pl.String).to_list() == frame[col].cast(pl.String).to_list(), col
