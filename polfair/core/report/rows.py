@@ -707,9 +707,17 @@ def attribute_part(
         rate_n = groups.select([pl.col(m).cast(pl.Float64) for m in variances.values()]
                                + [sizes[m].alias(f"__pf_n_{m}") for m in variances.values()])  # fmt: skip
         cols = []
-        for v, m in variances.items():
-            res = between_group_variance(rate_n[m].to_numpy(), rate_n[f"__pf_n_{m}"].to_numpy(), segs,
-                                         z_value(ci.ci) if ci is not None else None)  # fmt: skip
+        # every rate's families in one call (rate j's families numbered after rate j − 1's: the same
+        # per-family sums, in the same row order, so the same floats as one call per rate)
+        rates = list(variances.values())
+        both = between_group_variance(
+            np.concatenate([rate_n[m].to_numpy() for m in rates]),
+            np.concatenate([rate_n[f"__pf_n_{m}"].to_numpy() for m in rates]),
+            Segments(np.concatenate([segs.codes + j * segs.count for j in range(len(rates))]), len(rates) * segs.count),
+            z_value(ci.ci) if ci is not None else None,
+        )
+        for j, (v, m) in enumerate(variances.items()):
+            res = {key: values_[j * segs.count : (j + 1) * segs.count] for key, values_ in both.items()}
             var_ci[v] = res
             cols += [pl.Series(v, res["value"], nan_to_null=True), pl.Series(f"{v}__k", res["k"])]
             values[v], k[v], x[v] = pl.col(v), pl.col(f"{v}__k"), pl.col(f"{v}__x")
