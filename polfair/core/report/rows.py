@@ -282,6 +282,13 @@ def assemble(
             sub = frame
             if any(c.dtype != pl.Float64 or c.null_count() for c in cols):
                 sub = frame.select(pl.all().cast(pl.Float64).fill_null(_NULL))
+            if sub.columns != p.metrics and p.entities.height <= _STACK_ROWS:  # small: the columns it has
+                # into their places in numpy (no frame of every metric built)
+                keep = [j for j, m in enumerate(sub.columns) if m in at[i]]
+                full = np.full((p.entities.height, len(p.metrics)), _NULL)
+                full[:, [at[i][sub.columns[j]] for j in keep]] = sub.to_numpy()[:, keep]
+                flats.append(full.reshape(-1))
+                continue
             if sub.columns != p.metrics:
                 absent = pl.Series(values=np.full(p.entities.height, _NULL))
                 sub = pl.DataFrame([sub[m] if m in have else absent.alias(m) for m in p.metrics])

@@ -60,9 +60,16 @@ def test_large_parts_lay_out_the_intervals_as_the_small_parts_do(monkeypatch: py
         monkeypatch.setattr(rows, "_MIN_CHUNKED_ROWS", 0)
     large = pf.report_from_counts(cells, **ckw)
     assert (large.get_column("group").is_not_null()).sum() > rows._STACK_ROWS * 20  # the large path is taken
+    monkeypatch.setattr(rows, "_STACK_ROWS", 0)
+    every_large = pf.report_from_counts(cells, **ckw)  # every part, the attribute rows too, as a large one
     monkeypatch.setattr(rows, "_STACK_ROWS", 10**9)
     small = pf.report_from_counts(cells, **ckw)
-    assert large.columns == small.columns
+    assert large.columns == small.columns == every_large.columns
+    for c in ("value", "difference", "ratio", "n_groups"):  # the value families: numpy places vs Polars' copy
+        a, b = every_large.get_column(c), small.get_column(c)
+        np.testing.assert_array_equal(a.is_null().to_numpy(), b.is_null().to_numpy())
+        np.testing.assert_array_equal(a.drop_nulls().to_numpy().view(np.uint64),
+                                      b.drop_nulls().to_numpy().view(np.uint64))  # fmt: skip
     for c in ("value_lo", "value_hi", "difference_lo", "difference_hi", "ratio_lo", "ratio_hi", "p_value",
               "p_value_adjusted", "n_eff"):  # fmt: skip
         a, b = large.get_column(c), small.get_column(c)
