@@ -115,12 +115,18 @@ def test_a_selection_skips_the_entropy_indices_and_edf_it_does_not_show(monkeypa
     counting(rows, "_entropy_family", "ge")
     counting(build, "benefit_variance", "bvar")
     counting(rows, "between_group_variance", "variance")  # the corrected variances: only those shown
+    variance_rows: list[int] = []  # the group rows of each call (every shown rate's rows in one call)
+    counted_variance = rows.between_group_variance
+    monkeypatch.setattr(rows, "between_group_variance",
+                        lambda p, *a, **k: variance_rows.append(len(p)) or counted_variance(p, *a, **k))  # fmt: skip
     group_columns: list[str] = []
+    group_rows: list[int] = []
     original_groups = build._groups
 
     def groups_spy(*a, **k):
         out = original_groups(*a, **k)
         group_columns[:] = out[0].columns
+        group_rows[:] = [out[0].height]
         return out
 
     monkeypatch.setattr(build, "_groups", groups_spy)
@@ -133,7 +139,8 @@ def test_a_selection_skips_the_entropy_indices_and_edf_it_does_not_show(monkeypa
     assert (calls["edf_ci"] > 0) == edf
     assert (calls["ge"] > 0) == ge and (calls["bvar"] > 0) == ge
     variances = 2 if selection is None else sum(m.startswith("between_group_variance_") for m in selection)
-    assert calls["variance"] == variances
+    assert calls["variance"] == (variances > 0)  # one call for every rate shown
+    assert sum(variance_rows) == variances * group_rows[0]
     if selection is not None:
         assert set(got["metric"].cast(pl.String)) == set(selection)
     # the group table holds the group metrics the selection needs only

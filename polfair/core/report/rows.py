@@ -723,7 +723,7 @@ def attribute_part(
             Segments(np.concatenate([segs.codes + j * segs.count for j in range(len(rates))]), len(rates) * segs.count),
             z_value(ci.ci) if ci is not None else None,
         )
-        for j, (v, m) in enumerate(variances.items()):
+        for j, v in enumerate(variances):
             res = {key: values_[j * segs.count : (j + 1) * segs.count] for key, values_ in both.items()}
             var_ci[v] = res
             cols += [pl.Series(v, res["value"], nan_to_null=True), pl.Series(f"{v}__k", res["k"])]
