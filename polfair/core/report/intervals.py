@@ -185,33 +185,18 @@ class _Columns:
         rows where ``need``; a reference name is one value per window (it comes from the reference
         table, one row per window), null matches nothing.
 
-        The reference names of each window are read once (one row per window); the rows whose label
-        is one of them are found by a vectorised comparison per distinct name (or one hash lookup
-        when there are many), and only those rows are compared, with their own window's names.
+        Compared as global Categorical codes (one code per string in the process): the labels' codes
+        against each window's reference codes, read once per window, as integers.
         """
         h, k = self.frame.height, len(refnames)
         out = np.zeros((h, k), dtype=bool)
         if not k or not need.any():
             return out
         _, first, inv = np.unique(windows.codes, return_index=True, return_inverse=True)
-        refs = np.empty((first.size, k), dtype=object)
-        refs[:] = self.frame[list(refnames)][first.tolist()].rows()
-        names = sorted({v for v in refs.ravel().tolist() if v is not None})
-        if not names:
-            return out
-        g = self.frame.get_column(label)
-        g = g if g.dtype == pl.String else g.cast(pl.String)
-        if len(names) <= _FEW_NAMES:
-            hit = np.zeros(h, dtype=bool)
-            for v in names:  # a few distinct reference names: a native comparison each
-                hit |= (g == v).to_numpy() == True  # noqa: E712  (null -> False)
-        else:
-            hit = g.is_in(pl.Series(names, dtype=pl.String).implode()).to_numpy() == True  # noqa: E712
-        rows = np.flatnonzero(hit & need)
-        if rows.size:
-            labels = np.empty(rows.size, dtype=object)
-            labels[:] = g.gather(rows).to_list()
-            out[rows] = labels[:, None] == refs[inv.reshape(-1)[rows]]
+        refs = np.column_stack([_category_codes(self.frame.get_column(c).gather(first), -2) for c in refnames])
+        labels = _category_codes(self.frame.get_column(label), -1)  # (null: -1, matching no reference's -2)
+        np.equal(labels[:, None], refs[inv.reshape(-1)], out=out)
+        out &= need[:, None]
         return out
 
     def equal_to(self, name: str, value: str) -> np.ndarray:
@@ -220,8 +205,10 @@ class _Columns:
         return ((s if s.dtype == pl.String else s.cast(pl.String)) == value).to_numpy() == True  # noqa: E712
 
 
-#: Up to this many distinct reference names, :meth:`_Columns.own_reference` compares the labels with each.
-_FEW_NAMES = 8
+def _category_codes(values: pl.Series, null: int) -> np.ndarray:
+    """The global Categorical code of each string of ``values`` (Int64; ``null`` where null)."""
+    cats = values if values.dtype == pl.Categorical else values.cast(pl.String).cast(pl.Categorical)
+    return cats.to_physical().cast(pl.Int64).fill_null(null).to_numpy()
 
 
 # ----------------------------------------------------------------------------------------------
