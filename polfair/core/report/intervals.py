@@ -193,7 +193,10 @@ class _Columns:
         if not k or not need.any():
             return out
         _, first, inv = np.unique(windows.codes, return_index=True, return_inverse=True)
-        refs = np.column_stack([_category_codes(self.frame.get_column(c).gather(first), -2) for c in refnames])
+        at_first = self.frame.select(refnames)[first]  # each window's reference names, end to end: one Series
+        stacked = pl.concat([c if c.dtype == pl.Categorical else c.cast(pl.String).cast(pl.Categorical)
+                             for c in at_first.get_columns()], rechunk=True)  # fmt: skip
+        refs = _category_codes(stacked, -2).reshape(k, first.size).T
         labels = _category_codes(self.frame.get_column(label), -1)  # (null: -1, matching no reference's -2)
         np.equal(labels[:, None], refs[inv.reshape(-1)], out=out)
         out &= need[:, None]

@@ -163,15 +163,16 @@ def testhomogeneity_segments_equal_the_per_family_test(rows: list, weighted: boo
         assert got.bad[i] == bool(e.min() < 1.0 or np.mean(e < 5.0) > 0.2)
 
 
+@pytest.mark.parametrize("ref_dtype", [pl.Categorical, pl.String])
 @pytest.mark.parametrize("label_dtype", [pl.String, pl.Categorical])
-def test_own_reference_matches_labels_to_each_windows_reference_and_null_to_nothing(label_dtype) -> None:
+def test_own_reference_matches_labels_to_each_windows_reference_and_null_to_nothing(label_dtype, ref_dtype) -> None:
     from polfair.core.intervals.common import Segments
     from polfair.core.report.intervals import _Columns
 
     frame = pl.DataFrame({
         "g": pl.Series(["a", None, "b", "a", None, "c'\""], dtype=label_dtype),
         "r1__refname": pl.Series(["a", "x", None, "zz", "zz", "c'\""], dtype=pl.Categorical),  # read at each window's first row
-        "r2__refname": pl.Series(["b", None, "a", None, None, None], dtype=pl.Categorical),
+        "r2__refname": pl.Series(["b", None, "a", None, None, None], dtype=ref_dtype),
     })  # fmt: skip
     windows = Segments(np.array([0, 0, 1, 1, 1, 2]), 3)
     need = np.array([True, True, True, True, True, False])
