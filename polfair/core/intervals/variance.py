@@ -127,18 +127,16 @@ def _scaled_chi2_limits(
         r = np.where(ss > 0, seg.total(s2 * dev * dev) / ss, noise)
         alpha = 2 * stats.norm.sf(z)
 
-        def cdf(v: np.ndarray, at: np.ndarray | slice = slice(None)) -> np.ndarray:  # P(V̂ <= observed | V = v)
-            return _cdf(v, noise[at], 2 * tr[at], 4 * r[at], km1[at], var_noise[at], naive[at])
-
+        every = (noise, 2 * tr, 4 * r, km1, var_noise, naive)  # each family's constants of _cdf
         top = k / (4 * km1)  # the largest variance of K numbers in [0, 1]
-        at_zero, at_top = cdf(np.zeros_like(naive)), cdf(top)
+        at_zero, at_top = _cdf(np.zeros_like(naive), *every), _cdf(top, *every)
         targets = (1 - alpha / 2, alpha / 2)  # the cdf falls as V grows: lower limit, then upper
         inners = [np.arange(naive.size) if kept is None
                   else np.flatnonzero(kept & ~(at_zero <= target) & ~(at_top >= target)) for target in targets]  # fmt: skip
         # both limits bisected together (one cdf call per halving), each family's constants taken once
         at = np.concatenate(inners)
         goal = np.concatenate([np.full(i.size, t) for t, i in zip(targets, inners)])
-        constants = (noise[at], 2 * tr[at], 4 * r[at], km1[at], var_noise[at], naive[at])
+        constants = tuple(c[at] for c in every)
         a, b = np.zeros(at.size), top[at]
         for _ in range(60):
             mid = (a + b) / 2

@@ -142,7 +142,6 @@ class _Columns:
         self._f64: dict[str, np.ndarray] = {}
         self._raw: dict[str, np.ndarray] = {}
         self._sizes: dict[tuple[str, Any], np.ndarray] = {}
-        self._codes: dict[str, np.ndarray] = {}
 
     def raw(self, name: str) -> np.ndarray:
         if name not in self._raw:
@@ -194,8 +193,7 @@ class _Columns:
             return out
         _, first, inv = np.unique(windows.codes, return_index=True, return_inverse=True)
         at_first = self.frame.select(refnames)[first]  # each window's reference names, end to end: one Series
-        stacked = pl.concat([c if c.dtype == pl.Categorical else c.cast(pl.String).cast(pl.Categorical)
-                             for c in at_first.get_columns()], rechunk=True)  # fmt: skip
+        stacked = pl.concat([_as_categorical(c) for c in at_first.get_columns()], rechunk=True)
         refs = _category_codes(stacked, -2).reshape(k, first.size).T
         labels = _category_codes(self.frame.get_column(label), -1)  # (null: -1, matching no reference's -2)
         np.equal(labels[:, None], refs[inv.reshape(-1)], out=out)
@@ -208,10 +206,14 @@ class _Columns:
         return ((s if s.dtype == pl.String else s.cast(pl.String)) == value).to_numpy() == True  # noqa: E712
 
 
+def _as_categorical(values: pl.Series) -> pl.Series:
+    """``values`` as a Categorical (its strings' global codes)."""
+    return values if values.dtype == pl.Categorical else values.cast(pl.String).cast(pl.Categorical)
+
+
 def _category_codes(values: pl.Series, null: int) -> np.ndarray:
     """The global Categorical code of each string of ``values`` (Int64; ``null`` where null)."""
-    cats = values if values.dtype == pl.Categorical else values.cast(pl.String).cast(pl.Categorical)
-    return cats.to_physical().cast(pl.Int64).fill_null(null).to_numpy()
+    return _as_categorical(values).to_physical().cast(pl.Int64).fill_null(null).to_numpy()
 
 
 # ----------------------------------------------------------------------------------------------
@@ -326,14 +328,12 @@ def _adjust_padded(p: np.ndarray, segments: Segments, width: int, method: str) -
     idx = np.argsort(pad, axis=1)
     s = np.take_along_axis(pad, idx, axis=1)
     del pad
+    m = np.count_nonzero(~np.isnan(s), axis=1).astype(np.float64)[:, None]  # each family's tested p-values
+    i = np.arange(1, width + 1, dtype=np.float64)
     if method == "holm":
-        m = np.count_nonzero(~np.isnan(s), axis=1).astype(np.float64)[:, None]
-        i = np.arange(1, width + 1, dtype=np.float64)
         adj = (m - i + 1.0) * s
         np.maximum.accumulate(adj, axis=1, out=adj)  # NaN only after the tested values
     else:
-        m = np.count_nonzero(~np.isnan(s), axis=1).astype(np.float64)[:, None]
-        i = np.arange(1, width + 1, dtype=np.float64)
         adj = s * m
         adj /= i
         rev = adj[:, ::-1]

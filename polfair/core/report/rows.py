@@ -101,9 +101,9 @@ def categorical_codes(frame: pl.DataFrame) -> np.ndarray:
         out = np.column_stack(cols)
     else:
         out = frame.select(pl.all().to_physical().cast(pl.UInt32).fill_null(int(NO_CODE))).to_numpy()
-    if any(isinstance(dtype, pl.Enum) for dtype in frame.schema.dtypes()):
+    if any(isinstance(dtype, pl.Enum) for dtype in dtypes):
         out = np.array(out)  # writable (to_numpy may return a read-only view)
-    for j, dtype in enumerate(frame.schema.dtypes()):
+    for j, dtype in enumerate(dtypes):
         if isinstance(dtype, pl.Enum):
             lut = _global_codes(tuple(dtype.categories))
             col = out[:, j]
